@@ -1,0 +1,163 @@
+"""Retries: exponential backoff with full jitter, honouring Retry-After.
+
+Only one model request is retried at a time (never a tool that already
+ran). A provider classifies its errors (``ProviderError.retryable``); for a
+plain ``call=`` function every exception is transient except ``TypeError``,
+``NotImplementedError`` and llmport's own input errors.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from .errors import AttemptFailure, ExecFailed, InputError, LlmportError, ProviderError
+
+T = TypeVar("T")
+
+
+@dataclass(slots=True, frozen=True)
+class Backoff:
+    """How long to wait between attempts.
+
+    The delay before attempt ``n + 1`` is uniform in
+    ``[0, min(maximum, initial * multiplier ** (n - 1))]`` (full jitter), or
+    exactly the vendor's Retry-After when it gave one (capped at
+    ``max_retry_after``). ``Backoff.none()`` never sleeps (for tests);
+    ``sleep`` / ``async_sleep`` may be replaced to observe the delays.
+    """
+
+    initial: float = 0.5
+    maximum: float = 20.0
+    multiplier: float = 2.0
+    jitter: bool = True
+    respect_retry_after: bool = True
+    max_retry_after: float = 60.0
+    sleep: Callable[[float], Any] = field(default=time.sleep, compare=False)
+    async_sleep: Callable[[float], Awaitable[Any]] = field(default=asyncio.sleep, compare=False)
+    rng: random.Random | None = field(default=None, compare=False)
+
+    @classmethod
+    def none(cls) -> Backoff:
+        """No waiting at all, Retry-After included."""
+        return cls(initial=0.0, maximum=0.0, respect_retry_after=False)
+
+    def delay(self, attempt: int, retry_after: float | None = None) -> float:
+        """Seconds to wait after failed attempt number ``attempt`` (1-based)."""
+        if retry_after is not None and self.respect_retry_after:
+            return max(0.0, min(retry_after, self.max_retry_after))
+        cap = min(self.maximum, self.initial * self.multiplier ** (attempt - 1))
+        if not self.jitter:
+            return cap
+        return (self.rng or random).uniform(0.0, cap)
+
+
+def is_retryable(exc: BaseException, *, plain_callable: bool) -> bool:
+    """The retry rule of SPEC §6."""
+    if isinstance(exc, ProviderError):
+        return exc.retryable
+    if isinstance(exc, (InputError, TypeError, NotImplementedError)):
+        return False
+    if isinstance(exc, LlmportError):
+        return False
+    if not isinstance(exc, Exception):  # KeyboardInterrupt, CancelledError, SystemExit
+        return False
+    return plain_callable
+
+
+def retry_after_of(exc: BaseException) -> float | None:
+    return exc.retry_after if isinstance(exc, ProviderError) else None
+
+
+@dataclass(slots=True)
+class Attempts:
+    """Record of every attempt of one model request."""
+
+    failures: list[AttemptFailure] = field(default_factory=list)
+    count: int = 0
+
+
+def _after_failure(
+    exc: Exception,
+    number: int,
+    *,
+    max_attempts: int,
+    backoff: Backoff,
+    plain_callable: bool,
+    function_name: str | None,
+    attempts: Attempts,
+    on_failure: Callable[[AttemptFailure], None] | None,
+) -> float:
+    """Record a failed attempt; raise if it is the last one, else return the delay.
+
+    Permanent errors are re-raised as they are (their typed error at once);
+    transient ones that used up every attempt become :class:`ExecFailed`.
+    """
+    retryable = is_retryable(exc, plain_callable=plain_callable)
+    last = not retryable or number >= max_attempts
+    delay = 0.0 if last else backoff.delay(number, retry_after_of(exc))
+    failure = AttemptFailure(number, exc, delay)
+    attempts.failures.append(failure)
+    if on_failure is not None:
+        on_failure(failure)
+    if not retryable:
+        raise exc
+    if last:
+        raise ExecFailed(attempts.failures, function_name) from exc
+    return delay
+
+
+def call_with_retries(
+    fn: Callable[[], T],
+    *,
+    max_attempts: int,
+    backoff: Backoff,
+    plain_callable: bool,
+    function_name: str | None,
+    attempts: Attempts,
+    on_failure: Callable[[AttemptFailure], None] | None = None,
+) -> T:
+    """Call ``fn`` up to ``max_attempts`` times (see :func:`_after_failure`)."""
+    for number in range(1, max_attempts + 1):
+        attempts.count = number
+        try:
+            return fn()
+        except Exception as exc:
+            delay = _after_failure(
+                exc, number, max_attempts=max_attempts, backoff=backoff,
+                plain_callable=plain_callable, function_name=function_name,
+                attempts=attempts, on_failure=on_failure,
+            )
+        if delay > 0:
+            backoff.sleep(delay)
+    raise AssertionError("unreachable")
+
+
+async def acall_with_retries(
+    fn: Callable[[], Awaitable[T]],
+    *,
+    max_attempts: int,
+    backoff: Backoff,
+    plain_callable: bool,
+    function_name: str | None,
+    attempts: Attempts,
+    on_failure: Callable[[AttemptFailure], None] | None = None,
+) -> T:
+    """Async twin of :func:`call_with_retries`."""
+    for number in range(1, max_attempts + 1):
+        attempts.count = number
+        try:
+            return await fn()
+        except Exception as exc:
+            delay = _after_failure(
+                exc, number, max_attempts=max_attempts, backoff=backoff,
+                plain_callable=plain_callable, function_name=function_name,
+                attempts=attempts, on_failure=on_failure,
+            )
+        if delay > 0:
+            await backoff.async_sleep(delay)
+    raise AssertionError("unreachable")

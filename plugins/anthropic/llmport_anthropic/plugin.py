@@ -1,0 +1,1 @@
+"""Entry point of the anthropic plugin: registers nothing until the provider lands."""

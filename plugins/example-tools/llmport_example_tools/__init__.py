@@ -1,0 +1,1 @@
+"""Example tool-source plugin (filled in by the tools work)."""

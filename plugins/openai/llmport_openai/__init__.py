@@ -1,0 +1,1 @@
+"""llmport provider plugin for openai (work in progress)."""
