@@ -17,6 +17,7 @@ from .errors import (
     DecisionError,
     ExecFailed,
     GuardrailTripped,
+    InputError,
     LlmportError,
     MalformedResponseError,
     MaxIterationsExceeded,
@@ -31,16 +32,14 @@ from .errors import (
     SchemaError,
     StructuredOutputError,
     TokenLimitExceeded,
+    ToolApprovalRequired,
     UnknownModelError,
     UnknownToolError,
     UnsupportedContentError,
     UnsupportedFeatureError,
 )
-from .hookspecs import hookimpl, hookspec
 from .provider import Provider, ProviderInfo
 from .retry import Backoff
-from .runtime import RunResult, Runtime, ToolCallRecord
-from .tools import RunContext, Tool, Toolset, tool
 from .types import (
     FinalEvent,
     MediaBlock,
@@ -62,8 +61,18 @@ from .types import (
 
 __version__ = "0.1.0"
 
-# Loaded on first attribute access: keeps `import llmport` fast.
+# Loaded on first attribute access: keeps `import llmport` fast (the runtime
+# and tools pull in asyncio and concurrent.futures, the hook markers pluggy).
 _LAZY = {
+    "RunResult": ".runtime",
+    "Runtime": ".runtime",
+    "ToolCallRecord": ".runtime",
+    "RunContext": ".tools",
+    "Tool": ".tools",
+    "Toolset": ".tools",
+    "tool": ".tools",
+    "hookimpl": ".hookspecs",
+    "hookspec": ".hookspecs",
     "agentic_function": ".agentic",
     "Session": ".session",
     "compute_reads": ".agentic",
@@ -72,7 +81,10 @@ _LAZY = {
 
 if TYPE_CHECKING:
     from .agentic import agentic_function, compute_reads, render_dag_messages
+    from .hookspecs import hookimpl, hookspec
+    from .runtime import RunResult, Runtime, ToolCallRecord
     from .session import Session
+    from .tools import RunContext, Tool, Toolset, tool
 
 
 def __getattr__(name: str) -> Any:
@@ -97,6 +109,7 @@ __all__ = [
     "ExecFailed",
     "FinalEvent",
     "GuardrailTripped",
+    "InputError",
     "LlmportError",
     "MalformedResponseError",
     "MaxIterationsExceeded",
@@ -125,6 +138,7 @@ __all__ = [
     "TextBlock",
     "TextDelta",
     "TokenLimitExceeded",
+    "ToolApprovalRequired",
     "Tool",
     "ToolCall",
     "ToolCallRecord",

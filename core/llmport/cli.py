@@ -199,7 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--schema", help="JSON schema (file or inline JSON) for structured output")
     p.add_argument("-o", "--option", action="append", metavar="KEY=VALUE", help="model option, e.g. temperature=0")
     p.add_argument("--no-stream", dest="stream", action="store_false", help="wait for the whole reply")
-    p.add_argument("--retries", type=int, default=2, help="total attempts per request")
+    p.add_argument("--retries", type=int, default=None, help="total attempts per request (default: configuration, else 2)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_run)
 

@@ -31,18 +31,17 @@ The file format (the same keys under ``[tool.llmport]``)::
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import ConfigError
+from .errors import ConfigError, redact_settings
 
 _KNOWN_KEYS = {"default_model", "aliases", "configurations", "providers", "session", "max_retries"}
 
 
-@dataclass(slots=True, frozen=True)
+@dataclass(slots=True, frozen=True, repr=False)
 class Config:
     """Merged configuration. ``sources`` says where each layer came from."""
 
@@ -54,6 +53,16 @@ class Config:
     max_retries: int | None = None
     sources: tuple[str, ...] = ()
 
+    def __repr__(self) -> str:
+        # Provider settings may hold a key someone put in a file: never print it.
+        providers = {name: redact_settings(s) for name, s in self.providers.items()}
+        return (
+            f"Config(default_model={self.default_model!r}, aliases={self.aliases!r}, "
+            f"configurations={self.configurations!r}, providers={providers!r}, "
+            f"session_path={self.session_path!r}, max_retries={self.max_retries!r}, "
+            f"sources={self.sources!r})"
+        )
+
 
 def _find_upwards(start: Path, name: str) -> Path | None:
     for folder in (start, *start.parents):
@@ -64,6 +73,8 @@ def _find_upwards(start: Path, name: str) -> Path | None:
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
+    import tomllib  # only when there is a file to read
+
     try:
         with path.open("rb") as fh:
             return tomllib.load(fh)
@@ -80,13 +91,24 @@ def _check_layer(data: Mapping[str, Any], where: str) -> dict[str, Any]:
     for table in ("aliases", "configurations", "providers", "session"):
         if table in data and not isinstance(data[table], Mapping):
             raise ConfigError(f"{where}: [{table}] must be a table")
+    if "default_model" in data and not isinstance(data["default_model"], str):
+        raise ConfigError(f"{where}: default_model must be a string")
+    for name, settings in dict(data.get("providers", {})).items():
+        if not isinstance(settings, Mapping):
+            raise ConfigError(f"{where}: provider {name!r} settings must be a table")
+    path = dict(data.get("session", {})).get("path")
+    if path is not None and not isinstance(path, str):
+        raise ConfigError(f"{where}: session path must be a string")
     for name, target in dict(data.get("aliases", {})).items():
         if not isinstance(target, str):
             raise ConfigError(f"{where}: alias {name!r} must map to a model string")
     for name, conf in dict(data.get("configurations", {})).items():
         if not isinstance(conf, Mapping) or not isinstance(conf.get("model"), str):
             raise ConfigError(f"{where}: configuration {name!r} needs a 'model' string")
-    if "max_retries" in data and (not isinstance(data["max_retries"], int) or data["max_retries"] < 1):
+    retries = data.get("max_retries")
+    if "max_retries" in data and (
+        isinstance(retries, bool) or not isinstance(retries, int) or retries < 1
+    ):
         raise ConfigError(f"{where}: max_retries must be an integer >= 1")
     return dict(data)
 
@@ -112,7 +134,7 @@ def _env_layer(env: Mapping[str, str]) -> dict[str, Any]:
     if env.get("LLMPORT_MODEL"):
         layer["default_model"] = env["LLMPORT_MODEL"]
     aliases = {
-        key[len("LLMPORT_ALIAS_"):].lower().replace("_", "-"): value
+        key[len("LLMPORT_ALIAS_") :].lower().replace("_", "-"): value
         for key, value in env.items()
         if key.startswith("LLMPORT_ALIAS_") and value
     }
@@ -128,7 +150,9 @@ def _env_layer(env: Mapping[str, str]) -> dict[str, Any]:
     return layer
 
 
-def load_config(start: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None) -> Config:
+def load_config(
+    start: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None
+) -> Config:
     """Read and merge every configuration layer (see the module docs)."""
     env = os.environ if env is None else env
     here = Path(start) if start is not None else Path.cwd()

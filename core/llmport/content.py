@@ -109,7 +109,7 @@ def sniff_media_type(data: bytes) -> str | None:
         return "image/webp"
     if head.startswith(b"RIFF") and data[8:12] == b"WAVE":
         return "audio/wav"
-    if head.startswith(b"%PDF-"):
+    if b"%PDF-" in data[:1024]:  # readers allow leading junk before the header
         return "application/pdf"
     if head.startswith(b"ID3") or head[:2] in (b"\xff\xfb", b"\xff\xf3", b"\xff\xf2"):
         return "audio/mpeg"
@@ -122,6 +122,22 @@ def sniff_media_type(data: bytes) -> str | None:
     if head.startswith(b"PK\x03\x04"):
         return "application/zip"
     return None
+
+
+# Types whose files always carry a signature sniff_media_type knows: a block
+# declared as one of these whose bytes show no signature is not that type.
+_SIGNED_TYPES = frozenset(
+    {
+        "image/png",
+        "image/jpeg",
+        "image/gif",
+        "image/webp",
+        "audio/wav",
+        "audio/flac",
+        "audio/ogg",
+        "application/pdf",
+    }
+)
 
 
 def _compatible(declared: str, sniffed: str) -> bool:
@@ -167,7 +183,9 @@ def load_block(raw: Any, index: int, *, max_bytes: int = DEFAULT_MAX_BLOCK_BYTES
         )
     sources = [k for k in SOURCE_KEYS if raw.get(k) is not None]
     if not sources:
-        raise ContentError(index, f"{kind} block has no source key (one of {', '.join(SOURCE_KEYS)})")
+        raise ContentError(
+            index, f"{kind} block has no source key (one of {', '.join(SOURCE_KEYS)})"
+        )
     if len(sources) > 1:
         raise ContentError(index, f"{kind} block has two source keys: {' and '.join(sources)}")
     source = sources[0]
@@ -189,7 +207,9 @@ def load_block(raw: Any, index: int, *, max_bytes: int = DEFAULT_MAX_BLOCK_BYTES
         try:
             size = path.stat().st_size
             if size > max_bytes:
-                raise ContentError(index, f"{path} is {size} bytes, over the {max_bytes}-byte limit")
+                raise ContentError(
+                    index, f"{path} is {size} bytes, over the {max_bytes}-byte limit"
+                )
             data = path.read_bytes()
         except OSError as exc:
             raise ContentError(index, f"cannot read {path}: {exc.strerror or exc}") from exc
@@ -217,28 +237,33 @@ def load_block(raw: Any, index: int, *, max_bytes: int = DEFAULT_MAX_BLOCK_BYTES
         if not isinstance(value, str):
             raise ContentError(index, "'base64' must be a string")
         try:
-            data = base64.b64decode(value, validate=True)
-        except (binascii.Error, ValueError):
-            try:
-                data = base64.urlsafe_b64decode(value)
-            except (binascii.Error, ValueError) as exc:
-                raise ContentError(index, "'base64' is not valid base64") from exc
+            data = decode_base64(value)
+        except ValueError as exc:
+            raise ContentError(index, "'base64' is not valid base64") from exc
 
     if data is not None:
         if not data:
             raise ContentError(index, f"{kind} block is empty")
         if len(data) > max_bytes:
-            raise ContentError(index, f"{kind} block is {len(data)} bytes, over the {max_bytes}-byte limit")
+            raise ContentError(
+                index, f"{kind} block is {len(data)} bytes, over the {max_bytes}-byte limit"
+            )
 
     media_type = declared or (guess_from_name(filename) if filename else None)
     sniffed = sniff_media_type(data) if data is not None else None
     if declared and sniffed and not _compatible(declared, sniffed):
         raise ContentError(index, f"declared media type {declared} but the bytes are {sniffed}")
+    if declared in _SIGNED_TYPES and data is not None and sniffed is None:
+        raise ContentError(
+            index, f"declared media type {declared} but the bytes are not {declared}"
+        )
     if media_type is None or (sniffed and not _compatible(media_type, sniffed)):
         media_type = sniffed or media_type
     if media_type is None:
         if url is not None:
-            media_type = {"image": "image/*", "audio": "audio/*"}.get(kind, "application/octet-stream")
+            media_type = {"image": "image/*", "audio": "audio/*"}.get(
+                kind, "application/octet-stream"
+            )
         elif data is not None and kind == "file" and _looks_like_text(data):
             media_type = "text/plain"
         else:
@@ -254,9 +279,27 @@ def _decode_data_url(url: str, index: int) -> tuple[str | None, bytes]:
         raise ContentError(index, "only base64 data: URLs are supported")
     media_type = header[5:-7] or None
     try:
-        return (canonical_media_type(media_type) if media_type else None), base64.b64decode(payload)
-    except (binascii.Error, ValueError) as exc:
+        data = decode_base64(payload)
+    except ValueError as exc:
         raise ContentError(index, "data: URL holds invalid base64") from exc
+    return (canonical_media_type(media_type) if media_type else None), data
+
+
+def decode_base64(value: str) -> bytes:
+    """Standard or URL-safe base64, padding optional; ``ValueError`` for anything else.
+
+    Both alphabets are checked strictly: a lenient decoder would drop stray
+    characters and hand a vendor silently corrupted bytes.
+    """
+    compact = "".join(value.split())  # pasted base64 often has line breaks
+    compact += "=" * (-len(compact) % 4)
+    try:
+        return base64.b64decode(compact, validate=True)
+    except binascii.Error:
+        return base64.b64decode(compact.translate(_URLSAFE), validate=True)
+
+
+_URLSAFE = str.maketrans("-_", "+/")
 
 
 def _looks_like_text(data: bytes) -> bool:
@@ -288,11 +331,15 @@ def inline_text_file(block: MediaBlock, vendor: str, model: str) -> TextBlock:
         </file>
     """
     if block.data is None:
-        raise UnsupportedContentError(vendor, model, block.describe(), "a text file must be inline, not a URL")
+        raise UnsupportedContentError(
+            vendor, model, block.describe(), "a text file must be inline, not a URL"
+        )
     try:
         text = block.data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise UnsupportedContentError(vendor, model, block.describe(), "file is not UTF-8 text") from exc
+        raise UnsupportedContentError(
+            vendor, model, block.describe(), "file is not UTF-8 text"
+        ) from exc
     name = block.filename or f"block-{block.index}"
     return TextBlock(f'<file name="{name}" media_type="{block.media_type}">\n{text}\n</file>')
 

@@ -10,13 +10,46 @@ vendor asked for (``retry_after``).
 from __future__ import annotations
 
 import builtins
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 
 class LlmportError(Exception):
     """Base class of every llmport error."""
+
+
+# --- secrets never reach messages, reprs or logs ----------------------------------
+
+# Credential shapes vendors use, and the places they appear in echoed requests.
+_SECRET_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\b(sk-(?:ant-|proj-)?)[A-Za-z0-9_\-]{8,}"), r"\1***"),
+    (re.compile(r"\bAIza[0-9A-Za-z_\-]{20,}"), "AIza***"),
+    (re.compile(r"\b(AKIA|ASIA)[0-9A-Z]{16}\b"), r"\1***"),
+    (re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._~+/\-]+=*"), r"\1 ***"),
+    (re.compile(r"(?i)([?&](?:key|api_key|access_token|token)=)[^&\s\"']+"), r"\1***"),
+    (
+        re.compile(
+            r"(?i)\b((?:x-api-key|x-goog-api-key|api-key|api_key|authorization)[\"']?\s*[:=]\s*[\"']?)"
+            r"(?!\*\*\*)[^\s\"',}]+"
+        ),
+        r"\1***",
+    ),
+)
+_SECRET_SETTING = re.compile(r"(?i)(api_?key|secret|token|password|credential|authorization)")
+
+
+def redact(text: str) -> str:
+    """``text`` with anything that looks like a credential replaced by ``***``."""
+    for pattern, replacement in _SECRET_PATTERNS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def redact_settings(settings: Mapping[str, object]) -> dict[str, object]:
+    """A copy of ``settings`` whose secret-named values (``api_key``, ...) are ``***``."""
+    return {k: "***" if _SECRET_SETTING.search(k) and v else v for k, v in settings.items()}
 
 
 # --- input errors: raised before any network call --------------------------
@@ -124,7 +157,8 @@ class ProviderError(LlmportError):
         self.retryable = self.default_retryable if retryable is None else retryable
         self.retry_after = retry_after
         self.code = code
-        super().__init__(message)
+        # Vendors sometimes echo the key or the auth header back in an error body.
+        super().__init__(redact(message))
 
     def __repr__(self) -> str:
         return (
@@ -191,7 +225,7 @@ class AttemptFailure:
     delay: float = 0.0
 
     def line(self) -> str:
-        return f"Attempt {self.number}: {type(self.error).__name__}: {self.error}"
+        return f"Attempt {self.number}: {type(self.error).__name__}: {redact(str(self.error))}"
 
 
 class ExecFailed(LlmportError, RuntimeError):

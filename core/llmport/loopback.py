@@ -60,7 +60,10 @@ class RecordedRequest:
 
 
 def sse_bytes(events: Iterable[dict[str, Any] | str]) -> bytes:
-    """Encode events as Server-Sent Events (``{"event": name, "data": obj}`` or a raw data string)."""
+    """Encode events as Server-Sent Events.
+
+    Each event is ``{"event": name, "data": obj}`` or a raw data string.
+    """
     out = []
     for event in events:
         if isinstance(event, str):
@@ -95,7 +98,9 @@ class LoopbackServer:
             def _handle(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 body = self.rfile.read(length) if length else b""
-                recorded = RecordedRequest(self.command, self.path, dict(self.headers.items()), body)
+                recorded = RecordedRequest(
+                    self.command, self.path, dict(self.headers.items()), body
+                )
                 reply = server._next(recorded)
                 if reply.handler is not None:
                     reply = reply.handler(recorded)
@@ -103,7 +108,9 @@ class LoopbackServer:
                     time.sleep(reply.delay)
                 if reply.reset:
                     # RST instead of FIN: SO_LINGER with a zero timeout.
-                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                    self.connection.setsockopt(
+                        socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
+                    )
                     self.connection.close()
                     self.close_connection = True
                     return
@@ -164,7 +171,10 @@ class LoopbackServer:
             return len(self.replies) - self._index
 
     def start(self) -> LoopbackServer:
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        # A short poll interval: stop() waits one interval, and tests stop many servers.
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
         self._thread.start()
         return self
 

@@ -17,7 +17,6 @@ import threading
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from types import ModuleType
 from typing import Any
 
@@ -43,6 +42,17 @@ class PluginLoad:
 
 _load_lock = threading.Lock()
 _loaded: dict[str | None, tuple[PluginLoad, ...]] = {}
+
+
+def entry_points(group: str) -> Iterable[Any]:
+    """The installed entry points of ``group``.
+
+    ``importlib.metadata`` is imported here, on first discovery, because it
+    costs more to import than the rest of ``import llmport``.
+    """
+    from importlib.metadata import entry_points as installed
+
+    return installed(group=group)
 
 
 def _selected() -> set[str] | None:

@@ -14,13 +14,12 @@ vendor SDK is imported by ``import llmport``.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import UnsupportedContentError, UnsupportedFeatureError
+from .errors import UnsupportedContentError, UnsupportedFeatureError, redact_settings
 from .types import (
     MediaBlock,
     ModelCapabilities,
@@ -57,6 +56,11 @@ class Provider:
         self.settings: dict[str, Any] = dict(settings or {})
         self.info = info
 
+    def __repr__(self) -> str:
+        # Settings may hold the API key: never print it.
+        settings = redact_settings(self.settings)
+        return f"{type(self).__name__}(name={self.name!r}, settings={settings!r})"
+
     # -- capabilities and checks -------------------------------------------
 
     def capabilities(self, model: str) -> ModelCapabilities:
@@ -90,6 +94,8 @@ class Provider:
 
     async def _async_call(self, request: Request) -> Response:
         # Default: run the sync call in a thread, never blocking the loop.
+        import asyncio
+
         return await asyncio.to_thread(self._call, request)
 
     def _stream(self, request: Request) -> Iterator[ProviderEvent]:
@@ -118,23 +124,34 @@ def check_block(vendor: str, model: str, caps: ModelCapabilities, block: MediaBl
             raise UnsupportedContentError(vendor, model, block.describe(), "model takes no images")
         if mt != "image/*" and mt not in caps.image_types:
             raise UnsupportedContentError(
-                vendor, model, block.describe(),
+                vendor,
+                model,
+                block.describe(),
                 f"image type {mt} not accepted (accepted: {', '.join(sorted(caps.image_types))})",
             )
         if block.url is not None and not caps.image_urls:
-            raise UnsupportedContentError(vendor, model, block.describe(), "image URLs not accepted")
+            raise UnsupportedContentError(
+                vendor, model, block.describe(), "image URLs not accepted"
+            )
         if caps.max_image_bytes is not None and block.size > caps.max_image_bytes:
             raise UnsupportedContentError(
-                vendor, model, block.describe(),
+                vendor,
+                model,
+                block.describe(),
                 f"image is {block.size} bytes, over the vendor limit of {caps.max_image_bytes}",
             )
     elif block.type == "audio" or (block.type == "file" and mt.startswith("audio/")):
         if "audio" not in caps.input_modalities:
-            raise UnsupportedContentError(vendor, model, block.describe(), "model takes no audio input")
+            raise UnsupportedContentError(
+                vendor, model, block.describe(), "model takes no audio input"
+            )
         if mt not in caps.audio_types:
             raise UnsupportedContentError(
-                vendor, model, block.describe(),
-                f"audio type {mt} not accepted (accepted: {', '.join(sorted(caps.audio_types)) or 'none'})",
+                vendor,
+                model,
+                block.describe(),
+                f"audio type {mt} not accepted "
+                f"(accepted: {', '.join(sorted(caps.audio_types)) or 'none'})",
             )
     else:
         if mt.startswith("image/"):
@@ -144,9 +161,12 @@ def check_block(vendor: str, model: str, caps: ModelCapabilities, block: MediaBl
         if is_text_like(mt):
             return  # inlined as text by the plugin
         raise UnsupportedContentError(
-            vendor, model, block.describe(),
+            vendor,
+            model,
+            block.describe(),
             f"files of type {mt} are not accepted "
-            f"(native: {', '.join(sorted(caps.file_types)) or 'none'}; text-like files are inlined)",
+            f"(native: {', '.join(sorted(caps.file_types)) or 'none'}; "
+            "text-like files are inlined)",
         )
 
 
@@ -215,7 +235,9 @@ class StreamAssembler:
         if isinstance(event, TextDelta):
             self.text_parts.append(event.text)
         elif isinstance(event, ToolCallDelta):
-            slot = self.calls.setdefault(event.key, {"id": None, "name": None, "args": [], "extra": {}})
+            slot = self.calls.setdefault(
+                event.key, {"id": None, "name": None, "args": [], "extra": {}}
+            )
             if event.id:
                 slot["id"] = event.id
             if event.name:
@@ -252,7 +274,9 @@ class StreamAssembler:
         from .errors import MalformedResponseError
 
         if self.stop is None:
-            raise MalformedResponseError("stream ended before the response was complete", retryable=True)
+            raise MalformedResponseError(
+                "stream ended before the response was complete", retryable=True
+            )
         calls = [self.tool_call(k) for k in self.calls]
         usage = self.usage
         usage.requests = 1
@@ -284,12 +308,21 @@ def response_events(response: Response) -> Iterable[ProviderEvent]:
     if response.text:
         yield TextDelta(response.text)
     for i, call in enumerate(response.tool_calls):
-        yield ToolCallDelta(key=i, id=call.id, name=call.name,
-                            arguments=call.raw_arguments or json.dumps(call.arguments),
-                            extra=call.extra)
+        yield ToolCallDelta(
+            key=i,
+            id=call.id,
+            name=call.name,
+            arguments=call.raw_arguments or json.dumps(call.arguments),
+            extra=call.extra,
+        )
     yield UsageEvent(response.usage)
-    yield StopEvent(response.stop_reason, response.raw_stop_reason, response.model, response.id,
-                    dict(response.extra))
+    yield StopEvent(
+        response.stop_reason,
+        response.raw_stop_reason,
+        response.model,
+        response.id,
+        dict(response.extra),
+    )
 
 
 def assemble(events: Iterable[ProviderEvent]) -> Response:

@@ -8,7 +8,6 @@ plain ``call=`` function every exception is transient except ``TypeError``,
 
 from __future__ import annotations
 
-import asyncio
 import random
 import time
 from collections.abc import Awaitable, Callable
@@ -18,6 +17,12 @@ from typing import Any, TypeVar
 from .errors import AttemptFailure, ExecFailed, InputError, LlmportError, ProviderError
 
 T = TypeVar("T")
+
+
+async def _asyncio_sleep(delay: float) -> None:
+    import asyncio  # not at import time: ``import llmport`` stays cheap
+
+    await asyncio.sleep(delay)
 
 
 @dataclass(slots=True, frozen=True)
@@ -38,7 +43,7 @@ class Backoff:
     respect_retry_after: bool = True
     max_retry_after: float = 60.0
     sleep: Callable[[float], Any] = field(default=time.sleep, compare=False)
-    async_sleep: Callable[[float], Awaitable[Any]] = field(default=asyncio.sleep, compare=False)
+    async_sleep: Callable[[float], Awaitable[Any]] = field(default=_asyncio_sleep, compare=False)
     rng: random.Random | None = field(default=None, compare=False)
 
     @classmethod
@@ -128,9 +133,14 @@ def call_with_retries(
             return fn()
         except Exception as exc:
             delay = _after_failure(
-                exc, number, max_attempts=max_attempts, backoff=backoff,
-                plain_callable=plain_callable, function_name=function_name,
-                attempts=attempts, on_failure=on_failure,
+                exc,
+                number,
+                max_attempts=max_attempts,
+                backoff=backoff,
+                plain_callable=plain_callable,
+                function_name=function_name,
+                attempts=attempts,
+                on_failure=on_failure,
             )
         if delay > 0:
             backoff.sleep(delay)
@@ -154,9 +164,14 @@ async def acall_with_retries(
             return await fn()
         except Exception as exc:
             delay = _after_failure(
-                exc, number, max_attempts=max_attempts, backoff=backoff,
-                plain_callable=plain_callable, function_name=function_name,
-                attempts=attempts, on_failure=on_failure,
+                exc,
+                number,
+                max_attempts=max_attempts,
+                backoff=backoff,
+                plain_callable=plain_callable,
+                function_name=function_name,
+                attempts=attempts,
+                on_failure=on_failure,
             )
         if delay > 0:
             await backoff.async_sleep(delay)

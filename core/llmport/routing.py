@@ -66,9 +66,13 @@ def resolve(model: str, config: Config, providers: Mapping[str, ProviderInfo]) -
 
     prefix, sep, name = current.partition(":")
     if not sep or not name:
-        raise UnknownModelError(model, available_models(config, providers),
-                                hint="not an alias; use 'provider:model'")
+        raise UnknownModelError(
+            model, available_models(config, providers), hint="not an alias; use 'provider:model'"
+        )
     if prefix not in providers:
-        raise UnknownModelError(model, available_models(config, providers),
-                                hint=f"no provider plugin for prefix {prefix!r}")
+        raise UnknownModelError(
+            model,
+            available_models(config, providers),
+            hint=f"no provider plugin for prefix {prefix!r}",
+        )
     return Route(prefix, name, providers[prefix], options)

@@ -75,7 +75,9 @@ def reply(text: str, *, delay: float = 0.0, usage: Usage | None = None) -> Step:
 _ids = itertools.count(1)
 
 
-def call_tools(*calls: tuple[str, dict[str, Any]] | ToolCall, text: str = "", delay: float = 0.0) -> Step:
+def call_tools(
+    *calls: tuple[str, dict[str, Any]] | ToolCall, text: str = "", delay: float = 0.0
+) -> Step:
     """A reply asking for tool calls: ``call_tools(("name", {"arg": 1}), ...)``."""
     made = []
     for c in calls:
@@ -102,8 +104,12 @@ class ScriptedProvider(Provider):
 
     name = "scripted"
 
-    def __init__(self, script: Script, settings: dict[str, Any] | None = None,
-                 info: ProviderInfo | None = None) -> None:
+    def __init__(
+        self,
+        script: Script,
+        settings: dict[str, Any] | None = None,
+        info: ProviderInfo | None = None,
+    ) -> None:
         super().__init__(settings, info)
         self.script = script
 
@@ -118,8 +124,13 @@ class ScriptedProvider(Provider):
         )
         usage.requests = 1
         stop = step.stop_reason or ("tool_use" if step.tool_calls else "end_turn")
-        return Response(text=step.text, tool_calls=list(step.tool_calls), usage=usage,
-                        stop_reason=stop, model=request.model)  # type: ignore[arg-type]
+        return Response(
+            text=step.text,
+            tool_calls=list(step.tool_calls),
+            usage=usage,
+            stop_reason=stop,  # type: ignore[arg-type]
+            model=request.model,
+        )
 
     def _call(self, request: Request) -> Response:
         step = self.script.next_step(request)
@@ -163,8 +174,13 @@ class Script:
     or use :meth:`runtime`. ``prefix`` lets two scripts coexist on one runtime.
     """
 
-    def __init__(self, steps: Iterable[Step | str] = (), *, prefix: str = "scripted",
-                 capabilities: ModelCapabilities = ALL_INPUTS) -> None:
+    def __init__(
+        self,
+        steps: Iterable[Step | str] = (),
+        *,
+        prefix: str = "scripted",
+        capabilities: ModelCapabilities = ALL_INPUTS,
+    ) -> None:
         self.steps: list[Step] = [reply(s) if isinstance(s, str) else s for s in steps]
         self.prefix = prefix
         self.capabilities = capabilities
@@ -182,7 +198,8 @@ class Script:
             self.requests.append(request)
             if self._position >= len(self.steps):
                 raise ScriptExhausted(
-                    f"request #{len(self.requests)} arrived but the script has only {len(self.steps)} steps"
+                    f"request #{len(self.requests)} arrived but the script has only "
+                    f"{len(self.steps)} steps"
                 )
             step = self.steps[self._position]
             self._position += 1
@@ -194,13 +211,15 @@ class Script:
 
     @hookimpl
     def llmport_providers(self, register: Callable[[ProviderInfo], None]) -> None:
-        register(ProviderInfo(
-            prefix=self.prefix,
-            factory=lambda settings, info: ScriptedProvider(self, settings, info),
-            description="scripted replies for tests",
-            default=self.capabilities,
-            plugin="llmport.testing",
-        ))
+        register(
+            ProviderInfo(
+                prefix=self.prefix,
+                factory=lambda settings, info: ScriptedProvider(self, settings, info),
+                description="scripted replies for tests",
+                default=self.capabilities,
+                plugin="llmport.testing",
+            )
+        )
 
     def runtime(self, model: str | None = None, **settings: Any) -> Any:
         """A Runtime wired to this script (no sleeping between retries by default)."""
