@@ -46,7 +46,7 @@ def make_vcr(**overrides: Any) -> Any:
         filter_headers=SECRET_HEADERS,
         filter_query_parameters=SECRET_QUERY,
         decode_compressed_response=True,
-        allow_playback_repeats=False,
+        # (allow_playback_repeats is a use_cassette() option, False by default: not a VCR() argument)
     )
     recorder.register_matcher("json_body", _json_body)
     for key, value in overrides.items():

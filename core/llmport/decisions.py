@@ -13,12 +13,12 @@ import inspect
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import DecisionError
 from .structured import validation_errors
-from .types import ResponseFormat, Response, ToolSpec
+from .types import Response, ResponseFormat, ToolSpec
 
 PROMPT = (
     "Now decide. Pick exactly one of the available options by calling its tool "
@@ -33,6 +33,7 @@ class Choice:
     description: str
     parameters: dict[str, Any]
     context_param: str | None = None
+    annotations: dict[str, Any] = field(default_factory=dict)
 
     @property
     def is_callable(self) -> bool:
@@ -48,7 +49,11 @@ class InvalidPick(Exception):
 
 
 def _name_for(value: Any, index: int) -> str:
-    if callable(value) and hasattr(value, "__name__"):
+    from .tools import Tool
+
+    if isinstance(value, Tool):
+        raw = value.name
+    elif callable(value) and hasattr(value, "__name__"):
         raw = value.__name__
     elif isinstance(value, (str, int, float, bool)):
         raw = str(value)
@@ -59,14 +64,35 @@ def _name_for(value: Any, index: int) -> str:
 
 
 def _choice(name: str, target: Any) -> Choice:
+    from .tools import Tool
+
+    if isinstance(target, Tool):  # a @tool works as a choice: same schema, same binding
+        return Choice(
+            name,
+            target.fn,
+            target.description or f"Choose {name}.",
+            target.parameters,
+            target.context_param,
+            target.annotations,
+        )
     if callable(target):
         from .schema import function_schema
 
-        fn = getattr(target, "fn", target)  # a @tool works too
-        params, doc, ctx = function_schema(fn)
-        return Choice(name, fn, doc or f"Choose {name}.", params, ctx)
-    return Choice(name, target, f"Choose {name}: {target!r}"[:500],
-                  {"type": "object", "properties": {}, "required": []})
+        found = function_schema(target)
+        return Choice(
+            name,
+            target,
+            found.description or f"Choose {name}.",
+            found.parameters,
+            found.context_param,
+            found.annotations,
+        )
+    return Choice(
+        name,
+        target,
+        f"Choose {name}: {target!r}"[:500],
+        {"type": "object", "properties": {}, "required": [], "additionalProperties": False},
+    )
 
 
 class Decision:
@@ -86,14 +112,27 @@ class Decision:
             raise ValueError(f"choice names must be unique: {names}")
         self.choices: dict[str, Choice] = {n: _choice(n, v) for n, v in items}
 
+    def prompt(self, via_tools: bool) -> str:
+        """The instruction sent with the forced pick."""
+        if via_tools:
+            return PROMPT
+        listing = "\n".join(f"- {c.name}: {c.description}" for c in self.choices.values())
+        return (
+            'Now decide. Reply with only a JSON object {"choice": <name>, "arguments": {...}} '
+            "picking exactly one of these options:\n" + listing
+        )
+
     def tool_specs(self) -> list[ToolSpec]:
         return [ToolSpec(c.name, c.description, c.parameters) for c in self.choices.values()]
 
     def response_format(self) -> ResponseFormat:
         options = [
-            {"type": "object",
-             "properties": {"choice": {"const": c.name}, "arguments": c.parameters},
-             "required": ["choice", "arguments"]}
+            {
+                "type": "object",
+                "properties": {"choice": {"const": c.name}, "arguments": c.parameters},
+                "required": ["choice", "arguments"],
+                "additionalProperties": False,
+            }
             for c in self.choices.values()
         ]
         return ResponseFormat({"anyOf": options}, name="decision", strict=False)
@@ -108,8 +147,10 @@ class Decision:
             if raw.strip() and not args and raw.strip() != "{}":
                 raise InvalidPick([f"arguments are not a JSON object: {raw[:200]}"])
         else:
+            from .structured import _strip_fences
+
             try:
-                data = json.loads(response.text)
+                data = json.loads(_strip_fences(response.text))
             except json.JSONDecodeError as exc:
                 raise InvalidPick([f"reply is not JSON: {exc.msg}"]) from exc
             if not isinstance(data, dict):
@@ -118,21 +159,34 @@ class Decision:
         choice = self.choices.get(name)
         if choice is None:
             raise InvalidPick([f"unknown choice {name!r}; choose one of {', '.join(self.choices)}"])
+        if not isinstance(args, dict):
+            raise InvalidPick([f"{name}: arguments must be a JSON object"])
         errors = validation_errors(choice.parameters, args)
         if errors:
             raise InvalidPick([f"{name}: {e}" for e in errors])
-        return choice, dict(args)
+        from .schema import coerce
+
+        try:  # into the declared types (dataclasses, enums...); a rejection is a bad pick too
+            bound = {
+                k: coerce(v, choice.annotations[k]) if k in choice.annotations else v
+                for k, v in args.items()
+            }
+        except Exception as exc:
+            raise InvalidPick([f"{name}: {type(exc).__name__}: {exc}"]) from exc
+        return choice, bound
 
     @staticmethod
     def fail(errors: list[str]) -> DecisionError:
         return DecisionError("the model did not make a valid choice after a re-pick", errors)
 
 
-def resolve_call(choice: Choice, args: dict[str, Any], ctx: Any) -> tuple[Callable[..., Any] | None, dict[str, Any]]:
+def resolve_call(
+    choice: Choice, args: dict[str, Any], ctx: Any
+) -> tuple[Callable[..., Any] | None, dict[str, Any]]:
     """(function to call, kwargs) for a callable choice, (None, {}) for a value."""
     if not choice.is_callable:
         return None, {}
-    kwargs = dict(args)
+    kwargs = dict(args)  # already coerced by Decision.parse
     if choice.context_param:
         kwargs[choice.context_param] = ctx
     return choice.target, kwargs

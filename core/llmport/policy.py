@@ -51,3 +51,43 @@ def combine_verdicts(answers: Iterable[str | None]) -> Verdict:
         if _RANK[answer] > _RANK[verdict]:
             verdict = answer  # type: ignore[assignment]
     return verdict
+
+
+# --- approval ---------------------------------------------------------------------
+# A policy answering "approve" needs an approver: ``exec(..., approver=fn)`` or
+# ``Runtime(..., approver=fn)``. ``fn(check: ToolCheck) -> bool`` (sync or async)
+# is asked once per call, at the run stage, before the tool runs.
+
+
+def _verdict_of(answer: Any, check: ToolCheck) -> bool:
+    if not isinstance(answer, bool):
+        raise TypeError(
+            f"approver returned {type(answer).__name__} for tool {check.tool_name!r}; expected bool"
+        )
+    return answer
+
+
+def ask_approval(approver: Any, check: ToolCheck) -> bool:
+    """Ask a sync or async approver from sync code."""
+    import inspect
+
+    answer = approver(check)
+    if inspect.isawaitable(answer):
+        from .tools import _run_coroutine_blocking
+
+        answer = _run_coroutine_blocking(answer)
+    return _verdict_of(answer, check)
+
+
+async def aask_approval(approver: Any, check: ToolCheck) -> bool:
+    """Ask an approver from async code (a sync one runs in a thread: it may block on a human)."""
+    import asyncio
+    import contextvars
+    import inspect
+
+    if inspect.iscoroutinefunction(approver):
+        return _verdict_of(await approver(check), check)
+    answer = await asyncio.to_thread(contextvars.copy_context().run, approver, check)
+    if inspect.isawaitable(answer):
+        answer = await answer
+    return _verdict_of(answer, check)

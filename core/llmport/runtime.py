@@ -23,23 +23,24 @@ from typing import Any
 from . import structured
 from .config import Config, load_config
 from .content import DEFAULT_MAX_BLOCK_BYTES, block_to_dict, normalize_content
-from .dag import Frame, LlmRecord, current_frame
-from .decisions import PROMPT as DECISION_PROMPT
+from .dag import Frame, LlmRecord, Prompt, current_frame
 from .decisions import Choice, Decision, InvalidPick, resolve_call
 from .errors import (
     AttemptFailure,
     ContentError,
     GuardrailTripped,
     MaxIterationsExceeded,
+    ModelBehaviorError,
     TokenLimitExceeded,
+    ToolApprovalRequired,
     UnsupportedFeatureError,
 )
 from .plugins import PluginHost
-from .policy import CallInfo, ToolCheck, combine_verdicts
+from .policy import CallInfo, ToolCheck, aask_approval, ask_approval, combine_verdicts
 from .provider import Provider, StreamAssembler
 from .retry import Attempts, Backoff, _after_failure
 from .routing import resolve
-from .tools import RunContext, ToolBox, ToolOutcome, build_toolbox
+from .tools import RunContext, ToolBox, ToolOutcome, ToolSettings, build_toolbox, refusal
 from .types import (
     Block,
     FinalEvent,
@@ -79,6 +80,8 @@ class ToolCallRecord:
     iteration: int
     error: str | None = None
     node_id: str | None = None
+    #: ok | error | timeout | invalid_arguments | unknown_tool | denied | not_approved | repeated
+    status: str = "ok"
 
 
 @dataclass(slots=True)
@@ -98,6 +101,9 @@ class RunResult:
     node_id: str | None = None
     messages: list[Message] = field(default_factory=list)
     choice: str | None = None
+    #: The parsed result: with response_format the JSON value (an instance for a
+    #: pydantic model / dataclass format), with choices the decision, else the text.
+    value: Any = None
 
 
 # --- steps of a run -------------------------------------------------------------
@@ -151,6 +157,8 @@ class _Plan:
     frame: Frame | None
     record: LlmRecord | None = None
     stream: bool = False
+    tool_settings: ToolSettings = field(default_factory=ToolSettings)
+    output_type: Any = None
 
 
 # --- providers made from call= functions and _call overrides -------------------
@@ -234,8 +242,8 @@ class CallableProvider(Provider):
             text = await self.async_fn(content, model, rf, **request.options)
         else:
             assert self.sync_fn is not None
-            ctx = contextvars.copy_context()
-            text = await asyncio.to_thread(ctx.run, self.sync_fn, content, model, rf, **request.options)
+            # to_thread carries the current contextvars (frame, tool scope) into the worker.
+            text = await asyncio.to_thread(self.sync_fn, content, model, rf, **request.options)
         return Response(text=self._check(text), model=model, usage=Usage(requests=1))
 
 
@@ -258,7 +266,8 @@ class Runtime:
     * ``call``: ``fn(content, model, response_format) -> str`` (sync or async).
     * ``model``: the default model (``"provider:model"``, an alias or a named
       configuration); each call may override it.
-    * ``max_retries``: total attempts per model request, first included (>= 1).
+    * ``max_retries``: total attempts per model request, first included (>= 1);
+      when not given, ``max_retries`` from configuration (``LLMPORT_MAX_RETRIES``), else 2.
 
     Settings: ``backoff`` (:class:`~llmport.retry.Backoff`), ``providers``
     (``{"openai": {"base_url": ...}}``), ``hooks`` (objects with hookimpls:
@@ -273,7 +282,7 @@ class Runtime:
         self,
         call: Callable[..., Any] | None = None,
         model: str = "default",
-        max_retries: int = 2,
+        max_retries: int | None = None,
         *,
         backoff: Backoff | None = None,
         providers: Mapping[str, Mapping[str, Any]] | None = None,
@@ -284,13 +293,13 @@ class Runtime:
         max_block_bytes: int = DEFAULT_MAX_BLOCK_BYTES,
         **settings: Any,
     ) -> None:
-        if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 1:
-            raise ValueError(f"max_retries is the total number of attempts and must be >= 1, got {max_retries!r}")
+        if max_retries is not None:
+            _check_max_retries(max_retries)
         if call is not None and not callable(call):
             raise TypeError("call must be a function fn(content, model, response_format) -> str")
         self.call = call
         self.model = model
-        self.max_retries = max_retries
+        self._max_retries = max_retries
         self.backoff = backoff or Backoff()
         self.options: dict[str, Any] = dict(settings)
         self.input_token_budget = input_token_budget
@@ -320,6 +329,17 @@ class Runtime:
                 for p in self._hooks:
                     self._host.register(p)
             return self._host
+
+    @property
+    def max_retries(self) -> int:
+        """Total attempts per model request: the argument, else configuration, else 2."""
+        if self._max_retries is not None:
+            return self._max_retries
+        return self.config.max_retries or 2
+
+    @max_retries.setter
+    def max_retries(self, value: int) -> None:
+        self._max_retries = _check_max_retries(value)
 
     @property
     def usage(self) -> Usage:
@@ -404,12 +424,18 @@ class Runtime:
         if rf is not None and not caps.native_structured_output and not caps.native_tools:
             raise UnsupportedFeatureError(target.name, model, "response_format")
         merged = {**self.options, **conf_options, **options}
+        tool_settings = ToolSettings.pop_from(merged)  # loop options, never sent to providers
+        if toolbox is not None and toolbox.needs_approval and tool_settings.approver is None:
+            raise ToolApprovalRequired(
+                f"policy requires approval for {', '.join(sorted(toolbox.needs_approval))} but no "
+                "approver was given (exec(..., approver=fn) or Runtime(..., approver=fn))")
         return _Plan(
             target=target, model=model, qualified=qualified, caps=caps, messages=messages,
             system=system, toolbox=toolbox, tool_choice=tool_choice,
             parallel_tool_calls=bool(params["parallel_tool_calls"]), max_iterations=max_iterations,
             response_format=rf, decision=decision, options=merged, deps=deps, plain_callable=plain,
-            info=info, frame=frame, stream=stream,
+            info=info, frame=frame, stream=stream, tool_settings=tool_settings,
+            output_type=structured.output_type(params["response_format"]),
         )
 
     @staticmethod
@@ -430,7 +456,11 @@ class Runtime:
                 messages.append(Message("user", (*last.blocks, *blocks)))
             else:
                 messages.append(Message("user", tuple(blocks)))
-        return messages
+        if frame is None:
+            return messages
+        # Inside an agentic function: keep the exec's own blocks and what the
+        # history was read from, for its llm node (see llmport.dag.Prompt).
+        return Prompt(messages, content=blocks, reads=getattr(history, "reads", None))
 
     def _toolbox(self, params: dict[str, Any], info: CallInfo) -> ToolBox | None:
         if not (params["tools"] or params["toolset"] or params["tools_source"]):
@@ -454,6 +484,8 @@ class Runtime:
                 check=ToolCheck(name, "offer", info, None, t.description)))
             if verdict == "deny":
                 continue
+            if verdict == "approve":  # offered; each call is put to the approver before it runs
+                toolbox.needs_approval.add(name)
             kept[name] = t
         toolbox.tools = kept
         return toolbox if kept else None
@@ -476,6 +508,7 @@ class Runtime:
         # With tools, the schema is enforced on the final answer (tools off) if the
         # vendor cannot combine both; plugins decide; we send it on every turn.
         response: Response | None = None
+        failed_turns = 0
         for iteration in range(1, plan.max_iterations + 1):
             run.iterations = iteration
             request = self._request(plan, messages, tools=True, tool_choice=tool_choice,
@@ -484,47 +517,70 @@ class Runtime:
             messages.append(response.as_message())
             if not response.tool_calls:
                 break
+            if iteration == plan.max_iterations:
+                break  # these calls' results could never be sent back: do not run them
             outcomes: list[ToolOutcome] = yield _ToolStep(list(response.tool_calls), iteration)
             messages.append(Message("tool", tool_results=tuple(o.result for o in outcomes)))
-            # A forced choice applies to the first turn only, or the loop never ends.
-            tool_choice = "auto"
-            errors = _consecutive_errors(run.tool_calls)
-            if errors >= MAX_TOOL_ERRORS * max(1, len(response.tool_calls)):
-                from .errors import ModelBehaviorError
-
-                raise ModelBehaviorError(f"{errors} tool calls in a row failed; last: {run.tool_calls[-1].error}")
-        else:
+            # A forced choice ("required" or a name) applies to the first turn only:
+            # forced on every turn, the model could never answer and the loop never ends.
+            if tool_choice != "none":
+                tool_choice = "auto"
+            failed_turns = failed_turns + 1 if all(o.result.is_error for o in outcomes) else 0
+            if failed_turns >= plan.tool_settings.max_tool_errors:
+                run.messages = messages
+                error = ModelBehaviorError(
+                    f"every tool call failed on {failed_turns} turns in a row "
+                    f"(max_tool_errors={plan.tool_settings.max_tool_errors}); last: {outcomes[-1].error}")
+                error.run = run  # type: ignore[attr-defined]
+                raise error
+        assert response is not None
+        if response.tool_calls:
             run.messages = messages
             raise MaxIterationsExceeded(plan.max_iterations, run)
-        assert response is not None
         run.text = response.text
         run.stop_reason = response.stop_reason
         output: Any = response.text
+        run.value = response.text
 
         if plan.response_format is not None:
-            value, errors = structured.parse_reply(plan.response_format, response.text)
+            value, errors = self._structured(plan, response.text)
             if errors:
                 messages.append(Message("user", (TextBlock(structured.repair_prompt(errors)),)))
                 response = yield _ModelStep(self._request(plan, messages, tools=False, tool_choice="auto",
                                                           response_format=plan.response_format))
                 messages.append(response.as_message())
-                value, errors = structured.parse_reply(plan.response_format, response.text)
+                value, errors = self._structured(plan, response.text)
                 if errors:
                     run.messages = messages
                     raise structured.fail(errors, response.text)
             run.text = response.text
+            run.stop_reason = response.stop_reason
             output = _strip(response.text)
+            run.value = value
 
         if plan.decision is not None:
             output = yield from self._decide(plan, run, messages)
+            run.value = output
         run.messages = messages
         return output
+
+    @staticmethod
+    def _structured(plan: _Plan, text: str) -> tuple[Any, list[str]]:
+        """(value, errors) of a structured reply; building the output class may reject it too."""
+        assert plan.response_format is not None
+        value, errors = structured.parse_reply(plan.response_format, text)
+        if errors:
+            return value, errors
+        try:
+            return structured.to_output(value, plan.output_type), []
+        except Exception as exc:  # e.g. a pydantic validator stricter than the schema
+            return value, [f"<root>: {type(exc).__name__}: {exc}"]
 
     def _decide(self, plan: _Plan, run: RunResult, messages: list[Message]) -> Generator[_Step, Any, Any]:
         decision = plan.decision
         assert decision is not None
         via_tools = plan.caps.native_tools
-        messages.append(Message("user", (TextBlock(DECISION_PROMPT),)))
+        messages.append(Message("user", (TextBlock(decision.prompt(via_tools)),)))
         errors: list[str] = []
         for _ in range(2):  # one pick and one re-pick
             if via_tools:
@@ -547,7 +603,8 @@ class Runtime:
                         ToolResult(c.id, c.name, "invalid pick: " + "; ".join(errors), True)
                         for c in response.tool_calls)))
                 messages.append(Message("user", (TextBlock(
-                    "That was not a valid choice: " + "; ".join(errors) + ". " + DECISION_PROMPT),)))
+                    "That was not a valid choice: " + "; ".join(errors) + ". "
+                    + decision.prompt(via_tools)),)))
                 continue
             return (yield from self._resolve_choice(plan, run, picked, args))
         raise decision.fail(errors)
@@ -573,7 +630,7 @@ class Runtime:
         plan.target.prepare(request)
         host = self.plugins
         for impl in reversed(host.hook.llmport_before_request.get_hookimpls()):
-            new = impl.function(request=request, info=self._info(plan, run.iterations))
+            new = _call_impl(impl, request=request, info=self._info(plan, run.iterations))
             if new is not None:
                 if not isinstance(new, Request):
                     raise GuardrailTripped(f"before_request hook {impl.plugin_name} returned {type(new).__name__}")
@@ -584,7 +641,7 @@ class Runtime:
     def _after_response(self, plan: _Plan, request: Request, response: Response, run: RunResult,
                         attempts: Attempts) -> Response:
         for impl in reversed(self.plugins.hook.llmport_after_response.get_hookimpls()):
-            new = impl.function(request=request, response=response, info=self._info(plan, run.iterations))
+            new = _call_impl(impl, request=request, response=response, info=self._info(plan, run.iterations))
             if new is not None:
                 response = new
         run.usage.add(response.usage if response.usage.requests else _one_request(response.usage))
@@ -595,15 +652,17 @@ class Runtime:
         return response
 
     def _observe(self, plan: _Plan, event: str, payload: dict[str, Any], run: RunResult) -> None:
-        hook = self.plugins.hook.llmport_observe
-        if not hook.get_hookimpls():
+        impls = self.plugins.hook.llmport_observe.get_hookimpls()
+        if not impls:
             return
-        try:
-            hook(event=event, payload=payload, info=self._info(plan, run.iterations))
-        except Exception:  # observers never break a run
-            import logging
+        info = self._info(plan, run.iterations)
+        for impl in reversed(impls):  # one by one: a failing observer hides nothing from the others
+            try:
+                _call_impl(impl, event=event, payload=payload, info=info)
+            except Exception:  # observers never break a run
+                import logging
 
-            logging.getLogger("llmport").exception("observer failed on %s", event)
+                logging.getLogger("llmport").exception("observer %s failed on %s", impl.plugin_name, event)
 
     def _check_budget(self, request: Request) -> None:
         if self.input_token_budget is None:
@@ -691,15 +750,15 @@ class Runtime:
                            iteration=step.iteration, tool_call_id=c.id, tool_name=c.name,
                            function=plan.info.function) for c in step.calls]
 
-    def _tool_policy(self, plan: _Plan, step: _ToolStep, run: RunResult) -> list[ToolCall]:
-        """Calls a run-stage policy denies are answered with an error, not run."""
-        return [c for c in step.calls if self._run_verdict(plan, c, run) == "allow"]
-
     def _run_verdict(self, plan: _Plan, call: ToolCall, run: RunResult) -> str:
+        """The run-stage verdict; a tool marked "approve" when offered still needs approval."""
         hook = self.plugins.hook.llmport_tool_policy
-        if not hook.get_hookimpls():
-            return "allow"
-        return combine_verdicts(hook(check=ToolCheck(call.name, "run", self._info(plan, run.iterations), call)))
+        verdict = "allow"
+        if hook.get_hookimpls():
+            verdict = combine_verdicts(hook(check=ToolCheck(call.name, "run", self._info(plan, run.iterations), call)))
+        if verdict == "allow" and plan.toolbox is not None and call.name in plan.toolbox.needs_approval:
+            verdict = "approve"
+        return verdict
 
     def _record_tools(self, plan: _Plan, run: RunResult, step: _ToolStep,
                       outcomes: list[ToolOutcome]) -> Iterator[StreamEvent]:
@@ -710,19 +769,47 @@ class Runtime:
                     llm_node_id=plan.record.node_id, call=outcome.call, result=outcome.result,
                     duration=outcome.duration, error=outcome.error, iteration=step.iteration)
             run.tool_calls.append(ToolCallRecord(outcome.call, outcome.result, outcome.duration,
-                                                 step.iteration, outcome.error, node_id))
+                                                 step.iteration, outcome.error, node_id, outcome.status))
             self._observe(plan, "tool_end", {"call": outcome.call, "result": outcome.result,
                                              "duration": outcome.duration, "error": outcome.error}, run)
             yield ToolResultEvent(outcome.result, outcome.duration)
 
-    def _denied(self, plan: _Plan, run: RunResult, step: _ToolStep) -> tuple[list[ToolCall], dict[str, ToolOutcome]]:
-        allowed = self._tool_policy(plan, step, run)
-        denied = {
-            c.id: ToolOutcome(c, ToolResult(c.id, c.name, f"tool {c.name!r} was denied by policy", True),
-                              0.0, "denied by policy")
-            for c in step.calls if c not in allowed
-        }
-        return allowed, denied
+    def _denied(self, plan: _Plan, run: RunResult,
+                step: _ToolStep) -> tuple[dict[str, ToolOutcome], list[tuple[ToolCall, ToolCheck]]]:
+        """Gate a turn's calls: (refused outcomes by call id, calls awaiting approval).
+
+        Run-stage policy first (deny wins), then the repeated-call rule; calls a
+        policy wants approved are returned for the driver to put to the approver.
+        """
+        refused: dict[str, ToolOutcome] = {}
+        pending: list[tuple[ToolCall, ToolCheck]] = []
+        for call in step.calls:
+            verdict = self._run_verdict(plan, call, run)
+            if verdict == "deny":
+                refused[call.id] = refusal(call, f"tool {call.name!r} was denied by policy.", "denied")
+                continue
+            repeated = plan.tool_settings.history.check(call)
+            if repeated is not None:
+                refused[call.id] = repeated
+            elif verdict == "approve":
+                if plan.tool_settings.approver is None:
+                    raise ToolApprovalRequired(
+                        f"policy requires approval to run {call.name!r} but no approver was given "
+                        "(exec(..., approver=fn) or Runtime(..., approver=fn))")
+                info = self._info(plan, run.iterations)
+                description = plan.toolbox.tools[call.name].description if (
+                    plan.toolbox and call.name in plan.toolbox.tools) else ""
+                pending.append((call, ToolCheck(call.name, "run", info, call, description)))
+        return refused, pending
+
+    @staticmethod
+    def _approved(step: _ToolStep, refused: dict[str, ToolOutcome],
+                  pending: list[tuple[ToolCall, ToolCheck]], answers: list[bool]) -> list[ToolCall]:
+        """Record the approver's answers; return the calls to run, in call order."""
+        for (call, _), granted in zip(pending, answers, strict=True):
+            if not granted:
+                refused[call.id] = refusal(call, f"running {call.name!r} was not approved.", "not_approved")
+        return [c for c in step.calls if c.id not in refused]
 
     def _drive(self, plan: _Plan, run: RunResult) -> Iterator[StreamEvent | _Done]:
         gen = self._steps(plan, run)
@@ -743,16 +830,18 @@ class Runtime:
                 for call in step.calls:
                     yield ToolCallStarted(call)
                     self._observe(plan, "tool_start", {"call": call}, run)
-                allowed, denied = self._denied(plan, run, step)
-                assert plan.toolbox is not None or not allowed or True
+                refused, pending = self._denied(plan, run, step)
+                answers = [ask_approval(plan.tool_settings.approver, check) for _, check in pending]
+                allowed = self._approved(step, refused, pending, answers)
                 box = plan.toolbox or ToolBox([])
+                # Nested execs inside these tools may only use tools offered here.
                 scope_token = _tool_scope.set(frozenset(box.tools))
                 try:
                     ran = box.run(allowed, self._tool_contexts(plan, _ToolStep(allowed, step.iteration)),
-                                  plan.parallel_tool_calls)
+                                  plan.parallel_tool_calls, plan.tool_settings.tool_timeout)
                 finally:
                     _tool_scope.reset(scope_token)
-                outcomes = _in_order(step.calls, ran, denied)
+                outcomes = _in_order(step.calls, ran, refused)
                 yield from self._record_tools(plan, run, step, outcomes)
                 value = outcomes
             else:
@@ -777,15 +866,18 @@ class Runtime:
                 for call in step.calls:
                     yield ToolCallStarted(call)
                     self._observe(plan, "tool_start", {"call": call}, run)
-                allowed, denied = self._denied(plan, run, step)
+                refused, pending = self._denied(plan, run, step)
+                answers = [await aask_approval(plan.tool_settings.approver, check) for _, check in pending]
+                allowed = self._approved(step, refused, pending, answers)
                 box = plan.toolbox or ToolBox([])
+                # Nested execs inside these tools may only use tools offered here.
                 scope_token = _tool_scope.set(frozenset(box.tools))
                 try:
                     ran = await box.arun(allowed, self._tool_contexts(plan, _ToolStep(allowed, step.iteration)),
-                                         plan.parallel_tool_calls)
+                                         plan.parallel_tool_calls, plan.tool_settings.tool_timeout)
                 finally:
                     _tool_scope.reset(scope_token)
-                outcomes = _in_order(step.calls, ran, denied)
+                outcomes = _in_order(step.calls, ran, refused)
                 for event in self._record_tools(plan, run, step, outcomes):
                     yield event
                 value = outcomes
@@ -1011,6 +1103,19 @@ class Runtime:
 # --- helpers -----------------------------------------------------------------------------
 
 
+def _check_max_retries(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(
+            f"max_retries is the total number of attempts and must be >= 1, got {value!r}"
+        )
+    return value
+
+
+def _call_impl(impl: Any, **kwargs: Any) -> Any:
+    """Call one pluggy hookimpl as pluggy would: with only the arguments it declares."""
+    return impl.function(*(kwargs[name] for name in impl.argnames))
+
+
 def _params(frame_locals: dict[str, Any]) -> dict[str, Any]:
     return {k: frame_locals[k] for k in _CALL_PARAMS}
 
@@ -1029,15 +1134,6 @@ def _patterns(value: Any, name: str) -> list[str] | None:
 def _in_order(calls: list[ToolCall], ran: list[ToolOutcome], denied: dict[str, ToolOutcome]) -> list[ToolOutcome]:
     by_id = {o.call.id: o for o in ran}
     return [denied.get(c.id) or by_id[c.id] for c in calls]
-
-
-def _consecutive_errors(records: list[ToolCallRecord]) -> int:
-    count = 0
-    for record in reversed(records):
-        if record.error is None:
-            break
-        count += 1
-    return count
 
 
 def _node_id(plan: _Plan) -> str | None:

@@ -1,33 +1,73 @@
 """Structured output: normalise ``response_format``, check it, validate replies.
 
 ``response_format`` may be a JSON schema, a ``{"type": "json_schema", ...}``
-wrapper (OpenAI's shape), a pydantic model class or a dataclass. The schema
-is itself checked with jsonschema before any request.
+wrapper (OpenAI's shape), a pydantic model class, a dataclass or a
+TypedDict. The schema is itself checked with jsonschema before any request
+(:class:`~llmport.errors.SchemaError`).
+
+The reply is always validated against the caller's full schema, whatever
+subset a vendor was sent. So vendor helpers (:func:`to_strict_schema`,
+:func:`inline_refs`, :func:`drop_keywords`) may drop constraints a vendor
+cannot express (``uniqueItems``, ``default``...) without weakening the
+guarantee: a reply that breaks one gets the repair round, then
+:class:`~llmport.errors.StructuredOutputError`. What cannot be expressed
+at all (a free-form ``dict``, a tuple) raises ``SchemaError`` naming the
+JSON pointer, so a plugin can reject it with a clear error before sending.
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 from typing import Any
 
 from .errors import SchemaError, StructuredOutputError
-from .types import ResponseFormat
+from .types import ResponseFormat, ToolSpec
+
+__all__ = [
+    "check_schema",
+    "drop_keywords",
+    "inline_refs",
+    "output_type",
+    "parse_reply",
+    "prepare",
+    "schema_tool",
+    "to_output",
+    "to_strict_schema",
+    "validation_errors",
+]
+
+
+def _is_class_format(value: Any) -> bool:
+    import typing
+
+    return isinstance(value, type) and (
+        hasattr(value, "model_json_schema")
+        or dataclasses.is_dataclass(value)
+        or typing.is_typeddict(value)
+    )
 
 
 def _schema_of_class(cls: type) -> tuple[dict[str, Any], str]:
-    if hasattr(cls, "model_json_schema"):  # pydantic v2
-        return dict(cls.model_json_schema()), cls.__name__
-    if dataclasses.is_dataclass(cls):
-        from .schema import dataclass_schema
+    if not _is_class_format(cls):
+        raise SchemaError(
+            f"response_format class {cls.__name__} is not a pydantic model, a dataclass "
+            "or a TypedDict"
+        )
+    from .schema import type_schema
 
-        return dataclass_schema(cls), cls.__name__
-    raise SchemaError(f"response_format class {cls.__name__} is neither a pydantic model nor a dataclass")
+    schema = type_schema(cls)
+    if "$ref" in schema:  # a recursive class: its definition is in $defs
+        schema = {**schema["$defs"][cls.__name__], "$defs": schema["$defs"]}
+    return schema, cls.__name__
 
 
 def prepare(response_format: Any) -> ResponseFormat | None:
     """Normalise and check a ``response_format`` argument (None passes through)."""
     if response_format is None or isinstance(response_format, ResponseFormat):
+        if response_format is not None:
+            check_schema(response_format.schema)
         return response_format
     name = "response"
     strict = True
@@ -37,21 +77,44 @@ def prepare(response_format: Any) -> ResponseFormat | None:
     elif isinstance(response_format, dict):
         if response_format.get("type") == "json_schema":
             inner = response_format.get("json_schema", response_format)
-            schema = inner.get("schema")
+            if not isinstance(inner, dict):
+                raise SchemaError("json_schema wrapper: 'json_schema' must be an object")
+            found = inner.get("schema")
             name = inner.get("name", name)
             strict = bool(inner.get("strict", True))
             description = inner.get("description")
-            if not isinstance(schema, dict):
+            if not isinstance(found, dict):
                 raise SchemaError("json_schema wrapper needs a 'schema' object")
+            schema = found
         else:
             schema = response_format
     else:
         raise SchemaError(
-            f"response_format must be a JSON schema dict, a json_schema wrapper, a pydantic model "
-            f"or a dataclass, not {type(response_format).__name__}"
+            f"response_format must be a JSON schema dict, a json_schema wrapper, a pydantic model, "
+            f"a dataclass or a TypedDict, not {type(response_format).__name__}"
         )
     check_schema(schema)
-    return ResponseFormat(schema=schema, name=_safe_name(name), strict=strict, description=description)
+    return ResponseFormat(
+        schema=schema, name=_safe_name(str(name)), strict=strict, description=description
+    )
+
+
+def output_type(response_format: Any) -> type | None:
+    """The class to build the parsed value into (pydantic model or dataclass), if one was given."""
+    if isinstance(response_format, type) and _is_class_format(response_format):
+        import typing
+
+        return None if typing.is_typeddict(response_format) else response_format
+    return None
+
+
+def to_output(value: Any, cls: type | None) -> Any:
+    """The parsed JSON as an instance of ``cls`` (None: the JSON value itself)."""
+    if cls is None:
+        return value
+    from .schema import coerce
+
+    return coerce(value, cls)
 
 
 def _safe_name(name: str) -> str:
@@ -59,14 +122,17 @@ def _safe_name(name: str) -> str:
     return cleaned[:64] or "response"
 
 
-def check_schema(schema: dict[str, Any]) -> None:
-    """Raise SchemaError if ``schema`` is not a valid JSON schema."""
+def check_schema(schema: Any) -> None:
+    """Raise SchemaError if ``schema`` is not a valid JSON schema (draft 2020-12)."""
     import jsonschema
 
+    if not isinstance(schema, dict):
+        raise SchemaError(f"a JSON schema must be an object, got {type(schema).__name__}")
     try:
         jsonschema.Draft202012Validator.check_schema(schema)
     except jsonschema.SchemaError as exc:
-        raise SchemaError(f"invalid JSON schema: {exc.message}") from exc
+        where = "/".join(map(str, exc.absolute_path)) or "<root>"
+        raise SchemaError(f"invalid JSON schema at {where}: {exc.message}") from exc
 
 
 def validation_errors(schema: dict[str, Any], value: Any) -> list[str]:
@@ -106,5 +172,226 @@ def repair_prompt(errors: list[str]) -> str:
 
 
 def fail(errors: list[str], text: str) -> StructuredOutputError:
-    return StructuredOutputError("reply does not match the response schema after a repair round",
-                                 errors, text)
+    return StructuredOutputError(
+        "reply does not match the response schema after a repair round", errors, text
+    )
+
+
+# --- vendor subsets -------------------------------------------------------------------
+
+#: Keywords OpenAI strict mode cannot take but that only narrow values: dropped
+#: (llmport still validates the reply against the full schema).
+STRICT_DROPPED = frozenset(
+    {
+        "default",
+        "uniqueItems",
+        "minProperties",
+        "maxProperties",
+        "contains",
+        "minContains",
+        "maxContains",
+        "$schema",
+        "examples",
+        "readOnly",
+        "writeOnly",
+        "deprecated",
+    }
+)
+#: Keywords with no strict-mode equivalent that change the shape: rejected.
+STRICT_REJECTED = frozenset(
+    {
+        "not",
+        "if",
+        "then",
+        "else",
+        "dependentRequired",
+        "dependentSchemas",
+        "patternProperties",
+        "unevaluatedProperties",
+        "unevaluatedItems",
+        "propertyNames",
+        "prefixItems",
+    }
+)
+
+
+def _resolve(root: dict[str, Any], ref: str, where: str) -> dict[str, Any]:
+    if ref == "#":
+        return root
+    if not ref.startswith("#/"):
+        raise SchemaError(f"{where}: only local $refs (#/...) can be resolved, got {ref!r}")
+    node: Any = root
+    for part in ref[2:].split("/"):
+        part = part.replace("~1", "/").replace("~0", "~")
+        if not isinstance(node, dict) or part not in node:
+            raise SchemaError(f"{where}: $ref {ref!r} points nowhere")
+        node = node[part]
+    if not isinstance(node, dict):
+        raise SchemaError(f"{where}: $ref {ref!r} is not a schema")
+    return node
+
+
+def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` that also accepts null."""
+    if "anyOf" in schema:
+        variants = list(schema["anyOf"])
+        if {"type": "null"} not in variants:
+            variants.append({"type": "null"})
+        return {**schema, "anyOf": variants}
+    kind = schema.get("type")
+    if isinstance(kind, str) and "enum" not in schema and "const" not in schema:
+        return schema if kind == "null" else {**schema, "type": [kind, "null"]}
+    if isinstance(kind, list) and "enum" not in schema:
+        return schema if "null" in kind else {**schema, "type": [*kind, "null"]}
+    rest = {k: v for k, v in schema.items() if k == "description"}
+    inner = {k: v for k, v in schema.items() if k != "description"}
+    return {**rest, "anyOf": [inner, {"type": "null"}]}
+
+
+def to_strict_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema in OpenAI's strict subset (a new dict; the input is not changed).
+
+    * every object gets ``additionalProperties: false`` and lists every
+      property in ``required``; a property that was optional becomes
+      nullable (``"type": ["string", "null"]`` or an ``anyOf`` with null),
+      so the model sends ``null`` where it would have left it out;
+    * ``oneOf`` becomes ``anyOf``; a single-entry ``allOf`` is merged;
+      ``$ref`` with sibling keywords is inlined;
+    * narrowing keywords in :data:`STRICT_DROPPED` are removed (the reply
+      is still validated against the original schema);
+    * raise :class:`~llmport.errors.SchemaError` (with the JSON pointer) for
+      what strict mode cannot express: a root that is not an object, a
+      free-form object (``dict[str, X]``, ``additionalProperties`` other
+      than false), tuples (``prefixItems``) and :data:`STRICT_REJECTED`.
+
+    Pass the caller's schema back through :func:`to_output`-free paths:
+    optional fields arrive as ``null`` instead of missing.
+    """
+    check_schema(schema)
+    root = copy.deepcopy(schema)
+    if root.get("type") != "object":
+        raise SchemaError("strict mode needs an object at the root (wrap the value in an object)")
+    return _strict(root, root, "#")
+
+
+def _strict(node: dict[str, Any], root: dict[str, Any], where: str) -> dict[str, Any]:
+    for key in STRICT_REJECTED & node.keys():
+        raise SchemaError(f"{where}: strict mode cannot express {key!r}")
+    node = {k: v for k, v in node.items() if k not in STRICT_DROPPED}
+    if "$ref" in node and len(node) > 1:
+        target = _resolve(root, node.pop("$ref"), where)
+        node = {**target, **node}
+        return _strict(node, root, where)
+    if "oneOf" in node:
+        node["anyOf"] = node.pop("oneOf")
+    if "allOf" in node:
+        parts = node.pop("allOf")
+        if len(parts) != 1:
+            raise SchemaError(
+                f"{where}: strict mode cannot express 'allOf' with {len(parts)} parts"
+            )
+        node = {**parts[0], **node}
+        return _strict(node, root, where)
+    for defs_key in ("$defs", "definitions"):
+        if isinstance(node.get(defs_key), dict):
+            node[defs_key] = {
+                k: _strict(v, root, f"{where}/{defs_key}/{k}") for k, v in node[defs_key].items()
+            }
+    kind = node.get("type")
+    is_object = (
+        kind == "object" or (isinstance(kind, list) and "object" in kind) or "properties" in node
+    )
+    if is_object:
+        extra = node.get("additionalProperties", False)
+        if extra is not False:
+            raise SchemaError(
+                f"{where}: strict mode cannot express an object with additional properties "
+                "(a free-form dict); give it fixed properties"
+            )
+        props = node.get("properties")
+        if not isinstance(props, dict) or not props:
+            raise SchemaError(f"{where}: strict mode cannot express an object without properties")
+        required = set(node.get("required", []))
+        new_props = {}
+        for name, prop in props.items():
+            prop = _strict(prop, root, f"{where}/properties/{name}")
+            new_props[name] = prop if name in required else _nullable(prop)
+        node["properties"] = new_props
+        node["required"] = list(props)
+        node["additionalProperties"] = False
+    if isinstance(node.get("items"), dict):
+        node["items"] = _strict(node["items"], root, f"{where}/items")
+    elif node.get("items") is False:
+        raise SchemaError(f"{where}: strict mode cannot express 'items': false")
+    if isinstance(node.get("anyOf"), list):
+        node["anyOf"] = [
+            _strict(v, root, f"{where}/anyOf/{i}") for i, v in enumerate(node["anyOf"])
+        ]
+    return node
+
+
+def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema with every local ``$ref`` replaced by its target and ``$defs`` removed.
+
+    For vendors that do not resolve references. A recursive schema cannot
+    be inlined: :class:`~llmport.errors.SchemaError`.
+    """
+    root = copy.deepcopy(schema)
+
+    def walk(node: Any, seen: tuple[str, ...], where: str) -> Any:
+        if isinstance(node, list):
+            return [walk(v, seen, f"{where}/{i}") for i, v in enumerate(node)]
+        if not isinstance(node, dict):
+            return node
+        if "$ref" in node:
+            ref = node["$ref"]
+            if ref in seen:
+                raise SchemaError(f"{where}: recursive $ref {ref!r} cannot be inlined")
+            target = _resolve(root, ref, where)
+            merged = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
+            return walk(merged, (*seen, ref), where)
+        return {
+            k: walk(v, seen, f"{where}/{k}")
+            for k, v in node.items()
+            if k not in ("$defs", "definitions")
+        }
+
+    out: dict[str, Any] = walk(root, (), "#")
+    return out
+
+
+def drop_keywords(schema: dict[str, Any], keywords: set[str] | frozenset[str]) -> dict[str, Any]:
+    """The schema without ``keywords`` anywhere (property *names* are kept)."""
+
+    def walk(node: Any, in_properties: bool = False) -> Any:
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        if not isinstance(node, dict):
+            return node
+        if in_properties:  # keys here are property names, not keywords
+            return {k: walk(v) for k, v in node.items()}
+        return {
+            k: walk(v, k in ("properties", "$defs", "definitions"))
+            for k, v in node.items()
+            if k not in keywords
+        }
+
+    out: dict[str, Any] = walk(copy.deepcopy(schema))
+    return out
+
+
+def schema_tool(rf: ResponseFormat) -> ToolSpec:
+    """The response schema as a tool to force, for vendors whose structured output is a tool call.
+
+    The tool's arguments are the answer; a plugin that uses it returns
+    ``json.dumps(arguments)`` as the reply text. A non-object schema is
+    wrapped as ``{"value": ...}`` (unwrap it before returning).
+    """
+    params = (
+        rf.schema
+        if rf.schema.get("type") == "object"
+        else {"type": "object", "properties": {"value": rf.schema}, "required": ["value"]}
+    )
+    return ToolSpec(
+        rf.name, rf.description or "Reply with the answer as this tool's arguments.", params, True
+    )

@@ -1,0 +1,134 @@
+"""Session DAG benchmarks: context computation per exec, and SQLite append rate.
+
+    uv run python benchmarks/bench_dag.py [--quick]
+
+1. Context per exec on sessions of 1,000 / 10,000 / 100,000 nodes: the
+   session is one long agent run (``main`` calling ``step(i)``, each step an
+   exec that ran a tool: 3 nodes a step). A new ``worker`` call under
+   ``main`` with ``render_range={"callers": 50, "subcalls": 20}`` and 20
+   finished sub-calls of its own computes its context the way ``exec`` does
+   (:meth:`AgenticFrame.context_messages`: clock tick, reads, rendering).
+   Target: <= 2 ms and flat as the session grows.
+2. SQLite append rate: nodes written to a WAL database, one transaction per
+   write (a function or llm node is an INSERT then an UPDATE of its row; a
+   tool node a single INSERT), and the same through ``@agentic_function``
+   calls. Target: >= 5,000 nodes/s.
+
+Prints a table, then one JSON line.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from llmport import Session, agentic_function
+from llmport.agentic import AgenticFrame
+
+RANGE = {"callers": 50, "subcalls": 20}
+
+
+def build(nodes: int) -> tuple[Session, AgenticFrame]:
+    session = Session()
+    main = session.begin("function", "main", session.root, {"arguments": {"goal": "ship it"},
+                                                            "doc": "Run the agent."})
+    for i in range(max(0, (nodes - 22) // 3)):  # main + worker + 20 leaves + 3 a step
+        step = session.begin("function", "step", main, {"arguments": {"i": i}}, expose="full")
+        llm = session.begin("llm", "openai:gpt-4o-mini", step,
+                            {"content": [{"type": "text", "text": f"do step {i}"}]})
+        session.record("tool", "lookup", llm, {"arguments": {"q": i}}, "ok",
+                       {"content": f"found {i}"}, 0.001)
+        session.end(llm, "ok", {"reply": f"step {i} done", "usage": {"input_tokens": 10}}, 0.01)
+        session.end(step, "ok", {"result": f"done {i}"}, 0.01)
+    worker = session.begin("function", "worker", main, {"arguments": {}, "render_range": RANGE})
+    for j in range(20):
+        leaf = session.begin("function", "leaf", worker, {"arguments": {"j": j}})
+        session.end(leaf, "ok", {"result": j}, 0.0)
+    return session, AgenticFrame(session, worker, RANGE["callers"], RANGE["subcalls"])
+
+
+def bench_context(nodes: int, repeat: int) -> dict[str, Any]:
+    session, frame = build(nodes)
+    frame.context_messages()  # warm up
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        history = frame.context_messages()
+        times.append(time.perf_counter() - t0)
+    reads = getattr(history, "reads", [])
+    return {"nodes": len(session), "reads": len(reads), "messages": len(history),
+            "median_ms": statistics.median(times) * 1000, "p95_ms": _p95(times) * 1000}
+
+
+def _p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[int(len(ordered) * 0.95) - 1]
+
+
+def bench_append(count: int, folder: Path) -> dict[str, float]:
+    raw = Session(folder / "raw.sqlite")
+    parent = raw.begin("function", "main", raw.root, {"arguments": {}})
+    t0 = time.perf_counter()
+    for i in range(count):
+        node = raw.begin("function", "step", parent, {"arguments": {"i": i}})
+        raw.end(node, "ok", {"result": i}, 0.0)
+    function_rate = count / (time.perf_counter() - t0)
+    llm = raw.begin("llm", "m", parent, {})
+    t0 = time.perf_counter()
+    for i in range(count):
+        raw.record("tool", "t", llm, {"arguments": {"i": i}}, "ok", {"content": "x"}, 0.0)
+    tool_rate = count / (time.perf_counter() - t0)
+    raw.close()
+
+    @agentic_function
+    def step(i: int) -> int:
+        return i
+
+    @agentic_function
+    def main() -> None:
+        for i in range(count):
+            step(i)
+
+    with Session(folder / "agentic.sqlite"):
+        t0 = time.perf_counter()
+        main()
+        agentic_rate = count / (time.perf_counter() - t0)
+    return {"function_nodes_per_s": function_rate, "tool_nodes_per_s": tool_rate,
+            "agentic_calls_per_s": agentic_rate}
+
+
+def main() -> None:
+    quick = "--quick" in sys.argv
+    sizes = [1_000, 10_000] if quick else [1_000, 10_000, 100_000]
+    context = [bench_context(n, 200 if quick else 500) for n in sizes]
+    with tempfile.TemporaryDirectory() as tmp:
+        append = bench_append(2_000 if quick else 10_000, Path(tmp))
+
+    print(f"context per exec (render_range={RANGE})")
+    print(f"{'session nodes':>14} {'nodes read':>11} {'messages':>9} {'median ms':>10} "
+          f"{'p95 ms':>8}")
+    for row in context:
+        print(f"{row['nodes']:>14,} {row['reads']:>11} {row['messages']:>9} "
+              f"{row['median_ms']:>10.3f} {row['p95_ms']:>8.3f}")
+    growth = context[-1]["median_ms"] / context[0]["median_ms"]
+    print(f"growth {context[0]['nodes']:,} -> {context[-1]['nodes']:,} nodes: x{growth:.2f}  "
+          f"(target: <= 2 ms, flat)")
+    print()
+    print("SQLite append (WAL, one transaction per write)")
+    print(f"  function nodes (insert + complete): {append['function_nodes_per_s']:>10,.0f} nodes/s")
+    print(f"  tool nodes (one insert):            {append['tool_nodes_per_s']:>10,.0f} nodes/s")
+    print(f"  @agentic_function calls:            {append['agentic_calls_per_s']:>10,.0f} nodes/s")
+    print("  target: >= 5,000 nodes/s")
+    ok = (all(r["median_ms"] <= 2.0 for r in context)
+          and min(append.values()) >= 5000)
+    print(json.dumps({"bench": "dag", "context": context, "context_growth": round(growth, 3),
+                      "append": {k: round(v) for k, v in append.items()}, "targets_met": ok}))
+
+
+if __name__ == "__main__":
+    main()
