@@ -16,8 +16,20 @@ import subprocess
 import sys
 import time
 
-VENDOR_MODULES = ["openai", "anthropic", "google.genai", "boto3", "botocore", "httpx", "httpx2",
-                  "aiohttp", "jsonschema", "rich", "sqlite3", "pydantic"]
+VENDOR_MODULES = [
+    "openai",
+    "anthropic",
+    "google.genai",
+    "boto3",
+    "botocore",
+    "httpx",
+    "httpx2",
+    "aiohttp",
+    "jsonschema",
+    "rich",
+    "sqlite3",
+    "pydantic",
+]
 
 PROBE = (
     "import sys, json; import llmport; from llmport.plugins import PluginHost; "
@@ -41,8 +53,11 @@ def main() -> None:
     base = statistics.median(wall("pass") for _ in range(args.runs))
     bare = statistics.median(wall("import llmport") for _ in range(args.runs))
     loaded = statistics.median(wall(PROBE) for _ in range(args.runs))
-    leaked = json.loads(subprocess.run([sys.executable, "-c", PROBE], check=True,
-                                       capture_output=True, text=True).stdout)
+    leaked = json.loads(
+        subprocess.run(
+            [sys.executable, "-c", PROBE], check=True, capture_output=True, text=True
+        ).stdout
+    )
     rows = [
         ("python -c pass", base * 1000, ""),
         ("import llmport", (bare - base) * 1000, "target <= 60 ms"),
@@ -52,11 +67,19 @@ def main() -> None:
     for what, ms, note in rows:
         print(f"{what:42} {ms:10.1f}  {note}")
     print(f"heavy modules imported: {leaked or 'none'}")
-    print(json.dumps({"bench": "import", "runs": args.runs, "python_startup_ms": round(base * 1000, 1),
-                      "import_llmport_ms": round((bare - base) * 1000, 1),
-                      "import_and_load_plugins_ms": round((loaded - base) * 1000, 1),
-                      "heavy_modules_imported": leaked,
-                      "target_met": (bare - base) <= 0.060 and not leaked}))
+    print(
+        json.dumps(
+            {
+                "bench": "import",
+                "runs": args.runs,
+                "python_startup_ms": round(base * 1000, 1),
+                "import_llmport_ms": round((bare - base) * 1000, 1),
+                "import_and_load_plugins_ms": round((loaded - base) * 1000, 1),
+                "heavy_modules_imported": leaked,
+                "target_met": (bare - base) <= 0.060 and not leaked,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -75,13 +75,22 @@ def agentic_function(fn: F, /) -> F: ...
 
 
 @overload
-def agentic_function(*, expose: Expose = "io", render_range: Mapping[str, int | None] | None = None,
-                     session: Session | None = None) -> Callable[[F], F]: ...
+def agentic_function(
+    *,
+    expose: Expose = "io",
+    render_range: Mapping[str, int | None] | None = None,
+    session: Session | None = None,
+) -> Callable[[F], F]: ...
 
 
-def agentic_function(fn: Any = None, /, *, expose: Expose = "io",
-                     render_range: Mapping[str, int | None] | None = None,
-                     session: Session | None = None) -> Any:
+def agentic_function(
+    fn: Any = None,
+    /,
+    *,
+    expose: Expose = "io",
+    render_range: Mapping[str, int | None] | None = None,
+    session: Session | None = None,
+) -> Any:
     """Record each call of a sync or async function as a node of the session DAG.
 
     * ``expose``: what later readers outside this call see of its subtree:
@@ -117,11 +126,17 @@ def agentic_function(fn: Any = None, /, *, expose: Expose = "io",
             name=getattr(func, "__name__", type(func).__name__),
             qualname=getattr(func, "__qualname__", ""),
             module=getattr(func, "__module__", "") or "",
-            doc=inspect.getdoc(func), expose=expose, callers=callers, subcalls=subcalls,
-            render_range=kept_range, session=session, signature=signature,
+            doc=inspect.getdoc(func),
+            expose=expose,
+            callers=callers,
+            subcalls=subcalls,
+            render_range=kept_range,
+            session=session,
+            signature=signature,
         )
         wrapper: Any
         if inspect.iscoroutinefunction(func):
+
             async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
                 call = _Call(spec, args, kwargs)
                 try:
@@ -134,6 +149,7 @@ def agentic_function(fn: Any = None, /, *, expose: Expose = "io",
 
             wrapper = functools.wraps(func)(async_wrapper)
         else:
+
             def sync_wrapper(*args: Any, **kwargs: Any) -> Any:
                 call = _Call(spec, args, kwargs)
                 try:
@@ -158,17 +174,21 @@ def _check_render_range(value: Mapping[str, int | None] | None) -> _Limits:
     if value is None:
         return None, None, None
     if not isinstance(value, Mapping):
-        raise ValueError("render_range must be a dict like {'callers': 3, 'subcalls': 2}, "
-                         f"got {value!r}")
+        raise ValueError(
+            f"render_range must be a dict like {{'callers': 3, 'subcalls': 2}}, got {value!r}"
+        )
     unknown = sorted(set(value) - set(RENDER_RANGE_KEYS))
     if unknown:
-        raise ValueError(f"render_range: unknown key(s) {', '.join(map(repr, unknown))}; "
-                         f"known: {', '.join(map(repr, RENDER_RANGE_KEYS))}")
+        raise ValueError(
+            f"render_range: unknown key(s) {', '.join(map(repr, unknown))}; "
+            f"known: {', '.join(map(repr, RENDER_RANGE_KEYS))}"
+        )
     for key, limit in value.items():
         bad = isinstance(limit, bool) or not isinstance(limit, int) or limit < 0
         if limit is not None and bad:
-            raise ValueError(f"render_range[{key!r}] must be an integer >= 0 or None, "
-                             f"got {limit!r}")
+            raise ValueError(
+                f"render_range[{key!r}] must be an integer >= 0 or None, got {limit!r}"
+            )
     return value.get("callers"), value.get("subcalls"), dict(value)
 
 
@@ -188,7 +208,9 @@ class _Call:
                 chosen = self.owned = Session.from_config()
             session, parent = chosen, chosen.root
         data: dict[str, Any] = {
-            "qualname": spec.qualname, "module": spec.module, "doc": spec.doc,
+            "qualname": spec.qualname,
+            "module": spec.module,
+            "doc": spec.doc,
             "arguments": _arguments(spec.signature, args, kwargs),
         }
         if spec.render_range is not None:
@@ -231,8 +253,9 @@ class AgenticFrame:
 
     __slots__ = ("callers", "node", "session", "subcalls")
 
-    def __init__(self, session: Session, node: Node, callers: int | None,
-                 subcalls: int | None) -> None:
+    def __init__(
+        self, session: Session, node: Node, callers: int | None, subcalls: int | None
+    ) -> None:
         self.session = session
         self.node = node
         self.callers = callers
@@ -251,8 +274,9 @@ class AgenticFrame:
         reads = Reads((n.id for n in nodes), cutoff=cutoff, frame=self.node.id)
         return History(render_nodes(nodes, cutoff), reads=reads)
 
-    def begin_llm(self, *, model: str, messages: list[Message], system: str | None,
-                  context_override: bool) -> LlmRecord:
+    def begin_llm(
+        self, *, model: str, messages: list[Message], system: str | None, context_override: bool
+    ) -> LlmRecord:
         reads: Reads | None = getattr(messages, "reads", None)
         data: dict[str, Any] = {
             "model": model,
@@ -266,11 +290,23 @@ class AgenticFrame:
         }
         return LlmRecord(self.session, self.session.begin("llm", model, self.node, data))
 
-    def record_tool(self, *, llm_node_id: str, call: Any, result: Any, duration: float,
-                    error: str | None, iteration: int) -> str:
+    def record_tool(
+        self,
+        *,
+        llm_node_id: str,
+        call: Any,
+        result: Any,
+        duration: float,
+        error: str | None,
+        iteration: int,
+    ) -> str:
         llm = self.session.node(llm_node_id)
-        data = {"call_id": call.id, "arguments": jsonable(call.arguments), "iteration": iteration,
-                "llm": llm_node_id}
+        data = {
+            "call_id": call.id,
+            "arguments": jsonable(call.arguments),
+            "iteration": iteration,
+            "llm": llm_node_id,
+        }
         is_error = bool(getattr(result, "is_error", False))
         outcome = {"content": getattr(result, "content", ""), "is_error": is_error, "error": error}
         status: Status = "error" if (error or is_error) else "ok"
@@ -292,21 +328,36 @@ class LlmRecord:
     def node_id(self) -> str:
         return self.node.id
 
-    def finish(self, *, reply: str, usage: Usage, tool_calls: list[Any], stop_reason: str,
-               output: Any, attempts: int) -> None:
+    def finish(
+        self,
+        *,
+        reply: str,
+        usage: Usage,
+        tool_calls: list[Any],
+        stop_reason: str,
+        output: Any,
+        attempts: int,
+    ) -> None:
         result: dict[str, Any] = {
-            "reply": reply, "usage": usage.to_dict(), "stop_reason": stop_reason,
+            "reply": reply,
+            "usage": usage.to_dict(),
+            "stop_reason": stop_reason,
             "attempts": attempts,
-            "tool_calls": [{"id": c.id, "name": c.name, "arguments": jsonable(c.arguments)}
-                           for c in tool_calls],
+            "tool_calls": [
+                {"id": c.id, "name": c.name, "arguments": jsonable(c.arguments)} for c in tool_calls
+            ],
         }
         if not (isinstance(output, str) and output == reply):
             result["output"] = jsonable(output)
         self.session.end(self.node, "ok", result, time.perf_counter() - self.started)
 
     def fail(self, error: BaseException, *, attempts: int) -> None:
-        self.session.end(self.node, "error", {"error": error_info(error), "attempts": attempts},
-                         time.perf_counter() - self.started)
+        self.session.end(
+            self.node,
+            "error",
+            {"error": error_info(error), "attempts": attempts},
+            time.perf_counter() - self.started,
+        )
 
 
 # --- public helpers -----------------------------------------------------------------------------
@@ -323,8 +374,9 @@ def current_session() -> Session | None:
 def _session_for(session: Session | None) -> Session:
     found = session if session is not None else current_session()
     if found is None:
-        raise ValueError("no session: pass session=, or call inside an agentic function "
-                         "or `with session:`")
+        raise ValueError(
+            "no session: pass session=, or call inside an agentic function or `with session:`"
+        )
     return found
 
 
@@ -363,8 +415,9 @@ def compute_reads(node: Node | str | None = None, session: Session | None = None
     return Reads((n.id for n in nodes), cutoff=cutoff, frame=frame_node.id)
 
 
-def render_dag_messages(reads: Iterable[str | Node],
-                        session: Session | None = None) -> list[Message]:
+def render_dag_messages(
+    reads: Iterable[str | Node], session: Session | None = None
+) -> list[Message]:
     """Vendor-neutral messages for the given nodes (see ``docs/dag.md`` for the format).
 
     ``reads`` is what :func:`compute_reads` returned (its clock decides
@@ -386,8 +439,9 @@ def render_dag_messages(reads: Iterable[str | Node],
 # --- recording values -------------------------------------------------------------------
 
 
-def _arguments(signature: inspect.Signature | None, args: Sequence[Any],
-               kwargs: Mapping[str, Any]) -> dict[str, Any]:
+def _arguments(
+    signature: inspect.Signature | None, args: Sequence[Any], kwargs: Mapping[str, Any]
+) -> dict[str, Any]:
     if signature is not None:
         try:
             bound = signature.bind(*args, **kwargs)
@@ -425,8 +479,9 @@ def jsonable(value: Any, depth: int = 0) -> Any:
     if isinstance(value, (list, tuple, set, frozenset)):
         return [jsonable(v, depth + 1) for v in value]
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: jsonable(getattr(value, f.name), depth + 1)
-                for f in dataclasses.fields(value)}
+        return {
+            f.name: jsonable(getattr(value, f.name), depth + 1) for f in dataclasses.fields(value)
+        }
     dump = getattr(value, "model_dump", None)
     if callable(dump) and not isinstance(value, type):
         try:

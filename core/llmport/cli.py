@@ -42,16 +42,22 @@ def cmd_models(args: argparse.Namespace) -> int:
     config = load_config()
     rows = []
     for prefix, info in sorted(host.providers().items()):
-        rows.append({
-            "prefix": prefix,
-            "plugin": info.plugin,
-            "description": info.description,
-            "models": {pattern: _caps_dict(c) for pattern, c in info.models.items()},
-            "default": _caps_dict(info.default),
-            "aliases": info.aliases,
-        })
-    data = {"providers": rows, "aliases": config.aliases,
-            "configurations": config.configurations, "default_model": config.default_model}
+        rows.append(
+            {
+                "prefix": prefix,
+                "plugin": info.plugin,
+                "description": info.description,
+                "models": {pattern: _caps_dict(c) for pattern, c in info.models.items()},
+                "default": _caps_dict(info.default),
+                "aliases": info.aliases,
+            }
+        )
+    data = {
+        "providers": rows,
+        "aliases": config.aliases,
+        "configurations": config.configurations,
+        "default_model": config.default_model,
+    }
     if args.json:
         _emit_json(data)
         return 0
@@ -59,19 +65,34 @@ def cmd_models(args: argparse.Namespace) -> int:
 
     console = _console()
     if not rows:
-        console.print("[yellow]No provider plugins are installed.[/] Try: pip install llmport-openai")
+        console.print(
+            "[yellow]No provider plugins are installed.[/] Try: pip install llmport-openai"
+        )
     for row in rows:
-        table = Table(title=f"{row['prefix']}:  ({row['plugin']}) {row['description']}", title_justify="left")
+        table = Table(
+            title=f"{row['prefix']}:  ({row['plugin']}) {row['description']}", title_justify="left"
+        )
         for col in ("model", "inputs", "files", "tools", "structured", "stream"):
             table.add_column(col)
         for pattern, caps in [*row["models"].items(), ("(other)", row["default"])]:
-            table.add_row(pattern, ", ".join(caps["inputs"]), ", ".join(f.split("/")[-1] for f in caps["files"]),
-                          _yes(caps["tools"]), _yes(caps["structured_output"]), _yes(caps["streaming"]))
+            table.add_row(
+                pattern,
+                ", ".join(caps["inputs"]),
+                ", ".join(f.split("/")[-1] for f in caps["files"]),
+                _yes(caps["tools"]),
+                _yes(caps["structured_output"]),
+                _yes(caps["streaming"]),
+            )
         console.print(table)
         if row["aliases"]:
-            console.print("  aliases: " + ", ".join(f"{a} → {t}" for a, t in row["aliases"].items()))
+            console.print(
+                "  aliases: " + ", ".join(f"{a} → {t}" for a, t in row["aliases"].items())
+            )
     if config.aliases:
-        console.print("[bold]configured aliases:[/] " + ", ".join(f"{a} → {t}" for a, t in config.aliases.items()))
+        console.print(
+            "[bold]configured aliases:[/] "
+            + ", ".join(f"{a} → {t}" for a, t in config.aliases.items())
+        )
     if config.configurations:
         console.print("[bold]named configurations:[/] " + ", ".join(config.configurations))
     return 0
@@ -85,8 +106,17 @@ def cmd_plugins(args: argparse.Namespace) -> int:
     from .plugins import discover
 
     loads = discover()
-    data = [{"name": x.name, "entry_point": x.value, "distribution": x.distribution,
-             "version": x.version, "ok": x.error is None, "error": x.error} for x in loads]
+    data = [
+        {
+            "name": x.name,
+            "entry_point": x.value,
+            "distribution": x.distribution,
+            "version": x.version,
+            "ok": x.error is None,
+            "error": x.error,
+        }
+        for x in loads
+    ]
     if args.json:
         _emit_json(data)
         return 0
@@ -97,7 +127,9 @@ def cmd_plugins(args: argparse.Namespace) -> int:
         table.add_column(col)
     for row in data:
         status = "[green]loaded[/]" if row["ok"] else f"[red]failed:[/] {row['error']}"
-        table.add_row(row["name"], row["distribution"] or "", row["version"] or "", status)
+        table.add_row(
+            str(row["name"]), str(row["distribution"] or ""), str(row["version"] or ""), status
+        )
     _console().print(table if data else "No plugins found.")
     return 0
 
@@ -133,9 +165,16 @@ def cmd_run(args: argparse.Namespace) -> int:
         if args.json or not args.stream:
             result = rt.run(content, response_format=schema, **options)
             if args.json:
-                _emit_json({"model": result.model, "output": result.output, "usage": result.usage.to_dict(),
-                            "stop_reason": result.stop_reason, "attempts": result.attempts,
-                            "latency_s": round(result.latency, 4)})
+                _emit_json(
+                    {
+                        "model": result.model,
+                        "output": result.output,
+                        "usage": result.usage.to_dict(),
+                        "stop_reason": result.stop_reason,
+                        "attempts": result.attempts,
+                        "latency_s": round(result.latency, 4),
+                    }
+                )
             else:
                 sys.stdout.write(str(result.output) + "\n")
             return 0
@@ -148,8 +187,10 @@ def cmd_run(args: argparse.Namespace) -> int:
                 final = event.result
         sys.stdout.write("\n")
         if final is not None:
-            err.print(f"[dim]{final.model} · {final.usage.input_tokens} in / "
-                      f"{final.usage.output_tokens} out · {final.latency:.2f}s[/]")
+            err.print(
+                f"[dim]{final.model} · {final.usage.input_tokens} in / "
+                f"{final.usage.output_tokens} out · {final.latency:.2f}s[/]"
+            )
         return 0
     except LlmportError as exc:
         err.print(f"[red]error:[/] {type(exc).__name__}: {exc}")
@@ -180,7 +221,9 @@ def cmd_session(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="llmport", description="llmport: one SDK, every LLM vendor.")
+    parser = argparse.ArgumentParser(
+        prog="llmport", description="llmport: one SDK, every LLM vendor."
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("models", help="list providers, models, capabilities and aliases")
@@ -193,13 +236,30 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("run", help="run one prompt")
     p.add_argument("prompt")
-    p.add_argument("-m", "--model", default="default", help="provider:model, alias or configuration")
-    p.add_argument("-a", "--attach", action="append", metavar="FILE", help="attach an image/audio/file")
+    p.add_argument(
+        "-m", "--model", default="default", help="provider:model, alias or configuration"
+    )
+    p.add_argument(
+        "-a", "--attach", action="append", metavar="FILE", help="attach an image/audio/file"
+    )
     p.add_argument("-s", "--system", help="system prompt")
     p.add_argument("--schema", help="JSON schema (file or inline JSON) for structured output")
-    p.add_argument("-o", "--option", action="append", metavar="KEY=VALUE", help="model option, e.g. temperature=0")
-    p.add_argument("--no-stream", dest="stream", action="store_false", help="wait for the whole reply")
-    p.add_argument("--retries", type=int, default=None, help="total attempts per request (default: configuration, else 2)")
+    p.add_argument(
+        "-o",
+        "--option",
+        action="append",
+        metavar="KEY=VALUE",
+        help="model option, e.g. temperature=0",
+    )
+    p.add_argument(
+        "--no-stream", dest="stream", action="store_false", help="wait for the whole reply"
+    )
+    p.add_argument(
+        "--retries",
+        type=int,
+        default=None,
+        help="total attempts per request (default: configuration, else 2)",
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_run)
 

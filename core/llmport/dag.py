@@ -40,8 +40,16 @@ class LlmRecord(Protocol):
     @property
     def node_id(self) -> str: ...
 
-    def finish(self, *, reply: str, usage: Usage, tool_calls: list[Any], stop_reason: str,
-               output: Any, attempts: int) -> None: ...
+    def finish(
+        self,
+        *,
+        reply: str,
+        usage: Usage,
+        tool_calls: list[Any],
+        stop_reason: str,
+        output: Any,
+        attempts: int,
+    ) -> None: ...
 
     def fail(self, error: BaseException, *, attempts: int) -> None: ...
 
@@ -55,11 +63,20 @@ class Frame(Protocol):
 
     def context_messages(self) -> list[Message]: ...
 
-    def begin_llm(self, *, model: str, messages: list[Message], system: str | None,
-                  context_override: bool) -> LlmRecord: ...
+    def begin_llm(
+        self, *, model: str, messages: list[Message], system: str | None, context_override: bool
+    ) -> LlmRecord: ...
 
-    def record_tool(self, *, llm_node_id: str, call: Any, result: Any, duration: float,
-                    error: str | None, iteration: int) -> str: ...
+    def record_tool(
+        self,
+        *,
+        llm_node_id: str,
+        call: Any,
+        result: Any,
+        duration: float,
+        error: str | None,
+        iteration: int,
+    ) -> str: ...
 
 
 _current: contextvars.ContextVar[Frame | None] = contextvars.ContextVar(
@@ -82,8 +99,9 @@ class Reads(list[str]):
 
     __slots__ = ("cutoff", "frame")
 
-    def __init__(self, ids: Iterable[str] = (), *, cutoff: int | None = None,
-                 frame: str | None = None):
+    def __init__(
+        self, ids: Iterable[str] = (), *, cutoff: int | None = None, frame: str | None = None
+    ):
         super().__init__(ids)
         self.cutoff = cutoff
         self.frame = frame
@@ -110,8 +128,13 @@ class Prompt(list[Message]):
 
     __slots__ = ("content", "reads")
 
-    def __init__(self, messages: Iterable[Message] = (), *, content: Sequence[Block] = (),
-                 reads: Reads | None = None):
+    def __init__(
+        self,
+        messages: Iterable[Message] = (),
+        *,
+        content: Sequence[Block] = (),
+        reads: Reads | None = None,
+    ):
         super().__init__(messages)
         self.content = tuple(content)
         self.reads = reads
@@ -171,11 +194,19 @@ class Node:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready view (what ``llmport session show --json`` prints)."""
         return {
-            "id": self.id, "seq": self.seq, "kind": self.kind, "name": self.name,
-            "parent": self.parent_id, "status": self.status,
+            "id": self.id,
+            "seq": self.seq,
+            "kind": self.kind,
+            "name": self.name,
+            "parent": self.parent_id,
+            "status": self.status,
             "expose": self.expose if self.kind == "function" else None,
-            "started_at": self.started_at, "duration": self.duration, "start_clock": self.start,
-            "end_clock": self.end, "data": self.data, "result": self.result,
+            "started_at": self.started_at,
+            "duration": self.duration,
+            "start_clock": self.start,
+            "end_clock": self.end,
+            "data": self.data,
+            "result": self.result,
         }
 
     def __repr__(self) -> str:
@@ -236,7 +267,7 @@ def select_reads(frame: Node, cutoff: int, callers: int | None, subcalls: int | 
     out: list[Node] = [frame] if frame.kind == "function" else []
     if frame.done_llm:
         assert frame.done_llm_ends is not None
-        for node in frame.done_llm[:bisect_left(frame.done_llm_ends, cutoff)]:
+        for node in frame.done_llm[: bisect_left(frame.done_llm_ends, cutoff)]:
             _add_llm(node, out, tools=True)
     if frame.done_calls and subcalls != 0:
         assert frame.done_call_ends is not None
@@ -444,14 +475,19 @@ def stored_to_block(stored: dict[str, Any]) -> TextBlock:
 
 
 def message_to_stored(message: Message) -> dict[str, Any]:
-    out: dict[str, Any] = {"role": message.role,
-                           "blocks": [block_to_stored(b) for b in message.blocks]}
+    out: dict[str, Any] = {
+        "role": message.role,
+        "blocks": [block_to_stored(b) for b in message.blocks],
+    }
     if message.tool_calls:
-        out["tool_calls"] = [{"id": c.id, "name": c.name, "arguments": c.arguments}
-                             for c in message.tool_calls]
+        out["tool_calls"] = [
+            {"id": c.id, "name": c.name, "arguments": c.arguments} for c in message.tool_calls
+        ]
     if message.tool_results:
-        out["tool_results"] = [{"call_id": r.call_id, "name": r.name, "content": r.content,
-                                "is_error": r.is_error} for r in message.tool_results]
+        out["tool_results"] = [
+            {"call_id": r.call_id, "name": r.name, "content": r.content, "is_error": r.is_error}
+            for r in message.tool_results
+        ]
     return out
 
 
@@ -467,6 +503,15 @@ def prompt_content(messages: Sequence[Message]) -> tuple[Block, ...]:
 
 
 __all__ = [
-    "EXPOSE_VALUES", "RENDER_RANGE_KEYS", "Frame", "History", "LlmRecord", "Node",
-    "Prompt", "Reads", "current_frame", "render_nodes", "select_reads",
+    "EXPOSE_VALUES",
+    "RENDER_RANGE_KEYS",
+    "Frame",
+    "History",
+    "LlmRecord",
+    "Node",
+    "Prompt",
+    "Reads",
+    "current_frame",
+    "render_nodes",
+    "select_reads",
 ]

@@ -21,10 +21,17 @@ def tiny_png(width: int = 8, height: int = 8, rgb: tuple[int, int, int] = (40, 1
     raw = row * height
 
     def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+        return (
+            struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+        )
 
     header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b"")
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(raw))
+        + chunk(b"IEND", b"")
+    )
 
 
 def run_demo(as_json: bool = False) -> int:
@@ -47,52 +54,88 @@ def run_demo(as_json: bool = False) -> int:
         return {"Paris": "sunny, 22°C", "Oslo": "snow, -3°C"}.get(city, "unknown")
 
     # Two scripted "vendors" stand in until the vendor plugins' cassettes land.
-    fast = Script(prefix="fast", steps=[
-        reply("The screenshot shows a green square."),
-        call_tools(("weather", {"city": "Paris"}), ("weather", {"city": "Oslo"})),
-        reply("Paris is sunny (22°C); Oslo has snow (-3°C)."),
-    ])
-    strong = Script(prefix="strong", steps=[
-        fail(RateLimitError("429 Too Many Requests", provider="strong", retry_after=0.05)),
-        reply('{"city": "Paris", "temperature_c": 22, "pack_umbrella": false}'),
-        reply("Oslo needs warmer clothes."),
-        call_tools(("pack_coat", {"city": "Oslo"})),
-    ])
-    rt = Runtime(model="fast:mini", hooks=[fast, strong], backoff=Backoff(initial=0.05, maximum=0.2))
+    fast = Script(
+        prefix="fast",
+        steps=[
+            reply("The screenshot shows a green square."),
+            call_tools(("weather", {"city": "Paris"}), ("weather", {"city": "Oslo"})),
+            reply("Paris is sunny (22°C); Oslo has snow (-3°C)."),
+        ],
+    )
+    strong = Script(
+        prefix="strong",
+        steps=[
+            fail(RateLimitError("429 Too Many Requests", provider="strong", retry_after=0.05)),
+            reply('{"city": "Paris", "temperature_c": 22, "pack_umbrella": false}'),
+            reply("Oslo needs warmer clothes."),
+            call_tools(("pack_coat", {"city": "Oslo"})),
+        ],
+    )
+    rt = Runtime(
+        model="fast:mini", hooks=[fast, strong], backoff=Backoff(initial=0.05, maximum=0.2)
+    )
 
     steps: list[dict[str, Any]] = []
 
     def step(title: str, model: str, started: float, result: Any) -> None:
-        steps.append({"step": title, "model": model, "seconds": round(time.perf_counter() - started, 3),
-                      "result": result})
-        console.print(f"[bold cyan]{title}[/] [dim]({model}, {time.perf_counter() - started:.2f}s)[/]")
+        steps.append(
+            {
+                "step": title,
+                "model": model,
+                "seconds": round(time.perf_counter() - started, 3),
+                "result": result,
+            }
+        )
+        console.print(
+            f"[bold cyan]{title}[/] [dim]({model}, {time.perf_counter() - started:.2f}s)[/]"
+        )
         console.print(f"  → {result}", markup=False)
 
     console.rule("[bold]llmport demo[/] (offline)")
     t = time.perf_counter()
-    r = rt.run([{"type": "text", "text": "What is on this screenshot?"},
-                {"type": "image", "data": tiny_png(), "media_type": "image/png"}])
+    r = rt.run(
+        [
+            {"type": "text", "text": "What is on this screenshot?"},
+            {"type": "image", "data": tiny_png(), "media_type": "image/png"},
+        ]
+    )
     step("1. image input", r.model, t, r.output)
 
     t = time.perf_counter()
     r = rt.run("Weather in Paris and Oslo?", tools=[weather])
-    calls = ", ".join(f"{c.call.name}({c.call.arguments['city']}) {c.duration:.2f}s" for c in r.tool_calls)
+    calls = ", ".join(
+        f"{c.call.name}({c.call.arguments['city']}) {c.duration:.2f}s" for c in r.tool_calls
+    )
     step("2. parallel tool loop", r.model, t, f"{r.output}  [tools: {calls}]")
 
     t = time.perf_counter()
-    schema = {"type": "object", "required": ["city", "temperature_c", "pack_umbrella"],
-              "properties": {"city": {"type": "string"}, "temperature_c": {"type": "number"},
-                             "pack_umbrella": {"type": "boolean"}}}
+    schema = {
+        "type": "object",
+        "required": ["city", "temperature_c", "pack_umbrella"],
+        "properties": {
+            "city": {"type": "string"},
+            "temperature_c": {"type": "number"},
+            "pack_umbrella": {"type": "boolean"},
+        },
+    }
     r = rt.run("Summarise Paris as JSON.", response_format=schema, model="strong:large")
-    step("3. structured output after a retried 429", r.model, t,
-         f"{json.loads(r.output)} (attempts: {r.attempts}, first failure: {type(r.failures[0].error).__name__})")
+    step(
+        "3. structured output after a retried 429",
+        r.model,
+        t,
+        f"{json.loads(r.output)} (attempts: {r.attempts}, "
+        f"first failure: {type(r.failures[0].error).__name__})",
+    )
 
     def pack_coat(city: str) -> str:
         return f"coat packed for {city}"
 
     t = time.perf_counter()
-    r = rt.run("Should I pack a coat or sunglasses for Oslo?", model="strong:large",
-               choices={"pack_coat": pack_coat, "pack_sunglasses": "sunglasses"})
+    r = rt.run(
+        "Should I pack a coat or sunglasses for Oslo?",
+        model="strong:large",
+        choices={"pack_coat": pack_coat, "pack_sunglasses": "sunglasses"},
+    )
     step("4. decision", r.model, t, f"{r.output} (picked {r.choice})")
 
     usage = rt.usage

@@ -15,7 +15,15 @@ import contextvars
 import inspect
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Generator, Iterable, Iterator, Mapping, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Callable,
+    Generator,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any
@@ -188,8 +196,9 @@ class CallableProvider(Provider):
 
     name = "call"
 
-    def __init__(self, sync_fn: Callable[..., Any] | None, async_fn: Callable[..., Any] | None,
-                 label: str) -> None:
+    def __init__(
+        self, sync_fn: Callable[..., Any] | None, async_fn: Callable[..., Any] | None, label: str
+    ) -> None:
         super().__init__()
         self.sync_fn = sync_fn
         self.async_fn = async_fn
@@ -209,13 +218,18 @@ class CallableProvider(Provider):
     def prepare(self, request: Request) -> None:
         if request.tools:
             raise UnsupportedFeatureError(
-                self.label, request.model, "tools",
-                "a call function returns text only; use a provider plugin (e.g. 'openai:...') for tools",
+                self.label,
+                request.model,
+                "tools",
+                "a call function returns text only; "
+                "use a provider plugin (e.g. 'openai:...') for tools",
             )
         unknown = [k for k in request.options if not self.accepts_any and k not in self.accepted]
         if unknown:
             raise UnsupportedFeatureError(
-                self.label, request.model, f"option(s) {', '.join(sorted(unknown))}",
+                self.label,
+                request.model,
+                f"option(s) {', '.join(sorted(unknown))}",
                 "add them as keyword parameters (or **kwargs) to the call function",
             )
 
@@ -250,8 +264,19 @@ class CallableProvider(Provider):
 # --- the runtime -------------------------------------------------------------------
 
 _CALL_PARAMS = (
-    "content", "context", "response_format", "model", "tools", "toolset", "tools_source",
-    "tools_allow", "tools_deny", "tool_choice", "parallel_tool_calls", "max_iterations", "choices",
+    "content",
+    "context",
+    "response_format",
+    "model",
+    "tools",
+    "toolset",
+    "tools_source",
+    "tools_allow",
+    "tools_deny",
+    "tool_choice",
+    "parallel_tool_calls",
+    "max_iterations",
+    "choices",
 )
 _TOOL_CHOICES = ("auto", "required", "none")
 #: Consecutive tool errors (unknown tool, bad arguments, exceptions) before giving up.
@@ -271,7 +296,8 @@ class Runtime:
 
     Settings: ``backoff`` (:class:`~llmport.retry.Backoff`), ``providers``
     (``{"openai": {"base_url": ...}}``), ``hooks`` (objects with hookimpls:
-    policies, providers, toolsets, for this runtime only), ``config`` (a :class:`~llmport.config.Config`;
+    policies, providers, toolsets, for this runtime only), ``config``
+    (a :class:`~llmport.config.Config`;
     default: loaded from files and environment), ``plugins`` (a
     :class:`~llmport.plugins.PluginHost`), ``input_token_budget``,
     ``max_block_bytes``; anything else is a default option for every call
@@ -356,12 +382,25 @@ class Runtime:
         if self.call is not None:
             is_async = inspect.iscoroutinefunction(self.call)
             fn = self.call
-            return (CallableProvider(None if is_async else fn, fn if is_async else None, "call function"),
-                    model, model, {}, True)
+            return (
+                CallableProvider(
+                    None if is_async else fn, fn if is_async else None, "call function"
+                ),
+                model,
+                model,
+                {},
+                True,
+            )
         if self._overridden("_call") or self._overridden("_async_call"):
             sync = self._call if self._overridden("_call") else None
             asyn = self._async_call if self._overridden("_async_call") else None
-            return CallableProvider(sync, asyn, f"{type(self).__name__}._call"), model, model, {}, True
+            return (
+                CallableProvider(sync, asyn, f"{type(self).__name__}._call"),
+                model,
+                model,
+                {},
+                True,
+            )
         if model == "default":
             model = self.config.default_model
             if not model:
@@ -373,21 +412,33 @@ class Runtime:
         with self._lock:
             provider = self._instances.get(route.prefix)
             if provider is None:
-                settings = {**self.config.providers.get(route.prefix, {}),
-                            **self._provider_settings.get(route.prefix, {})}
+                settings = {
+                    **self.config.providers.get(route.prefix, {}),
+                    **self._provider_settings.get(route.prefix, {}),
+                }
                 provider = route.info.create(settings)
                 self._instances[route.prefix] = provider
         return provider, route.model, route.qualified, route.options, False
 
     # -- the seed API ---------------------------------------------------------------
 
-    def _call(self, content: list[dict[str, Any]], model: str = "default",
-              response_format: dict[str, Any] | None = None, **options: Any) -> str:
+    def _call(
+        self,
+        content: list[dict[str, Any]],
+        model: str = "default",
+        response_format: dict[str, Any] | None = None,
+        **options: Any,
+    ) -> str:
         """Override to make a runtime from a function; returns the reply text."""
         raise NotImplementedError
 
-    async def _async_call(self, content: list[dict[str, Any]], model: str = "default",
-                          response_format: dict[str, Any] | None = None, **options: Any) -> str:
+    async def _async_call(
+        self,
+        content: list[dict[str, Any]],
+        model: str = "default",
+        response_format: dict[str, Any] | None = None,
+        **options: Any,
+    ) -> str:
         """Async override; by default runs ``_call`` in a thread."""
         return await asyncio.to_thread(self._call, content, model, response_format, **options)
 
@@ -395,46 +446,76 @@ class Runtime:
 
     def _plan(self, params: dict[str, Any], options: dict[str, Any], *, stream: bool) -> _Plan:
         frame = current_frame()
-        deps = options.pop("deps", None)
-        system = options.pop("system", None)
         max_iterations = params["max_iterations"]
         if not isinstance(max_iterations, int) or max_iterations < 1:
             raise ValueError("max_iterations must be an integer >= 1")
         tool_choice = params["tool_choice"]
-        if not (tool_choice in _TOOL_CHOICES or (isinstance(tool_choice, dict) and isinstance(tool_choice.get("name"), str))):
-            raise ValueError(f"tool_choice must be 'auto', 'required', 'none' or {{'name': ...}}, got {tool_choice!r}")
+        if not (
+            tool_choice in _TOOL_CHOICES
+            or (isinstance(tool_choice, dict) and isinstance(tool_choice.get("name"), str))
+        ):
+            raise ValueError(
+                "tool_choice must be 'auto', 'required', 'none' or {'name': ...}, "
+                f"got {tool_choice!r}"
+            )
         if params["choices"] is not None and params["response_format"] is not None:
             raise ValueError("choices and response_format cannot be combined")
 
         target, model, qualified, conf_options, plain = self._target(params["model"])
+        # Per call beats named configuration beats runtime defaults.
+        merged = {**self.options, **conf_options, **options}
+        deps = merged.pop("deps", None)  # for tools and choices, never sent to providers
+        system = merged.pop("system", None)
         caps = target.capabilities(model)
         blocks = normalize_content(params["content"], max_bytes=self.max_block_bytes)
         if not blocks and params["context"] is None and frame is None:
             raise ContentError(0, "content is empty")
 
-        info = CallInfo(model=qualified, provider=target.name,
-                        function=frame.name if frame else None,
-                        node_id=frame.node_id if frame else None, deps=deps)
+        info = CallInfo(
+            model=qualified,
+            provider=target.name,
+            function=frame.name if frame else None,
+            node_id=frame.node_id if frame else None,
+            deps=deps,
+        )
         messages = self._messages(blocks, params["context"], frame)
         toolbox = self._toolbox(params, info)
-        if isinstance(tool_choice, dict) and (toolbox is None or tool_choice["name"] not in toolbox.tools):
-            raise ValueError(f"tool_choice names {tool_choice['name']!r}, which is not among the tools")
+        if isinstance(tool_choice, dict) and (
+            toolbox is None or tool_choice["name"] not in toolbox.tools
+        ):
+            raise ValueError(
+                f"tool_choice names {tool_choice['name']!r}, which is not among the tools"
+            )
         rf = structured.prepare(params["response_format"])
         decision = Decision(params["choices"]) if params["choices"] is not None else None
         if rf is not None and not caps.native_structured_output and not caps.native_tools:
             raise UnsupportedFeatureError(target.name, model, "response_format")
-        merged = {**self.options, **conf_options, **options}
         tool_settings = ToolSettings.pop_from(merged)  # loop options, never sent to providers
         if toolbox is not None and toolbox.needs_approval and tool_settings.approver is None:
             raise ToolApprovalRequired(
                 f"policy requires approval for {', '.join(sorted(toolbox.needs_approval))} but no "
-                "approver was given (exec(..., approver=fn) or Runtime(..., approver=fn))")
+                "approver was given (exec(..., approver=fn) or Runtime(..., approver=fn))"
+            )
         return _Plan(
-            target=target, model=model, qualified=qualified, caps=caps, messages=messages,
-            system=system, toolbox=toolbox, tool_choice=tool_choice,
-            parallel_tool_calls=bool(params["parallel_tool_calls"]), max_iterations=max_iterations,
-            response_format=rf, decision=decision, options=merged, deps=deps, plain_callable=plain,
-            info=info, frame=frame, stream=stream, tool_settings=tool_settings,
+            target=target,
+            model=model,
+            qualified=qualified,
+            caps=caps,
+            messages=messages,
+            system=system,
+            toolbox=toolbox,
+            tool_choice=tool_choice,
+            parallel_tool_calls=bool(params["parallel_tool_calls"]),
+            max_iterations=max_iterations,
+            response_format=rf,
+            decision=decision,
+            options=merged,
+            deps=deps,
+            plain_callable=plain,
+            info=info,
+            frame=frame,
+            stream=stream,
+            tool_settings=tool_settings,
             output_type=structured.output_type(params["response_format"]),
         )
 
@@ -465,7 +546,9 @@ class Runtime:
     def _toolbox(self, params: dict[str, Any], info: CallInfo) -> ToolBox | None:
         if not (params["tools"] or params["toolset"] or params["tools_source"]):
             return None
-        toolbox = build_toolbox(params["tools"], params["toolset"], params["tools_source"], self.plugins, info)
+        toolbox = build_toolbox(
+            params["tools"], params["toolset"], params["tools_source"], self.plugins, info
+        )
         if toolbox is None:
             return None
         allow = _patterns(params["tools_allow"], "tools_allow")
@@ -480,8 +563,11 @@ class Runtime:
                 continue
             if scope is not None and name not in scope:
                 continue
-            verdict = combine_verdicts(host.hook.llmport_tool_policy(
-                check=ToolCheck(name, "offer", info, None, t.description)))
+            verdict = combine_verdicts(
+                host.hook.llmport_tool_policy(
+                    check=ToolCheck(name, "offer", info, None, t.description)
+                )
+            )
             if verdict == "deny":
                 continue
             if verdict == "approve":  # offered; each call is put to the approver before it runs
@@ -492,14 +578,26 @@ class Runtime:
 
     # -- the run, as steps -------------------------------------------------------------
 
-    def _request(self, plan: _Plan, messages: list[Message], *, tools: bool, tool_choice: ToolChoice,
-                 response_format: ResponseFormat | None) -> Request:
+    def _request(
+        self,
+        plan: _Plan,
+        messages: list[Message],
+        *,
+        tools: bool,
+        tool_choice: ToolChoice,
+        response_format: ResponseFormat | None,
+    ) -> Request:
         specs = plan.toolbox.specs if (tools and plan.toolbox) else []
         return Request(
-            model=plan.model, messages=list(messages), system=plan.system, tools=specs,
+            model=plan.model,
+            messages=list(messages),
+            system=plan.system,
+            tools=specs,
             tool_choice=tool_choice if specs else "auto",
-            parallel_tool_calls=plan.parallel_tool_calls, response_format=response_format,
-            options=dict(plan.options), stream=plan.stream,
+            parallel_tool_calls=plan.parallel_tool_calls,
+            response_format=response_format,
+            options=dict(plan.options),
+            stream=plan.stream,
         )
 
     def _steps(self, plan: _Plan, run: RunResult) -> Generator[_Step, Any, Any]:
@@ -511,8 +609,13 @@ class Runtime:
         failed_turns = 0
         for iteration in range(1, plan.max_iterations + 1):
             run.iterations = iteration
-            request = self._request(plan, messages, tools=True, tool_choice=tool_choice,
-                                    response_format=plan.response_format)
+            request = self._request(
+                plan,
+                messages,
+                tools=True,
+                tool_choice=tool_choice,
+                response_format=plan.response_format,
+            )
             response = yield _ModelStep(request)
             messages.append(response.as_message())
             if not response.tool_calls:
@@ -530,7 +633,9 @@ class Runtime:
                 run.messages = messages
                 error = ModelBehaviorError(
                     f"every tool call failed on {failed_turns} turns in a row "
-                    f"(max_tool_errors={plan.tool_settings.max_tool_errors}); last: {outcomes[-1].error}")
+                    f"(max_tool_errors={plan.tool_settings.max_tool_errors}); "
+                    f"last: {outcomes[-1].error}"
+                )
                 error.run = run  # type: ignore[attr-defined]
                 raise error
         assert response is not None
@@ -546,8 +651,15 @@ class Runtime:
             value, errors = self._structured(plan, response.text)
             if errors:
                 messages.append(Message("user", (TextBlock(structured.repair_prompt(errors)),)))
-                response = yield _ModelStep(self._request(plan, messages, tools=False, tool_choice="auto",
-                                                          response_format=plan.response_format))
+                response = yield _ModelStep(
+                    self._request(
+                        plan,
+                        messages,
+                        tools=False,
+                        tool_choice="auto",
+                        response_format=plan.response_format,
+                    )
+                )
                 messages.append(response.as_message())
                 value, errors = self._structured(plan, response.text)
                 if errors:
@@ -576,7 +688,9 @@ class Runtime:
         except Exception as exc:  # e.g. a pydantic validator stricter than the schema
             return value, [f"<root>: {type(exc).__name__}: {exc}"]
 
-    def _decide(self, plan: _Plan, run: RunResult, messages: list[Message]) -> Generator[_Step, Any, Any]:
+    def _decide(
+        self, plan: _Plan, run: RunResult, messages: list[Message]
+    ) -> Generator[_Step, Any, Any]:
         decision = plan.decision
         assert decision is not None
         via_tools = plan.caps.native_tools
@@ -586,12 +700,24 @@ class Runtime:
             if via_tools:
                 specs = decision.tool_specs()
                 choice: ToolChoice = {"name": specs[0].name} if len(specs) == 1 else "required"
-                request = Request(model=plan.model, messages=list(messages), system=plan.system,
-                                  tools=specs, tool_choice=choice, parallel_tool_calls=False,
-                                  options=dict(plan.options), stream=plan.stream)
+                request = Request(
+                    model=plan.model,
+                    messages=list(messages),
+                    system=plan.system,
+                    tools=specs,
+                    tool_choice=choice,
+                    parallel_tool_calls=False,
+                    options=dict(plan.options),
+                    stream=plan.stream,
+                )
             else:
-                request = self._request(plan, messages, tools=False, tool_choice="auto",
-                                        response_format=decision.response_format())
+                request = self._request(
+                    plan,
+                    messages,
+                    tools=False,
+                    tool_choice="auto",
+                    response_format=decision.response_format(),
+                )
             response = yield _ModelStep(request)
             messages.append(response.as_message())
             try:
@@ -599,21 +725,44 @@ class Runtime:
             except InvalidPick as bad:
                 errors = bad.errors
                 if response.tool_calls:
-                    messages.append(Message("tool", tool_results=tuple(
-                        ToolResult(c.id, c.name, "invalid pick: " + "; ".join(errors), True)
-                        for c in response.tool_calls)))
-                messages.append(Message("user", (TextBlock(
-                    "That was not a valid choice: " + "; ".join(errors) + ". "
-                    + decision.prompt(via_tools)),)))
+                    messages.append(
+                        Message(
+                            "tool",
+                            tool_results=tuple(
+                                ToolResult(c.id, c.name, "invalid pick: " + "; ".join(errors), True)
+                                for c in response.tool_calls
+                            ),
+                        )
+                    )
+                messages.append(
+                    Message(
+                        "user",
+                        (
+                            TextBlock(
+                                "That was not a valid choice: "
+                                + "; ".join(errors)
+                                + ". "
+                                + decision.prompt(via_tools)
+                            ),
+                        ),
+                    )
+                )
                 continue
             return (yield from self._resolve_choice(plan, run, picked, args))
         raise decision.fail(errors)
 
-    def _resolve_choice(self, plan: _Plan, run: RunResult, picked: Choice,
-                        args: dict[str, Any]) -> Generator[_Step, Any, Any]:
+    def _resolve_choice(
+        self, plan: _Plan, run: RunResult, picked: Choice, args: dict[str, Any]
+    ) -> Generator[_Step, Any, Any]:
         run.choice = picked.name
-        ctx = RunContext(deps=plan.deps, model=plan.qualified, node_id=_node_id(plan),
-                         iteration=run.iterations, tool_name=picked.name, function=plan.info.function)
+        ctx = RunContext(
+            deps=plan.deps,
+            model=plan.qualified,
+            node_id=_node_id(plan),
+            iteration=run.iterations,
+            tool_name=picked.name,
+            function=plan.info.function,
+        )
         fn, kwargs = resolve_call(picked, args, ctx)
         if fn is None:
             return picked.target
@@ -633,22 +782,31 @@ class Runtime:
             new = _call_impl(impl, request=request, info=self._info(plan, run.iterations))
             if new is not None:
                 if not isinstance(new, Request):
-                    raise GuardrailTripped(f"before_request hook {impl.plugin_name} returned {type(new).__name__}")
+                    raise GuardrailTripped(
+                        f"before_request hook {impl.plugin_name} returned {type(new).__name__}"
+                    )
                 request = new
         self._observe(plan, "model_start", {"model": plan.qualified, "request": request}, run)
         return request
 
-    def _after_response(self, plan: _Plan, request: Request, response: Response, run: RunResult,
-                        attempts: Attempts) -> Response:
+    def _after_response(
+        self, plan: _Plan, request: Request, response: Response, run: RunResult, attempts: Attempts
+    ) -> Response:
         for impl in reversed(self.plugins.hook.llmport_after_response.get_hookimpls()):
-            new = _call_impl(impl, request=request, response=response, info=self._info(plan, run.iterations))
+            new = _call_impl(
+                impl, request=request, response=response, info=self._info(plan, run.iterations)
+            )
             if new is not None:
                 response = new
         run.usage.add(response.usage if response.usage.requests else _one_request(response.usage))
         run.attempts += attempts.count
         run.failures.extend(attempts.failures)
-        self._observe(plan, "model_end", {"model": plan.qualified, "response": response,
-                                          "attempts": attempts.count}, run)
+        self._observe(
+            plan,
+            "model_end",
+            {"model": plan.qualified, "response": response, "attempts": attempts.count},
+            run,
+        )
         return response
 
     def _observe(self, plan: _Plan, event: str, payload: dict[str, Any], run: RunResult) -> None:
@@ -662,7 +820,9 @@ class Runtime:
             except Exception:  # observers never break a run
                 import logging
 
-                logging.getLogger("llmport").exception("observer %s failed on %s", impl.plugin_name, event)
+                logging.getLogger("llmport").exception(
+                    "observer %s failed on %s", impl.plugin_name, event
+                )
 
     def _check_budget(self, request: Request) -> None:
         if self.input_token_budget is None:
@@ -673,24 +833,31 @@ class Runtime:
 
     def _failure_hook(self, plan: _Plan, run: RunResult) -> Callable[[AttemptFailure], None]:
         def on_failure(failure: AttemptFailure) -> None:
-            self._observe(plan, "model_error", {"model": plan.qualified, "error": failure.error,
-                                                "attempt": failure.number}, run)
+            self._observe(
+                plan,
+                "model_error",
+                {"model": plan.qualified, "error": failure.error, "attempt": failure.number},
+                run,
+            )
+
         return on_failure
 
     def _model_sync(self, plan: _Plan, run: RunResult, step: _ModelStep) -> Iterator[Any]:
         request = self._before_request(plan, step.request, run)
         attempts = Attempts()
+        gate = _TextGate()
         number = 0
         while True:
             number += 1
             attempts.count = number
+            gate.new_attempt()
             try:
                 if plan.stream:
                     assembler = StreamAssembler()
                     for event in plan.target._stream(request):
                         assembler.feed(event)
-                        if isinstance(event, TextDelta):
-                            yield event
+                        if isinstance(event, TextDelta) and (piece := gate.admit(event.text)):
+                            yield TextDelta(piece)
                     response = assembler.response()
                 else:
                     response = plan.target._call(request)
@@ -704,21 +871,25 @@ class Runtime:
             yield UsageEvent(response.usage)
         yield _Done(response)
 
-    async def _model_async(self, plan: _Plan, run: RunResult, step: _ModelStep) -> AsyncIterator[Any]:
+    async def _model_async(
+        self, plan: _Plan, run: RunResult, step: _ModelStep
+    ) -> AsyncIterator[Any]:
         request = self._before_request(plan, step.request, run)
         attempts = Attempts()
+        gate = _TextGate()
         number = 0
         while True:
             number += 1
             attempts.count = number
+            gate.new_attempt()
             try:
                 if plan.stream:
                     assembler = StreamAssembler()
                     events: AsyncIterator[ProviderEvent] = plan.target._astream(request)
                     async for event in events:
                         assembler.feed(event)
-                        if isinstance(event, TextDelta):
-                            yield event
+                        if isinstance(event, TextDelta) and (piece := gate.admit(event.text)):
+                            yield TextDelta(piece)
                     response = assembler.response()
                 else:
                     response = await plan.target._async_call(request)
@@ -732,13 +903,19 @@ class Runtime:
             yield UsageEvent(response.usage)
         yield _Done(response)
 
-    def _retry_delay(self, plan: _Plan, run: RunResult, attempts: Attempts, exc: Exception,
-                     number: int) -> float:
+    def _retry_delay(
+        self, plan: _Plan, run: RunResult, attempts: Attempts, exc: Exception, number: int
+    ) -> float:
         try:
             return _after_failure(
-                exc, number, max_attempts=self.max_retries, backoff=self.backoff,
-                plain_callable=plan.plain_callable, function_name=plan.info.function,
-                attempts=attempts, on_failure=self._failure_hook(plan, run),
+                exc,
+                number,
+                max_attempts=self.max_retries,
+                backoff=self.backoff,
+                plain_callable=plan.plain_callable,
+                function_name=plan.info.function,
+                attempts=attempts,
+                on_failure=self._failure_hook(plan, run),
             )
         except BaseException:
             run.attempts += attempts.count
@@ -746,36 +923,76 @@ class Runtime:
             raise
 
     def _tool_contexts(self, plan: _Plan, step: _ToolStep) -> list[RunContext[Any]]:
-        return [RunContext(deps=plan.deps, model=plan.qualified, node_id=_node_id(plan),
-                           iteration=step.iteration, tool_call_id=c.id, tool_name=c.name,
-                           function=plan.info.function) for c in step.calls]
+        return [
+            RunContext(
+                deps=plan.deps,
+                model=plan.qualified,
+                node_id=_node_id(plan),
+                iteration=step.iteration,
+                tool_call_id=c.id,
+                tool_name=c.name,
+                function=plan.info.function,
+            )
+            for c in step.calls
+        ]
 
     def _run_verdict(self, plan: _Plan, call: ToolCall, run: RunResult) -> str:
         """The run-stage verdict; a tool marked "approve" when offered still needs approval."""
         hook = self.plugins.hook.llmport_tool_policy
         verdict = "allow"
         if hook.get_hookimpls():
-            verdict = combine_verdicts(hook(check=ToolCheck(call.name, "run", self._info(plan, run.iterations), call)))
-        if verdict == "allow" and plan.toolbox is not None and call.name in plan.toolbox.needs_approval:
+            verdict = combine_verdicts(
+                hook(check=ToolCheck(call.name, "run", self._info(plan, run.iterations), call))
+            )
+        if (
+            verdict == "allow"
+            and plan.toolbox is not None
+            and call.name in plan.toolbox.needs_approval
+        ):
             verdict = "approve"
         return verdict
 
-    def _record_tools(self, plan: _Plan, run: RunResult, step: _ToolStep,
-                      outcomes: list[ToolOutcome]) -> Iterator[StreamEvent]:
+    def _record_tools(
+        self, plan: _Plan, run: RunResult, step: _ToolStep, outcomes: list[ToolOutcome]
+    ) -> Iterator[StreamEvent]:
         for outcome in outcomes:
             node_id = None
             if plan.frame is not None and plan.record is not None:
                 node_id = plan.frame.record_tool(
-                    llm_node_id=plan.record.node_id, call=outcome.call, result=outcome.result,
-                    duration=outcome.duration, error=outcome.error, iteration=step.iteration)
-            run.tool_calls.append(ToolCallRecord(outcome.call, outcome.result, outcome.duration,
-                                                 step.iteration, outcome.error, node_id, outcome.status))
-            self._observe(plan, "tool_end", {"call": outcome.call, "result": outcome.result,
-                                             "duration": outcome.duration, "error": outcome.error}, run)
+                    llm_node_id=plan.record.node_id,
+                    call=outcome.call,
+                    result=outcome.result,
+                    duration=outcome.duration,
+                    error=outcome.error,
+                    iteration=step.iteration,
+                )
+            run.tool_calls.append(
+                ToolCallRecord(
+                    outcome.call,
+                    outcome.result,
+                    outcome.duration,
+                    step.iteration,
+                    outcome.error,
+                    node_id,
+                    outcome.status,
+                )
+            )
+            self._observe(
+                plan,
+                "tool_end",
+                {
+                    "call": outcome.call,
+                    "result": outcome.result,
+                    "duration": outcome.duration,
+                    "error": outcome.error,
+                },
+                run,
+            )
             yield ToolResultEvent(outcome.result, outcome.duration)
 
-    def _denied(self, plan: _Plan, run: RunResult,
-                step: _ToolStep) -> tuple[dict[str, ToolOutcome], list[tuple[ToolCall, ToolCheck]]]:
+    def _denied(
+        self, plan: _Plan, run: RunResult, step: _ToolStep
+    ) -> tuple[dict[str, ToolOutcome], list[tuple[ToolCall, ToolCheck]]]:
         """Gate a turn's calls: (refused outcomes by call id, calls awaiting approval).
 
         Run-stage policy first (deny wins), then the repeated-call rule; calls a
@@ -786,7 +1003,9 @@ class Runtime:
         for call in step.calls:
             verdict = self._run_verdict(plan, call, run)
             if verdict == "deny":
-                refused[call.id] = refusal(call, f"tool {call.name!r} was denied by policy.", "denied")
+                refused[call.id] = refusal(
+                    call, f"tool {call.name!r} was denied by policy.", "denied"
+                )
                 continue
             repeated = plan.tool_settings.history.check(call)
             if repeated is not None:
@@ -795,20 +1014,30 @@ class Runtime:
                 if plan.tool_settings.approver is None:
                     raise ToolApprovalRequired(
                         f"policy requires approval to run {call.name!r} but no approver was given "
-                        "(exec(..., approver=fn) or Runtime(..., approver=fn))")
+                        "(exec(..., approver=fn) or Runtime(..., approver=fn))"
+                    )
                 info = self._info(plan, run.iterations)
-                description = plan.toolbox.tools[call.name].description if (
-                    plan.toolbox and call.name in plan.toolbox.tools) else ""
+                description = (
+                    plan.toolbox.tools[call.name].description
+                    if (plan.toolbox and call.name in plan.toolbox.tools)
+                    else ""
+                )
                 pending.append((call, ToolCheck(call.name, "run", info, call, description)))
         return refused, pending
 
     @staticmethod
-    def _approved(step: _ToolStep, refused: dict[str, ToolOutcome],
-                  pending: list[tuple[ToolCall, ToolCheck]], answers: list[bool]) -> list[ToolCall]:
+    def _approved(
+        step: _ToolStep,
+        refused: dict[str, ToolOutcome],
+        pending: list[tuple[ToolCall, ToolCheck]],
+        answers: list[bool],
+    ) -> list[ToolCall]:
         """Record the approver's answers; return the calls to run, in call order."""
         for (call, _), granted in zip(pending, answers, strict=True):
             if not granted:
-                refused[call.id] = refusal(call, f"running {call.name!r} was not approved.", "not_approved")
+                refused[call.id] = refusal(
+                    call, f"running {call.name!r} was not approved.", "not_approved"
+                )
         return [c for c in step.calls if c.id not in refused]
 
     def _drive(self, plan: _Plan, run: RunResult) -> Iterator[StreamEvent | _Done]:
@@ -837,8 +1066,12 @@ class Runtime:
                 # Nested execs inside these tools may only use tools offered here.
                 scope_token = _tool_scope.set(frozenset(box.tools))
                 try:
-                    ran = box.run(allowed, self._tool_contexts(plan, _ToolStep(allowed, step.iteration)),
-                                  plan.parallel_tool_calls, plan.tool_settings.tool_timeout)
+                    ran = box.run(
+                        allowed,
+                        self._tool_contexts(plan, _ToolStep(allowed, step.iteration)),
+                        plan.parallel_tool_calls,
+                        plan.tool_settings.tool_timeout,
+                    )
                 finally:
                     _tool_scope.reset(scope_token)
                 outcomes = _in_order(step.calls, ran, refused)
@@ -867,14 +1100,20 @@ class Runtime:
                     yield ToolCallStarted(call)
                     self._observe(plan, "tool_start", {"call": call}, run)
                 refused, pending = self._denied(plan, run, step)
-                answers = [await aask_approval(plan.tool_settings.approver, check) for _, check in pending]
+                answers = [
+                    await aask_approval(plan.tool_settings.approver, check) for _, check in pending
+                ]
                 allowed = self._approved(step, refused, pending, answers)
                 box = plan.toolbox or ToolBox([])
                 # Nested execs inside these tools may only use tools offered here.
                 scope_token = _tool_scope.set(frozenset(box.tools))
                 try:
-                    ran = await box.arun(allowed, self._tool_contexts(plan, _ToolStep(allowed, step.iteration)),
-                                         plan.parallel_tool_calls, plan.tool_settings.tool_timeout)
+                    ran = await box.arun(
+                        allowed,
+                        self._tool_contexts(plan, _ToolStep(allowed, step.iteration)),
+                        plan.parallel_tool_calls,
+                        plan.tool_settings.tool_timeout,
+                    )
                 finally:
                     _tool_scope.reset(scope_token)
                 outcomes = _in_order(step.calls, ran, refused)
@@ -887,19 +1126,29 @@ class Runtime:
 
     # -- run bookkeeping shared by every entry point -------------------------------
 
-    def _start(self, params: dict[str, Any], options: dict[str, Any], stream: bool) -> tuple[_Plan, RunResult]:
+    def _start(
+        self, params: dict[str, Any], options: dict[str, Any], stream: bool
+    ) -> tuple[_Plan, RunResult]:
         frame = current_frame()
         try:
             plan = self._plan(params, options, stream=stream)
         except BaseException as exc:
             if frame is not None:  # a failure loses nothing: record it
-                frame.begin_llm(model=str(params["model"] or self.model), messages=[], system=None,
-                                context_override=params["context"] is not None).fail(exc, attempts=0)
+                frame.begin_llm(
+                    model=str(params["model"] or self.model),
+                    messages=[],
+                    system=None,
+                    context_override=params["context"] is not None,
+                ).fail(exc, attempts=0)
             raise
         run = RunResult(model=plan.qualified)
         if frame is not None:
-            plan.record = frame.begin_llm(model=plan.qualified, messages=plan.messages, system=plan.system,
-                                          context_override=params["context"] is not None)
+            plan.record = frame.begin_llm(
+                model=plan.qualified,
+                messages=plan.messages,
+                system=plan.system,
+                context_override=params["context"] is not None,
+            )
             run.node_id = plan.record.node_id
         return plan, run
 
@@ -909,9 +1158,14 @@ class Runtime:
         with self._lock:
             self._usage.add(run.usage)
         if plan.record is not None:
-            plan.record.finish(reply=run.text, usage=run.usage,
-                               tool_calls=[r.call for r in run.tool_calls],
-                               stop_reason=run.stop_reason, output=output, attempts=run.attempts)
+            plan.record.finish(
+                reply=run.text,
+                usage=run.usage,
+                tool_calls=[r.call for r in run.tool_calls],
+                stop_reason=run.stop_reason,
+                output=output,
+                attempts=run.attempts,
+            )
         return run
 
     def _fail(self, plan: _Plan, run: RunResult, exc: BaseException, started: float) -> None:
@@ -921,7 +1175,9 @@ class Runtime:
         if plan.record is not None:
             plan.record.fail(exc, attempts=run.attempts)
 
-    def _run_events(self, params: dict[str, Any], options: dict[str, Any], stream: bool) -> Iterator[StreamEvent]:
+    def _run_events(
+        self, params: dict[str, Any], options: dict[str, Any], stream: bool
+    ) -> Iterator[StreamEvent]:
         started = time.perf_counter()
         plan, run = self._start(params, options, stream)
         try:
@@ -935,8 +1191,9 @@ class Runtime:
             self._fail(plan, run, exc, started)
             raise
 
-    async def _arun_events(self, params: dict[str, Any], options: dict[str, Any],
-                           stream: bool) -> AsyncIterator[StreamEvent]:
+    async def _arun_events(
+        self, params: dict[str, Any], options: dict[str, Any], stream: bool
+    ) -> AsyncIterator[StreamEvent]:
         started = time.perf_counter()
         plan, run = self._start(params, options, stream)
         try:
@@ -1100,6 +1357,34 @@ class Runtime:
             self._instances.clear()
 
 
+class _TextGate:
+    """Keeps a retried stream from repeating text the caller already received.
+
+    Deltas are counted per attempt; only text past what was already sent is
+    let through. If a retried reply differs from the failed one, the
+    caller's text is the failed prefix plus the new remainder; the
+    FinalEvent's ``result.text`` is always the complete reply that succeeded.
+    """
+
+    __slots__ = ("seen", "sent")
+
+    def __init__(self) -> None:
+        self.sent = 0
+        self.seen = 0
+
+    def new_attempt(self) -> None:
+        self.seen = 0
+
+    def admit(self, text: str) -> str:
+        start = self.seen
+        self.seen += len(text)
+        if self.seen <= self.sent:
+            return ""
+        piece = text[max(0, self.sent - start) :]
+        self.sent = self.seen
+        return piece
+
+
 # --- helpers -----------------------------------------------------------------------------
 
 
@@ -1131,7 +1416,9 @@ def _patterns(value: Any, name: str) -> list[str] | None:
     return items
 
 
-def _in_order(calls: list[ToolCall], ran: list[ToolOutcome], denied: dict[str, ToolOutcome]) -> list[ToolOutcome]:
+def _in_order(
+    calls: list[ToolCall], ran: list[ToolOutcome], denied: dict[str, ToolOutcome]
+) -> list[ToolOutcome]:
     by_id = {o.call.id: o for o in ran}
     return [denied.get(c.id) or by_id[c.id] for c in calls]
 
@@ -1141,8 +1428,14 @@ def _node_id(plan: _Plan) -> str | None:
 
 
 def _one_request(usage: Usage) -> Usage:
-    return Usage(usage.input_tokens, usage.output_tokens, usage.cache_read_tokens,
-                 usage.cache_write_tokens, usage.reasoning_tokens, 1)
+    return Usage(
+        usage.input_tokens,
+        usage.output_tokens,
+        usage.cache_read_tokens,
+        usage.cache_write_tokens,
+        usage.reasoning_tokens,
+        1,
+    )
 
 
 def _strip(text: str) -> str:
@@ -1155,6 +1448,7 @@ def _invoke_sync(fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
     result = fn(**kwargs)
     if not inspect.isawaitable(result):
         return result
+
     # An async choice from sync exec: run it to completion on a private loop
     # (in a worker thread if this thread already runs one).
     async def wait() -> Any:

@@ -99,8 +99,15 @@ class Session:
     connection, which reopens on the next write).
     """
 
-    def __init__(self, path: str | os.PathLike[str] | None = None, *, id: str | None = None,
-                 new: bool = False, readonly: bool = False, durable: bool = False) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        id: str | None = None,
+        new: bool = False,
+        readonly: bool = False,
+        durable: bool = False,
+    ) -> None:
         self.path = os.fspath(path) if path is not None else None
         self.readonly = readonly
         self._lock = threading.Lock()
@@ -169,14 +176,16 @@ class Session:
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "path": self.path, "nodes": [n.to_dict() for n in self.nodes()]}
 
-    def reads(self, frame: Node, cutoff: int, callers: int | None,
-              subcalls: int | None) -> list[Node]:
+    def reads(
+        self, frame: Node, cutoff: int, callers: int | None, subcalls: int | None
+    ) -> list[Node]:
         """:func:`llmport.dag.select_reads` under the session lock (no clock tick)."""
         with self._lock:
             return select_reads(frame, cutoff, callers, subcalls)
 
-    def context(self, frame: Node, callers: int | None,
-                subcalls: int | None) -> tuple[list[Node], int]:
+    def context(
+        self, frame: Node, callers: int | None, subcalls: int | None
+    ) -> tuple[list[Node], int]:
         """What an exec starting now in ``frame`` reads, and the clock tick it reads at."""
         with self._lock:
             self._clock += 1
@@ -189,14 +198,22 @@ class Session:
 
     # -- writing (used by agentic functions and the runtime) -----------------------------
 
-    def begin(self, kind: NodeKind, name: str, parent: Node, data: dict[str, Any], *,
-              expose: Expose = "full") -> Node:
+    def begin(
+        self,
+        kind: NodeKind,
+        name: str,
+        parent: Node,
+        data: dict[str, Any],
+        *,
+        expose: Expose = "full",
+    ) -> Node:
         """Append a running node (one transaction when stored)."""
         with self._lock:
             self._writable()
             self._clock += 1
-            node = Node(len(self._nodes) + 1, kind, name, parent, self._clock, time.time(), data,
-                        expose)
+            node = Node(
+                len(self._nodes) + 1, kind, name, parent, self._clock, time.time(), data, expose
+            )
             if self._store is not None:
                 self._store.insert(self.id, node)
             self._nodes.append(node)
@@ -218,14 +235,34 @@ class Session:
             node.end = self._clock  # last: readers test `end` first
             index_finished(node)
 
-    def record(self, kind: NodeKind, name: str, parent: Node, data: dict[str, Any], status: Status,
-               result: dict[str, Any], duration: float) -> Node:
+    def record(
+        self,
+        kind: NodeKind,
+        name: str,
+        parent: Node,
+        data: dict[str, Any],
+        status: Status,
+        result: dict[str, Any],
+        duration: float,
+    ) -> Node:
         """Append an already complete node (a tool run) in one transaction."""
         with self._lock:
             self._writable()
             self._clock += 1
-            node = Node(len(self._nodes) + 1, kind, name, parent, self._clock,
-                        time.time() - duration, data, "full", status, self._clock, duration, result)
+            node = Node(
+                len(self._nodes) + 1,
+                kind,
+                name,
+                parent,
+                self._clock,
+                time.time() - duration,
+                data,
+                "full",
+                status,
+                self._clock,
+                duration,
+                result,
+            )
             if self._store is not None:
                 self._store.insert(self.id, node)
             self._nodes.append(node)
@@ -250,8 +287,12 @@ class Session:
         _bound.set((*_bound.get(), self))
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         stack = list(_bound.get())
         for i in range(len(stack) - 1, -1, -1):
             if stack[i] is self:
@@ -266,8 +307,12 @@ class Session:
     async def __aenter__(self) -> Session:
         return self.__enter__()
 
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         self.__exit__(exc_type, exc, tb)
 
     def __repr__(self) -> str:
@@ -278,14 +323,37 @@ class Session:
 
     def _load(self, rows: list[tuple[Any, ...]]) -> None:
         clock = 0
-        for (seq, kind, name, parent, expose, start, started_at, start_data, status, end, duration,
-             end_data) in rows:
+        for (
+            seq,
+            kind,
+            name,
+            parent,
+            expose,
+            start,
+            started_at,
+            start_data,
+            status,
+            end,
+            duration,
+            end_data,
+        ) in rows:
             if seq != len(self._nodes) + 1:
                 raise RuntimeError(f"session {self.id}: node sequence broken at {seq}")
             owner = self._nodes[parent - 1] if parent else self.root
-            node = Node(seq, kind, name, owner, start, started_at, json.loads(start_data),
-                        expose or "full", status, end, duration,
-                        json.loads(end_data) if end_data is not None else None)
+            node = Node(
+                seq,
+                kind,
+                name,
+                owner,
+                start,
+                started_at,
+                json.loads(start_data),
+                expose or "full",
+                status,
+                end,
+                duration,
+                json.loads(end_data) if end_data is not None else None,
+            )
             self._nodes.append(node)
             attach_child(owner, node)
             clock = max(clock, start, end or 0)
@@ -355,8 +423,10 @@ WHEN OLD.end_clock IS NOT NULL OR OLD.status != 'running'
 BEGIN SELECT RAISE(ABORT, 'llmport sessions are append-only: a node is completed once'); END;
 """
 
-_COLUMNS = ("seq, kind, name, parent, expose, start_clock, started_at, start_data, status, "
-            "end_clock, duration, end_data")
+_COLUMNS = (
+    "seq, kind, name, parent, expose, start_clock, started_at, start_data, status, "
+    "end_clock, duration, end_data"
+)
 
 
 def _dump(data: dict[str, Any] | None) -> str | None:
@@ -394,8 +464,13 @@ class _SqliteStore:
         import sqlite3
 
         if self.readonly:
-            db = sqlite3.connect(Path(self.path).resolve().as_uri() + "?mode=ro", uri=True,
-                                 isolation_level=None, check_same_thread=False, timeout=10)
+            db = sqlite3.connect(
+                Path(self.path).resolve().as_uri() + "?mode=ro",
+                uri=True,
+                isolation_level=None,
+                check_same_thread=False,
+                timeout=10,
+            )
             try:
                 db.execute("SELECT value FROM llmport_meta WHERE key = 'schema'").fetchone()
             except sqlite3.DatabaseError as exc:
@@ -403,8 +478,9 @@ class _SqliteStore:
                 raise ValueError(f"{self.path} is not an llmport session database ({exc})") from exc
         else:
             # isolation_level=None: every statement is its own transaction.
-            db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
-                                 timeout=10)
+            db = sqlite3.connect(
+                self.path, isolation_level=None, check_same_thread=False, timeout=10
+            )
             db.execute("PRAGMA journal_mode=WAL")
             db.execute(f"PRAGMA synchronous={'FULL' if self.durable else 'NORMAL'}")
             db.executescript(_SCHEMA)
@@ -422,8 +498,10 @@ class _SqliteStore:
             if db.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None:
                 raise KeyError(f"{self.path} has no session {session_id!r}")
         else:
-            db.execute("INSERT OR IGNORE INTO sessions(id, created) VALUES (?, ?)",
-                       (session_id, time.time()))
+            db.execute(
+                "INSERT OR IGNORE INTO sessions(id, created) VALUES (?, ?)",
+                (session_id, time.time()),
+            )
         return session_id
 
     def load(self, session_id: str) -> list[tuple[Any, ...]]:
@@ -431,25 +509,51 @@ class _SqliteStore:
         return self._conn().execute(query, (session_id,)).fetchall()
 
     def sessions(self) -> list[tuple[str, float, int]]:
-        return self._conn().execute(
-            "SELECT s.id, s.created, COUNT(n.seq) FROM sessions s "
-            "LEFT JOIN nodes n ON n.session = s.id GROUP BY s.id ORDER BY s.rowid").fetchall()
+        return (
+            self._conn()
+            .execute(
+                "SELECT s.id, s.created, COUNT(n.seq) FROM sessions s "
+                "LEFT JOIN nodes n ON n.session = s.id GROUP BY s.id ORDER BY s.rowid"
+            )
+            .fetchall()
+        )
 
     def insert(self, session_id: str, node: Node) -> None:
         owner = node.parent
         parent = owner.seq if owner is not None and owner.kind != "session" else None
         self._conn().execute(
             f"INSERT INTO nodes(session, {_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (session_id, node.seq, node.kind, node.name, parent,
-             node.expose if node.kind == "function" else None, node.start, node.started_at,
-             _dump(node.data), node.status, node.end, node.duration, _dump(node.result)))
+            (
+                session_id,
+                node.seq,
+                node.kind,
+                node.name,
+                parent,
+                node.expose if node.kind == "function" else None,
+                node.start,
+                node.started_at,
+                _dump(node.data),
+                node.status,
+                node.end,
+                node.duration,
+                _dump(node.result),
+            ),
+        )
 
-    def complete(self, session_id: str, seq: int, status: str, end: int, duration: float,
-                 result: dict[str, Any]) -> None:
+    def complete(
+        self,
+        session_id: str,
+        seq: int,
+        status: str,
+        end: int,
+        duration: float,
+        result: dict[str, Any],
+    ) -> None:
         self._conn().execute(
             "UPDATE nodes SET status = ?, end_clock = ?, duration = ?, end_data = ? "
             "WHERE session = ? AND seq = ?",
-            (status, end, duration, _dump(result), session_id, seq))
+            (status, end, duration, _dump(result), session_id, seq),
+        )
 
     def close(self) -> None:
         if self._db is not None:

@@ -41,15 +41,17 @@ def show(target: str, as_json: bool = False, console: Console | None = None) -> 
     except (FileNotFoundError, KeyError, ValueError) as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
         if as_json:
-            console.print(json.dumps({"error": message}), markup=False, highlight=False,
-                          soft_wrap=True)
+            console.print(
+                json.dumps({"error": message}), markup=False, highlight=False, soft_wrap=True
+            )
         else:
             console.print(f"[red]error:[/] {message}", highlight=False)
         return 1
     if as_json:
         doc = {"sessions": [{**s.to_dict(), "usage": s.usage().to_dict()} for s in sessions]}
-        console.print(json.dumps(doc, ensure_ascii=False), markup=False, highlight=False,
-                      soft_wrap=True)
+        console.print(
+            json.dumps(doc, ensure_ascii=False), markup=False, highlight=False, soft_wrap=True
+        )
     else:
         for session in sessions:
             console.print(tree(session))
@@ -68,7 +70,8 @@ def _resolve(target: str) -> list[Session]:
     if configured is None or not Path(configured).is_file():
         raise FileNotFoundError(
             f"{target!r} is not a session file, and no session database is configured "
-            "(LLMPORT_SESSION or [session] path) to look the id up in")
+            "(LLMPORT_SESSION or [session] path) to look the id up in"
+        )
     return [Session(configured, id=_match(configured, target), readonly=True)]
 
 
@@ -93,7 +96,8 @@ def tree(session: Session) -> Tree:
     tokens = _subtree_tokens(nodes)
     usage = session.usage()
     head = Text.assemble(
-        ("session ", "bold"), (session.id, "bold cyan"),
+        ("session ", "bold"),
+        (session.id, "bold cyan"),
         f"  {session.path or 'in memory'}  {len(nodes)} nodes  "
         f"{usage.input_tokens} in / {usage.output_tokens} out tokens",
     )
@@ -123,8 +127,13 @@ def _subtree_tokens(nodes: list[Node]) -> dict[int, int]:
 def _label(node: Node, tokens: int) -> Any:
     from rich.text import Text
 
-    text = Text.assemble((f"{node.id} ", "dim"), (f"{node.kind} ", "magenta"), (node.name, "bold"),
-                         "  ", (node.status, _STATUS_STYLE.get(node.status, "")))
+    text = Text.assemble(
+        (f"{node.id} ", "dim"),
+        (f"{node.kind} ", "magenta"),
+        (node.name, "bold"),
+        "  ",
+        (node.status, _STATUS_STYLE.get(node.status, "")),
+    )
     result = node.result or {}
     if node.kind == "function" and node.expose != "io":
         text.append(f"  expose={node.expose}", "dim")

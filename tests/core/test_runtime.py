@@ -556,3 +556,14 @@ async def test_sync_call_function_in_async_exec_sees_the_callers_contextvars() -
 
     request_id.set("req-42")
     assert await Runtime(call=fn).async_exec("q") == "req-42"
+
+
+def test_runtime_level_deps_and_system_are_not_sent_as_options() -> None:
+    from llmport.testing import Script
+
+    script = Script(["ok"])
+    rt = script.runtime(deps={"db": "x"}, system="be brief", temperature=0.1)
+    assert rt.exec("hi") == "ok"
+    request = script.requests[0]
+    assert request.system == "be brief"
+    assert request.options == {"temperature": 0.1}
