@@ -73,9 +73,9 @@ def ask_approval(approver: Any, check: ToolCheck) -> bool:
 
     answer = approver(check)
     if inspect.isawaitable(answer):
-        from .tools import _run_coroutine_blocking
+        from .tools import run_coroutine_blocking
 
-        answer = _run_coroutine_blocking(answer)
+        answer = run_coroutine_blocking(answer)
     return _verdict_of(answer, check)
 
 

@@ -48,7 +48,15 @@ from .policy import CallInfo, ToolCheck, aask_approval, ask_approval, combine_ve
 from .provider import Provider, StreamAssembler
 from .retry import Attempts, Backoff, _after_failure
 from .routing import resolve
-from .tools import RunContext, ToolBox, ToolOutcome, ToolSettings, build_toolbox, refusal
+from .tools import (
+    RunContext,
+    ToolBox,
+    ToolOutcome,
+    ToolSettings,
+    build_toolbox,
+    refusal,
+    run_coroutine_blocking,
+)
 from .types import (
     Block,
     FinalEvent,
@@ -1445,23 +1453,9 @@ def _strip(text: str) -> str:
 
 
 def _invoke_sync(fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+    """Call a chosen callable from sync code; an async one runs to completion."""
     result = fn(**kwargs)
-    if not inspect.isawaitable(result):
-        return result
-
-    # An async choice from sync exec: run it to completion on a private loop
-    # (in a worker thread if this thread already runs one).
-    async def wait() -> Any:
-        return await result
-
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(wait())
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, wait()).result()
+    return run_coroutine_blocking(result) if inspect.isawaitable(result) else result
 
 
 def estimate_tokens(request: Request) -> int:

@@ -676,7 +676,7 @@ def build_toolbox(
     return ToolBox(collected) if collected else None
 
 
-def _run_coroutine_blocking(awaitable: Any) -> Any:
+def run_coroutine_blocking(awaitable: Any) -> Any:
     """Run an awaitable to completion from sync code (in a worker thread if a loop runs here)."""
 
     async def wait() -> Any:
