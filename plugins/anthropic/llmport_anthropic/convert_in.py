@@ -1,0 +1,585 @@
+"""Neutral :class:`~llmport.types.Request` -> Messages API keyword arguments.
+
+:func:`check` holds every rule that can reject a request (run by
+``prepare()`` before any network call, and again by :func:`build`);
+:func:`build` produces the ``messages.create`` keyword arguments. Pure
+functions of the request: no SDK import, no I/O.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from llmport.content import inline_text_file, is_text_like
+from llmport.errors import UnsupportedContentError, UnsupportedFeatureError
+from llmport.provider import check_block
+from llmport.types import (
+    MediaBlock,
+    Message,
+    ModelCapabilities,
+    Request,
+    ResponseFormat,
+    TextBlock,
+    ToolSpec,
+)
+
+from .plugin import MAX_REQUEST_BYTES, Family
+
+VENDOR = "anthropic"
+
+#: Where assistant thinking blocks are kept (Response.extra / Message.extra) to echo back.
+THINKING_KEY = "anthropic_thinking"
+
+#: Extended-thinking budgets (``thinking.budget_tokens``) per ``reasoning_effort``.
+THINKING_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
+#: ``output_config.effort`` values for models with adaptive thinking.
+ADAPTIVE_EFFORTS = ("low", "medium", "high", "xhigh", "max")
+#: Room left for the answer when max_tokens is defaulted around a thinking budget.
+ANSWER_ROOM = 4096
+#: Anthropic requires budget_tokens >= 1024.
+MIN_THINKING_BUDGET = 1024
+#: The SDK refuses non-streamed requests expected to exceed 10 minutes (60 min per 128k tokens).
+MAX_NONSTREAMING_TOKENS = 21_333
+
+#: Options this plugin honours; anything else is rejected, never dropped.
+KNOWN_OPTIONS = frozenset(
+    {
+        "temperature",
+        "top_p",
+        "top_k",
+        "max_tokens",
+        "timeout",
+        "stop",
+        "seed",
+        "reasoning_effort",
+        "metadata",
+        "service_tier",
+        "cache_control",
+    }
+)
+
+#: Schema keywords Anthropic's structured output takes; others move into the description
+#: (the API ignores them, llmport still validates the reply against the original schema).
+_SCHEMA_KEPT = frozenset(
+    {
+        "type",
+        "properties",
+        "required",
+        "items",
+        "anyOf",
+        "allOf",
+        "enum",
+        "const",
+        "description",
+        "title",
+        "$defs",
+        "definitions",
+        "$ref",
+    }
+)
+_STRING_FORMATS = frozenset(
+    {"date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4", "ipv6", "uuid"}
+)
+
+
+@dataclass(slots=True, frozen=True)
+class OutputTool:
+    """The forced tool that carries structured output on models without ``output_config``.
+
+    ``wrapped``: the schema's root is not an object, so the tool input is
+    ``{"value": ...}`` and the reply is its ``value``.
+    """
+
+    name: str
+    wrapped: bool
+
+
+@dataclass(slots=True, frozen=True)
+class Prepared:
+    """``messages.create`` keyword arguments plus what reading the answer needs."""
+
+    params: dict[str, Any]
+    output_tool: OutputTool | None = None
+
+
+# ---------------------------------------------------------------------------
+# Checks (before any request)
+# ---------------------------------------------------------------------------
+
+
+def check(request: Request, caps: ModelCapabilities, family: Family) -> None:
+    """Raise a typed input error for anything this model cannot take."""
+    model = request.model
+    size = 0
+    for message in request.messages:
+        for block in message.blocks:
+            if isinstance(block, MediaBlock):
+                check_block(VENDOR, model, caps, block)
+                size += (block.size * 4) // 3
+    if caps.max_request_bytes is not None and size > caps.max_request_bytes:
+        raise UnsupportedContentError(
+            VENDOR,
+            model,
+            "this request",
+            f"its media is ~{size} bytes base64-encoded, "
+            f"over the {MAX_REQUEST_BYTES}-byte request limit",
+        )
+    unknown = sorted(set(request.options) - KNOWN_OPTIONS)
+    if unknown:
+        raise UnsupportedFeatureError(
+            VENDOR,
+            model,
+            f"option(s) {', '.join(unknown)}",
+            f"known options: {', '.join(sorted(KNOWN_OPTIONS - {'seed'}))}",
+        )
+    options = request.options
+    if options.get("seed") is not None:
+        raise UnsupportedFeatureError(
+            VENDOR, model, "seed", "the Messages API has no seed parameter"
+        )
+    _check_sampling(request, family)
+    _max_tokens(request, family)  # validates max_tokens and the thinking budget
+    for spec in request.tools:
+        if spec.strict and not caps.native_structured_output:
+            raise UnsupportedFeatureError(
+                VENDOR,
+                model,
+                f"strict tool schema ({spec.name})",
+                "this model has no strict tool use",
+            )
+    rf = request.response_format
+    if rf is not None and not caps.native_structured_output:
+        if request.tools and request.tool_choice == "none":
+            raise UnsupportedFeatureError(
+                VENDOR,
+                model,
+                'response_format with tool_choice="none"',
+                "this model gives structured output through a forced tool, which 'none' forbids",
+            )
+        if _thinking(request, family) is not None:
+            raise UnsupportedFeatureError(
+                VENDOR,
+                model,
+                "response_format with reasoning_effort",
+                "this model gives structured output through a forced tool, "
+                "which extended thinking forbids",
+            )
+    if (
+        _thinking(request, family) is not None
+        and request.tools
+        and request.tool_choice not in ("auto", "none")
+    ):
+        raise UnsupportedFeatureError(
+            VENDOR,
+            model,
+            f"tool_choice={request.tool_choice!r} with reasoning_effort",
+            "with extended thinking Anthropic allows only tool_choice 'auto' or 'none'",
+        )
+
+
+def _check_sampling(request: Request, family: Family) -> None:
+    options = request.options
+    given = [k for k in ("temperature", "top_p", "top_k") if options.get(k) is not None]
+    if not given:
+        return
+    model = request.model
+    if family.sampling == "none":
+        raise UnsupportedFeatureError(
+            VENDOR, model, ", ".join(given), "this model takes no sampling parameters"
+        )
+    if family.sampling == "exclusive" and "temperature" in given and "top_p" in given:
+        raise UnsupportedFeatureError(
+            VENDOR,
+            model,
+            "temperature together with top_p",
+            "this model takes one of them, not both",
+        )
+    if _thinking(request, family) is not None:
+        temperature = options.get("temperature")
+        top_p = options.get("top_p")
+        if (
+            (temperature is not None and temperature != 1)
+            or options.get("top_k") is not None
+            or (top_p is not None and top_p < 0.95)
+        ):
+            raise UnsupportedFeatureError(
+                VENDOR,
+                model,
+                "sampling options with reasoning_effort",
+                "extended thinking needs temperature 1, no top_k, and top_p >= 0.95",
+            )
+
+
+# ---------------------------------------------------------------------------
+# Thinking and max_tokens
+# ---------------------------------------------------------------------------
+
+
+def _thinking(request: Request, family: Family) -> dict[str, Any] | None:
+    """The ``thinking`` parameter asked for by ``reasoning_effort`` (None: no thinking).
+
+    Returns ``{"type": "enabled", "budget_tokens": N}`` or
+    ``{"type": "adaptive", "effort": E}`` (``effort`` goes to ``output_config``).
+    """
+    effort = request.options.get("reasoning_effort")
+    if effort is None or effort == "none":
+        return None
+    model = request.model
+    if family.thinking == "none":
+        raise UnsupportedFeatureError(
+            VENDOR, model, "reasoning_effort", "this model has no extended thinking"
+        )
+    if isinstance(effort, bool) or not isinstance(effort, (int, str)):
+        raise UnsupportedFeatureError(
+            VENDOR,
+            model,
+            f"reasoning_effort={effort!r}",
+            "give an effort name or a thinking budget in tokens",
+        )
+    if isinstance(effort, int):
+        if family.thinking == "adaptive":
+            raise UnsupportedFeatureError(
+                VENDOR,
+                model,
+                f"reasoning_effort={effort} (a token budget)",
+                f"this model has adaptive thinking only: use one of {ADAPTIVE_EFFORTS}",
+            )
+        if effort < MIN_THINKING_BUDGET:
+            raise UnsupportedFeatureError(
+                VENDOR,
+                model,
+                f"reasoning_effort={effort}",
+                f"a thinking budget must be >= {MIN_THINKING_BUDGET} tokens",
+            )
+        return {"type": "enabled", "budget_tokens": effort}
+    if family.thinking in ("adaptive", "both"):
+        if effort not in ADAPTIVE_EFFORTS:
+            raise UnsupportedFeatureError(
+                VENDOR,
+                model,
+                f"reasoning_effort={effort!r}",
+                f"accepted: {', '.join(ADAPTIVE_EFFORTS)}",
+            )
+        return {"type": "adaptive", "effort": effort}
+    if effort not in THINKING_BUDGETS:
+        raise UnsupportedFeatureError(
+            VENDOR,
+            model,
+            f"reasoning_effort={effort!r}",
+            f"accepted: {', '.join(THINKING_BUDGETS)} or a token budget",
+        )
+    return {"type": "enabled", "budget_tokens": THINKING_BUDGETS[effort]}
+
+
+def _max_tokens(request: Request, family: Family) -> int:
+    """``max_tokens``: the caller's, else the family default (widened around a thinking budget)."""
+    model = request.model
+    thinking = _thinking(request, family)
+    budget = thinking.get("budget_tokens", 0) if thinking else 0
+    given = request.options.get("max_tokens")
+    if given is None:
+        value = (
+            max(family.default_max_tokens, budget + ANSWER_ROOM)
+            if budget
+            else family.default_max_tokens
+        )
+    else:
+        if isinstance(given, bool) or not isinstance(given, int) or given < 1:
+            raise UnsupportedFeatureError(
+                VENDOR, model, f"max_tokens={given!r}", "must be a positive integer"
+            )
+        if budget and given <= budget:
+            raise UnsupportedFeatureError(
+                VENDOR,
+                model,
+                f"max_tokens={given} with a thinking budget of {budget}",
+                "max_tokens must be larger than the thinking budget",
+            )
+        value = given
+    if (
+        not request.stream
+        and request.options.get("timeout") is None
+        and value > MAX_NONSTREAMING_TOKENS
+    ):
+        raise UnsupportedFeatureError(
+            VENDOR,
+            model,
+            f"max_tokens={value} without streaming",
+            "the SDK refuses non-streamed requests this long: "
+            "use stream()/astream() or pass timeout=",
+        )
+    return value
+
+
+# ---------------------------------------------------------------------------
+# Build
+# ---------------------------------------------------------------------------
+
+
+def build(request: Request, caps: ModelCapabilities, family: Family) -> Prepared:
+    """The ``messages.create`` keyword arguments for ``request`` (checked first)."""
+    check(request, caps, family)
+    model = request.model
+    options = request.options
+    params: dict[str, Any] = {
+        "model": model,
+        "max_tokens": _max_tokens(request, family),
+        "messages": messages_param(request.messages, model),
+        "stream": request.stream,
+    }
+    system = _system(request)
+    if system:
+        params["system"] = system
+    stop = options.get("stop")
+    if stop is not None:
+        params["stop_sequences"] = [stop] if isinstance(stop, str) else list(stop)
+    for key in ("metadata", "service_tier", "cache_control"):
+        if options.get(key) is not None:
+            params[key] = options[key]
+    if options.get("timeout") is not None:
+        params["timeout"] = options["timeout"]
+    # temperature / top_p / top_k are not create() parameters in anthropic 2.x: body fields.
+    extra_body = {
+        k: options[k] for k in ("temperature", "top_p", "top_k") if options.get(k) is not None
+    }
+    if extra_body:
+        params["extra_body"] = extra_body
+
+    output_config: dict[str, Any] = {}
+    thinking = _thinking(request, family)
+    if thinking is not None:
+        if thinking["type"] == "adaptive":
+            params["thinking"] = {"type": "adaptive"}
+            output_config["effort"] = thinking["effort"]
+        else:
+            params["thinking"] = thinking
+
+    tools = [tool_param(spec, caps) for spec in request.tools]
+    output_tool: OutputTool | None = None
+    rf = request.response_format
+    if rf is not None:
+        if caps.native_structured_output:
+            output_config["format"] = {"type": "json_schema", "schema": adapt_schema(rf.schema)}
+        else:
+            output_tool, spec = _output_tool(rf, {s.name for s in request.tools})
+            tools.append(spec)
+    if output_config:
+        params["output_config"] = output_config
+    if tools:
+        params["tools"] = tools
+        params["tool_choice"] = tool_choice_param(request, output_tool)
+    return Prepared(params, output_tool)
+
+
+def _system(request: Request) -> str:
+    """``Request.system`` plus any system-role messages, in order."""
+    parts = [request.system] if request.system else []
+    parts += [m.text for m in request.messages if m.role == "system" and m.text]
+    return "\n\n".join(parts)
+
+
+def tool_param(spec: ToolSpec, caps: ModelCapabilities) -> dict[str, Any]:
+    """One tool definition (``input_schema`` is the tool's JSON schema)."""
+    schema = spec.parameters or {"type": "object", "properties": {}}
+    out: dict[str, Any] = {
+        "name": spec.name,
+        "description": spec.description,
+        "input_schema": adapt_schema(schema) if spec.strict else schema,
+    }
+    if spec.strict and caps.native_structured_output:
+        out["strict"] = True
+    return out
+
+
+def tool_choice_param(request: Request, output_tool: OutputTool | None) -> dict[str, Any]:
+    """``auto``/``required``/``none``/``{"name"}`` -> Anthropic's ``tool_choice`` object.
+
+    "required" is ``{"type": "any"}``; parallel calls are switched off with
+    ``disable_parallel_tool_use``. With the forced output tool, the model must
+    call a tool every turn (its final answer is the output tool).
+    """
+    choice = request.tool_choice
+    if output_tool is not None and not request.tools:
+        out: dict[str, Any] = {"type": "tool", "name": output_tool.name}
+    elif isinstance(choice, dict):
+        out = {"type": "tool", "name": choice["name"]}
+    elif choice == "none":
+        return {"type": "none"}
+    elif choice == "required" or output_tool is not None:
+        out = {"type": "any"}
+    else:
+        out = {"type": "auto"}
+    if not request.parallel_tool_calls:
+        out["disable_parallel_tool_use"] = True
+    return out
+
+
+def _output_tool(rf: ResponseFormat, taken: set[str]) -> tuple[OutputTool, dict[str, Any]]:
+    name = rf.name if rf.name not in taken else f"{rf.name}_output"
+    schema = rf.schema
+    wrapped = schema.get("type") != "object"
+    if wrapped:
+        schema = {"type": "object", "properties": {"value": schema}, "required": ["value"]}
+    description = (
+        rf.description
+        or "Give your final answer by calling this tool with data matching its schema."
+    )
+    return OutputTool(name, wrapped), {
+        "name": name,
+        "description": description,
+        "input_schema": schema,
+    }
+
+
+def adapt_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """A copy of ``schema`` in the subset Anthropic's structured output accepts.
+
+    Objects get ``additionalProperties: false``; ``oneOf`` becomes ``anyOf``;
+    keywords the API does not enforce move into the description (llmport
+    still validates the reply against the original schema).
+    """
+    adapted: dict[str, Any] = _adapt(copy.deepcopy(schema))
+    return adapted
+
+
+def _adapt(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_adapt(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    notes: list[str] = []
+    for key, value in node.items():
+        if key in ("properties", "$defs", "definitions"):
+            out[key] = {name: _adapt(sub) for name, sub in value.items()}
+        elif key == "oneOf":
+            out["anyOf"] = _adapt(value)
+        elif key in ("items", "anyOf", "allOf"):
+            out[key] = _adapt(value)
+        elif key == "additionalProperties":
+            continue  # always false for objects (set below)
+        elif (
+            key in _SCHEMA_KEPT
+            or (key == "format" and value in _STRING_FORMATS)
+            or (key == "minItems" and value in (0, 1))
+        ):
+            out[key] = value
+        else:
+            notes.append(f"{key}: {value}")
+    if out.get("type") == "object" or "properties" in out:
+        out["additionalProperties"] = False
+    if notes:
+        description = out.get("description")
+        note = "{" + ", ".join(notes) + "}"
+        out["description"] = f"{description}\n\n{note}" if description else note
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Messages
+# ---------------------------------------------------------------------------
+
+
+def messages_param(messages: Iterable[Message], model: str) -> list[dict[str, Any]]:
+    """Neutral messages -> Anthropic ``messages``.
+
+    Tool results go in a user turn, before any other content of that turn;
+    consecutive turns of the same role are merged (the API alternates roles).
+    """
+    out: list[dict[str, Any]] = []
+    results: list[dict[str, Any]] = []  # tool_result blocks of the user turn being built
+    content: list[dict[str, Any]] = []
+    role: str | None = None
+
+    def flush() -> None:
+        nonlocal results, content
+        blocks = results + content if role == "user" else content
+        if blocks:
+            out.append({"role": role, "content": blocks})
+        results, content = [], []
+
+    for message in messages:
+        if message.role == "system":
+            continue  # sent as the top-level system prompt
+        turn = "assistant" if message.role == "assistant" else "user"
+        if turn != role:
+            flush()
+            role = turn
+        if turn == "assistant":
+            content.extend(message.extra.get(THINKING_KEY, ()))
+            content.extend(block_param(b, model) for b in message.blocks if not _empty(b))
+            content.extend(
+                {"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments}
+                for c in message.tool_calls
+            )
+        else:
+            results.extend(
+                {
+                    "type": "tool_result",
+                    "tool_use_id": r.call_id,
+                    "content": r.content,
+                    "is_error": r.is_error,
+                }
+                for r in message.tool_results
+            )
+            content.extend(block_param(b, model) for b in message.blocks if not _empty(b))
+    flush()
+    return out
+
+
+def _empty(block: Any) -> bool:
+    # The API rejects empty text blocks.
+    return isinstance(block, TextBlock) and not block.text
+
+
+def block_param(block: TextBlock | MediaBlock, model: str) -> dict[str, Any]:
+    """One content block: text, image, document (PDF or plain text), or inlined text file."""
+    if isinstance(block, TextBlock):
+        return {"type": "text", "text": block.text}
+    mt = block.media_type
+    if block.type == "audio" or mt.startswith("audio/"):
+        raise UnsupportedContentError(
+            VENDOR, model, block.describe(), "the Messages API has no audio input"
+        )
+    if block.type == "image" or mt.startswith("image/"):
+        return {"type": "image", "source": _source(block)}
+    if mt == "application/pdf":
+        return _titled({"type": "document", "source": _source(block)}, block)
+    if mt == "text/plain":
+        if block.data is None:
+            raise UnsupportedContentError(
+                VENDOR, model, block.describe(), "a text document must be inline, not a URL"
+            )
+        try:
+            text = block.data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise UnsupportedContentError(
+                VENDOR, model, block.describe(), "file is not UTF-8 text"
+            ) from exc
+        return _titled(
+            {
+                "type": "document",
+                "source": {"type": "text", "media_type": "text/plain", "data": text},
+            },
+            block,
+        )
+    if is_text_like(mt):
+        return {"type": "text", "text": inline_text_file(block, VENDOR, model).text}
+    raise UnsupportedContentError(
+        VENDOR, model, block.describe(), f"files of type {mt} are not accepted"
+    )
+
+
+def _source(block: MediaBlock) -> dict[str, Any]:
+    if block.url is not None:
+        return {"type": "url", "url": block.url}
+    return {"type": "base64", "media_type": block.media_type, "data": block.base64()}
+
+
+def _titled(param: dict[str, Any], block: MediaBlock) -> dict[str, Any]:
+    if block.filename:
+        param["title"] = block.filename
+    return param
