@@ -2,61 +2,18 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import pytest
-
-CASSETTES = Path(__file__).resolve().parent.parent / "cassettes"
-
-# Headers and query parameters that may hold credentials: never stored.
-SECRET_HEADERS = [
-    "authorization", "x-api-key", "api-key", "cookie", "set-cookie", "x-goog-api-key",
-    "x-amz-security-token", "x-amz-date", "openai-organization", "openai-project",
-    "anthropic-organization-id",
-]
-SECRET_QUERY = ["key", "api_key", "access_token"]
-
-
-def _json_body(r1: Any, r2: Any) -> None:
-    """Match request bodies as JSON (key order and whitespace do not matter)."""
-    def parse(body: Any) -> Any:
-        if body is None or body == b"" or body == "":
-            return None
-        if isinstance(body, bytes):
-            body = body.decode("utf-8")
-        try:
-            return json.loads(body)
-        except (ValueError, TypeError):
-            return body
-    assert parse(r1.body) == parse(r2.body), "request body differs from the cassette"
-
-
-def make_vcr(**overrides: Any) -> Any:
-    import vcr
-
-    recorder = vcr.VCR(
-        cassette_library_dir=str(CASSETTES),
-        record_mode=os.environ.get("LLMPORT_RECORD_MODE", "none"),
-        match_on=["method", "scheme", "host", "port", "path", "query", "json_body"],
-        filter_headers=SECRET_HEADERS,
-        filter_query_parameters=SECRET_QUERY,
-        decode_compressed_response=True,
-        # (allow_playback_repeats is a use_cassette() option, False by default: not a VCR() argument)
-    )
-    recorder.register_matcher("json_body", _json_body)
-    for key, value in overrides.items():
-        setattr(recorder, key, value)
-    return recorder
+from cassette_support import CASSETTES, make_vcr
 
 
 @pytest.fixture
 def cassette() -> Any:
-    """``with cassette("openai/text.yaml") as cass:`` replays and checks every interaction played."""
+    """``with cassette("openai/text.yaml") as cass:`` replays, then checks all was played."""
 
     @contextmanager
     def use(name: str, **overrides: Any) -> Iterator[Any]:
@@ -64,12 +21,7 @@ def cassette() -> Any:
         assert path.is_file() or os.environ.get("LLMPORT_RECORD_MODE"), f"no cassette {path}"
         with make_vcr(**overrides).use_cassette(name) as cass:
             yield cass
-        assert cass.all_played, f"{name}: {len(cass.data) - cass.play_count} interaction(s) left unplayed"
+        unplayed = len(cass.data) - cass.play_count
+        assert cass.all_played, f"{name}: {unplayed} interaction(s) left unplayed"
 
     return use
-
-
-def request_json(cass: Any, index: int = 0) -> Any:
-    """The JSON body of the ``index``-th request the cassette matched."""
-    body = cass.requests[index].body
-    return json.loads(body.decode() if isinstance(body, bytes) else body)

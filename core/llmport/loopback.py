@@ -78,6 +78,11 @@ def sse_bytes(events: Iterable[dict[str, Any] | str]) -> bytes:
     return "".join(out).encode()
 
 
+class _Server(ThreadingHTTPServer):
+    # Benchmarks open hundreds of connections at once; the default backlog is 5.
+    request_queue_size = 2048
+
+
 class LoopbackServer:
     """Serves :class:`Reply` objects in order on 127.0.0.1 (threaded)."""
 
@@ -128,6 +133,8 @@ class LoopbackServer:
                     ctype = "application/json"
                 headers = {"content-type": ctype, **reply.headers}
                 if reply.truncate:
+                    # Say the connection ends here, so pooled clients do not reuse it.
+                    headers["connection"] = "close"
                     payload = payload[: max(1, len(payload) // 2)]
                 self.send_response(reply.status)
                 for k, v in headers.items():
@@ -148,7 +155,7 @@ class LoopbackServer:
 
             do_POST = do_GET = do_PUT = do_DELETE = _handle
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = _Server(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self._thread: threading.Thread | None = None
 

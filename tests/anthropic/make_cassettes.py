@@ -22,7 +22,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]
 
 from anthropic_scenarios import SCENARIOS, Scenario  # noqa: E402
-from conftest import CASSETTES, make_vcr  # noqa: E402
+from cassette_support import CASSETTES, make_vcr  # noqa: E402
 from llmport import Backoff, ProviderError, Runtime  # noqa: E402
 from llmport.loopback import LoopbackServer  # noqa: E402
 

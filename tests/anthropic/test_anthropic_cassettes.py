@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from anthropic_scenarios import CITY_SCHEMA, IMAGE_URL, SCENARIOS, Scenario
-from conftest import request_json
+from cassette_support import request_json
 from llmport import (
     Backoff,
     BadRequestError,

@@ -1,0 +1,56 @@
+"""Cassette helpers shared by the vendor tests (importable as ``cassette_support``)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+CASSETTES = Path(__file__).resolve().parent.parent / "cassettes"
+
+# Headers and query parameters that may hold credentials: never stored.
+SECRET_HEADERS = [
+    "authorization", "x-api-key", "api-key", "cookie", "set-cookie", "x-goog-api-key",
+    "x-amz-security-token", "x-amz-date", "openai-organization", "openai-project",
+    "anthropic-organization-id",
+]
+SECRET_QUERY = ["key", "api_key", "access_token"]
+
+
+def _json_body(r1: Any, r2: Any) -> None:
+    """Match request bodies as JSON (key order and whitespace do not matter)."""
+    def parse(body: Any) -> Any:
+        if body is None or body == b"" or body == "":
+            return None
+        if isinstance(body, bytes):
+            body = body.decode("utf-8")
+        try:
+            return json.loads(body)
+        except (ValueError, TypeError):
+            return body
+    assert parse(r1.body) == parse(r2.body), "request body differs from the cassette"
+
+
+def make_vcr(**overrides: Any) -> Any:
+    import vcr
+
+    recorder = vcr.VCR(
+        cassette_library_dir=str(CASSETTES),
+        record_mode=os.environ.get("LLMPORT_RECORD_MODE", "none"),
+        match_on=["method", "scheme", "host", "port", "path", "query", "json_body"],
+        filter_headers=SECRET_HEADERS,
+        filter_query_parameters=SECRET_QUERY,
+        decode_compressed_response=True,
+        # allow_playback_repeats is a use_cassette() option (False by default)
+    )
+    recorder.register_matcher("json_body", _json_body)
+    for key, value in overrides.items():
+        setattr(recorder, key, value)
+    return recorder
+
+
+def request_json(cass: Any, index: int = 0) -> Any:
+    """The JSON body of the ``index``-th request the cassette matched."""
+    body = cass.requests[index].body
+    return json.loads(body.decode() if isinstance(body, bytes) else body)
