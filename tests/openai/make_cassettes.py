@@ -1,0 +1,102 @@
+"""Regenerate cassettes/openai/*.yaml without an API key.
+
+    uv run python tests/openai/make_cassettes.py [NAME ...]
+
+For each scenario of ``openai_scenarios.py`` this runs the real plugin and
+the real ``openai`` SDK against a :class:`~llmport.loopback.LoopbackServer`
+that serves the hand-written vendor replies, records the exchange with
+vcrpy (the same recorder settings as the tests), then rewrites the host to
+``https://api.openai.com`` and keeps only non-identifying headers. So the
+request bodies are exactly what the SDK sends; the replies follow OpenAI's
+documented format. ``nox -s record -- openai`` records live ones instead.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent)]
+
+import llmport_openai.plugin  # noqa: E402
+from cassette_support import CASSETTES, make_vcr  # noqa: E402
+from llmport import Backoff, ExecFailed, ProviderError, Runtime  # noqa: E402
+from llmport.loopback import LoopbackServer  # noqa: E402
+from llmport.plugins import PluginHost  # noqa: E402
+from openai_scenarios import FAKE_KEY, Scenario, scenarios, write_data  # noqa: E402
+
+KEEP_REQUEST_HEADERS = {"content-type", "accept"}
+KEEP_RESPONSE_HEADERS = {
+    "content-type",
+    "x-request-id",
+    "retry-after",
+    "retry-after-ms",
+    "x-should-retry",
+}
+
+
+def run(rt: Runtime, scenario: Scenario) -> Any:
+    kwargs = scenario.kwargs()
+    if scenario.stream:
+        return list(rt.stream(model=scenario.model, **kwargs))
+    return rt.run(model=scenario.model, **kwargs)
+
+
+def clean(data: dict[str, Any]) -> dict[str, Any]:
+    for interaction in data["interactions"]:
+        request, response = interaction["request"], interaction["response"]
+        request["uri"] = re.sub(
+            r"^http://127\.0\.0\.1:\d+", "https://api.openai.com", request["uri"]
+        )
+        request["headers"] = {
+            k: v for k, v in request["headers"].items() if k.lower() in KEEP_REQUEST_HEADERS
+        }
+        response["headers"] = {
+            k: v for k, v in response["headers"].items() if k.lower() in KEEP_RESPONSE_HEADERS
+        }
+    return data
+
+
+def record(scenario: Scenario) -> Path:
+    prefix = scenario.model.split(":", 1)[0]
+    host = PluginHost(extra=[llmport_openai.plugin], load_entry_points=False)
+    with LoopbackServer(scenario.replies) as server, tempfile.TemporaryDirectory() as tmp:
+        rt = Runtime(
+            model=scenario.model,
+            plugins=host,
+            backoff=Backoff.none(),
+            max_retries=3,
+            providers={
+                prefix: {"base_url": server.url + "/v1", "api_key": FAKE_KEY, **scenario.settings}
+            },
+        )
+        raw = Path(tmp) / "raw.yaml"
+        with make_vcr(record_mode="all", cassette_library_dir=tmp).use_cassette(str(raw)):
+            try:
+                run(rt, scenario)
+            except (ProviderError, ExecFailed):
+                if not scenario.expect_error:
+                    raise
+        assert server.unplayed == 0, f"{scenario.name}: {server.unplayed} scripted replies unused"
+        data = clean(yaml.safe_load(raw.read_text()))
+    target = CASSETTES / scenario.cassette
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=120))
+    return target
+
+
+def main(names: list[str]) -> None:
+    write_data()
+    table = scenarios()
+    for name in names or list(table):
+        print("recorded", record(table[name]).relative_to(CASSETTES.parent))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
