@@ -1,18 +1,43 @@
 """``llmport demo``: an offline showcase that does real work.
 
-Runs several model calls through the real runtime: per-call model switching
-between two providers, a multimodal block, a parallel tool loop, structured
-output, a decision, and a transient failure that is retried. No keys, no
-network.
+A small trip-packing agent built from nested ``@agentic_function`` calls runs
+through the real OpenAI and Anthropic plugins, switching vendor per call:
+an image described by Claude, a parallel tool loop and structured output on
+GPT, and a decision by Claude whose first request is answered with a 529
+(overloaded) and retried. The vendors' answers come from the cassettes in
+``cassettes/demo/`` (replayed with vcrpy, no keys, no network); afterwards the
+demo prints the session DAG and the token usage.
+
+Without vcrpy or the vendor plugins (a plain ``pip install llmport``) the
+same agent runs on two scripted providers instead, and says so.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import struct
 import time
 import zlib
+from pathlib import Path
 from typing import Any
+
+from .hookspecs import hookimpl
+
+DEMO_OPENAI = "openai:gpt-4o-mini"
+DEMO_ANTHROPIC = "anthropic:claude-haiku-4-5"
+CITIES = ("Paris", "Oslo")
+WEATHER = {"Paris": "sunny, 22°C", "Oslo": "snow, -3°C"}
+SUMMARY_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "warmest_city": {"type": "string"},
+        "coldest_city": {"type": "string"},
+        "needs_coat": {"type": "boolean"},
+    },
+    "required": ["warmest_city", "coldest_city", "needs_coat"],
+    "additionalProperties": False,
+}
 
 
 def tiny_png(width: int = 8, height: int = 8, rgb: tuple[int, int, int] = (40, 160, 90)) -> bytes:
@@ -21,9 +46,8 @@ def tiny_png(width: int = 8, height: int = 8, rgb: tuple[int, int, int] = (40, 1
     raw = row * height
 
     def chunk(kind: bytes, data: bytes) -> bytes:
-        return (
-            struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-        )
+        crc = struct.pack(">I", zlib.crc32(kind + data))
+        return struct.pack(">I", len(data)) + kind + data + crc
 
     header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
     return (
@@ -34,116 +58,234 @@ def tiny_png(width: int = 8, height: int = 8, rgb: tuple[int, int, int] = (40, 1
     )
 
 
+def cassette_dir() -> Path | None:
+    """Where the demo cassettes are: $LLMPORT_CASSETTES, the working tree, or the checkout."""
+    candidates = []
+    if os.environ.get("LLMPORT_CASSETTES"):
+        candidates.append(Path(os.environ["LLMPORT_CASSETTES"]))
+    here = Path.cwd()
+    candidates += [folder / "cassettes" for folder in (here, *here.parents)]
+    candidates.append(Path(__file__).resolve().parents[2] / "cassettes")
+    for folder in candidates:
+        if (folder / "demo" / "trip.yaml").is_file():
+            return folder / "demo"
+    return None
+
+
+def build_agent(rt: Any, openai_model: str, anthropic_model: str) -> Any:
+    """The demo's agent: nested agentic functions over one runtime."""
+    from .agentic import agentic_function
+    from .tools import tool
+
+    @tool
+    def weather(city: str) -> str:
+        """Current weather for a city."""
+        time.sleep(0.2)  # a slow API: both calls of one turn run at the same time
+        return WEATHER.get(city, "unknown")
+
+    def pack_coat(reason: str) -> str:
+        """Pack a warm coat."""
+        return f"coat packed ({reason})"
+
+    def pack_sunglasses(reason: str) -> str:
+        """Pack sunglasses."""
+        return f"sunglasses packed ({reason})"
+
+    @agentic_function
+    def describe_photo(photo: bytes) -> str:
+        """Describe the traveller's photo."""
+        return str(
+            rt.exec(
+                [
+                    {"type": "text", "text": "Describe this photo in one short sentence."},
+                    {"type": "image", "data": photo, "media_type": "image/png"},
+                ],
+                model=anthropic_model,
+                max_tokens=200,
+            )
+        )
+
+    @agentic_function
+    def check_weather(cities: list[str]) -> str:
+        """Check the weather in each city."""
+        return str(
+            rt.exec(
+                f"What is the weather in {' and '.join(cities)}?",
+                tools=[weather],
+                model=openai_model,
+            )
+        )
+
+    @agentic_function(expose="io")
+    def summarise() -> dict[str, Any]:
+        """Summarise the conditions as JSON."""
+        text = rt.exec(
+            "Summarise the weather you found.", response_format=SUMMARY_SCHEMA, model=openai_model
+        )
+        value: dict[str, Any] = json.loads(text)
+        return value
+
+    @agentic_function
+    def plan_trip(photo: bytes, cities: list[str]) -> dict[str, Any]:
+        """Plan what to pack for a trip."""
+        scene = describe_photo(photo)
+        forecast = check_weather(cities)
+        summary = summarise()
+        packed = rt.exec(
+            "Decide what to pack for the coldest city.",
+            model=anthropic_model,
+            max_tokens=300,
+            choices={"pack_coat": pack_coat, "pack_sunglasses": pack_sunglasses},
+        )
+        return {"scene": scene, "forecast": forecast, "summary": summary, "packed": packed}
+
+    return plan_trip
+
+
+def _replay_runtime(folder: Path, hooks: list[Any]) -> tuple[Any, Any]:
+    """A runtime on the real plugins; vendor traffic replayed from the demo cassette."""
+    import vcr  # type: ignore[import-untyped]
+
+    from .retry import Backoff
+    from .runtime import Runtime
+
+    recorder = vcr.VCR(
+        record_mode="none", match_on=["method", "host", "path"], decode_compressed_response=True
+    )
+    cassette = recorder.use_cassette(str(folder / "trip.yaml"), allow_playback_repeats=False)
+    fake = {"api_key": "sk-demo-not-a-real-key"}  # cassettes never check keys
+    rt = Runtime(
+        model=DEMO_OPENAI,
+        providers={"openai": fake, "anthropic": fake},
+        hooks=hooks,
+        backoff=Backoff(initial=0.05, maximum=0.2),
+    )
+    return rt, cassette
+
+
+def _scripted_runtime(hooks: list[Any]) -> Any:
+    from .errors import OverloadedError
+    from .retry import Backoff
+    from .runtime import Runtime
+    from .testing import Script, call_tools, fail, reply
+
+    gpt = Script(
+        prefix="openai",
+        steps=[
+            call_tools(("weather", {"city": "Paris"}), ("weather", {"city": "Oslo"})),
+            reply("Paris is sunny (22°C); Oslo has snow (-3°C)."),
+            reply('{"warmest_city": "Paris", "coldest_city": "Oslo", "needs_coat": true}'),
+        ],
+    )
+    claude = Script(
+        prefix="anthropic",
+        steps=[
+            reply("A plain green square."),
+            fail(OverloadedError("529 Overloaded", provider="anthropic")),
+            reply("Oslo is snowy, so warmth matters most."),
+            call_tools(("pack_coat", {"reason": "snow in Oslo"})),
+        ],
+    )
+    return Runtime(
+        model=DEMO_OPENAI, hooks=[gpt, claude, *hooks], backoff=Backoff(initial=0.05, maximum=0.2)
+    )
+
+
+def _plugins_installed() -> bool:
+    from importlib.util import find_spec
+
+    return all(find_spec(m) is not None for m in ("vcr", "llmport_openai", "llmport_anthropic"))
+
+
+class _Observer:
+    """Collects every model call (a tracing policy hook) for the report."""
+
+    def __init__(self) -> None:
+        self.calls: list[dict[str, Any]] = []
+
+    @hookimpl
+    def llmport_observe(self, event: str, payload: dict[str, Any], info: Any) -> None:
+        if event == "model_end":
+            self.calls.append(
+                {
+                    "model": info.model,
+                    "function": info.function,
+                    "attempts": payload.get("attempts", 1),
+                }
+            )
+
+
 def run_demo(as_json: bool = False) -> int:
     """Run the showcase; print a report (rich) or one JSON document."""
     from rich.console import Console
     from rich.table import Table
 
-    from .errors import RateLimitError
-    from .retry import Backoff
-    from .runtime import Runtime
-    from .testing import Script, call_tools, fail, reply
-    from .tools import tool
+    from .session import Session
+    from .session_cli import tree
 
     console = Console(highlight=False, quiet=as_json)
-
-    @tool
-    def weather(city: str) -> str:
-        """Current weather for a city."""
-        time.sleep(0.2)  # a slow API: the two calls of one turn run in parallel
-        return {"Paris": "sunny, 22°C", "Oslo": "snow, -3°C"}.get(city, "unknown")
-
-    # Two scripted "vendors" stand in until the vendor plugins' cassettes land.
-    fast = Script(
-        prefix="fast",
-        steps=[
-            reply("The screenshot shows a green square."),
-            call_tools(("weather", {"city": "Paris"}), ("weather", {"city": "Oslo"})),
-            reply("Paris is sunny (22°C); Oslo has snow (-3°C)."),
-        ],
-    )
-    strong = Script(
-        prefix="strong",
-        steps=[
-            fail(RateLimitError("429 Too Many Requests", provider="strong", retry_after=0.05)),
-            reply('{"city": "Paris", "temperature_c": 22, "pack_umbrella": false}'),
-            reply("Oslo needs warmer clothes."),
-            call_tools(("pack_coat", {"city": "Oslo"})),
-        ],
-    )
-    rt = Runtime(
-        model="fast:mini", hooks=[fast, strong], backoff=Backoff(initial=0.05, maximum=0.2)
-    )
-
-    steps: list[dict[str, Any]] = []
-
-    def step(title: str, model: str, started: float, result: Any) -> None:
-        steps.append(
-            {
-                "step": title,
-                "model": model,
-                "seconds": round(time.perf_counter() - started, 3),
-                "result": result,
-            }
-        )
-        console.print(
-            f"[bold cyan]{title}[/] [dim]({model}, {time.perf_counter() - started:.2f}s)[/]"
-        )
-        console.print(f"  → {result}", markup=False)
+    folder = cassette_dir()
+    observer = _Observer()
+    mode = "scripted"
+    cassette = None
+    if folder is not None and _plugins_installed():
+        rt, cassette = _replay_runtime(folder, [observer])
+        mode = "cassettes"
+    else:
+        rt = _scripted_runtime([observer])
 
     console.rule("[bold]llmport demo[/] (offline)")
-    t = time.perf_counter()
-    r = rt.run(
-        [
-            {"type": "text", "text": "What is on this screenshot?"},
-            {"type": "image", "data": tiny_png(), "media_type": "image/png"},
-        ]
+    console.print(
+        f"vendor answers: [bold]{mode}[/] "
+        + (
+            f"({folder}/trip.yaml through the real openai and anthropic plugins)"
+            if mode == "cassettes"
+            else "(scripted providers; install the dev tools for cassettes)"
+        )
     )
-    step("1. image input", r.model, t, r.output)
+    session = Session()
+    started = time.perf_counter()
+    plan_trip = build_agent(rt, DEMO_OPENAI, DEMO_ANTHROPIC)
+    if cassette is not None:
+        with cassette as cass, session:
+            result = plan_trip(tiny_png(), list(CITIES))
+        if not cass.all_played:
+            raise RuntimeError(
+                "demo cassette has unplayed interactions: the demo and its cassette drifted"
+            )
+    else:
+        with session:
+            result = plan_trip(tiny_png(), list(CITIES))
+    elapsed = time.perf_counter() - started
 
-    t = time.perf_counter()
-    r = rt.run("Weather in Paris and Oslo?", tools=[weather])
-    calls = ", ".join(
-        f"{c.call.name}({c.call.arguments['city']}) {c.duration:.2f}s" for c in r.tool_calls
+    for key, value in result.items():
+        console.print(f"[bold cyan]{key}[/]: ", end="")
+        console.print(str(value), markup=False)
+    table = Table(
+        title="model calls (observed through the llmport_observe hook)", title_justify="left"
     )
-    step("2. parallel tool loop", r.model, t, f"{r.output}  [tools: {calls}]")
-
-    t = time.perf_counter()
-    schema = {
-        "type": "object",
-        "required": ["city", "temperature_c", "pack_umbrella"],
-        "properties": {
-            "city": {"type": "string"},
-            "temperature_c": {"type": "number"},
-            "pack_umbrella": {"type": "boolean"},
-        },
-    }
-    r = rt.run("Summarise Paris as JSON.", response_format=schema, model="strong:large")
-    step(
-        "3. structured output after a retried 429",
-        r.model,
-        t,
-        f"{json.loads(r.output)} (attempts: {r.attempts}, "
-        f"first failure: {type(r.failures[0].error).__name__})",
-    )
-
-    def pack_coat(city: str) -> str:
-        return f"coat packed for {city}"
-
-    t = time.perf_counter()
-    r = rt.run(
-        "Should I pack a coat or sunglasses for Oslo?",
-        model="strong:large",
-        choices={"pack_coat": pack_coat, "pack_sunglasses": "sunglasses"},
-    )
-    step("4. decision", r.model, t, f"{r.output} (picked {r.choice})")
-
-    usage = rt.usage
-    table = Table(title="usage", title_justify="left")
-    for col in ("requests", "input tokens", "output tokens"):
+    for col in ("#", "model", "inside", "attempts"):
         table.add_column(col)
-    table.add_row(str(usage.requests), str(usage.input_tokens), str(usage.output_tokens))
+    for i, call in enumerate(observer.calls, 1):
+        table.add_row(str(i), call["model"], str(call["function"]), str(call["attempts"]))
     console.print(table)
+    console.print(tree(session))
+    usage = rt.usage
+    console.print(
+        f"usage: {usage.requests} requests, {usage.input_tokens} input tokens, "
+        f"{usage.output_tokens} output tokens · {elapsed:.2f}s"
+    )
     if as_json:
-        print(json.dumps({"steps": steps, "usage": usage.to_dict()}, default=str))
+        print(
+            json.dumps(
+                {
+                    "mode": mode,
+                    "result": result,
+                    "calls": observer.calls,
+                    "usage": usage.to_dict(),
+                    "seconds": round(elapsed, 3),
+                },
+                default=str,
+            )
+        )
     return 0

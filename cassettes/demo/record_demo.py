@@ -1,0 +1,210 @@
+"""Make cassettes/demo/trip.yaml: the traffic `llmport demo` replays.
+
+The request side is real: the demo's agent runs through the real
+llmport-openai and llmport-anthropic plugins and the real vendor SDKs,
+captured by vcrpy. The answers are written here by hand in each vendor's
+documented wire format (checked against ../shared/wire-samples/openai-chat/
+and anthropic/) and served from a loopback server; the recorded URIs are
+rewritten to the vendors' hosts. Run again after changing the demo:
+
+    uv run python cassettes/demo/record_demo.py
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import vcr
+from llmport.demo import CITIES, DEMO_ANTHROPIC, DEMO_OPENAI, build_agent, tiny_png
+from llmport.loopback import LoopbackServer, Reply
+from llmport.retry import Backoff
+from llmport.runtime import Runtime
+from llmport.session import Session
+
+HERE = Path(__file__).resolve().parent
+HOSTS: dict[int, str] = {}
+
+
+def openai_completion(
+    n: int, message: dict[str, Any], finish: str, usage: tuple[int, int]
+) -> Reply:
+    return Reply(
+        json={
+            "id": f"chatcmpl-demo{n}",
+            "object": "chat.completion",
+            "created": 1763700000 + n,
+            "model": "gpt-4o-mini-2024-07-18",
+            "system_fingerprint": "fp_demo",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "refusal": None, "annotations": [], **message},
+                    "logprobs": None,
+                    "finish_reason": finish,
+                }
+            ],
+            "usage": {
+                "prompt_tokens": usage[0],
+                "completion_tokens": usage[1],
+                "total_tokens": sum(usage),
+                "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+                "completion_tokens_details": {
+                    "reasoning_tokens": 0,
+                    "audio_tokens": 0,
+                    "accepted_prediction_tokens": 0,
+                    "rejected_prediction_tokens": 0,
+                },
+            },
+            "service_tier": "default",
+        }
+    )
+
+
+def anthropic_message(
+    n: int, content: list[dict[str, Any]], stop: str, usage: tuple[int, int]
+) -> Reply:
+    return Reply(
+        json={
+            "id": f"msg_demo{n}",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-haiku-4-5-20251001",
+            "content": content,
+            "stop_reason": stop,
+            "stop_sequence": None,
+            "usage": {
+                "input_tokens": usage[0],
+                "output_tokens": usage[1],
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0,
+                "service_tier": "standard",
+            },
+        }
+    )
+
+
+OPENAI_REPLIES = [
+    openai_completion(
+        1,
+        {
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_demoParis",
+                    "type": "function",
+                    "function": {"name": "weather", "arguments": json.dumps({"city": "Paris"})},
+                },
+                {
+                    "id": "call_demoOslo",
+                    "type": "function",
+                    "function": {"name": "weather", "arguments": json.dumps({"city": "Oslo"})},
+                },
+            ],
+        },
+        "tool_calls",
+        (118, 46),
+    ),
+    openai_completion(
+        2, {"content": "Paris is sunny at 22°C, while Oslo has snow at -3°C."}, "stop", (196, 19)
+    ),
+    openai_completion(
+        3,
+        {
+            "content": json.dumps(
+                {"warmest_city": "Paris", "coldest_city": "Oslo", "needs_coat": True}
+            )
+        },
+        "stop",
+        (231, 17),
+    ),
+]
+
+ANTHROPIC_REPLIES = [
+    anthropic_message(
+        1, [{"type": "text", "text": "A small, plain green square."}], "end_turn", (27, 10)
+    ),
+    Reply(
+        status=529,
+        json={
+            "type": "error",
+            "error": {"type": "overloaded_error", "message": "Overloaded"},
+            "request_id": "req_demo529",
+        },
+    ),
+    anthropic_message(
+        2,
+        [
+            {
+                "type": "text",
+                "text": "Oslo is the coldest stop, with snow at -3°C, so warmth matters most.",
+            }
+        ],
+        "end_turn",
+        (402, 24),
+    ),
+    anthropic_message(
+        3,
+        [
+            {
+                "type": "tool_use",
+                "id": "toolu_demo1",
+                "name": "pack_coat",
+                "input": {"reason": "snow and -3°C in Oslo"},
+            }
+        ],
+        "tool_use",
+        (655, 48),
+    ),
+]
+
+
+def to_vendor_host(request: Any) -> Any:
+    parts = urlsplit(request.uri)
+    host = HOSTS.get(parts.port or 0)
+    if host:
+        request.uri = urlunsplit(("https", host, parts.path, parts.query, ""))
+    return request
+
+
+def main() -> None:
+    target = HERE / "trip.yaml"
+    target.unlink(missing_ok=True)
+    recorder = vcr.VCR(
+        record_mode="all",
+        filter_headers=[
+            "authorization",
+            "x-api-key",
+            "cookie",
+            "set-cookie",
+            "openai-organization",
+        ],
+        before_record_request=to_vendor_host,
+        decode_compressed_response=True,
+    )
+    with LoopbackServer(OPENAI_REPLIES) as gpt, LoopbackServer(ANTHROPIC_REPLIES) as claude:
+        HOSTS[urlsplit(gpt.url).port or 0] = "api.openai.com"
+        HOSTS[urlsplit(claude.url).port or 0] = "api.anthropic.com"
+        fake = "sk-demo-not-a-real-key"
+        rt = Runtime(
+            model=DEMO_OPENAI,
+            backoff=Backoff(initial=0.01, maximum=0.02),
+            providers={
+                "openai": {"api_key": fake, "base_url": gpt.url + "/v1"},
+                "anthropic": {"api_key": fake, "base_url": claude.url},
+            },
+        )
+        plan_trip = build_agent(rt, DEMO_OPENAI, DEMO_ANTHROPIC)
+        with recorder.use_cassette(str(target)), Session():
+            result = plan_trip(tiny_png(), list(CITIES))
+        assert gpt.unplayed == 0 and claude.unplayed == 0, (
+            "the demo made fewer requests than scripted"
+        )
+    print(json.dumps(result, indent=2))
+    print(f"wrote {target}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,64 @@
+"""Print docs/capabilities.md from what the installed plugins register.
+
+    uv run python docs/gen_capabilities.py > docs/capabilities.md
+
+tests/test_docs_capabilities.py fails when the page and the plugins disagree.
+"""
+
+from __future__ import annotations
+
+from llmport.plugins import PluginHost
+from llmport.types import ModelCapabilities
+
+HEADER = """# Capability table
+
+What each provider plugin declares, per model pattern (first match wins;
+`(other)` is the default for models not listed). The runtime checks every
+request against these **before** sending it: a block or feature a model
+cannot take is converted by a documented rule (text-like files are inlined
+as text) or rejected with `UnsupportedContentError` /
+`UnsupportedFeatureError`.
+
+This page is generated from the plugins' registrations by
+`docs/gen_capabilities.py`; a test keeps it in step.
+"""
+
+
+def _short(media_types: frozenset[str]) -> str:
+    return ", ".join(sorted(m.split("/")[-1] for m in media_types)) or "-"
+
+
+def _yes(flag: bool) -> str:
+    return "yes" if flag else "no"
+
+
+def row(pattern: str, caps: ModelCapabilities) -> str:
+    limit = f"{caps.max_image_bytes // (1024 * 1024)} MiB" if caps.max_image_bytes else "-"
+    return (
+        f"| `{pattern}` | {', '.join(sorted(caps.input_modalities))} | {_short(caps.image_types)} "
+        f"| {_short(caps.audio_types)} | {_short(caps.file_types)} | {_yes(caps.native_tools)} "
+        f"| {_yes(caps.native_structured_output)} | {_yes(caps.streaming)} "
+        f"| {_yes(caps.tool_choice_none)} | {limit} |"
+    )
+
+
+def render() -> str:
+    lines = [HEADER]
+    for prefix, info in sorted(PluginHost(load_entry_points=True).providers().items()):
+        lines.append(f"\n## `{prefix}:` — {info.description}\n")
+        if info.aliases:
+            aliases = ", ".join(f"`{a}` → `{t}`" for a, t in sorted(info.aliases.items()))
+            lines.append(f"Aliases: {aliases}\n")
+        lines.append(
+            "| model | inputs | images | audio | native files | tools | structured output "
+            "| streaming | tool_choice none | max image |"
+        )
+        lines.append("|---|---|---|---|---|---|---|---|---|---|")
+        for pattern, caps in info.models.items():
+            lines.append(row(pattern, caps))
+        lines.append(row("(other)", info.default))
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    print(render(), end="")
