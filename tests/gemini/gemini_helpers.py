@@ -1,0 +1,48 @@
+"""Shared helpers of the Gemini plugin tests: isolation, runtimes, a sync/async driver."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from llmport import Backoff, RunResult, Runtime
+
+
+@pytest.fixture(autouse=True)
+def isolated(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """No host keys, Vertex switches or llmport configuration leak into a test."""
+    for key in list(os.environ):
+        if key.startswith(("LLMPORT_", "GEMINI_", "GOOGLE_")):
+            monkeypatch.delenv(key)
+    yield
+
+
+def runtime(
+    model: str, delays: list[float] | None = None, max_retries: int = 3, **settings: Any
+) -> Runtime:
+    """A Runtime whose backoff records its delays instead of sleeping."""
+    recorded = delays if delays is not None else []
+
+    async def async_sleep(seconds: float) -> None:
+        recorded.append(seconds)
+
+    return Runtime(
+        model=model,
+        max_retries=max_retries,
+        backoff=Backoff(sleep=recorded.append, async_sleep=async_sleep, jitter=False, initial=0.25),
+        providers={"gemini": {"api_key": "test-key", **settings}},
+    )
+
+
+async def run(mode: str, rt: Runtime, **kwargs: Any) -> RunResult:
+    if mode == "sync":
+        return rt.run(**kwargs)
+    return await rt.arun(**kwargs)
+
+
+async def stream(mode: str, rt: Runtime, **kwargs: Any) -> list[Any]:
+    if mode == "sync":
+        return list(rt.stream(**kwargs))
+    return [event async for event in rt.astream(**kwargs)]

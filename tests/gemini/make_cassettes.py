@@ -1,0 +1,79 @@
+"""Re-make cassettes/gemini/*.yaml without an API key (not a test).
+
+    uv run python tests/gemini/make_cassettes.py [NAME ...]
+
+For each scenario in ``gemini_scenarios.py``: serve its documented-format
+answers from a :class:`~llmport.loopback.LoopbackServer`, run the scenario's
+call through the real Runtime, plugin and ``google-genai`` SDK while vcrpy
+records, then rewrite the loopback address to
+``https://generativelanguage.googleapis.com`` and keep only the headers that
+matter (no ``x-goog-api-key``, no ``key=`` parameter, no client details).
+With a real key, ``nox -s record -- gemini`` records against the live API.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent)]
+
+from cassette_support import CASSETTES, make_vcr  # noqa: E402
+from gemini_scenarios import SCENARIOS, Scenario  # noqa: E402
+from llmport import Backoff, ProviderError, Runtime  # noqa: E402
+from llmport.loopback import LoopbackServer  # noqa: E402
+
+HOST = "https://generativelanguage.googleapis.com"
+KEEP_REQUEST_HEADERS = {"content-type"}
+KEEP_RESPONSE_HEADERS = {"content-type", "retry-after"}
+
+
+def record(scenario: Scenario) -> Path:
+    path = CASSETTES / scenario.cassette
+    path.unlink(missing_ok=True)
+    with LoopbackServer(scenario.replies) as server:
+        rt = Runtime(
+            model=scenario.model,
+            max_retries=3,
+            backoff=Backoff(sleep=lambda _: None),
+            providers={"gemini": {"api_key": "recording-key", "base_url": server.url}},
+        )
+        with make_vcr(record_mode="all").use_cassette(scenario.cassette):
+            try:
+                if scenario.stream:
+                    list(rt.stream(**scenario.kwargs))
+                else:
+                    rt.run(**scenario.kwargs)
+            except ProviderError as exc:
+                print(f"  {scenario.name}: {type(exc).__name__}: {exc}")
+        host = server.url
+    rewrite(path, host)
+    return path
+
+
+def rewrite(path: Path, host: str) -> None:
+    data: dict[str, Any] = yaml.safe_load(path.read_text())
+    for interaction in data["interactions"]:
+        request = interaction["request"]
+        request["uri"] = request["uri"].replace(host, HOST)
+        request["headers"] = {
+            k: v for k, v in request["headers"].items() if k.lower() in KEEP_REQUEST_HEADERS
+        }
+        response = interaction["response"]
+        response["headers"] = {
+            k: v for k, v in response["headers"].items() if k.lower() in KEEP_RESPONSE_HEADERS
+        }
+    path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=120))
+
+
+def main(names: list[str]) -> None:
+    for name in names or list(SCENARIOS):
+        print(f"recorded {record(SCENARIOS[name]).relative_to(CASSETTES.parent)}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,397 @@
+"""Request conversion, pre-network rejections and answer mapping, sync and async.
+
+Requests go to a loopback server; for every rejection the test asserts that
+no request was sent at all.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+from gemini_helpers import isolated, run, runtime, stream  # noqa: F401  (isolated: autouse)
+from gemini_scenarios import DATA, SIGNATURE, SIGNATURE_URLSAFE, answer, get_weather, usage
+from llmport import ConfigError, TextDelta, ToolCallStarted
+from llmport.errors import UnsupportedContentError, UnsupportedFeatureError
+from llmport.loopback import LoopbackServer, Reply
+from llmport_gemini.convert_in import DROPPED_CALLS_KEY, SIGNATURE_KEY
+
+MODES = ["sync", "async"]
+FLASH = "gemini:gemini-2.5-flash"
+OK = Reply(json=answer("ok", [{"text": "fine"}], usage(5, 1)))
+
+
+def lookup(name: str) -> str:
+    """Look a name up."""
+    return f"found {name}"
+
+
+async def sent(
+    mode: str, model: str = FLASH, replies: list[Reply] | None = None, **kwargs: Any
+) -> tuple[list[Any], Any]:
+    """Run one call against a loopback server; the request bodies and the result."""
+    kwargs.setdefault("content", "Hi")
+    with LoopbackServer(replies or [OK]) as server:
+        result = await run(mode, runtime(model, base_url=server.url), **kwargs)
+    return [r.json() for r in server.requests], result
+
+
+async def rejected(
+    mode: str, error: type[Exception], model: str = FLASH, **kwargs: Any
+) -> Exception:
+    """Assert the call fails with ``error`` before any request is sent."""
+    kwargs.setdefault("content", "Hi")
+    with LoopbackServer([OK]) as server:
+        with pytest.raises(error) as info:
+            await run(mode, runtime(model, base_url=server.url), **kwargs)
+        assert server.requests == []
+    return info.value
+
+
+# --- tool choice and parallel calls ---------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(
+    ("choice", "expected"),
+    [
+        ("auto", {"mode": "AUTO"}),
+        ("required", {"mode": "ANY"}),
+        ("none", {"mode": "NONE"}),
+        ({"name": "lookup"}, {"mode": "ANY", "allowedFunctionNames": ["lookup"]}),
+    ],
+)
+async def test_tool_choice_mapping(mode: str, choice: Any, expected: dict[str, Any]) -> None:
+    bodies, _ = await sent(mode, tools=[lookup, get_weather], tool_choice=choice, max_iterations=1)
+    assert bodies[0]["toolConfig"] == {"functionCallingConfig": expected}
+    names = [d["name"] for d in bodies[0]["tools"][0]["functionDeclarations"]]
+    assert names == ["lookup", "get_weather"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_parallel_tool_calls_false_keeps_the_first_call(mode: str) -> None:
+    two_calls = answer(
+        "p1",
+        [
+            {
+                "functionCall": {"name": "lookup", "args": {"name": "a"}},
+                "thoughtSignature": SIGNATURE,
+            },
+            {"functionCall": {"name": "lookup", "args": {"name": "b"}}},
+        ],
+        usage(10, 5),
+    )
+    bodies, result = await sent(
+        mode, tools=[lookup], parallel_tool_calls=False, replies=[Reply(json=two_calls), OK]
+    )
+    # Gemini has no switch: nothing extra is sent, the second call is left out (and reported).
+    assert "parallel" not in str(bodies[0])
+    assert [c.call.arguments for c in result.tool_calls] == [{"name": "a"}]
+    model_turn, results = bodies[1]["contents"][1:]
+    assert [p["functionCall"]["args"] for p in model_turn["parts"]] == [{"name": "a"}]
+    assert model_turn["parts"][0]["thoughtSignature"] == SIGNATURE_URLSAFE
+    assert results["parts"] == [
+        {"functionResponse": {"name": "lookup", "response": {"output": "found a"}}}
+    ]
+    assert result.output == "fine"
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_tool_errors_go_back_as_error_responses(mode: str) -> None:
+    def broken(x: int) -> str:
+        """Always fails."""
+        raise RuntimeError("disk on fire")
+
+    call = answer(
+        "e1", [{"functionCall": {"id": "c1", "name": "broken", "args": {"x": 1}}}], usage(10, 5)
+    )
+    bodies, _ = await sent(mode, tools=[broken], replies=[Reply(json=call), OK])
+    (part,) = bodies[1]["contents"][2]["parts"]
+    assert part["functionResponse"]["id"] == "c1"
+    assert set(part["functionResponse"]["response"]) == {"error"}
+    assert "disk on fire" in part["functionResponse"]["response"]["error"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_text_signature_is_echoed_on_the_next_turn(mode: str) -> None:
+    first = answer(
+        "s1",
+        [
+            {"text": "Let me check. ", "thoughtSignature": SIGNATURE},
+            {"functionCall": {"name": "lookup", "args": {"name": "z"}}},
+        ],
+        usage(10, 5),
+    )
+    bodies, result = await sent(mode, tools=[lookup], replies=[Reply(json=first), OK])
+    assert bodies[1]["contents"][1] == {
+        "role": "model",
+        "parts": [
+            {"text": "Let me check. ", "thoughtSignature": SIGNATURE_URLSAFE},
+            {"functionCall": {"args": {"name": "z"}, "name": "lookup"}},
+        ],
+    }
+    assert result.messages[1].extra[SIGNATURE_KEY] == SIGNATURE  # kept in the conversation
+    assert result.output == "fine"
+
+
+# --- options ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(
+    ("model", "effort", "expected"),
+    [
+        ("gemini:gemini-2.5-flash", "none", {"thinking_budget": 0}),
+        ("gemini:gemini-2.5-flash", "high", {"thinking_budget": 24576}),
+        ("gemini:gemini-2.5-pro", 2048, {"thinking_budget": 2048}),
+        ("gemini:gemini-2.5-pro", -1, {"thinking_budget": -1}),
+        ("gemini:gemini-3-pro-preview", "low", {"thinking_level": "LOW"}),
+    ],
+)
+async def test_reasoning_effort(
+    mode: str, model: str, effort: Any, expected: dict[str, Any]
+) -> None:
+    bodies, _ = await sent(mode, model, reasoning_effort=effort)
+    assert bodies[0]["generationConfig"]["thinkingConfig"] == expected
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_extra_options_pass_through(mode: str) -> None:
+    bodies, _ = await sent(mode, top_k=40, presence_penalty=0.5, frequency_penalty=0.25, stop="END")
+    config = bodies[0]["generationConfig"]
+    assert (config["topK"], config["presencePenalty"], config["frequencyPenalty"]) == (
+        40,
+        0.5,
+        0.25,
+    )
+    assert config["stopSequences"] == ["END"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(
+    ("model", "options", "feature"),
+    [
+        (FLASH, {"logit_bias": {"1": 2}}, "option(s) logit_bias"),
+        (FLASH, {"max_tokens": 0}, "max_tokens=0"),
+        (FLASH, {"stop": ["a", "b", "c", "d", "e", "f"]}, "6 stop sequences"),
+        (FLASH, {"timeout": -1}, "timeout=-1"),
+        (FLASH, {"labels": {"team": "x"}}, "labels"),
+        (FLASH, {"reasoning_effort": "extreme"}, "reasoning_effort='extreme'"),
+        ("gemini:gemini-2.5-pro", {"reasoning_effort": "none"}, "reasoning_effort='none'"),
+        ("gemini:gemini-3-pro-preview", {"reasoning_effort": "none"}, "reasoning_effort='none'"),
+        ("gemini:gemini-2.0-flash", {"reasoning_effort": "low"}, "reasoning_effort"),
+    ],
+)
+async def test_options_it_cannot_honour_are_rejected(
+    mode: str, model: str, options: dict[str, Any], feature: str
+) -> None:
+    err = await rejected(mode, UnsupportedFeatureError, model, **options)
+    assert err.feature == feature  # type: ignore[attr-defined]
+    assert err.vendor == "gemini"  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_schema_with_tools_needs_gemini_3(mode: str) -> None:
+    schema = {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}
+    err = await rejected(mode, UnsupportedFeatureError, tools=[lookup], response_format=schema)
+    assert "Gemini 3" in str(err)
+    reply = Reply(json=answer("j", [{"text": '{"a": "x"}'}], usage(5, 3)))
+    bodies, result = await sent(
+        mode,
+        "gemini:gemini-3-flash-preview",
+        tools=[lookup],
+        response_format=schema,
+        replies=[reply],
+    )
+    assert bodies[0]["generationConfig"]["responseJsonSchema"] == schema
+    assert "tools" in bodies[0] and result.output == '{"a": "x"}'
+
+
+# --- content ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_audio_is_inline_data(mode: str) -> None:
+    wav = b"RIFF\x24\x00\x00\x00WAVEfmt " + b"\x00" * 28
+    bodies, _ = await sent(mode, content=[{"type": "audio", "data": wav}, "Transcribe."])
+    assert bodies[0]["contents"][0]["parts"][0]["inlineData"]["mime_type"] == "audio/wav"
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_files_api_url_is_file_data(mode: str) -> None:
+    url = "https://generativelanguage.googleapis.com/v1beta/files/abc123"
+    bodies, _ = await sent(
+        mode, content=[{"type": "file", "url": url, "media_type": "application/pdf"}]
+    )
+    assert bodies[0]["contents"][0]["parts"][0] == {
+        "fileData": {"file_uri": url, "mime_type": "application/pdf"}
+    }  # google-genai's spelling
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(
+    ("block", "reason"),
+    [
+        ({"type": "image", "url": "https://example.com/kiwi.png"}, "Files API URLs"),
+        ({"type": "file", "url": "gs://bucket/doc.pdf"}, "Files API URLs"),
+        (
+            {"type": "image", "url": "https://generativelanguage.googleapis.com/v1beta/files/x"},
+            "pass media_type",
+        ),
+        ({"type": "image", "data": b"GIF89a" + b"\x00" * 10}, "image/gif not accepted"),
+        (
+            {"type": "file", "data": b"PK\x03\x04" + b"\x00" * 10, "filename": "notes.docx"},
+            "not accepted",
+        ),
+    ],
+)
+async def test_content_it_cannot_take_is_rejected(
+    mode: str, block: dict[str, Any], reason: str
+) -> None:
+    err = await rejected(mode, UnsupportedContentError, content=[block])
+    assert reason in str(err)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_vertex_takes_gcs_and_https_urls(mode: str) -> None:
+    blocks = [
+        {"type": "file", "url": "gs://bucket/doc.pdf"},
+        {"type": "image", "url": "https://example.com/kiwi.png"},
+    ]
+    with LoopbackServer([OK]) as server:
+        rt = runtime(FLASH, base_url=server.url, vertexai=True)  # Vertex AI express mode (a key)
+        await run(mode, rt, content=blocks)
+        parts = server.requests[0].json()["contents"][0]["parts"]
+    assert parts == [
+        {"fileData": {"file_uri": "gs://bucket/doc.pdf", "mime_type": "application/pdf"}},
+        {"fileData": {"file_uri": "https://example.com/kiwi.png", "mime_type": "image/png"}},
+    ]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_oversized_inline_media_is_rejected(mode: str) -> None:
+    big = (DATA / "kiwi.png").read_bytes() + b"\x00" * (16 * 1024 * 1024)
+    err = await rejected(
+        mode,
+        UnsupportedContentError,
+        content=[{"type": "image", "data": big, "media_type": "image/png"}],
+    )
+    assert "request limit" in str(err)
+
+
+# --- answers ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(
+    ("finish", "stop"),
+    [
+        ("MAX_TOKENS", "max_tokens"),
+        ("SAFETY", "content_filter"),
+        ("RECITATION", "content_filter"),
+        ("MALFORMED_FUNCTION_CALL", "other"),
+    ],
+)
+async def test_finish_reasons(mode: str, finish: str, stop: str) -> None:
+    reply = Reply(json=answer("f", [{"text": "cut"}], usage(5, 1), finish=finish))
+    _, result = await sent(mode, replies=[reply])
+    assert result.stop_reason == stop
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_cached_and_thought_tokens(mode: str) -> None:
+    reply = Reply(
+        json=answer(
+            "c",
+            [{"text": "x"}, {"text": "thinking...", "thought": True}],
+            usage(1000, 10, thoughts=50, cached=800),
+        )
+    )
+    _, result = await sent(mode, replies=[reply])
+    assert result.output == "x"  # thought summaries are not part of the answer
+    u = result.usage
+    assert (u.input_tokens, u.output_tokens, u.cache_read_tokens, u.reasoning_tokens) == (
+        1000,
+        60,
+        800,
+        50,
+    )
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_streamed_call_without_id_gets_one(mode: str) -> None:
+    call = [
+        {
+            "data": answer(
+                "n1", [{"functionCall": {"name": "lookup", "args": {"name": "q"}}}], usage(5, 2)
+            )
+        }
+    ]
+    done = [{"data": answer("n2", [{"text": "ok"}], usage(9, 1))}]
+    with LoopbackServer([Reply(sse=call), Reply(sse=done)]) as server:
+        events = await stream(
+            mode, runtime(FLASH, base_url=server.url), content="Hi", tools=[lookup]
+        )
+        second = server.requests[1].json()
+    (started,) = [e.call for e in events if isinstance(e, ToolCallStarted)]
+    assert started.id == "gemini_call_n1_0" and started.arguments == {"name": "q"}
+    assert [e.text for e in events if isinstance(e, TextDelta)] == ["ok"]
+    # The made-up id is never sent to the API.
+    assert second["contents"][1]["parts"] == [
+        {"functionCall": {"args": {"name": "q"}, "name": "lookup"}}
+    ]
+    assert second["contents"][2]["parts"] == [
+        {"functionResponse": {"name": "lookup", "response": {"output": "found q"}}}
+    ]
+    assert DROPPED_CALLS_KEY not in events[-1].result.messages[1].extra
+
+
+# --- configuration and transport ----------------------------------------------------------
+
+
+async def test_missing_key_is_a_config_error() -> None:
+    with LoopbackServer([OK]) as server:
+        rt = runtime(FLASH, base_url=server.url, api_key=None)
+        with pytest.raises(ConfigError, match="GEMINI_API_KEY"):
+            rt.run("Hi")
+        assert server.requests == []
+
+
+async def test_key_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GOOGLE_API_KEY", "google-key")
+    monkeypatch.setenv("GEMINI_API_KEY", "gemini-key")
+    with LoopbackServer([OK]) as server:
+        await run("async", runtime(FLASH, base_url=server.url, api_key=None), content="Hi")
+        assert server.requests[0].headers["x-goog-api-key"] == "gemini-key"
+
+
+def test_unknown_setting_is_a_config_error() -> None:
+    from llmport_gemini.provider import GeminiProvider
+
+    with pytest.raises(ConfigError, match="colour"):
+        GeminiProvider({"colour": "blue"})
+    assert "secret-key" not in repr(GeminiProvider({"api_key": "secret-key"}))
+
+
+async def test_async_client_never_uses_aiohttp(monkeypatch: pytest.MonkeyPatch) -> None:
+    import httpx2
+    from google.genai import _api_client
+    from llmport_gemini.provider import GeminiProvider
+
+    monkeypatch.setattr(_api_client, "has_aiohttp", True)  # as if aiohttp were installed
+    provider = GeminiProvider({"api_key": "k"})
+    api = provider.async_client()._api_client
+    assert api._use_aiohttp() is False
+    assert isinstance(api._async_httpx_client, httpx2.AsyncClient)
+    assert provider.async_client() is provider.async_client()  # one per event loop
+    assert api._http_options.retry_options.attempts == 1
+
+
+def test_importing_the_plugin_imports_no_sdk() -> None:
+    code = (
+        "import sys, llmport, llmport_gemini.plugin; "
+        "assert 'google.genai' not in sys.modules, 'SDK imported'"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
