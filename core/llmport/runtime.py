@@ -342,6 +342,7 @@ class Runtime:
         self._hooks = tuple(hooks)
         self._config = config
         self._host = plugins
+        self._hooks_added = False
         self._instances: dict[str, Provider] = {}
         self._lock = threading.Lock()
         self._usage = Usage()
@@ -356,12 +357,16 @@ class Runtime:
 
     @property
     def plugins(self) -> PluginHost:
+        host = self._host
+        if host is not None and self._hooks_added:
+            return host  # the hot path: no lock, no pluggy lookups
         with self._lock:
             if self._host is None:
                 self._host = PluginHost(extra=self._hooks)
             elif self._hooks and not any(self._host.pm.is_registered(p) for p in self._hooks):
-                for p in self._hooks:
+                for p in self._hooks:  # a PluginHost given by the caller
                     self._host.register(p)
+            self._hooks_added = True
             return self._host
 
     @property
