@@ -1,0 +1,532 @@
+"""Neutral :class:`~llmport.types.Request` -> boto3 ``converse`` keyword arguments.
+
+:func:`build` checks every rule that can reject a request (``prepare()``
+calls it before any network call) and produces the keyword arguments of
+``client.converse`` / ``client.converse_stream``. Pure functions of the
+request: no boto3 import, no I/O. Binary fields (image and document
+``bytes``) are raw bytes: botocore base64-encodes them on the wire.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from llmport.content import inline_text_file, is_text_like
+from llmport.errors import UnsupportedContentError, UnsupportedFeatureError
+from llmport.provider import check_block
+from llmport.structured import schema_tool
+from llmport.types import MediaBlock, Message, ModelCapabilities, Request, TextBlock, ToolSpec
+
+from .plugin import DOCUMENT_FORMATS, MAX_DOCUMENT_BYTES, Family
+
+VENDOR = "bedrock"
+
+#: Where assistant ``reasoningContent`` blocks are kept (Response.extra / Message.extra)
+#: so a tool loop echoes them back, as Bedrock requires with extended thinking.
+REASONING_KEY = "bedrock_reasoning"
+
+#: Options honoured here; anything else is rejected, never dropped. ``timeout`` is
+#: applied by the provider (a client with that read timeout).
+KNOWN_OPTIONS = frozenset(
+    {
+        "temperature",
+        "top_p",
+        "top_k",
+        "max_tokens",
+        "stop",
+        "timeout",
+        "seed",
+        "reasoning_effort",
+        "additional_model_request_fields",
+        "additional_model_response_field_paths",
+        "guardrail_config",
+        "performance_config",
+        "request_metadata",
+        "service_tier",
+    }
+)
+
+IMAGE_FORMATS = {"image/png": "png", "image/jpeg": "jpeg", "image/gif": "gif", "image/webp": "webp"}
+
+#: The text added beside documents when the user turn has none (Bedrock requires one).
+DOCUMENT_PROMPT = "See the attached document."
+
+#: JSON-schema keywords the structured-output models do not enforce; they move into
+#: the description (llmport still validates the reply against the original schema).
+_SCHEMA_NOTED = frozenset(
+    {
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "minProperties",
+        "maxProperties",
+        "uniqueItems",
+        "maxItems",
+    }
+)
+
+
+@dataclass(slots=True, frozen=True)
+class OutputTool:
+    """The forced tool that carries structured output on models without ``outputConfig``.
+
+    ``wrapped``: the schema's root is not an object, so the tool input is
+    ``{"value": ...}`` and the reply is its ``value``.
+    """
+
+    name: str
+    wrapped: bool
+
+
+@dataclass(slots=True, frozen=True)
+class Prepared:
+    """``converse`` keyword arguments plus what reading the answer needs."""
+
+    kwargs: dict[str, Any]
+    output_tool: OutputTool | None = None
+
+
+# ---------------------------------------------------------------------------
+# Build (checks first)
+# ---------------------------------------------------------------------------
+
+
+def build(request: Request, caps: ModelCapabilities, family: Family) -> Prepared:
+    """The ``converse`` keyword arguments for ``request``; raises typed input errors."""
+    model = request.model
+    for message in request.messages:
+        for block in message.blocks:
+            if isinstance(block, MediaBlock):
+                check_block(VENDOR, model, caps, block)
+    _check_options(request, family)
+
+    kwargs: dict[str, Any] = {"modelId": model}
+    system = _system(request)
+    if system:
+        if not family.system_prompt:
+            raise UnsupportedFeatureError(
+                VENDOR, model, "a system prompt", "this model takes no system prompt on Converse"
+            )
+        kwargs["system"] = [{"text": system}]
+
+    tools, choice, output_tool = _tools(request, caps, family)
+    messages = messages_param(request.messages, model, family)
+    if choice is None and _has_tool_blocks(messages):
+        raise UnsupportedFeatureError(
+            VENDOR,
+            model,
+            'tool_choice="none" (or no tools) after tool calls in the conversation',
+            "Converse needs the tool definitions whenever the messages hold toolUse/toolResult "
+            'blocks, and has no "none" choice; pass the tools with tool_choice="auto"',
+        )
+    kwargs["messages"] = messages
+    kwargs["inferenceConfig"] = _inference_config(request)
+    if tools:
+        config: dict[str, Any] = {"tools": tools}
+        if choice is not None:
+            config["toolChoice"] = choice
+        kwargs["toolConfig"] = config
+
+    rf = request.response_format
+    if rf is not None and output_tool is None:
+        kwargs["outputConfig"] = {
+            "textFormat": {
+                "type": "json_schema",
+                "structure": {"jsonSchema": _json_schema(rf.schema, rf.name, rf.description)},
+            }
+        }
+    _extras(request, family, kwargs)
+    return Prepared(kwargs, output_tool)
+
+
+def _check_options(request: Request, family: Family) -> None:
+    model = request.model
+    options = request.options
+    unknown = sorted(set(options) - KNOWN_OPTIONS)
+    if unknown:
+        raise UnsupportedFeatureError(
+            VENDOR,
+            model,
+            f"option(s) {', '.join(unknown)}",
+            f"known options: {', '.join(sorted(KNOWN_OPTIONS - {'seed', 'reasoning_effort'}))}",
+        )
+    if options.get("seed") is not None:
+        raise UnsupportedFeatureError(VENDOR, model, "seed", "the Converse API has no seed")
+    if options.get("reasoning_effort") is not None:
+        raise UnsupportedFeatureError(
+            VENDOR,
+            model,
+            "reasoning_effort",
+            "Converse has no common reasoning switch; pass the model's own field through "
+            "additional_model_request_fields (e.g. {'thinking': {'type': 'enabled', "
+            "'budget_tokens': 2048}} for Claude)",
+        )
+    if options.get("top_k") is not None and not family.top_k:
+        raise UnsupportedFeatureError(
+            VENDOR, model, "top_k", "only Anthropic models on Bedrock document top_k"
+        )
+    max_tokens = options.get("max_tokens")
+    if max_tokens is not None and (
+        isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1
+    ):
+        raise UnsupportedFeatureError(
+            VENDOR, model, f"max_tokens={max_tokens!r}", "must be a positive integer"
+        )
+    timeout = options.get("timeout")
+    if timeout is not None and (
+        isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0
+    ):
+        raise UnsupportedFeatureError(
+            VENDOR, model, f"timeout={timeout!r}", "must be a positive number of seconds"
+        )
+    for key in ("additional_model_request_fields", "guardrail_config", "performance_config"):
+        if options.get(key) is not None and not isinstance(options[key], dict):
+            raise UnsupportedFeatureError(
+                VENDOR, model, f"{key}={options[key]!r}", "must be a dict"
+            )
+
+
+def _system(request: Request) -> str:
+    """``Request.system`` plus any system-role messages, in order."""
+    parts = [request.system] if request.system else []
+    parts += [m.text for m in request.messages if m.role == "system" and m.text]
+    return "\n\n".join(parts)
+
+
+def _inference_config(request: Request) -> dict[str, Any]:
+    options = request.options
+    config: dict[str, Any] = {}
+    if options.get("max_tokens") is not None:
+        config["maxTokens"] = options["max_tokens"]
+    if options.get("temperature") is not None:
+        config["temperature"] = options["temperature"]
+    if options.get("top_p") is not None:
+        config["topP"] = options["top_p"]
+    stop = options.get("stop")
+    if stop is not None:
+        config["stopSequences"] = [stop] if isinstance(stop, str) else list(stop)
+    return config
+
+
+def _extras(request: Request, family: Family, kwargs: dict[str, Any]) -> None:
+    """Vendor extras: passed through as the Converse fields of the same name."""
+    options = request.options
+    fields = dict(options.get("additional_model_request_fields") or {})
+    if options.get("top_k") is not None:
+        fields["top_k"] = options["top_k"]  # documented for Claude via additionalModelRequestFields
+    if fields:
+        kwargs["additionalModelRequestFields"] = fields
+    mapping = {
+        "additional_model_response_field_paths": "additionalModelResponseFieldPaths",
+        "guardrail_config": "guardrailConfig",
+        "performance_config": "performanceConfig",
+        "request_metadata": "requestMetadata",
+        "service_tier": "serviceTier",
+    }
+    for option, field in mapping.items():
+        if options.get(option) is not None:
+            kwargs[field] = options[option]
+
+
+# ---------------------------------------------------------------------------
+# Tools, tool choice, structured output
+# ---------------------------------------------------------------------------
+
+
+def _tools(
+    request: Request, caps: ModelCapabilities, family: Family
+) -> tuple[list[dict[str, Any]], dict[str, Any] | None, OutputTool | None]:
+    """(``toolConfig.tools``, ``toolChoice`` or None, the forced output tool if any).
+
+    ``tool_choice="none"`` has no Converse form: the request is sent without
+    tools, which is exactly "the model may not call a tool" (documented).
+    """
+    model = request.model
+    specs = [] if request.tool_choice == "none" else list(request.tools)
+    rf = request.response_format
+    output_tool: OutputTool | None = None
+    if rf is not None and not caps.native_structured_output:
+        if request.tools and request.tool_choice == "none":
+            raise UnsupportedFeatureError(
+                VENDOR,
+                model,
+                'response_format with tool_choice="none"',
+                "this model gives structured output through a forced tool, which 'none' forbids",
+            )
+        if not caps.native_tools:
+            raise UnsupportedFeatureError(
+                VENDOR,
+                model,
+                "response_format",
+                "this model has neither structured output nor tools",
+            )
+        spec = schema_tool(rf)
+        taken = {s.name for s in specs}
+        name = spec.name if spec.name not in taken else f"{spec.name}_output"
+        output_tool = OutputTool(name, rf.schema.get("type") != "object")
+        specs.append(ToolSpec(name, spec.description, spec.parameters))
+    if not specs:
+        return [], None, None
+    if not caps.native_tools:
+        raise UnsupportedFeatureError(
+            VENDOR, model, "tools", "this model has no tool use on Converse"
+        )
+    choice = _tool_choice(request, family, output_tool)
+    return [tool_param(s, caps) for s in specs], choice, output_tool
+
+
+def _tool_choice(
+    request: Request, family: Family, output_tool: OutputTool | None
+) -> dict[str, Any]:
+    """``auto``/``required``/``{"name"}`` -> Converse ``toolChoice``, checked against the family."""
+    choice = request.tool_choice
+    if output_tool is not None and not request.tools:
+        form, out = "tool", {"tool": {"name": output_tool.name}}
+    elif isinstance(choice, dict):
+        form, out = "tool", {"tool": {"name": choice["name"]}}
+    elif choice == "required" or output_tool is not None:
+        # With the output tool among other tools the model must call one of them;
+        # its final answer is the output tool.
+        form, out = "any", {"any": {}}
+    else:
+        form, out = "auto", {"auto": {}}
+    if form not in family.tool_choices:
+        what = {"tool": "a named tool_choice", "any": 'tool_choice="required"'}[form]
+        if output_tool is not None:
+            what = "response_format (a forced output tool)"
+        raise UnsupportedFeatureError(
+            VENDOR,
+            request.model,
+            what,
+            f"this model takes toolChoice {', '.join(sorted(family.tool_choices))} only",
+        )
+    return out
+
+
+def tool_param(spec: ToolSpec, caps: ModelCapabilities) -> dict[str, Any]:
+    """One ``toolSpec`` (its input schema under ``inputSchema.json``)."""
+    schema = spec.parameters or {"type": "object", "properties": {}}
+    body: dict[str, Any] = {"name": spec.name, "inputSchema": {"json": schema}}
+    if spec.description:
+        body["description"] = spec.description  # must be non-empty when present
+    if spec.strict and caps.native_structured_output:
+        body["strict"] = True
+    return {"toolSpec": body}
+
+
+def _json_schema(schema: dict[str, Any], name: str, description: str | None) -> dict[str, Any]:
+    """``outputConfig.textFormat.structure.jsonSchema``: the schema as a JSON *string*."""
+    out: dict[str, Any] = {"name": name, "schema": json.dumps(adapt_schema(schema))}
+    if description:
+        out["description"] = description
+    return out
+
+
+def adapt_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """A copy of ``schema`` in the subset Bedrock's structured output takes.
+
+    Objects get ``additionalProperties: false``; ``oneOf`` becomes ``anyOf``;
+    constraints the models do not enforce move into the description.
+    """
+    return _adapt(copy.deepcopy(schema))  # type: ignore[no-any-return]
+
+
+def _adapt(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_adapt(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    notes: list[str] = []
+    for key, value in node.items():
+        if key in ("properties", "$defs", "definitions"):
+            out[key] = {name: _adapt(sub) for name, sub in value.items()}
+        elif key == "oneOf":
+            out["anyOf"] = _adapt(value)
+        elif key in ("items", "anyOf", "allOf"):
+            out[key] = _adapt(value)
+        elif key in _SCHEMA_NOTED:
+            notes.append(f"{key}: {value}")
+        elif key != "additionalProperties":
+            out[key] = value
+    if out.get("type") == "object" or "properties" in out:
+        out["additionalProperties"] = False
+    if notes:
+        note = "{" + ", ".join(notes) + "}"
+        out["description"] = f"{out['description']}\n\n{note}" if out.get("description") else note
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Messages
+# ---------------------------------------------------------------------------
+
+
+def messages_param(messages: Iterable[Message], model: str, family: Family) -> list[dict[str, Any]]:
+    """Neutral messages -> Converse ``messages``.
+
+    Tool results go in a user turn as ``toolResult`` blocks, before any other
+    content of that turn; consecutive turns of the same role are merged
+    (Converse alternates roles). A user turn holding documents but no text
+    gets :data:`DOCUMENT_PROMPT` (Bedrock requires a text block beside a
+    document).
+    """
+    out: list[dict[str, Any]] = []
+    results: list[dict[str, Any]] = []
+    content: list[dict[str, Any]] = []
+    role: str | None = None
+    names: dict[str, int] = {}  # document names used so far (must be unique per request)
+
+    def flush() -> None:
+        nonlocal results, content
+        blocks = results + content if role == "user" else content
+        if (
+            role == "user"
+            and any("document" in b for b in blocks)
+            and not any("text" in b for b in blocks)
+        ):
+            blocks.append({"text": DOCUMENT_PROMPT})
+        if blocks:
+            out.append({"role": role, "content": blocks})
+        results, content = [], []
+
+    for message in messages:
+        if message.role == "system":
+            continue  # sent as the top-level system prompt
+        turn = "assistant" if message.role == "assistant" else "user"
+        if turn != role:
+            flush()
+            role = turn
+        if turn == "assistant":
+            content.extend(message.extra.get(REASONING_KEY, ()))
+            content.extend(
+                block_param(b, model, family, names) for b in message.blocks if not _blank(b)
+            )
+            content.extend(
+                {"toolUse": {"toolUseId": c.id, "name": c.name, "input": c.arguments}}
+                for c in message.tool_calls
+            )
+        else:
+            results.extend(
+                _tool_result(r.call_id, r.content, r.is_error, family) for r in message.tool_results
+            )
+            content.extend(
+                block_param(b, model, family, names) for b in message.blocks if not _blank(b)
+            )
+    flush()
+    return out
+
+
+def _tool_result(call_id: str, text: str, is_error: bool, family: Family) -> dict[str, Any]:
+    body: dict[str, Any] = {"toolUseId": call_id}
+    if family.tool_result_status:
+        body["content"] = [{"text": text}] if text else []
+        body["status"] = "error" if is_error else "success"
+    else:
+        # The model takes no status field: the error is said in the text instead.
+        shown = f"Error: {text}" if is_error else text
+        body["content"] = [{"text": shown}] if shown else []
+    return {"toolResult": body}
+
+
+def _has_tool_blocks(messages: list[dict[str, Any]]) -> bool:
+    return any("toolUse" in b or "toolResult" in b for m in messages for b in m["content"])
+
+
+def _blank(block: Any) -> bool:
+    # Converse rejects blank text blocks.
+    return isinstance(block, TextBlock) and not block.text.strip()
+
+
+def block_param(
+    block: TextBlock | MediaBlock, model: str, family: Family, names: dict[str, int]
+) -> dict[str, Any]:
+    """One content block: text, image, document, or an inlined text file."""
+    if isinstance(block, TextBlock):
+        return {"text": block.text}
+    mt = block.media_type
+    if block.type == "audio" or mt.startswith("audio/"):
+        raise UnsupportedContentError(
+            VENDOR, model, block.describe(), "llmport-bedrock sends no audio to Converse"
+        )
+    if block.type == "image" or mt.startswith("image/"):
+        fmt = IMAGE_FORMATS.get(mt)
+        if fmt is None:
+            raise UnsupportedContentError(
+                VENDOR, model, block.describe(), "give its media_type (png, jpeg, gif or webp)"
+            )
+        return {"image": {"format": fmt, "source": _source(block, model, family)}}
+    fmt = DOCUMENT_FORMATS.get(mt)
+    if fmt is not None and mt in _native_files(family):
+        if block.data is not None and block.size > MAX_DOCUMENT_BYTES:
+            raise UnsupportedContentError(
+                VENDOR,
+                model,
+                block.describe(),
+                f"document is {block.size} bytes, over the Converse limit of {MAX_DOCUMENT_BYTES}",
+            )
+        name = unique_name(document_name(block.filename, block.index), names)
+        return {"document": {"format": fmt, "name": name, "source": _source(block, model, family)}}
+    if is_text_like(mt):
+        return {"text": inline_text_file(block, VENDOR, model).text}
+    raise UnsupportedContentError(
+        VENDOR, model, block.describe(), f"files of type {mt} are not accepted"
+    )
+
+
+def _native_files(family: Family) -> frozenset[str]:
+    return family.caps.file_types
+
+
+def _source(block: MediaBlock, model: str, family: Family) -> dict[str, Any]:
+    if block.url is None:
+        assert block.data is not None
+        return {"bytes": block.data}
+    if block.url.startswith("s3://"):
+        if not family.s3:
+            raise UnsupportedContentError(
+                VENDOR, model, block.describe(), "this model takes no s3:// locations"
+            )
+        return {"s3Location": {"uri": block.url}}
+    raise UnsupportedContentError(
+        VENDOR,
+        model,
+        block.describe(),
+        "Converse takes media as inline bytes or s3:// locations, not URLs; pass the bytes",
+    )
+
+
+_NAME_JUNK = re.compile(r"[^A-Za-z0-9\-()\[\]]+")
+
+
+def document_name(filename: str | None, index: int) -> str:
+    """A Converse-safe document name (SPEC §10).
+
+    Only letters, digits, single spaces, hyphens, parentheses and square
+    brackets are allowed: the extension is dropped (the format says it) and
+    every other run of characters becomes one space. ``"q3_report.v2.pdf"``
+    -> ``"q3 report v2"``; no usable name -> ``"document N"``.
+    """
+    stem = re.split(r"[\\/]", filename or "")[-1]  # a path's last part only
+    head, dot, _ = stem.rpartition(".")
+    if dot and head:
+        stem = head
+    name = _NAME_JUNK.sub(" ", stem).strip()[:200].strip()
+    return name or f"document {index}"
+
+
+def unique_name(name: str, used: dict[str, int]) -> str:
+    """``name``, or ``name (2)``, ``name (3)``... if already used in this request."""
+    count = used.get(name, 0) + 1
+    used[name] = count
+    return name if count == 1 else f"{name} ({count})"

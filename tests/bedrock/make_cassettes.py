@@ -1,0 +1,83 @@
+"""Re-make cassettes/bedrock/*.yaml without AWS credentials (not a test).
+
+    uv run python tests/bedrock/make_cassettes.py [NAME ...]
+
+For each scenario in ``bedrock_scenarios.py``: serve its documented-format
+answers (JSON, or AWS event-stream frames from
+``llmport_bedrock.eventstream``) from a :class:`~llmport.loopback.LoopbackServer`,
+run the scenario's call through the real Runtime, plugin, boto3 and botocore
+(``endpoint_url`` = the loopback) while vcrpy records, then rewrite the
+loopback address to the real regional endpoint and keep only the headers
+that matter (no ``Authorization``, no ``X-Amz-*``, no client details). The
+credentials used while recording are fake static ones.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent)]
+
+from bedrock_scenarios import CREDENTIALS, HOST, REGION, SCENARIOS, Scenario  # noqa: E402
+from cassette_support import CASSETTES, make_vcr  # noqa: E402
+from llmport import Backoff, ProviderError, Runtime  # noqa: E402
+from llmport.loopback import LoopbackServer  # noqa: E402
+
+KEEP_REQUEST_HEADERS = {"content-type"}
+KEEP_RESPONSE_HEADERS = {"content-type", "x-amzn-requestid", "x-amzn-errortype", "retry-after"}
+
+
+def record(scenario: Scenario) -> Path:
+    path = CASSETTES / scenario.cassette
+    path.unlink(missing_ok=True)
+    with LoopbackServer(scenario.replies) as server:
+        rt = Runtime(
+            model=scenario.model,
+            max_retries=3,
+            backoff=Backoff(sleep=lambda _: None),
+            providers={"bedrock": {**CREDENTIALS, "region": REGION, "endpoint_url": server.url}},
+        )
+        with make_vcr(record_mode="all").use_cassette(scenario.cassette):
+            try:
+                if scenario.stream:
+                    list(rt.stream(**scenario.kwargs))
+                else:
+                    rt.run(**scenario.kwargs)
+            except ProviderError as exc:
+                print(f"  {scenario.name}: {type(exc).__name__}: {exc}")
+        host = server.url
+        assert server.unplayed == 0, f"{scenario.name}: {server.unplayed} scripted replies unused"
+    rewrite(path, host)
+    return path
+
+
+def rewrite(path: Path, host: str) -> None:
+    data: dict[str, Any] = yaml.safe_load(path.read_text())
+    for interaction in data["interactions"]:
+        request = interaction["request"]
+        request["uri"] = request["uri"].replace(host, HOST)
+        # botocore sends header values as bytes (stored as !!binary): keep them as text.
+        request["headers"] = {
+            k: [x.decode() if isinstance(x, bytes) else x for x in v]
+            for k, v in request["headers"].items()
+            if k.lower() in KEEP_REQUEST_HEADERS
+        }
+        response = interaction["response"]
+        response["headers"] = {
+            k: v for k, v in response["headers"].items() if k.lower() in KEEP_RESPONSE_HEADERS
+        }
+    path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=120))
+
+
+def main(names: list[str]) -> None:
+    for name in names or list(SCENARIOS):
+        print(f"recorded {record(SCENARIOS[name]).relative_to(CASSETTES.parent)}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

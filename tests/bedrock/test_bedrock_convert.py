@@ -1,0 +1,469 @@
+"""Request building, pre-network rejections and answer reading (no network at all)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from bedrock_scenarios import CREDENTIALS, REGION
+from botocore.exceptions import ClientError, EventStreamError, ReadTimeoutError
+from llmport import Runtime
+from llmport.errors import (
+    BadRequestError,
+    ContentError,
+    MalformedResponseError,
+    OverloadedError,
+    ProviderTimeoutError,
+    RateLimitError,
+    UnsupportedContentError,
+    UnsupportedFeatureError,
+)
+from llmport.loopback import LoopbackServer
+from llmport.types import (
+    MediaBlock,
+    Message,
+    Request,
+    ResponseFormat,
+    TextBlock,
+    ToolCall,
+    ToolResult,
+    ToolSpec,
+)
+from llmport_bedrock import convert_in, convert_out
+from llmport_bedrock.convert_in import DOCUMENT_PROMPT, REASONING_KEY, document_name
+from llmport_bedrock.errors import translate
+from llmport_bedrock.plugin import MAX_DOCUMENT_BYTES, family_for, provider_info
+
+PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 32
+PDF = b"%PDF-1.4 tiny"
+SONNET = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
+NOVA = "us.amazon.nova-pro-v1:0"
+WEATHER = ToolSpec(
+    "get_weather",
+    "Weather for a city.",
+    {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+)
+
+
+def build(model: str, *blocks: Any, **fields: Any) -> dict[str, Any]:
+    messages = fields.pop("messages", None) or [Message("user", tuple(blocks))]
+    request = Request(model=model, messages=messages, **fields)
+    return convert_in.build(
+        request, provider_info().capabilities_for(model), family_for(model)
+    ).kwargs
+
+
+def reject(model: str, *blocks: Any, **fields: Any) -> Exception:
+    with pytest.raises((UnsupportedContentError, UnsupportedFeatureError)) as info:
+        build(model, *blocks, **fields)
+    return info.value
+
+
+# --- content -------------------------------------------------------------------------
+
+
+def test_document_alone_gets_a_text_block_beside_it() -> None:
+    body = build(SONNET, MediaBlock("file", "application/pdf", PDF, filename="a.pdf"))
+    assert body["messages"][0]["content"] == [
+        {"document": {"format": "pdf", "name": "a", "source": {"bytes": PDF}}},
+        {"text": DOCUMENT_PROMPT},
+    ]
+
+
+@pytest.mark.parametrize(
+    ("filename", "expected"),
+    [
+        ("q3_report.v2.pdf", "q3 report v2"),
+        ("Résumé (final) [v2].docx", "R sum (final) [v2]"),
+        ("  many   spaces.txt", "many spaces"),
+        ("../../etc/passwd", "passwd"),  # only the last part of a path
+        ("....pdf", "document 4"),
+        (None, "document 4"),
+    ],
+)
+def test_document_names_are_sanitised(filename: str | None, expected: str) -> None:
+    assert document_name(filename, 4) == expected
+
+
+def test_duplicate_document_names_are_made_unique() -> None:
+    body = build(
+        SONNET,
+        MediaBlock("file", "text/csv", b"a,b", filename="data.csv"),
+        MediaBlock("file", "text/csv", b"c,d", filename="data.csv"),
+        TextBlock("compare"),
+    )
+    names = [b["document"]["name"] for b in body["messages"][0]["content"] if "document" in b]
+    assert names == ["data", "data (2)"]
+
+
+@pytest.mark.parametrize(
+    ("media_type", "fmt"),
+    [
+        ("text/plain", "txt"),
+        ("text/markdown", "md"),
+        ("text/html", "html"),
+        ("application/vnd.openxmlformats-officedocument.wordprocessingml.document", "docx"),
+    ],
+)
+def test_document_formats(media_type: str, fmt: str) -> None:
+    body = build(SONNET, MediaBlock("file", media_type, b"x", filename="f"), TextBlock("?"))
+    assert body["messages"][0]["content"][0]["document"]["format"] == fmt
+
+
+def test_audio_is_rejected() -> None:
+    err = reject(SONNET, MediaBlock("audio", "audio/wav", b"RIFF0000WAVE"))
+    assert isinstance(err, UnsupportedContentError) and "audio" in str(err)
+
+
+def test_http_urls_are_rejected_and_s3_locations_pass_where_supported() -> None:
+    err = reject(NOVA, MediaBlock("image", "image/png", url="https://example.com/kiwi.png"))
+    assert "s3://" in str(err)
+    body = build(NOVA, MediaBlock("image", "image/png", url="s3://bucket/kiwi.png"), TextBlock("?"))
+    assert body["messages"][0]["content"][0] == {
+        "image": {"format": "png", "source": {"s3Location": {"uri": "s3://bucket/kiwi.png"}}}
+    }
+    assert "URL" in str(
+        reject(SONNET, MediaBlock("image", "image/png", url="s3://bucket/kiwi.png"))
+    )
+
+
+def test_text_only_model_rejects_images_and_pdfs_but_inlines_csv() -> None:
+    micro = "us.amazon.nova-micro-v1:0"
+    reject(micro, MediaBlock("image", "image/png", PNG))
+    reject(micro, MediaBlock("file", "application/pdf", PDF))
+    body = build(micro, MediaBlock("file", "text/csv", b"a,b\n1,2\n", filename="t.csv"))
+    assert body["messages"][0]["content"] == [
+        {"text": '<file name="t.csv" media_type="text/csv">\na,b\n1,2\n\n</file>'}
+    ]
+
+
+def test_oversized_document_is_rejected() -> None:
+    err = reject(SONNET, MediaBlock("file", "application/pdf", b"%PDF" + b"0" * MAX_DOCUMENT_BYTES))
+    assert "over the Converse limit" in str(err)
+
+
+def test_blank_text_blocks_are_not_sent() -> None:
+    body = build(SONNET, TextBlock("  "), TextBlock("hi"))
+    assert body["messages"] == [{"role": "user", "content": [{"text": "hi"}]}]
+
+
+# --- tools and tool choice -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("choice", "wire"),
+    [
+        ("auto", {"auto": {}}),
+        ("required", {"any": {}}),
+        ({"name": "get_weather"}, {"tool": {"name": "get_weather"}}),
+    ],
+)
+def test_tool_choice_forms(choice: Any, wire: dict[str, Any]) -> None:
+    body = build(SONNET, TextBlock("hi"), tools=[WEATHER], tool_choice=choice)
+    assert body["toolConfig"]["toolChoice"] == wire
+
+
+def test_tool_choice_none_sends_no_tools() -> None:
+    body = build(SONNET, TextBlock("hi"), tools=[WEATHER], tool_choice="none")
+    assert "toolConfig" not in body
+
+
+def test_tool_choice_none_after_tool_calls_is_rejected() -> None:
+    history = [
+        Message("user", (TextBlock("weather?"),)),
+        Message("assistant", tool_calls=(ToolCall("t1", "get_weather", {"city": "Paris"}),)),
+        Message("tool", tool_results=(ToolResult("t1", "get_weather", "sunny"),)),
+    ]
+    err = reject(SONNET, messages=history, tools=[WEATHER], tool_choice="none")
+    assert 'tool_choice="none"' in str(err)
+
+
+def test_choices_a_model_family_cannot_take_are_rejected() -> None:
+    llama = "us.meta.llama3-1-70b-instruct-v1:0"
+    assert "required" in str(
+        reject(llama, TextBlock("hi"), tools=[WEATHER], tool_choice="required")
+    )
+    reject(llama, TextBlock("hi"), tools=[WEATHER], tool_choice={"name": "get_weather"})
+    rf = ResponseFormat({"type": "object", "properties": {"a": {"type": "string"}}})
+    assert "response_format" in str(reject(llama, TextBlock("hi"), response_format=rf))
+    assert build(llama, TextBlock("hi"), tools=[WEATHER])["toolConfig"]["toolChoice"] == {
+        "auto": {}
+    }
+
+
+def test_tool_results_without_status_field_on_models_that_lack_it() -> None:
+    history = [
+        Message("user", (TextBlock("weather?"),)),
+        Message("assistant", tool_calls=(ToolCall("t1", "get_weather", {"city": "X"}),)),
+        Message(
+            "tool", tool_results=(ToolResult("t1", "get_weather", "no station", is_error=True),)
+        ),
+    ]
+    llama = build("us.meta.llama3-1-70b-instruct-v1:0", messages=history, tools=[WEATHER])
+    assert llama["messages"][2]["content"] == [
+        {"toolResult": {"toolUseId": "t1", "content": [{"text": "Error: no station"}]}}
+    ]
+    claude = build(SONNET, messages=history, tools=[WEATHER])
+    assert claude["messages"][2]["content"][0]["toolResult"]["status"] == "error"
+
+
+def test_forced_output_tool_beside_user_tools_uses_any() -> None:
+    rf = ResponseFormat({"type": "array", "items": {"type": "string"}}, name="get_weather")
+    body = build(
+        "us.anthropic.claude-3-5-sonnet-20241022-v2:0",
+        TextBlock("hi"),
+        tools=[WEATHER],
+        response_format=rf,
+    )
+    names = [t["toolSpec"]["name"] for t in body["toolConfig"]["tools"]]
+    assert names == ["get_weather", "get_weather_output"]  # no clash with the user's tool
+    assert body["toolConfig"]["toolChoice"] == {"any": {}}
+    wrapped = body["toolConfig"]["tools"][1]["toolSpec"]["inputSchema"]["json"]
+    assert wrapped["properties"]["value"] == {"type": "array", "items": {"type": "string"}}
+
+
+def test_reasoning_blocks_are_echoed_before_the_tool_use() -> None:
+    reasoning = [{"reasoningContent": {"reasoningText": {"text": "think", "signature": "sig"}}}]
+    history = [
+        Message("user", (TextBlock("weather?"),)),
+        Message(
+            "assistant",
+            tool_calls=(ToolCall("t1", "get_weather", {"city": "Paris"}),),
+            extra={REASONING_KEY: reasoning},
+        ),
+        Message("tool", tool_results=(ToolResult("t1", "get_weather", "sunny"),)),
+    ]
+    body = build(SONNET, messages=history, tools=[WEATHER])
+    assert body["messages"][1]["content"][0] == reasoning[0]
+
+
+# --- options --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("options", "word"),
+    [
+        ({"seed": 1}, "seed"),
+        ({"reasoning_effort": "high"}, "reasoning_effort"),
+        ({"frequency_penalty": 0.5}, "frequency_penalty"),
+        ({"max_tokens": 0}, "max_tokens"),
+        ({"top_k": 5}, "top_k"),
+    ],
+)
+def test_unsupported_options_are_rejected(options: dict[str, Any], word: str) -> None:
+    assert word in str(reject(NOVA, TextBlock("hi"), options=options))
+
+
+def test_passthrough_options_map_to_converse_fields() -> None:
+    body = build(
+        SONNET,
+        TextBlock("hi"),
+        options={
+            "top_k": 40,
+            "stop": "END",
+            "additional_model_request_fields": {
+                "thinking": {"type": "enabled", "budget_tokens": 2048}
+            },
+            "guardrail_config": {"guardrailIdentifier": "g1", "guardrailVersion": "1"},
+            "performance_config": {"latency": "optimized"},
+            "service_tier": {"type": "priority"},
+        },
+    )
+    assert body["additionalModelRequestFields"] == {
+        "thinking": {"type": "enabled", "budget_tokens": 2048},
+        "top_k": 40,
+    }
+    assert body["inferenceConfig"] == {"stopSequences": ["END"]}
+    assert body["guardrailConfig"] == {"guardrailIdentifier": "g1", "guardrailVersion": "1"}
+    assert body["performanceConfig"] == {"latency": "optimized"}
+    assert body["serviceTier"] == {"type": "priority"}
+
+
+def test_system_prompt_on_a_model_without_one_is_rejected() -> None:
+    assert "system prompt" in str(
+        reject("amazon.titan-text-express-v1", TextBlock("hi"), system="Be brief.")
+    )
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_bad_input_fails_before_any_request(mode: str) -> None:
+    with LoopbackServer([]) as server:
+        rt = Runtime(
+            model=f"bedrock:{SONNET}",
+            providers={"bedrock": {**CREDENTIALS, "region": REGION, "endpoint_url": server.url}},
+        )
+        for kwargs, error in [
+            (
+                {
+                    "content": [
+                        {"type": "audio", "data": b"RIFF0000WAVEfmt ", "media_type": "audio/wav"}
+                    ]
+                },
+                UnsupportedContentError,
+            ),
+            ({"content": "hi", "seed": 7}, UnsupportedFeatureError),
+            (
+                {"content": [{"type": "image", "url": "https://example.com/x.png"}]},
+                UnsupportedContentError,
+            ),
+            ({"content": [{"type": "file", "path": "missing.pdf"}]}, ContentError),
+        ]:
+            with pytest.raises(error):
+                if mode == "sync":
+                    rt.run(**kwargs)
+                else:
+                    await rt.arun(**kwargs)
+        rt.close()
+        assert server.requests == []
+
+
+# --- answers --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("raw", "neutral"),
+    [
+        ("end_turn", "end_turn"),
+        ("tool_use", "tool_use"),
+        ("max_tokens", "max_tokens"),
+        ("stop_sequence", "stop_sequence"),
+        ("guardrail_intervened", "content_filter"),
+        ("content_filtered", "content_filter"),
+        ("model_context_window_exceeded", "max_tokens"),
+        ("malformed_tool_use", "other"),
+        ("something_new", "other"),
+    ],
+)
+def test_stop_reasons(raw: str, neutral: str) -> None:
+    assert convert_out.stop_reason(raw) == neutral
+
+
+def test_usage_counts_cache_reads_and_writes_in_the_prompt() -> None:
+    use = convert_out.usage(
+        {
+            "inputTokens": 10,
+            "outputTokens": 5,
+            "cacheReadInputTokens": 100,
+            "cacheWriteInputTokens": 20,
+            "totalTokens": 135,
+        }
+    )
+    assert (use.input_tokens, use.output_tokens, use.cache_read_tokens, use.cache_write_tokens) == (
+        130,
+        5,
+        100,
+        20,
+    )
+
+
+def test_answer_without_output_is_malformed() -> None:
+    prepared = convert_in.Prepared({"modelId": NOVA})
+    with pytest.raises(MalformedResponseError):
+        convert_out.response({"ResponseMetadata": {}, "message": "<html>"}, prepared)
+
+
+def test_reasoning_content_is_kept_for_the_echo() -> None:
+    prepared = convert_in.Prepared({"modelId": SONNET})
+    raw = {
+        "output": {
+            "message": {
+                "role": "assistant",
+                "content": [
+                    {"reasoningContent": {"reasoningText": {"text": "hmm", "signature": "s1"}}},
+                    {"text": "Done."},
+                ],
+            }
+        },
+        "stopReason": "end_turn",
+        "usage": {"inputTokens": 1, "outputTokens": 2},
+        "ResponseMetadata": {"RequestId": "rid"},
+    }
+    response = convert_out.response(raw, prepared)
+    assert (response.text, response.id, response.model) == ("Done.", "rid", SONNET)
+    assert response.extra[REASONING_KEY] == [
+        {"reasoningContent": {"reasoningText": {"text": "hmm", "signature": "s1"}}}
+    ]
+
+
+def test_streamed_reasoning_is_assembled() -> None:
+    state = convert_out.StreamState(convert_in.Prepared({"modelId": SONNET}), "rid")
+    events = [
+        {
+            "contentBlockDelta": {
+                "contentBlockIndex": 0,
+                "delta": {"reasoningContent": {"text": "hm"}},
+            }
+        },
+        {
+            "contentBlockDelta": {
+                "contentBlockIndex": 0,
+                "delta": {"reasoningContent": {"text": "m"}},
+            }
+        },
+        {
+            "contentBlockDelta": {
+                "contentBlockIndex": 0,
+                "delta": {"reasoningContent": {"signature": "sig"}},
+            }
+        },
+        {"contentBlockStop": {"contentBlockIndex": 0}},
+        {"contentBlockDelta": {"contentBlockIndex": 1, "delta": {"text": "Done."}}},
+        {"messageStop": {"stopReason": "end_turn"}},
+    ]
+    out = [e for event in events for e in state.feed(event)] + list(state.end())
+    stop = out[-1]
+    assert stop.extra[REASONING_KEY] == [
+        {"reasoningContent": {"reasoningText": {"text": "hmm", "signature": "sig"}}}
+    ]
+    assert (stop.id, stop.model) == ("rid", SONNET)
+
+
+# --- error classification -------------------------------------------------------------------
+
+
+def client_error(
+    code: str, status: int, message: str = "m", headers: dict[str, str] | None = None
+) -> ClientError:
+    return ClientError(
+        {
+            "Error": {"Code": code, "Message": message},
+            "ResponseMetadata": {"HTTPStatusCode": status, "HTTPHeaders": headers or {}},
+        },
+        "Converse",
+    )
+
+
+@pytest.mark.parametrize(
+    ("exc", "cls", "retryable"),
+    [
+        (client_error("ThrottlingException", 429), RateLimitError, True),
+        (client_error("ModelNotReadyException", 429), OverloadedError, True),
+        (client_error("ServiceUnavailableException", 503), OverloadedError, True),
+        (client_error("InternalServerException", 500), OverloadedError, True),
+        (client_error("ModelTimeoutException", 408), ProviderTimeoutError, True),
+        (client_error("ValidationException", 400), BadRequestError, False),
+        (client_error("ServiceQuotaExceededException", 400), RateLimitError, False),
+        (
+            EventStreamError(
+                {"Error": {"Code": "throttlingException", "Message": "slow"}}, "ConverseStream"
+            ),
+            RateLimitError,
+            True,
+        ),
+        (ReadTimeoutError(endpoint_url="https://x"), ProviderTimeoutError, True),
+    ],
+)
+def test_error_classification(exc: Exception, cls: type, retryable: bool) -> None:
+    error = translate(exc)
+    assert isinstance(error, cls) and error.retryable is retryable and error.provider == "bedrock"
+
+
+def test_unrelated_exceptions_are_not_translated() -> None:
+    assert translate(ValueError("x")) is None
+    assert translate(json.JSONDecodeError("x", "y", 0)) is None
+
+
+def test_retry_after_header_is_honoured() -> None:
+    error = translate(client_error("ThrottlingException", 429, headers={"Retry-After": "4"}))
+    assert error is not None and error.retry_after == 4.0
