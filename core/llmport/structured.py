@@ -20,15 +20,18 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
+from collections.abc import Collection
 from typing import Any
 
 from .errors import SchemaError, StructuredOutputError
 from .types import ResponseFormat, ToolSpec
 
 __all__ = [
+    "OutputTool",
     "check_schema",
     "drop_keywords",
     "inline_refs",
+    "make_output_tool",
     "output_type",
     "parse_reply",
     "prepare",
@@ -395,3 +398,36 @@ def schema_tool(rf: ResponseFormat) -> ToolSpec:
     return ToolSpec(
         rf.name, rf.description or "Reply with the answer as this tool's arguments.", params, True
     )
+
+
+@dataclasses.dataclass(slots=True, frozen=True)
+class OutputTool:
+    """The forced tool that carries structured output, for models without native JSON output.
+
+    ``wrapped``: the schema's root is not an object, so the tool's input is
+    ``{"value": ...}`` and the reply is its ``value``.
+    """
+
+    name: str
+    wrapped: bool
+
+    def reply_text(self, arguments: Any) -> str:
+        """The structured reply carried by the tool call's arguments, as JSON text."""
+        if self.wrapped and isinstance(arguments, dict):
+            arguments = arguments.get("value")
+        return json.dumps(arguments, ensure_ascii=False)
+
+
+def make_output_tool(
+    rf: ResponseFormat, taken: Collection[str] = (), default_description: str | None = None
+) -> tuple[OutputTool, ToolSpec]:
+    """The forced output tool for ``rf`` and its spec, named apart from the request's tools.
+
+    Plugins send the spec in their vendor's tool format, force it, and turn
+    the call's arguments back into the reply with :meth:`OutputTool.reply_text`.
+    """
+    spec = schema_tool(rf)
+    name = spec.name if spec.name not in taken else f"{spec.name}_output"
+    description = rf.description or default_description or spec.description
+    tool = OutputTool(name, rf.schema.get("type") != "object")
+    return tool, ToolSpec(name, description, spec.parameters, spec.strict)

@@ -138,8 +138,8 @@ def test_run_errors_carry_details() -> None:
 # --- secrets ---------------------------------------------------------------------------------
 
 SECRETS = [
-    "sk-proj-AbCdEf0123456789xyz",
-    "sk-ant-api03-AbCdEf0123456789",
+    "sk-proj-FakeAbCdEf0123456789xyz",
+    "sk-ant-api03-FakeAbCdEf0123456789",
     "AIzaSyA1234567890abcdefghijklmnopq",
     "AKIAIOSFODNN7EXAMPLE",
 ]

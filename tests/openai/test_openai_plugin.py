@@ -76,10 +76,10 @@ def test_responses_api_takes_no_audio() -> None:
 def test_repr_and_errors_never_show_the_key() -> None:
     from llmport_openai.provider import OpenAIChatProvider
 
-    provider = OpenAIChatProvider({"api_key": "sk-live-secret-value-1234567890"})
+    provider = OpenAIChatProvider({"api_key": "sk-live-fake-secret-value-1234567890"})
     assert "secret" not in repr(provider) and "api_key=<set>" in repr(provider)
     assert (
-        redact("Incorrect API key provided: sk-live-secret-value-1234567890.")
+        redact("Incorrect API key provided: sk-live-fake-secret-value-1234567890.")
         == "Incorrect API key provided: sk-***."
     )
 

@@ -241,3 +241,17 @@ def test_schema_tool() -> None:
     assert spec.name == "city" and spec.parameters == CITY
     wrapped = schema_tool(ResponseFormat({"type": "array"}, name="xs"))
     assert wrapped.parameters["required"] == ["value"]
+
+
+def test_make_output_tool_names_apart_and_unwraps() -> None:
+    from llmport.structured import OutputTool, make_output_tool
+
+    rf = ResponseFormat({"type": "array", "items": {"type": "integer"}}, name="numbers")
+    tool, spec = make_output_tool(rf, taken={"numbers"}, default_description="Answer here.")
+    assert tool == OutputTool("numbers_output", wrapped=True)
+    assert spec.name == "numbers_output" and spec.description == "Answer here."
+    assert spec.parameters["properties"]["value"] == rf.schema
+    assert tool.reply_text({"value": [1, 2]}) == "[1, 2]"
+    plain, plain_spec = make_output_tool(ResponseFormat(CITY, name="city"))
+    assert not plain.wrapped and plain_spec.parameters == CITY
+    assert plain.reply_text({"name": "Oslo"}) == '{"name": "Oslo"}'

@@ -16,6 +16,7 @@ from typing import Any
 from llmport.content import inline_text_file, is_text_like
 from llmport.errors import UnsupportedContentError, UnsupportedFeatureError
 from llmport.provider import check_block
+from llmport.structured import OutputTool, make_output_tool
 from llmport.types import (
     MediaBlock,
     Message,
@@ -83,18 +84,6 @@ _SCHEMA_KEPT = frozenset(
 _STRING_FORMATS = frozenset(
     {"date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4", "ipv6", "uuid"}
 )
-
-
-@dataclass(slots=True, frozen=True)
-class OutputTool:
-    """The forced tool that carries structured output on models without ``output_config``.
-
-    ``wrapped``: the schema's root is not an object, so the tool input is
-    ``{"value": ...}`` and the reply is its ``value``.
-    """
-
-    name: str
-    wrapped: bool
 
 
 @dataclass(slots=True, frozen=True)
@@ -418,19 +407,13 @@ def tool_choice_param(request: Request, output_tool: OutputTool | None) -> dict[
 
 
 def _output_tool(rf: ResponseFormat, taken: set[str]) -> tuple[OutputTool, dict[str, Any]]:
-    name = rf.name if rf.name not in taken else f"{rf.name}_output"
-    schema = rf.schema
-    wrapped = schema.get("type") != "object"
-    if wrapped:
-        schema = {"type": "object", "properties": {"value": schema}, "required": ["value"]}
-    description = (
-        rf.description
-        or "Give your final answer by calling this tool with data matching its schema."
+    tool, spec = make_output_tool(
+        rf, taken, "Give your final answer by calling this tool with data matching its schema."
     )
-    return OutputTool(name, wrapped), {
-        "name": name,
-        "description": description,
-        "input_schema": schema,
+    return tool, {
+        "name": spec.name,
+        "description": spec.description,
+        "input_schema": spec.parameters,
     }
 
 

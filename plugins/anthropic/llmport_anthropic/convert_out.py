@@ -25,7 +25,7 @@ from llmport.types import (
     UsageEvent,
 )
 
-from .convert_in import THINKING_KEY, OutputTool, Prepared
+from .convert_in import THINKING_KEY, Prepared
 
 _STOP_REASONS: dict[str, StopReason] = {
     "end_turn": "end_turn",
@@ -73,13 +73,6 @@ def thinking_param(block: Any) -> dict[str, Any] | None:
     return None
 
 
-def output_text(tool: OutputTool, arguments: Any) -> str:
-    """The structured reply carried by the forced output tool, as JSON text."""
-    if tool.wrapped and isinstance(arguments, dict):
-        arguments = arguments.get("value")
-    return json.dumps(arguments, ensure_ascii=False)
-
-
 def response(message: Any, prepared: Prepared) -> Response:
     """A whole (non-streamed) ``Message`` as a Response."""
     texts: list[str] = []
@@ -93,7 +86,7 @@ def response(message: Any, prepared: Prepared) -> Response:
             texts.append(block.text)
         elif kind == "tool_use":
             if output is not None and block.name == output.name:
-                texts.append(output_text(output, block.input))
+                texts.append(output.reply_text(block.input))
                 answered = True
                 continue
             arguments = block.input if isinstance(block.input, dict) else {}
@@ -186,7 +179,7 @@ class StreamState:
                 self.thinking.append(self.blocks.pop(event.index))
             elif event.index == self.output_index and self.output is not None:
                 arguments = parse_arguments("".join(self.output_parts))
-                yield TextDelta(output_text(self.output, arguments))
+                yield TextDelta(self.output.reply_text(arguments))
         elif kind == "message_start":
             message = event.message
             self.model = message.model

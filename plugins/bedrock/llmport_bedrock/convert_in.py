@@ -19,7 +19,7 @@ from typing import Any
 from llmport.content import inline_text_file, is_text_like
 from llmport.errors import UnsupportedContentError, UnsupportedFeatureError
 from llmport.provider import check_block
-from llmport.structured import schema_tool
+from llmport.structured import OutputTool, make_output_tool
 from llmport.types import MediaBlock, Message, ModelCapabilities, Request, TextBlock, ToolSpec
 
 from .plugin import DOCUMENT_FORMATS, MAX_DOCUMENT_BYTES, Family
@@ -74,18 +74,6 @@ _SCHEMA_NOTED = frozenset(
         "maxItems",
     }
 )
-
-
-@dataclass(slots=True, frozen=True)
-class OutputTool:
-    """The forced tool that carries structured output on models without ``outputConfig``.
-
-    ``wrapped``: the schema's root is not an object, so the tool input is
-    ``{"value": ...}`` and the reply is its ``value``.
-    """
-
-    name: str
-    wrapped: bool
 
 
 @dataclass(slots=True, frozen=True)
@@ -270,11 +258,8 @@ def _tools(
                 "response_format",
                 "this model has neither structured output nor tools",
             )
-        spec = schema_tool(rf)
-        taken = {s.name for s in specs}
-        name = spec.name if spec.name not in taken else f"{spec.name}_output"
-        output_tool = OutputTool(name, rf.schema.get("type") != "object")
-        specs.append(ToolSpec(name, spec.description, spec.parameters))
+        output_tool, spec = make_output_tool(rf, {s.name for s in specs})
+        specs.append(ToolSpec(spec.name, spec.description, spec.parameters))
     if not specs:
         return [], None, None
     if not caps.native_tools:

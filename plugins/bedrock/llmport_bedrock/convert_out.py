@@ -26,7 +26,7 @@ from llmport.types import (
     UsageEvent,
 )
 
-from .convert_in import REASONING_KEY, VENDOR, OutputTool, Prepared
+from .convert_in import REASONING_KEY, VENDOR, Prepared
 
 _STOP_REASONS: dict[str, StopReason] = {
     "end_turn": "end_turn",
@@ -66,13 +66,6 @@ def usage(raw: Any) -> Usage:
     )
 
 
-def output_text(tool: OutputTool, arguments: Any) -> str:
-    """The structured reply carried by the forced output tool, as JSON text."""
-    if tool.wrapped and isinstance(arguments, dict):
-        arguments = arguments.get("value")
-    return json.dumps(arguments, ensure_ascii=False)
-
-
 def _request_id(raw: dict[str, Any]) -> str | None:
     meta = raw.get("ResponseMetadata")
     return meta.get("RequestId") if isinstance(meta, dict) else None
@@ -96,7 +89,7 @@ def response(raw: Any, prepared: Prepared) -> Response:
         elif "toolUse" in block:
             use = block["toolUse"]
             if output is not None and use.get("name") == output.name:
-                texts.append(output_text(output, use.get("input")))
+                texts.append(output.reply_text(use.get("input")))
                 answered = True
                 continue
             arguments = use.get("input") if isinstance(use.get("input"), dict) else {}
@@ -182,7 +175,7 @@ class StreamState:
                 self.thinking.append({"reasoningContent": self.reasoning.pop(index)})
             elif index == self.output_index and self.output is not None:
                 arguments = parse_arguments("".join(self.output_parts))
-                yield TextDelta(output_text(self.output, arguments))
+                yield TextDelta(self.output.reply_text(arguments))
         elif "messageStop" in event:
             self.raw_stop = event["messageStop"].get("stopReason")
             self.stopped = True
