@@ -13,17 +13,13 @@ Prints a table and one JSON line.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import json
-import resource
-import statistics
-import time
 from typing import Any
 
 import anthropic
 from llmport import Runtime
 from llmport.loopback import LoopbackServer, Reply
+from vendor_bench import arguments, compare_async, compare_sync, report
 
 MODEL = "claude-haiku-4-5"
 PROMPT = "What is the capital of France?"
@@ -51,109 +47,41 @@ RAW_KWARGS: dict[str, Any] = {
 }
 
 
-def rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-def bench_sync(url: str, calls: int, rounds: int = 5) -> dict[str, float]:
-    rt = Runtime(
+def runtime(url: str) -> Runtime:
+    return Runtime(
         model=f"anthropic:{MODEL}", providers={"anthropic": {"api_key": "bench", "base_url": url}}
     )
-    raw = anthropic.Anthropic(api_key="bench", base_url=url, max_retries=0)
-    for _ in range(50):  # warm up both (connections, imports, caches)
-        rt.exec(PROMPT)
-        raw.messages.create(**RAW_KWARGS)
-    ours: list[float] = []
-    theirs: list[float] = []
-    for _ in range(rounds):  # interleave so drift hits both equally
-        start = time.perf_counter()
-        for _ in range(calls):
-            raw.messages.create(**RAW_KWARGS)
-        theirs.append((time.perf_counter() - start) / calls)
-        start = time.perf_counter()
-        for _ in range(calls):
-            rt.exec(PROMPT)
-        ours.append((time.perf_counter() - start) / calls)
-    rt.close()
-    raw.close()
-    o, t = statistics.median(ours), statistics.median(theirs)
-    return {"llmport_us": o * 1e6, "raw_us": t * 1e6, "overhead_us": (o - t) * 1e6, "ratio": o / t}
 
 
-async def bench_async(url: str, concurrency: int, rounds: int = 3) -> dict[str, float]:
-    rt = Runtime(
-        model=f"anthropic:{MODEL}", providers={"anthropic": {"api_key": "bench", "base_url": url}}
-    )
+async def bench_async(url: str, concurrency: int) -> dict[str, float]:
+    rt = runtime(url)
     raw = anthropic.AsyncAnthropic(api_key="bench", base_url=url, max_retries=0)
-    await asyncio.gather(*(rt.async_exec(PROMPT) for _ in range(50)))
-    await asyncio.gather(*(raw.messages.create(**RAW_KWARGS) for _ in range(50)))
-    ours: list[float] = []
-    theirs: list[float] = []
-    for _ in range(rounds):
-        start = time.perf_counter()
-        await asyncio.gather(*(raw.messages.create(**RAW_KWARGS) for _ in range(concurrency)))
-        theirs.append(time.perf_counter() - start)
-        start = time.perf_counter()
-        await asyncio.gather(*(rt.async_exec(PROMPT) for _ in range(concurrency)))
-        ours.append(time.perf_counter() - start)
+    result = await compare_async(
+        lambda: rt.async_exec(PROMPT), lambda: raw.messages.create(**RAW_KWARGS), concurrency
+    )
     await raw.close()
-    o, t = statistics.median(ours), statistics.median(theirs)
-    return {"llmport_ms": o * 1e3, "raw_ms": t * 1e3, "ratio": o / t, "peak_rss_mb": rss_mb()}
+    return result
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", type=int, default=400)
-    parser.add_argument("--concurrency", type=int, default=500)
-    args = parser.parse_args()
+    args = arguments(__doc__)
     with LoopbackServer([Reply(json=ANSWER)], repeat=True) as server:
-        # socketserver listens with a backlog of 5; 500 simultaneous connects need more.
-        server._server.socket.listen(2048)
-        sync = bench_sync(server.url, args.calls)
-        conc = asyncio.run(bench_async(server.url, args.concurrency))
-    rows = [
-        (
-            "sync exec vs messages.create",
-            f"{sync['llmport_us']:.0f} us",
-            f"{sync['raw_us']:.0f} us",
-            f"{sync['ratio']:.3f}",
-            "<= 1.10",
-            f"overhead {sync['overhead_us']:.0f} us/call",
-        ),
-        (
-            f"{args.concurrency} x async_exec vs gather",
-            f"{conc['llmport_ms']:.0f} ms",
-            f"{conc['raw_ms']:.0f} ms",
-            f"{conc['ratio']:.3f}",
-            "<= 1.20",
-            f"peak RSS {conc['peak_rss_mb']:.0f} MB",
-        ),
-    ]
-    try:
-        from rich.console import Console
-        from rich.table import Table
-
-        table = Table(title="llmport-anthropic vs raw anthropic SDK (loopback)")
-        for col in ("case", "llmport", "raw SDK", "ratio", "target", "note"):
-            table.add_column(col)
-        for row in rows:
-            table.add_row(*row)
-        Console().print(table)
-    except ImportError:  # rich is a core dependency; plain text just in case
-        for row in rows:
-            print(" | ".join(row))
-    print(
-        json.dumps(
-            {
-                "benchmark": "anthropic",
-                "sync": {k: round(v, 3) for k, v in sync.items()},
-                "async": {
-                    "concurrency": args.concurrency,
-                    **{k: round(v, 3) for k, v in conc.items()},
-                },
-                "targets_met": sync["ratio"] <= 1.10 and conc["ratio"] <= 1.20,
-            }
+        rt = runtime(server.url)
+        raw = anthropic.Anthropic(api_key="bench", base_url=server.url, max_retries=0)
+        sync = compare_sync(
+            lambda: rt.exec(PROMPT), lambda: raw.messages.create(**RAW_KWARGS), args.calls
         )
+        rt.close()
+        raw.close()
+        conc = asyncio.run(bench_async(server.url, args.concurrency))
+    report(
+        "anthropic",
+        "llmport-anthropic vs raw anthropic SDK (loopback)",
+        sync,
+        conc,
+        sync_case="sync exec vs messages.create",
+        async_case=f"{args.concurrency} x async_exec vs gather",
+        concurrency=args.concurrency,
     )
 
 

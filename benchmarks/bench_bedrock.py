@@ -15,12 +15,7 @@ Prints a table and one JSON line.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import json
-import resource
-import statistics
-import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -28,6 +23,7 @@ import boto3
 from botocore.config import Config
 from llmport import Runtime
 from llmport.loopback import LoopbackServer, Reply
+from vendor_bench import arguments, compare_async, compare_sync, report
 
 MODEL = "us.amazon.nova-micro-v1:0"
 PROMPT = "What is the capital of France?"
@@ -52,10 +48,6 @@ RAW_KWARGS: dict[str, Any] = {
 }
 
 
-def rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
 def runtime(url: str, workers: int) -> Runtime:
     settings = {**CREDENTIALS, "region": REGION, "endpoint_url": url, "max_workers": workers}
     return Runtime(model=f"bedrock:{MODEL}", providers={"bedrock": settings})
@@ -72,108 +64,40 @@ def raw_client(url: str, workers: int) -> Any:
     return session.client("bedrock-runtime", endpoint_url=url, config=config)
 
 
-def bench_sync(url: str, calls: int, workers: int, rounds: int = 5) -> dict[str, float]:
+async def bench_async(url: str, concurrency: int, workers: int) -> dict[str, float]:
+    # boto3 has no async client: the raw side runs in a pool as large as llmport's.
     rt = runtime(url, workers)
     raw = raw_client(url, workers)
-    for _ in range(50):  # warm up both (connections, imports, caches)
-        rt.exec(PROMPT)
-        raw.converse(**RAW_KWARGS)
-    ours: list[float] = []
-    theirs: list[float] = []
-    for _ in range(rounds):  # interleave so drift hits both equally
-        start = time.perf_counter()
-        for _ in range(calls):
-            raw.converse(**RAW_KWARGS)
-        theirs.append((time.perf_counter() - start) / calls)
-        start = time.perf_counter()
-        for _ in range(calls):
-            rt.exec(PROMPT)
-        ours.append((time.perf_counter() - start) / calls)
-    rt.close()
-    raw.close()
-    o, t = statistics.median(ours), statistics.median(theirs)
-    return {"llmport_us": o * 1e6, "raw_us": t * 1e6, "overhead_us": (o - t) * 1e6, "ratio": o / t}
-
-
-async def bench_async(
-    url: str, concurrency: int, workers: int, rounds: int = 3
-) -> dict[str, float]:
-    rt = runtime(url, workers)
-    raw = raw_client(url, workers)
-    pool = ThreadPoolExecutor(workers)
     loop = asyncio.get_running_loop()
-
-    def raw_call() -> Any:
-        return loop.run_in_executor(pool, lambda: raw.converse(**RAW_KWARGS))
-
-    await asyncio.gather(*(rt.async_exec(PROMPT) for _ in range(50)))
-    await asyncio.gather(*(raw_call() for _ in range(50)))
-    ours: list[float] = []
-    theirs: list[float] = []
-    for _ in range(rounds):
-        start = time.perf_counter()
-        await asyncio.gather(*(raw_call() for _ in range(concurrency)))
-        theirs.append(time.perf_counter() - start)
-        start = time.perf_counter()
-        await asyncio.gather(*(rt.async_exec(PROMPT) for _ in range(concurrency)))
-        ours.append(time.perf_counter() - start)
-    pool.shutdown()
+    with ThreadPoolExecutor(workers) as pool:
+        result = await compare_async(
+            lambda: rt.async_exec(PROMPT),
+            lambda: loop.run_in_executor(pool, lambda: raw.converse(**RAW_KWARGS)),
+            concurrency,
+        )
     rt.close()
     raw.close()
-    o, t = statistics.median(ours), statistics.median(theirs)
-    return {"llmport_ms": o * 1e3, "raw_ms": t * 1e3, "ratio": o / t, "peak_rss_mb": rss_mb()}
+    return result
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", type=int, default=400)
-    parser.add_argument("--concurrency", type=int, default=500)
-    parser.add_argument("--workers", type=int, default=16)
-    args = parser.parse_args()
+    args = arguments(__doc__, workers=16)
     with LoopbackServer([Reply(json=ANSWER)], repeat=True) as server:
-        server._server.socket.listen(2048)  # more than socketserver's default backlog
-        sync = bench_sync(server.url, args.calls, args.workers)
+        rt = runtime(server.url, args.workers)
+        raw = raw_client(server.url, args.workers)
+        sync = compare_sync(lambda: rt.exec(PROMPT), lambda: raw.converse(**RAW_KWARGS), args.calls)
+        rt.close()
+        raw.close()
         conc = asyncio.run(bench_async(server.url, args.concurrency, args.workers))
-    rows = [
-        (
-            "sync exec vs client.converse",
-            f"{sync['llmport_us']:.0f} us",
-            f"{sync['raw_us']:.0f} us",
-            f"{sync['ratio']:.3f}",
-            "<= 1.10",
-            f"overhead {sync['overhead_us']:.0f} us/call",
-        ),
-        (
-            f"{args.concurrency} x async_exec vs gather (pool of {args.workers})",
-            f"{conc['llmport_ms']:.0f} ms",
-            f"{conc['raw_ms']:.0f} ms",
-            f"{conc['ratio']:.3f}",
-            "<= 1.20",
-            f"peak RSS {conc['peak_rss_mb']:.0f} MB",
-        ),
-    ]
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(title="llmport-bedrock vs raw boto3 (loopback)")
-    for col in ("case", "llmport", "raw SDK", "ratio", "target", "note"):
-        table.add_column(col)
-    for row in rows:
-        table.add_row(*row)
-    Console().print(table)
-    print(
-        json.dumps(
-            {
-                "benchmark": "bedrock",
-                "sync": {k: round(v, 3) for k, v in sync.items()},
-                "async": {
-                    "concurrency": args.concurrency,
-                    "workers": args.workers,
-                    **{k: round(v, 3) for k, v in conc.items()},
-                },
-                "targets_met": sync["ratio"] <= 1.10 and conc["ratio"] <= 1.20,
-            }
-        )
+    report(
+        "bedrock",
+        "llmport-bedrock vs raw boto3 (loopback)",
+        sync,
+        conc,
+        sync_case="sync exec vs client.converse",
+        async_case=f"{args.concurrency} x async_exec vs gather (pool of {args.workers})",
+        concurrency=args.concurrency,
+        workers=args.workers,
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -11,8 +12,16 @@ CASSETTES = Path(__file__).resolve().parent.parent / "cassettes"
 
 # Headers and query parameters that may hold credentials: never stored.
 SECRET_HEADERS = [
-    "authorization", "x-api-key", "api-key", "cookie", "set-cookie", "x-goog-api-key",
-    "x-amz-security-token", "x-amz-date", "openai-organization", "openai-project",
+    "authorization",
+    "x-api-key",
+    "api-key",
+    "cookie",
+    "set-cookie",
+    "x-goog-api-key",
+    "x-amz-security-token",
+    "x-amz-date",
+    "openai-organization",
+    "openai-project",
     "anthropic-organization-id",
 ]
 SECRET_QUERY = ["key", "api_key", "access_token"]
@@ -20,6 +29,7 @@ SECRET_QUERY = ["key", "api_key", "access_token"]
 
 def _json_body(r1: Any, r2: Any) -> None:
     """Match request bodies as JSON (key order and whitespace do not matter)."""
+
     def parse(body: Any) -> Any:
         if body is None or body == b"" or body == "":
             return None
@@ -29,6 +39,7 @@ def _json_body(r1: Any, r2: Any) -> None:
             return json.loads(body)
         except (ValueError, TypeError):
             return body
+
     assert parse(r1.body) == parse(r2.body), "request body differs from the cassette"
 
 
@@ -54,3 +65,38 @@ def request_json(cass: Any, index: int = 0) -> Any:
     """The JSON body of the ``index``-th request the cassette matched."""
     body = cass.requests[index].body
     return json.loads(body.decode() if isinstance(body, bytes) else body)
+
+
+def clean_recording(
+    data: dict[str, Any], vendor_host: str, keep_request: set[str], keep_response: set[str]
+) -> dict[str, Any]:
+    """A cassette recorded against the loopback server, made to look like the vendor's traffic.
+
+    The loopback URI prefix becomes ``vendor_host``; only the listed headers
+    are kept (so no credential, date or connection header survives); header
+    values sent as bytes (botocore) are stored as text.
+    """
+    for interaction in data["interactions"]:
+        request, response = interaction["request"], interaction["response"]
+        request["uri"] = re.sub(r"^http://127\.0\.0\.1:\d+", vendor_host, request["uri"])
+        request["headers"] = {
+            k: [x.decode() if isinstance(x, bytes) else x for x in v]
+            for k, v in request["headers"].items()
+            if k.lower() in keep_request
+        }
+        response["headers"] = {
+            k: v for k, v in response["headers"].items() if k.lower() in keep_response
+        }
+    return data
+
+
+def rewrite_recording(
+    path: Path, vendor_host: str, keep_request: set[str], keep_response: set[str]
+) -> None:
+    """:func:`clean_recording` applied to the cassette file at ``path``, in place."""
+    import yaml
+
+    data = clean_recording(
+        yaml.safe_load(path.read_text()), vendor_host, keep_request, keep_response
+    )
+    path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=120))

@@ -14,15 +14,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
-
-import yaml
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]
 
 from anthropic_scenarios import SCENARIOS, Scenario  # noqa: E402
-from cassette_support import CASSETTES, make_vcr  # noqa: E402
+from cassette_support import CASSETTES, make_vcr, rewrite_recording  # noqa: E402
 from llmport import Backoff, ProviderError, Runtime  # noqa: E402
 from llmport.loopback import LoopbackServer  # noqa: E402
 
@@ -54,24 +51,10 @@ def record(scenario: Scenario) -> Path:
                     rt.run(**scenario.kwargs)
             except ProviderError as exc:
                 print(f"  {scenario.name}: {type(exc).__name__}: {exc}")
-        host = server.url
-    rewrite(path, host)
+    rewrite_recording(
+        path, "https://api.anthropic.com", KEEP_REQUEST_HEADERS, KEEP_RESPONSE_HEADERS
+    )
     return path
-
-
-def rewrite(path: Path, host: str) -> None:
-    data: dict[str, Any] = yaml.safe_load(path.read_text())
-    for interaction in data["interactions"]:
-        request = interaction["request"]
-        request["uri"] = request["uri"].replace(host, "https://api.anthropic.com")
-        request["headers"] = {
-            k: v for k, v in request["headers"].items() if k.lower() in KEEP_REQUEST_HEADERS
-        }
-        response = interaction["response"]
-        response["headers"] = {
-            k: v for k, v in response["headers"].items() if k.lower() in KEEP_RESPONSE_HEADERS
-        }
-    path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=120))
 
 
 def main(names: list[str]) -> None:

@@ -16,15 +16,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
-
-import yaml
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]
 
 from bedrock_scenarios import CREDENTIALS, HOST, REGION, SCENARIOS, Scenario  # noqa: E402
-from cassette_support import CASSETTES, make_vcr  # noqa: E402
+from cassette_support import CASSETTES, make_vcr, rewrite_recording  # noqa: E402
 from llmport import Backoff, ProviderError, Runtime  # noqa: E402
 from llmport.loopback import LoopbackServer  # noqa: E402
 
@@ -50,28 +47,9 @@ def record(scenario: Scenario) -> Path:
                     rt.run(**scenario.kwargs)
             except ProviderError as exc:
                 print(f"  {scenario.name}: {type(exc).__name__}: {exc}")
-        host = server.url
         assert server.unplayed == 0, f"{scenario.name}: {server.unplayed} scripted replies unused"
-    rewrite(path, host)
+    rewrite_recording(path, HOST, KEEP_REQUEST_HEADERS, KEEP_RESPONSE_HEADERS)
     return path
-
-
-def rewrite(path: Path, host: str) -> None:
-    data: dict[str, Any] = yaml.safe_load(path.read_text())
-    for interaction in data["interactions"]:
-        request = interaction["request"]
-        request["uri"] = request["uri"].replace(host, HOST)
-        # botocore sends header values as bytes (stored as !!binary): keep them as text.
-        request["headers"] = {
-            k: [x.decode() if isinstance(x, bytes) else x for x in v]
-            for k, v in request["headers"].items()
-            if k.lower() in KEEP_REQUEST_HEADERS
-        }
-        response = interaction["response"]
-        response["headers"] = {
-            k: v for k, v in response["headers"].items() if k.lower() in KEEP_RESPONSE_HEADERS
-        }
-    path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=120))
 
 
 def main(names: list[str]) -> None:

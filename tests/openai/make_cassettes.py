@@ -13,7 +13,6 @@ documented format. ``nox -s record -- openai`` records live ones instead.
 
 from __future__ import annotations
 
-import re
 import sys
 import tempfile
 from pathlib import Path
@@ -25,7 +24,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]
 
 import llmport_openai.plugin  # noqa: E402
-from cassette_support import CASSETTES, make_vcr  # noqa: E402
+from cassette_support import CASSETTES, clean_recording, make_vcr  # noqa: E402
 from llmport import Backoff, ExecFailed, ProviderError, Runtime  # noqa: E402
 from llmport.loopback import LoopbackServer  # noqa: E402
 from llmport.plugins import PluginHost  # noqa: E402
@@ -46,21 +45,6 @@ def run(rt: Runtime, scenario: Scenario) -> Any:
     if scenario.stream:
         return list(rt.stream(model=scenario.model, **kwargs))
     return rt.run(model=scenario.model, **kwargs)
-
-
-def clean(data: dict[str, Any]) -> dict[str, Any]:
-    for interaction in data["interactions"]:
-        request, response = interaction["request"], interaction["response"]
-        request["uri"] = re.sub(
-            r"^http://127\.0\.0\.1:\d+", "https://api.openai.com", request["uri"]
-        )
-        request["headers"] = {
-            k: v for k, v in request["headers"].items() if k.lower() in KEEP_REQUEST_HEADERS
-        }
-        response["headers"] = {
-            k: v for k, v in response["headers"].items() if k.lower() in KEEP_RESPONSE_HEADERS
-        }
-    return data
 
 
 def record(scenario: Scenario) -> Path:
@@ -84,7 +68,12 @@ def record(scenario: Scenario) -> Path:
                 if not scenario.expect_error:
                     raise
         assert server.unplayed == 0, f"{scenario.name}: {server.unplayed} scripted replies unused"
-        data = clean(yaml.safe_load(raw.read_text()))
+        data = clean_recording(
+            yaml.safe_load(raw.read_text()),
+            "https://api.openai.com",
+            KEEP_REQUEST_HEADERS,
+            KEEP_RESPONSE_HEADERS,
+        )
     target = CASSETTES / scenario.cassette
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=120))
