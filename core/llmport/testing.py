@@ -229,3 +229,23 @@ class Script:
         settings.setdefault("backoff", Backoff.none())
         hooks = [self, *settings.pop("hooks", [])]
         return Runtime(model=model or f"{self.prefix}:test", hooks=hooks, **settings)
+
+
+def recording_backoff(delays: list[float], **settings: Any) -> Any:
+    """A :class:`~llmport.retry.Backoff` that appends each delay to ``delays`` instead of sleeping.
+
+    For testing retry behaviour without waiting, sync and async alike::
+
+        delays: list[float] = []
+        rt = Runtime(model=..., backoff=recording_backoff(delays, jitter=False))
+        ...
+        assert delays == [2.0]          # the vendor's Retry-After was honoured
+
+    ``settings`` are the other Backoff fields (``initial``, ``jitter``, ...).
+    """
+    from .retry import Backoff
+
+    async def async_sleep(seconds: float) -> None:
+        delays.append(seconds)
+
+    return Backoff(sleep=delays.append, async_sleep=async_sleep, **settings)

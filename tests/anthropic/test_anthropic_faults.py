@@ -8,7 +8,6 @@ import pytest
 from anthropic_scenarios import error, message, text_stream, usage
 from llmport import (
     AuthenticationError,
-    Backoff,
     BadRequestError,
     ExecFailed,
     OverloadedError,
@@ -18,6 +17,7 @@ from llmport import (
 )
 from llmport.errors import MalformedResponseError, ProviderConnectionError, ProviderTimeoutError
 from llmport.loopback import LoopbackServer, Reply
+from llmport.testing import recording_backoff
 
 MODEL = "claude-haiku-4-5-20251001"
 OK = Reply(
@@ -27,12 +27,9 @@ OK_STREAM = Reply(sse=text_stream("msg_ok", MODEL, ["fi", "ne"], 5, 1))
 
 
 def rt_for(server: LoopbackServer, delays: list[float], **kwargs: Any) -> Runtime:
-    async def async_sleep(seconds: float) -> None:
-        delays.append(seconds)
-
     return Runtime(
         model="anthropic:claude-haiku-4-5",
-        backoff=Backoff(sleep=delays.append, async_sleep=async_sleep, jitter=False, initial=0.25),
+        backoff=recording_backoff(delays, jitter=False, initial=0.25),
         providers={"anthropic": {"api_key": "test-key", "base_url": server.url}},
         **kwargs,
     )

@@ -35,6 +35,7 @@ from llmport.errors import (
     ProviderTimeoutError,
 )
 from llmport.loopback import LoopbackServer, Reply
+from llmport.testing import recording_backoff
 
 MODEL = "bedrock:us.amazon.nova-micro-v1:0"
 OK = Reply(json=answer([{"text": "fine"}], "end_turn", usage(5, 1)))
@@ -48,12 +49,9 @@ def rt_for(
     settings: dict[str, Any] | None = None,
     **kwargs: Any,
 ) -> Runtime:
-    async def async_sleep(seconds: float) -> None:
-        delays.append(seconds)
-
     return Runtime(
         model=MODEL,
-        backoff=Backoff(sleep=delays.append, async_sleep=async_sleep, jitter=False, initial=0.25),
+        backoff=recording_backoff(delays, jitter=False, initial=0.25),
         providers={
             "bedrock": {
                 **CREDENTIALS,

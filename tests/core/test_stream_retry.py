@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -83,3 +84,22 @@ async def test_retried_astream_does_not_repeat_sent_text() -> None:
     assert deltas == ["Hel", "lo"]
     assert final == "Hello"
     await asyncio.sleep(0)
+
+
+def test_recording_backoff_records_instead_of_sleeping_sync_and_async() -> None:
+    from llmport import RateLimitError
+    from llmport.testing import Script, fail, recording_backoff, reply
+
+    for use_async in (False, True):
+        delays: list[float] = []
+        script = Script(
+            [fail(RateLimitError("429", retry_after=2.5)), fail(RateLimitError("429")), reply("ok")]
+        )
+        rt = script.runtime(
+            max_retries=3, backoff=recording_backoff(delays, jitter=False, initial=0.25)
+        )
+        started = time.perf_counter()
+        out = asyncio.run(rt.async_exec("hi")) if use_async else rt.exec("hi")
+        assert out == "ok"
+        assert delays == [2.5, 0.5]  # Retry-After honoured, then 0.25 * 2 ** 1
+        assert time.perf_counter() - started < 1.0  # nothing actually slept

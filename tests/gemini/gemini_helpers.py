@@ -7,7 +7,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from llmport import Backoff, RunResult, Runtime
+from llmport import RunResult, Runtime
+from llmport.testing import recording_backoff
 
 
 @pytest.fixture(autouse=True)
@@ -25,13 +26,10 @@ def runtime(
     """A Runtime whose backoff records its delays instead of sleeping."""
     recorded = delays if delays is not None else []
 
-    async def async_sleep(seconds: float) -> None:
-        recorded.append(seconds)
-
     return Runtime(
         model=model,
         max_retries=max_retries,
-        backoff=Backoff(sleep=recorded.append, async_sleep=async_sleep, jitter=False, initial=0.25),
+        backoff=recording_backoff(recorded, jitter=False, initial=0.25),
         providers={"gemini": {"api_key": "test-key", **settings}},
     )
 

@@ -8,6 +8,7 @@ from typing import Any
 import llmport_openai.plugin
 from llmport import Backoff, Runtime
 from llmport.plugins import PluginHost
+from llmport.testing import recording_backoff
 from llmport.types import StreamEvent
 
 __all__ = ["Delays", "Driver", "make_runtime", "request_json"]
@@ -19,10 +20,7 @@ class Delays(list[float]):
     """Records the backoff delays instead of sleeping."""
 
     def backoff(self) -> Backoff:
-        async def async_sleep(delay: float) -> None:
-            self.append(delay)
-
-        return Backoff(initial=0.001, maximum=0.001, sleep=self.append, async_sleep=async_sleep)
+        return recording_backoff(self, initial=0.001, maximum=0.001)
 
 
 def make_runtime(model: str, delays: Delays, *, max_retries: int = 3, **settings: Any) -> Runtime:
