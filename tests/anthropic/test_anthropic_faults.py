@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 from anthropic_scenarios import error, message, text_stream, usage
+from api_modes import MODES, run_via
 from llmport import (
     AuthenticationError,
     BadRequestError,
@@ -36,18 +37,7 @@ def rt_for(server: LoopbackServer, delays: list[float], **kwargs: Any) -> Runtim
 
 
 async def go(mode: str, rt: Runtime, stream: bool = False, **options: Any) -> RunResult:
-    if stream:
-        if mode == "sync":
-            events = list(rt.stream("Hi", **options))
-        else:
-            events = [e async for e in rt.astream("Hi", **options)]
-        return events[-1].result  # type: ignore[no-any-return, union-attr]
-    if mode == "sync":
-        return rt.run("Hi", **options)
-    return await rt.arun("Hi", **options)
-
-
-MODES = ["sync", "async"]
+    return await run_via(mode, rt, "Hi", stream=stream, **options)
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 import pytest
+from api_modes import MODES, run_via
 from bedrock_scenarios import (
     CREDENTIALS,
     REGION,
@@ -40,7 +41,6 @@ from llmport.testing import recording_backoff
 MODEL = "bedrock:us.amazon.nova-micro-v1:0"
 OK = Reply(json=answer([{"text": "fine"}], "end_turn", usage(5, 1)))
 OK_STREAM = stream_reply(text_events(["fi", "ne"], 5, 1), "req-ok")
-MODES = ["sync", "async"]
 
 
 def rt_for(
@@ -66,15 +66,7 @@ def rt_for(
 
 async def go(mode: str, rt: Runtime, stream: bool = False, **options: Any) -> RunResult:
     try:
-        if stream:
-            if mode == "sync":
-                events = list(rt.stream("Hi", **options))
-            else:
-                events = [e async for e in rt.astream("Hi", **options)]
-            return events[-1].result  # type: ignore[no-any-return, union-attr]
-        if mode == "sync":
-            return rt.run("Hi", **options)
-        return await rt.arun("Hi", **options)
+        return await run_via(mode, rt, "Hi", stream=stream, **options)
     finally:
         rt.close()
 

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from api_modes import events_via, run_via
 from llmport import RunResult, Runtime
 from llmport.testing import recording_backoff
 
@@ -35,12 +36,8 @@ def runtime(
 
 
 async def run(mode: str, rt: Runtime, **kwargs: Any) -> RunResult:
-    if mode == "sync":
-        return rt.run(**kwargs)
-    return await rt.arun(**kwargs)
+    return await run_via(mode, rt, **kwargs)
 
 
 async def stream(mode: str, rt: Runtime, **kwargs: Any) -> list[Any]:
-    if mode == "sync":
-        return list(rt.stream(**kwargs))
-    return [event async for event in rt.astream(**kwargs)]
+    return await events_via(mode, rt, **kwargs)
