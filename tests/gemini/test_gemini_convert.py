@@ -16,7 +16,7 @@ from gemini_scenarios import DATA, SIGNATURE, SIGNATURE_URLSAFE, answer, get_wea
 from llmport import ConfigError, TextDelta, ToolCallStarted
 from llmport.errors import UnsupportedContentError, UnsupportedFeatureError
 from llmport.loopback import LoopbackServer, Reply
-from llmport_gemini.convert_in import DROPPED_CALLS_KEY, SIGNATURE_KEY
+from llmport_gemini.convert_in import SIGNATURE_KEY
 
 MODES = ["sync", "async"]
 FLASH = "gemini:gemini-2.5-flash"
@@ -71,7 +71,7 @@ async def test_tool_choice_mapping(mode: str, choice: Any, expected: dict[str, A
 
 
 @pytest.mark.parametrize("mode", MODES)
-async def test_parallel_tool_calls_false_keeps_the_first_call(mode: str) -> None:
+async def test_parallel_tool_calls_false_runs_every_call_one_at_a_time(mode: str) -> None:
     two_calls = answer(
         "p1",
         [
@@ -86,14 +86,20 @@ async def test_parallel_tool_calls_false_keeps_the_first_call(mode: str) -> None
     bodies, result = await sent(
         mode, tools=[lookup], parallel_tool_calls=False, replies=[Reply(json=two_calls), OK]
     )
-    # Gemini has no switch: nothing extra is sent, the second call is left out (and reported).
+    # Gemini has no switch: nothing extra is sent and no call is dropped; the core
+    # runs them one at a time (tests/tools cover sequential execution).
     assert "parallel" not in str(bodies[0])
-    assert [c.call.arguments for c in result.tool_calls] == [{"name": "a"}]
+    first, second = result.tool_calls
+    assert [first.call.arguments, second.call.arguments] == [{"name": "a"}, {"name": "b"}]
     model_turn, results = bodies[1]["contents"][1:]
-    assert [p["functionCall"]["args"] for p in model_turn["parts"]] == [{"name": "a"}]
+    assert [p["functionCall"]["args"] for p in model_turn["parts"]] == [
+        {"name": "a"},
+        {"name": "b"},
+    ]
     assert model_turn["parts"][0]["thoughtSignature"] == SIGNATURE_URLSAFE
     assert results["parts"] == [
-        {"functionResponse": {"name": "lookup", "response": {"output": "found a"}}}
+        {"functionResponse": {"name": "lookup", "response": {"output": "found a"}}},
+        {"functionResponse": {"name": "lookup", "response": {"output": "found b"}}},
     ]
     assert result.output == "fine"
 
@@ -345,7 +351,6 @@ async def test_streamed_call_without_id_gets_one(mode: str) -> None:
     assert second["contents"][2]["parts"] == [
         {"functionResponse": {"name": "lookup", "response": {"output": "found q"}}}
     ]
-    assert DROPPED_CALLS_KEY not in events[-1].result.messages[1].extra
 
 
 # --- configuration and transport ----------------------------------------------------------

@@ -30,8 +30,6 @@ VENDOR = "gemini"
 SIGNATURE_KEY = "gemini_thought_signature"
 #: ``ToolCall.extra`` flag: the API sent no call id, llmport made one up (never sent back).
 SYNTHETIC_ID_KEY = "gemini_synthetic_id"
-#: ``Response.extra`` key: calls left out because ``parallel_tool_calls=False``.
-DROPPED_CALLS_KEY = "gemini_dropped_calls"
 
 #: Thinking budgets (tokens) per ``reasoning_effort`` on models that take a budget.
 THINKING_BUDGETS = {"minimal": 512, "low": 1024, "medium": 8192, "high": 24576}
@@ -81,14 +79,13 @@ _YOUTUBE_PREFIXES = ("https://www.youtube.com/", "https://youtube.com/", "https:
 class Prepared:
     """``generate_content`` arguments plus what reading the answer needs.
 
-    ``single_call``: the caller asked for ``parallel_tool_calls=False``, which
-    Gemini cannot express; only the first function call of a turn is kept.
+    ``parallel_tool_calls=False`` has no Gemini switch: every function call of
+    a turn is kept and llmport runs them one at a time (as for Bedrock).
     """
 
     model: str
     contents: list[Any]
     config: Any
-    single_call: bool = False
 
 
 # ---------------------------------------------------------------------------
@@ -320,7 +317,6 @@ def build(request: Request, caps: ModelCapabilities, family: Family, *, vertex: 
         model=request.model,
         contents=contents(request.messages, request.model),
         config=types.GenerateContentConfig(**config),
-        single_call=bool(request.tools) and not request.parallel_tool_calls,
     )
 
 

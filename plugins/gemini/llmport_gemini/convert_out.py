@@ -27,7 +27,7 @@ from llmport.types import (
     UsageEvent,
 )
 
-from .convert_in import DROPPED_CALLS_KEY, SIGNATURE_KEY, SYNTHETIC_ID_KEY, Prepared
+from .convert_in import SIGNATURE_KEY, SYNTHETIC_ID_KEY, Prepared
 
 _FILTERED = frozenset(
     {
@@ -105,12 +105,11 @@ class Turn:
     and streamed answers.
     """
 
-    __slots__ = ("calls", "dropped", "finish", "id", "model", "prepared", "text_signature")
+    __slots__ = ("calls", "finish", "id", "model", "prepared", "text_signature")
 
     def __init__(self, prepared: Prepared) -> None:
         self.prepared = prepared
         self.calls: list[ToolCall] = []
-        self.dropped: list[dict[str, Any]] = []
         self.text_signature: str | None = None
         self.finish: str | None = None
         self.model = ""
@@ -150,10 +149,6 @@ class Turn:
     def _call(self, call: Any, signature: str | None) -> ToolCall | None:
         args = call.args if isinstance(call.args, dict) else {}
         raw = json.dumps(args, ensure_ascii=False)
-        if self.prepared.single_call and self.calls:
-            # parallel_tool_calls=False: Gemini has no switch; keep the first call only.
-            self.dropped.append({"name": call.name, "arguments": args})
-            return None
         extra: dict[str, Any] = {}
         if signature:
             extra[SIGNATURE_KEY] = signature
@@ -169,8 +164,6 @@ class Turn:
         out: dict[str, Any] = {}
         if self.text_signature:
             out[SIGNATURE_KEY] = self.text_signature
-        if self.dropped:
-            out[DROPPED_CALLS_KEY] = list(self.dropped)
         return out
 
 
