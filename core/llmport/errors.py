@@ -24,7 +24,8 @@ class LlmportError(Exception):
 
 # Credential shapes vendors use, and the places they appear in echoed requests.
 _SECRET_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"\b(sk-(?:ant-|proj-)?)[A-Za-z0-9_\-]{8,}"), r"\1***"),
+    # Vendors echo keys half-masked ("sk-proj-****ab12"): the stars are part of the match.
+    (re.compile(r"\b(sk-(?:ant-|proj-)?|sess-)[A-Za-z0-9_\-*]{8,}"), r"\1***"),
     (re.compile(r"\bAIza[0-9A-Za-z_\-]{20,}"), "AIza***"),
     (re.compile(r"\b(AKIA|ASIA)[0-9A-Z]{16}\b"), r"\1***"),
     (re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._~+/\-]+=*"), r"\1 ***"),
@@ -211,6 +212,33 @@ class MalformedResponseError(ProviderError):
     """The vendor's answer could not be parsed (bad JSON, truncated stream)."""
 
     default_retryable = True
+
+
+_STATUS_ERRORS: dict[int, type[ProviderError]] = {
+    400: BadRequestError,
+    401: AuthenticationError,
+    403: PermissionDeniedError,
+    404: NotFoundError,
+    408: ProviderTimeoutError,
+    413: BadRequestError,
+    422: BadRequestError,
+    429: RateLimitError,
+    504: ProviderTimeoutError,
+    529: OverloadedError,  # Anthropic's "overloaded"
+}
+
+
+def error_class_for_status(status: int) -> type[ProviderError]:
+    """The typed error for an HTTP error status, shared by every plugin.
+
+    Other 5xx are :class:`OverloadedError` (transient); other statuses are a
+    plain :class:`ProviderError` (permanent unless the plugin says otherwise,
+    as for 409).
+    """
+    cls = _STATUS_ERRORS.get(status)
+    if cls is not None:
+        return cls
+    return OverloadedError if status >= 500 else ProviderError
 
 
 # --- run errors ---------------------------------------------------------------

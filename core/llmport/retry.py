@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -176,3 +176,32 @@ async def acall_with_retries(
         if delay > 0:
             await backoff.async_sleep(delay)
     raise AssertionError("unreachable")
+
+
+def retry_after_from_headers(headers: Mapping[str, Any] | None) -> float | None:
+    """Seconds a vendor asked us to wait: ``retry-after-ms``, else ``retry-after``.
+
+    ``retry-after`` may be seconds or an HTTP date. Unparseable values are
+    ignored (None); negative waits become 0.
+    """
+    if not headers:
+        return None
+    raw_ms = headers.get("retry-after-ms")
+    if raw_ms is not None:
+        try:
+            return max(0.0, float(raw_ms) / 1000)
+        except ValueError:
+            pass
+    raw = headers.get("retry-after")
+    if raw is None:
+        return None
+    try:
+        return max(0.0, float(raw))
+    except ValueError:
+        pass
+    import email.utils
+
+    parsed = email.utils.parsedate_tz(str(raw))
+    if parsed is None:
+        return None
+    return max(0.0, email.utils.mktime_tz(parsed) - time.time())

@@ -223,3 +223,21 @@ def test_runtime_settings_do_not_leak_into_reprs_or_errors(drive: Driver) -> Non
 def test_overloaded_default_is_transient() -> None:
     assert OverloadedError("529", status=529).retryable
     assert not NotFoundError("x").retryable and not BadRequestError("x").retryable
+
+
+def test_redact_masks_half_masked_and_session_keys_whole() -> None:
+    from llmport.errors import redact
+
+    echoed = "Incorrect API key provided: sk-proj-****************************ab12."
+    assert redact(echoed) == "Incorrect API key provided: sk-proj-***."
+    assert "xyz9" not in redact("key sk-abc***xyz9 rejected")
+    assert redact("session sess-FakeAbCdEf0123456789") == "session sess-***"
+
+
+def test_error_class_for_status() -> None:
+    from llmport.errors import error_class_for_status as cls
+
+    assert cls(401) is AuthenticationError and cls(429) is RateLimitError
+    assert cls(504) is ProviderTimeoutError and cls(529) is OverloadedError
+    assert cls(503) is OverloadedError and cls(418) is ProviderError
+    assert cls(503)("x").retryable and not cls(418)("x").retryable

@@ -401,3 +401,18 @@ def test_stream_failing_before_any_text_is_retried(drive: Driver) -> None:
     events = drive.stream(scripted(script, max_retries=2), "q")
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "whole answer"
     assert events[-1].result.attempts == 2
+
+
+def test_retry_after_from_headers() -> None:
+    import email.utils
+    import time
+
+    from llmport.retry import retry_after_from_headers as parse
+
+    assert parse(None) is None and parse({}) is None
+    assert parse({"retry-after-ms": "1500", "retry-after": "9"}) == 1.5  # ms wins
+    assert parse({"retry-after": "2"}) == 2.0
+    assert parse({"retry-after": "-3"}) == 0.0
+    assert parse({"retry-after": "soon"}) is None
+    date = email.utils.formatdate(time.time() + 30, usegmt=True)
+    assert 25 <= (parse({"retry-after": date}) or 0) <= 30

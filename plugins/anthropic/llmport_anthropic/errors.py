@@ -12,9 +12,7 @@ attributes), so importing this module imports no SDK.
 
 from __future__ import annotations
 
-import email.utils
 import json
-import time
 from typing import Any
 
 from llmport.errors import (
@@ -28,7 +26,9 @@ from llmport.errors import (
     ProviderError,
     ProviderTimeoutError,
     RateLimitError,
+    error_class_for_status,
 )
+from llmport.retry import retry_after_from_headers
 
 VENDOR = "anthropic"
 
@@ -43,18 +43,6 @@ _BY_TYPE: dict[str, tuple[type[ProviderError], int]] = {
     "timeout_error": (ProviderTimeoutError, 504),
     "api_error": (OverloadedError, 500),
     "overloaded_error": (OverloadedError, 529),
-}
-
-_BY_STATUS: dict[int, type[ProviderError]] = {
-    400: BadRequestError,
-    401: AuthenticationError,
-    403: PermissionDeniedError,
-    404: NotFoundError,
-    408: ProviderTimeoutError,
-    413: BadRequestError,
-    422: BadRequestError,
-    429: RateLimitError,
-    529: OverloadedError,
 }
 
 
@@ -115,7 +103,7 @@ def _status_error(exc: Any) -> ProviderError:
         cls, status = _BY_TYPE.get(error_type or "", (OverloadedError, 500))
     else:
         status = http_status
-        cls = _BY_STATUS.get(status) or (OverloadedError if status >= 500 else ProviderError)
+        cls = error_class_for_status(status)
     retryable = cls.default_retryable or status in (408, 409) or status >= 500
     headers = getattr(response, "headers", None)
     should_retry = headers.get("x-should-retry") if headers is not None else None
@@ -142,23 +130,5 @@ def _body_field(exc: Any, name: str) -> str | None:
 
 
 def retry_after(headers: Any) -> float | None:
-    """Seconds to wait from ``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date)."""
-    if headers is None:
-        return None
-    raw_ms = headers.get("retry-after-ms")
-    if raw_ms is not None:
-        try:
-            return max(0.0, float(raw_ms) / 1000)
-        except ValueError:
-            pass
-    raw = headers.get("retry-after")
-    if raw is None:
-        return None
-    try:
-        return max(0.0, float(raw))
-    except ValueError:
-        pass
-    parsed = email.utils.parsedate_tz(raw)
-    if parsed is None:
-        return None
-    return max(0.0, email.utils.mktime_tz(parsed) - time.time())
+    """Seconds to wait from ``retry-after-ms`` or ``retry-after`` (the core's rule)."""
+    return retry_after_from_headers(headers)

@@ -18,8 +18,6 @@ importing this module imports no SDK.
 
 from __future__ import annotations
 
-import email.utils
-import time
 from typing import Any
 
 from llmport.errors import (
@@ -33,7 +31,9 @@ from llmport.errors import (
     ProviderError,
     ProviderTimeoutError,
     RateLimitError,
+    error_class_for_status,
 )
+from llmport.retry import retry_after_from_headers
 
 VENDOR = "bedrock"
 
@@ -123,7 +123,7 @@ def _client_error(exc: Any) -> ProviderError:
     else:
         status = http_status if isinstance(http_status, int) else 500
         retryable = status in (408, 409, 429) or status >= 500
-        cls = _by_status(status)
+        cls = error_class_for_status(status)
     label = f"{status} {code}" if code else str(status)
     return cls(
         f"{VENDOR} {label}: {message}",
@@ -135,34 +135,6 @@ def _client_error(exc: Any) -> ProviderError:
     )
 
 
-def _by_status(status: int) -> type[ProviderError]:
-    if status == 400:
-        return BadRequestError
-    if status == 401:
-        return AuthenticationError
-    if status == 403:
-        return PermissionDeniedError
-    if status == 404:
-        return NotFoundError
-    if status == 408:
-        return ProviderTimeoutError
-    if status == 429:
-        return RateLimitError
-    if status >= 500:
-        return OverloadedError
-    return ProviderError
-
-
 def retry_after(headers: dict[str, Any]) -> float | None:
-    """Seconds to wait from a ``retry-after`` header (seconds or an HTTP date), if any."""
-    raw = headers.get("retry-after")
-    if raw is None:
-        return None
-    try:
-        return max(0.0, float(raw))
-    except ValueError:
-        pass
-    parsed = email.utils.parsedate_tz(str(raw))
-    if parsed is None:
-        return None
-    return max(0.0, email.utils.mktime_tz(parsed) - time.time())
+    """Seconds to wait from a ``retry-after`` header (the core's rule), if any."""
+    return retry_after_from_headers(headers)

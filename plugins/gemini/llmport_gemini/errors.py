@@ -21,32 +21,17 @@ from contextlib import contextmanager
 from typing import Any
 
 from llmport.errors import (
-    AuthenticationError,
-    BadRequestError,
     LlmportError,
     MalformedResponseError,
-    NotFoundError,
-    OverloadedError,
-    PermissionDeniedError,
     ProviderConnectionError,
     ProviderError,
     ProviderTimeoutError,
-    RateLimitError,
+    error_class_for_status,
 )
+from llmport.retry import retry_after_from_headers
 
 VENDOR = "gemini"
 
-_BY_STATUS: dict[int, type[ProviderError]] = {
-    400: BadRequestError,
-    401: AuthenticationError,
-    403: PermissionDeniedError,
-    404: NotFoundError,
-    408: ProviderTimeoutError,
-    413: BadRequestError,
-    422: BadRequestError,
-    429: RateLimitError,
-    504: ProviderTimeoutError,
-}
 _RETRY_INFO = "type.googleapis.com/google.rpc.RetryInfo"
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
 
@@ -104,7 +89,7 @@ def _api_error(exc: Any) -> ProviderError:
     if status is None:
         cls: type[ProviderError] = ProviderError
     else:
-        cls = _BY_STATUS.get(status) or (OverloadedError if status >= 500 else ProviderError)
+        cls = error_class_for_status(status)
     retryable = status is not None and (status in (408, 409, 429) or status >= 500)
     label = f"{status} {grpc_status}" if grpc_status else str(status)
     return cls(
@@ -125,14 +110,7 @@ def retry_after(details: Any, response: Any = None) -> float | None:
             match = _DURATION.match(str(item.get("retryDelay", "")))
             if match:
                 return float(match.group(1))
-    headers = getattr(response, "headers", None)
-    raw = headers.get("retry-after") if headers is not None else None
-    if raw:
-        try:
-            return max(0.0, float(raw))
-        except ValueError:
-            return None
-    return None
+    return retry_after_from_headers(getattr(response, "headers", None))
 
 
 @contextmanager

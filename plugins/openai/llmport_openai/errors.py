@@ -11,63 +11,26 @@ in 401 messages, and even that is redacted.
 
 from __future__ import annotations
 
-import email.utils
 import json
-import re
-import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
 from llmport.errors import (
-    AuthenticationError,
-    BadRequestError,
     LlmportError,
     MalformedResponseError,
-    NotFoundError,
-    OverloadedError,
-    PermissionDeniedError,
     ProviderConnectionError,
     ProviderError,
     ProviderTimeoutError,
-    RateLimitError,
+    error_class_for_status,
+    redact,
 )
-
-_KEY_PATTERN = re.compile(r"\b(sk-|sess-)[A-Za-z0-9_\-*]{4,}")
-_STATUS_CLASSES: dict[int, type[ProviderError]] = {
-    400: BadRequestError,
-    401: AuthenticationError,
-    403: PermissionDeniedError,
-    404: NotFoundError,
-    408: ProviderTimeoutError,
-    422: BadRequestError,
-    429: RateLimitError,
-}
-
-
-def redact(text: str) -> str:
-    """Mask anything shaped like an OpenAI key."""
-    return _KEY_PATTERN.sub(lambda m: m.group(1) + "***", text)
+from llmport.retry import retry_after_from_headers
 
 
 def retry_after(headers: Mapping[str, str] | None) -> float | None:
-    """Seconds the server asked us to wait, or None."""
-    if not headers:
-        return None
-    ms = headers.get("retry-after-ms")
-    if ms:
-        try:
-            return max(0.0, float(ms) / 1000.0)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        parsed = email.utils.parsedate_to_datetime(value) if value else None
-        return max(0.0, parsed.timestamp() - time.time()) if parsed is not None else None
+    """Seconds the server asked us to wait, or None (the core's rule)."""
+    return retry_after_from_headers(headers)
 
 
 def from_status(
@@ -79,9 +42,7 @@ def from_status(
     code: str | None = None,
 ) -> ProviderError:
     """The typed error for an HTTP error status."""
-    cls = _STATUS_CLASSES.get(status)
-    if cls is None:
-        cls = OverloadedError if status >= 500 else ProviderError
+    cls = error_class_for_status(status)
     retryable: bool | None = None
     if status == 409:
         retryable = True
