@@ -28,8 +28,18 @@ SQLite storage (one database may hold many sessions):
   nothing already written is lost. A node whose process died stays
   ``running``.
 * One connection per session object, serialised by the session's lock, so
-  the threads of one process can record concurrently. One process writes a
-  given session at a time; any number may read it.
+  the threads of one process can record concurrently.
+* Many processes (or several ``Session`` objects) may append to one
+  session at once, and nothing is lost: a node's sequence number is settled
+  by the INSERT that writes it (the primary key refuses a number another
+  writer took; the store then lets the database allocate ``MAX(seq) + 1``
+  inside the inserting statement's write transaction), so the sequence
+  stays dense, ids (``n12``) are the same in memory and on disk, and each
+  process's nodes keep their order. A locked database is waited for
+  (``busy_timeout``), then retried with a bounded backoff. A
+  :class:`Session` object holds the nodes it loaded and the nodes it
+  appended; nodes other processes append appear when the session is opened
+  again. Clock ticks are per process.
 * Reopening loads the nodes and continues the sequence and the clock, so
   earlier nodes are readable as context.
 * Provider settings (API keys) and HTTP headers are never written: nodes
@@ -43,13 +53,15 @@ from __future__ import annotations
 import contextvars
 import json
 import os
+import random
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from bisect import bisect_left
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .dag import (
     Expose,
@@ -61,7 +73,7 @@ from .dag import (
     node_seq,
     select_reads,
 )
-from .errors import redact
+from .errors import ConfigError, redact
 from .types import Usage
 
 if TYPE_CHECKING:
@@ -69,7 +81,33 @@ if TYPE_CHECKING:
 
     from .config import Config
 
-__all__ = ["Session", "SessionInfo", "bound_session", "list_sessions"]
+__all__ = [
+    "Session",
+    "SessionError",
+    "SessionFileNotFoundError",
+    "SessionInfo",
+    "UnknownSessionError",
+    "bound_session",
+    "list_sessions",
+]
+
+
+class SessionError(ConfigError):
+    """A session database or session the caller named cannot be used.
+
+    Also raised for a file that is not an llmport session database.
+    """
+
+
+class SessionFileNotFoundError(SessionError, FileNotFoundError):
+    """No session database at the path given (opening read-only, listing, showing)."""
+
+
+class UnknownSessionError(SessionError, KeyError):
+    """A session id (or prefix) names no session, or several, in the database."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
 
 _bound: contextvars.ContextVar[tuple[Session, ...]] = contextvars.ContextVar(
     "llmport_sessions", default=()
@@ -156,9 +194,14 @@ class Session:
         """The node with this id (``"n12"``) or sequence number."""
         seq = node_seq(node_id)
         nodes = self._nodes
-        if not 1 <= seq <= len(nodes):
-            raise KeyError(f"session {self.id} has no node {node_id!r}")
-        return nodes[seq - 1]
+        # Sequence numbers ascend; they are dense unless other processes appended too.
+        if 1 <= seq <= len(nodes) and nodes[seq - 1].seq == seq:
+            return nodes[seq - 1]
+        i = bisect_left(nodes, seq, key=_by_seq)
+        if i < len(nodes) and nodes[i].seq == seq:
+            return nodes[i]
+        extra = " (nodes other processes appended show when it is reopened)" if self.path else ""
+        raise KeyError(f"session {self.id} has no node {node_id!r}{extra}")
 
     def roots(self) -> list[Node]:
         """The top-level calls, in order."""
@@ -212,10 +255,10 @@ class Session:
             self._writable()
             self._clock += 1
             node = Node(
-                len(self._nodes) + 1, kind, name, parent, self._clock, time.time(), data, expose
+                self._next_seq(), kind, name, parent, self._clock, time.time(), data, expose
             )
             if self._store is not None:
-                self._store.insert(self.id, node)
+                node.seq = self._store.insert(self.id, node)
             self._nodes.append(node)
             attach_child(parent, node)
             return node
@@ -250,7 +293,7 @@ class Session:
             self._writable()
             self._clock += 1
             node = Node(
-                len(self._nodes) + 1,
+                self._next_seq(),
                 kind,
                 name,
                 parent,
@@ -264,10 +307,14 @@ class Session:
                 result,
             )
             if self._store is not None:
-                self._store.insert(self.id, node)
+                node.seq = self._store.insert(self.id, node)
             self._nodes.append(node)
             attach_child(parent, node)
             return node
+
+    def _next_seq(self) -> int:
+        # In memory; a stored session's node takes the sequence number the database allocates.
+        return self._nodes[-1].seq + 1 if self._nodes else 1
 
     def _writable(self) -> None:
         if self.readonly:
@@ -323,6 +370,7 @@ class Session:
 
     def _load(self, rows: list[tuple[Any, ...]]) -> None:
         clock = 0
+        by_seq: dict[int, Node] = {}
         for (
             seq,
             kind,
@@ -337,9 +385,9 @@ class Session:
             duration,
             end_data,
         ) in rows:
-            if seq != len(self._nodes) + 1:
-                raise RuntimeError(f"session {self.id}: node sequence broken at {seq}")
-            owner = self._nodes[parent - 1] if parent else self.root
+            owner = by_seq.get(parent) if parent else self.root
+            if owner is None:
+                raise RuntimeError(f"session {self.id}: node {seq} has no parent {parent}")
             node = Node(
                 seq,
                 kind,
@@ -355,14 +403,20 @@ class Session:
                 json.loads(end_data) if end_data is not None else None,
             )
             self._nodes.append(node)
+            by_seq[seq] = node
             attach_child(owner, node)
             clock = max(clock, start, end or 0)
-        # Finished-children indexes are in the order nodes finished.
+        # Finished-children indexes are in the order nodes finished (clock ticks are per
+        # process: ties between processes keep the sequence order).
         finished = [n for n in self._nodes if n.end is not None and n.kind in ("llm", "function")]
         finished.sort(key=lambda n: n.end or 0)
         for node in finished:
             index_finished(node)
         self._clock = clock
+
+
+def _by_seq(node: Node) -> int:
+    return node.seq
 
 
 class SessionInfo:
@@ -446,21 +500,90 @@ def _redacted(value: Any) -> Any:
     return value
 
 
+# Waiting for another writer: SQLite's busy handler first (``busy_timeout``), then a
+# bounded number of retries with a growing, jittered pause (a lock can also be refused
+# without the busy handler, e.g. while another process recovers or checkpoints the WAL).
+_BUSY_TIMEOUT_MS = 10_000
+_RETRIES = 8
+_PAUSE = 0.01  # seconds, doubled on each retry: about 2.5 s in all at most
+
+_T = TypeVar("_T")
+
+# A node's sequence number. A writer first claims the number after the last node it knows
+# of (one plain INSERT: the whole cost when it is the only writer). The primary key makes
+# that claim fail if another process took the number; from then on the store lets the
+# database allocate: the INSERT below reads MAX(seq) + 1 inside its own write transaction
+# (SQLite takes the write lock before the statement reads), so two processes never get
+# the same number and the sequence stays dense. MAX(seq) is one probe of the key index.
+_INSERT_AT = f"INSERT INTO nodes(session, {_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"
+_INSERT_NEXT = (
+    f"INSERT INTO nodes(session, {_COLUMNS}) "
+    "SELECT ?1, COALESCE(MAX(seq), 0) + 1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12 "
+    "FROM nodes WHERE session = ?1"
+)
+
+
+def _busy(exc: Exception) -> bool:
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
 class _SqliteStore:
     """The rows of one database file. Callers serialise access (the session lock)."""
 
     def __init__(self, path: str, *, durable: bool, readonly: bool) -> None:
+        import sqlite3
+
         self.path = path
         self.durable = durable
         self.readonly = readonly
+        self._sqlite = sqlite3  # imported here: `import llmport` stays free of sqlite3
         self._db: sqlite3.Connection | None = None
+        self._shared = False  # True once another writer appended to this store's session
         if readonly and not Path(path).is_file():
-            raise FileNotFoundError(f"no session database at {path}")
+            raise SessionFileNotFoundError(f"no session database at {path}")
         self._conn()
+
+    def _retry(self, action: Callable[[], _T]) -> _T:
+        """``action()``, run again while another process holds the database locked."""
+        import sqlite3
+
+        for attempt in range(_RETRIES + 1):
+            try:
+                return action()
+            except sqlite3.OperationalError as exc:
+                if attempt == _RETRIES or not _busy(exc):
+                    raise
+            time.sleep(_PAUSE * 2**attempt * (0.5 + random.random()))
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _write(self, sql: str, params: tuple[Any, ...]) -> sqlite3.Cursor:
+        """Run one write statement (its own transaction), retried while the database is locked."""
+        db = self._conn()
+        try:
+            return db.execute(sql, params)
+        except self._sqlite.OperationalError as exc:
+            if not _busy(exc):
+                raise
+        return self._retry(lambda: db.execute(sql, params))
 
     def _conn(self) -> sqlite3.Connection:
         if self._db is not None:
             return self._db
+        import sqlite3
+
+        try:
+            db = self._retry(self._open)
+        except sqlite3.OperationalError as exc:
+            if _busy(exc):
+                raise
+            raise SessionError(f"cannot open session database {self.path} ({exc})") from exc
+        except sqlite3.DatabaseError as exc:
+            raise SessionError(f"{self.path} is not an llmport session database ({exc})") from exc
+        self._db = db
+        return db
+
+    def _open(self) -> sqlite3.Connection:
         import sqlite3
 
         if self.readonly:
@@ -469,22 +592,34 @@ class _SqliteStore:
                 uri=True,
                 isolation_level=None,
                 check_same_thread=False,
-                timeout=10,
+                timeout=_BUSY_TIMEOUT_MS / 1000,
             )
             try:
                 db.execute("SELECT value FROM llmport_meta WHERE key = 'schema'").fetchone()
-            except sqlite3.DatabaseError as exc:
+            except sqlite3.OperationalError as exc:
                 db.close()
-                raise ValueError(f"{self.path} is not an llmport session database ({exc})") from exc
-        else:
-            # isolation_level=None: every statement is its own transaction.
-            db = sqlite3.connect(
-                self.path, isolation_level=None, check_same_thread=False, timeout=10
-            )
+                if _busy(exc):
+                    raise
+                raise sqlite3.DatabaseError(str(exc)) from exc
+            except BaseException:
+                db.close()
+                raise
+            return db
+        # isolation_level=None: every statement is its own transaction.
+        db = sqlite3.connect(
+            self.path,
+            isolation_level=None,
+            check_same_thread=False,
+            timeout=_BUSY_TIMEOUT_MS / 1000,
+        )
+        try:
+            db.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
             db.execute("PRAGMA journal_mode=WAL")
             db.execute(f"PRAGMA synchronous={'FULL' if self.durable else 'NORMAL'}")
             db.executescript(_SCHEMA)
-        self._db = db
+        except BaseException:
+            db.close()
+            raise
         return db
 
     def attach(self, session_id: str | None, new: bool) -> str:
@@ -496,9 +631,9 @@ class _SqliteStore:
         session_id = session_id or _new_id()
         if self.readonly:
             if db.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None:
-                raise KeyError(f"{self.path} has no session {session_id!r}")
+                raise UnknownSessionError(f"{self.path} has no session {session_id!r}")
         else:
-            db.execute(
+            self._write(
                 "INSERT OR IGNORE INTO sessions(id, created) VALUES (?, ?)",
                 (session_id, time.time()),
             )
@@ -518,27 +653,34 @@ class _SqliteStore:
             .fetchall()
         )
 
-    def insert(self, session_id: str, node: Node) -> None:
+    def insert(self, session_id: str, node: Node) -> int:
+        """Insert ``node``'s row; return its sequence number (``node.seq`` unless taken)."""
         owner = node.parent
         parent = owner.seq if owner is not None and owner.kind != "session" else None
-        self._conn().execute(
-            f"INSERT INTO nodes(session, {_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                session_id,
-                node.seq,
-                node.kind,
-                node.name,
-                parent,
-                node.expose if node.kind == "function" else None,
-                node.start,
-                node.started_at,
-                _dump(node.data),
-                node.status,
-                node.end,
-                node.duration,
-                _dump(node.result),
-            ),
+        row = (
+            node.kind,
+            node.name,
+            parent,
+            node.expose if node.kind == "function" else None,
+            node.start,
+            node.started_at,
+            _dump(node.data),
+            node.status,
+            node.end,
+            node.duration,
+            _dump(node.result),
         )
+        if not self._shared:
+            try:
+                self._write(_INSERT_AT, (session_id, node.seq, *row))
+                return node.seq
+            except self._sqlite.IntegrityError as exc:
+                if "UNIQUE" not in str(exc):
+                    raise
+                self._shared = True  # another process appends to this session too
+        rowid = self._write(_INSERT_NEXT, (session_id, *row)).lastrowid
+        found = self._conn().execute("SELECT seq FROM nodes WHERE rowid = ?", (rowid,))
+        return int(found.fetchone()[0])
 
     def complete(
         self,
@@ -549,7 +691,7 @@ class _SqliteStore:
         duration: float,
         result: dict[str, Any],
     ) -> None:
-        self._conn().execute(
+        self._write(
             "UPDATE nodes SET status = ?, end_clock = ?, duration = ?, end_data = ? "
             "WHERE session = ? AND seq = ?",
             (status, end, duration, _dump(result), session_id, seq),

@@ -1,11 +1,24 @@
-"""``llmport session show PATH|ID``: print a stored session DAG as a tree.
+"""``llmport session show PATH|ID`` and ``llmport session list [PATH]``.
 
-``TARGET`` is a session database file (every session in it is shown), a
-file and an id (``runs.sqlite#a1b2c3``), or a session id (or a unique
-prefix of one) in the configured database (``LLMPORT_SESSION`` /
-``[session] path``). ``--json`` prints one JSON document instead::
+``show`` prints a stored session DAG as a tree. ``TARGET`` is a session
+database file (every session in it is shown), a file and an id
+(``runs.sqlite#a1b2c3``), or a session id (or a unique prefix of one) in the
+configured database (``LLMPORT_SESSION`` / ``[session] path``). ``--json``
+prints one JSON document instead::
 
     {"sessions": [{"id": ..., "path": ..., "usage": {...}, "nodes": [Node.to_dict(), ...]}]}
+
+``list`` prints the sessions of a database file (default: the configured
+one), newest first: id, creation time and node count. ``--json``::
+
+    {"path": ..., "sessions": [{"id": ..., "created": "2026-05-09T07:35:25+00:00",
+                                "created_ts": 1778312125.0, "nodes": 12}, ...]}
+
+A missing file, a file that is not a session database, or an id that names
+no session (or several) raises a :class:`~llmport.session.SessionError`
+(an :class:`~llmport.errors.LlmportError`); the command line prints it as
+``error: <Type>: <message>``. Everything printed is literal text: brackets
+in names, arguments, errors and paths are never read as rich markup.
 
 :func:`tree` builds the rich renderable for any :class:`~llmport.session.Session`
 (in memory too), e.g. to print the DAG at the end of a program.
@@ -14,48 +27,137 @@ prefix of one) in the configured database (``LLMPORT_SESSION`` /
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .session import Session, list_sessions
+from .session import (
+    Session,
+    SessionError,
+    SessionFileNotFoundError,
+    UnknownSessionError,
+    list_sessions,
+)
 
 if TYPE_CHECKING:
+    import argparse
+
     from rich.console import Console
     from rich.tree import Tree
 
     from .dag import Node
 
-__all__ = ["show", "tree"]
+__all__ = ["add_list_parser", "cmd_list", "show", "show_list", "tree"]
 
 _STATUS_STYLE = {"ok": "green", "error": "bold red", "running": "yellow"}
 
 
 def show(target: str, as_json: bool = False, console: Console | None = None) -> int:
-    """Print the session(s) ``target`` names; return the exit status (0 ok, 1 not found)."""
-    if console is None:
-        from rich.console import Console
+    """Print the session(s) ``target`` names; return the exit status (0).
 
-        console = Console()
+    Raises :class:`~llmport.session.SessionError` (``SessionFileNotFoundError``,
+    ``UnknownSessionError``) when ``target`` names no stored session.
+    """
+    sessions = _resolve(target)
+    if console is None:
+        console = _console()
     try:
-        sessions = _resolve(target)
-    except (FileNotFoundError, KeyError, ValueError) as exc:
-        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
         if as_json:
-            console.print(
-                json.dumps({"error": message}), markup=False, highlight=False, soft_wrap=True
-            )
+            doc = {"sessions": [{**s.to_dict(), "usage": s.usage().to_dict()} for s in sessions]}
+            _print_json(console, doc)
+        elif not sessions:
+            console.print(f"no sessions in {target}", markup=False, highlight=False)
         else:
-            console.print(f"[red]error:[/] {message}", highlight=False)
-        return 1
-    if as_json:
-        doc = {"sessions": [{**s.to_dict(), "usage": s.usage().to_dict()} for s in sessions]}
-        console.print(
-            json.dumps(doc, ensure_ascii=False), markup=False, highlight=False, soft_wrap=True
-        )
-    else:
+            for session in sessions:
+                console.print(tree(session))
+    finally:
         for session in sessions:
-            console.print(tree(session))
+            session.close()
     return 0
+
+
+def show_list(
+    path: str | None = None, as_json: bool = False, console: Console | None = None
+) -> int:
+    """Print the sessions stored in ``path`` (default: the configured database), newest first."""
+    from rich.table import Table
+    from rich.text import Text
+
+    path = path or _configured_path("no session database given")
+    infos = list_sessions(path)[::-1]
+    if console is None:
+        console = _console()
+    if as_json:
+        rows = [
+            {
+                "id": info.id,
+                "created": _iso(info.created),
+                "created_ts": info.created,
+                "nodes": info.nodes,
+            }
+            for info in infos
+        ]
+        _print_json(console, {"path": path, "sessions": rows})
+        return 0
+    if not infos:
+        console.print(f"no sessions in {path}", markup=False, highlight=False)
+        return 0
+    count = f"{len(infos)} session{'s' if len(infos) != 1 else ''}"
+    console.print(Text(f"{path}: {count}", style="bold"), soft_wrap=True)
+    table = Table()
+    table.add_column("id", style="cyan", no_wrap=True)
+    table.add_column("created", no_wrap=True)
+    table.add_column("nodes", justify="right")
+    for info in infos:
+        local = datetime.fromtimestamp(info.created).strftime("%Y-%m-%d %H:%M:%S")
+        table.add_row(Text(info.id), Text(local), Text(str(info.nodes)))
+    console.print(table)
+    return 0
+
+
+def add_list_parser(session_commands: argparse._SubParsersAction[Any]) -> None:
+    """Add ``list [PATH] [--json]`` to the ``llmport session`` subcommands."""
+    parser = session_commands.add_parser(
+        "list", help="list the sessions in a database file, newest first"
+    )
+    parser.add_argument(
+        "path", nargs="?", help="a session database (default: LLMPORT_SESSION or [session] path)"
+    )
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.set_defaults(func=cmd_list)
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    """``llmport session list``: the handler :func:`add_list_parser` installs."""
+    return show_list(args.path, as_json=args.json)
+
+
+def _console() -> Console:
+    from rich.console import Console
+
+    return Console(highlight=False)
+
+
+def _print_json(console: Console, doc: Any) -> None:
+    console.print(
+        json.dumps(doc, ensure_ascii=False), markup=False, highlight=False, soft_wrap=True
+    )
+
+
+def _iso(timestamp: float) -> str:
+    return datetime.fromtimestamp(timestamp, UTC).isoformat(timespec="seconds")
+
+
+def _configured_path(problem: str, error: type[SessionError] = SessionError) -> str:
+    from .config import load_config
+
+    configured = load_config().session_path
+    if configured is None:
+        raise error(
+            f"{problem}, and no session database is configured (LLMPORT_SESSION or "
+            "[session] path)"
+        )
+    return str(configured)
 
 
 def _resolve(target: str) -> list[Session]:
@@ -64,13 +166,13 @@ def _resolve(target: str) -> list[Session]:
         if wanted:
             return [Session(path, id=_match(path, wanted), readonly=True)]
         return [Session(path, id=info.id, readonly=True) for info in list_sessions(path)]
-    from .config import load_config
-
-    configured = load_config().session_path
-    if configured is None or not Path(configured).is_file():
-        raise FileNotFoundError(
-            f"{target!r} is not a session file, and no session database is configured "
-            "(LLMPORT_SESSION or [session] path) to look the id up in"
+    if wanted:
+        raise SessionFileNotFoundError(f"no session database at {path}")
+    configured = _configured_path(f"{target!r} is not a session file", SessionFileNotFoundError)
+    if not Path(configured).is_file():
+        raise SessionFileNotFoundError(
+            f"{target!r} is not a session file, and the configured session database "
+            f"{configured} does not exist"
         )
     return [Session(configured, id=_match(configured, target), readonly=True)]
 
@@ -83,8 +185,10 @@ def _match(path: str, wanted: str) -> str:
     if len(found) == 1:
         return found[0]
     if not found:
-        raise KeyError(f"{path} has no session {wanted!r}")
-    raise KeyError(f"{wanted!r} matches several sessions in {path}: {', '.join(found)}")
+        raise UnknownSessionError(f"{path} has no session {wanted!r}")
+    raise UnknownSessionError(
+        f"{wanted!r} matches several sessions in {path}: {', '.join(found)}"
+    )
 
 
 def tree(session: Session) -> Tree:

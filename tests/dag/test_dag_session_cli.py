@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 from llmport import Session, agentic_function, tool
+from llmport.errors import LlmportError
+from llmport.session import SessionError, SessionFileNotFoundError, UnknownSessionError
 from llmport.session_cli import show
 from llmport.testing import Script, call_tools
 from llmport.types import Usage
@@ -95,15 +97,21 @@ def test_show_by_id_from_the_configured_database(tmp_path: Path,
 
 
 def test_show_unknown_target(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    console = capture()
-    assert show("nope", False, console) == 1
-    assert "not a session file" in console.export_text()
+    with pytest.raises(SessionFileNotFoundError) as missing:
+        show("nope", False, capture())
+    # One line, brackets intact (rich markup used to eat "[session]").
+    assert str(missing.value) == (
+        "'nope' is not a session file, and no session database is configured "
+        "(LLMPORT_SESSION or [session] path)")
+    assert isinstance(missing.value, LlmportError)
     path = tmp_path / "s.sqlite"
     record(path)
     monkeypatch.setenv("LLMPORT_SESSION", str(path))
-    console = capture()
-    assert show("zzzz", True, console) == 1
-    assert "no session 'zzzz'" in json.loads(console.export_text())["error"]
+    with pytest.raises(UnknownSessionError) as unknown:
+        show("zzzz", True, capture())
+    assert str(unknown.value) == f"{path} has no session 'zzzz'"
+    with pytest.raises(SessionFileNotFoundError, match="no session database at"):
+        show(f"{tmp_path / 'other.sqlite'}#abc", False, capture())
     (tmp_path / "junk.sqlite").write_text("not a database")
-    console = capture()
-    assert show(str(tmp_path / "junk.sqlite"), False, console) == 1
+    with pytest.raises(SessionError, match="not an llmport session database"):
+        show(str(tmp_path / "junk.sqlite"), False, capture())
