@@ -6,6 +6,8 @@ installs the workspace from uv.lock with the uv backend.
 
 from __future__ import annotations
 
+import glob
+
 import nox
 
 nox.options.default_venv_backend = "uv"
@@ -35,9 +37,11 @@ def lint(session: nox.Session) -> None:
 
 @nox.session
 def typecheck(session: nox.Session) -> None:
-    """mypy --strict on the core."""
+    """mypy --strict on the core, every plugin and the public API's typing check."""
     _sync(session)
     session.run("mypy", "--strict", "core/llmport")
+    plugins = sorted(glob.glob("plugins/*/llmport_*"))
+    session.run("mypy", "--strict", *plugins, "tests/typing")
 
 
 @nox.session
@@ -51,8 +55,6 @@ def docs(session: nox.Session) -> None:
 def benchmarks(session: nox.Session) -> None:
     """Run every benchmark script; each prints a table and one JSON line."""
     _sync(session)
-    import glob
-
     for script in sorted(glob.glob("benchmarks/bench_*.py")):
         session.run("python", script, *session.posargs)
 

@@ -1,7 +1,11 @@
 """llmport: a small, typed, plugin-based adapter SDK for LLM providers.
 
+Namespaces by audience: ``llmport`` for users (this module),
+:mod:`llmport.plugin` for plugin authors, :mod:`llmport.errors` for the
+error tree (drawn in its docstring).
+
 ``import llmport`` is cheap: it imports no vendor SDK, and the heavier parts
-(the DAG store, the CLI, testing helpers) load on first use.
+(the runtime, the DAG store, the CLI, testing helpers) load on first use.
 """
 
 from __future__ import annotations
@@ -22,7 +26,9 @@ from .errors import (
     MalformedResponseError,
     MaxIterationsExceeded,
     ModelBehaviorError,
+    NoModelError,
     NotFoundError,
+    OptionError,
     OverloadedError,
     PermissionDeniedError,
     ProviderConnectionError,
@@ -38,23 +44,17 @@ from .errors import (
     UnsupportedContentError,
     UnsupportedFeatureError,
 )
-from .provider import Provider, ProviderInfo
 from .retry import Backoff
 from .types import (
     FinalEvent,
     MediaBlock,
     Message,
-    ModelCapabilities,
-    Request,
-    Response,
-    ResponseFormat,
     TextBlock,
     TextDelta,
     ToolCall,
     ToolCallStarted,
     ToolResult,
     ToolResultEvent,
-    ToolSpec,
     Usage,
     UsageEvent,
 )
@@ -77,14 +77,29 @@ _LAZY = {
     "Session": ".session",
     "compute_reads": ".agentic",
     "render_dag_messages": ".agentic",
+    # Plugin authors' names, still reachable here; their home is llmport.plugin.
+    "ModelCapabilities": ".types",
+    "Provider": ".provider",
+    "ProviderInfo": ".provider",
+    "Request": ".types",
+    "Response": ".types",
+    "ResponseFormat": ".types",
+    "ToolSpec": ".types",
 }
 
 if TYPE_CHECKING:
     from .agentic import agentic_function, compute_reads, render_dag_messages
     from .hookspecs import hookimpl, hookspec
+    from .provider import Provider as Provider
+    from .provider import ProviderInfo as ProviderInfo
     from .runtime import RunResult, Runtime, ToolCallRecord
     from .session import Session
     from .tools import RunContext, Tool, Toolset, tool
+    from .types import ModelCapabilities as ModelCapabilities
+    from .types import Request as Request
+    from .types import Response as Response
+    from .types import ResponseFormat as ResponseFormat
+    from .types import ToolSpec as ToolSpec
 
 
 def __getattr__(name: str) -> Any:
@@ -116,19 +131,15 @@ __all__ = [
     "MediaBlock",
     "Message",
     "ModelBehaviorError",
-    "ModelCapabilities",
+    "NoModelError",
     "NotFoundError",
+    "OptionError",
     "OverloadedError",
     "PermissionDeniedError",
-    "Provider",
     "ProviderConnectionError",
     "ProviderError",
-    "ProviderInfo",
     "ProviderTimeoutError",
     "RateLimitError",
-    "Request",
-    "Response",
-    "ResponseFormat",
     "RunContext",
     "RunResult",
     "Runtime",
@@ -145,7 +156,6 @@ __all__ = [
     "ToolCallStarted",
     "ToolResult",
     "ToolResultEvent",
-    "ToolSpec",
     "Toolset",
     "UnknownModelError",
     "UnknownToolError",

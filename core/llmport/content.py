@@ -257,8 +257,22 @@ def load_block(raw: Any, index: int, *, max_bytes: int = DEFAULT_MAX_BLOCK_BYTES
         raise ContentError(
             index, f"declared media type {declared} but the bytes are not {declared}"
         )
-    if media_type is None or (sniffed and not _compatible(media_type, sniffed)):
-        media_type = sniffed or media_type
+    if not declared and media_type is not None and data is not None:
+        # The name says one type and the bytes another (or nothing): refuse rather
+        # than send what the user did not mean; an explicit media_type decides.
+        if sniffed is not None and not _compatible(media_type, sniffed):
+            raise ContentError(
+                index,
+                f"{filename} is named as {media_type} but its bytes are {sniffed} "
+                f"(rename it, or pass media_type={sniffed!r})",
+            )
+        if sniffed is None and media_type in _SIGNED_TYPES:
+            raise ContentError(
+                index,
+                f"{filename} is named as {media_type} but its bytes are not {media_type} "
+                "(pass media_type if the name is wrong)",
+            )
+    media_type = media_type or sniffed
     if media_type is None:
         if url is not None:
             media_type = {"image": "image/*", "audio": "audio/*"}.get(

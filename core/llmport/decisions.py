@@ -17,7 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import DecisionError
-from .structured import validation_errors
+from .schema import coerce, function_schema
+from .structured import strip_fences, validation_errors
+from .tools import Tool
 from .types import Response, ResponseFormat, ToolSpec
 
 PROMPT = (
@@ -49,7 +51,6 @@ class InvalidPick(Exception):
 
 
 def _name_for(value: Any, index: int) -> str:
-    from .tools import Tool
 
     if isinstance(value, Tool):
         raw = value.name
@@ -64,7 +65,6 @@ def _name_for(value: Any, index: int) -> str:
 
 
 def _choice(name: str, target: Any) -> Choice:
-    from .tools import Tool
 
     if isinstance(target, Tool):  # a @tool works as a choice: same schema, same binding
         return Choice(
@@ -76,8 +76,6 @@ def _choice(name: str, target: Any) -> Choice:
             target.annotations,
         )
     if callable(target):
-        from .schema import function_schema
-
         found = function_schema(target)
         return Choice(
             name,
@@ -147,10 +145,8 @@ class Decision:
             if raw.strip() and not args and raw.strip() != "{}":
                 raise InvalidPick([f"arguments are not a JSON object: {raw[:200]}"])
         else:
-            from .structured import _strip_fences
-
             try:
-                data = json.loads(_strip_fences(response.text))
+                data = json.loads(strip_fences(response.text))
             except json.JSONDecodeError as exc:
                 raise InvalidPick([f"reply is not JSON: {exc.msg}"]) from exc
             if not isinstance(data, dict):
@@ -164,7 +160,6 @@ class Decision:
         errors = validation_errors(choice.parameters, args)
         if errors:
             raise InvalidPick([f"{name}: {e}" for e in errors])
-        from .schema import coerce
 
         try:  # into the declared types (dataclasses, enums...); a rejection is a bad pick too
             bound = {

@@ -1,56 +1,57 @@
-"""llmport's exceptions.
+"""llmport's exceptions, in one tree.
 
-Input errors (:class:`ContentError`, :class:`UnsupportedContentError`,
-:class:`ConfigError`, :class:`UnknownModelError`, ...) are raised before any
-request is sent and are never retried. :class:`ProviderError` subclasses
-carry the provider's classification (``retryable``) and any delay the
-vendor asked for (``retry_after``).
+::
+
+    LlmportError
+    ├── InputError                    bad input, raised before any request; never retried
+    │   ├── ContentError              (also ValueError) a block is malformed/missing/unreadable
+    │   ├── UnsupportedContentError   a vendor/model cannot take a block
+    │   ├── UnsupportedFeatureError   a vendor/model cannot honour a parameter or option
+    │   ├── ConfigError               (also ValueError) bad configuration or settings
+    │   ├── OptionError               (also ValueError) an unknown option or a bad value
+    │   ├── NoModelError              (also NotImplementedError) nothing to call
+    │   ├── UnknownModelError         (also LookupError) no provider/alias/configuration
+    │   ├── UnknownToolError          (also LookupError) no such toolset/tool source
+    │   ├── SchemaError               (also ValueError) a JSON schema is itself invalid
+    │   └── TokenLimitExceeded        the input is over the token budget
+    ├── ProviderError                 .provider .status .retryable .retry_after .code
+    │   ├── AuthenticationError       401
+    │   │   └── PermissionDeniedError 403
+    │   ├── BadRequestError           400/413/422
+    │   ├── NotFoundError             404
+    │   ├── RateLimitError            429                      transient
+    │   ├── OverloadedError           5xx, Anthropic 529       transient
+    │   ├── ProviderTimeoutError      (also TimeoutError)      transient
+    │   ├── ProviderConnectionError   (also ConnectionError)   transient
+    │   └── MalformedResponseError    unreadable answer        transient
+    ├── ExecFailed                    (also RuntimeError) every attempt failed; .attempts
+    ├── MaxIterationsExceeded         the tool loop hit max_iterations; .run
+    ├── StructuredOutputError         the reply broke the schema after a repair round
+    ├── DecisionError                 no valid pick among choices after a re-pick
+    ├── ModelBehaviorError            the model broke the protocol (too many tool errors)
+    ├── GuardrailTripped              a policy rejected a request or a response
+    └── ToolApprovalRequired          a tool needs approval and no approver granted it
+
+Secrets: messages are redacted (:mod:`llmport.redaction`), and a
+:class:`ProviderError` that reaches the caller chains no vendor exception
+(whose body or request may hold a key): ``vendor_error`` keeps a redacted
+summary of it as text instead.
 """
 
 from __future__ import annotations
 
 import builtins
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+
+# Redaction lives in llmport.redaction; re-exported here for plugins and older imports.
+from .redaction import redact as redact
+from .redaction import redact_settings as redact_settings
 
 
 class LlmportError(Exception):
     """Base class of every llmport error."""
-
-
-# --- secrets never reach messages, reprs or logs ----------------------------------
-
-# Credential shapes vendors use, and the places they appear in echoed requests.
-_SECRET_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
-    # Vendors echo keys half-masked ("sk-proj-****ab12"): the stars are part of the match.
-    (re.compile(r"\b(sk-(?:ant-|proj-)?|sess-)[A-Za-z0-9_\-*]{8,}"), r"\1***"),
-    (re.compile(r"\bAIza[0-9A-Za-z_\-]{20,}"), "AIza***"),
-    (re.compile(r"\b(AKIA|ASIA)[0-9A-Z]{16}\b"), r"\1***"),
-    (re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._~+/\-]+=*"), r"\1 ***"),
-    (re.compile(r"(?i)([?&](?:key|api_key|access_token|token)=)[^&\s\"']+"), r"\1***"),
-    (
-        re.compile(
-            r"(?i)\b((?:x-api-key|x-goog-api-key|api-key|api_key|authorization)[\"']?\s*[:=]\s*[\"']?)"
-            r"(?!\*\*\*)[^\s\"',}]+"
-        ),
-        r"\1***",
-    ),
-)
-_SECRET_SETTING = re.compile(r"(?i)(api_?key|secret|token|password|credential|authorization)")
-
-
-def redact(text: str) -> str:
-    """``text`` with anything that looks like a credential replaced by ``***``."""
-    for pattern, replacement in _SECRET_PATTERNS:
-        text = pattern.sub(replacement, text)
-    return text
-
-
-def redact_settings(settings: Mapping[str, object]) -> dict[str, object]:
-    """A copy of ``settings`` whose secret-named values (``api_key``, ...) are ``***``."""
-    return {k: "***" if _SECRET_SETTING.search(k) and v else v for k, v in settings.items()}
 
 
 # --- input errors: raised before any network call --------------------------
@@ -122,6 +123,22 @@ class SchemaError(InputError, ValueError):
     """A JSON schema (tool parameters, response_format) is itself invalid."""
 
 
+class OptionError(InputError, ValueError):
+    """A call argument, option or setting is unknown or has a bad value.
+
+    Raised before any request: ``temperature="hot"``, ``timeout=-1``,
+    ``tool_choice="required"`` with no tools, ``model=""``, an unknown
+    option name (``temprature=0.2``) or a stray ``Runtime`` argument.
+    """
+
+
+class NoModelError(InputError, NotImplementedError):
+    """There is nothing to call: no ``call=``, no ``_call`` override and no model.
+
+    Also a :class:`NotImplementedError`, as the seed API promised.
+    """
+
+
 class TokenLimitExceeded(InputError):
     """The request's estimated input tokens exceed the configured budget."""
 
@@ -152,8 +169,11 @@ class ProviderError(LlmportError):
         retryable: bool | None = None,
         retry_after: float | None = None,
         code: str | None = None,
+        vendor_error: str | None = None,
     ) -> None:
         self.provider = provider
+        #: A redacted one-line summary of the vendor's own exception, if any.
+        self.vendor_error = redact(vendor_error) if vendor_error else None
         self.status = status
         self.retryable = self.default_retryable if retryable is None else retryable
         self.retry_after = retry_after

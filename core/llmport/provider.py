@@ -1,11 +1,24 @@
 """The provider contract every vendor plugin implements.
 
-A provider converts a neutral :class:`~llmport.types.Request` to its
-vendor's format, sends it, and converts the answer back to a
-:class:`~llmport.types.Response`. It raises llmport's typed
-:class:`~llmport.errors.ProviderError` subclasses (classified transient or
-permanent, with ``retry_after`` when the vendor said one) and never retries
-on its own: llmport is the one retry layer.
+A provider works in two steps, as pydantic-ai's models do:
+
+1. :meth:`Provider.prepare` runs **once per model request**: every check
+   (capabilities, options, content), every conversion to the vendor's
+   format and every capability lookup. It raises typed input errors and
+   sends nothing. It returns a :class:`Prepared`.
+2. :meth:`Provider.send` / :meth:`~Provider.asend` /
+   :meth:`~Provider.send_stream` / :meth:`~Provider.asend_stream` do the
+   I/O and convert the answer back to a :class:`~llmport.types.Response`
+   (or :data:`~llmport.types.ProviderEvent` objects). A retry resends the
+   same :class:`Prepared`: nothing is converted twice.
+
+Providers raise llmport's typed :class:`~llmport.errors.ProviderError`
+subclasses (wrap SDK calls in :class:`llmport.translate.translating`) and
+never retry on their own: llmport is the one retry layer.
+
+The first contract still works: a provider that only implements
+``_call(request)`` / ``_async_call`` / ``_stream`` / ``_astream`` gets them
+called by the default ``send*`` methods.
 
 Plugins register a :class:`ProviderInfo` through the ``llmport_providers``
 hook; the provider class itself is created lazily (on first use), so no
@@ -19,7 +32,9 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import UnsupportedContentError, UnsupportedFeatureError, redact_settings
+from .errors import UnsupportedContentError, UnsupportedFeatureError
+from .options import STANDARD_OPTIONS, unknown_option_error
+from .redaction import redact_settings, register_settings, secret_values
 from .types import (
     MediaBlock,
     ModelCapabilities,
@@ -34,47 +49,82 @@ from .types import (
     UsageEvent,
 )
 
-#: Options every plugin must honour or reject explicitly.
-STANDARD_OPTIONS = frozenset(
-    {"temperature", "max_tokens", "timeout", "stop", "seed", "reasoning_effort", "top_p"}
-)
+__all__ = [
+    "STANDARD_OPTIONS",
+    "Prepared",
+    "Provider",
+    "ProviderInfo",
+    "StreamAssembler",
+    "assemble",
+    "check_block",
+    "parse_arguments",
+    "response_events",
+]
+
+
+@dataclass(slots=True)
+class Prepared:
+    """A request converted once for its vendor; every attempt resends it.
+
+    ``payload`` is what the plugin sends (the SDK's keyword arguments or the
+    JSON body); plugins subclass this to keep what converting the answer
+    back needs.
+    """
+
+    request: Request
+    payload: Any = None
 
 
 class Provider:
     """Base class of vendor providers.
 
-    Subclasses set ``name`` and implement ``_call`` / ``_async_call`` and,
-    for streaming, ``_stream`` / ``_astream`` (which yield
-    :data:`~llmport.types.ProviderEvent` objects; the core assembles them).
-    ``settings`` are the provider's own settings (``api_key``, ``base_url``,
-    ...) from configuration and the runtime.
+    Subclasses set ``name`` and ``options`` (the option names they model
+    beyond :data:`STANDARD_OPTIONS`), override :meth:`prepare` (calling
+    :meth:`check` first) and the four ``send`` methods. ``settings`` are the
+    provider's own settings (``api_key``, ``base_url``, ...) from
+    configuration and the runtime; their secret values are registered for
+    redaction (:mod:`llmport.redaction`).
     """
 
     name: str = "provider"
+    #: Option names this provider models; any other option is an error before a request.
+    options: frozenset[str] = STANDARD_OPTIONS
 
     def __init__(self, settings: Mapping[str, Any] | None = None, info: ProviderInfo | None = None):
         self.settings: dict[str, Any] = dict(settings or {})
         self.info = info
+        self._caps: dict[str, ModelCapabilities] = {}
+        register_settings(self.settings)
 
     def __repr__(self) -> str:
         # Settings may hold the API key: never print it.
         settings = redact_settings(self.settings)
         return f"{type(self).__name__}(name={self.name!r}, settings={settings!r})"
 
+    def secrets(self) -> tuple[str, ...]:
+        """The configured secret values, masked literally in this provider's errors."""
+        return secret_values(self.settings)
+
     # -- capabilities and checks -------------------------------------------
 
     def capabilities(self, model: str) -> ModelCapabilities:
-        """The capabilities of ``model`` (from the registration, else defaults)."""
-        if self.info is not None:
-            return self.info.capabilities_for(model)
-        return ModelCapabilities()
+        """The capabilities of ``model`` (from the registration, else defaults); cached."""
+        caps = self._caps.get(model)
+        if caps is None:
+            info = self.info
+            caps = info.capabilities_for(model) if info is not None else ModelCapabilities()
+            self._caps[model] = caps
+        return caps
 
-    def prepare(self, request: Request) -> None:
-        """Check a request before it is sent; raise input errors here.
+    def check(self, request: Request) -> ModelCapabilities:
+        """Raise input errors for what the model cannot take; return its capabilities.
 
-        The default checks media blocks against the model's capabilities.
-        Plugins extend it (``super().prepare(request)``) with vendor rules.
+        The default checks option names, media blocks, tools, streaming and
+        ``tool_choice="none"`` against the model's capabilities.
         """
+        unknown = set(request.options) - self.options
+        if unknown:
+            raise unknown_option_error(unknown, self.options, f"{self.name} option")
         caps = self.capabilities(request.model)
         for message in request.messages:
             for block in message.blocks:
@@ -86,16 +136,46 @@ class Provider:
             raise UnsupportedFeatureError(self.name, request.model, "streaming")
         if request.tool_choice == "none" and request.tools and not caps.tool_choice_none:
             raise UnsupportedFeatureError(self.name, request.model, 'tool_choice="none"')
+        return caps
 
-    # -- calls ---------------------------------------------------------------
+    def prepare(self, request: Request) -> Prepared:
+        """Check and convert ``request`` once (no I/O); the default only checks."""
+        self.check(request)
+        return Prepared(request)
+
+    def vendor_fields(self, request: Request) -> dict[str, Any]:
+        """The fields ``exec(vendor={...})`` gave for this provider (merged into the body)."""
+        return request.vendor.get(self.name, {})
+
+    # -- I/O -------------------------------------------------------------------
+
+    def send(self, prepared: Prepared) -> Response:
+        """Send a prepared request and return the converted answer."""
+        return self._call(prepared.request)
+
+    async def asend(self, prepared: Prepared) -> Response:
+        """Async :meth:`send`."""
+        return await self._async_call(prepared.request)
+
+    def send_stream(self, prepared: Prepared) -> Iterator[ProviderEvent]:
+        """Send a prepared request and yield its events; the last is a ``StopEvent``."""
+        return self._stream(prepared.request)
+
+    def asend_stream(self, prepared: Prepared) -> AsyncIterator[ProviderEvent]:
+        """Async :meth:`send_stream`."""
+        return self._astream(prepared.request)
+
+    # -- the first contract (still honoured) ------------------------------------
 
     def _call(self, request: Request) -> Response:
-        raise NotImplementedError(f"{type(self).__name__} does not implement _call")
+        raise NotImplementedError(f"{type(self).__name__} does not implement send or _call")
 
     async def _async_call(self, request: Request) -> Response:
-        # Default: run the sync call in a thread, never blocking the loop.
+        # Default: run the sync send in a thread, never blocking the loop.
         import asyncio
 
+        if type(self).send is not Provider.send:
+            return await asyncio.to_thread(self.send, self.prepare(request))
         return await asyncio.to_thread(self._call, request)
 
     def _stream(self, request: Request) -> Iterator[ProviderEvent]:
@@ -108,6 +188,10 @@ class Provider:
 
     def close(self) -> None:
         """Release clients (optional)."""
+
+    async def aclose(self) -> None:
+        """Release the running event loop's clients (optional); default :meth:`close`."""
+        self.close()
 
 
 def check_block(vendor: str, model: str, caps: ModelCapabilities, block: MediaBlock) -> None:

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 from .errors import AttemptFailure, ExecFailed, InputError, LlmportError, ProviderError
 
-T = TypeVar("T")
+# Where a vendor said how long to wait: one parser, in the error plumbing.
+from .translate import retry_after_from_headers as retry_after_from_headers
 
 
 async def _asyncio_sleep(delay: float) -> None:
@@ -86,7 +87,7 @@ class Attempts:
     count: int = 0
 
 
-def _after_failure(
+def after_failure(
     exc: Exception,
     number: int,
     *,
@@ -114,94 +115,3 @@ def _after_failure(
     if last:
         raise ExecFailed(attempts.failures, function_name) from exc
     return delay
-
-
-def call_with_retries(
-    fn: Callable[[], T],
-    *,
-    max_attempts: int,
-    backoff: Backoff,
-    plain_callable: bool,
-    function_name: str | None,
-    attempts: Attempts,
-    on_failure: Callable[[AttemptFailure], None] | None = None,
-) -> T:
-    """Call ``fn`` up to ``max_attempts`` times (see :func:`_after_failure`)."""
-    for number in range(1, max_attempts + 1):
-        attempts.count = number
-        try:
-            return fn()
-        except Exception as exc:
-            delay = _after_failure(
-                exc,
-                number,
-                max_attempts=max_attempts,
-                backoff=backoff,
-                plain_callable=plain_callable,
-                function_name=function_name,
-                attempts=attempts,
-                on_failure=on_failure,
-            )
-        if delay > 0:
-            backoff.sleep(delay)
-    raise AssertionError("unreachable")
-
-
-async def acall_with_retries(
-    fn: Callable[[], Awaitable[T]],
-    *,
-    max_attempts: int,
-    backoff: Backoff,
-    plain_callable: bool,
-    function_name: str | None,
-    attempts: Attempts,
-    on_failure: Callable[[AttemptFailure], None] | None = None,
-) -> T:
-    """Async twin of :func:`call_with_retries`."""
-    for number in range(1, max_attempts + 1):
-        attempts.count = number
-        try:
-            return await fn()
-        except Exception as exc:
-            delay = _after_failure(
-                exc,
-                number,
-                max_attempts=max_attempts,
-                backoff=backoff,
-                plain_callable=plain_callable,
-                function_name=function_name,
-                attempts=attempts,
-                on_failure=on_failure,
-            )
-        if delay > 0:
-            await backoff.async_sleep(delay)
-    raise AssertionError("unreachable")
-
-
-def retry_after_from_headers(headers: Mapping[str, Any] | None) -> float | None:
-    """Seconds a vendor asked us to wait: ``retry-after-ms``, else ``retry-after``.
-
-    ``retry-after`` may be seconds or an HTTP date. Unparseable values are
-    ignored (None); negative waits become 0.
-    """
-    if not headers:
-        return None
-    raw_ms = headers.get("retry-after-ms")
-    if raw_ms is not None:
-        try:
-            return max(0.0, float(raw_ms) / 1000)
-        except ValueError:
-            pass
-    raw = headers.get("retry-after")
-    if raw is None:
-        return None
-    try:
-        return max(0.0, float(raw))
-    except ValueError:
-        pass
-    import email.utils
-
-    parsed = email.utils.parsedate_tz(str(raw))
-    if parsed is None:
-        return None
-    return max(0.0, email.utils.mktime_tz(parsed) - time.time())

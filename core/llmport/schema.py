@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterable, Mapping, MutableMapping, Mutable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .context import RunContext
 from .errors import SchemaError
 
 __all__ = [
@@ -65,8 +66,6 @@ _MAPPINGS = (dict, Mapping, MutableMapping)
 
 
 def _is_run_context(annotation: Any) -> bool:
-    from .tools import RunContext
-
     origin = typing.get_origin(annotation) or annotation
     return origin is RunContext
 
@@ -487,8 +486,6 @@ def function_schema(
     if not accepts_kwargs:
         schema["additionalProperties"] = False
     schema = builder.finish(schema)
-    from .structured import check_schema
-
     check_schema(schema)
     return FunctionSchema(schema, doc.description, ctx_param, annotations, accepts_kwargs)
 
@@ -563,3 +560,28 @@ def _coerce_union(value: Any, members: tuple[Any, ...]) -> Any:
         if not schema or jsonschema.Draft202012Validator(schema).is_valid(value):
             return coerce(value, member)
     return value
+
+
+# --- checking schemas and values ---------------------------------------------------
+
+
+def check_schema(schema: Any) -> None:
+    """Raise SchemaError if ``schema`` is not a valid JSON schema (draft 2020-12)."""
+    import jsonschema
+
+    if not isinstance(schema, dict):
+        raise SchemaError(f"a JSON schema must be an object, got {type(schema).__name__}")
+    try:
+        jsonschema.Draft202012Validator.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        where = "/".join(map(str, exc.absolute_path)) or "<root>"
+        raise SchemaError(f"invalid JSON schema at {where}: {exc.message}") from exc
+
+
+def validation_errors(schema: dict[str, Any], value: Any) -> list[str]:
+    """Every validation error of ``value`` against ``schema`` (empty if valid)."""
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path))
+    return [f"{'/'.join(map(str, e.absolute_path)) or '<root>'}: {e.message}" for e in errors]

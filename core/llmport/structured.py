@@ -6,10 +6,10 @@ TypedDict. The schema is itself checked with jsonschema before any request
 (:class:`~llmport.errors.SchemaError`).
 
 The reply is always validated against the caller's full schema, whatever
-subset a vendor was sent. So vendor helpers (:func:`to_strict_schema`,
-:func:`inline_refs`, :func:`drop_keywords`) may drop constraints a vendor
-cannot express (``uniqueItems``, ``default``...) without weakening the
-guarantee: a reply that breaks one gets the repair round, then
+subset a vendor was sent. So vendor helpers (:func:`inline_refs`,
+:func:`drop_keywords`) may drop constraints a vendor cannot express
+(``uniqueItems``, ``default``...) without weakening the guarantee: a
+reply that breaks one gets the repair round, then
 :class:`~llmport.errors.StructuredOutputError`. What cannot be expressed
 at all (a free-form ``dict``, a tuple) raises ``SchemaError`` naming the
 JSON pointer, so a plugin can reject it with a clear error before sending.
@@ -24,6 +24,7 @@ from collections.abc import Collection
 from typing import Any
 
 from .errors import SchemaError, StructuredOutputError
+from .schema import check_schema, coerce, type_schema, validation_errors
 from .types import ResponseFormat, ToolSpec
 
 __all__ = [
@@ -37,7 +38,6 @@ __all__ = [
     "prepare",
     "schema_tool",
     "to_output",
-    "to_strict_schema",
     "validation_errors",
 ]
 
@@ -58,8 +58,6 @@ def _schema_of_class(cls: type) -> tuple[dict[str, Any], str]:
             f"response_format class {cls.__name__} is not a pydantic model, a dataclass "
             "or a TypedDict"
         )
-    from .schema import type_schema
-
     schema = type_schema(cls)
     if "$ref" in schema:  # a recursive class: its definition is in $defs
         schema = {**schema["$defs"][cls.__name__], "$defs": schema["$defs"]}
@@ -115,8 +113,6 @@ def to_output(value: Any, cls: type | None) -> Any:
     """The parsed JSON as an instance of ``cls`` (None: the JSON value itself)."""
     if cls is None:
         return value
-    from .schema import coerce
-
     return coerce(value, cls)
 
 
@@ -125,31 +121,9 @@ def _safe_name(name: str) -> str:
     return cleaned[:64] or "response"
 
 
-def check_schema(schema: Any) -> None:
-    """Raise SchemaError if ``schema`` is not a valid JSON schema (draft 2020-12)."""
-    import jsonschema
-
-    if not isinstance(schema, dict):
-        raise SchemaError(f"a JSON schema must be an object, got {type(schema).__name__}")
-    try:
-        jsonschema.Draft202012Validator.check_schema(schema)
-    except jsonschema.SchemaError as exc:
-        where = "/".join(map(str, exc.absolute_path)) or "<root>"
-        raise SchemaError(f"invalid JSON schema at {where}: {exc.message}") from exc
-
-
-def validation_errors(schema: dict[str, Any], value: Any) -> list[str]:
-    """Every validation error of ``value`` against ``schema`` (empty if valid)."""
-    import jsonschema
-
-    validator = jsonschema.Draft202012Validator(schema)
-    errors = sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path))
-    return [f"{'/'.join(map(str, e.absolute_path)) or '<root>'}: {e.message}" for e in errors]
-
-
 def parse_reply(rf: ResponseFormat, text: str) -> tuple[Any, list[str]]:
     """(value, errors): the parsed JSON and what is wrong with it."""
-    stripped = _strip_fences(text)
+    stripped = strip_fences(text)
     try:
         value = json.loads(stripped)
     except json.JSONDecodeError as exc:
@@ -157,7 +131,7 @@ def parse_reply(rf: ResponseFormat, text: str) -> tuple[Any, list[str]]:
     return value, validation_errors(rf.schema, value)
 
 
-def _strip_fences(text: str) -> str:
+def strip_fences(text: str) -> str:
     s = text.strip()
     if s.startswith("```"):
         s = s.split("\n", 1)[1] if "\n" in s else ""
@@ -182,41 +156,6 @@ def fail(errors: list[str], text: str) -> StructuredOutputError:
 
 # --- vendor subsets -------------------------------------------------------------------
 
-#: Keywords OpenAI strict mode cannot take but that only narrow values: dropped
-#: (llmport still validates the reply against the full schema).
-STRICT_DROPPED = frozenset(
-    {
-        "default",
-        "uniqueItems",
-        "minProperties",
-        "maxProperties",
-        "contains",
-        "minContains",
-        "maxContains",
-        "$schema",
-        "examples",
-        "readOnly",
-        "writeOnly",
-        "deprecated",
-    }
-)
-#: Keywords with no strict-mode equivalent that change the shape: rejected.
-STRICT_REJECTED = frozenset(
-    {
-        "not",
-        "if",
-        "then",
-        "else",
-        "dependentRequired",
-        "dependentSchemas",
-        "patternProperties",
-        "unevaluatedProperties",
-        "unevaluatedItems",
-        "propertyNames",
-        "prefixItems",
-    }
-)
-
 
 def _resolve(root: dict[str, Any], ref: str, where: str) -> dict[str, Any]:
     if ref == "#":
@@ -231,105 +170,6 @@ def _resolve(root: dict[str, Any], ref: str, where: str) -> dict[str, Any]:
         node = node[part]
     if not isinstance(node, dict):
         raise SchemaError(f"{where}: $ref {ref!r} is not a schema")
-    return node
-
-
-def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
-    """``schema`` that also accepts null."""
-    if "anyOf" in schema:
-        variants = list(schema["anyOf"])
-        if {"type": "null"} not in variants:
-            variants.append({"type": "null"})
-        return {**schema, "anyOf": variants}
-    kind = schema.get("type")
-    if isinstance(kind, str) and "enum" not in schema and "const" not in schema:
-        return schema if kind == "null" else {**schema, "type": [kind, "null"]}
-    if isinstance(kind, list) and "enum" not in schema:
-        return schema if "null" in kind else {**schema, "type": [*kind, "null"]}
-    rest = {k: v for k, v in schema.items() if k == "description"}
-    inner = {k: v for k, v in schema.items() if k != "description"}
-    return {**rest, "anyOf": [inner, {"type": "null"}]}
-
-
-def to_strict_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """The schema in OpenAI's strict subset (a new dict; the input is not changed).
-
-    * every object gets ``additionalProperties: false`` and lists every
-      property in ``required``; a property that was optional becomes
-      nullable (``"type": ["string", "null"]`` or an ``anyOf`` with null),
-      so the model sends ``null`` where it would have left it out;
-    * ``oneOf`` becomes ``anyOf``; a single-entry ``allOf`` is merged;
-      ``$ref`` with sibling keywords is inlined;
-    * narrowing keywords in :data:`STRICT_DROPPED` are removed (the reply
-      is still validated against the original schema);
-    * raise :class:`~llmport.errors.SchemaError` (with the JSON pointer) for
-      what strict mode cannot express: a root that is not an object, a
-      free-form object (``dict[str, X]``, ``additionalProperties`` other
-      than false), tuples (``prefixItems``) and :data:`STRICT_REJECTED`.
-
-    Pass the caller's schema back through :func:`to_output`-free paths:
-    optional fields arrive as ``null`` instead of missing.
-    """
-    check_schema(schema)
-    root = copy.deepcopy(schema)
-    if root.get("type") != "object":
-        raise SchemaError("strict mode needs an object at the root (wrap the value in an object)")
-    return _strict(root, root, "#")
-
-
-def _strict(node: dict[str, Any], root: dict[str, Any], where: str) -> dict[str, Any]:
-    for key in STRICT_REJECTED & node.keys():
-        raise SchemaError(f"{where}: strict mode cannot express {key!r}")
-    node = {k: v for k, v in node.items() if k not in STRICT_DROPPED}
-    if "$ref" in node and len(node) > 1:
-        target = _resolve(root, node.pop("$ref"), where)
-        node = {**target, **node}
-        return _strict(node, root, where)
-    if "oneOf" in node:
-        node["anyOf"] = node.pop("oneOf")
-    if "allOf" in node:
-        parts = node.pop("allOf")
-        if len(parts) != 1:
-            raise SchemaError(
-                f"{where}: strict mode cannot express 'allOf' with {len(parts)} parts"
-            )
-        node = {**parts[0], **node}
-        return _strict(node, root, where)
-    for defs_key in ("$defs", "definitions"):
-        if isinstance(node.get(defs_key), dict):
-            node[defs_key] = {
-                k: _strict(v, root, f"{where}/{defs_key}/{k}") for k, v in node[defs_key].items()
-            }
-    kind = node.get("type")
-    is_object = (
-        kind == "object" or (isinstance(kind, list) and "object" in kind) or "properties" in node
-    )
-    if is_object:
-        extra = node.get("additionalProperties", False)
-        if extra is not False:
-            raise SchemaError(
-                f"{where}: strict mode cannot express an object with additional properties "
-                "(a free-form dict); give it fixed properties"
-            )
-        props = node.get("properties")
-        if not isinstance(props, dict) or not props:
-            raise SchemaError(f"{where}: strict mode cannot express an object without properties")
-        required = set(node.get("required", []))
-        new_props = {}
-        for name, prop in props.items():
-            prop = _strict(prop, root, f"{where}/properties/{name}")
-            new_props[name] = prop if name in required else _nullable(prop)
-        node["properties"] = new_props
-        node["required"] = list(props)
-        node["additionalProperties"] = False
-    if isinstance(node.get("items"), dict):
-        node["items"] = _strict(node["items"], root, f"{where}/items")
-    elif node.get("items") is False:
-        raise SchemaError(f"{where}: strict mode cannot express 'items': false")
-    if isinstance(node.get("anyOf"), list):
-        node["anyOf"] = [
-            _strict(v, root, f"{where}/anyOf/{i}") for i, v in enumerate(node["anyOf"])
-        ]
     return node
 
 

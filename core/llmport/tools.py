@@ -33,9 +33,12 @@ from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
+from .context import RunContext
 from .errors import ModelBehaviorError, UnknownToolError
+from .options import check_vendor_fields
+from .schema import check_schema, coerce, function_schema
 from .types import ToolCall, ToolResult, ToolSpec
 
 T = TypeVar("T")
@@ -68,25 +71,6 @@ ToolStatus = Literal[
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
-@dataclass(slots=True, frozen=True)
-class RunContext(Generic[T]):
-    """Immutable context injected into tools that declare ``ctx: RunContext[...]``.
-
-    ``deps`` is whatever was passed as ``exec(..., deps=...)``; the rest says
-    where the call happens: the model, the ``llm`` DAG node of the exec
-    (``None`` outside ``@agentic_function``), the tool-loop iteration
-    (1-based), the vendor's tool call id and the tool's name.
-    """
-
-    deps: T
-    model: str
-    node_id: str | None = None
-    iteration: int = 0
-    tool_call_id: str = ""
-    tool_name: str = ""
-    function: str | None = None
-
-
 @dataclass(slots=True)
 class Tool:
     """A callable the model may call.
@@ -103,6 +87,9 @@ class Tool:
     timeout: float | None = None
     strict: bool = False
     annotations: dict[str, Any] = field(default_factory=dict)
+    #: JSON fields merged into one vendor's entry for this tool:
+    #: ``{"anthropic": {"defer_loading": True}}`` (SPEC §16, "Vendor fields").
+    vendor: dict[str, dict[str, Any]] = field(default_factory=dict)
     _validator: list[Any] = field(default_factory=list, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -110,6 +97,7 @@ class Tool:
             raise ValueError(f"tool name {self.name!r} must be 1-64 letters, digits, '_' or '-'")
         if self.timeout is not None and self.timeout <= 0:
             raise ValueError("tool timeout must be > 0 seconds")
+        self.vendor = check_vendor_fields(self.vendor, f"tool {self.name!r} vendor")
 
     @classmethod
     def from_schema(
@@ -121,16 +109,24 @@ class Tool:
         *,
         timeout: float | None = None,
         strict: bool = False,
+        vendor: dict[str, dict[str, Any]] | None = None,
     ) -> Tool:
         """A tool with a hand-written JSON schema; ``fn`` gets the arguments as keywords.
 
         Useful for tool sources that learn their tools at run time (remote
         tool servers, generated APIs). The schema is checked first.
         """
-        from .structured import check_schema
 
         check_schema(parameters)
-        return cls(name, description, dict(parameters), fn, timeout=timeout, strict=strict)
+        return cls(
+            name,
+            description,
+            dict(parameters),
+            fn,
+            timeout=timeout,
+            strict=strict,
+            vendor=dict(vendor or {}),
+        )
 
     @property
     def is_async(self) -> bool:
@@ -140,7 +136,7 @@ class Tool:
         return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(call)
 
     def spec(self) -> ToolSpec:
-        return ToolSpec(self.name, self.description, self.parameters, self.strict)
+        return ToolSpec(self.name, self.description, self.parameters, self.strict, self.vendor)
 
     def validation_errors(self, arguments: Any) -> list[str]:
         """What is wrong with ``arguments`` (empty when they satisfy the schema)."""
@@ -155,7 +151,6 @@ class Tool:
 
     def bind(self, arguments: Mapping[str, Any], ctx: RunContext[Any] | None) -> dict[str, Any]:
         """Keyword arguments for ``fn``: validated JSON in the declared types, plus the context."""
-        from .schema import coerce
 
         kwargs = {
             k: coerce(v, self.annotations[k]) if k in self.annotations else v
@@ -176,19 +171,21 @@ def tool(
     description: str | None = None,
     timeout: float | None = None,
     strict: bool = False,
+    vendor: dict[str, dict[str, Any]] | None = None,
 ) -> Any:
     """Decorator: turn a function into a :class:`Tool` (usable bare or with arguments).
 
     ``timeout`` (seconds) bounds one call; a call that takes longer is
     reported to the model as an error. ``strict`` asks vendors that support
-    it (OpenAI) to enforce the schema while decoding.
+    it (OpenAI) to enforce the schema while decoding. ``vendor`` holds JSON
+    fields merged into one vendor's entry for the tool
+    (``vendor={"anthropic": {"defer_loading": True}}``).
     """
 
     # The namespace @tool was used in: resolves string hints naming local types.
     caller = sys._getframe(1).f_locals
 
     def wrap(f: Callable[..., Any]) -> Tool:
-        from .schema import function_schema
 
         found = function_schema(f, caller)
         return Tool(
@@ -200,6 +197,7 @@ def tool(
             timeout=timeout,
             strict=strict,
             annotations=found.annotations,
+            vendor=dict(vendor or {}),
         )
 
     return wrap(fn) if fn is not None else wrap

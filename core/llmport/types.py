@@ -86,6 +86,8 @@ class ToolSpec:
     description: str
     parameters: dict[str, Any]
     strict: bool = False
+    #: JSON fields merged into one vendor's tool entry: ``{"anthropic": {"defer_loading": True}}``.
+    vendor: dict[str, dict[str, Any]] = field(default_factory=dict, compare=False)
 
 
 @dataclass(slots=True, frozen=True)
@@ -214,6 +216,8 @@ class Request:
     response_format: ResponseFormat | None = None
     options: dict[str, Any] = field(default_factory=dict)
     stream: bool = False
+    #: JSON fields merged into one vendor's request body: ``{"openai": {"user": "u1"}}``.
+    vendor: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass(slots=True)

@@ -6,14 +6,26 @@ import json
 from typing import Any
 
 import pytest
+import urllib3
 from bedrock_scenarios import CREDENTIALS, REGION
-from botocore.exceptions import ClientError, EventStreamError, ReadTimeoutError
+from botocore.exceptions import (
+    ClientError,
+    CredentialRetrievalError,
+    EventStreamError,
+    ReadTimeoutError,
+    UnauthorizedSSOTokenError,
+    UnknownServiceError,
+)
 from llmport import Runtime
 from llmport.errors import (
+    AuthenticationError,
     BadRequestError,
     ContentError,
     MalformedResponseError,
+    OptionError,
     OverloadedError,
+    ProviderConnectionError,
+    ProviderError,
     ProviderTimeoutError,
     RateLimitError,
     UnsupportedContentError,
@@ -30,10 +42,17 @@ from llmport.types import (
     ToolResult,
     ToolSpec,
 )
-from llmport_bedrock import convert_in, convert_out
-from llmport_bedrock.convert_in import DOCUMENT_PROMPT, REASONING_KEY, document_name
+from llmport_bedrock import convert_out
+from llmport_bedrock.convert_in import (
+    DOCUMENT_PROMPT,
+    REASONING_KEY,
+    ConversePrepared,
+    document_name,
+)
 from llmport_bedrock.errors import translate
-from llmport_bedrock.plugin import MAX_DOCUMENT_BYTES, family_for, provider_info
+from llmport_bedrock.models import MAX_DOCUMENT_BYTES
+from llmport_bedrock.plugin import provider_info
+from llmport_bedrock.provider import BedrockProvider
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 32
 PDF = b"%PDF-1.4 tiny"
@@ -46,18 +65,27 @@ WEATHER = ToolSpec(
 )
 
 
+#: prepare() makes no client and sends nothing: one provider serves every test here.
+PROVIDER = BedrockProvider({**CREDENTIALS, "region": REGION}, provider_info())
+
+
 def build(model: str, *blocks: Any, **fields: Any) -> dict[str, Any]:
+    """The Converse payload ``BedrockProvider.prepare`` makes (the runtime's path)."""
     messages = fields.pop("messages", None) or [Message("user", tuple(blocks))]
-    request = Request(model=model, messages=messages, **fields)
-    return convert_in.build(
-        request, provider_info().capabilities_for(model), family_for(model)
-    ).kwargs
+    payload: dict[str, Any] = PROVIDER.prepare(
+        Request(model=model, messages=messages, **fields)
+    ).payload
+    return payload
 
 
 def reject(model: str, *blocks: Any, **fields: Any) -> Exception:
-    with pytest.raises((UnsupportedContentError, UnsupportedFeatureError)) as info:
+    with pytest.raises((UnsupportedContentError, UnsupportedFeatureError, OptionError)) as info:
         build(model, *blocks, **fields)
     return info.value
+
+
+def prepared_for(model: str) -> ConversePrepared:
+    return ConversePrepared(Request(model=model, messages=[]), {"modelId": model})
 
 
 # --- content -------------------------------------------------------------------------
@@ -246,13 +274,20 @@ def test_reasoning_blocks_are_echoed_before_the_tool_use() -> None:
     [
         ({"seed": 1}, "seed"),
         ({"reasoning_effort": "high"}, "reasoning_effort"),
-        ({"frequency_penalty": 0.5}, "frequency_penalty"),
-        ({"max_tokens": 0}, "max_tokens"),
-        ({"top_k": 5}, "top_k"),
+        ({"frequency_penalty": 0.5}, "frequency_penalty"),  # unknown name: the core's check
+        ({"top_k": 5}, "top_k"),  # Claude only
+        ({"temperature": 1.5}, "between 0 and 1"),  # Converse's range is narrower than 0-2
+        ({"guardrail_config": "g1"}, "guardrail_config must be a dict"),
     ],
 )
 def test_unsupported_options_are_rejected(options: dict[str, Any], word: str) -> None:
     assert word in str(reject(NOVA, TextBlock("hi"), options=options))
+
+
+@pytest.mark.parametrize("top_k", [0, "5", True])
+def test_bad_top_k_values_are_option_errors(top_k: Any) -> None:
+    err = reject(SONNET, TextBlock("hi"), options={"top_k": top_k})
+    assert isinstance(err, OptionError) and "top_k" in str(err)
 
 
 def test_passthrough_options_map_to_converse_fields() -> None:
@@ -308,6 +343,11 @@ async def test_bad_input_fails_before_any_request(mode: str) -> None:
                 UnsupportedContentError,
             ),
             ({"content": [{"type": "file", "path": "missing.pdf"}]}, ContentError),
+            ({"content": "hi", "temperature": "hot"}, OptionError),
+            ({"content": "hi", "temperature": 1.5}, OptionError),
+            ({"content": "hi", "max_tokens": 0}, OptionError),
+            ({"content": "hi", "top_k": 5, "model": f"bedrock:{NOVA}"}, UnsupportedFeatureError),
+            ({"content": "hi", "temprature": 0.2}, OptionError),
         ]:
             with pytest.raises(error):
                 if mode == "sync":
@@ -358,13 +398,13 @@ def test_usage_counts_cache_reads_and_writes_in_the_prompt() -> None:
 
 
 def test_answer_without_output_is_malformed() -> None:
-    prepared = convert_in.Prepared({"modelId": NOVA})
+    prepared = prepared_for(NOVA)
     with pytest.raises(MalformedResponseError):
         convert_out.response({"ResponseMetadata": {}, "message": "<html>"}, prepared)
 
 
 def test_reasoning_content_is_kept_for_the_echo() -> None:
-    prepared = convert_in.Prepared({"modelId": SONNET})
+    prepared = prepared_for(SONNET)
     raw = {
         "output": {
             "message": {
@@ -387,7 +427,7 @@ def test_reasoning_content_is_kept_for_the_echo() -> None:
 
 
 def test_streamed_reasoning_is_assembled() -> None:
-    state = convert_out.StreamState(convert_in.Prepared({"modelId": SONNET}), "rid")
+    state = convert_out.StreamState(prepared_for(SONNET), "rid")
     events = [
         {
             "contentBlockDelta": {
@@ -452,6 +492,10 @@ def client_error(
             True,
         ),
         (ReadTimeoutError(endpoint_url="https://x"), ProviderTimeoutError, True),
+        (CredentialRetrievalError(provider="sso", error_msg="expired"), AuthenticationError, False),
+        (UnauthorizedSSOTokenError(), AuthenticationError, False),
+        (UnknownServiceError(service_name="x", known_service_names="y"), ProviderError, False),
+        (urllib3.exceptions.DecodeError("bad gzip"), ProviderConnectionError, True),
     ],
 )
 def test_error_classification(exc: Exception, cls: type, retryable: bool) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import time
+import threading
 from typing import Any
 
 import pytest
@@ -30,12 +30,13 @@ from llmport import (
     Runtime,
 )
 from llmport.errors import (
+    ConfigError,
     MalformedResponseError,
     PermissionDeniedError,
     ProviderConnectionError,
     ProviderTimeoutError,
 )
-from llmport.loopback import LoopbackServer, Reply
+from llmport.loopback import LoopbackServer, RecordedRequest, Reply
 from llmport.testing import recording_backoff
 
 MODEL = "bedrock:us.amazon.nova-micro-v1:0"
@@ -225,46 +226,71 @@ async def test_validation_frame_inside_stream_is_permanent(mode: str) -> None:
 
 
 @pytest.mark.parametrize("mode", MODES)
-async def test_no_credentials_is_an_authentication_error_before_sending(mode: str) -> None:
+async def test_no_credentials_is_a_config_error_before_sending(mode: str) -> None:
     with LoopbackServer([OK]) as server:
         rt = Runtime(
             model=MODEL,
             backoff=Backoff.none(),
             providers={"bedrock": {"region": REGION, "endpoint_url": server.url}},
         )
-        with pytest.raises(AuthenticationError) as info:
+        with pytest.raises(ConfigError) as info:
             await go(mode, rt)
         assert server.requests == []
-    assert "no usable AWS credentials" in str(info.value) and not info.value.retryable
+    assert "no usable AWS credentials" in str(info.value) and "AWS_ACCESS_KEY_ID" in str(info.value)
 
 
 async def test_async_calls_never_block_the_event_loop() -> None:
-    slow = Reply(delay=0.3, json=answer([{"text": "fine"}], "end_turn", usage(5, 1)))
-    with LoopbackServer([slow]) as server:
+    released = threading.Event()
+
+    def answer_once_the_loop_ran(request: RecordedRequest) -> Reply:
+        # The server answers only after a coroutine ran while boto3 waited for it.
+        if released.wait(timeout=10):
+            return OK
+        return error_reply(400, "ValidationException", "the event loop was blocked", "r")
+
+    with LoopbackServer([Reply(handler=answer_once_the_loop_ran)]) as server:
         rt = rt_for(server, [])
-        ticks = 0
 
-        async def ticker() -> None:
-            nonlocal ticks
-            while True:
-                await asyncio.sleep(0.01)
-                ticks += 1
+        async def release_once_requested() -> None:
+            while not server.requests:
+                await asyncio.sleep(0.005)
+            released.set()
 
-        task = asyncio.create_task(ticker())
-        result = await rt.arun("Hi")
-        task.cancel()
-        rt.close()
+        helper = asyncio.create_task(release_once_requested())
+        try:
+            result = await rt.arun("Hi")
+        finally:
+            rt.close()
+        await helper
     assert result.output == "fine"
-    assert ticks >= 10  # the loop kept running while boto3 waited 0.3 s in a worker thread
 
 
 async def test_thread_pool_bounds_concurrency() -> None:
-    slow = Reply(delay=0.2, json=answer([{"text": "fine"}], "end_turn", usage(5, 1)))
-    with LoopbackServer([slow], repeat=True) as server:
+    lock = threading.Lock()
+    in_flight = peak = 0
+    pair = threading.Barrier(2)
+
+    def two_at_a_time(request: RecordedRequest) -> Reply:
+        nonlocal in_flight, peak
+        with lock:
+            in_flight += 1
+            peak = max(peak, in_flight)
+        try:
+            pair.wait(timeout=10)  # two requests at once: proves the pool's two workers run
+            threading.Event().wait(0.05)  # room for a third one to arrive, were it let through
+        except threading.BrokenBarrierError:
+            return error_reply(400, "ValidationException", "requests ran one at a time", "r")
+        finally:
+            with lock:
+                in_flight -= 1
+        return OK
+
+    with LoopbackServer([Reply(handler=two_at_a_time)], repeat=True) as server:
         rt = rt_for(server, [], settings={"max_workers": 2})
-        started = time.perf_counter()
-        results = await asyncio.gather(*(rt.arun("Hi") for _ in range(4)))
-        elapsed = time.perf_counter() - started
-        rt.close()
+        try:
+            results = await asyncio.gather(*(rt.arun("Hi") for _ in range(4)))
+        finally:
+            rt.close()
+        assert len(server.requests) == 4
     assert [r.output for r in results] == ["fine"] * 4
-    assert elapsed >= 0.38  # 4 calls through 2 workers: two rounds of 0.2 s
+    assert peak == 2  # 4 calls through 2 workers: never more than 2 requests at once

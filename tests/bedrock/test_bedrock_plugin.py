@@ -10,7 +10,8 @@ import pytest
 from bedrock_scenarios import CREDENTIALS, REGION
 from llmport import Runtime
 from llmport.errors import ConfigError
-from llmport_bedrock.plugin import family_for, provider_info
+from llmport_bedrock.models import family_for
+from llmport_bedrock.plugin import provider_info
 from llmport_bedrock.provider import BedrockProvider
 
 
@@ -112,4 +113,43 @@ def test_close_shuts_the_pool_and_clients() -> None:
     p.close()
     assert pool._shutdown
     assert p.executor() is not pool  # a closed provider makes a fresh pool on next use
+    p.close()
+
+
+def test_models_are_shared_without_an_import_cycle() -> None:
+    # plugin.py (the entry point) and provider.py both import models.py; never each other.
+    code = (
+        "import sys\n"
+        "import llmport_bedrock.provider\n"
+        "print('llmport_bedrock.plugin' in sys.modules)\n"
+        "import llmport_bedrock.plugin as plugin, llmport_bedrock.models as models\n"
+        "info = plugin.provider_info()\n"
+        "print(info.models == {p: f.caps for p, f in models.FAMILIES.items()})\n"
+        "print(info.aliases == models.ALIASES)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "True", "True"]
+
+
+def test_a_provider_made_without_its_registration_uses_the_family_table() -> None:
+    p = BedrockProvider({**CREDENTIALS, "region": REGION})
+    caps = p.capabilities("us.amazon.nova-micro-v1:0")
+    assert caps == family_for("us.amazon.nova-micro-v1:0").caps
+    assert "image" not in caps.input_modalities
+
+
+@pytest.mark.parametrize("setting", ["timeout", "connect_timeout"])
+@pytest.mark.parametrize("value", [0, -1, "30", True])
+def test_bad_timeouts_are_config_errors(setting: str, value: Any) -> None:
+    with pytest.raises(ConfigError, match=setting):
+        provider(**{setting: value})
+
+
+async def test_aclose_closes_clients_and_the_pool() -> None:
+    p = provider()
+    pool = p.executor()
+    client = p.client()
+    await p.aclose()
+    assert pool._shutdown
+    assert p.client() is not client  # the closed client is never handed out again
     p.close()

@@ -162,7 +162,7 @@ def test_provider_settings_from_config_and_code(drive: Driver) -> None:
         providers={"scripted": {"base_url": "http://from-code"}},
     )
     drive.exec(rt, "q")
-    (provider,) = rt._instances.values()
+    (provider,) = rt.targets.providers()
     assert provider.settings == {"base_url": "http://from-code", "timeout": 5}
 
 

@@ -148,11 +148,21 @@ def test_magic_bytes_for_audio_and_pdf() -> None:
     assert media({"type": "file", "data": PDF}).media_type == "application/pdf"
 
 
-def test_wrong_extension_is_corrected_by_the_bytes(tmp_path: Path) -> None:
+def test_a_wrong_extension_is_refused_unless_media_type_says_so(tmp_path: Path) -> None:
     (tmp_path / "really_a.jpg").write_bytes(PNG)
-    assert (
-        media({"type": "image", "path": str(tmp_path / "really_a.jpg")}).media_type == "image/png"
-    )
+    with pytest.raises(ContentError, match=r"named as image/jpeg but its bytes are image/png"):
+        media({"type": "image", "path": str(tmp_path / "really_a.jpg")})
+    explicit = {"type": "image", "path": str(tmp_path / "really_a.jpg"), "media_type": "image/png"}
+    assert media(explicit).media_type == "image/png"
+
+
+@pytest.mark.parametrize("name", ["shot.png", "clip.wav", "doc.pdf"])
+def test_a_named_type_whose_bytes_show_no_signature_is_refused(tmp_path: Path, name: str) -> None:
+    (tmp_path / name).write_bytes(b"just some text, not the file the name promises")
+    kind = "audio" if name.endswith(".wav") else "image" if name.endswith(".png") else "file"
+    with pytest.raises(ContentError, match="its bytes are not") as info:
+        media({"type": kind, "path": str(tmp_path / name)})
+    assert info.value.index == 0
 
 
 def test_utf8_data_without_a_type_is_plain_text() -> None:
@@ -423,7 +433,7 @@ def _encoding(step: Any) -> Any:
 
 
 def test_each_exec_reads_the_file_again(drive: Driver, tmp_path: Path) -> None:
-    image = tmp_path / "changing.png"
+    image = tmp_path / "changing"  # no extension: the bytes tell the type each time
     image.write_bytes(PNG)
     script = Script(["one", "two"])
     rt = scripted(script)

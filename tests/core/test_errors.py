@@ -215,7 +215,7 @@ def test_runtime_settings_do_not_leak_into_reprs_or_errors(drive: Driver) -> Non
     with pytest.raises(AuthenticationError) as info:
         drive.exec(rt, "q")
     assert SECRETS[0] not in repr(rt) and SECRETS[0] not in str(info.value)
-    (provider,) = rt._instances.values()
+    (provider,) = rt.targets.providers()
     assert provider.settings["api_key"] == SECRETS[0]  # it reached the provider...
     assert SECRETS[0] not in repr(provider)  # ...and stays out of sight
 

@@ -35,9 +35,27 @@ def runtime(
     )
 
 
-async def run(mode: str, rt: Runtime, **kwargs: Any) -> RunResult:
-    return await run_via(mode, rt, **kwargs)
+async def closing(mode: str, rt: Runtime) -> None:
+    """Close ``rt`` as its API mode does (``close()`` / ``await aclose()``)."""
+    if mode == "sync":
+        rt.close()
+    else:
+        await rt.aclose()
 
 
-async def stream(mode: str, rt: Runtime, **kwargs: Any) -> list[Any]:
-    return await events_via(mode, rt, **kwargs)
+async def run(mode: str, rt: Runtime, *, close: bool = True, **kwargs: Any) -> RunResult:
+    """One call through the sync or async API; then the runtime's clients are closed."""
+    try:
+        return await run_via(mode, rt, **kwargs)
+    finally:
+        if close:
+            await closing(mode, rt)
+
+
+async def stream(mode: str, rt: Runtime, *, close: bool = True, **kwargs: Any) -> list[Any]:
+    """Every event of one streamed call; then the runtime's clients are closed."""
+    try:
+        return await events_via(mode, rt, **kwargs)
+    finally:
+        if close:
+            await closing(mode, rt)

@@ -14,7 +14,7 @@ import pytest
 from gemini_helpers import isolated, run, runtime, stream  # noqa: F401  (isolated: autouse)
 from gemini_scenarios import DATA, SIGNATURE, SIGNATURE_URLSAFE, answer, get_weather, usage
 from llmport import ConfigError, TextDelta, ToolCallStarted
-from llmport.errors import UnsupportedContentError, UnsupportedFeatureError
+from llmport.errors import OptionError, UnsupportedContentError, UnsupportedFeatureError
 from llmport.loopback import LoopbackServer, Reply
 from llmport_gemini.convert_in import SIGNATURE_KEY
 
@@ -151,8 +151,8 @@ async def test_text_signature_is_echoed_on_the_next_turn(mode: str) -> None:
     [
         ("gemini:gemini-2.5-flash", "none", {"thinking_budget": 0}),
         ("gemini:gemini-2.5-flash", "high", {"thinking_budget": 24576}),
-        ("gemini:gemini-2.5-pro", 2048, {"thinking_budget": 2048}),
-        ("gemini:gemini-2.5-pro", -1, {"thinking_budget": -1}),
+        ("gemini:gemini-2.5-pro", "medium", {"thinking_budget": 8192}),
+        ("gemini:gemini-2.5-pro", "minimal", {"thinking_budget": 512}),
         ("gemini:gemini-3-pro-preview", "low", {"thinking_level": "LOW"}),
     ],
 )
@@ -179,12 +179,10 @@ async def test_extra_options_pass_through(mode: str) -> None:
 @pytest.mark.parametrize(
     ("model", "options", "feature"),
     [
-        (FLASH, {"logit_bias": {"1": 2}}, "option(s) logit_bias"),
-        (FLASH, {"max_tokens": 0}, "max_tokens=0"),
         (FLASH, {"stop": ["a", "b", "c", "d", "e", "f"]}, "6 stop sequences"),
-        (FLASH, {"timeout": -1}, "timeout=-1"),
         (FLASH, {"labels": {"team": "x"}}, "labels"),
-        (FLASH, {"reasoning_effort": "extreme"}, "reasoning_effort='extreme'"),
+        (FLASH, {"reasoning_effort": "max"}, "reasoning_effort='max'"),
+        ("gemini:gemini-3-pro-preview", {"reasoning_effort": "xhigh"}, "reasoning_effort='xhigh'"),
         ("gemini:gemini-2.5-pro", {"reasoning_effort": "none"}, "reasoning_effort='none'"),
         ("gemini:gemini-3-pro-preview", {"reasoning_effort": "none"}, "reasoning_effort='none'"),
         ("gemini:gemini-2.0-flash", {"reasoning_effort": "low"}, "reasoning_effort"),
@@ -196,6 +194,57 @@ async def test_options_it_cannot_honour_are_rejected(
     err = await rejected(mode, UnsupportedFeatureError, model, **options)
     assert err.feature == feature  # type: ignore[attr-defined]
     assert err.vendor == "gemini"  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_an_option_gemini_does_not_model_is_an_option_error(mode: str) -> None:
+    err = await rejected(mode, OptionError, FLASH, logit_bias={"1": 2})
+    assert "'logit_bias'" in str(err) and "vendor=" in str(err)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [
+        # Standard options: the core checks their values (either check may answer).
+        ({"max_tokens": 0}, "max_tokens"),
+        ({"timeout": -1}, "timeout"),
+        ({"reasoning_effort": "extreme"}, "reasoning_effort"),
+        ({"temperature": "hot"}, "temperature"),
+        # Gemini's own options: only the plugin knows their types.
+        ({"top_k": "many"}, "top_k='many'"),
+        ({"presence_penalty": "lots"}, "presence_penalty='lots'"),
+        ({"safety_settings": "strict"}, "safety_settings='strict'"),
+    ],
+)
+async def test_bad_option_values_are_option_errors(
+    mode: str, options: dict[str, Any], named: str
+) -> None:
+    err = await rejected(mode, OptionError, FLASH, **options)
+    assert named in str(err)
+    assert err.__cause__ is None  # never a raw pydantic error, nor chained to one
+
+
+def test_prepare_itself_rejects_bad_values_with_option_errors() -> None:
+    # Without the core's value checks (a direct caller of the provider contract).
+    from llmport.types import Message, Request, TextBlock
+    from llmport_gemini.provider import GeminiProvider
+
+    provider = GeminiProvider({"api_key": "k"})
+    hi = [Message("user", (TextBlock("Hi"),))]
+    for options in ({"temperature": "hot"}, {"max_tokens": "lots"}, {"timeout": "soon"}):
+        with pytest.raises(OptionError):
+            provider.prepare(Request("gemini-2.5-flash", hi, options=options))
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_thinking_budget_goes_through_vendor_fields(mode: str) -> None:
+    budget = {"gemini": {"generationConfig": {"thinkingConfig": {"thinkingBudget": 2048}}}}
+    bodies, _ = await sent(mode, "gemini:gemini-2.5-pro", vendor=budget)
+    assert bodies[0]["generationConfig"] == {"thinkingConfig": {"thinkingBudget": 2048}}
+    # Beside reasoning_effort, the vendor field wins, under the SDK's own key (no duplicate).
+    bodies, _ = await sent(mode, "gemini:gemini-2.5-pro", vendor=budget, reasoning_effort="low")
+    assert bodies[0]["generationConfig"] == {"thinkingConfig": {"thinking_budget": 2048}}
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -392,6 +441,7 @@ async def test_async_client_never_uses_aiohttp(monkeypatch: pytest.MonkeyPatch) 
     assert isinstance(api._async_httpx_client, httpx2.AsyncClient)
     assert provider.async_client() is provider.async_client()  # one per event loop
     assert api._http_options.retry_options.attempts == 1
+    await provider.aclose()
 
 
 def test_importing_the_plugin_imports_no_sdk() -> None:

@@ -608,21 +608,24 @@ def scenarios() -> dict[str, Scenario]:
         Scenario(
             "error_400",
             "openai:gpt-4o-mini",
-            lambda: dict(content="Hello", temperature=5),
+            # A field llmport does not model, sent with vendor=: only the server judges it.
+            lambda: dict(
+                content="Hello", vendor={"openai": {"logprobs": True, "top_logprobs": 25}}
+            ),
             [
                 Reply(
                     status=400,
                     headers={"x-request-id": "req_err400"},
                     json=error_body(
-                        "Invalid 'temperature': decimal above maximum value. Expected a value <= 2, but got 5 instead.",  # noqa: E501
+                        "Invalid 'top_logprobs': integer above maximum value. Expected a value <= 20, but got 25 instead.",  # noqa: E501
                         "invalid_request_error",
-                        "decimal_above_max_value",
-                        "temperature",
+                        "integer_above_max_value",
+                        "top_logprobs",
                     ),
                 )
             ],
             expect_error=True,
-            how="OpenAI's documented error object",
+            how="OpenAI's documented error object, for a field sent with vendor=",
         ),
         Scenario(
             "error_429",

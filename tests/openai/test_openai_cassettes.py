@@ -208,12 +208,19 @@ def test_streaming_tool_calls_are_assembled_by_index(
 
 
 def test_400_is_a_bad_request_error(cassette: Any, drive: Any, runtime: Any) -> None:
-    with pytest.raises(BadRequestError) as info:
-        replay("error_400", cassette, drive, runtime)
+    with pytest.raises(BadRequestError) as info, cassette(SC["error_400"].cassette) as cass:
+        drive.run(runtime(SC["error_400"].model), **SC["error_400"].kwargs())
+    # The vendor= fields reached the body as given; only the server could refuse them.
+    assert request_json(cass, 0) == {
+        "model": "gpt-4o-mini",
+        "messages": [{"role": "user", "content": "Hello"}],
+        "logprobs": True,
+        "top_logprobs": 25,
+    }
     err = info.value
     assert err.status == 400 and err.provider == "openai" and not err.retryable
-    assert err.code == "decimal_above_max_value"
-    assert "temperature" in str(err)
+    assert err.code == "integer_above_max_value"
+    assert "top_logprobs" in str(err) and err.__cause__ is None
 
 
 def test_429_honours_retry_after_ms_then_succeeds(

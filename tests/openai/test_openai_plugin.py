@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import email.utils
 import json
 import subprocess
 import sys
-import time
+from pathlib import Path
 from typing import Any
 
 import llmport_openai.plugin as plugin
@@ -16,15 +15,14 @@ from llmport import (
     BadRequestError,
     NotFoundError,
     OverloadedError,
-    PermissionDeniedError,
     ProviderError,
-    ProviderTimeoutError,
     RateLimitError,
     UnsupportedFeatureError,
 )
 from llmport.plugins import PluginHost
+from llmport_openai import models
 from llmport_openai.convert_in import drop_added_nulls, has_optional, to_strict
-from llmport_openai.errors import from_status, redact, retry_after
+from llmport_openai.errors import stream_error, translate
 
 
 def test_importing_llmport_and_the_plugin_imports_no_sdk() -> None:
@@ -73,15 +71,11 @@ def test_responses_api_takes_no_audio() -> None:
     assert "audio" not in caps.input_modalities
 
 
-def test_repr_and_errors_never_show_the_key() -> None:
+def test_repr_never_shows_the_key() -> None:
     from llmport_openai.provider import OpenAIChatProvider
 
     provider = OpenAIChatProvider({"api_key": "sk-live-fake-secret-value-1234567890"})
     assert "secret" not in repr(provider) and "api_key=<set>" in repr(provider)
-    assert (
-        redact("Incorrect API key provided: sk-live-fake-secret-value-1234567890.")
-        == "Incorrect API key provided: sk-***."
-    )
 
 
 def test_unknown_setting_is_a_config_error() -> None:
@@ -92,44 +86,76 @@ def test_unknown_setting_is_a_config_error() -> None:
         OpenAIChatProvider({"base_ur": "http://x"})
 
 
-# --- error classification -------------------------------------------------------------
+def test_plugin_module_layout_has_no_cycle() -> None:
+    """The tables live in models.py; plugin.py never imports provider.py (nor the reverse)."""
+    code = (
+        "import sys, llmport_openai.plugin as p; p.provider_infos(); "
+        "print('llmport_openai.provider' in sys.modules, 'llmport_openai.models' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "True"]
+    source = (Path(plugin.__file__).parent / "provider.py").read_text()
+    assert "from .plugin" not in source and "import plugin" not in source
+    assert plugin.provider_infos()[0].models == models.CHAT_MODELS
+    assert plugin.provider_infos()[1].models == models.RESPONSES_MODELS
 
 
-@pytest.mark.parametrize(
-    "status, cls, retryable",
-    [
+# --- OpenAI's own error codes (the status table and retry rule are the core's) ---------
+
+
+def sdk_status_error(
+    status: int, code: str | None, headers: dict[str, str] | None = None
+) -> Exception:
+    import httpx2
+    import openai
+
+    body = {"message": "boom", "type": "x", "param": None, "code": code}
+    response = httpx2.Response(
+        status,
+        headers=headers or {},
+        json={"error": body},
+        request=httpx2.Request("POST", "https://api.openai.com/v1/chat/completions"),
+    )
+    client = openai.OpenAI(api_key="sk-test-not-a-key", max_retries=0)
+    return client._make_status_error("boom", body=body, response=response)
+
+
+def test_insufficient_quota_is_permanent_other_429s_are_not() -> None:
+    quota = translate(sdk_status_error(429, "insufficient_quota"))
+    assert isinstance(quota, RateLimitError) and not quota.retryable
+    assert quota.code == "insufficient_quota" and quota.status == 429
+    limited = translate(sdk_status_error(429, "rate_limit_exceeded", {"retry-after-ms": "250"}))
+    assert isinstance(limited, RateLimitError) and limited.retryable
+    assert limited.retry_after == 0.25
+
+
+def test_x_should_retry_still_wins_over_the_vendor_code() -> None:
+    err = translate(sdk_status_error(429, "insufficient_quota", {"x-should-retry": "true"}))
+    assert err is not None and err.retryable
+
+
+def test_status_errors_go_through_the_core_table() -> None:
+    for status, cls, retryable in [
         (400, BadRequestError, False),
         (401, AuthenticationError, False),
-        (403, PermissionDeniedError, False),
         (404, NotFoundError, False),
-        (408, ProviderTimeoutError, True),
         (409, ProviderError, True),
-        (422, BadRequestError, False),
-        (429, RateLimitError, True),
-        (500, OverloadedError, True),
         (503, OverloadedError, True),
-        (418, ProviderError, False),
-    ],
-)
-def test_status_classification(status: int, cls: type, retryable: bool) -> None:
-    err = from_status(status, "boom", provider="openai")
-    assert type(err) is cls and err.retryable is retryable and err.status == status
+    ]:
+        err = translate(sdk_status_error(status, None), provider="openai-responses")
+        assert type(err) is cls and err.retryable is retryable and err.status == status
+        assert err.provider == "openai-responses"
 
 
-def test_insufficient_quota_and_x_should_retry() -> None:
-    assert not from_status(429, "quota", provider="openai", code="insufficient_quota").retryable
-    assert not from_status(
-        500, "x", provider="openai", headers={"x-should-retry": "false"}
-    ).retryable
-    assert from_status(400, "x", provider="openai", headers={"x-should-retry": "true"}).retryable
+def test_stream_error_events_are_classified_by_code() -> None:
+    assert stream_error("overloaded", "server_error", None, provider="openai").retryable
+    limited = stream_error("slow", "rate_limit_exceeded", None, provider="openai")
+    assert isinstance(limited, RateLimitError) and limited.retryable
+    assert not stream_error("bad prompt", "invalid_prompt", None, provider="openai").retryable
 
 
-def test_retry_after_headers() -> None:
-    assert retry_after({"retry-after-ms": "1500", "retry-after": "9"}) == 1.5
-    assert retry_after({"retry-after": "3"}) == 3.0
-    assert retry_after({}) is None and retry_after(None) is None
-    later = email.utils.formatdate(time.time() + 30, usegmt=True)
-    assert 25 <= (retry_after({"retry-after": later}) or 0) <= 31
+def test_non_sdk_exceptions_are_not_translated_here() -> None:
+    assert translate(ValueError("x")) is None  # transports are the core's (transport_error)
 
 
 # --- strict schemas -----------------------------------------------------------------

@@ -9,9 +9,17 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from llmport import ConfigError, UnsupportedContentError, UnsupportedFeatureError
+from llmport import ConfigError, OptionError, UnsupportedContentError, UnsupportedFeatureError
 from llmport.loopback import LoopbackServer, Reply
-from openai_scenarios import DATA, chat_usage, completion, message_item, response_obj, weather_tool
+from openai_scenarios import (
+    DATA,
+    _stream_text_chunks,
+    chat_usage,
+    completion,
+    message_item,
+    response_obj,
+    weather_tool,
+)
 
 OK = Reply(json=completion("chatcmpl-ok", content="fine", usage=chat_usage(3, 1)))
 OK_RESPONSES = Reply(
@@ -180,7 +188,7 @@ def test_an_option_may_not_overwrite_a_field_llmport_owns(drive: Any, runtime: A
         drive,
         runtime,
         "openai:gpt-4o-mini",
-        UnsupportedFeatureError,
+        OptionError,
         content="hi",
         messages=[{"role": "user", "content": "smuggled"}],
     )
@@ -234,19 +242,197 @@ def test_no_tools_means_no_tool_fields(drive: Any, runtime: Any) -> None:
     assert not {"tools", "tool_choice", "parallel_tool_calls"} & set(body)
 
 
-def test_vendor_extras_pass_through(drive: Any, runtime: Any) -> None:
+def test_modelled_openai_options_reach_the_chat_body(drive: Any, runtime: Any) -> None:
+    with LoopbackServer([OK]) as server:
+        rt = runtime("openai:gpt-5-mini", base_url=server.url + "/v1")
+        drive.run(
+            rt,
+            content="hi",
+            reasoning_effort="low",
+            service_tier="flex",
+            metadata={"team": "a"},
+            store=False,
+            prompt_cache_key="tenant-7",
+            prompt_cache_retention="24h",
+            safety_identifier="user-hash-1",
+            verbosity="low",
+            extra_headers={"x-trace": "t-1"},
+        )
+    body = server.requests[0].json()
+    assert {k: v for k, v in body.items() if k not in ("model", "messages")} == {
+        "reasoning_effort": "low",
+        "service_tier": "flex",
+        "metadata": {"team": "a"},
+        "store": False,
+        "prompt_cache_key": "tenant-7",
+        "prompt_cache_retention": "24h",
+        "safety_identifier": "user-hash-1",
+        "verbosity": "low",
+    }
+    assert server.requests[0].headers["x-trace"] == "t-1"
+
+
+def test_verbosity_and_effort_move_into_the_responses_shape(drive: Any, runtime: Any) -> None:
+    body = sent(
+        drive,
+        runtime,
+        "openai-responses:gpt-5-mini",
+        Reply(json=response_obj("r", [message_item("m", '{"a": "x"}')], usage=(3, 1, 0, 0))),
+        content="hi",
+        response_format={"type": "object", "properties": {"a": {"type": "string"}}},
+        verbosity="high",
+        reasoning_effort="minimal",
+        max_tokens=99,
+    )
+    assert body["text"]["verbosity"] == "high" and body["text"]["format"]["type"] == "json_schema"
+    assert body["reasoning"] == {"effort": "minimal"} and body["max_output_tokens"] == 99
+    assert "verbosity" not in body and "reasoning_effort" not in body
+
+
+@pytest.mark.parametrize(
+    "model", ["openai:gpt-4o-mini", "openai-responses:gpt-5-mini"], ids=["chat", "responses"]
+)
+@pytest.mark.parametrize(
+    "option",
+    [
+        {"presence_penalty": 0.5},  # an OpenAI field llmport does not model: vendor= sends it
+        {"user": "u-42"},
+        {"extra_body": {"user": "u-42"}},  # the old pass-through is gone
+        {"temprature": 0.2},  # a typo
+    ],
+    ids=["presence_penalty", "user", "extra_body", "typo"],
+)
+def test_unknown_option_is_an_option_error_before_any_request(
+    drive: Any, runtime: Any, model: str, option: dict[str, Any]
+) -> None:
+    err = refused(drive, runtime, model, OptionError, content="hi", **option)
+    assert repr(next(iter(option))) in str(err) and "vendor=" in str(err)
+    if "temprature" in option:
+        assert "did you mean 'temperature'" in str(err)
+
+
+@pytest.mark.parametrize(
+    "option, message",
+    [
+        ({"reasoning_effort": "max"}, "reasoning_effort must be one of"),  # Anthropic's
+        ({"service_tier": "turbo"}, "service_tier must be one of"),
+        ({"verbosity": "loud"}, "verbosity must be one of"),
+        ({"prompt_cache_retention": "1h"}, "prompt_cache_retention must be one of"),
+        ({"metadata": {"n": 1}}, "metadata must be a dict of strings"),
+        ({"store": "yes"}, "store must be True or False"),
+        ({"extra_headers": ["x"]}, "extra_headers must be a dict"),
+        ({"timeout": -1}, "timeout must be > 0"),  # the core's check (was a raw ValueError)
+        ({"temperature": 5}, "temperature must be between 0 and 2"),
+    ],
+    ids=lambda v: next(iter(v)) if isinstance(v, dict) else "",
+)
+def test_bad_option_values_are_option_errors_before_any_request(
+    drive: Any, runtime: Any, option: dict[str, Any], message: str
+) -> None:
+    err = refused(drive, runtime, "openai:gpt-5-mini", OptionError, content="hi", **option)
+    assert message in str(err)
+
+
+# --- vendor= fields -------------------------------------------------------------------
+
+
+def test_vendor_fields_merge_into_the_chat_body(drive: Any, runtime: Any) -> None:
     body = sent(
         drive,
         runtime,
         "openai:gpt-4o-mini",
         content="hi",
-        presence_penalty=0.5,
-        user="u-42",
-        reasoning_effort="low",
-        extra_body={"metadata": {"team": "a"}},
+        metadata={"team": "a"},
+        temperature=0.3,
+        vendor={
+            "openai": {
+                "presence_penalty": 0.5,
+                "logit_bias": {"50256": -100},
+                "metadata": {"run": "7"},  # dicts merge recursively with what llmport set
+                "temperature": 0.9,  # anything else: the vendor field wins
+            },
+            "openai-responses": {"user": "not-for-chat"},
+            "anthropic": {"top_k": 5},
+        },
     )
-    assert body["presence_penalty"] == 0.5 and body["user"] == "u-42"
-    assert body["reasoning_effort"] == "low" and body["metadata"] == {"team": "a"}
+    assert body == {
+        "model": "gpt-4o-mini",
+        "messages": [{"role": "user", "content": "hi"}],
+        "metadata": {"team": "a", "run": "7"},
+        "temperature": 0.9,
+        "presence_penalty": 0.5,
+        "logit_bias": {"50256": -100},
+    }
+
+
+def test_vendor_fields_merge_into_a_streamed_chat_body(drive: Any, runtime: Any) -> None:
+    words = ["po", "ng"]
+    with LoopbackServer([Reply(sse=_stream_text_chunks("s", words))]) as server:
+        rt = runtime("openai:gpt-4o-mini", base_url=server.url + "/v1")
+        events = drive.stream(
+            rt, content="hi", vendor={"openai": {"stream_options": {"include_obfuscation": False}}}
+        )
+    assert events[-1].result.output == "pong"
+    body = server.requests[0].json()
+    assert body["stream"] is True
+    assert body["stream_options"] == {"include_usage": True, "include_obfuscation": False}
+
+
+def test_responses_takes_openai_then_openai_responses_fields(drive: Any, runtime: Any) -> None:
+    body = sent(
+        drive,
+        runtime,
+        "openai-responses:gpt-5-mini",
+        OK_RESPONSES,
+        content="hi",
+        reasoning_effort="low",
+        vendor={
+            "openai": {"user": "shared", "store": False, "reasoning": {"summary": "concise"}},
+            "openai-responses": {"user": "responses", "reasoning": {"summary": "auto"}},
+        },
+    )
+    assert body["user"] == "responses" and body["store"] is False
+    assert body["reasoning"] == {"effort": "low", "summary": "auto"}
+
+
+@pytest.mark.parametrize("field", ["model", "messages", "stream"])
+def test_vendor_fields_may_not_replace_what_llmport_sends(
+    drive: Any, runtime: Any, field: str
+) -> None:
+    err = refused(
+        drive,
+        runtime,
+        "openai:gpt-4o-mini",
+        OptionError,
+        content="hi",
+        vendor={"openai": {field: "x"}},
+    )
+    assert repr(field) in str(err)
+
+
+def test_vendor_tools_are_sent_beside_the_function_tools(drive: Any, runtime: Any) -> None:
+    body = sent(
+        drive,
+        runtime,
+        "openai-responses:gpt-5-mini",
+        OK_RESPONSES,
+        content="hi",
+        tools=[weather_tool()],
+        vendor={"openai-responses": {"tools": [{"type": "web_search"}]}},
+    )
+    assert [t["type"] for t in body["tools"]] == ["web_search", "function"]
+    assert body["tools"][1]["name"] == "get_weather"
+
+
+def test_vendor_tools_must_be_a_list_of_objects(drive: Any, runtime: Any) -> None:
+    refused(
+        drive,
+        runtime,
+        "openai:gpt-4o-mini",
+        OptionError,
+        content="hi",
+        vendor={"openai": {"tools": {"type": "web_search"}}},
+    )
 
 
 def test_non_strict_response_format_is_sent_as_given(drive: Any, runtime: Any) -> None:
@@ -320,20 +506,43 @@ def test_azure_without_api_version_is_a_config_error(drive: Any, runtime: Any) -
         drive.run(rt, content="hi")
 
 
-def test_async_clients_follow_the_event_loop(runtime: Any) -> None:
+def test_one_runtime_across_two_event_loops_then_closed(runtime: Any) -> None:
+    """ClientCache: each asyncio.run gets its own async client, closed with its loop."""
     import asyncio
 
-    with LoopbackServer([OK, OK]) as server:
-        rt = runtime("openai:gpt-4o-mini", base_url=server.url + "/v1")
+    with LoopbackServer([OK, OK, OK]) as server:
+        rt = runtime("openai:gpt-4o-mini", base_url=server.url + "/v1", max_retries=1)
         provider = rt._target(None)[0]
         clients: list[Any] = []
 
         async def call() -> str:
             out = await rt.async_exec("hi")
-            clients.append(provider.async_client())
+            clients.append(provider.clients.for_loop())
             return out  # type: ignore[no-any-return]
 
         assert asyncio.run(call()) == "fine"
-        assert asyncio.run(call()) == "fine"  # a new loop gets its own client
+        assert asyncio.run(call()) == "fine"  # a closed loop's client is never reused
+        assert rt.exec("hi") == "fine"
+        sync_client = provider.clients.sync()
+        assert not sync_client.is_closed()
+        rt.close()
+    assert len(server.requests) == 3
     assert clients[0] is not clients[1]
     assert clients[0].is_closed() and clients[1].is_closed()  # closed inside their own loops
+    assert sync_client.is_closed() and provider.clients.open_loops == 0
+
+
+def test_aclose_closes_the_running_loops_client(runtime: Any) -> None:
+    import asyncio
+
+    with LoopbackServer([OK]) as server:
+        rt = runtime("openai:gpt-4o-mini", base_url=server.url + "/v1", max_retries=1)
+
+        async def main() -> bool:
+            async with rt:
+                assert await rt.async_exec("hi") == "fine"
+                client = rt._target(None)[0].clients.for_loop()
+                assert not client.is_closed()
+            return client.is_closed()  # asked while this loop still runs: aclose() did it
+
+        assert asyncio.run(main())

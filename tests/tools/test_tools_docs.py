@@ -16,6 +16,8 @@ PAGES = [
     "decisions.md",
     "policies.md",
     "writing-a-tool-source.md",
+    "writing-a-plugin.md",
+    "errors.md",
 ]
 SKIP_MARK = "# my_tools/__init__.py"  # a sketch of a package, not a runnable example
 

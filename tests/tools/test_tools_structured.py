@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import json
 from collections.abc import Callable
 from typing import Any, TypedDict
 
-import jsonschema
 import pydantic
 import pytest
 from llmport.errors import SchemaError, StructuredOutputError
-from llmport.structured import drop_keywords, inline_refs, schema_tool, to_strict_schema
+from llmport.structured import drop_keywords, inline_refs, schema_tool
 from llmport.testing import Script, call_tools
 from llmport.tools import tool
 from llmport.types import ResponseFormat
@@ -151,72 +149,6 @@ NESTED = {
         }
     },
 }
-
-
-def test_to_strict_schema() -> None:
-    original = copy.deepcopy(NESTED)
-    strict = to_strict_schema(NESTED)
-    assert original == NESTED  # input untouched
-    jsonschema.Draft202012Validator.check_schema(strict)
-    assert strict["additionalProperties"] is False
-    assert strict["required"] == list(NESTED["properties"])
-    p = strict["properties"]
-    assert p["name"] == {"type": "string", "minLength": 1}  # required: unchanged
-    assert p["nick"] == {"type": ["string", "null"]}  # optional -> nullable, default dropped
-    assert p["tags"] == {
-        "type": ["array", "null"],
-        "items": {"type": "string"},
-    }  # uniqueItems dropped
-    assert p["home"]["description"] == "Where they live" and "$ref" not in p["home"]  # inlined
-    assert p["home"]["required"] == ["city", "zip"] and p["home"]["additionalProperties"] is False
-    assert p["home"]["properties"]["zip"] == {"type": ["string", "integer", "null"]}
-    assert p["work"] == {"anyOf": [{"$ref": "#/$defs/Place"}, {"type": "null"}]}
-    assert strict["$defs"]["Place"]["additionalProperties"] is False
-    assert p["kind"] == {"anyOf": [{"enum": ["a", "b"]}, {"type": "null"}]}
-    assert p["either"]["anyOf"][:2] == [{"type": "integer"}, {"type": "string"}]
-    # What the model sends under the strict schema (null for missing) is valid for it.
-    jsonschema.validate(
-        {
-            "name": "n",
-            "nick": None,
-            "tags": None,
-            "home": {"city": "c", "zip": None},
-            "work": None,
-            "kind": None,
-            "either": 1,
-        },
-        strict,
-    )
-
-
-@pytest.mark.parametrize(
-    "schema, where",
-    [
-        ({"type": "array", "items": {"type": "string"}}, "root"),
-        (
-            {
-                "type": "object",
-                "properties": {
-                    "d": {"type": "object", "additionalProperties": {"type": "integer"}}
-                },
-            },
-            "#/properties/d",
-        ),
-        (
-            {
-                "type": "object",
-                "properties": {"t": {"type": "array", "prefixItems": [{"type": "integer"}]}},
-            },
-            "prefixItems",
-        ),
-        ({"type": "object", "properties": {"x": {"not": {"type": "null"}}}}, "'not'"),
-    ],
-)
-def test_to_strict_schema_rejects_what_it_cannot_express(
-    schema: dict[str, Any], where: str
-) -> None:
-    with pytest.raises(SchemaError, match=where):
-        to_strict_schema(schema)
 
 
 def test_inline_refs_and_drop_keywords() -> None:

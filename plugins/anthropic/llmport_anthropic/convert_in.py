@@ -1,21 +1,25 @@
 """Neutral :class:`~llmport.types.Request` -> Messages API keyword arguments.
 
-:func:`check` holds every rule that can reject a request (run by
-``prepare()`` before any network call, and again by :func:`build`);
-:func:`build` produces the ``messages.create`` keyword arguments. Pure
-functions of the request: no SDK import, no I/O.
+:func:`build` runs once per model request (from ``AnthropicProvider.prepare``):
+it applies every Anthropic rule that can reject a request, then produces the
+``messages.create`` keyword arguments, with the caller's vendor fields
+(``exec(vendor={"anthropic": {...}})``, ``Tool(vendor=...)``) merged in.
+The core's :meth:`~llmport.provider.Provider.check` has already checked
+option names and each media block. Pure functions of the request: no SDK
+import, no I/O.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable
+import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from llmport.content import inline_text_file, is_text_like
-from llmport.errors import UnsupportedContentError, UnsupportedFeatureError
-from llmport.provider import check_block
+from llmport.errors import OptionError, UnsupportedContentError, UnsupportedFeatureError
+from llmport.provider import Prepared
 from llmport.structured import OutputTool, make_output_tool
 from llmport.types import (
     MediaBlock,
@@ -27,7 +31,7 @@ from llmport.types import (
     ToolSpec,
 )
 
-from .plugin import MAX_REQUEST_BYTES, Family
+from .models import MAX_REQUEST_BYTES, Family
 
 VENDOR = "anthropic"
 
@@ -45,7 +49,7 @@ MIN_THINKING_BUDGET = 1024
 #: The SDK refuses non-streamed requests expected to exceed 10 minutes (60 min per 128k tokens).
 MAX_NONSTREAMING_TOKENS = 21_333
 
-#: Options this plugin honours; anything else is rejected, never dropped.
+#: Options this plugin honours (``Provider.options``); anything else is rejected, never dropped.
 KNOWN_OPTIONS = frozenset(
     {
         "temperature",
@@ -61,6 +65,10 @@ KNOWN_OPTIONS = frozenset(
         "cache_control",
     }
 )
+
+#: ``messages.create`` keyword arguments that are not body fields: a vendor field of the
+#: same name goes into the JSON body (``extra_body``), never into the SDK's argument.
+_CALL_ONLY = frozenset({"timeout", "extra_body", "extra_headers", "extra_query"})
 
 #: Schema keywords Anthropic's structured output takes; others move into the description
 #: (the API ignores them, llmport still validates the reply against the original schema).
@@ -86,12 +94,21 @@ _STRING_FORMATS = frozenset(
 )
 
 
-@dataclass(slots=True, frozen=True)
-class Prepared:
-    """``messages.create`` keyword arguments plus what reading the answer needs."""
+@dataclass(slots=True)
+class AnthropicPrepared(Prepared):
+    """A request converted once: ``payload`` is the ``messages.create`` keyword arguments.
 
-    params: dict[str, Any]
+    ``output_tool`` is the forced output tool (structured output on models
+    without native support), which reading the answer needs.
+    """
+
     output_tool: OutputTool | None = None
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The ``messages.create`` keyword arguments (``payload``)."""
+        params: dict[str, Any] = self.payload
+        return params
 
 
 # ---------------------------------------------------------------------------
@@ -99,14 +116,17 @@ class Prepared:
 # ---------------------------------------------------------------------------
 
 
-def check(request: Request, caps: ModelCapabilities, family: Family) -> None:
-    """Raise a typed input error for anything this model cannot take."""
+def check(request: Request, caps: ModelCapabilities, family: Family) -> dict[str, Any] | None:
+    """Raise a typed input error for anything this model cannot take.
+
+    Returns the ``thinking`` asked for (see :func:`thinking_for`), so
+    :func:`build` works it out once.
+    """
     model = request.model
     size = 0
     for message in request.messages:
         for block in message.blocks:
             if isinstance(block, MediaBlock):
-                check_block(VENDOR, model, caps, block)
                 size += (block.size * 4) // 3
     if caps.max_request_bytes is not None and size > caps.max_request_bytes:
         raise UnsupportedContentError(
@@ -116,21 +136,14 @@ def check(request: Request, caps: ModelCapabilities, family: Family) -> None:
             f"its media is ~{size} bytes base64-encoded, "
             f"over the {MAX_REQUEST_BYTES}-byte request limit",
         )
-    unknown = sorted(set(request.options) - KNOWN_OPTIONS)
-    if unknown:
-        raise UnsupportedFeatureError(
-            VENDOR,
-            model,
-            f"option(s) {', '.join(unknown)}",
-            f"known options: {', '.join(sorted(KNOWN_OPTIONS - {'seed'}))}",
-        )
     options = request.options
     if options.get("seed") is not None:
         raise UnsupportedFeatureError(
             VENDOR, model, "seed", "the Messages API has no seed parameter"
         )
-    _check_sampling(request, family)
-    _max_tokens(request, family)  # validates max_tokens and the thinking budget
+    _check_values(options)
+    thinking = thinking_for(request, family)
+    _check_sampling(request, family, thinking)
     for spec in request.tools:
         if spec.strict and not caps.native_structured_output:
             raise UnsupportedFeatureError(
@@ -148,7 +161,7 @@ def check(request: Request, caps: ModelCapabilities, family: Family) -> None:
                 'response_format with tool_choice="none"',
                 "this model gives structured output through a forced tool, which 'none' forbids",
             )
-        if _thinking(request, family) is not None:
+        if thinking is not None:
             raise UnsupportedFeatureError(
                 VENDOR,
                 model,
@@ -156,20 +169,53 @@ def check(request: Request, caps: ModelCapabilities, family: Family) -> None:
                 "this model gives structured output through a forced tool, "
                 "which extended thinking forbids",
             )
-    if (
-        _thinking(request, family) is not None
-        and request.tools
-        and request.tool_choice not in ("auto", "none")
-    ):
+    if thinking is not None and request.tools and request.tool_choice not in ("auto", "none"):
         raise UnsupportedFeatureError(
             VENDOR,
             model,
             f"tool_choice={request.tool_choice!r} with reasoning_effort",
             "with extended thinking Anthropic allows only tool_choice 'auto' or 'none'",
         )
+    return thinking
 
 
-def _check_sampling(request: Request, family: Family) -> None:
+def _check_values(options: Mapping[str, Any]) -> None:
+    """Anthropic's narrower ranges and the types of its own options (OptionError).
+
+    The core checks the standard options' values for every vendor; these are
+    checked here too, so a provider used directly never sends (or retries) a
+    request that cannot succeed.
+    """
+    temperature = options.get("temperature")
+    if temperature is not None and not 0.0 <= _number("temperature", temperature) <= 1.0:
+        raise OptionError(f"anthropic: temperature must be between 0 and 1, got {temperature!r}")
+    top_p = options.get("top_p")
+    if top_p is not None and not 0.0 <= _number("top_p", top_p) <= 1.0:
+        raise OptionError(f"anthropic: top_p must be between 0 and 1, got {top_p!r}")
+    top_k = options.get("top_k")
+    if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
+        raise OptionError(f"anthropic: top_k must be an integer >= 1, got {top_k!r}")
+    timeout = options.get("timeout")
+    if timeout is not None and not _number("timeout", timeout) > 0:
+        raise OptionError(f"anthropic: timeout must be > 0 seconds, got {timeout!r}")
+    metadata = options.get("metadata")
+    if metadata is not None and not isinstance(metadata, Mapping):
+        raise OptionError(f"anthropic: metadata must be a dict, got {type(metadata).__name__}")
+    tier = options.get("service_tier")
+    if tier is not None and not isinstance(tier, str):
+        raise OptionError(f"anthropic: service_tier must be a string, got {tier!r}")
+    cache = options.get("cache_control")
+    if cache is not None and not isinstance(cache, Mapping):
+        raise OptionError(f"anthropic: cache_control must be a dict, got {cache!r}")
+
+
+def _number(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise OptionError(f"anthropic: {name} must be a finite number, got {value!r}")
+    return float(value)
+
+
+def _check_sampling(request: Request, family: Family, thinking: dict[str, Any] | None) -> None:
     options = request.options
     given = [k for k in ("temperature", "top_p", "top_k") if options.get(k) is not None]
     if not given:
@@ -186,7 +232,7 @@ def _check_sampling(request: Request, family: Family) -> None:
             "temperature together with top_p",
             "this model takes one of them, not both",
         )
-    if _thinking(request, family) is not None:
+    if thinking is not None:
         temperature = options.get("temperature")
         top_p = options.get("top_p")
         if (
@@ -207,7 +253,7 @@ def _check_sampling(request: Request, family: Family) -> None:
 # ---------------------------------------------------------------------------
 
 
-def _thinking(request: Request, family: Family) -> dict[str, Any] | None:
+def thinking_for(request: Request, family: Family) -> dict[str, Any] | None:
     """The ``thinking`` parameter asked for by ``reasoning_effort`` (None: no thinking).
 
     Returns ``{"type": "enabled", "budget_tokens": N}`` or
@@ -263,10 +309,9 @@ def _thinking(request: Request, family: Family) -> dict[str, Any] | None:
     return {"type": "enabled", "budget_tokens": THINKING_BUDGETS[effort]}
 
 
-def _max_tokens(request: Request, family: Family) -> int:
+def _max_tokens(request: Request, family: Family, thinking: dict[str, Any] | None) -> int:
     """``max_tokens``: the caller's, else the family default (widened around a thinking budget)."""
     model = request.model
-    thinking = _thinking(request, family)
     budget = thinking.get("budget_tokens", 0) if thinking else 0
     given = request.options.get("max_tokens")
     if given is None:
@@ -308,14 +353,23 @@ def _max_tokens(request: Request, family: Family) -> int:
 # ---------------------------------------------------------------------------
 
 
-def build(request: Request, caps: ModelCapabilities, family: Family) -> Prepared:
-    """The ``messages.create`` keyword arguments for ``request`` (checked first)."""
-    check(request, caps, family)
+def build(
+    request: Request,
+    caps: ModelCapabilities,
+    family: Family,
+    vendor: Mapping[str, Any] | None = None,
+) -> AnthropicPrepared:
+    """Check ``request`` and convert it, once: the ``messages.create`` keyword arguments.
+
+    ``vendor`` holds the caller's body fields (``exec(vendor={"anthropic":
+    {...}})``), merged in last (:func:`merge_vendor_fields`).
+    """
+    thinking = check(request, caps, family)
     model = request.model
     options = request.options
     params: dict[str, Any] = {
         "model": model,
-        "max_tokens": _max_tokens(request, family),
+        "max_tokens": _max_tokens(request, family, thinking),
         "messages": messages_param(request.messages, model),
         "stream": request.stream,
     }
@@ -338,7 +392,6 @@ def build(request: Request, caps: ModelCapabilities, family: Family) -> Prepared
         params["extra_body"] = extra_body
 
     output_config: dict[str, Any] = {}
-    thinking = _thinking(request, family)
     if thinking is not None:
         if thinking["type"] == "adaptive":
             params["thinking"] = {"type": "adaptive"}
@@ -360,7 +413,49 @@ def build(request: Request, caps: ModelCapabilities, family: Family) -> Prepared
     if tools:
         params["tools"] = tools
         params["tool_choice"] = tool_choice_param(request, output_tool)
-    return Prepared(params, output_tool)
+    if vendor:
+        merge_vendor_fields(params, vendor, model)
+    return AnthropicPrepared(request, params, output_tool)
+
+
+# ---------------------------------------------------------------------------
+# Vendor fields
+# ---------------------------------------------------------------------------
+
+
+def merge_vendor_fields(params: dict[str, Any], fields: Mapping[str, Any], model: str) -> None:
+    """Merge the caller's body fields into ``params`` (in place).
+
+    A field llmport already sets is merged into it (dicts recursively, any
+    other value replaced); any other field goes into the JSON body as given
+    (``extra_body``), so fields the SDK does not know still reach the wire.
+    ``stream`` stays llmport's: use ``stream()`` / ``astream()``.
+    """
+    if "stream" in fields:
+        raise UnsupportedFeatureError(
+            VENDOR,
+            model,
+            "vendor field 'stream'",
+            "llmport sets it itself: use stream()/astream() to stream",
+        )
+    extra: dict[str, Any] = params.get("extra_body") or {}
+    for key, value in fields.items():
+        if key in params and key not in _CALL_ONLY:
+            params[key] = merged(params[key], value)
+        else:
+            extra[key] = merged(extra.get(key), value)
+    if extra:
+        params["extra_body"] = extra
+
+
+def merged(base: Any, over: Any) -> Any:
+    """``over`` merged onto ``base``: dicts key by key (recursively), else ``over`` (a copy)."""
+    if isinstance(base, Mapping) and isinstance(over, Mapping):
+        out = dict(base)
+        for key, value in over.items():
+            out[key] = merged(base.get(key), value)
+        return out
+    return copy.deepcopy(over)
 
 
 def _system(request: Request) -> str:
@@ -371,7 +466,11 @@ def _system(request: Request) -> str:
 
 
 def tool_param(spec: ToolSpec, caps: ModelCapabilities) -> dict[str, Any]:
-    """One tool definition (``input_schema`` is the tool's JSON schema)."""
+    """One tool definition (``input_schema`` is the tool's JSON schema).
+
+    The tool's own vendor fields (``Tool(vendor={"anthropic": {"defer_loading":
+    True}})``) are merged into its entry.
+    """
     schema = spec.parameters or {"type": "object", "properties": {}}
     out: dict[str, Any] = {
         "name": spec.name,
@@ -380,6 +479,10 @@ def tool_param(spec: ToolSpec, caps: ModelCapabilities) -> dict[str, Any]:
     }
     if spec.strict and caps.native_structured_output:
         out["strict"] = True
+    fields = spec.vendor.get(VENDOR) if spec.vendor else None
+    if fields:
+        merged_entry: dict[str, Any] = merged(out, fields)
+        return merged_entry
     return out
 
 

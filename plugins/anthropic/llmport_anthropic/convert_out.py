@@ -25,7 +25,7 @@ from llmport.types import (
     UsageEvent,
 )
 
-from .convert_in import THINKING_KEY, Prepared
+from .convert_in import THINKING_KEY, AnthropicPrepared
 
 _STOP_REASONS: dict[str, StopReason] = {
     "end_turn": "end_turn",
@@ -73,7 +73,7 @@ def thinking_param(block: Any) -> dict[str, Any] | None:
     return None
 
 
-def response(message: Any, prepared: Prepared) -> Response:
+def response(message: Any, prepared: AnthropicPrepared) -> Response:
     """A whole (non-streamed) ``Message`` as a Response."""
     texts: list[str] = []
     calls: list[ToolCall] = []
@@ -128,7 +128,7 @@ class StreamState:
         "thinking",
     )
 
-    def __init__(self, prepared: Prepared) -> None:
+    def __init__(self, prepared: AnthropicPrepared) -> None:
         self.output = prepared.output_tool
         self.output_index: int | None = None
         self.output_parts: list[str] = []

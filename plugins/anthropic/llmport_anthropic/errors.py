@@ -1,18 +1,22 @@
-"""SDK exceptions -> llmport's typed errors, classified transient or permanent.
+"""Anthropic's own error codes -> llmport's typed errors.
 
-Transient (retried by llmport): connection failures, timeouts, 408, 409,
-429, 5xx and 529 (``overloaded_error`` -> :class:`~llmport.errors.OverloadedError`),
-also when Anthropic sends them as an ``error`` event after a 200 inside a
-stream. Everything else is permanent. ``retry-after-ms`` / ``retry-after``
-become ``retry_after``; ``x-should-retry`` overrides the classification.
+Only what is Anthropic's lives here: the SDK's exception classes and the
+``error.type`` codes of the Messages API. The status table, the retry rule
+(408/409/429/5xx and 529 transient, ``x-should-retry`` wins), Retry-After
+parsing and transport failures are the core's (:mod:`llmport.translate`);
+:func:`translate` is handed to :class:`~llmport.translate.translating`,
+which also masks secrets and chains nothing.
 
-The SDK is only touched through the exception passed in (its class name and
+An ``error`` event inside a 200 stream reaches us as an ``APIStatusError``
+with status 200: its ``error.type`` says what happened
+(``overloaded_error`` -> :class:`~llmport.errors.OverloadedError`, 529).
+
+The SDK is only touched through the exception passed in (class names and
 attributes), so importing this module imports no SDK.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from llmport.errors import (
@@ -26,14 +30,13 @@ from llmport.errors import (
     ProviderError,
     ProviderTimeoutError,
     RateLimitError,
-    error_class_for_status,
 )
-from llmport.retry import retry_after_from_headers
+from llmport.translate import status_error, transport_error
 
 VENDOR = "anthropic"
 
-# Anthropic's error.type -> (llmport class, the HTTP status it stands for).
-_BY_TYPE: dict[str, tuple[type[ProviderError], int]] = {
+#: Anthropic's ``error.type`` -> (llmport class, the HTTP status it stands for).
+BY_TYPE: dict[str, tuple[type[ProviderError], int]] = {
     "invalid_request_error": (BadRequestError, 400),
     "request_too_large": (BadRequestError, 413),
     "authentication_error": (AuthenticationError, 401),
@@ -47,76 +50,62 @@ _BY_TYPE: dict[str, tuple[type[ProviderError], int]] = {
 
 
 def translate(exc: BaseException) -> ProviderError | None:
-    """The llmport error for an SDK / transport exception, or None if ``exc`` is not one."""
-    if isinstance(exc, ProviderError):
-        return exc
+    """The llmport error for an ``anthropic`` SDK exception, or None if ``exc`` is not one."""
+    if not type(exc).__module__.startswith("anthropic"):
+        return None
     names = {cls.__name__ for cls in type(exc).__mro__}
-    module = type(exc).__module__
-    if module.startswith("anthropic"):
-        if "APIStatusError" in names:
-            return _status_error(exc)
-        if "APITimeoutError" in names:
-            return ProviderTimeoutError(f"{VENDOR}: request timed out", provider=VENDOR)
-        if "APIConnectionError" in names:
-            cause = exc.__cause__ or exc.__context__
-            detail = f": {type(cause).__name__}" if cause is not None else ""
-            return ProviderConnectionError(f"{VENDOR}: connection failed{detail}", provider=VENDOR)
-        if "APIResponseValidationError" in names:
-            return MalformedResponseError(
-                f"{VENDOR}: response did not match the API schema",
-                provider=VENDOR,
-                status=getattr(exc, "status_code", None),
-            )
-        if "CredentialsError" in names:
-            return AuthenticationError(f"{VENDOR}: no usable credentials ({exc})", provider=VENDOR)
-        return None
-    if module.startswith("httpx"):  # raised while reading a stream, unwrapped by the SDK
-        if "TimeoutException" in names:
-            return ProviderTimeoutError(
-                f"{VENDOR}: timed out reading the response", provider=VENDOR
-            )
-        if "TransportError" in names:
-            return ProviderConnectionError(
-                f"{VENDOR}: connection failed while reading the response ({type(exc).__name__})",
-                provider=VENDOR,
-            )
-        return None
-    if isinstance(exc, json.JSONDecodeError):
+    if "APIStatusError" in names:
+        return _status_error(exc)
+    if "APITimeoutError" in names:
+        return ProviderTimeoutError(f"{VENDOR}: request timed out", provider=VENDOR)
+    if "APIConnectionError" in names:
+        return _connection_error(exc)
+    if "APIResponseValidationError" in names:
         return MalformedResponseError(
-            f"{VENDOR}: response is not valid JSON ({exc.msg})", provider=VENDOR
+            f"{VENDOR}: the answer did not match the API schema",
+            provider=VENDOR,
+            status=getattr(exc, "status_code", None),
         )
-    if "ValidationError" in names and module.startswith("pydantic"):
-        return MalformedResponseError(
-            f"{VENDOR}: response did not match the API schema", provider=VENDOR
+    if "CredentialsError" in names:
+        return AuthenticationError(
+            f"{VENDOR}: no usable credentials ({type(exc).__name__})", provider=VENDOR
         )
     return None
 
 
 def _status_error(exc: Any) -> ProviderError:
-    response = getattr(exc, "response", None)
     http_status = getattr(exc, "status_code", None)
-    error_type = getattr(exc, "type", None) or _body_field(exc, "type")
+    code = getattr(exc, "type", None) or _body_field(exc, "type")
     message = getattr(exc, "api_message", None) or _body_field(exc, "message") or str(exc)
-    cls: type[ProviderError]
-    if http_status == 200 or http_status is None:
-        # An `error` event inside a 200 stream: the body's type says what happened.
-        cls, status = _BY_TYPE.get(error_type or "", (OverloadedError, 500))
-    else:
-        status = http_status
-        cls = error_class_for_status(status)
-    retryable = cls.default_retryable or status in (408, 409) or status >= 500
-    headers = getattr(response, "headers", None)
-    should_retry = headers.get("x-should-retry") if headers is not None else None
-    if should_retry in ("true", "false"):
-        retryable = should_retry == "true"
-    label = f"{status} {error_type}" if error_type else str(status)
-    return cls(
-        f"{VENDOR} {label}: {message}",
+    headers = getattr(getattr(exc, "response", None), "headers", None)
+    if http_status is None or http_status < 400:
+        # An ``error`` event inside a 200 stream: its error.type says what happened.
+        cls, status = BY_TYPE.get(code or "", (OverloadedError, 500))
+        return status_error(status, message, provider=VENDOR, code=code, cls=cls)
+    return status_error(http_status, message, provider=VENDOR, headers=headers, code=code)
+
+
+def _connection_error(exc: BaseException) -> ProviderError:
+    """A connection failure is transient; a request that could not even be built is not.
+
+    The SDK wraps every exception raised while sending in ``APIConnectionError``,
+    including input problems (``ValueError: Timeout value out of range``):
+    those must never be retried as if the network had failed.
+    """
+    cause = exc.__cause__ or exc.__context__
+    if cause is None:
+        return ProviderConnectionError(f"{VENDOR}: connection failed", provider=VENDOR)
+    mapped = transport_error(cause, VENDOR)
+    if mapped is not None:
+        return mapped
+    if isinstance(cause, (OSError, TimeoutError)):
+        return ProviderConnectionError(
+            f"{VENDOR}: connection failed ({type(cause).__name__})", provider=VENDOR
+        )
+    return ProviderError(
+        f"{VENDOR}: the request could not be sent ({type(cause).__name__}: {cause})",
         provider=VENDOR,
-        status=status,
-        retryable=retryable,
-        retry_after=retry_after(headers),
-        code=error_type,
+        retryable=False,
     )
 
 
@@ -127,8 +116,3 @@ def _body_field(exc: Any, name: str) -> str | None:
         if isinstance(inner, dict) and isinstance(inner.get(name), str):
             return str(inner[name])
     return None
-
-
-def retry_after(headers: Any) -> float | None:
-    """Seconds to wait from ``retry-after-ms`` or ``retry-after`` (the core's rule)."""
-    return retry_after_from_headers(headers)

@@ -2,31 +2,45 @@
 
 Settings (``Runtime(providers={"anthropic": {...}})`` or ``[providers.anthropic]``):
 
-* ``api_key``: default ``ANTHROPIC_API_KEY`` (the SDK's own credential chain
-  applies when neither is set);
+* ``api_key``: default ``ANTHROPIC_API_KEY``; or ``auth_token`` (default
+  ``ANTHROPIC_AUTH_TOKEN``), a bearer token; else the SDK's own credential
+  chain (profiles, workload identity). With none of them, the first call
+  raises :class:`~llmport.errors.ConfigError` before any request;
 * ``base_url``: default ``ANTHROPIC_BASE_URL``, else the SDK default;
 * ``timeout``: seconds per request for the client (an option ``timeout=``
-  on a call overrides it).
+  on a call overrides it);
+* ``default_headers``: extra headers on every request.
 
-Clients are created on first use with ``max_retries=0``: llmport is the one
-retry layer. The SDK is imported here only, never at plugin import.
+:meth:`AnthropicProvider.prepare` checks and converts a request once; the
+``send`` methods only do I/O and convert the answer back. Clients are
+created on first use with ``max_retries=0`` (llmport is the one retry
+layer): one sync client, and one async client per event loop
+(:class:`~llmport.clients.ClientCache`). The SDK is imported here only, on
+first use, never at plugin import.
 """
 
 from __future__ import annotations
 
+import math
 import os
-import threading
+import re
 from collections.abc import AsyncIterator, Iterator, Mapping
-from typing import Any, NoReturn
+from typing import Any
 
+from llmport.clients import ClientCache
 from llmport.errors import ConfigError
-from llmport.provider import Provider, ProviderInfo
+from llmport.provider import Prepared, Provider, ProviderInfo
+from llmport.redaction import register_secret
+from llmport.translate import translating
 from llmport.types import ProviderEvent, Request, Response
 
 from . import convert_in, convert_out
+from .convert_in import AnthropicPrepared
 from .errors import translate
-from .plugin import family_for
+from .models import family_for
 
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+_SECRET_HEADER = re.compile(r"(?i)auth|key|token|secret|cookie")
 _SETTINGS = frozenset({"api_key", "base_url", "timeout", "auth_token", "default_headers"})
 
 
@@ -34,18 +48,16 @@ class AnthropicProvider(Provider):
     """``anthropic:<model>``: Claude through the Messages API."""
 
     name = "anthropic"
+    options = convert_in.KNOWN_OPTIONS
 
     def __init__(self, settings: Mapping[str, Any] | None = None, info: ProviderInfo | None = None):
         super().__init__(settings, info)
-        unknown = sorted(set(self.settings) - _SETTINGS)
-        if unknown:
-            raise ConfigError(
-                f"anthropic: unknown setting(s) {', '.join(unknown)}; "
-                f"known: {', '.join(sorted(_SETTINGS))}"
-            )
-        self._lock = threading.Lock()
-        self._sync: Any = None
-        self._async: Any = None
+        header_secrets = _check_settings(self.settings)
+        for value in header_secrets:
+            register_secret(value)
+        self._secrets: tuple[str, ...] = (*self.secrets(), *header_secrets)
+        #: The SDK clients: one sync, one async per event loop.
+        self.clients: ClientCache[Any, Any] = ClientCache(self._make_sync, self._make_async)
 
     def __repr__(self) -> str:
         # Settings may hold a key: show only where requests go.
@@ -57,104 +69,146 @@ class AnthropicProvider(Provider):
         return self.settings.get("base_url") or os.environ.get("ANTHROPIC_BASE_URL") or None
 
     def _client_kwargs(self) -> dict[str, Any]:
+        """The SDK client's arguments; a key found in the environment is registered as a secret."""
         kwargs: dict[str, Any] = {"max_retries": 0}
         api_key = self.settings.get("api_key") or os.environ.get("ANTHROPIC_API_KEY")
+        auth_token = self.settings.get("auth_token") or os.environ.get("ANTHROPIC_AUTH_TOKEN")
         if api_key:
             kwargs["api_key"] = api_key
-        elif self.settings.get("auth_token"):
-            kwargs["auth_token"] = self.settings["auth_token"]
-        if self._base_url():
-            kwargs["base_url"] = self._base_url()
+        elif auth_token:
+            kwargs["auth_token"] = auth_token
+        credential = kwargs.get("api_key") or kwargs.get("auth_token")
+        if credential and credential not in self._secrets:
+            register_secret(credential)
+            self._secrets = (*self._secrets, credential)
+        base_url = self._base_url()
+        if not credential:
+            _require_sdk_credentials(base_url)
+        if base_url:
+            kwargs["base_url"] = base_url
         if self.settings.get("timeout") is not None:
             kwargs["timeout"] = self.settings["timeout"]
         if self.settings.get("default_headers"):
             kwargs["default_headers"] = dict(self.settings["default_headers"])
         return kwargs
 
-    def client(self) -> Any:
-        """The sync ``anthropic.Anthropic`` client (created once, on first use)."""
-        if self._sync is None:
-            with self._lock:
-                if self._sync is None:
-                    import anthropic
+    def _make_sync(self) -> Any:
+        import anthropic
 
-                    self._sync = anthropic.Anthropic(**self._client_kwargs())
-        return self._sync
+        return anthropic.Anthropic(**self._client_kwargs())
 
-    def async_client(self) -> Any:
-        """The ``anthropic.AsyncAnthropic`` client (created once, on first use)."""
-        if self._async is None:
-            with self._lock:
-                if self._async is None:
-                    import anthropic
+    def _make_async(self) -> Any:
+        import anthropic
 
-                    self._async = anthropic.AsyncAnthropic(**self._client_kwargs())
-        return self._async
+        return anthropic.AsyncAnthropic(**self._client_kwargs())
 
     def close(self) -> None:
-        with self._lock:
-            if self._sync is not None:
-                self._sync.close()
-            self._sync = None
-            self._async = None  # its pool belongs to an event loop; dropped, closed by GC
+        self.clients.close()
 
-    # -- checks -----------------------------------------------------------------
+    async def aclose(self) -> None:
+        await self.clients.aclose()
 
-    def prepare(self, request: Request) -> None:
-        """Reject before any request what this model cannot take (typed input errors)."""
-        super().prepare(request)
-        convert_in.check(request, self.capabilities(request.model), family_for(request.model))
+    # -- prepare: every check and conversion, once per model request ------------
 
-    def _prepared(self, request: Request) -> convert_in.Prepared:
+    def prepare(self, request: Request) -> AnthropicPrepared:
+        """Check ``request`` (typed input errors, no I/O) and convert it once."""
+        caps = self.check(request)
         return convert_in.build(
-            request, self.capabilities(request.model), family_for(request.model)
+            request, caps, family_for(request.model), self.vendor_fields(request)
         )
 
-    # -- calls -------------------------------------------------------------------
+    # -- send: I/O and the answer, every attempt -----------------------------------
 
-    def _call(self, request: Request) -> Response:
-        prepared = self._prepared(request)
-        try:
-            message = self.client().messages.create(**prepared.params)
-        except Exception as exc:
-            _reraise(exc)
-        return convert_out.response(message, prepared)
+    def send(self, prepared: Prepared) -> Response:
+        own = _own(prepared)
+        with translating(self.name, translate, self._secrets):
+            message = self.clients.sync().messages.create(**own.params)
+        return convert_out.response(message, own)
 
-    async def _async_call(self, request: Request) -> Response:
-        prepared = self._prepared(request)
-        try:
-            message = await self.async_client().messages.create(**prepared.params)
-        except Exception as exc:
-            _reraise(exc)
-        return convert_out.response(message, prepared)
+    async def asend(self, prepared: Prepared) -> Response:
+        own = _own(prepared)
+        with translating(self.name, translate, self._secrets):
+            message = await self.clients.for_loop().messages.create(**own.params)
+        return convert_out.response(message, own)
 
-    def _stream(self, request: Request) -> Iterator[ProviderEvent]:
-        prepared = self._prepared(request)
-        params = {**prepared.params, "stream": True}
-        state = convert_out.StreamState(prepared)
-        try:
-            with self.client().messages.create(**params) as stream:
-                for event in stream:
-                    yield from state.feed(event)
-        except Exception as exc:
-            _reraise(exc)
+    def send_stream(self, prepared: Prepared) -> Iterator[ProviderEvent]:
+        own = _own(prepared)
+        params = _streaming(own.params)
+        state = convert_out.StreamState(own)
+        with (
+            translating(self.name, translate, self._secrets),
+            self.clients.sync().messages.create(**params) as stream,
+        ):
+            for event in stream:
+                yield from state.feed(event)
 
-    async def _astream(self, request: Request) -> AsyncIterator[ProviderEvent]:
-        prepared = self._prepared(request)
-        params = {**prepared.params, "stream": True}
-        state = convert_out.StreamState(prepared)
-        try:
-            async with await self.async_client().messages.create(**params) as stream:
+    async def asend_stream(self, prepared: Prepared) -> AsyncIterator[ProviderEvent]:
+        own = _own(prepared)
+        params = _streaming(own.params)
+        state = convert_out.StreamState(own)
+        with translating(self.name, translate, self._secrets):
+            async with await self.clients.for_loop().messages.create(**params) as stream:
                 async for event in stream:
                     for out in state.feed(event):
                         yield out
-        except Exception as exc:
-            _reraise(exc)
 
 
-def _reraise(exc: Exception) -> NoReturn:
-    """Raise the llmport error for ``exc`` (chained), or ``exc`` itself if it is not the SDK's."""
-    error = translate(exc)
-    if error is None or error is exc:
-        raise exc
-    raise error from exc
+def _check_settings(settings: Mapping[str, Any]) -> tuple[str, ...]:
+    """Reject bad settings (ConfigError); return the header values to mask as secrets.
+
+    A bad timeout or header would otherwise fail every request as a
+    (retried) transport error. A gateway key may come as a header
+    (``x-gateway-key``): it is masked as literally as ``api_key``.
+    """
+    unknown = sorted(set(settings) - _SETTINGS)
+    if unknown:
+        raise ConfigError(
+            f"anthropic: unknown setting(s) {', '.join(unknown)}; "
+            f"known: {', '.join(sorted(_SETTINGS))}"
+        )
+    timeout = settings.get("timeout")
+    if timeout is not None and (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, (int, float))
+        or not math.isfinite(timeout)
+        or timeout <= 0
+    ):
+        raise ConfigError(f"anthropic: the timeout setting must be > 0 seconds, got {timeout!r}")
+    headers = settings.get("default_headers")
+    if headers is None:
+        return ()
+    if not isinstance(headers, Mapping):
+        raise ConfigError("anthropic: the default_headers setting must be a dict")
+    for name, value in headers.items():
+        if not isinstance(name, str) or not _HEADER_NAME.fullmatch(name):
+            raise ConfigError(f"anthropic: default_headers: bad header name {name!r}")
+        if not isinstance(value, str) or "\r" in value or "\n" in value:
+            raise ConfigError(f"anthropic: default_headers[{name!r}] must be a one-line string")
+    return tuple(v for k, v in headers.items() if _SECRET_HEADER.search(k) and len(v) >= 8)
+
+
+def _own(prepared: Prepared) -> AnthropicPrepared:
+    if not isinstance(prepared, AnthropicPrepared):
+        raise TypeError(
+            f"AnthropicProvider sends what its prepare() returned, got {type(prepared).__name__}"
+        )
+    return prepared
+
+
+def _streaming(params: dict[str, Any]) -> dict[str, Any]:
+    return params if params.get("stream") is True else {**params, "stream": True}
+
+
+def _require_sdk_credentials(base_url: str | None) -> None:
+    """Without a key or token, the SDK's own chain (profiles, workload identity) must find one.
+
+    Else a :class:`ConfigError` now, before any request: the SDK would raise a
+    bare ``TypeError`` on the first request.
+    """
+    from anthropic.lib.credentials import default_credentials
+
+    if default_credentials(base_url=base_url or "https://api.anthropic.com") is None:
+        raise ConfigError(
+            "anthropic: no credentials: set ANTHROPIC_API_KEY (or the api_key setting), "
+            "or an auth_token setting / ANTHROPIC_AUTH_TOKEN"
+        )

@@ -12,17 +12,17 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from llmport.content import inline_text_file, is_text_like
-from llmport.errors import UnsupportedContentError, UnsupportedFeatureError
-from llmport.provider import check_block
+from llmport.errors import OptionError, UnsupportedContentError, UnsupportedFeatureError
+from llmport.provider import Prepared
 from llmport.structured import OutputTool, make_output_tool
 from llmport.types import MediaBlock, Message, ModelCapabilities, Request, TextBlock, ToolSpec
 
-from .plugin import DOCUMENT_FORMATS, MAX_DOCUMENT_BYTES, Family
+from .models import DOCUMENT_FORMATS, MAX_DOCUMENT_BYTES, Family
 
 VENDOR = "bedrock"
 
@@ -30,8 +30,9 @@ VENDOR = "bedrock"
 #: so a tool loop echoes them back, as Bedrock requires with extended thinking.
 REASONING_KEY = "bedrock_reasoning"
 
-#: Options honoured here; anything else is rejected, never dropped. ``timeout`` is
-#: applied by the provider (a client with that read timeout).
+#: The options this plugin models (``BedrockProvider.options``): the core rejects any
+#: other name before a request. ``timeout`` is applied by the provider (a client with
+#: that read timeout); ``seed`` and ``reasoning_effort`` are rejected with the reason.
 KNOWN_OPTIONS = frozenset(
     {
         "temperature",
@@ -76,12 +77,35 @@ _SCHEMA_NOTED = frozenset(
 )
 
 
-@dataclass(slots=True, frozen=True)
-class Prepared:
-    """``converse`` keyword arguments plus what reading the answer needs."""
+#: Converse's own range for ``inferenceConfig.temperature`` (the core allows 0-2).
+MAX_TEMPERATURE = 1.0
 
-    kwargs: dict[str, Any]
+#: Passthrough options whose value must be a JSON object.
+_DICT_OPTIONS = (
+    "additional_model_request_fields",
+    "guardrail_config",
+    "performance_config",
+    "request_metadata",
+    "service_tier",
+)
+
+
+@dataclass(slots=True)
+class ConversePrepared(Prepared):
+    """A request converted once: ``payload`` is the ``converse`` keyword arguments.
+
+    ``output_tool``: the forced tool standing for ``response_format`` (its
+    input is the reply), if any. ``read_timeout``: the call's ``timeout``
+    option (None: the provider's setting), which picks the client.
+    """
+
     output_tool: OutputTool | None = None
+    read_timeout: float | None = None
+
+    @property
+    def model(self) -> str:
+        """The model id sent (``modelId``)."""
+        return str(self.payload["modelId"])
 
 
 # ---------------------------------------------------------------------------
@@ -89,13 +113,20 @@ class Prepared:
 # ---------------------------------------------------------------------------
 
 
-def build(request: Request, caps: ModelCapabilities, family: Family) -> Prepared:
-    """The ``converse`` keyword arguments for ``request``; raises typed input errors."""
+def build(
+    request: Request,
+    caps: ModelCapabilities,
+    family: Family,
+    vendor: Mapping[str, Any] | None = None,
+) -> ConversePrepared:
+    """``request`` converted for Converse; raises typed input errors, sends nothing.
+
+    ``vendor`` holds the ``vendor={"bedrock": {...}}`` fields: top-level
+    Converse fields in boto3's casing, merged into the payload last (dicts
+    recursively, anything else replaced). Each tool's own
+    ``ToolSpec.vendor["bedrock"]`` is merged into its ``toolSpec``.
+    """
     model = request.model
-    for message in request.messages:
-        for block in message.blocks:
-            if isinstance(block, MediaBlock):
-                check_block(VENDOR, model, caps, block)
     _check_options(request, family)
 
     kwargs: dict[str, Any] = {"modelId": model}
@@ -134,20 +165,33 @@ def build(request: Request, caps: ModelCapabilities, family: Family) -> Prepared
             }
         }
     _extras(request, family, kwargs)
-    return Prepared(kwargs, output_tool)
+    if vendor:
+        merge(kwargs, vendor)
+    return ConversePrepared(
+        request, kwargs, output_tool=output_tool, read_timeout=request.options.get("timeout")
+    )
+
+
+def merge(target: dict[str, Any], fields: Mapping[str, Any]) -> dict[str, Any]:
+    """Merge JSON ``fields`` into ``target`` in place: dicts recursively, the rest replaced.
+
+    Every dict on a merge path is copied before it changes, and the merged
+    values are copied too: neither the caller's fields nor dicts the payload
+    shares with the request (options, tool schemas) are ever modified.
+    """
+    for key, value in fields.items():
+        current = target.get(key)
+        if isinstance(value, Mapping) and isinstance(current, dict):
+            target[key] = merge(dict(current), value)
+        else:
+            target[key] = copy.deepcopy(value)
+    return target
 
 
 def _check_options(request: Request, family: Family) -> None:
+    """Bedrock's own option rules (option names and standard values: the core's)."""
     model = request.model
     options = request.options
-    unknown = sorted(set(options) - KNOWN_OPTIONS)
-    if unknown:
-        raise UnsupportedFeatureError(
-            VENDOR,
-            model,
-            f"option(s) {', '.join(unknown)}",
-            f"known options: {', '.join(sorted(KNOWN_OPTIONS - {'seed', 'reasoning_effort'}))}",
-        )
     if options.get("seed") is not None:
         raise UnsupportedFeatureError(VENDOR, model, "seed", "the Converse API has no seed")
     if options.get("reasoning_effort") is not None:
@@ -159,28 +203,25 @@ def _check_options(request: Request, family: Family) -> None:
             "additional_model_request_fields (e.g. {'thinking': {'type': 'enabled', "
             "'budget_tokens': 2048}} for Claude)",
         )
-    if options.get("top_k") is not None and not family.top_k:
-        raise UnsupportedFeatureError(
-            VENDOR, model, "top_k", "only Anthropic models on Bedrock document top_k"
-        )
-    max_tokens = options.get("max_tokens")
-    if max_tokens is not None and (
-        isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1
-    ):
-        raise UnsupportedFeatureError(
-            VENDOR, model, f"max_tokens={max_tokens!r}", "must be a positive integer"
-        )
-    timeout = options.get("timeout")
-    if timeout is not None and (
-        isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0
-    ):
-        raise UnsupportedFeatureError(
-            VENDOR, model, f"timeout={timeout!r}", "must be a positive number of seconds"
-        )
-    for key in ("additional_model_request_fields", "guardrail_config", "performance_config"):
-        if options.get(key) is not None and not isinstance(options[key], dict):
+    top_k = options.get("top_k")
+    if top_k is not None:
+        if not family.top_k:
             raise UnsupportedFeatureError(
-                VENDOR, model, f"{key}={options[key]!r}", "must be a dict"
+                VENDOR, model, "top_k", "only Anthropic models on Bedrock document top_k"
+            )
+        if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
+            raise OptionError(f"{VENDOR}: top_k must be an integer >= 1, got {top_k!r}")
+    temperature = options.get("temperature")
+    if isinstance(temperature, (int, float)) and temperature > MAX_TEMPERATURE:
+        raise OptionError(
+            f"{VENDOR}: temperature must be between 0 and {MAX_TEMPERATURE:g} on Converse, "
+            f"got {temperature!r}"
+        )
+    for key in _DICT_OPTIONS:
+        if options.get(key) is not None and not isinstance(options[key], dict):
+            raise OptionError(
+                f"{VENDOR}: {key} must be a dict (the Converse field's JSON), "
+                f"got {type(options[key]).__name__}"
             )
 
 
@@ -299,13 +340,19 @@ def _tool_choice(
 
 
 def tool_param(spec: ToolSpec, caps: ModelCapabilities) -> dict[str, Any]:
-    """One ``toolSpec`` (its input schema under ``inputSchema.json``)."""
+    """One ``toolSpec`` (its input schema under ``inputSchema.json``).
+
+    The tool's ``vendor["bedrock"]`` fields are merged into the ``toolSpec``.
+    """
     schema = spec.parameters or {"type": "object", "properties": {}}
     body: dict[str, Any] = {"name": spec.name, "inputSchema": {"json": schema}}
     if spec.description:
         body["description"] = spec.description  # must be non-empty when present
     if spec.strict and caps.native_structured_output:
         body["strict"] = True
+    fields = spec.vendor.get(VENDOR)
+    if fields:
+        merge(body, fields)
     return {"toolSpec": body}
 
 

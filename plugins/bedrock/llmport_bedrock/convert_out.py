@@ -26,7 +26,7 @@ from llmport.types import (
     UsageEvent,
 )
 
-from .convert_in import REASONING_KEY, VENDOR, Prepared
+from .convert_in import REASONING_KEY, VENDOR, ConversePrepared
 
 _STOP_REASONS: dict[str, StopReason] = {
     "end_turn": "end_turn",
@@ -71,7 +71,7 @@ def _request_id(raw: dict[str, Any]) -> str | None:
     return meta.get("RequestId") if isinstance(meta, dict) else None
 
 
-def response(raw: Any, prepared: Prepared) -> Response:
+def response(raw: Any, prepared: ConversePrepared) -> Response:
     """A whole ``converse`` answer as a Response (MalformedResponseError if it is not one)."""
     message = raw.get("output", {}).get("message") if isinstance(raw, dict) else None
     if not isinstance(message, dict) or not isinstance(message.get("content"), list):
@@ -105,7 +105,7 @@ def response(raw: Any, prepared: Prepared) -> Response:
         tool_calls=calls,
         usage=usage(raw.get("usage")),
         stop_reason=reason,
-        model=prepared.kwargs["modelId"],
+        model=prepared.model,
         id=_request_id(raw),
         raw_stop_reason=raw_stop,
         extra={REASONING_KEY: reasoning} if reasoning else {},
@@ -133,11 +133,11 @@ class StreamState:
         "thinking",
     )
 
-    def __init__(self, prepared: Prepared, request_id: str | None = None) -> None:
+    def __init__(self, prepared: ConversePrepared, request_id: str | None = None) -> None:
         self.output = prepared.output_tool
         self.output_index: int | None = None
         self.output_parts: list[str] = []
-        self.model: str = prepared.kwargs["modelId"]
+        self.model: str = prepared.model
         self.request_id = request_id
         self.raw_stop: str | None = None
         self.stopped = False

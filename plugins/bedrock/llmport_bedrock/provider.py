@@ -15,16 +15,29 @@ Settings (``Runtime(providers={"bedrock": {...}})`` or ``[providers.bedrock]``):
 * ``max_workers``: size of the thread pool that runs boto3 for the async
   API (default 16; also the size of botocore's connection pool).
 
-boto3 has no async client, so ``_async_call`` / ``_astream`` run the
-blocking calls in a per-provider :class:`~concurrent.futures.ThreadPoolExecutor`
-of ``max_workers`` threads and await them: the event loop never blocks, and
-at most ``max_workers`` Bedrock requests run at once per provider (more
-wait their turn). A stream takes a worker only while it waits for its next
-event.
+The contract (:mod:`llmport.provider`): :meth:`BedrockProvider.prepare` runs
+once per model request and does every check and the whole conversion
+(:func:`llmport_bedrock.convert_in.build`), without I/O and without importing
+boto3; ``send`` / ``asend`` / ``send_stream`` / ``asend_stream`` only send the
+prepared payload (every attempt the same one) and convert the answer back.
 
-Clients are created on first use with botocore retries off
-(``total_max_attempts=1``): llmport is the one retry layer. boto3 is
-imported then, never at plugin import.
+boto3 has no async client, so the async methods run the blocking calls in a
+per-provider :class:`~concurrent.futures.ThreadPoolExecutor` of
+``max_workers`` threads and await them: the event loop never blocks, and at
+most ``max_workers`` Bedrock requests run at once per provider (more wait
+their turn). A stream takes a worker only while it waits for its next event.
+
+Clients: botocore has no per-request read timeout, so there is one client
+per distinct read timeout (the setting, or a call's ``timeout=``), each in
+its own :class:`~llmport.clients.ClientCache`, all from one boto3 session
+(so credentials are resolved once). They are created on first use, with
+botocore retries off (``total_max_attempts=1``: llmport is the one retry
+layer); boto3 is imported then, never at plugin import.
+
+Errors: every boto3 call and every stream read runs inside
+:class:`llmport.translate.translating` with :func:`llmport_bedrock.errors.translate`;
+the credentials (configured, and those the session resolved from the chain)
+are masked literally in messages and registered for log redaction.
 """
 
 from __future__ import annotations
@@ -36,15 +49,19 @@ import os
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, NoReturn, TypeVar
+from typing import Any, TypeVar
 
+from llmport.clients import ClientCache
 from llmport.errors import ConfigError
-from llmport.provider import Provider, ProviderInfo
+from llmport.provider import Prepared, Provider, ProviderInfo
+from llmport.redaction import register_secret
+from llmport.translate import translating
 from llmport.types import ModelCapabilities, ProviderEvent, Request, Response
 
 from . import convert_in, convert_out
-from .errors import translate
-from .plugin import Family, family_for
+from .convert_in import ConversePrepared
+from .errors import call, config_error, input_error, translate
+from .models import Family, family_for
 
 T = TypeVar("T")
 
@@ -68,10 +85,20 @@ DEFAULT_MAX_WORKERS = 16
 _END = object()  # end of an event stream, as returned from a worker thread
 
 
+def _seconds(settings: Mapping[str, Any], name: str, default: float) -> float:
+    value = settings.get(name)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise ConfigError(f"bedrock: {name} must be a positive number of seconds, got {value!r}")
+    return float(value)
+
+
 class BedrockProvider(Provider):
     """``bedrock:<model id>``: any Converse model (ids, inference profiles, ARNs)."""
 
     name = "bedrock"
+    options = convert_in.KNOWN_OPTIONS
 
     def __init__(self, settings: Mapping[str, Any] | None = None, info: ProviderInfo | None = None):
         super().__init__(settings, info)
@@ -85,15 +112,21 @@ class BedrockProvider(Provider):
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
             raise ConfigError("bedrock: max_workers must be an integer >= 1")
         self.max_workers: int = workers
-        self.read_timeout = float(self.settings.get("timeout") or DEFAULT_READ_TIMEOUT)
-        self.connect_timeout = float(
-            self.settings.get("connect_timeout") or DEFAULT_CONNECT_TIMEOUT
-        )
+        self.read_timeout = _seconds(self.settings, "timeout", DEFAULT_READ_TIMEOUT)
+        self.connect_timeout = _seconds(self.settings, "connect_timeout", DEFAULT_CONNECT_TIMEOUT)
+        # The access key id is not a secret to AWS, but it identifies the account: mask it
+        # like the others (whatever the core's secret-name rule says about its name).
+        key_id = self.settings.get("aws_access_key_id")
+        register_secret(key_id)
+        configured = (*super().secrets(), *((key_id,) if isinstance(key_id, str) else ()))
+        self._secrets: tuple[str, ...] = tuple(dict.fromkeys(s for s in configured if s))
         self._lock = threading.Lock()
+        self._session_lock = threading.Lock()
         self._session: Any = None
-        self._clients: dict[float, Any] = {}  # one client per read timeout
+        self._credentials: Any = None  # what the session resolved (botocore Credentials)
+        self._clients: dict[float, ClientCache[Any, Any]] = {}  # read timeout -> its client
         self._pool: ThreadPoolExecutor | None = None
-        self._facts: dict[str, tuple[ModelCapabilities, Family]] = {}
+        self._families: dict[str, Family] = {}
 
     def __repr__(self) -> str:
         # Settings may hold credentials: show only where requests go.
@@ -102,6 +135,39 @@ class BedrockProvider(Provider):
             f"endpoint_url={self.settings.get('endpoint_url')!r}, "
             f"profile={self.settings.get('profile')!r})"
         )
+
+    def secrets(self) -> tuple[str, ...]:
+        """The configured credentials plus those the session resolved (masked literally)."""
+        return self._secrets
+
+    # -- model facts ---------------------------------------------------------------
+
+    def family(self, model: str) -> Family:
+        """The model's :class:`~llmport_bedrock.models.Family`, looked up once (fnmatch is slow)."""
+        found = self._families.get(model)
+        if found is None:
+            found = self._families[model] = family_for(model)
+        return found
+
+    def capabilities(self, model: str) -> ModelCapabilities:
+        if self.info is None:  # created directly, not through the registration
+            return self.family(model).caps
+        return super().capabilities(model)
+
+    # -- prepare: once per model request, no I/O -------------------------------------
+
+    def prepare(self, request: Request) -> ConversePrepared:
+        """Check and convert ``request`` once; typed input errors, nothing sent."""
+        caps = self.check(request)
+        return convert_in.build(
+            request, caps, self.family(request.model), self.vendor_fields(request)
+        )
+
+    def _own(self, prepared: Prepared) -> ConversePrepared:
+        # A plain Prepared (built by someone else) is converted here, once.
+        if isinstance(prepared, ConversePrepared):
+            return prepared
+        return self.prepare(prepared.request)
 
     # -- clients and the pool ------------------------------------------------------
 
@@ -117,46 +183,80 @@ class BedrockProvider(Provider):
         """The ``bedrock-runtime`` client for ``read_timeout`` (created once per value)."""
         timeout = float(read_timeout or self.read_timeout)
         with self._lock:
-            found = self._clients.get(timeout)
-            if found is None:
-                found = self._clients[timeout] = self._new_client(timeout)
-            return found
+            cache = self._clients.get(timeout)
+            if cache is None:
+                make = functools.partial(self._new_client, timeout)
+                cache = self._clients[timeout] = ClientCache(make)
+        return cache.sync()
 
-    def _new_client(self, read_timeout: float) -> Any:
-        import boto3  # type: ignore[import-untyped]
-        from botocore.config import Config  # type: ignore[import-untyped]
-        from botocore.exceptions import BotoCoreError  # type: ignore[import-untyped]
-
-        s = self.settings
-        try:
+    def _boto_session(self) -> Any:
+        """Our own boto3 session (never boto3's module-level one), made once."""
+        with self._session_lock:
             if self._session is None:
-                # A session of our own: never boto3's module-level default session.
-                self._session = boto3.session.Session(
+                import boto3  # type: ignore[import-untyped]
+
+                s = self.settings
+                session = call(
+                    config_error,
+                    boto3.session.Session,
                     profile_name=s.get("profile"),
                     region_name=self.region(),
                     aws_access_key_id=s.get("aws_access_key_id"),
                     aws_secret_access_key=s.get("aws_secret_access_key"),
                     aws_session_token=s.get("aws_session_token"),
                 )
-            if not self._session.region_name:
-                raise ConfigError(
-                    "bedrock: no AWS region: set the region setting, AWS_REGION or "
-                    "AWS_DEFAULT_REGION"
-                )
-            config = Config(
-                # total_max_attempts=1: one attempt, no botocore retries (its
-                # ``max_attempts`` counts retries, so 1 there would mean 2 attempts).
-                retries={"total_max_attempts": 1, "mode": "standard"},
-                read_timeout=read_timeout,
-                connect_timeout=self.connect_timeout,
-                max_pool_connections=self.max_workers,
-                user_agent_extra="llmport",
-            )
-            return self._session.client(
-                "bedrock-runtime", endpoint_url=s.get("endpoint_url"), config=config
-            )
-        except BotoCoreError as exc:  # ProfileNotFound, bad endpoint, ...
-            raise ConfigError(f"bedrock: cannot create the client: {exc}") from exc
+                if not session.region_name:
+                    raise ConfigError(
+                        "bedrock: no AWS region: set the region setting, AWS_REGION or "
+                        "AWS_DEFAULT_REGION"
+                    )
+                self._session = session
+            return self._session
+
+    def _new_client(self, read_timeout: float) -> Any:
+        from botocore.config import Config  # type: ignore[import-untyped]
+
+        session = self._boto_session()
+        config = Config(
+            # total_max_attempts=1: one attempt, no botocore retries (its
+            # ``max_attempts`` counts retries, so 1 there would mean 2 attempts).
+            retries={"total_max_attempts": 1, "mode": "standard"},
+            read_timeout=read_timeout,
+            connect_timeout=self.connect_timeout,
+            max_pool_connections=self.max_workers,
+            user_agent_extra="llmport",
+        )
+        client = call(
+            config_error,
+            session.client,
+            "bedrock-runtime",
+            endpoint_url=self.settings.get("endpoint_url"),
+            config=config,
+        )
+        # Resolved (and cached) by session.client; None: the call raises NoCredentialsError.
+        self._credentials = session.get_credentials()
+        self._remember_credentials()
+        return client
+
+    def _remember_credentials(self) -> None:
+        """Mask the credentials the session resolved (chain, files, roles) as configured ones.
+
+        Called when a client is made and before every attempt: refreshable
+        credentials (roles, SSO) change, and their new values must be masked too.
+        """
+        credentials = self._credentials
+        if credentials is None:
+            return
+        frozen = credentials.get_frozen_credentials()  # refreshes if due, as signing would
+        known = self._secrets
+        new = [v for v in (frozen.access_key, frozen.secret_key, frozen.token) if v]
+        new = [v for v in new if v not in known]
+        if not new:
+            return
+        for value in new:
+            register_secret(value)
+        with self._lock:
+            self._secrets = tuple(dict.fromkeys((*self._secrets, *new)))
 
     def executor(self) -> ThreadPoolExecutor:
         """The bounded pool that runs boto3 for the async API (``max_workers`` threads)."""
@@ -168,80 +268,64 @@ class BedrockProvider(Provider):
             return self._pool
 
     def close(self) -> None:
+        """Close every client and shut the pool down (without waiting; usable again after)."""
         with self._lock:
-            for client in self._clients.values():
-                client.close()
+            caches = list(self._clients.values())
             self._clients.clear()
             pool, self._pool = self._pool, None
+        for cache in caches:
+            cache.close()
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)
+
+    async def aclose(self) -> None:
+        """:meth:`close` from async code: it neither blocks nor waits for running workers."""
+        self.close()
 
     async def _in_pool(self, fn: Callable[..., T], *args: Any) -> T:
         """``fn(*args)`` on the pool, awaited (contextvars carried, like asyncio.to_thread)."""
         loop = asyncio.get_running_loop()
         context = contextvars.copy_context()
-        call = functools.partial(context.run, fn, *args)
-        return await loop.run_in_executor(self.executor(), call)
-
-    # -- checks ----------------------------------------------------------------------
-
-    def prepare(self, request: Request) -> None:
-        """Reject before any request what this model cannot take (typed input errors)."""
-        super().prepare(request)
-        self._prepared(request)
-
-    def _prepared(self, request: Request) -> convert_in.Prepared:
-        caps, family = self._model_facts(request.model)
-        return convert_in.build(request, caps, family)
-
-    def _model_facts(self, model: str) -> tuple[ModelCapabilities, Family]:
-        """Capabilities and family of ``model``, looked up once per provider (fnmatch is slow)."""
-        found = self._facts.get(model)
-        if found is None:
-            found = self._facts[model] = (self.capabilities(model), family_for(model))
-        return found
+        job = functools.partial(context.run, fn, *args)
+        return await loop.run_in_executor(self.executor(), job)
 
     # -- blocking calls (run directly, or on the pool) --------------------------------------
 
-    def _converse(self, prepared: convert_in.Prepared, timeout: float | None) -> Any:
-        try:
-            return self.client(timeout).converse(**prepared.kwargs)
-        except Exception as exc:
-            _reraise(exc)
+    def _converse(self, prepared: ConversePrepared) -> Any:
+        client = self.client(prepared.read_timeout)
+        with translating(self.name, translate, self.secrets()):
+            self._remember_credentials()
+            return call(input_error, client.converse, **prepared.payload)
 
-    def _open_stream(
-        self, prepared: convert_in.Prepared, timeout: float | None
-    ) -> tuple[Any, str | None]:
-        try:
-            answer = self.client(timeout).converse_stream(**prepared.kwargs)
-        except Exception as exc:
-            _reraise(exc)
+    def _open_stream(self, prepared: ConversePrepared) -> tuple[Any, str | None]:
+        client = self.client(prepared.read_timeout)
+        with translating(self.name, translate, self.secrets()):
+            self._remember_credentials()
+            answer = call(input_error, client.converse_stream, **prepared.payload)
         meta = answer.get("ResponseMetadata") or {}
         return answer["stream"], meta.get("RequestId")
 
-    @staticmethod
-    def _next_event(events: Iterator[Any]) -> Any:
-        try:
+    def _next_event(self, events: Iterator[Any]) -> Any:
+        with translating(self.name, translate, self.secrets()):
             return next(events, _END)
-        except Exception as exc:
-            _reraise(exc)
 
-    # -- calls ---------------------------------------------------------------------
+    # -- I/O ---------------------------------------------------------------------------
 
-    def _call(self, request: Request) -> Response:
-        prepared = self._prepared(request)
-        raw = self._converse(prepared, request.options.get("timeout"))
-        return convert_out.response(raw, prepared)
+    def send(self, prepared: Prepared) -> Response:
+        """One ``converse`` call with the prepared payload; the answer converted back."""
+        own = self._own(prepared)
+        return convert_out.response(self._converse(own), own)
 
-    async def _async_call(self, request: Request) -> Response:
-        prepared = self._prepared(request)
-        raw = await self._in_pool(self._converse, prepared, request.options.get("timeout"))
-        return convert_out.response(raw, prepared)
+    async def asend(self, prepared: Prepared) -> Response:
+        """:meth:`send` on the pool, awaited."""
+        own = self._own(prepared)
+        return convert_out.response(await self._in_pool(self._converse, own), own)
 
-    def _stream(self, request: Request) -> Iterator[ProviderEvent]:
-        prepared = self._prepared(request)
-        stream, request_id = self._open_stream(prepared, request.options.get("timeout"))
-        state = convert_out.StreamState(prepared, request_id)
+    def send_stream(self, prepared: Prepared) -> Iterator[ProviderEvent]:
+        """One ``converse_stream`` call; its events as provider events (StopEvent last)."""
+        own = self._own(prepared)
+        stream, request_id = self._open_stream(own)
+        state = convert_out.StreamState(own, request_id)
         events = iter(stream)
         try:
             while (event := self._next_event(events)) is not _END:
@@ -250,12 +334,11 @@ class BedrockProvider(Provider):
             stream.close()
         yield from state.end()
 
-    async def _astream(self, request: Request) -> AsyncIterator[ProviderEvent]:
-        prepared = self._prepared(request)
-        stream, request_id = await self._in_pool(
-            self._open_stream, prepared, request.options.get("timeout")
-        )
-        state = convert_out.StreamState(prepared, request_id)
+    async def asend_stream(self, prepared: Prepared) -> AsyncIterator[ProviderEvent]:
+        """:meth:`send_stream` with every blocking read on the pool."""
+        own = self._own(prepared)
+        stream, request_id = await self._in_pool(self._open_stream, own)
+        state = convert_out.StreamState(own, request_id)
         events = iter(stream)
         try:
             # One pool hop per event: a worker is held only while a frame is awaited.
@@ -266,11 +349,3 @@ class BedrockProvider(Provider):
             stream.close()
         for out in state.end():
             yield out
-
-
-def _reraise(exc: Exception) -> NoReturn:
-    """Raise the llmport error for ``exc`` (chained), or ``exc`` itself if it is not botocore's."""
-    error = translate(exc)
-    if error is None or error is exc:
-        raise exc
-    raise error from exc

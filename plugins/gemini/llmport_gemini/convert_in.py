@@ -1,27 +1,39 @@
-"""Neutral :class:`~llmport.types.Request` -> ``generate_content`` arguments.
+"""Neutral :class:`~llmport.types.Request` -> ``generate_content`` arguments, once.
 
-:func:`check` holds every rule that can reject a request (run by
-``prepare()`` before any network call, and again by :func:`build`);
-:func:`build` produces the ``model`` / ``contents`` / ``config`` arguments as
-``google.genai.types`` objects, so the SDK serialises them with its own
-field names. No I/O here; the SDK's ``types`` module is imported on first
-use of :func:`build` (never at plugin import).
+:func:`prepare` runs once per model request (``GeminiProvider.prepare``,
+after the core's :meth:`~llmport.provider.Provider.check`): it raises every
+Gemini-specific input error and builds the ``model`` / ``contents`` /
+``config`` arguments as ``google.genai.types`` objects, so the SDK
+serialises them with its own field names. Every attempt resends the result.
+No I/O here; the SDK's ``types`` module is imported on first use (never at
+plugin import).
+
+**Vendor fields.** ``exec(vendor={"gemini": {...}})`` and the ``"gemini"``
+entry of ``ToolSpec.vendor`` are the only way to send a field llmport does
+not model. Both travel in the request's ``http_options.extra_body``, which
+google-genai merges into the JSON body it built (after converting the
+config to the wire's camelCase): objects merge recursively (keys matched
+case-insensitively across camelCase / snake_case), any other value (a list
+included) replaces what llmport would send, except ``tools``, whose entries
+are added after llmport's function declarations. Function declarations are
+built here as JSON (``functionDeclarations`` with ``parameters_json_schema``,
+the shape google-genai sends) so a tool's vendor fields merge into its own
+declaration.
 """
 
 from __future__ import annotations
 
 import base64
 import math
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from llmport.content import inline_text_file, is_text_like
-from llmport.errors import UnsupportedContentError, UnsupportedFeatureError
-from llmport.provider import check_block
+from llmport.errors import OptionError, UnsupportedContentError, UnsupportedFeatureError
+from llmport.provider import Prepared
 from llmport.types import MediaBlock, Message, ModelCapabilities, Request, TextBlock
 
-from .plugin import AUDIO_TYPES, FILE_TYPES, IMAGE_TYPES, Family
+from .models import AUDIO_TYPES, FILE_TYPES, IMAGE_TYPES, Family
 
 VENDOR = "gemini"
 
@@ -38,7 +50,8 @@ THINKING_LEVELS = ("minimal", "low", "medium", "high")
 #: Gemini takes at most five stop sequences.
 MAX_STOP_SEQUENCES = 5
 
-#: Options this plugin honours; anything else is rejected, never dropped.
+#: Options this plugin honours (``GeminiProvider.options``); anything else is an
+#: ``OptionError`` from the core before any request.
 KNOWN_OPTIONS = frozenset(
     {
         "temperature",
@@ -56,7 +69,7 @@ KNOWN_OPTIONS = frozenset(
         "labels",
     }
 )
-#: Options passed to ``GenerateContentConfig`` under another name.
+#: Options passed to ``GenerateContentConfig``, by their name there.
 _CONFIG_NAMES = {
     "temperature": "temperature",
     "top_p": "top_p",
@@ -69,71 +82,42 @@ _CONFIG_NAMES = {
     "cached_content": "cached_content",
     "labels": "labels",
 }
+_OPTION_NAMES = {config: option for option, config in _CONFIG_NAMES.items()}
+_OPTION_NAMES["stop_sequences"] = "stop"
 
 #: URL prefixes the Gemini Developer API reads as ``file_data`` (Files API uploads, YouTube).
 _FILES_API_PREFIXES = ("https://generativelanguage.googleapis.com/",)
 _YOUTUBE_PREFIXES = ("https://www.youtube.com/", "https://youtube.com/", "https://youtu.be/")
 
 
-@dataclass(slots=True, frozen=True)
-class Prepared:
-    """``generate_content`` arguments plus what reading the answer needs.
+# ---------------------------------------------------------------------------
+# Prepare: every check and every conversion, once
+# ---------------------------------------------------------------------------
 
-    ``parallel_tool_calls=False`` has no Gemini switch: every function call of
-    a turn is kept and llmport runs them one at a time (as for Bedrock).
+
+def prepare(
+    request: Request,
+    caps: ModelCapabilities,
+    family: Family,
+    *,
+    vertex: bool,
+    vendor: Mapping[str, Any],
+) -> Prepared:
+    """Check ``request`` against Gemini's rules and build the ``generate_content`` arguments.
+
+    ``caps`` / ``family`` are the model's (looked up once by the caller, after
+    ``Provider.check`` ran the generic checks); ``vendor`` the request's
+    ``vendor["gemini"]`` fields. ``Prepared.payload`` is the keyword
+    arguments of ``models.generate_content`` (and ``..._stream``).
     """
+    from google.genai import types
+    from pydantic import ValidationError
 
-    model: str
-    contents: list[Any]
-    config: Any
-
-
-# ---------------------------------------------------------------------------
-# Checks (before any request)
-# ---------------------------------------------------------------------------
-
-
-def check(request: Request, caps: ModelCapabilities, family: Family, *, vertex: bool) -> None:
-    """Raise a typed input error for anything this model cannot take."""
     model = request.model
-    size = 0
-    for message in request.messages:
-        for block in message.blocks:
-            if isinstance(block, MediaBlock):
-                check_block(VENDOR, model, caps, block)
-                if block.url is not None:
-                    _check_url(block, model, vertex=vertex)
-                size += ((block.size + 2) // 3) * 4
-    if caps.max_request_bytes is not None and size > caps.max_request_bytes:
-        raise UnsupportedContentError(
-            VENDOR,
-            model,
-            "this request",
-            f"its inline media is ~{size} bytes base64-encoded, over the "
-            f"{caps.max_request_bytes}-byte request limit (upload large files with the Files API "
-            "and pass their URL)",
-        )
+    _check_media(request, caps, vertex=vertex)
     options = request.options
-    unknown = sorted(set(options) - KNOWN_OPTIONS)
-    if unknown:
-        raise UnsupportedFeatureError(
-            VENDOR,
-            model,
-            f"option(s) {', '.join(unknown)}",
-            f"known options: {', '.join(sorted(KNOWN_OPTIONS))}",
-        )
     if options.get("labels") is not None and not vertex:
         raise UnsupportedFeatureError(VENDOR, model, "labels", "labels are a Vertex AI feature")
-    max_tokens = options.get("max_tokens")
-    if max_tokens is not None and (
-        isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1
-    ):
-        raise UnsupportedFeatureError(
-            VENDOR, model, f"max_tokens={max_tokens!r}", "must be a positive integer"
-        )
-    _stop_sequences(request)
-    _timeout_ms(request)
-    thinking_config(request, family)
     if (
         request.response_format is not None
         and request.tools
@@ -146,6 +130,77 @@ def check(request: Request, caps: ModelCapabilities, family: Family, *, vertex: 
             "response_format together with tools",
             "this model cannot combine function calling with a JSON response schema "
             "(Gemini 3 models can)",
+        )
+    config: dict[str, Any] = {
+        name: options[key] for key, name in _CONFIG_NAMES.items() if options.get(key) is not None
+    }
+    stops = _stop_sequences(request)
+    if stops is not None:
+        config["stop_sequences"] = stops
+    system = _system(request)
+    if system:
+        config["system_instruction"] = system
+    thinking = thinking_config(request, family)
+    if thinking is not None:
+        config["thinking_config"] = types.ThinkingConfig(**thinking)
+    http: dict[str, Any] = {}
+    timeout = _timeout_ms(request)
+    if timeout is not None:
+        http["timeout"] = timeout
+    body = body_fields(request, vendor)
+    if body:
+        http["extra_body"] = body
+    if http:
+        config["http_options"] = types.HttpOptions(**http)
+    if request.tools:
+        config["tool_config"] = types.ToolConfig(function_calling_config=function_calling(request))
+    rf = request.response_format
+    if rf is not None:
+        config["response_mime_type"] = "application/json"
+        config["response_json_schema"] = rf.schema
+    # The SDK would otherwise run Python callables itself; llmport runs the tool loop.
+    config["automatic_function_calling"] = types.AutomaticFunctionCallingConfig(disable=True)
+    try:
+        generate_config = types.GenerateContentConfig(**config)
+    except ValidationError as exc:
+        raise _option_error(exc, options) from None
+    payload = {
+        "model": model,
+        "contents": contents(request.messages, model),
+        "config": generate_config,
+    }
+    return Prepared(request, payload)
+
+
+def _option_error(exc: Any, options: Mapping[str, Any]) -> OptionError:
+    """A pydantic error about the config as an OptionError naming the option and its value."""
+    problems = []
+    for item in exc.errors():
+        loc = item.get("loc") or ("?",)
+        option = _OPTION_NAMES.get(str(loc[0]), str(loc[0]))
+        value = options.get(option, item.get("input"))
+        problems.append(f"{option}={value!r}: {item.get('msg', 'invalid')}")
+    return OptionError(f"{VENDOR}: bad option value(s): {'; '.join(problems)}")
+
+
+def _check_media(request: Request, caps: ModelCapabilities, *, vertex: bool) -> None:
+    """URLs Gemini can read, and the inline-data size limit (blocks are checked by the core)."""
+    model = request.model
+    size = 0
+    for message in request.messages:
+        for block in message.blocks:
+            if isinstance(block, MediaBlock):
+                if block.url is not None:
+                    _check_url(block, model, vertex=vertex)
+                size += ((block.size + 2) // 3) * 4
+    if caps.max_request_bytes is not None and size > caps.max_request_bytes:
+        raise UnsupportedContentError(
+            VENDOR,
+            model,
+            "this request",
+            f"its inline media is ~{size} bytes base64-encoded, over the "
+            f"{caps.max_request_bytes}-byte request limit (upload large files with the Files API "
+            "and pass their URL)",
         )
 
 
@@ -173,14 +228,11 @@ def _check_url(block: MediaBlock, model: str, *, vertex: bool) -> None:
 
 
 def _stop_sequences(request: Request) -> list[str] | None:
+    """The ``stop`` option as a list (values checked by the core; Gemini takes at most 5)."""
     stop = request.options.get("stop")
     if stop is None:
         return None
     stops = [stop] if isinstance(stop, str) else list(stop)
-    if not all(isinstance(s, str) and s for s in stops):
-        raise UnsupportedFeatureError(
-            VENDOR, request.model, f"stop={stop!r}", "stop sequences must be non-empty strings"
-        )
     if len(stops) > MAX_STOP_SEQUENCES:
         raise UnsupportedFeatureError(
             VENDOR,
@@ -196,10 +248,13 @@ def _timeout_ms(request: Request) -> int | None:
     timeout = request.options.get("timeout")
     if timeout is None:
         return None
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
-        raise UnsupportedFeatureError(
-            VENDOR, request.model, f"timeout={timeout!r}", "must be a positive number of seconds"
-        )
+    if (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, (int, float))
+        or not math.isfinite(timeout)
+        or timeout <= 0
+    ):
+        raise OptionError(f"timeout must be > 0 seconds, got {timeout!r}")
     return max(1, math.ceil(timeout * 1000))
 
 
@@ -207,45 +262,36 @@ def thinking_config(request: Request, family: Family) -> dict[str, Any] | None:
     """The ``thinking_config`` asked for by ``reasoning_effort`` (None: the model's default).
 
     An effort name becomes ``thinking_level`` on Gemini 3 and a token budget
-    (:data:`THINKING_BUDGETS`) on Gemini 2.5; an int is a token budget
-    (``-1``: dynamic, ``0``: off where the model allows it); ``"none"`` turns
-    thinking off where the model allows it.
+    (:data:`THINKING_BUDGETS`) on Gemini 2.5; ``"none"`` turns thinking off
+    where the model allows it. Other budgets go through vendor fields
+    (``generationConfig.thinkingConfig.thinkingBudget``).
     """
     effort = request.options.get("reasoning_effort")
     if effort is None:
         return None
     model = request.model
-    if isinstance(effort, bool) or not isinstance(effort, (int, str)):
+    if not isinstance(effort, str):
         raise UnsupportedFeatureError(
             VENDOR,
             model,
             f"reasoning_effort={effort!r}",
-            "give an effort name or a thinking budget in tokens",
+            "give an effort name; send a token budget with "
+            "vendor={'gemini': {'generationConfig': {'thinkingConfig': {'thinkingBudget': n}}}}",
         )
     if family.thinking == "none":
-        if effort in ("none", 0):
+        if effort == "none":
             return None  # the model never thinks: honoured as asked
         raise UnsupportedFeatureError(
             VENDOR, model, "reasoning_effort", "this model has no thinking"
         )
-    off = effort in ("none", 0)
-    if off and family.thinking != "budget":
-        raise UnsupportedFeatureError(
-            VENDOR,
-            model,
-            f"reasoning_effort={effort!r}",
-            "thinking cannot be switched off on this model (use 'minimal' or 'low')",
-        )
-    if isinstance(effort, int):
-        if effort < -1:
+    if effort == "none":
+        if family.thinking != "budget":
             raise UnsupportedFeatureError(
                 VENDOR,
                 model,
-                f"reasoning_effort={effort}",
-                "a thinking budget is >= 0 tokens, or -1 for dynamic",
+                f"reasoning_effort={effort!r}",
+                "thinking cannot be switched off on this model (use 'minimal' or 'low')",
             )
-        return {"thinking_budget": effort}
-    if off:
         return {"thinking_budget": 0}
     if family.thinking == "level":
         if effort not in THINKING_LEVELS:
@@ -253,7 +299,7 @@ def thinking_config(request: Request, family: Family) -> dict[str, Any] | None:
                 VENDOR,
                 model,
                 f"reasoning_effort={effort!r}",
-                f"accepted: {', '.join(THINKING_LEVELS)} or a token budget",
+                f"accepted: {', '.join(THINKING_LEVELS)}",
             )
         return {"thinking_level": effort.upper()}
     if effort not in THINKING_BUDGETS:
@@ -261,63 +307,51 @@ def thinking_config(request: Request, family: Family) -> dict[str, Any] | None:
             VENDOR,
             model,
             f"reasoning_effort={effort!r}",
-            f"accepted: none, {', '.join(THINKING_BUDGETS)} or a token budget",
+            f"accepted: none, {', '.join(THINKING_BUDGETS)}",
         )
     return {"thinking_budget": THINKING_BUDGETS[effort]}
 
 
 # ---------------------------------------------------------------------------
-# Build
+# Tools and vendor fields
 # ---------------------------------------------------------------------------
 
 
-def build(request: Request, caps: ModelCapabilities, family: Family, *, vertex: bool) -> Prepared:
-    """The ``generate_content`` arguments for ``request`` (checked first)."""
-    from google.genai import types
-
-    check(request, caps, family, vertex=vertex)
-    options = request.options
-    config: dict[str, Any] = {
-        name: options[key] for key, name in _CONFIG_NAMES.items() if options.get(key) is not None
-    }
-    stops = _stop_sequences(request)
-    if stops is not None:
-        config["stop_sequences"] = stops
-    system = _system(request)
-    if system:
-        config["system_instruction"] = system
-    thinking = thinking_config(request, family)
-    if thinking is not None:
-        config["thinking_config"] = types.ThinkingConfig(**thinking)
-    timeout = _timeout_ms(request)
-    if timeout is not None:
-        config["http_options"] = types.HttpOptions(timeout=timeout)
+def body_fields(request: Request, vendor: Mapping[str, Any]) -> dict[str, Any]:
+    """What goes in ``http_options.extra_body``: function declarations plus vendor fields."""
+    body: dict[str, Any] = {}
     if request.tools:
-        config["tools"] = [
-            types.Tool(
-                function_declarations=[
-                    types.FunctionDeclaration(
-                        name=spec.name,
-                        description=spec.description,
-                        parameters_json_schema=spec.parameters
-                        or {"type": "object", "properties": {}},
-                    )
-                    for spec in request.tools
-                ]
-            )
-        ]
-        config["tool_config"] = types.ToolConfig(function_calling_config=function_calling(request))
-    rf = request.response_format
-    if rf is not None:
-        config["response_mime_type"] = "application/json"
-        config["response_json_schema"] = rf.schema
-    # The SDK would otherwise run Python callables itself; llmport runs the tool loop.
-    config["automatic_function_calling"] = types.AutomaticFunctionCallingConfig(disable=True)
-    return Prepared(
-        model=request.model,
-        contents=contents(request.messages, request.model),
-        config=types.GenerateContentConfig(**config),
-    )
+        body["tools"] = [{"functionDeclarations": function_declarations(request)}]
+    for key, value in vendor.items():
+        if key == "tools" and "tools" in body and isinstance(value, list):
+            body["tools"] = [*body["tools"], *value]  # e.g. googleSearch beside the functions
+        else:
+            body[key] = merge(body[key], value) if key in body else value
+    return body
+
+
+def function_declarations(request: Request) -> list[dict[str, Any]]:
+    """Each tool as a ``functionDeclaration`` (its ``vendor["gemini"]`` fields merged in)."""
+    out = []
+    for spec in request.tools:
+        declaration: dict[str, Any] = {
+            "name": spec.name,
+            "description": spec.description,
+            "parameters_json_schema": spec.parameters or {"type": "object", "properties": {}},
+        }
+        fields = spec.vendor.get(VENDOR)
+        out.append(merge(declaration, fields) if fields else declaration)
+    return out
+
+
+def merge(base: Any, fields: Any) -> Any:
+    """``fields`` over ``base``: objects merge recursively, anything else replaces."""
+    if not (isinstance(base, dict) and isinstance(fields, Mapping)):
+        return fields
+    out = dict(base)
+    for key, value in fields.items():
+        out[key] = merge(out[key], value) if key in out else value
+    return out
 
 
 def function_calling(request: Request) -> Any:

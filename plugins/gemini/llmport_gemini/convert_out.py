@@ -27,7 +27,7 @@ from llmport.types import (
     UsageEvent,
 )
 
-from .convert_in import SIGNATURE_KEY, SYNTHETIC_ID_KEY, Prepared
+from .convert_in import SIGNATURE_KEY, SYNTHETIC_ID_KEY
 
 _FILTERED = frozenset(
     {
@@ -105,10 +105,10 @@ class Turn:
     and streamed answers.
     """
 
-    __slots__ = ("calls", "finish", "id", "model", "prepared", "text_signature")
+    __slots__ = ("asked", "calls", "finish", "id", "model", "text_signature")
 
-    def __init__(self, prepared: Prepared) -> None:
-        self.prepared = prepared
+    def __init__(self, model: str) -> None:
+        self.asked = model  # the model requested: the answer's name when it gives none
         self.calls: list[ToolCall] = []
         self.text_signature: str | None = None
         self.finish: str | None = None
@@ -117,7 +117,7 @@ class Turn:
 
     def feed(self, chunk: Any) -> Iterator[TextDelta | ToolCall]:
         """Text pieces and whole function calls of one response or chunk."""
-        self.model = getattr(chunk, "model_version", None) or self.model or self.prepared.model
+        self.model = getattr(chunk, "model_version", None) or self.model or self.asked
         self.id = getattr(chunk, "response_id", None) or self.id
         candidates = getattr(chunk, "candidates", None) or []
         if not candidates:
@@ -167,9 +167,9 @@ class Turn:
         return out
 
 
-def response(answer: Any, prepared: Prepared) -> Response:
-    """A whole (non-streamed) ``GenerateContentResponse`` as a Response."""
-    turn = Turn(prepared)
+def response(answer: Any, model: str) -> Response:
+    """A whole (non-streamed) ``GenerateContentResponse`` to ``model`` as a Response."""
+    turn = Turn(model)
     texts = [item.text for item in turn.feed(answer) if isinstance(item, TextDelta)]
     return Response(
         text="".join(texts),
@@ -192,8 +192,8 @@ class StreamState:
 
     __slots__ = ("stopped", "turn")
 
-    def __init__(self, prepared: Prepared) -> None:
-        self.turn = Turn(prepared)
+    def __init__(self, model: str) -> None:
+        self.turn = Turn(model)
         self.stopped = False
 
     def feed(self, chunk: Any) -> Iterator[ProviderEvent]:

@@ -1,12 +1,19 @@
-"""google-genai exceptions -> llmport's typed errors, classified transient or permanent.
+"""google-genai's own exceptions -> llmport's typed errors: Gemini's codes only.
 
-Transient (retried by llmport): connection failures, timeouts, 408, 409,
-429 (``RESOURCE_EXHAUSTED``), 5xx (``INTERNAL``, ``UNAVAILABLE``,
-``DEADLINE_EXCEEDED``), unreadable answers (bad JSON, cut streams).
-Permanent: 400 (``INVALID_ARGUMENT``, ``FAILED_PRECONDITION``), 401, 403,
-404 and anything else. The delay Google asks for comes from the
-``google.rpc.RetryInfo`` detail (``retryDelay: "7s"``), else a
-``Retry-After`` header, and becomes ``retry_after``.
+Everything shared lives in :mod:`llmport.translate`: the status table and
+retry rule (:func:`~llmport.translate.status_error`: 408, 409, 429 and 5xx
+are transient), ``Retry-After`` and Google's ``RetryInfo`` parsing, and the
+httpx / httpx2 / aiohttp / JSON / pydantic transport mapping. What is left
+here is what only Gemini says:
+
+* an ``APIError`` carries the HTTP status, Google's status name
+  (``RESOURCE_EXHAUSTED``, kept as ``error.code``) and the ``details`` whose
+  ``RetryInfo`` gives the delay to wait;
+* a bad or expired key is **400** ``INVALID_ARGUMENT`` with an ``ErrorInfo``
+  reason ``API_KEY_INVALID`` / ``API_KEY_EXPIRED``: an
+  :class:`~llmport.errors.AuthenticationError` (code: the reason), not a
+  bad request;
+* ``UnknownApiResponseError`` is an answer the SDK could not read.
 
 The SDK is only touched through the exception passed in (its class name and
 attributes), so importing this module imports no SDK.
@@ -14,120 +21,60 @@ attributes), so importing this module imports no SDK.
 
 from __future__ import annotations
 
-import json
-import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
-from llmport.errors import (
-    LlmportError,
-    MalformedResponseError,
-    ProviderConnectionError,
-    ProviderError,
-    ProviderTimeoutError,
-    error_class_for_status,
-)
-from llmport.retry import retry_after_from_headers
+from llmport.errors import AuthenticationError, MalformedResponseError, ProviderError
+from llmport.translate import retry_after_from_details, status_error
 
 VENDOR = "gemini"
 
-_RETRY_INFO = "type.googleapis.com/google.rpc.RetryInfo"
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
+_ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
+#: ``ErrorInfo`` reasons meaning the credentials are wrong, whatever the status says.
+AUTH_REASONS = frozenset({"API_KEY_INVALID", "API_KEY_EXPIRED"})
 
 
 def translate(exc: BaseException) -> ProviderError | None:
-    """The llmport error for an SDK / transport exception, or None if ``exc`` is not one."""
-    if isinstance(exc, ProviderError):
-        return exc
+    """The llmport error for a google-genai exception, or None if ``exc`` is not one."""
+    if not (type(exc).__module__ or "").startswith("google.genai"):
+        return None
     names = {cls.__name__ for cls in type(exc).__mro__}
-    module = type(exc).__module__ or ""
-    if module.startswith("google.genai"):
-        if "APIError" in names:
-            return _api_error(exc)
-        if "UnknownApiResponseError" in names:
-            return MalformedResponseError(
-                f"{VENDOR}: the answer is not valid JSON", provider=VENDOR
-            )
-        return None
-    if module.startswith(("httpx", "httpcore")):
-        if "TimeoutException" in names or "TimeoutError" in names:
-            return ProviderTimeoutError(f"{VENDOR}: request timed out", provider=VENDOR)
-        if "RemoteProtocolError" in names:
-            # The server hung up mid-answer (a reset or a cut stream): transient.
-            return ProviderConnectionError(
-                f"{VENDOR}: connection closed before the answer was complete", provider=VENDOR
-            )
-        if "TransportError" in names or "NetworkError" in names:
-            return ProviderConnectionError(
-                f"{VENDOR}: connection failed ({type(exc).__name__})", provider=VENDOR
-            )
-        return None
-    if module.startswith("aiohttp"):  # a caller-supplied aiohttp session
-        if isinstance(exc, TimeoutError):
-            return ProviderTimeoutError(f"{VENDOR}: request timed out", provider=VENDOR)
-        return ProviderConnectionError(
-            f"{VENDOR}: connection failed ({type(exc).__name__})", provider=VENDOR
-        )
-    if isinstance(exc, json.JSONDecodeError):
-        return MalformedResponseError(
-            f"{VENDOR}: the answer is not valid JSON ({exc.msg})", provider=VENDOR
-        )
-    if "ValidationError" in names and module.startswith("pydantic"):
-        return MalformedResponseError(
-            f"{VENDOR}: the answer did not match the API schema", provider=VENDOR
-        )
+    if "APIError" in names:
+        return api_error(exc)
+    if "UnknownApiResponseError" in names:
+        return MalformedResponseError(f"{VENDOR}: the answer is not valid JSON", provider=VENDOR)
     return None
 
 
-def _api_error(exc: Any) -> ProviderError:
-    code = getattr(exc, "code", None)
-    status = code if isinstance(code, int) else None
+def api_error(exc: Any) -> ProviderError:
+    """A google-genai ``APIError`` (status, Google status name, details) as a typed error."""
+    status = getattr(exc, "code", None)
     grpc_status = getattr(exc, "status", None)
+    code = str(grpc_status) if grpc_status else None
     message = getattr(exc, "message", None) or str(exc)
+    if isinstance(status, bool) or not isinstance(status, int):
+        return ProviderError(f"{VENDOR}: {message}", provider=VENDOR, code=code)
     details = getattr(exc, "details", None)
-    if status is None:
-        cls: type[ProviderError] = ProviderError
-    else:
-        cls = error_class_for_status(status)
-    retryable = status is not None and (status in (408, 409, 429) or status >= 500)
-    label = f"{status} {grpc_status}" if grpc_status else str(status)
-    return cls(
-        f"{VENDOR} {label}: {message}",
+    cls: type[ProviderError] | None = None
+    reason = error_reason(details)
+    if reason in AUTH_REASONS:
+        cls, code = AuthenticationError, reason
+    return status_error(
+        status,
+        message,
         provider=VENDOR,
-        status=status,
-        retryable=retryable,
-        retry_after=retry_after(details, getattr(exc, "response", None)),
-        code=str(grpc_status) if grpc_status else None,
+        headers=getattr(getattr(exc, "response", None), "headers", None),
+        code=code,
+        cls=cls,
+        retry_after=retry_after_from_details(details),
     )
 
 
-def retry_after(details: Any, response: Any = None) -> float | None:
-    """Seconds to wait: a ``RetryInfo`` detail (``"retryDelay": "7s"``), else ``Retry-After``."""
+def error_reason(details: Any) -> str | None:
+    """The ``reason`` of a ``google.rpc.ErrorInfo`` detail (``API_KEY_INVALID``), if any."""
     error = details.get("error", details) if isinstance(details, dict) else None
-    for item in (error or {}).get("details", None) or []:
-        if isinstance(item, dict) and item.get("@type") == _RETRY_INFO:
-            match = _DURATION.match(str(item.get("retryDelay", "")))
-            if match:
-                return float(match.group(1))
-    return retry_after_from_headers(getattr(response, "headers", None))
-
-
-@contextmanager
-def translated(secret: str | None = None) -> Iterator[None]:
-    """Re-raise SDK and transport exceptions as llmport errors (chained).
-
-    ``secret`` (the API key in use) is masked wherever the vendor echoed it,
-    whatever its shape.
-    """
-    try:
-        yield
-    except LlmportError:
-        raise
-    except Exception as exc:
-        error = translate(exc)
-        if error is None:
-            raise
-        if secret and secret in str(error):
-            error.args = (str(error).replace(secret, "***"),)
-        raise error from exc
+    items = error.get("details") if isinstance(error, dict) else None
+    for item in items if isinstance(items, list) else ():
+        if isinstance(item, dict) and item.get("@type") == _ERROR_INFO:
+            reason = item.get("reason")
+            return str(reason) if reason else None
+    return None

@@ -1,106 +1,18 @@
 """Entry point of the Gemini plugin: registers the ``gemini`` provider.
 
 Nothing here imports ``google-genai``: the provider class (and with it the
-SDK) is imported by the factory on first use.
-
-Per-model facts live in :data:`FAMILIES`: the capabilities llmport checks
-before any request, plus what the Gemini API needs per model family (which
-thinking control it takes, whether tools and a JSON response schema can be
-combined in one request).
+SDK) is imported by the factory on first use. The capability tables live in
+:mod:`.models`, shared with the provider.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from fnmatch import fnmatchcase
-from typing import Any, Literal
+from typing import Any
 
 import llmport
 from llmport.provider import ProviderInfo
-from llmport.types import ModelCapabilities
 
-#: Gemini's limit on a whole request with inline data (20 MB); larger files go
-#: through the Files API and are passed as ``gs://`` / Files API URLs.
-MAX_REQUEST_BYTES = 20 * 1024 * 1024
-
-IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/webp", "image/heic", "image/heif"})
-AUDIO_TYPES = frozenset(
-    {"audio/wav", "audio/mpeg", "audio/aiff", "audio/aac", "audio/ogg", "audio/flac"}
-)
-VIDEO_TYPES = frozenset(
-    {
-        "video/mp4",
-        "video/mpeg",
-        "video/quicktime",
-        "video/x-msvideo",
-        "video/x-flv",
-        "video/webm",
-        "video/x-ms-wmv",
-        "video/3gpp",
-    }
-)
-#: Files sent natively as inline data (text-like files are inlined as text instead).
-FILE_TYPES = frozenset({"application/pdf"}) | VIDEO_TYPES
-
-Thinking = Literal["none", "budget", "budget_always", "level"]
-
-
-@dataclass(slots=True, frozen=True)
-class Family:
-    """What llmport knows about one family of Gemini models.
-
-    ``thinking``: ``"budget"`` takes ``thinking_budget`` and may switch thinking
-    off (2.5 Flash / Flash-Lite); ``"budget_always"`` takes a budget but cannot
-    switch thinking off (2.5 Pro); ``"level"`` takes ``thinking_level``
-    (Gemini 3); ``"none"`` has no thinking. ``tools_with_schema``: function
-    calling and a JSON response schema may be combined in one request.
-    """
-
-    caps: ModelCapabilities
-    thinking: Thinking
-    tools_with_schema: bool
-
-
-def _caps(*, audio: bool = True) -> ModelCapabilities:
-    return ModelCapabilities(
-        input_modalities=frozenset({"text", "image", "file", *(("audio",) if audio else ())}),
-        file_types=FILE_TYPES,
-        image_types=IMAGE_TYPES,
-        audio_types=AUDIO_TYPES if audio else frozenset(),
-        native_tools=True,
-        native_structured_output=True,
-        streaming=True,
-        # Gemini has no switch for one call per turn; see convert_in.check_parallel.
-        parallel_tool_calls=False,
-        tool_choice_none=True,
-        image_urls=True,  # Files API / gs:// URIs only; convert_in checks the URL
-        max_request_bytes=MAX_REQUEST_BYTES,
-    )
-
-
-_GEMINI_3 = Family(_caps(), "level", True)
-
-#: First matching pattern wins (``fnmatch``).
-FAMILIES: dict[str, Family] = {
-    "gemini-3*": _GEMINI_3,
-    "gemini-2.5-pro*": Family(_caps(), "budget_always", False),
-    "gemini-2.5-*": Family(_caps(), "budget", False),
-    "gemini-2.0-*": Family(_caps(), "none", False),
-    "gemini-1.5-*": Family(_caps(), "none", False),
-    "gemma-*": Family(_caps(audio=False), "none", False),
-}
-
-#: Unknown (newer) models are assumed to behave like the latest family.
-DEFAULT_FAMILY = _GEMINI_3
-
-
-def family_for(model: str) -> Family:
-    """The :class:`Family` of ``model`` (first matching pattern, else the latest family)."""
-    name = model.removeprefix("models/")
-    for pattern, family in FAMILIES.items():
-        if fnmatchcase(name, pattern):
-            return family
-    return DEFAULT_FAMILY
+from .models import ALIASES, DEFAULT_FAMILY, FAMILIES
 
 
 def _factory(settings: dict[str, Any], info: ProviderInfo) -> llmport.Provider:
@@ -117,10 +29,7 @@ def llmport_providers(register: Any) -> None:
             prefix="gemini",
             factory=_factory,
             description="Google Gemini API (google-genai; Vertex AI optional)",
-            aliases={
-                "gemini-flash": "gemini:gemini-2.5-flash",
-                "gemini-pro": "gemini:gemini-2.5-pro",
-            },
+            aliases=dict(ALIASES),
             models={pattern: family.caps for pattern, family in FAMILIES.items()},
             default=DEFAULT_FAMILY.caps,
         )

@@ -12,30 +12,38 @@ Settings (``Runtime(providers={"gemini": {...}})`` or ``[providers.gemini]``):
 * ``vertexai`` (default ``GOOGLE_GENAI_USE_VERTEXAI``), ``project``,
   ``location``: use Vertex AI instead of the Developer API.
 
-Clients are created on first use with the SDK's retries off
-(``HttpRetryOptions(attempts=1)``): llmport is the one retry layer. The async
-client always runs on an ``httpx2.AsyncClient`` we pass in ``http_options``
-(one per event loop), so the SDK never switches to aiohttp when aiohttp
-happens to be installed: one transport, one set of errors.
+:meth:`GeminiProvider.prepare` checks and converts a request once
+(:func:`.convert_in.prepare`); the ``send`` methods only call the SDK and
+convert the answer (:mod:`.convert_out`), inside
+:class:`llmport.translate.translating` with :func:`.errors.translate`.
+
+Clients come from a :class:`llmport.clients.ClientCache`, created on first use
+with the SDK's retries off (``HttpRetryOptions(attempts=1)``): llmport is the
+one retry layer. The async client of each event loop runs on an
+``httpx2.AsyncClient`` we pass in ``http_options``, so the SDK never switches
+to aiohttp when aiohttp happens to be installed (one transport, one set of
+errors); that client, its transport and the SDK's own sync pool are closed in
+their loop when it shuts down, or by ``close()`` / ``aclose()``.
 """
 
 from __future__ import annotations
 
-import asyncio
 import math
 import os
-import threading
-import weakref
 from collections.abc import AsyncIterator, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
+from llmport.clients import ClientCache
 from llmport.errors import ConfigError
-from llmport.provider import Provider, ProviderInfo
+from llmport.provider import Prepared, Provider, ProviderInfo
+from llmport.redaction import register_secret
+from llmport.translate import translating
 from llmport.types import ProviderEvent, Request, Response
 
 from . import convert_in, convert_out
-from .errors import translated
-from .plugin import family_for
+from .errors import translate
+from .models import Family, family_for
 
 KNOWN_SETTINGS = frozenset(
     {
@@ -52,10 +60,30 @@ KNOWN_SETTINGS = frozenset(
 _TRUE = {"1", "true", "yes", "on"}
 
 
+@dataclass(slots=True, frozen=True)
+class AsyncClient:
+    """One event loop's ``genai.Client`` and the ``httpx2.AsyncClient`` it runs on."""
+
+    client: Any
+    transport: Any
+
+
+async def _close_async(held: AsyncClient) -> None:
+    """Close one loop's client inside that loop: SDK resources, its sync pool, our transport."""
+    try:
+        await held.client.aio.aclose()
+    finally:
+        try:
+            held.client.close()  # every genai.Client also opens a sync pool
+        finally:
+            await held.transport.aclose()
+
+
 class GeminiProvider(Provider):
     """``gemini:<model>``: Gemini through ``google-genai``."""
 
     name = "gemini"
+    options = convert_in.KNOWN_OPTIONS
 
     def __init__(self, settings: Mapping[str, Any] | None = None, info: ProviderInfo | None = None):
         super().__init__(settings, info)
@@ -67,28 +95,31 @@ class GeminiProvider(Provider):
             )
         timeout = self.settings.get("timeout")
         if timeout is not None and (
-            isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0
+            isinstance(timeout, bool)
+            or not isinstance(timeout, (int, float))
+            or not math.isfinite(timeout)
+            or timeout <= 0
         ):
             raise ConfigError("gemini: timeout must be a positive number of seconds")
-        self._lock = threading.Lock()
-        self._sync: Any = None
-        # One async client per event loop: an httpx2 pool cannot outlive its loop.
-        self._async: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
-            weakref.WeakKeyDictionary()
+        setting = self.settings.get("vertexai")
+        #: Whether requests go to Vertex AI rather than the Gemini Developer API.
+        self.vertex = (
+            os.environ.get("GOOGLE_GENAI_USE_VERTEXAI", "").lower() in _TRUE
+            if setting is None
+            else bool(setting)
+        )
+        self._key = self.api_key()
+        # Masked literally in every error of this provider, whatever the key's format.
+        self._secrets = (*self.secrets(), self._key) if self._key else self.secrets()
+        self._families: dict[str, Family] = {}
+        self._clients: ClientCache[Any, AsyncClient] = ClientCache(
+            self._make_sync, self._make_async, close_async=_close_async
         )
 
     def __repr__(self) -> str:
         where = self.settings.get("base_url") or ("vertex" if self.vertex else "default")
         key = "set" if self.settings.get("api_key") else "from environment"
         return f"GeminiProvider(endpoint={where!r}, api_key=<{key}>)"
-
-    @property
-    def vertex(self) -> bool:
-        """Whether requests go to Vertex AI rather than the Gemini Developer API."""
-        setting = self.settings.get("vertexai")
-        if setting is None:
-            return os.environ.get("GOOGLE_GENAI_USE_VERTEXAI", "").lower() in _TRUE
-        return bool(setting)
 
     # -- clients --------------------------------------------------------------
 
@@ -101,12 +132,12 @@ class GeminiProvider(Provider):
             or None
         )
 
-    def client_kwargs(self, *, async_transport: Any = None) -> dict[str, Any]:
+    def client_kwargs(self) -> dict[str, Any]:
         """``genai.Client`` arguments (raises ConfigError; sends nothing)."""
         from google.genai import types
 
         s = self.settings
-        key = self.api_key()
+        key = self._key
         kwargs: dict[str, Any] = {}
         if self.vertex:
             kwargs["vertexai"] = True
@@ -123,6 +154,7 @@ class GeminiProvider(Provider):
                 )
             kwargs["vertexai"] = False
             kwargs["api_key"] = key
+        register_secret(key)  # logs mask it too
         http: dict[str, Any] = {"retry_options": types.HttpRetryOptions(attempts=1)}
         if s.get("base_url"):
             http["base_url"] = s["base_url"]
@@ -132,81 +164,80 @@ class GeminiProvider(Provider):
             http["timeout"] = max(1, math.ceil(s["timeout"] * 1000))  # the SDK wants milliseconds
         if s.get("default_headers"):
             http["headers"] = dict(s["default_headers"])
-        if async_transport is not None:
-            http["httpx_async_client"] = async_transport
         kwargs["http_options"] = types.HttpOptions(**http)
         return kwargs
 
+    def _make_sync(self) -> Any:
+        from google import genai
+
+        return genai.Client(**self.client_kwargs())
+
+    def _make_async(self) -> AsyncClient:
+        import httpx2
+        from google import genai
+
+        kwargs = self.client_kwargs()  # a ConfigError comes before any transport is opened
+        transport = httpx2.AsyncClient(timeout=None, follow_redirects=True)
+        kwargs["http_options"] = kwargs["http_options"].model_copy(
+            update={"httpx_async_client": transport}
+        )
+        return AsyncClient(genai.Client(**kwargs), transport)
+
     def client(self) -> Any:
         """The sync ``genai.Client`` (created once, on first use)."""
-        with self._lock:
-            if self._sync is None:
-                from google import genai
-
-                self._sync = genai.Client(**self.client_kwargs())
-            return self._sync
+        return self._clients.sync()
 
     def async_client(self) -> Any:
         """The ``genai.Client`` of the running event loop, on our own httpx2 transport."""
-        loop = asyncio.get_running_loop()
-        with self._lock:
-            found = self._async.get(loop)
-            if found is None:
-                import httpx2
-                from google import genai
-
-                transport = httpx2.AsyncClient(timeout=None, follow_redirects=True)
-                found = self._async[loop] = genai.Client(
-                    **self.client_kwargs(async_transport=transport)
-                )
-            return found
+        return self._clients.for_loop().client
 
     def close(self) -> None:
-        with self._lock:
-            if self._sync is not None:
-                self._sync.close()
-            self._sync = None
-            self._async.clear()  # their pools belong to event loops; closed by GC
+        """Close the sync client and ask every open event loop to close its async client."""
+        self._clients.close()
 
-    # -- checks -----------------------------------------------------------------
+    async def aclose(self) -> None:
+        """Close the running event loop's async client now."""
+        await self._clients.aclose()
 
-    def prepare(self, request: Request) -> None:
-        """Reject before any request what this model cannot take (typed input errors)."""
-        super().prepare(request)
-        convert_in.check(
-            request, self.capabilities(request.model), family_for(request.model), vertex=self.vertex
+    # -- prepare: every check and conversion, once per model request -------------
+
+    def family(self, model: str) -> Family:
+        """The model's :class:`~.models.Family` (looked up once per model)."""
+        found = self._families.get(model)
+        if found is None:
+            found = self._families[model] = family_for(model)
+        return found
+
+    def prepare(self, request: Request) -> Prepared:
+        """Check and convert ``request`` for ``generate_content`` (typed input errors, no I/O)."""
+        caps = self.check(request)
+        return convert_in.prepare(
+            request,
+            caps,
+            self.family(request.model),
+            vertex=self.vertex,
+            vendor=self.vendor_fields(request),
         )
 
-    def _prepared(self, request: Request) -> convert_in.Prepared:
-        return convert_in.build(
-            request, self.capabilities(request.model), family_for(request.model), vertex=self.vertex
-        )
+    # -- send: I/O and the answer back ------------------------------------------------
 
-    # -- calls -------------------------------------------------------------------
+    def _translating(self) -> translating:
+        return translating(self.name, translate, self._secrets)
 
-    def _call(self, request: Request) -> Response:
-        prepared = self._prepared(request)
-        with translated(self.api_key()):
-            answer = self.client().models.generate_content(
-                model=prepared.model, contents=prepared.contents, config=prepared.config
-            )
-        return convert_out.response(answer, prepared)
+    def send(self, prepared: Prepared) -> Response:
+        with self._translating():
+            answer = self.client().models.generate_content(**prepared.payload)
+        return convert_out.response(answer, prepared.request.model)
 
-    async def _async_call(self, request: Request) -> Response:
-        prepared = self._prepared(request)
-        with translated(self.api_key()):
-            answer = await self.async_client().aio.models.generate_content(
-                model=prepared.model, contents=prepared.contents, config=prepared.config
-            )
-        return convert_out.response(answer, prepared)
+    async def asend(self, prepared: Prepared) -> Response:
+        with self._translating():
+            answer = await self.async_client().aio.models.generate_content(**prepared.payload)
+        return convert_out.response(answer, prepared.request.model)
 
-    def _stream(self, request: Request) -> Iterator[ProviderEvent]:
-        prepared = self._prepared(request)
-        state = convert_out.StreamState(prepared)
-        with translated(self.api_key()):
-            chunks = self.client().models.generate_content_stream(
-                model=prepared.model, contents=prepared.contents, config=prepared.config
-            )
+    def send_stream(self, prepared: Prepared) -> Iterator[ProviderEvent]:
+        state = convert_out.StreamState(prepared.request.model)
+        with self._translating():
+            chunks = self.client().models.generate_content_stream(**prepared.payload)
             try:
                 for chunk in chunks:
                     yield from state.feed(chunk)
@@ -214,12 +245,11 @@ class GeminiProvider(Provider):
                 chunks.close()
         yield from state.end()
 
-    async def _astream(self, request: Request) -> AsyncIterator[ProviderEvent]:
-        prepared = self._prepared(request)
-        state = convert_out.StreamState(prepared)
-        with translated(self.api_key()):
+    async def asend_stream(self, prepared: Prepared) -> AsyncIterator[ProviderEvent]:
+        state = convert_out.StreamState(prepared.request.model)
+        with self._translating():
             chunks = await self.async_client().aio.models.generate_content_stream(
-                model=prepared.model, contents=prepared.contents, config=prepared.config
+                **prepared.payload
             )
             try:
                 async for chunk in chunks:

@@ -1,25 +1,32 @@
-"""Neutral :class:`~llmport.types.Request` -> ``openai`` SDK keyword arguments.
+"""Neutral :class:`~llmport.types.Request` -> the OpenAI wire body and SDK arguments.
 
-Two target shapes: Chat Completions (``chat_kwargs``) and Responses
-(``responses_kwargs``). Both take the model's capabilities and either
+Two target shapes: Chat Completions (:func:`chat_body`) and Responses
+(:func:`responses_body`). Both take the model's capabilities and either
 convert every block and option or raise a typed input error; nothing is
-dropped. The conversion rules (also in docs/providers/openai.md):
+dropped. They run once per model request (``Provider.prepare``); the
+result is split into the ``openai`` SDK's arguments by :func:`sdk_kwargs`.
+The conversion rules (also in docs/providers/openai.md):
 
 * images: a ``data:`` URL of the cached base64, or the caller's URL;
 * audio (Chat only, audio models): ``input_audio`` with format wav/mp3;
 * PDF: a ``file`` / ``input_file`` part with base64 ``file_data``;
 * other text-like files: inlined by :func:`llmport.content.inline_text_file`;
-* anything else: :class:`~llmport.errors.UnsupportedContentError`.
+* anything else: :class:`~llmport.errors.UnsupportedContentError`;
+* ``vendor={"openai": {...}}`` fields are merged into the body last
+  (:func:`merge_vendor_fields`: dicts recursively, other values replaced,
+  ``tools`` entries added beside the function tools), a tool's ``vendor``
+  fields into its entry (Chat: into its ``function`` object).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from llmport.content import inline_text_file, is_text_like
-from llmport.errors import UnsupportedContentError, UnsupportedFeatureError
+from llmport.errors import OptionError, UnsupportedContentError, UnsupportedFeatureError
+from llmport.options import STANDARD_OPTIONS
 from llmport.types import (
     Block,
     MediaBlock,
@@ -33,25 +40,42 @@ from llmport.types import (
     ToolSpec,
 )
 
-AUDIO_FORMATS = {"audio/wav": "wav", "audio/mpeg": "mp3"}
-#: Options that become SDK call arguments rather than body fields.
-CALL_OPTIONS = ("timeout", "extra_headers", "extra_query")
-#: Body fields the plugin owns; an option may not overwrite them.
-RESERVED = frozenset(
+from .models import AUDIO_FORMATS
+
+#: OpenAI request fields modelled as options, beyond the standard ones: each has
+#: the same meaning in both APIs (``verbosity`` moves to ``text.verbosity`` in
+#: Responses) and its value is checked before any request. ``extra_headers``
+#: are per-call HTTP headers (the SDK's argument), not a body field.
+OPENAI_OPTIONS = frozenset(
     {
-        "model",
-        "messages",
-        "input",
-        "instructions",
-        "tools",
-        "tool_choice",
-        "parallel_tool_calls",
-        "response_format",
-        "text",
-        "stream",
-        "stream_options",
+        "service_tier",
+        "metadata",
+        "store",
+        "prompt_cache_key",
+        "prompt_cache_retention",
+        "safety_identifier",
+        "verbosity",
+        "extra_headers",
     }
 )
+#: Every option name this plugin accepts; anything else is an ``OptionError``
+#: (fields llmport does not model go through ``vendor={"openai": {...}}``).
+KNOWN_OPTIONS = STANDARD_OPTIONS | OPENAI_OPTIONS
+#: Options that become SDK call arguments rather than body fields.
+CALL_OPTIONS = ("timeout", "extra_headers")
+#: Allowed values of the enumerated options (OpenAI's API reference).
+CHOICES: dict[str, tuple[str, ...]] = {
+    "service_tier": ("auto", "default", "flex", "scale", "priority"),
+    "prompt_cache_retention": ("in-memory", "24h"),
+    "verbosity": ("low", "medium", "high"),
+    # The core also accepts "max" (Anthropic's); OpenAI has no such effort.
+    "reasoning_effort": ("none", "minimal", "low", "medium", "high", "xhigh"),
+}
+#: Body fields ``vendor=`` may not set: llmport sends them from the call itself.
+VENDOR_RESERVED = {
+    "chat": ("model", "messages", "stream"),
+    "responses": ("model", "input", "stream"),
+}
 
 
 # ---------------------------------------------------------------------------
@@ -59,35 +83,39 @@ RESERVED = frozenset(
 # ---------------------------------------------------------------------------
 
 
-def chat_kwargs(
+def chat_body(
     request: Request,
     vendor: str,
     caps: ModelCapabilities,
     *,
-    stream: bool = False,
+    fields: Mapping[str, Any] | None = None,
+    keys: tuple[str, ...] = ("openai",),
     max_tokens_field: str = "max_completion_tokens",
-) -> dict[str, Any]:
-    """Keyword arguments for ``client.chat.completions.create``."""
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(body, call)``: the Chat Completions JSON body (without ``stream``) and SDK arguments.
+
+    ``fields`` are the request's vendor fields, merged last; ``keys`` name
+    the ``vendor`` entries of a tool that apply to this provider.
+    """
     model = request.model
-    kwargs: dict[str, Any] = {"model": model, "messages": chat_messages(request, vendor, caps)}
+    body: dict[str, Any] = {"model": model, "messages": chat_messages(request, vendor, caps)}
     if request.tools:
-        kwargs["tools"] = [chat_tool(spec, vendor, model) for spec in request.tools]
-        kwargs["tool_choice"] = chat_tool_choice(request.tool_choice)
-        kwargs["parallel_tool_calls"] = request.parallel_tool_calls
+        body["tools"] = [chat_tool(spec, vendor, model, keys) for spec in request.tools]
+        body["tool_choice"] = chat_tool_choice(request.tool_choice)
+        body["parallel_tool_calls"] = request.parallel_tool_calls
     if request.response_format is not None:
-        kwargs["response_format"] = {
+        body["response_format"] = {
             "type": "json_schema",
             "json_schema": json_schema_format(request.response_format, vendor, model),
         }
-    body, call = split_options(request.options, vendor, model, api="chat")
-    if "max_tokens" in body:
-        body[max_tokens_field] = body.pop("max_tokens")
-    kwargs.update(call)
-    _merge_body(kwargs, body)
-    if stream:
-        kwargs["stream"] = True
-        kwargs["stream_options"] = {"include_usage": True}
-    return kwargs
+    options, call = split_options(request.options, vendor, model, api="chat")
+    if "max_tokens" in options:
+        options[max_tokens_field] = options.pop("max_tokens")
+    body.update(options)
+    if fields:
+        check_body_fields(fields, vendor, api="chat")
+        merge_vendor_fields(body, fields)
+    return body, call
 
 
 def chat_messages(request: Request, vendor: str, caps: ModelCapabilities) -> list[dict[str, Any]]:
@@ -166,7 +194,10 @@ def chat_assistant(message: Message, vendor: str, model: str) -> dict[str, Any]:
     return out
 
 
-def chat_tool(spec: ToolSpec, vendor: str, model: str) -> dict[str, Any]:
+def chat_tool(
+    spec: ToolSpec, vendor: str, model: str, keys: tuple[str, ...] = ("openai",)
+) -> dict[str, Any]:
+    """A function tool entry; its ``vendor`` fields merge into ``function`` (where they live)."""
     function: dict[str, Any] = {
         "name": spec.name,
         "description": spec.description,
@@ -174,6 +205,7 @@ def chat_tool(spec: ToolSpec, vendor: str, model: str) -> dict[str, Any]:
     }
     if spec.strict:
         function["strict"] = True
+    merge_fields(function, tool_fields(spec, keys))
     return {"type": "function", "function": function}
 
 
@@ -192,38 +224,45 @@ def chat_tool_choice(choice: ToolChoice) -> Any:
 REASONING_ITEMS = "openai_reasoning_items"
 
 
-def responses_kwargs(
-    request: Request, vendor: str, caps: ModelCapabilities, *, stream: bool = False
-) -> dict[str, Any]:
-    """Keyword arguments for ``client.responses.create``."""
+def responses_body(
+    request: Request,
+    vendor: str,
+    caps: ModelCapabilities,
+    *,
+    fields: Mapping[str, Any] | None = None,
+    keys: tuple[str, ...] = ("openai", "openai-responses"),
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(body, call)``: the Responses JSON body (without ``stream``) and SDK arguments."""
     model = request.model
-    kwargs: dict[str, Any] = {"model": model, "input": responses_input(request, vendor, caps)}
+    body: dict[str, Any] = {"model": model, "input": responses_input(request, vendor, caps)}
     if request.system:
-        kwargs["instructions"] = request.system
+        body["instructions"] = request.system
     if request.tools:
-        kwargs["tools"] = [responses_tool(spec, vendor, model) for spec in request.tools]
+        body["tools"] = [responses_tool(spec, vendor, model, keys) for spec in request.tools]
         choice = request.tool_choice
-        kwargs["tool_choice"] = (
+        body["tool_choice"] = (
             {"type": "function", "name": choice["name"]} if isinstance(choice, Mapping) else choice
         )
-        kwargs["parallel_tool_calls"] = request.parallel_tool_calls
+        body["parallel_tool_calls"] = request.parallel_tool_calls
     if request.response_format is not None:
-        kwargs["text"] = {
+        body["text"] = {
             "format": {
                 "type": "json_schema",
                 **json_schema_format(request.response_format, vendor, model),
             }
         }
-    body, call = split_options(request.options, vendor, model, api="responses")
-    if "max_tokens" in body:
-        body["max_output_tokens"] = body.pop("max_tokens")
-    if "reasoning_effort" in body:
-        body["reasoning"] = {**body.get("reasoning", {}), "effort": body.pop("reasoning_effort")}
-    kwargs.update(call)
-    _merge_body(kwargs, body)
-    if stream:
-        kwargs["stream"] = True
-    return kwargs
+    options, call = split_options(request.options, vendor, model, api="responses")
+    if "max_tokens" in options:
+        options["max_output_tokens"] = options.pop("max_tokens")
+    if "reasoning_effort" in options:
+        options["reasoning"] = {"effort": options.pop("reasoning_effort")}
+    if "verbosity" in options:
+        options["text"] = {**body.get("text", {}), "verbosity": options.pop("verbosity")}
+    body.update(options)
+    if fields:
+        check_body_fields(fields, vendor, api="responses")
+        merge_vendor_fields(body, fields)
+    return body, call
 
 
 def responses_input(request: Request, vendor: str, caps: ModelCapabilities) -> list[dict[str, Any]]:
@@ -297,15 +336,20 @@ def responses_assistant(message: Message, vendor: str, model: str) -> list[dict[
     return items
 
 
-def responses_tool(spec: ToolSpec, vendor: str, model: str) -> dict[str, Any]:
+def responses_tool(
+    spec: ToolSpec, vendor: str, model: str, keys: tuple[str, ...] = ("openai", "openai-responses")
+) -> dict[str, Any]:
+    """A function tool entry (flat); its ``vendor`` fields (``defer_loading``) merge into it."""
     # The Responses API makes tools strict unless told otherwise: always say which.
-    return {
+    entry: dict[str, Any] = {
         "type": "function",
         "name": spec.name,
         "description": spec.description,
         "parameters": tool_parameters(spec, vendor, model),
         "strict": spec.strict,
     }
+    merge_fields(entry, tool_fields(spec, keys))
+    return entry
 
 
 # ---------------------------------------------------------------------------
@@ -387,29 +431,19 @@ def json_schema_format(rf: ResponseFormat, vendor: str, model: str) -> dict[str,
 def split_options(
     options: Mapping[str, Any], vendor: str, model: str, *, api: str
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(body fields, SDK call arguments). Unknown options go to the body as vendor extras."""
+    """(body fields, SDK call arguments) of the options; values checked here.
+
+    Option *names* were checked by ``Provider.check`` (only :data:`KNOWN_OPTIONS`
+    reach this point) and the standard options' values by the core.
+    """
     body: dict[str, Any] = {}
     call: dict[str, Any] = {}
     for key, value in options.items():
         if value is None:
             continue
+        check_option(key, value)
         if key in CALL_OPTIONS:
-            call[key] = value
-        elif key == "extra_body":
-            if not isinstance(value, Mapping):
-                raise TypeError("extra_body must be a mapping")
-            body.update(value)
-        elif key in RESERVED:
-            raise UnsupportedFeatureError(
-                vendor,
-                model,
-                f"option {key!r}",
-                "llmport sets this field itself; use the matching exec() parameter",
-            )
-        elif key == "n" and value != 1:
-            raise UnsupportedFeatureError(
-                vendor, model, "option n != 1", "llmport reads one choice"
-            )
+            call[key] = dict(value) if key == "extra_headers" else value
         elif api == "responses" and key in ("stop", "seed"):
             raise UnsupportedFeatureError(
                 vendor,
@@ -423,10 +457,114 @@ def split_options(
     return body, call
 
 
-def _merge_body(kwargs: dict[str, Any], body: dict[str, Any]) -> None:
-    """Body fields go through ``extra_body`` so any vendor extra reaches the wire as given."""
-    if body:
-        kwargs["extra_body"] = body
+def check_option(key: str, value: Any) -> None:
+    """Raise :class:`OptionError` for a value OpenAI does not take (the core checked the rest)."""
+    allowed = CHOICES.get(key)
+    if allowed is not None:
+        ok, want = value in allowed, f"one of {', '.join(allowed)} for OpenAI"
+    elif key == "store":
+        ok, want = isinstance(value, bool), "True or False"
+    elif key in ("prompt_cache_key", "safety_identifier"):
+        ok, want = isinstance(value, str) and bool(value), "a non-empty string"
+    elif key in ("metadata", "extra_headers"):
+        ok = isinstance(value, Mapping) and all(
+            isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+        )
+        want = "a dict of strings to strings"
+    else:
+        return
+    if not ok:
+        raise OptionError(f"{key} must be {want}, got {value!r}")
+
+
+def check_body_fields(fields: Mapping[str, Any], vendor: str, *, api: str) -> None:
+    """Refuse ``vendor=`` fields that would replace what llmport sends from the call itself."""
+    reserved = [key for key in VENDOR_RESERVED[api] if key in fields]
+    if reserved:
+        raise OptionError(
+            f"vendor={{{vendor!r}: ...}} may not set {', '.join(map(repr, reserved))}: llmport "
+            "sends it from the call (model=, the content, stream())"
+        )
+    tools = fields.get("tools")
+    if tools is not None and not (
+        isinstance(tools, list) and all(isinstance(t, Mapping) for t in tools)
+    ):
+        raise OptionError(f"vendor={{{vendor!r}: {{'tools': ...}}}} must be a list of tool objects")
+
+
+def merge_vendor_fields(body: dict[str, Any], fields: Mapping[str, Any]) -> None:
+    """Merge ``vendor=`` fields into ``body``; ``tools`` entries go beside the function tools.
+
+    A native tool such as ``{"type": "tool_search"}`` is sent first, then the
+    function tools (whose own fields come from each tool's ``vendor=``).
+    """
+    if "tools" in fields and body.get("tools"):
+        fields = {**fields, "tools": [*fields["tools"], *body.pop("tools")]}
+    merge_fields(body, fields)
+
+
+def merge_fields(target: dict[str, Any], fields: Mapping[str, Any]) -> dict[str, Any]:
+    """Merge JSON ``fields`` into ``target`` in place: dicts recursively, anything else replaced.
+
+    Values are copied, so the caller's ``vendor`` dicts are never shared with the body.
+    """
+    for key, value in fields.items():
+        current = target.get(key)
+        if isinstance(value, Mapping) and isinstance(current, dict):
+            target[key] = merge_fields(dict(current), value)
+        else:
+            target[key] = _copy(value)
+    return target
+
+
+def _copy(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_copy(v) for v in value]
+    return value
+
+
+def vendor_fields(vendor: Mapping[str, Mapping[str, Any]], keys: Iterable[str]) -> dict[str, Any]:
+    """The fields of ``vendor`` under each of ``keys``, merged in that order."""
+    out: dict[str, Any] = {}
+    for key in keys:
+        fields = vendor.get(key)
+        if fields:
+            merge_fields(out, fields)
+    return out
+
+
+def tool_fields(spec: ToolSpec, keys: tuple[str, ...]) -> dict[str, Any]:
+    """A tool's own ``vendor`` fields for this provider (empty when it has none)."""
+    return vendor_fields(spec.vendor, keys) if spec.vendor else {}
+
+
+def sdk_kwargs(
+    body: Mapping[str, Any],
+    call: Mapping[str, Any],
+    *,
+    conversation: str,
+    stream: bool = False,
+    stream_options: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The SDK arguments that put exactly ``body`` on the wire.
+
+    ``model`` and the conversation (``messages`` / ``input``) are the SDK's
+    own arguments; every other field travels in ``extra_body``, which the SDK
+    merges into the JSON as given (so vendor fields and fields newer than the
+    SDK reach the wire unchanged). ``stream`` is an argument too: it decides
+    what the SDK returns.
+    """
+    rest = {k: v for k, v in body.items() if k not in ("model", conversation)}
+    if stream and stream_options is not None:
+        rest["stream_options"] = merge_fields(dict(stream_options), rest.get("stream_options", {}))
+    kwargs: dict[str, Any] = {"model": body["model"], conversation: body[conversation], **call}
+    if rest:
+        kwargs["extra_body"] = rest
+    if stream:
+        kwargs["stream"] = True
+    return kwargs
 
 
 # ---------------------------------------------------------------------------
@@ -628,3 +766,11 @@ def has_optional(schema: Any, _depth: int = 0) -> bool:
         if key in schema:
             children.append(schema[key])
     return any(has_optional(child, _depth + 1) for child in children)
+
+
+def restore_schema(request: Request) -> dict[str, Any] | None:
+    """The caller's schema when replies need strict mode's added nulls removed, else None."""
+    rf = request.response_format
+    if rf is None or not rf.strict or not has_optional(rf.schema):
+        return None
+    return rf.schema

@@ -17,11 +17,10 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from llmport.errors import MalformedResponseError, ProviderError
+from llmport.errors import MalformedResponseError
 from llmport.provider import parse_arguments
 from llmport.types import (
     ProviderEvent,
-    Request,
     Response,
     StopEvent,
     StopReason,
@@ -32,7 +31,8 @@ from llmport.types import (
     UsageEvent,
 )
 
-from .convert_in import REASONING_ITEMS, drop_added_nulls, has_optional
+from .convert_in import REASONING_ITEMS, drop_added_nulls
+from .errors import stream_error
 
 CHAT_STOP: dict[str, StopReason] = {
     "stop": "end_turn",
@@ -52,16 +52,20 @@ def _get(obj: Any, name: str, default: Any = None) -> Any:
     return default if value is None else value
 
 
-def restore_optional(request: Request, text: str) -> str:
+#: The caller's schema when strict mode's added nulls must be removed from replies
+#: (``convert_in.restore_schema``, computed once in ``prepare``), else None.
+Restore = dict[str, Any] | None
+
+
+def restore_optional(restore: Restore, text: str) -> str:
     """Undo strict mode's ``null`` for optional properties (see convert_in)."""
-    rf = request.response_format
-    if rf is None or not rf.strict or not text or not has_optional(rf.schema):
+    if restore is None or not text:
         return text
     try:
         value = json.loads(text)
     except ValueError:
         return text  # the core's validation reports it
-    return json.dumps(drop_added_nulls(rf.schema, value), ensure_ascii=False)
+    return json.dumps(drop_added_nulls(restore, value), ensure_ascii=False)
 
 
 # ---------------------------------------------------------------------------
@@ -83,7 +87,7 @@ def chat_usage(usage: Any) -> Usage:
     )
 
 
-def chat_response(completion: Any, request: Request) -> Response:
+def chat_response(completion: Any, restore: Restore = None) -> Response:
     """A ``ChatCompletion`` as a Response (the first choice)."""
     choices = _get(completion, "choices", [])
     if not choices:
@@ -107,7 +111,7 @@ def chat_response(completion: Any, request: Request) -> Response:
         if _get(tc, "type", "function") == "function"
     ]
     if stop != "refusal":
-        text = restore_optional(request, text)
+        text = restore_optional(restore, text)
     return Response(
         text=text,
         tool_calls=calls,
@@ -127,10 +131,9 @@ class ChatStream:
     (a streamed ``null`` cannot be taken back).
     """
 
-    def __init__(self, request: Request) -> None:
-        self.request = request
-        rf = request.response_format
-        self.hold_text = rf is not None and rf.strict and has_optional(rf.schema)
+    def __init__(self, restore: Restore = None) -> None:
+        self.restore = restore
+        self.hold_text = restore is not None
         self.held: list[str] = []
         self.refusal: list[str] = []
         self.sent_text = False
@@ -176,7 +179,7 @@ class ChatStream:
             return
         stop = CHAT_STOP.get(self.finish, "other")
         if self.held:
-            yield TextDelta(restore_optional(self.request, "".join(self.held)))
+            yield TextDelta(restore_optional(self.restore, "".join(self.held)))
         elif self.refusal and not self.sent_text:
             stop = "refusal"
             yield TextDelta("".join(self.refusal))
@@ -214,16 +217,13 @@ def responses_stop(response: Any, has_calls: bool) -> tuple[StopReason, str | No
         return INCOMPLETE_STOP.get(reason or "", "other"), reason
     if status == "failed":
         error = _get(response, "error")
-        raise ProviderError(
-            f"response failed: {_get(error, 'message', 'unknown error')}",
-            provider="openai-responses",
-            code=_get(error, "code"),
-            retryable=True,
-        )
+        code = _get(error, "code")
+        message = f"response failed: {_get(error, 'message', 'unknown error')}"
+        raise stream_error(message, code, code, provider="openai-responses")
     return ("tool_use" if has_calls else "end_turn"), status
 
 
-def responses_response(response: Any, request: Request) -> Response:
+def responses_response(response: Any, restore: Restore = None) -> Response:
     """A Responses API ``Response`` object as a neutral Response."""
     texts: list[str] = []
     refusals: list[str] = []
@@ -255,7 +255,7 @@ def responses_response(response: Any, request: Request) -> Response:
     if refusals and not text:
         text, stop = "".join(refusals), "refusal"
     elif text:
-        text = restore_optional(request, text)
+        text = restore_optional(restore, text)
     return Response(
         text=text,
         tool_calls=calls,
@@ -271,10 +271,9 @@ def responses_response(response: Any, request: Request) -> Response:
 class ResponsesStream:
     """Turns Responses streaming events into provider events."""
 
-    def __init__(self, request: Request) -> None:
-        self.request = request
-        rf = request.response_format
-        self.hold_text = rf is not None and rf.strict and has_optional(rf.schema)
+    def __init__(self, restore: Restore = None) -> None:
+        self.restore = restore
+        self.hold_text = restore is not None
         self.held: list[str] = []
         self.refusal: list[str] = []
         self.calls = 0
@@ -307,19 +306,15 @@ class ResponsesStream:
         elif kind in ("response.completed", "response.incomplete", "response.failed"):
             self.done = event.response
         elif kind == "error":
-            raise ProviderError(
-                f"stream error: {_get(event, 'message', 'unknown')}",
-                provider="openai-responses",
-                code=_get(event, "code"),
-                retryable=True,
-            )
+            code = _get(event, "code")
+            raise stream_error(_get(event, "message"), code, code, provider="openai-responses")
 
     def end(self) -> Iterator[ProviderEvent]:
         if self.done is None:
             return
         stop, raw = responses_stop(self.done, self.calls > 0)
         if self.held:
-            yield TextDelta(restore_optional(self.request, "".join(self.held)))
+            yield TextDelta(restore_optional(self.restore, "".join(self.held)))
         elif self.refusal:
             stop = "refusal"
             yield TextDelta("".join(self.refusal))

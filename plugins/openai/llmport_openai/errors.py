@@ -1,129 +1,89 @@
-"""``openai`` SDK exceptions -> llmport's typed errors.
+"""``openai`` SDK exceptions -> llmport's typed errors: only OpenAI's own codes.
 
-Classification (SPEC §6): 408, 409, 429 and 5xx are transient, every other
-status is permanent, except that a 429 whose code is ``insufficient_quota``
-is permanent (waiting does not add credit) and an explicit
-``x-should-retry`` header from the server wins. The delay the server asked
-for is read from ``retry-after-ms`` first, then ``retry-after`` (seconds or
-an HTTP date). Messages never carry an API key: OpenAI echoes a masked key
-in 401 messages, and even that is redacted.
+The status table, the retry rule (408/409/429/5xx transient, an explicit
+``x-should-retry`` wins), the ``retry-after-ms`` / ``retry-after`` parsing,
+transport failures and redaction are the core's
+(:mod:`llmport.translate`). What is OpenAI's:
+
+* a 429 whose code is ``insufficient_quota`` is permanent (waiting does not
+  add credit);
+* an error reported inside an answer (a Chat stream's ``error`` chunk, a
+  Responses ``error`` event or ``failed`` response: no HTTP status) is
+  transient when its type or code says the server failed, timed out or was
+  rate limited (:data:`TRANSIENT_STREAM_ERRORS`), permanent otherwise
+  (``invalid_prompt``, ...).
+
+The SDK is never imported here: an exception can only be the SDK's if the
+SDK is already loaded.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from typing import Any
+import sys
 
 from llmport.errors import (
-    LlmportError,
     MalformedResponseError,
     ProviderConnectionError,
     ProviderError,
     ProviderTimeoutError,
-    error_class_for_status,
-    redact,
+    RateLimitError,
 )
-from llmport.retry import retry_after_from_headers
+from llmport.translate import status_error
+
+#: Stream error types/codes that mean "try again" (the server's fault, or load).
+TRANSIENT_STREAM_ERRORS = frozenset(
+    {
+        "server_error",
+        "rate_limit_exceeded",
+        "overloaded_error",
+        "service_unavailable",
+        "vector_store_timeout",
+    }
+)
 
 
-def retry_after(headers: Mapping[str, str] | None) -> float | None:
-    """Seconds the server asked us to wait, or None (the core's rule)."""
-    return retry_after_from_headers(headers)
-
-
-def from_status(
-    status: int,
-    message: str,
-    *,
-    provider: str,
-    headers: Mapping[str, str] | None = None,
-    code: str | None = None,
-) -> ProviderError:
-    """The typed error for an HTTP error status."""
-    cls = error_class_for_status(status)
-    retryable: bool | None = None
-    if status == 409:
-        retryable = True
-    if status == 429 and code == "insufficient_quota":
-        retryable = False
-    should = (headers or {}).get("x-should-retry")
-    if should in ("true", "false"):
-        retryable = should == "true"
-    text = f"{status} {redact(message)}"
-    if code:
-        text += f" (code={code})"
-    return cls(
-        text,
-        provider=provider,
-        status=status,
-        retryable=retryable,
-        retry_after=retry_after(headers),
-        code=code,
-    )
-
-
-def translate(exc: BaseException, provider: str) -> BaseException:
-    """The llmport error for ``exc`` (``exc`` itself when it is not the vendor's)."""
-    if isinstance(exc, LlmportError):
-        return exc
-    import openai
-
+def translate(exc: BaseException, provider: str = "openai") -> ProviderError | None:
+    """The llmport error for an ``openai`` SDK exception, else None (see the module doc)."""
+    openai = sys.modules.get("openai")
+    if openai is None or not isinstance(exc, openai.OpenAIError):
+        return None
     if isinstance(exc, openai.APIStatusError):
         body = exc.body if isinstance(exc.body, dict) else {}
-        message = str(body.get("message") or exc.message or exc.__class__.__name__)
-        return from_status(
-            exc.status_code, message, provider=provider, headers=exc.response.headers, code=exc.code
+        message = str(body.get("message") or exc.message or type(exc).__name__)
+        quota = exc.status_code == 429 and exc.code == "insufficient_quota"
+        return status_error(
+            exc.status_code,
+            message,
+            provider=provider,
+            headers=exc.response.headers,
+            code=exc.code,
+            retryable=False if quota else None,
         )
     if isinstance(exc, openai.APITimeoutError):
-        return ProviderTimeoutError(f"request timed out ({provider})", provider=provider)
+        return ProviderTimeoutError(f"{provider}: request timed out", provider=provider)
     if isinstance(exc, openai.APIConnectionError):
         cause = exc.__cause__ or exc.__context__
-        detail = f": {type(cause).__name__}: {redact(str(cause))}" if cause else ""
-        return ProviderConnectionError(f"connection failed{detail}", provider=provider)
-    if isinstance(exc, openai.APIResponseValidationError | json.JSONDecodeError):
+        kind = f" ({type(cause).__name__})" if cause is not None else ""
+        return ProviderConnectionError(f"{provider}: connection failed{kind}", provider=provider)
+    if isinstance(exc, openai.APIResponseValidationError):
         return MalformedResponseError(
-            f"unreadable response: {redact(str(exc))[:200]}", provider=provider
+            f"{provider}: the answer did not match the API schema", provider=provider
         )
-    if isinstance(exc, openai.APIError):  # e.g. an error event inside a stream
-        return ProviderError(
-            redact(exc.message),
-            provider=provider,
-            code=exc.code,
-            retryable=_stream_error_retryable(exc),
-        )
-    return _transport(exc, provider) or exc
-
-
-def _stream_error_retryable(exc: Any) -> bool:
-    body = exc.body if isinstance(exc.body, dict) else {}
-    kind = str(body.get("type") or exc.code or "")
-    return kind in ("server_error", "rate_limit_exceeded", "overloaded_error")
-
-
-def _transport(exc: BaseException, provider: str) -> ProviderError | None:
-    """httpx2 errors raised while a stream is being read (the SDK does not wrap those)."""
-    import httpx2
-
-    if isinstance(exc, httpx2.TimeoutException):
-        return ProviderTimeoutError(
-            f"timed out reading the response ({provider})", provider=provider
-        )
-    if isinstance(exc, httpx2.TransportError):
-        return ProviderConnectionError(
-            f"connection failed mid-response: {type(exc).__name__}: {exc}", provider=provider
-        )
+    if isinstance(exc, openai.APIError):  # an error event inside a stream
+        return stream_error(exc.message, exc.code, exc.type, provider=provider)
     return None
 
 
-@contextmanager
-def translated(provider: str) -> Iterator[None]:
-    """Re-raise vendor and transport errors as llmport errors."""
-    try:
-        yield
-    except Exception as exc:
-        mapped = translate(exc, provider)
-        if mapped is exc:
-            raise
-        raise mapped from exc
+def stream_error(
+    message: str | None, code: str | None, kind: str | None, *, provider: str
+) -> ProviderError:
+    """An error reported inside a stream (Chat ``error`` chunk, Responses ``error`` event)."""
+    transient = bool({code, kind} & TRANSIENT_STREAM_ERRORS)
+    cls = RateLimitError if "rate_limit_exceeded" in (code, kind) else ProviderError
+    label = f" {code}" if code else ""
+    return cls(
+        f"{provider}{label}: {message or 'error during streaming'}",
+        provider=provider,
+        code=code,
+        retryable=transient,
+    )

@@ -15,26 +15,32 @@ Settings (``Runtime(providers={"openai": {...}})``, ``[providers.openai]`` in
   Completions: ``"max_completion_tokens"`` (default, what OpenAI wants) or
   ``"max_tokens"`` for older OpenAI-compatible servers.
 
-Clients are created on first use with ``max_retries=0``: llmport is the
+:meth:`prepare` checks and converts a request once (:mod:`.convert_in`);
+the ``send`` methods only call the SDK and convert the answer back
+(:mod:`.convert_out`), so a retry resends the same :class:`OpenAIPrepared`.
+Clients come from a :class:`~llmport.clients.ClientCache` (one async client
+per event loop), created on first use with ``max_retries=0``: llmport is the
 one retry layer. The ``openai`` SDK is imported then, never before. Keys
-never appear in ``repr()`` or in error messages.
+never appear in ``repr()``, error messages or tracebacks.
 """
 
 from __future__ import annotations
 
-import asyncio
+import functools
 import os
-import threading
-import weakref
 from collections.abc import AsyncIterator, Iterator, Mapping
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
+from llmport.clients import ClientCache
 from llmport.errors import ConfigError
-from llmport.provider import Provider, ProviderInfo
+from llmport.provider import Prepared, Provider, ProviderInfo
+from llmport.redaction import register_secret
+from llmport.translate import translating
 from llmport.types import ModelCapabilities, ProviderEvent, Request, Response
 
 from . import convert_in, convert_out
-from .errors import translated
+from .errors import translate
 
 KNOWN_SETTINGS = frozenset(
     {
@@ -57,10 +63,34 @@ _PLACEHOLDER_KEY = (
 )
 
 
+@dataclass(slots=True)
+class OpenAIPrepared(Prepared):
+    """A request converted once: ``payload`` (the SDK arguments), and the same streamed.
+
+    ``restore`` is the caller's schema when strict mode's added nulls must be
+    removed from the reply (:func:`convert_in.restore_schema`).
+    """
+
+    stream_payload: dict[str, Any] = field(default_factory=dict)
+    restore: dict[str, Any] | None = None
+
+
+class _EventConverter(Protocol):
+    def feed(self, item: Any) -> Iterator[ProviderEvent]: ...
+    def end(self) -> Iterator[ProviderEvent]: ...
+
+
 class _OpenAIProvider(Provider):
-    """Client management and settings shared by both APIs."""
+    """Settings, clients and the four ``send`` methods, shared by both APIs."""
 
     name = "openai"
+    options = convert_in.KNOWN_OPTIONS
+    #: ``vendor={...}`` keys whose fields apply to this provider, merged in this order.
+    vendor_keys: tuple[str, ...] = ("openai",)
+    #: The body field holding the conversation.
+    conversation = "messages"
+    #: ``stream_options`` a streamed request carries (vendor fields merge over them).
+    stream_options: dict[str, Any] | None = None
 
     def __init__(
         self, settings: Mapping[str, Any] | None = None, info: ProviderInfo | None = None
@@ -72,35 +102,24 @@ class _OpenAIProvider(Provider):
                 f"unknown {self.name} setting(s): {', '.join(sorted(unknown))} "
                 f"(known: {', '.join(sorted(KNOWN_SETTINGS))})"
             )
-        field = self.settings.get("max_tokens_field", "max_completion_tokens")
-        if field not in ("max_completion_tokens", "max_tokens"):
+        max_field = self.settings.get("max_tokens_field", "max_completion_tokens")
+        if max_field not in ("max_completion_tokens", "max_tokens"):
             raise ConfigError("max_tokens_field must be 'max_completion_tokens' or 'max_tokens'")
-        self.max_tokens_field: str = field
-        self._lock = threading.Lock()
-        self._client: Any = None
-        # One async client per event loop: an httpx2 pool cannot outlive its loop.
-        # Each comes with a keeper task that closes it inside that loop when the
-        # loop shuts down (asyncio.run cancels leftover tasks); otherwise the SDK
-        # would try to close it later from whichever loop is running then.
-        self._async_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
-            weakref.WeakKeyDictionary()
+        self.max_tokens_field: str = max_field
+        self._secrets: tuple[str, ...] = self.secrets()
+        self._translate = functools.partial(translate, provider=self.name)
+        self.clients: ClientCache[Any, Any] = ClientCache(
+            functools.partial(self._make_client, False), functools.partial(self._make_client, True)
         )
-        self._keepers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Task[None]] = (
-            weakref.WeakKeyDictionary()
-        )
-        self._caps: dict[str, ModelCapabilities] = {}
 
     def __repr__(self) -> str:
         where = self.settings.get("azure_endpoint") or self.settings.get("base_url") or "default"
         key = "set" if self.settings.get("api_key") else "from environment"
         return f"{type(self).__name__}(endpoint={where!r}, api_key=<{key}>)"
 
-    def capabilities(self, model: str) -> ModelCapabilities:
-        # Pattern matching is cheap but runs several times per request: remember it.
-        caps = self._caps.get(model)
-        if caps is None:
-            caps = self._caps[model] = super().capabilities(model)
-        return caps
+    def vendor_fields(self, request: Request) -> dict[str, Any]:
+        """``exec(vendor=...)`` fields for this provider: each of :attr:`vendor_keys`, merged."""
+        return convert_in.vendor_fields(request.vendor, self.vendor_keys)
 
     # -- clients -------------------------------------------------------------------
 
@@ -150,100 +169,99 @@ class _OpenAIProvider(Provider):
         options["api_key"] = key
         return options
 
-    def client(self) -> Any:
-        """The sync SDK client (created once)."""
-        with self._lock:
-            if self._client is None:
-                import openai
+    def _make_client(self, is_async: bool) -> Any:
+        import openai
 
-                cls = openai.AzureOpenAI if self.is_azure else openai.OpenAI
-                self._client = cls(**self.client_options())
-            return self._client
+        options = self.client_options()
+        key = options.get("api_key")
+        if key and key != _PLACEHOLDER_KEY and key not in self._secrets:
+            # Masked literally in this provider's errors, and in every log record.
+            register_secret(key)
+            self._secrets = (*self._secrets, key)
+        if self.is_azure:
+            return (openai.AsyncAzureOpenAI if is_async else openai.AzureOpenAI)(**options)
+        return (openai.AsyncOpenAI if is_async else openai.OpenAI)(**options)
 
-    def async_client(self) -> Any:
-        """The async SDK client of the running event loop."""
-        loop = asyncio.get_running_loop()
-        with self._lock:
-            found = self._async_clients.get(loop)
-            if found is None:
-                import openai
-
-                cls = openai.AsyncAzureOpenAI if self.is_azure else openai.AsyncOpenAI
-                found = self._async_clients[loop] = cls(**self.client_options())
-                self._keepers[loop] = loop.create_task(_close_on_shutdown(found))
-            return found
+    def _translating(self) -> translating:
+        return translating(self.name, self._translate, self._secrets)
 
     def close(self) -> None:
-        with self._lock:
-            if self._client is not None:
-                self._client.close()
-            self._client = None
-            for loop, keeper in list(self._keepers.items()):
-                if not loop.is_closed():
-                    loop.call_soon_threadsafe(keeper.cancel)  # closes that loop's client
-            self._keepers.clear()
-            self._async_clients.clear()
+        self.clients.close()
 
+    async def aclose(self) -> None:
+        await self.clients.aclose()
 
-async def _close_on_shutdown(client: Any) -> None:
-    """Wait until cancelled (loop shutdown or ``close()``), then close ``client`` in this loop."""
-    try:
-        await asyncio.Event().wait()
-    finally:
-        await client.close()
+    # -- prepare (once per model request) -----------------------------------------------
 
-
-class OpenAIChatProvider(_OpenAIProvider):
-    """``openai:MODEL`` — the Chat Completions API."""
-
-    name = "openai"
-
-    def kwargs(self, request: Request, *, stream: bool) -> dict[str, Any]:
-        """The SDK arguments for ``request`` (raises input errors; sends nothing)."""
-        return convert_in.chat_kwargs(
+    def prepare(self, request: Request) -> OpenAIPrepared:
+        """Check and convert ``request`` once; raise typed input errors, send nothing."""
+        caps = self.check(request)
+        body, call = self.body(request, caps)
+        return OpenAIPrepared(
             request,
-            self.name,
-            self.capabilities(request.model),
-            stream=stream,
-            max_tokens_field=self.max_tokens_field,
+            convert_in.sdk_kwargs(body, call, conversation=self.conversation),
+            convert_in.sdk_kwargs(
+                body,
+                call,
+                conversation=self.conversation,
+                stream=True,
+                stream_options=self.stream_options,
+            ),
+            convert_in.restore_schema(request),
         )
 
-    def prepare(self, request: Request) -> None:
-        super().prepare(request)
-        self.kwargs(request, stream=request.stream)  # every conversion error, before the network
+    def body(
+        self, request: Request, caps: ModelCapabilities
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """``(JSON body, SDK call arguments)`` for ``request`` (the API's converter)."""
+        raise NotImplementedError
 
-    def _call(self, request: Request) -> Response:
-        kwargs = self.kwargs(request, stream=False)
-        with translated(self.name):
-            completion = self.client().chat.completions.create(**kwargs)
-        return convert_out.chat_response(completion, request)
+    # -- I/O ---------------------------------------------------------------------
 
-    async def _async_call(self, request: Request) -> Response:
-        kwargs = self.kwargs(request, stream=False)
-        with translated(self.name):
-            completion = await self.async_client().chat.completions.create(**kwargs)
-        return convert_out.chat_response(completion, request)
+    def endpoint(self, client: Any) -> Any:
+        """The SDK resource whose ``create`` sends a request."""
+        raise NotImplementedError
 
-    def _stream(self, request: Request) -> Iterator[ProviderEvent]:
-        kwargs = self.kwargs(request, stream=True)
-        converter = convert_out.ChatStream(request)
-        with translated(self.name):
-            stream = self.client().chat.completions.create(**kwargs)
+    def response(self, answer: Any, prepared: OpenAIPrepared) -> Response:
+        raise NotImplementedError
+
+    def converter(self, prepared: OpenAIPrepared) -> _EventConverter:
+        raise NotImplementedError
+
+    def send(self, prepared: Prepared) -> Response:
+        p = _own(prepared)
+        client = self.clients.sync()
+        with self._translating():
+            return self.response(self.endpoint(client).create(**p.payload), p)
+
+    async def asend(self, prepared: Prepared) -> Response:
+        p = _own(prepared)
+        client = self.clients.for_loop()
+        with self._translating():
+            return self.response(await self.endpoint(client).create(**p.payload), p)
+
+    def send_stream(self, prepared: Prepared) -> Iterator[ProviderEvent]:
+        p = _own(prepared)
+        client = self.clients.sync()
+        converter = self.converter(p)
+        with self._translating():
+            stream = self.endpoint(client).create(**p.stream_payload)
             try:
-                for chunk in stream:
-                    yield from converter.feed(chunk)
+                for item in stream:
+                    yield from converter.feed(item)
             finally:
                 stream.close()
             yield from converter.end()
 
-    async def _astream(self, request: Request) -> AsyncIterator[ProviderEvent]:
-        kwargs = self.kwargs(request, stream=True)
-        converter = convert_out.ChatStream(request)
-        with translated(self.name):
-            stream = await self.async_client().chat.completions.create(**kwargs)
+    async def asend_stream(self, prepared: Prepared) -> AsyncIterator[ProviderEvent]:
+        p = _own(prepared)
+        client = self.clients.for_loop()
+        converter = self.converter(p)
+        with self._translating():
+            stream = await self.endpoint(client).create(**p.stream_payload)
             try:
-                async for chunk in stream:
-                    for event in converter.feed(chunk):
+                async for item in stream:
+                    for event in converter.feed(item):
                         yield event
             finally:
                 await stream.close()
@@ -251,55 +269,65 @@ class OpenAIChatProvider(_OpenAIProvider):
                 yield event
 
 
-class OpenAIResponsesProvider(_OpenAIProvider):
-    """``openai-responses:MODEL`` — the Responses API."""
+def _own(prepared: Prepared) -> OpenAIPrepared:
+    if not isinstance(prepared, OpenAIPrepared):
+        raise TypeError(f"expected what an OpenAI provider's prepare() returned, got {prepared!r}")
+    return prepared
 
-    name = "openai-responses"
 
-    def kwargs(self, request: Request, *, stream: bool) -> dict[str, Any]:
-        """The SDK arguments for ``request`` (raises input errors; sends nothing)."""
-        return convert_in.responses_kwargs(
-            request, self.name, self.capabilities(request.model), stream=stream
+class OpenAIChatProvider(_OpenAIProvider):
+    """``openai:MODEL`` — the Chat Completions API."""
+
+    name = "openai"
+    vendor_keys = ("openai",)
+    conversation = "messages"
+    stream_options = {"include_usage": True}  # usage arrives in the last chunk
+
+    def body(
+        self, request: Request, caps: ModelCapabilities
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        return convert_in.chat_body(
+            request,
+            self.name,
+            caps,
+            fields=self.vendor_fields(request),
+            keys=self.vendor_keys,
+            max_tokens_field=self.max_tokens_field,
         )
 
-    def prepare(self, request: Request) -> None:
-        super().prepare(request)
-        self.kwargs(request, stream=request.stream)
+    def endpoint(self, client: Any) -> Any:
+        return client.chat.completions
 
-    def _call(self, request: Request) -> Response:
-        kwargs = self.kwargs(request, stream=False)
-        with translated(self.name):
-            response = self.client().responses.create(**kwargs)
-        return convert_out.responses_response(response, request)
+    def response(self, answer: Any, prepared: OpenAIPrepared) -> Response:
+        return convert_out.chat_response(answer, prepared.restore)
 
-    async def _async_call(self, request: Request) -> Response:
-        kwargs = self.kwargs(request, stream=False)
-        with translated(self.name):
-            response = await self.async_client().responses.create(**kwargs)
-        return convert_out.responses_response(response, request)
+    def converter(self, prepared: OpenAIPrepared) -> _EventConverter:
+        return convert_out.ChatStream(prepared.restore)
 
-    def _stream(self, request: Request) -> Iterator[ProviderEvent]:
-        kwargs = self.kwargs(request, stream=True)
-        converter = convert_out.ResponsesStream(request)
-        with translated(self.name):
-            stream = self.client().responses.create(**kwargs)
-            try:
-                for event in stream:
-                    yield from converter.feed(event)
-            finally:
-                stream.close()
-            yield from converter.end()
 
-    async def _astream(self, request: Request) -> AsyncIterator[ProviderEvent]:
-        kwargs = self.kwargs(request, stream=True)
-        converter = convert_out.ResponsesStream(request)
-        with translated(self.name):
-            stream = await self.async_client().responses.create(**kwargs)
-            try:
-                async for event in stream:
-                    for item in converter.feed(event):
-                        yield item
-            finally:
-                await stream.close()
-            for item in converter.end():
-                yield item
+class OpenAIResponsesProvider(_OpenAIProvider):
+    """``openai-responses:MODEL`` — the Responses API.
+
+    Takes ``vendor={"openai": {...}}`` fields too (fields both APIs share,
+    such as ``user``), then ``vendor={"openai-responses": {...}}`` over them.
+    """
+
+    name = "openai-responses"
+    vendor_keys = ("openai", "openai-responses")
+    conversation = "input"
+
+    def body(
+        self, request: Request, caps: ModelCapabilities
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        return convert_in.responses_body(
+            request, self.name, caps, fields=self.vendor_fields(request), keys=self.vendor_keys
+        )
+
+    def endpoint(self, client: Any) -> Any:
+        return client.responses
+
+    def response(self, answer: Any, prepared: OpenAIPrepared) -> Response:
+        return convert_out.responses_response(answer, prepared.restore)
+
+    def converter(self, prepared: OpenAIPrepared) -> _EventConverter:
+        return convert_out.ResponsesStream(prepared.restore)

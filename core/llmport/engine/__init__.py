@@ -1,0 +1,18 @@
+"""The engine behind :class:`~llmport.Runtime`, one room per part.
+
+* :mod:`.plan`: everything decided before the first request (input
+  checks, routing to a provider, messages, tools); raises input errors and
+  sends nothing.
+* :mod:`.steps`: the run as **one** generator of effects: the tool loop,
+  structured output, decisions, retries with their backoff sleeps,
+  approvals, policy verdicts, guardrails, observers and DAG recording.
+  Sync and async share it by construction.
+* :mod:`.drive`: two small drivers that perform the effects' I/O, one sync
+  and one async, and nothing else.
+* :mod:`.hooks`: the policy and observe hooks of one run, called the way
+  pluggy calls them.
+* :mod:`.result`: :class:`RunResult` and :class:`ToolCallRecord`.
+
+The callable provider (``Runtime(call=fn)`` and ``_call`` overrides) lives
+in :mod:`llmport.callable`.
+"""

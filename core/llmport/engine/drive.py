@@ -1,0 +1,117 @@
+"""The two drivers: they perform the step machine's effects, and nothing else.
+
+Both run :func:`~llmport.engine.steps.machine` the same way: send it the
+answer of each effect, or throw it the exception the effect raised (after
+:func:`~llmport.translate.detach` drops the vendor exception a translated
+error replaced), and hand every emitted event to the caller. Only the I/O
+differs: blocking calls and ``time.sleep`` here, awaits there.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+from ..policy import aask_approval, ask_approval
+from ..tools import run_coroutine_blocking
+from ..translate import detach
+from ..types import StreamEvent
+from .plan import tool_scope
+from .steps import END, Approve, Effect, Emit, Invoke, Next, RunTools, Send, Sleep, Steps, Stream
+
+__all__ = ["adrive", "drive"]
+
+
+def _perform(effect: Effect) -> Any:
+    kind = type(effect)
+    if kind is Send:
+        return effect.provider.send(effect.prepared)  # type: ignore[union-attr]
+    if kind is Next:
+        return next(effect.events, END)  # type: ignore[union-attr]
+    if kind is Stream:
+        return iter(effect.provider.send_stream(effect.prepared))  # type: ignore[union-attr]
+    if kind is Sleep:
+        return effect.backoff.sleep(effect.seconds)  # type: ignore[union-attr]
+    if kind is RunTools:
+        assert isinstance(effect, RunTools)
+        token = tool_scope.set(effect.scope)
+        try:
+            return effect.box.run(effect.calls, effect.contexts, effect.parallel, effect.timeout)
+        finally:
+            tool_scope.reset(token)
+    if kind is Approve:
+        return ask_approval(effect.approver, effect.check)  # type: ignore[union-attr]
+    assert isinstance(effect, Invoke)
+    result = effect.fn(**effect.kwargs)
+    return run_coroutine_blocking(result) if inspect.isawaitable(result) else result
+
+
+def drive(steps: Steps) -> Iterator[StreamEvent]:
+    """Run ``steps`` synchronously; yield the events it emits."""
+    value: Any = None
+    error: BaseException | None = None
+    try:
+        while True:
+            try:
+                effect = steps.throw(error) if error is not None else steps.send(value)
+            except StopIteration:
+                return
+            value = error = None
+            if type(effect) is Emit:
+                yield effect.event
+                continue
+            try:
+                value = _perform(effect)
+            except Exception as exc:
+                error = detach(exc)
+    finally:
+        steps.close()
+
+
+async def _aperform(effect: Effect) -> Any:
+    kind = type(effect)
+    if kind is Send:
+        return await effect.provider.asend(effect.prepared)  # type: ignore[union-attr]
+    if kind is Next:
+        return await anext(effect.events, END)  # type: ignore[union-attr]
+    if kind is Stream:
+        return aiter(effect.provider.asend_stream(effect.prepared))  # type: ignore[union-attr]
+    if kind is Sleep:
+        return await effect.backoff.async_sleep(effect.seconds)  # type: ignore[union-attr]
+    if kind is RunTools:
+        assert isinstance(effect, RunTools)
+        token = tool_scope.set(effect.scope)
+        try:
+            return await effect.box.arun(
+                effect.calls, effect.contexts, effect.parallel, effect.timeout
+            )
+        finally:
+            tool_scope.reset(token)
+    if kind is Approve:
+        return await aask_approval(effect.approver, effect.check)  # type: ignore[union-attr]
+    assert isinstance(effect, Invoke)
+    result = effect.fn(**effect.kwargs)
+    return await result if inspect.isawaitable(result) else result
+
+
+async def adrive(steps: Steps) -> AsyncIterator[StreamEvent]:
+    """Run ``steps`` on the event loop; yield the events it emits."""
+    value: Any = None
+    error: BaseException | None = None
+    try:
+        while True:
+            try:
+                effect = steps.throw(error) if error is not None else steps.send(value)
+            except StopIteration:
+                return
+            value = error = None
+            if type(effect) is Emit:
+                yield effect.event
+                continue
+            try:
+                value = await _aperform(effect)
+            except Exception as exc:
+                error = detach(exc)
+    finally:
+        steps.close()

@@ -1,0 +1,88 @@
+"""The policy and observe hooks of one run.
+
+Request and response guardrails chain: each hookimpl sees what the previous
+one returned (pluggy's order: last registered first), so they are called one
+by one with only the arguments each declares, as pluggy would. Observers
+never break a run: one that raises is logged and the others still run.
+Nothing is built for observers when none is registered.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, TypeVar
+
+from ..errors import GuardrailTripped
+from ..plugins import PluginHost
+from ..policy import CallInfo, ToolCheck, combine_verdicts
+from ..types import Request, Response
+
+__all__ = ["RunHooks"]
+
+log = logging.getLogger("llmport")
+T = TypeVar("T")
+
+
+def _call_impl(impl: Any, **kwargs: Any) -> Any:
+    """Call one pluggy hookimpl as pluggy would: with only the arguments it declares."""
+    return impl.function(*(kwargs[name] for name in impl.argnames))
+
+
+def _chain(impls: list[Any], value: T, kind: type[T], stage: str, **kwargs: Any) -> T:
+    """Pass ``value`` through ``impls`` in turn; each may return a replacement (or None)."""
+    name = "request" if stage == "input" else "response"
+    for impl in impls:
+        new = _call_impl(impl, **{**kwargs, name: value})
+        if new is None:
+            continue
+        if not isinstance(new, kind):
+            raise GuardrailTripped(
+                f"{'before_request' if stage == 'input' else 'after_response'} hook "
+                f"{impl.plugin_name} returned {type(new).__name__}",
+                guardrail=impl.plugin_name,
+                stage=stage,
+            )
+        value = new
+    return value
+
+
+class RunHooks:
+    """The hooks a run calls, looked up once per run."""
+
+    __slots__ = ("_after", "_before", "_observers", "_policy", "host")
+
+    def __init__(self, host: PluginHost) -> None:
+        hook = host.hook
+        self.host = host
+        self._before = list(reversed(hook.llmport_before_request.get_hookimpls()))
+        self._after = list(reversed(hook.llmport_after_response.get_hookimpls()))
+        self._observers = list(reversed(hook.llmport_observe.get_hookimpls()))
+        self._policy = hook.llmport_tool_policy
+
+    @property
+    def observed(self) -> bool:
+        """Whether any observer is registered (payloads are built only then)."""
+        return bool(self._observers)
+
+    def before_request(self, request: Request, info: CallInfo) -> Request:
+        """The request after every input guardrail (each may replace it)."""
+        return _chain(self._before, request, Request, "input", request=request, info=info)
+
+    def after_response(self, request: Request, response: Response, info: CallInfo) -> Response:
+        """The response after every output guardrail (each may replace it)."""
+        return _chain(
+            self._after, response, Response, "output", request=request, response=response, info=info
+        )
+
+    def observe(self, event: str, payload: dict[str, Any], info: CallInfo) -> None:
+        for impl in self._observers:
+            try:
+                _call_impl(impl, event=event, payload=payload, info=info)
+            except Exception:
+                log.exception("observer %s failed on %s", impl.plugin_name, event)
+
+    def tool_verdict(self, check: ToolCheck) -> str:
+        """The combined verdict of the tool-policy hooks (allow when none answers)."""
+        if not self._policy.get_hookimpls():
+            return "allow"
+        return combine_verdicts(self._policy(check=check))

@@ -1,0 +1,153 @@
+"""Everything a plugin author needs, in one import.
+
+Users import from :mod:`llmport`; plugin authors from here; the error tree
+is drawn in :mod:`llmport.errors`. A provider plugin is a module with a
+``@hookimpl`` of ``llmport_providers`` that registers a :class:`ProviderInfo`
+whose factory builds a :class:`Provider` subclass on first use::
+
+    from llmport.plugin import Prepared, Provider, ProviderInfo, Response, Usage, hookimpl
+
+    class EchoProvider(Provider):
+        name = "echo"
+
+        def prepare(self, request):          # once per model request: check, convert
+            self.check(request)
+            return Prepared(request, payload=request.messages[-1].text)
+
+        def send(self, prepared):            # I/O and the answer, per attempt
+            return Response(text=prepared.payload, usage=Usage(requests=1))
+
+    @hookimpl
+    def llmport_providers(register):
+        register(ProviderInfo(prefix="echo", factory=EchoProvider))
+
+Wrap SDK calls in :class:`translating` (typed errors, no vendor exception
+chained, configured keys masked), keep clients in a :class:`ClientCache`
+(one async client per event loop), classify HTTP statuses with
+:func:`status_error`.
+"""
+
+from __future__ import annotations
+
+from .clients import ClientCache
+from .content import inline_text_file, is_text_like
+from .errors import (
+    AuthenticationError,
+    BadRequestError,
+    ConfigError,
+    MalformedResponseError,
+    NotFoundError,
+    OptionError,
+    OverloadedError,
+    PermissionDeniedError,
+    ProviderConnectionError,
+    ProviderError,
+    ProviderTimeoutError,
+    RateLimitError,
+    SchemaError,
+    UnsupportedContentError,
+    UnsupportedFeatureError,
+)
+from .hookspecs import hookimpl
+from .options import STANDARD_OPTIONS
+from .provider import (
+    Prepared,
+    Provider,
+    ProviderInfo,
+    StreamAssembler,
+    assemble,
+    check_block,
+    parse_arguments,
+    response_events,
+)
+from .redaction import redact, register_secret
+from .structured import drop_keywords, inline_refs, make_output_tool, schema_tool
+from .translate import (
+    retry_after_from_details,
+    retry_after_from_headers,
+    status_error,
+    translating,
+    transport_error,
+)
+from .types import (
+    Block,
+    MediaBlock,
+    Message,
+    ModelCapabilities,
+    ProviderEvent,
+    Request,
+    Response,
+    ResponseFormat,
+    StopEvent,
+    StopReason,
+    TextBlock,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+    ToolChoice,
+    ToolResult,
+    ToolSpec,
+    Usage,
+    UsageEvent,
+)
+
+__all__ = [
+    "STANDARD_OPTIONS",
+    "AuthenticationError",
+    "BadRequestError",
+    "Block",
+    "ClientCache",
+    "ConfigError",
+    "MalformedResponseError",
+    "MediaBlock",
+    "Message",
+    "ModelCapabilities",
+    "NotFoundError",
+    "OptionError",
+    "OverloadedError",
+    "PermissionDeniedError",
+    "Prepared",
+    "Provider",
+    "ProviderConnectionError",
+    "ProviderError",
+    "ProviderEvent",
+    "ProviderInfo",
+    "ProviderTimeoutError",
+    "RateLimitError",
+    "Request",
+    "Response",
+    "ResponseFormat",
+    "SchemaError",
+    "StopEvent",
+    "StopReason",
+    "StreamAssembler",
+    "TextBlock",
+    "TextDelta",
+    "ToolCall",
+    "ToolCallDelta",
+    "ToolChoice",
+    "ToolResult",
+    "ToolSpec",
+    "UnsupportedContentError",
+    "UnsupportedFeatureError",
+    "Usage",
+    "UsageEvent",
+    "assemble",
+    "check_block",
+    "drop_keywords",
+    "hookimpl",
+    "inline_refs",
+    "inline_text_file",
+    "is_text_like",
+    "make_output_tool",
+    "parse_arguments",
+    "redact",
+    "register_secret",
+    "response_events",
+    "retry_after_from_details",
+    "retry_after_from_headers",
+    "schema_tool",
+    "status_error",
+    "translating",
+    "transport_error",
+]

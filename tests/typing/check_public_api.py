@@ -1,0 +1,28 @@
+"""Checked by ``mypy --strict`` in CI (not collected by pytest): the public API's types.
+
+``reveal_type`` lines are asserted with ``assert_type``, so a wrong overload
+or a parameter the TypedDict does not declare fails the type check.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, assert_type
+
+from llmport import RunResult, Runtime
+
+
+@dataclass
+class City:
+    name: str
+
+
+async def main(rt: Runtime) -> None:
+    assert_type(rt.run("hi", response_format=City), RunResult[City])
+    assert_type(rt.run("hi", response_format=City).value, City)
+    assert_type(await rt.arun("hi", response_format=City), RunResult[City])
+    assert_type(rt.run("hi"), RunResult[Any])
+    assert_type(rt.run("hi", temperature=0.2, max_tokens=5, tool_choice="auto"), RunResult[Any])
+    rt.exec("hi", model="openai:gpt-4o-mini", vendor={"openai": {"user": "u1"}})
+    rt.exec("hi", temprature=0.2)  # type: ignore[call-arg]
+    rt.exec("hi", max_iterations="many")  # type: ignore[arg-type]
