@@ -1,6 +1,13 @@
-"""The ``llmport`` command line: models, plugins, run, demo, session show.
+"""The ``llmport`` command line: models, plugins, run, demo, session show and list.
 
 Output goes through rich; ``--json`` prints machine-readable JSON instead.
+
+Errors: a user error (any :class:`~llmport.errors.LlmportError`, an
+``OSError`` from a file the user named, bad JSON the user gave) prints one
+line, ``error: <Type>: <message>`` (secrets redacted), to stderr and exits
+1; Ctrl-C prints ``error: interrupted`` and exits 130; bad arguments exit 2
+with argparse's usage message. ``llmport --debug ...`` re-raises instead, so
+the full traceback shows.
 """
 
 from __future__ import annotations
@@ -17,6 +24,17 @@ def _console(stderr: bool = False) -> Any:
     from rich.console import Console
 
     return Console(stderr=stderr, highlight=False)
+
+
+def _esc(value: object) -> str:
+    """``value`` as text that rich prints literally (``[session]`` is not a tag)."""
+    from rich.markup import escape
+
+    return escape(str(value))
+
+
+class UsageError(Exception):
+    """A bad command line found after parsing: reported by argparse, exit status 2."""
 
 
 def _emit_json(data: Any) -> None:
@@ -70,15 +88,16 @@ def cmd_models(args: argparse.Namespace) -> int:
         )
     for row in rows:
         table = Table(
-            title=f"{row['prefix']}:  ({row['plugin']}) {row['description']}", title_justify="left"
+            title=_esc(f"{row['prefix']}:  ({row['plugin']}) {row['description']}"),
+            title_justify="left",
         )
         for col in ("model", "inputs", "files", "tools", "structured", "stream"):
             table.add_column(col)
         for pattern, caps in [*row["models"].items(), ("(other)", row["default"])]:
             table.add_row(
-                pattern,
-                ", ".join(caps["inputs"]),
-                ", ".join(f.split("/")[-1] for f in caps["files"]),
+                _esc(pattern),
+                _esc(", ".join(caps["inputs"])),
+                _esc(", ".join(f.split("/")[-1] for f in caps["files"])),
                 _yes(caps["tools"]),
                 _yes(caps["structured_output"]),
                 _yes(caps["streaming"]),
@@ -86,15 +105,15 @@ def cmd_models(args: argparse.Namespace) -> int:
         console.print(table)
         if row["aliases"]:
             console.print(
-                "  aliases: " + ", ".join(f"{a} → {t}" for a, t in row["aliases"].items())
+                "  aliases: " + _esc(", ".join(f"{a} → {t}" for a, t in row["aliases"].items()))
             )
     if config.aliases:
         console.print(
             "[bold]configured aliases:[/] "
-            + ", ".join(f"{a} → {t}" for a, t in config.aliases.items())
+            + _esc(", ".join(f"{a} → {t}" for a, t in config.aliases.items()))
         )
     if config.configurations:
-        console.print("[bold]named configurations:[/] " + ", ".join(config.configurations))
+        console.print("[bold]named configurations:[/] " + _esc(", ".join(config.configurations)))
     return 0
 
 
@@ -126,41 +145,91 @@ def cmd_plugins(args: argparse.Namespace) -> int:
     for col in ("name", "distribution", "version", "status"):
         table.add_column(col)
     for row in data:
-        status = "[green]loaded[/]" if row["ok"] else f"[red]failed:[/] {row['error']}"
+        status = "[green]loaded[/]" if row["ok"] else f"[red]failed:[/] {_esc(row['error'])}"
         table.add_row(
-            str(row["name"]), str(row["distribution"] or ""), str(row["version"] or ""), status
+            _esc(row["name"]),
+            _esc(row["distribution"] or ""),
+            _esc(row["version"] or ""),
+            status,
         )
     _console().print(table if data else "No plugins found.")
     return 0
 
 
-def _parse_option(raw: str) -> tuple[str, Any]:
+def _option(raw: str) -> tuple[str, Any]:
+    """``-o KEY=VALUE``: the value is JSON if it parses as JSON, else the plain string."""
     key, sep, value = raw.partition("=")
-    if not sep:
-        raise SystemExit(f"option {raw!r} must be key=value")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"{raw!r} must be KEY=VALUE, e.g. temperature=0")
     try:
-        return key, json.loads(value)
+        return key.strip(), json.loads(value)
     except json.JSONDecodeError:
-        return key, value
+        return key.strip(), value
+
+
+def _read_prompt(args: argparse.Namespace) -> str:
+    """The prompt argument; ``-`` (or no prompt with piped input) reads stdin."""
+    from .errors import InputError
+
+    if args.prompt is not None and args.prompt != "-":
+        return str(args.prompt)
+    stdin = sys.stdin
+    if stdin is None or (args.prompt is None and stdin.isatty()):
+        raise UsageError(
+            "the prompt is missing: give it as an argument, pipe it in, or pass '-' to type it"
+        )
+    try:
+        text = stdin.read()
+    except UnicodeDecodeError as exc:
+        raise InputError(f"the prompt on stdin is not text: {exc}") from exc
+    if not text.strip():
+        raise UsageError("the prompt read from stdin is empty")
+    return text
+
+
+def _load_schema(value: str) -> Any:
+    """``--schema``: inline JSON (starts with ``{`` or ``[``), else a JSON file."""
+    from .errors import InputError
+
+    if value.lstrip().startswith(("{", "[")):
+        text, where = value, "inline JSON"
+    else:
+        path = Path(value)
+        if not path.is_file():
+            problem = "not a file" if path.exists() else "file not found"
+            raise FileNotFoundError(
+                f"--schema {value}: {problem} (give a JSON file or inline JSON)"
+            )
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(f"--schema {value}: not a UTF-8 text file: {exc}") from exc
+        where = value
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise json.JSONDecodeError(f"--schema {where}: {exc.msg}", exc.doc, exc.pos) from exc
+
+
+_NO_MODEL = (
+    "no model given: pass -m provider:model (an alias or named configuration works too; "
+    "see `llmport models`), or set LLMPORT_MODEL or default_model in llmport.toml"
+)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from .errors import LlmportError
+    from .errors import NoModelError
     from .runtime import Runtime
     from .types import FinalEvent, TextDelta
 
-    content: list[Any] = [{"type": "text", "text": args.prompt}]
+    content: list[Any] = [{"type": "text", "text": _read_prompt(args)}]
     for attachment in args.attach or []:
         content.append({"type": _kind_of(attachment), "path": attachment})
-    options = dict(_parse_option(o) for o in args.option or [])
+    options = dict(args.option or [])
     if args.system:
         options["system"] = args.system
-    schema = None
-    if args.schema:
-        text = Path(args.schema).read_text() if Path(args.schema).is_file() else args.schema
-        schema = json.loads(text)
+    schema = _load_schema(args.schema) if args.schema else None
     rt = Runtime(model=args.model, max_retries=args.retries)
-    err = _console(stderr=True)
     try:
         if args.json or not args.stream:
             result = rt.run(content, response_format=schema, **options)
@@ -179,22 +248,31 @@ def cmd_run(args: argparse.Namespace) -> int:
                 sys.stdout.write(str(result.output) + "\n")
             return 0
         final = None
-        for event in rt.stream(content, response_format=schema, **options):
-            if isinstance(event, TextDelta):
-                sys.stdout.write(event.text)
+        started = False
+        try:
+            for event in rt.stream(content, response_format=schema, **options):
+                if isinstance(event, TextDelta):
+                    started = True
+                    sys.stdout.write(event.text)
+                    sys.stdout.flush()
+                elif isinstance(event, FinalEvent):
+                    final = event.result
+        except BaseException:
+            if started:  # end the partial line before the error is reported
+                sys.stdout.write("\n")
                 sys.stdout.flush()
-            elif isinstance(event, FinalEvent):
-                final = event.result
+            raise
         sys.stdout.write("\n")
         if final is not None:
-            err.print(
-                f"[dim]{final.model} · {final.usage.input_tokens} in / "
+            _console(stderr=True).print(
+                f"[dim]{_esc(final.model)} · {final.usage.input_tokens} in / "
                 f"{final.usage.output_tokens} out · {final.latency:.2f}s[/]"
             )
         return 0
-    except LlmportError as exc:
-        err.print(f"[red]error:[/] {type(exc).__name__}: {exc}")
-        return 1
+    except NoModelError as exc:
+        if args.model != "default":
+            raise
+        raise NoModelError(_NO_MODEL) from exc
 
 
 def _kind_of(path: str) -> str:
@@ -220,22 +298,37 @@ def cmd_session(args: argparse.Namespace) -> int:
     return int(show(args.target, as_json=args.json, console=_console()))
 
 
+_DEBUG_HELP = "show the full traceback of an error instead of one line"
+
+
+def _add_debug(parser: argparse.ArgumentParser) -> None:
+    # SUPPRESS: a subcommand without --debug leaves the top-level value alone.
+    parser.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="llmport", description="llmport: one SDK, every LLM vendor."
     )
+    parser.add_argument("--debug", action="store_true", help=_DEBUG_HELP)
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("models", help="list providers, models, capabilities and aliases")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_models)
+    _add_debug(p)
 
     p = sub.add_parser("plugins", help="list installed plugins and load errors")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_plugins)
+    _add_debug(p)
 
     p = sub.add_parser("run", help="run one prompt")
-    p.add_argument("prompt")
+    p.add_argument(
+        "prompt",
+        nargs="?",
+        help="the prompt; '-' reads it from stdin (as does no prompt with piped input)",
+    )
     p.add_argument(
         "-m", "--model", default="default", help="provider:model, alias or configuration"
     )
@@ -248,6 +341,7 @@ def build_parser() -> argparse.ArgumentParser:
         "-o",
         "--option",
         action="append",
+        type=_option,
         metavar="KEY=VALUE",
         help="model option, e.g. temperature=0",
     )
@@ -261,25 +355,87 @@ def build_parser() -> argparse.ArgumentParser:
         help="total attempts per request (default: configuration, else 2)",
     )
     p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_run)
+    p.set_defaults(func=cmd_run, parser=p)
+    _add_debug(p)
 
     p = sub.add_parser("demo", help="the offline showcase (replays shipped cassettes)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_demo)
+    _add_debug(p)
 
     p = sub.add_parser("session", help="inspect stored sessions")
+    _add_debug(p)
     ssub = p.add_subparsers(dest="session_command", required=True)
     show = ssub.add_parser("show", help="print a session's DAG as a tree")
     show.add_argument("target", help="a session database path, or a session id")
     show.add_argument("--json", action="store_true")
     show.set_defaults(func=cmd_session)
+    from .session_cli import add_list_parser
+
+    add_list_parser(ssub)
+    _add_debug(show)
     return parser
 
 
+def _one_line(exc: BaseException) -> str:
+    """``<Type>: <message>`` on one line, redacted.
+
+    Continuation lines (ExecFailed's attempts, a schema error's ``- ...``
+    list) are joined with "; " (just a space after a line ending in ":").
+    """
+    from .errors import redact
+
+    message = ""
+    for line in (part.strip() for part in str(exc).splitlines()):
+        if message and line.startswith("- "):
+            line = line[2:].strip()
+        if not line:
+            continue
+        if not message:
+            message = line
+        elif message.endswith(":"):
+            message += " " + line
+        else:
+            message += "; " + line
+    name = type(exc).__name__
+    return redact(f"{name}: {message}" if message else name)
+
+
+def _report(text: str) -> None:
+    """Print ``error: <text>`` as one stderr line; ``text`` is never read as markup."""
+    from rich.text import Text
+
+    line = Text("error:", style="bold red")
+    line.append(" " + text)
+    _console(stderr=True).print(line, soft_wrap=True)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``llmport`` command."""
-    args = build_parser().parse_args(argv)
-    result: int = args.func(args)
+    """Entry point of the ``llmport`` command; returns the exit status.
+
+    Bad arguments raise ``SystemExit(2)`` (argparse). User errors print one
+    line and return 1 (130 for Ctrl-C) unless ``--debug`` was given.
+    """
+    from .errors import LlmportError
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    debug = bool(getattr(args, "debug", False))
+    try:
+        result = int(args.func(args))
+    except UsageError as exc:
+        command_parser: argparse.ArgumentParser = getattr(args, "parser", parser)
+        command_parser.error(str(exc))  # prints the usage and exits 2
+    except KeyboardInterrupt:
+        if debug:
+            raise
+        _report("interrupted")
+        return 130
+    except (LlmportError, OSError, json.JSONDecodeError) as exc:
+        if debug:
+            raise
+        _report(_one_line(exc))
+        return 1
     return result
 
 

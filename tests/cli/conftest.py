@@ -1,0 +1,48 @@
+"""Fixtures for the CLI tests: isolation from the host and a scripted model.
+
+Every test runs in its own empty working directory with no ``LLMPORT_*``
+variables and no entry-point plugins, so no configuration file, key or
+installed plugin on the host changes what the CLI does.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from llmport import plugins as plugins_module
+from llmport.testing import Script, Step
+
+
+@pytest.fixture(autouse=True)
+def isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    for key in list(os.environ):
+        if key.startswith("LLMPORT_"):
+            monkeypatch.delenv(key)
+    monkeypatch.setenv("LLMPORT_PLUGINS", "")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(plugins_module, "_loaded", {})
+    yield
+
+
+@pytest.fixture
+def scripted(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """``script = scripted(step, ...)``: the model ``scripted:test`` answers from a Script.
+
+    ``prefix=`` changes the provider prefix (the model is then ``<prefix>:test``).
+
+    The script is served as if it were an installed entry-point plugin (the
+    ``discover()`` result for ``LLMPORT_PLUGINS=""``), so the CLI's own
+    ``Runtime`` finds it with no change to the code under test.
+    """
+
+    def make(*steps: Step | str, prefix: str = "scripted") -> Script:
+        script = Script(list(steps), prefix=prefix)
+        load = plugins_module.PluginLoad("scripted", "llmport.testing:Script", None, None, script)
+        monkeypatch.setattr(plugins_module, "_loaded", {"": (load,)})
+        return script
+
+    return make
