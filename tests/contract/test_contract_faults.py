@@ -1,0 +1,174 @@
+"""Faults and retries (SPEC §6, §9): the same behaviour on every target, sync and async.
+
+llmport is the one retry layer: transient failures are retried with the
+vendor's Retry-After honoured (delays recorded, never slept), permanent ones
+raise their typed error after exactly one request, and exhausted retries
+raise ExecFailed listing every attempt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from api_modes import MODES, events_via, run_via
+from llmport import (
+    AuthenticationError,
+    BadRequestError,
+    ExecFailed,
+    NotFoundError,
+    OverloadedError,
+    RateLimitError,
+    Runtime,
+)
+from llmport.errors import (
+    MalformedResponseError,
+    ProviderConnectionError,
+    ProviderError,
+    ProviderTimeoutError,
+)
+from llmport.loopback import LoopbackServer, Reply
+from llmport.types import FinalEvent, TextDelta
+from wire import TARGETS, Wire, raised
+
+each_target = pytest.mark.parametrize("wire", TARGETS, ids=str)
+each_mode = pytest.mark.parametrize("mode", MODES)
+Make = Callable[..., Runtime]
+
+
+@each_mode
+@each_target
+async def test_429_retry_after_is_honoured(wire: Wire, mode: str, runtime: Make) -> None:
+    delays: list[float] = []
+    with LoopbackServer([wire.rate_limit_reply("2"), wire.text_reply("fine")]) as server:
+        result = await run_via(mode, runtime(wire, server, delays=delays), "hi")
+        assert len(server.requests) == 2
+    assert result.output == "fine"
+    assert delays == [2.0], "the vendor's Retry-After (2 s) was not the delay used"
+    assert [type(f.error) for f in result.failures] == [RateLimitError]
+
+
+TRANSIENT = [(w, status) for w in TARGETS for status in w.transient_statuses]
+
+
+@each_mode
+@pytest.mark.parametrize(("wire", "status"), TRANSIENT, ids=[f"{w}-{s}" for w, s in TRANSIENT])
+async def test_transient_status_is_retried(
+    wire: Wire, status: int, mode: str, runtime: Make
+) -> None:
+    delays: list[float] = []
+    with LoopbackServer(
+        [wire.error_reply(status, "try again later"), wire.text_reply("fine")]
+    ) as server:
+        result = await run_via(mode, runtime(wire, server, delays=delays), "hi")
+        assert len(server.requests) == 2
+    assert result.output == "fine"
+    (failure,) = result.failures
+    assert isinstance(failure.error, OverloadedError), repr(failure.error)
+    assert failure.error.status == status and failure.error.retryable
+    assert delays == [0.25]  # llmport's backoff (jitter off, initial 0.25), no Retry-After
+
+
+@each_mode
+@each_target
+async def test_connection_reset_is_retried(wire: Wire, mode: str, runtime: Make) -> None:
+    with LoopbackServer([Reply(reset=True), wire.text_reply("fine")]) as server:
+        result = await run_via(mode, runtime(wire, server), "hi")
+        assert len(server.requests) == 2
+    assert result.output == "fine"
+    assert isinstance(result.failures[0].error, ProviderConnectionError)
+
+
+@each_mode
+@each_target
+async def test_client_timeout_is_retried(wire: Wire, mode: str, runtime: Make) -> None:
+    slow = wire.text_reply("too late")
+    slow.delay = 1.5
+    with LoopbackServer([slow, wire.text_reply("fine")]) as server:
+        result = await run_via(mode, runtime(wire, server), "hi", timeout=0.4)
+        assert len(server.requests) == 2
+    assert result.output == "fine"
+    failure = result.failures[0].error
+    assert isinstance(failure, ProviderTimeoutError) and failure.retryable, repr(failure)
+
+
+@each_mode
+@each_target
+async def test_malformed_json_is_retried(wire: Wire, mode: str, runtime: Make) -> None:
+    with LoopbackServer([wire.malformed_reply(), wire.text_reply("fine")]) as server:
+        result = await run_via(mode, runtime(wire, server), "hi")
+        assert len(server.requests) == 2
+    assert result.output == "fine"
+    failure = result.failures[0].error
+    assert isinstance(failure, MalformedResponseError) and failure.retryable, repr(failure)
+
+
+@each_mode
+@each_target
+async def test_truncated_stream_is_retried_without_duplicated_text(
+    wire: Wire, mode: str, runtime: Make
+) -> None:
+    chunks = ["The capital ", "of France ", "is Paris, ", "a city ", "on the Seine."]
+    with LoopbackServer(
+        [wire.truncated_stream_reply(chunks), wire.stream_text_reply(chunks)]
+    ) as server:
+        events = await events_via(mode, runtime(wire, server), "hi")
+        assert len(server.requests) >= 2
+    final = events[-1]
+    assert isinstance(final, FinalEvent)
+    assert final.result.output == "".join(chunks)
+    streamed = "".join(e.text for e in events if isinstance(e, TextDelta))
+    assert streamed == "".join(chunks), "the caller saw text twice (or lost some) across the retry"
+    assert final.result.failures, "the cut stream was not reported as a failed attempt"
+    assert all(f.error.retryable for f in final.result.failures)
+
+
+@each_mode
+@each_target
+async def test_exhausted_retries_raise_exec_failed_listing_every_attempt(
+    wire: Wire, mode: str, runtime: Make
+) -> None:
+    replies = [
+        wire.error_reply(500, "internal error"),
+        wire.rate_limit_reply("0"),
+        Reply(reset=True),
+        wire.text_reply("never sent"),
+    ]
+    with LoopbackServer(replies) as server:
+        err = await raised(run_via(mode, runtime(wire, server, max_retries=3), "hi"))
+        sent = len(server.requests)
+    assert isinstance(err, ExecFailed), f"expected ExecFailed, got {err!r}"
+    assert sent == 3
+    assert isinstance(err, RuntimeError)
+    assert [a.number for a in err.attempts] == [1, 2, 3]
+    assert [type(a.error) for a in err.attempts] == [
+        OverloadedError,
+        RateLimitError,
+        ProviderConnectionError,
+    ]
+    lines = str(err).splitlines()
+    assert lines[0].startswith("exec() failed after 3 attempts"), lines[0]
+    assert lines[1].strip().startswith("Attempt 1: OverloadedError"), lines
+    assert lines[2].strip().startswith("Attempt 2: RateLimitError"), lines
+    assert lines[3].strip().startswith("Attempt 3: ProviderConnectionError"), lines
+    assert isinstance(err.last_error, ProviderConnectionError)
+
+
+PERMANENT = [(400, BadRequestError), (401, AuthenticationError), (404, NotFoundError)]
+
+
+@each_mode
+@pytest.mark.parametrize(("status", "cls"), PERMANENT, ids=[str(s) for s, _ in PERMANENT])
+@each_target
+async def test_permanent_error_raises_at_once(
+    wire: Wire, status: int, cls: type[ProviderError], mode: str, runtime: Make
+) -> None:
+    delays: list[float] = []
+    with LoopbackServer([wire.error_reply(status, "no"), wire.text_reply("never")]) as server:
+        rt = runtime(wire, server, delays=delays, max_retries=3)
+        err = await raised(run_via(mode, rt, "hi"))
+        sent = len(server.requests)
+    assert isinstance(err, cls), f"expected {cls.__name__}, got {err!r} after {sent} request(s)"
+    assert sent == 1, f"a permanent {status} was sent {sent} times"
+    assert err.retryable is False
+    assert delays == []

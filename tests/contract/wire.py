@@ -1,0 +1,740 @@
+"""Wire adapters: what each target looks like on the wire, for the contract suite.
+
+Every contract test is written once, against :class:`Wire`, and runs for
+every adapter in :data:`TARGETS`. An adapter knows, for one target:
+
+* how a Runtime reaches the loopback server (``endpoint_settings``) and how
+  keys are configured (``credentials`` / ``env`` / ``config_toml``);
+* the vendor's replies: ``text_reply``, ``tool_call_reply``,
+  ``stream_text_reply``, ``stream_tool_call_reply``, ``error_reply``, ...
+  (built with the scenario helpers of ``tests/<vendor>/``, which are modelled
+  on the recordings in ``../shared/wire-samples/<vendor>/``);
+* where things land in the vendor's request body (``tool_results``,
+  ``structured_schema``, ``vendor_field``) and the request ``path``.
+
+Adding a fifth vendor = one more :class:`Wire` subclass appended to
+:data:`TARGETS`; every contract test then runs for it.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Awaitable
+from pathlib import Path
+from typing import Any, ClassVar
+
+from llmport import Runtime
+from llmport.loopback import LoopbackServer, Reply
+from llmport.testing import recording_backoff
+
+# The vendor scenario helpers live beside the vendor tests (not packages):
+# make them importable however pytest was started (e.g. `pytest tests/contract`).
+_TESTS = Path(__file__).resolve().parent.parent
+for _vendor in ("openai", "anthropic", "gemini", "bedrock"):
+    if str(_TESTS / _vendor) not in sys.path:
+        sys.path.append(str(_TESTS / _vendor))
+
+import anthropic_scenarios as anth  # noqa: E402
+import bedrock_scenarios as bed  # noqa: E402
+import gemini_scenarios as gem  # noqa: E402
+import openai_scenarios as oai  # noqa: E402
+
+__all__ = ["MISSING", "TARGETS", "Wire", "make_runtime", "raised"]
+
+#: ``vendor_field`` found nothing.
+MISSING: Any = type("Missing", (), {"__repr__": lambda self: "<missing>"})()
+
+#: The custom (shapeless) key every target is also tested with.
+CUSTOM_KEY = "LEAKcustomproxykey-0123456789abcdef"
+
+
+class Wire:
+    """One target of the contract: a model string plus its vendor's wire format."""
+
+    #: pytest id of the target.
+    id: ClassVar[str]
+    #: The model every contract test calls.
+    model: ClassVar[str]
+    #: The provider prefix: the ``providers={...}`` key and the ``vendor={...}`` name.
+    provider: ClassVar[str]
+    #: The company behind the API: ``vendor=`` fields of another company never reach
+    #: this target (two APIs of one company may share fields: ``vendor={"openai": ...}``).
+    company: ClassVar[str]
+    #: The environment variable(s) a missing key error must name (the first is enough).
+    key_env: ClassVar[tuple[str, ...]]
+    #: Transient HTTP statuses retried by llmport for this vendor (all get 500 and 503).
+    transient_statuses: ClassVar[tuple[int, ...]] = (500, 503)
+    #: Whether the vendor's tool calls carry ids (then each tool result must answer its id).
+    tool_call_ids: ClassVar[bool] = True
+
+    # -- configuration ---------------------------------------------------------------
+
+    def endpoint_settings(self, url: str) -> dict[str, Any]:
+        """Provider settings that point the plugin at the loopback server (no key)."""
+        raise NotImplementedError
+
+    def keyless_settings(self, url: str) -> dict[str, Any]:
+        """Settings for the "no key configured" case (a key must then be required)."""
+        return self.endpoint_settings(url)
+
+    def credentials(self, fmt: str = "test") -> dict[str, str]:
+        """Key settings: ``"test"`` (plain), ``"standard"`` (vendor-shaped), ``"custom"``."""
+        raise NotImplementedError
+
+    def secrets(self, creds: dict[str, str]) -> list[str]:
+        """The values of ``creds`` that must never leak."""
+        return list(creds.values())
+
+    def env(self, creds: dict[str, str]) -> dict[str, str]:
+        """``creds`` as the vendor's usual environment variables (for the CLI)."""
+        raise NotImplementedError
+
+    def config_toml(self, url: str) -> str:
+        """An ``llmport.toml`` pointing this provider at ``url`` (never holds a key)."""
+        lines = [f"[providers.{self.provider}]"]
+        lines += [f"{k} = {json.dumps(v)}" for k, v in self.endpoint_settings(url).items()]
+        return "\n".join(lines) + "\n"
+
+    # -- requests ----------------------------------------------------------------------
+
+    def path(self, stream: bool = False) -> str:
+        """The request path (a substring of it) the plugin calls."""
+        raise NotImplementedError
+
+    def tool_results(self, body: Any) -> list[tuple[str | None, str]]:
+        """(call id or None, the result serialised) of every tool result in a request body."""
+        raise NotImplementedError
+
+    def structured_schema(self, body: Any) -> dict[str, Any]:
+        """The JSON schema the body sends through the vendor's native mechanism.
+
+        Raises AssertionError naming the field when the mechanism is absent.
+        """
+        raise NotImplementedError
+
+    def vendor_fields(self, name: str, value: Any) -> dict[str, Any]:
+        """``vendor=`` fields that carry a free-form field ``name`` to this vendor's body."""
+        return {name: value}
+
+    def vendor_field(self, body: Any, name: str) -> Any:
+        """Where a ``vendor={provider: {name: ...}}`` field lands in the body (else MISSING)."""
+        return body.get(name, MISSING) if isinstance(body, dict) else MISSING
+
+    # -- replies -----------------------------------------------------------------------
+
+    def text_reply(self, text: str) -> Reply:
+        raise NotImplementedError
+
+    def tool_call_reply(self, name: str, args: dict[str, Any], call_id: str) -> Reply:
+        raise NotImplementedError
+
+    def stream_text_reply(self, chunks: list[str]) -> Reply:
+        raise NotImplementedError
+
+    def stream_tool_call_reply(self, name: str, fragments: list[str], call_id: str) -> Reply:
+        """A streamed turn asking for one tool call whose JSON arguments come in ``fragments``."""
+        raise NotImplementedError
+
+    def truncated_stream_reply(self, chunks: list[str]) -> Reply:
+        """A streamed text answer cut in the middle (connection closed)."""
+        reply = self.stream_text_reply(chunks)
+        reply.truncate = True
+        return reply
+
+    def error_reply(
+        self, status: int, message: str, headers: dict[str, str] | None = None
+    ) -> Reply:
+        """The vendor's error for an HTTP-like ``status`` (400, 401, 404, 429, 5xx, 529)."""
+        raise NotImplementedError
+
+    def rate_limit_reply(self, retry_after: str) -> Reply:
+        return self.error_reply(429, "Rate limit reached", {"retry-after": retry_after})
+
+    def malformed_reply(self) -> Reply:
+        """A 200 whose JSON body is cut short."""
+        whole = json.dumps(self.text_reply("fine").json)
+        return Reply(body=whole[: len(whole) // 2].encode())
+
+    def structured_reply(self, json_text: str) -> Reply:
+        """The answer carrying ``json_text`` as the vendor's structured output."""
+        return self.text_reply(json_text)
+
+    def __repr__(self) -> str:
+        return self.id
+
+
+# ---------------------------------------------------------------------------
+# OpenAI Chat Completions
+# ---------------------------------------------------------------------------
+
+
+def _openai_error_kind(status: int) -> tuple[str, str | None]:
+    return {
+        400: ("invalid_request_error", None),
+        401: ("invalid_request_error", "invalid_api_key"),
+        404: ("invalid_request_error", "model_not_found"),
+        429: ("requests", "rate_limit_exceeded"),
+    }.get(status, ("server_error", None))
+
+
+class OpenAIChatWire(Wire):
+    id = "openai-chat"
+    model = "openai:gpt-4o-mini"
+    provider = "openai"
+    company = "openai"
+    key_env = ("OPENAI_API_KEY",)
+    _model_version = "gpt-4o-mini-2024-07-18"
+
+    def endpoint_settings(self, url: str) -> dict[str, Any]:
+        return {"base_url": url + "/v1"}
+
+    def keyless_settings(self, url: str) -> dict[str, Any]:
+        # A base_url documentedly makes the key optional (local servers need none),
+        # so the missing-key case runs without one (the network guard catches escapes).
+        return {}
+
+    def credentials(self, fmt: str = "test") -> dict[str, str]:
+        return {
+            "test": {"api_key": "contract-test-key"},
+            "standard": {"api_key": "sk-proj-Zq8XvB2nT5kLm4pR7sW1aB3cD4eF5gH6iJ7kL8mN9oP0qR1s"},
+            "custom": {"api_key": CUSTOM_KEY},
+        }[fmt]
+
+    def env(self, creds: dict[str, str]) -> dict[str, str]:
+        return {"OPENAI_API_KEY": creds["api_key"]}
+
+    def path(self, stream: bool = False) -> str:
+        return "/v1/chat/completions"
+
+    def tool_results(self, body: Any) -> list[tuple[str | None, str]]:
+        return [
+            (m.get("tool_call_id"), json.dumps(m.get("content")))
+            for m in body.get("messages", [])
+            if m.get("role") == "tool"
+        ]
+
+    def structured_schema(self, body: Any) -> dict[str, Any]:
+        rf = body.get("response_format")
+        assert isinstance(rf, dict) and rf.get("type") == "json_schema", (
+            f"openai chat: response_format.type == 'json_schema' expected, got {rf!r}"
+        )
+        return dict(rf["json_schema"]["schema"])
+
+    def text_reply(self, text: str) -> Reply:
+        return Reply(
+            json=oai.completion(
+                "chatcmpl-contract",
+                content=text,
+                usage=oai.chat_usage(5, 1),
+                model=self._model_version,
+            )
+        )
+
+    def tool_call_reply(self, name: str, args: dict[str, Any], call_id: str) -> Reply:
+        return Reply(
+            json=oai.completion(
+                "chatcmpl-contract-tool",
+                finish="tool_calls",
+                usage=oai.chat_usage(20, 10),
+                tool_calls=[oai.tool_call(call_id, name, args)],
+                model=self._model_version,
+            )
+        )
+
+    def stream_text_reply(self, chunks: list[str]) -> Reply:
+        return Reply(sse=oai._stream_text_chunks("chatcmpl-contract-stream", chunks))
+
+    def stream_tool_call_reply(self, name: str, fragments: list[str], call_id: str) -> Reply:
+        cid = "chatcmpl-contract-stool"
+        events: list[Any] = [oai.chunk(cid, {"role": "assistant", "content": None})]
+        events.append(
+            oai.chunk(
+                cid,
+                {
+                    "tool_calls": [
+                        {
+                            "index": 0,
+                            "id": call_id,
+                            "type": "function",
+                            "function": {"name": name, "arguments": ""},
+                        }
+                    ]
+                },
+            )
+        )
+        events += [
+            oai.chunk(cid, {"tool_calls": [{"index": 0, "function": {"arguments": piece}}]})
+            for piece in fragments
+        ]
+        events += [
+            oai.chunk(cid, {}, finish="tool_calls"),
+            oai.chunk(cid, None, usage=oai.chat_usage(20, 10)),
+            "[DONE]",
+        ]
+        return Reply(sse=events)
+
+    def error_reply(
+        self, status: int, message: str, headers: dict[str, str] | None = None
+    ) -> Reply:
+        kind, code = _openai_error_kind(status)
+        return Reply(
+            status=status,
+            json=oai.error_body(message, kind, code),
+            headers={"x-request-id": "req_contract", **(headers or {})},
+        )
+
+
+# ---------------------------------------------------------------------------
+# OpenAI Responses
+# ---------------------------------------------------------------------------
+
+
+class OpenAIResponsesWire(OpenAIChatWire):
+    id = "openai-responses"
+    model = "openai-responses:gpt-4o-mini"
+    provider = "openai-responses"
+
+    def path(self, stream: bool = False) -> str:
+        return "/v1/responses"
+
+    def tool_results(self, body: Any) -> list[tuple[str | None, str]]:
+        items = body.get("input", [])
+        return [
+            (i.get("call_id"), json.dumps(i.get("output")))
+            for i in (items if isinstance(items, list) else [])
+            if isinstance(i, dict) and i.get("type") == "function_call_output"
+        ]
+
+    def structured_schema(self, body: Any) -> dict[str, Any]:
+        fmt = (body.get("text") or {}).get("format")
+        assert isinstance(fmt, dict) and fmt.get("type") == "json_schema", (
+            f"openai responses: text.format.type == 'json_schema' expected, got {fmt!r}"
+        )
+        return dict(fmt["schema"])
+
+    def _response(self, rid: str, output: list[dict[str, Any]], **kw: Any) -> dict[str, Any]:
+        return oai.response_obj(rid, output, usage=(5, 1, 0, 0), model=self._model_version, **kw)
+
+    def text_reply(self, text: str) -> Reply:
+        return Reply(json=self._response("resp_contract", [oai.message_item("msg_c", text)]))
+
+    def _call_item(self, name: str, arguments: str, call_id: str, status: str) -> dict[str, Any]:
+        return {
+            "id": "fc_contract",
+            "type": "function_call",
+            "status": status,
+            "call_id": call_id,
+            "name": name,
+            "arguments": arguments,
+        }
+
+    def tool_call_reply(self, name: str, args: dict[str, Any], call_id: str) -> Reply:
+        item = self._call_item(name, json.dumps(args), call_id, "completed")
+        return Reply(json=self._response("resp_contract_tool", [item]))
+
+    def _events(self, final: dict[str, Any], middle: list[tuple[str, dict[str, Any]]]) -> Reply:
+        started = {**final, "status": "in_progress", "output": [], "usage": None}
+        events = [
+            ("response.created", {"response": started}),
+            ("response.in_progress", {"response": started}),
+            *middle,
+            ("response.completed", {"response": final}),
+        ]
+        return Reply(
+            sse=[
+                {"event": name, "data": {"type": name, **data, "sequence_number": i}}
+                for i, (name, data) in enumerate(events)
+            ]
+        )
+
+    def stream_text_reply(self, chunks: list[str]) -> Reply:
+        mid, text = "msg_cstream", "".join(chunks)
+        final = self._response("resp_cstream", [oai.message_item(mid, text)])
+        part = {"type": "output_text", "annotations": [], "logprobs": []}
+        where = {"output_index": 0, "content_index": 0, "item_id": mid}
+        middle: list[tuple[str, dict[str, Any]]] = [
+            (
+                "response.output_item.added",
+                {
+                    "output_index": 0,
+                    "item": {**oai.message_item(mid, ""), "status": "in_progress", "content": []},
+                },
+            ),
+            ("response.content_part.added", {**where, "part": {**part, "text": ""}}),
+            *(
+                ("response.output_text.delta", {**where, "delta": c, "logprobs": []})
+                for c in chunks
+            ),
+            ("response.output_text.done", {**where, "text": text, "logprobs": []}),
+            ("response.content_part.done", {**where, "part": {**part, "text": text}}),
+            ("response.output_item.done", {"output_index": 0, "item": oai.message_item(mid, text)}),
+        ]
+        return self._events(final, middle)
+
+    def stream_tool_call_reply(self, name: str, fragments: list[str], call_id: str) -> Reply:
+        arguments = "".join(fragments)
+        done = self._call_item(name, arguments, call_id, "completed")
+        final = self._response("resp_cstool", [done])
+        where = {"output_index": 0, "item_id": "fc_contract"}
+        middle: list[tuple[str, dict[str, Any]]] = [
+            (
+                "response.output_item.added",
+                {"output_index": 0, "item": self._call_item(name, "", call_id, "in_progress")},
+            ),
+            *(("response.function_call_arguments.delta", {**where, "delta": f}) for f in fragments),
+            ("response.function_call_arguments.done", {**where, "arguments": arguments}),
+            ("response.output_item.done", {"output_index": 0, "item": done}),
+        ]
+        return self._events(final, middle)
+
+
+# ---------------------------------------------------------------------------
+# Anthropic Messages
+# ---------------------------------------------------------------------------
+
+
+class AnthropicWire(Wire):
+    id = "anthropic"
+    model = "anthropic:claude-sonnet-4-5"
+    provider = "anthropic"
+    company = "anthropic"
+    key_env = ("ANTHROPIC_API_KEY",)
+    transient_statuses = (500, 503, 529)
+    _model_version = anth.SONNET
+
+    def endpoint_settings(self, url: str) -> dict[str, Any]:
+        return {"base_url": url}
+
+    def credentials(self, fmt: str = "test") -> dict[str, str]:
+        return {
+            "test": {"api_key": "contract-test-key"},
+            "standard": {
+                "api_key": "sk-ant-api03-Zq8XvB2nT5kLm4pR7sW1aB3cD4eF5gH6iJ7kL8mN9oP0qR1sT2uV"
+                "w3Xy4Za5Bc6De7Fg8Hi9Jk0Lm1No2Pq3Rs4Tu5Vw6Xy7Za8Bc9De0Fg1Hi2JkQAA"
+            },
+            "custom": {"api_key": CUSTOM_KEY},
+        }[fmt]
+
+    def env(self, creds: dict[str, str]) -> dict[str, str]:
+        return {"ANTHROPIC_API_KEY": creds["api_key"]}
+
+    def path(self, stream: bool = False) -> str:
+        return "/v1/messages"
+
+    def tool_results(self, body: Any) -> list[tuple[str | None, str]]:
+        out: list[tuple[str | None, str]] = []
+        for message in body.get("messages", []):
+            content = message.get("content")
+            for block in content if isinstance(content, list) else []:
+                if isinstance(block, dict) and block.get("type") == "tool_result":
+                    out.append((block.get("tool_use_id"), json.dumps(block.get("content"))))
+        return out
+
+    def structured_schema(self, body: Any) -> dict[str, Any]:
+        fmt = (body.get("output_config") or {}).get("format")
+        if isinstance(fmt, dict):
+            assert fmt.get("type") == "json_schema", f"anthropic: output_config.format {fmt!r}"
+            return dict(fmt["schema"])
+        choice = body.get("tool_choice") or {}
+        assert choice.get("type") == "tool", (
+            "anthropic: neither output_config.format nor a forced tool in the request "
+            f"(tool_choice={choice!r})"
+        )
+        (tool,) = [t for t in body.get("tools", []) if t.get("name") == choice.get("name")]
+        return dict(tool["input_schema"])
+
+    def _message(self, content: list[dict[str, Any]], stop: str) -> Reply:
+        body = anth.message("msg_01Contract", self._model_version, content, stop, anth.usage(5, 1))
+        return Reply(json=body)
+
+    def text_reply(self, text: str) -> Reply:
+        return self._message([{"type": "text", "text": text}], "end_turn")
+
+    def tool_call_reply(self, name: str, args: dict[str, Any], call_id: str) -> Reply:
+        return self._message(
+            [{"type": "tool_use", "id": call_id, "name": name, "input": args}], "tool_use"
+        )
+
+    def stream_text_reply(self, chunks: list[str]) -> Reply:
+        return Reply(sse=anth.text_stream("msg_01CStream", self._model_version, chunks, 5, 2))
+
+    def stream_tool_call_reply(self, name: str, fragments: list[str], call_id: str) -> Reply:
+        def block(kind: str, **data: Any) -> dict[str, Any]:
+            return {"event": kind, "data": {"type": kind, "index": 0, **data}}
+
+        events = [
+            anth._start("msg_01CSTool", self._model_version, 20),
+            block(
+                "content_block_start",
+                content_block={"type": "tool_use", "id": call_id, "name": name, "input": {}},
+            ),
+            *(
+                block(
+                    "content_block_delta",
+                    delta={"type": "input_json_delta", "partial_json": f},
+                )
+                for f in fragments
+            ),
+            block("content_block_stop"),
+            *anth._end("tool_use", 20, 10),
+        ]
+        return Reply(sse=events)
+
+    def error_reply(
+        self, status: int, message: str, headers: dict[str, str] | None = None
+    ) -> Reply:
+        kind = {
+            400: "invalid_request_error",
+            401: "authentication_error",
+            404: "not_found_error",
+            429: "rate_limit_error",
+            529: "overloaded_error",
+        }.get(status, "api_error")
+        return Reply(
+            status=status,
+            json=anth.error(kind, message, "req_contract"),
+            headers={"request-id": "req_contract", **(headers or {})},
+        )
+
+
+# ---------------------------------------------------------------------------
+# Gemini (google-genai, Developer API)
+# ---------------------------------------------------------------------------
+
+
+class GeminiWire(Wire):
+    id = "gemini"
+    model = "gemini:gemini-2.5-flash"
+    provider = "gemini"
+    company = "google"
+    key_env = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+    tool_call_ids = False  # the Developer API sends calls without ids
+
+    def endpoint_settings(self, url: str) -> dict[str, Any]:
+        return {"base_url": url, "api_version": "v1beta"}
+
+    def credentials(self, fmt: str = "test") -> dict[str, str]:
+        return {
+            "test": {"api_key": "contract-test-key"},
+            "standard": {"api_key": "AIzaSyZq8XvB2nT5kLm4pR7sW1aB3cD4eF5gH6i"},
+            "custom": {"api_key": CUSTOM_KEY},
+        }[fmt]
+
+    def env(self, creds: dict[str, str]) -> dict[str, str]:
+        return {"GEMINI_API_KEY": creds["api_key"]}
+
+    def path(self, stream: bool = False) -> str:
+        verb = "streamGenerateContent" if stream else "generateContent"
+        return f"/v1beta/models/gemini-2.5-flash:{verb}"
+
+    def tool_results(self, body: Any) -> list[tuple[str | None, str]]:
+        out: list[tuple[str | None, str]] = []
+        for content in body.get("contents", []):
+            for part in content.get("parts", []):
+                fr = part.get("functionResponse") or part.get("function_response")
+                if fr is not None:
+                    out.append((fr.get("id"), json.dumps(fr.get("response"))))
+        return out
+
+    def structured_schema(self, body: Any) -> dict[str, Any]:
+        config = body.get("generationConfig") or body.get("generation_config") or {}
+        schema = config.get("responseJsonSchema") or config.get("response_json_schema")
+        assert isinstance(schema, dict), (
+            f"gemini: generationConfig.responseJsonSchema expected, got generationConfig={config!r}"
+        )
+        return dict(schema)
+
+    def vendor_field(self, body: Any, name: str) -> Any:
+        found = super().vendor_field(body, name)
+        if found is MISSING:
+            found = (body.get("generationConfig") or {}).get(name, MISSING)
+        return found
+
+    def text_reply(self, text: str) -> Reply:
+        return Reply(json=gem.answer("contract", [{"text": text}], gem.usage(5, 1)))
+
+    def tool_call_reply(self, name: str, args: dict[str, Any], call_id: str) -> Reply:
+        # The Developer API sends calls whole and without ids (wire-samples/gemini).
+        part = {"functionCall": {"name": name, "args": args}}
+        return Reply(json=gem.answer("contract-tool", [part], gem.usage(20, 10)))
+
+    def stream_text_reply(self, chunks: list[str]) -> Reply:
+        return Reply(sse=gem.text_stream("contract-stream", chunks, 5, 2))
+
+    def stream_tool_call_reply(self, name: str, fragments: list[str], call_id: str) -> Reply:
+        # Gemini streams function calls whole: one chunk with the assembled arguments.
+        args = json.loads("".join(fragments))
+        part = {"functionCall": {"name": name, "args": args}}
+        return Reply(sse=[{"data": gem.answer("contract-stool", [part], gem.usage(20, 10))}])
+
+    def error_reply(
+        self, status: int, message: str, headers: dict[str, str] | None = None
+    ) -> Reply:
+        grpc = {
+            400: "INVALID_ARGUMENT",
+            401: "UNAUTHENTICATED",
+            404: "NOT_FOUND",
+            429: "RESOURCE_EXHAUSTED",
+            500: "INTERNAL",
+            503: "UNAVAILABLE",
+        }.get(status, "UNKNOWN")
+        return Reply(status=status, json=gem.error(status, grpc, message), headers=headers or {})
+
+
+# ---------------------------------------------------------------------------
+# Bedrock (boto3 Converse / ConverseStream)
+# ---------------------------------------------------------------------------
+
+
+class BedrockWire(Wire):
+    id = "bedrock"
+    model = f"bedrock:{bed.SONNET_45}"
+    provider = "bedrock"
+    company = "aws"
+    key_env = ("AWS_ACCESS_KEY_ID",)
+
+    def endpoint_settings(self, url: str) -> dict[str, Any]:
+        return {"region": bed.REGION, "endpoint_url": url}
+
+    def credentials(self, fmt: str = "test") -> dict[str, str]:
+        return {
+            "test": dict(bed.CREDENTIALS),
+            "standard": {
+                "aws_access_key_id": "AKIAZQ8XVB2NT5KLM4PR",
+                "aws_secret_access_key": "Zq8XvB2nT5kLm4pR7sW1/aB3cD4eF5gH6iJ7kL8mN",
+            },
+            "custom": {
+                "aws_access_key_id": CUSTOM_KEY,
+                "aws_secret_access_key": "LEAKcustomproxysecret-0123456789abcdef",
+            },
+        }[fmt]
+
+    def env(self, creds: dict[str, str]) -> dict[str, str]:
+        return {
+            "AWS_ACCESS_KEY_ID": creds["aws_access_key_id"],
+            "AWS_SECRET_ACCESS_KEY": creds["aws_secret_access_key"],
+        }
+
+    def path(self, stream: bool = False) -> str:
+        return "/converse-stream" if stream else "/converse"
+
+    def tool_results(self, body: Any) -> list[tuple[str | None, str]]:
+        out: list[tuple[str | None, str]] = []
+        for message in body.get("messages", []):
+            for block in message.get("content", []):
+                if "toolResult" in block:
+                    result = block["toolResult"]
+                    out.append((result.get("toolUseId"), json.dumps(result.get("content"))))
+        return out
+
+    def structured_schema(self, body: Any) -> dict[str, Any]:
+        text_format = (body.get("outputConfig") or {}).get("textFormat")
+        if isinstance(text_format, dict):
+            schema = text_format["structure"]["jsonSchema"]["schema"]
+            assert isinstance(schema, str), "bedrock: outputConfig takes the schema as a string"
+            return dict(json.loads(schema))
+        choice = (body.get("toolConfig") or {}).get("toolChoice") or {}
+        assert "tool" in choice, (
+            "bedrock: neither outputConfig.textFormat nor a forced tool in the request "
+            f"(toolChoice={choice!r})"
+        )
+        name = choice["tool"]["name"]
+        specs = [t["toolSpec"] for t in body["toolConfig"]["tools"] if "toolSpec" in t]
+        (spec,) = [s for s in specs if s["name"] == name]
+        return dict(spec["inputSchema"]["json"])
+
+    def vendor_fields(self, name: str, value: Any) -> dict[str, Any]:
+        # Converse's body is a closed schema (botocore refuses unknown top-level
+        # fields before sending): model-specific fields go in additionalModelRequestFields.
+        return {"additionalModelRequestFields": {name: value}}
+
+    def vendor_field(self, body: Any, name: str) -> Any:
+        found = super().vendor_field(body, name)
+        if found is MISSING:
+            found = (body.get("additionalModelRequestFields") or {}).get(name, MISSING)
+        return found
+
+    def text_reply(self, text: str) -> Reply:
+        return bed.json_reply(bed.answer([{"text": text}], "end_turn", bed.usage(5, 1)), "c-text")
+
+    def tool_call_reply(self, name: str, args: dict[str, Any], call_id: str) -> Reply:
+        block = {"toolUse": {"toolUseId": call_id, "name": name, "input": args}}
+        return bed.json_reply(bed.answer([block], "tool_use", bed.usage(20, 10)), "c-tool")
+
+    def stream_text_reply(self, chunks: list[str]) -> Reply:
+        return bed.stream_reply(bed.text_events(chunks, 5, 2), "c-stream")
+
+    def stream_tool_call_reply(self, name: str, fragments: list[str], call_id: str) -> Reply:
+        events = [
+            bed.ev("messageStart", role="assistant"),
+            bed.ev(
+                "contentBlockStart",
+                contentBlockIndex=0,
+                start={"toolUse": {"toolUseId": call_id, "name": name}},
+            ),
+            *(
+                bed.ev("contentBlockDelta", contentBlockIndex=0, delta={"toolUse": {"input": f}})
+                for f in fragments
+            ),
+            bed.ev("contentBlockStop", contentBlockIndex=0),
+            bed.ev("messageStop", stopReason="tool_use"),
+            bed.ev("metadata", metrics={"latencyMs": 100}, usage=bed.usage(20, 10)),
+        ]
+        return bed.stream_reply(events, "c-stool")
+
+    def error_reply(
+        self, status: int, message: str, headers: dict[str, str] | None = None
+    ) -> Reply:
+        # Bedrock answers a bad key with 403 UnrecognizedClientException (never 401).
+        status, code = {
+            400: (400, "ValidationException"),
+            401: (403, "UnrecognizedClientException"),
+            404: (404, "ResourceNotFoundException"),
+            429: (429, "ThrottlingException"),
+            500: (500, "InternalServerException"),
+            503: (503, "ServiceUnavailableException"),
+        }[status]
+        return bed.error_reply(status, code, message, "c-error", headers)
+
+
+#: Every target of the contract. A fifth vendor: add its adapter here.
+TARGETS: list[Wire] = [
+    OpenAIChatWire(),
+    OpenAIResponsesWire(),
+    AnthropicWire(),
+    GeminiWire(),
+    BedrockWire(),
+]
+
+
+def make_runtime(
+    wire: Wire,
+    server: LoopbackServer,
+    *,
+    creds: dict[str, str] | None = None,
+    delays: list[float] | None = None,
+    max_retries: int = 3,
+    settings: dict[str, Any] | None = None,
+    **kwargs: Any,
+) -> Runtime:
+    """A Runtime for ``wire`` pointed at ``server``; its backoff records delays, never sleeps."""
+    creds = wire.credentials() if creds is None else creds
+    return Runtime(
+        model=wire.model,
+        max_retries=max_retries,
+        backoff=recording_backoff(delays if delays is not None else [], jitter=False, initial=0.25),
+        providers={
+            wire.provider: {**wire.endpoint_settings(server.url), **creds, **(settings or {})}
+        },
+        **kwargs,
+    )
+
+
+async def raised(call: Awaitable[Any]) -> BaseException | None:
+    """The exception ``call`` raised, or None (so a test can say what happened instead)."""
+    try:
+        await call
+    except Exception as exc:
+        return exc
+    return None
