@@ -104,7 +104,9 @@ def test_prepare_sends_nothing_and_refuses_early() -> None:
         prepared = chat.prepare(request("gpt-4o-mini", options={"temperature": 0.5}))
         assert isinstance(prepared, OpenAIPrepared) and server.requests == []
         assert prepared.payload["extra_body"] == {"temperature": 0.5}
-        assert prepared.stream_payload["stream"] is True
+        assert prepared.stream_payload == {}  # only the form the run sends is built
+        streamed = chat.prepare(request("gpt-4o-mini", stream=True))
+        assert streamed.stream_payload["stream"] is True and streamed.payload == {}
         with pytest.raises(OptionError, match="presence_penalty"):
             chat.prepare(request("gpt-4o-mini", options={"presence_penalty": 1}))
         png = MediaBlock("image", "image/png", b"\x89PNG\r\n\x1a\n" + b"\0" * 8, index=0)

@@ -18,7 +18,7 @@ from ..tools import run_coroutine_blocking
 from ..translate import detach
 from ..types import StreamEvent
 from .plan import tool_scope
-from .steps import END, Approve, Effect, Emit, Invoke, Next, RunTools, Send, Sleep, Steps, Stream
+from .steps import Approve, Effect, Emit, Invoke, RunTools, Send, Sleep, Steps, Stream
 
 __all__ = ["adrive", "drive"]
 
@@ -27,10 +27,6 @@ def _perform(effect: Effect) -> Any:
     kind = type(effect)
     if kind is Send:
         return effect.provider.send(effect.prepared)  # type: ignore[union-attr]
-    if kind is Next:
-        return next(effect.events, END)  # type: ignore[union-attr]
-    if kind is Stream:
-        return iter(effect.provider.send_stream(effect.prepared))  # type: ignore[union-attr]
     if kind is Sleep:
         return effect.backoff.sleep(effect.seconds)  # type: ignore[union-attr]
     if kind is RunTools:
@@ -62,7 +58,14 @@ def drive(steps: Steps) -> Iterator[StreamEvent]:
                 yield effect.event
                 continue
             try:
-                value = _perform(effect)
+                if type(effect) is Stream:  # the caller gets text as it arrives
+                    reader = effect.reader
+                    for event in effect.provider.send_stream(effect.prepared):
+                        if (delta := reader.feed(event)) is not None:
+                            yield delta
+                    value = reader.response()
+                else:
+                    value = _perform(effect)
             except Exception as exc:
                 error = detach(exc)
     finally:
@@ -73,10 +76,6 @@ async def _aperform(effect: Effect) -> Any:
     kind = type(effect)
     if kind is Send:
         return await effect.provider.asend(effect.prepared)  # type: ignore[union-attr]
-    if kind is Next:
-        return await anext(effect.events, END)  # type: ignore[union-attr]
-    if kind is Stream:
-        return aiter(effect.provider.asend_stream(effect.prepared))  # type: ignore[union-attr]
     if kind is Sleep:
         return await effect.backoff.async_sleep(effect.seconds)  # type: ignore[union-attr]
     if kind is RunTools:
@@ -110,7 +109,14 @@ async def adrive(steps: Steps) -> AsyncIterator[StreamEvent]:
                 yield effect.event
                 continue
             try:
-                value = await _aperform(effect)
+                if type(effect) is Stream:  # the caller gets text as it arrives
+                    reader = effect.reader
+                    async for event in effect.provider.asend_stream(effect.prepared):
+                        if (delta := reader.feed(event)) is not None:
+                            yield delta
+                    value = reader.response()
+                else:
+                    value = await _aperform(effect)
             except Exception as exc:
                 error = detach(exc)
     finally:

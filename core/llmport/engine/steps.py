@@ -4,7 +4,7 @@
 with its repair round, decisions, every model request with its retries and
 backoff sleeps, approvals, policy verdicts, guardrails, observers and DAG
 recording. It never does I/O itself: it yields an *effect* (send this
-prepared request, read the next stream event, sleep, ask the approver, run
+prepared request or stream it, sleep, ask the approver, run
 these tools, call the chosen function, emit this event) and a driver
 (:mod:`.drive`) performs it and sends back the result, or throws the
 exception it raised. Events are emitted only when streaming, so ``run()``
@@ -53,16 +53,15 @@ from .plan import Plan
 from .result import RunResult, ToolCallRecord
 
 __all__ = [
-    "END",
     "Approve",
     "Effect",
     "Emit",
     "Invoke",
-    "Next",
     "RunTools",
     "Send",
     "Sleep",
     "Stream",
+    "StreamReader",
     "machine",
 ]
 
@@ -86,17 +85,46 @@ class Send:
 
 @dataclass(slots=True, frozen=True)
 class Stream:
-    """Open a stream for a prepared request; the answer is an (async) iterator of events."""
+    """Send a prepared request as a stream; the answer is the assembled :class:`Response`.
+
+    The driver feeds every provider event to ``reader`` and hands the caller
+    what it returns (new text), one loop per stream: no round trip through the
+    machine per event.
+    """
 
     provider: Provider
     prepared: Prepared
+    reader: StreamReader
 
 
-@dataclass(slots=True, frozen=True)
-class Next:
-    """Read the next event of an open stream; the answer is the event or :data:`END`."""
+class StreamReader:
+    """Assembles one attempt's events; lets through only text the caller has not seen.
 
-    events: Any
+    The same reader serves every attempt of a request (:class:`_TextGate`), so a
+    retried stream never repeats text the caller already received.
+    """
+
+    __slots__ = ("assembler", "gate")
+
+    def __init__(self) -> None:
+        self.gate = _TextGate()
+        self.assembler = StreamAssembler()
+
+    def start(self) -> StreamReader:
+        """Begin an attempt (fresh assembly, same caller-facing text)."""
+        self.gate.new_attempt()
+        self.assembler = StreamAssembler()
+        return self
+
+    def feed(self, event: ProviderEvent) -> TextDelta | None:
+        """Take one provider event; return the text delta to emit, if any."""
+        self.assembler.feed(event)
+        if type(event) is TextDelta and (piece := self.gate.admit(event.text)):
+            return TextDelta(piece)
+        return None
+
+    def response(self) -> Response:
+        return self.assembler.response()
 
 
 @dataclass(slots=True, frozen=True)
@@ -135,10 +163,8 @@ class Invoke:
     kwargs: dict[str, Any]
 
 
-Effect = Emit | Send | Stream | Next | Sleep | Approve | RunTools | Invoke
+Effect = Emit | Send | Stream | Sleep | Approve | RunTools | Invoke
 Steps = Generator[Effect, Any, Any]
-#: What :class:`Next` answers when a stream has ended.
-END: Any = object()
 
 
 # --- the run ----------------------------------------------------------------------
@@ -292,12 +318,12 @@ def _model(plan: Plan, run: RunResult[Any], request: Request) -> Generator[Effec
     if observed:
         plan.hooks.observe("model_start", {"model": plan.qualified, "request": request}, info)
     attempts = Attempts()
-    gate = _TextGate()
+    reader = StreamReader() if plan.stream else None
     while True:
         attempts.count += 1
         try:
-            if plan.stream:
-                response = yield from _streamed(plan.provider, prepared, gate)
+            if reader is not None:
+                response = yield Stream(plan.provider, prepared, reader.start())
             else:
                 response = yield Send(plan.provider, prepared)
             break
@@ -315,21 +341,6 @@ def _model(plan: Plan, run: RunResult[Any], request: Request) -> Generator[Effec
     if plan.stream:
         yield Emit(UsageEvent(response.usage))
     return response
-
-
-def _streamed(
-    provider: Provider, prepared: Prepared, gate: _TextGate
-) -> Generator[Effect, Any, Response]:
-    gate.new_attempt()
-    events = yield Stream(provider, prepared)
-    assembler = StreamAssembler()
-    while True:
-        event: ProviderEvent = yield Next(events)
-        if event is END:
-            return assembler.response()
-        assembler.feed(event)
-        if type(event) is TextDelta and (piece := gate.admit(event.text)):
-            yield Emit(TextDelta(piece))
 
 
 def _failed(

@@ -29,7 +29,7 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import AsyncIterator, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from llmport.clients import ClientCache
@@ -197,18 +197,20 @@ class _OpenAIProvider(Provider):
         """Check and convert ``request`` once; raise typed input errors, send nothing."""
         caps = self.check(request)
         body, call = self.body(request, caps)
-        return OpenAIPrepared(
-            request,
-            convert_in.sdk_kwargs(body, call, conversation=self.conversation),
-            convert_in.sdk_kwargs(
+        # Only the form the run will send: a streamed request sends stream_payload.
+        if request.stream:
+            payload: dict[str, Any] = {}
+            streamed = convert_in.sdk_kwargs(
                 body,
                 call,
                 conversation=self.conversation,
                 stream=True,
                 stream_options=self.stream_options,
-            ),
-            convert_in.restore_schema(request),
-        )
+            )
+        else:
+            payload = convert_in.sdk_kwargs(body, call, conversation=self.conversation)
+            streamed = {}
+        return OpenAIPrepared(request, payload, streamed, convert_in.restore_schema(request))
 
     def body(
         self, request: Request, caps: ModelCapabilities
@@ -229,19 +231,19 @@ class _OpenAIProvider(Provider):
         raise NotImplementedError
 
     def send(self, prepared: Prepared) -> Response:
-        p = _own(prepared)
+        p = _as(prepared, self, stream=False)
         client = self.clients.sync()
         with self._translating():
             return self.response(self.endpoint(client).create(**p.payload), p)
 
     async def asend(self, prepared: Prepared) -> Response:
-        p = _own(prepared)
+        p = _as(prepared, self, stream=False)
         client = self.clients.for_loop()
         with self._translating():
             return self.response(await self.endpoint(client).create(**p.payload), p)
 
     def send_stream(self, prepared: Prepared) -> Iterator[ProviderEvent]:
-        p = _own(prepared)
+        p = _as(prepared, self, stream=True)
         client = self.clients.sync()
         converter = self.converter(p)
         with self._translating():
@@ -254,7 +256,7 @@ class _OpenAIProvider(Provider):
             yield from converter.end()
 
     async def asend_stream(self, prepared: Prepared) -> AsyncIterator[ProviderEvent]:
-        p = _own(prepared)
+        p = _as(prepared, self, stream=True)
         client = self.clients.for_loop()
         converter = self.converter(p)
         with self._translating():
@@ -267,6 +269,14 @@ class _OpenAIProvider(Provider):
                 await stream.close()
             for event in converter.end():
                 yield event
+
+
+def _as(prepared: Prepared, provider: _OpenAIProvider, *, stream: bool) -> OpenAIPrepared:
+    """``prepared`` in the form to send (prepared again if it was made for the other form)."""
+    p = _own(prepared)
+    if (p.stream_payload if stream else p.payload):
+        return p
+    return provider.prepare(replace(p.request, stream=stream))
 
 
 def _own(prepared: Prepared) -> OpenAIPrepared:
