@@ -79,7 +79,6 @@ def cmd_models(args: argparse.Namespace) -> int:
     if args.json:
         _emit_json(data)
         return 0
-    from rich.table import Table
 
     console = _console()
     if not rows:
@@ -87,34 +86,148 @@ def cmd_models(args: argparse.Namespace) -> int:
             "[yellow]No provider plugins are installed.[/] Try: pip install llmport-openai"
         )
     for row in rows:
-        table = Table(
-            title=_esc(f"{row['prefix']}:  ({row['plugin']}) {row['description']}"),
-            title_justify="left",
-        )
-        for col in ("model", "inputs", "files", "tools", "structured", "stream"):
-            table.add_column(col)
-        for pattern, caps in [*row["models"].items(), ("(other)", row["default"])]:
-            table.add_row(
-                _esc(pattern),
-                _esc(", ".join(caps["inputs"])),
-                _esc(", ".join(f.split("/")[-1] for f in caps["files"])),
-                _yes(caps["tools"]),
-                _yes(caps["structured_output"]),
-                _yes(caps["streaming"]),
-            )
-        console.print(table)
-        if row["aliases"]:
-            console.print(
-                "  aliases: " + _esc(", ".join(f"{a} → {t}" for a, t in row["aliases"].items()))
-            )
+        _print_models(console, row)
+        _print_aliases(console, "  aliases:", row["aliases"])
     if config.aliases:
         console.print(
             "[bold]configured aliases:[/] "
-            + _esc(", ".join(f"{a} → {t}" for a, t in config.aliases.items()))
+            + _esc(", ".join(f"{a} → {t}" for a, t in config.aliases.items())),
+            overflow="fold",
         )
     if config.configurations:
         console.print("[bold]named configurations:[/] " + _esc(", ".join(config.configurations)))
     return 0
+
+
+#: Input modalities in reading order (the JSON output keeps them sorted).
+_MODALITY_ORDER = ("text", "image", "audio", "file", "video")
+
+#: Short names for the file types whose subtype is long or unfamiliar.
+_SHORT_FILE_TYPES = {
+    "application/msword": "doc",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "docx",
+    "application/vnd.ms-excel": "xls",
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": "xlsx",
+    "text/plain": "txt",
+    "text/markdown": "md",
+    "video/quicktime": "mov",
+    "video/x-msvideo": "avi",
+    "video/x-ms-wmv": "wmv",
+    "video/3gpp": "3gp",
+}
+
+
+def _short_file_type(media_type: str) -> str:
+    """``application/pdf`` -> ``pdf``; long Office types -> ``docx``, ``xlsx``, ..."""
+    short = _SHORT_FILE_TYPES.get(media_type)
+    if short is not None:
+        return short
+    return media_type.rpartition("/")[2].removeprefix("x-")
+
+
+def _model_groups(row: dict[str, Any]) -> list[tuple[list[str], dict[str, Any]]]:
+    """The provider's patterns in order, consecutive ones with equal capabilities together.
+
+    Only neighbours are merged, so the order (first matching pattern wins) is kept.
+    The default capabilities come last, as ``(any other)``.
+    """
+    groups: list[tuple[list[str], dict[str, Any]]] = []
+    for pattern, caps in row["models"].items():
+        if groups and groups[-1][1] == caps:
+            groups[-1][0].append(pattern)
+        else:
+            groups.append(([pattern], caps))
+    groups.append((["(any other)"], row["default"]))
+    return groups
+
+
+#: Room the table needs beside the model column: below that, a list is printed.
+_TABLE_ROOM = 44
+
+
+def _print_models(console: Any, row: dict[str, Any]) -> None:
+    """One provider's models and capabilities: a table, or a list on a narrow terminal.
+
+    Patterns and aliases are never cut (no ``…``): a pattern is one line of the
+    table's first column, as wide as the longest pattern, and the other columns
+    wrap; a terminal too narrow for that gets one paragraph per group instead.
+    """
+    groups = _model_groups(row)
+    widest = max(len(p) for patterns, _ in groups for p in patterns)
+    if console.width >= widest + _TABLE_ROOM:
+        console.print(_models_table(row, groups, widest))
+        return
+    console.print(
+        _esc(f"{row['prefix']}:  ({row['plugin']}) {row['description']}"), overflow="fold"
+    )
+    for patterns, caps in groups:
+        for pattern in patterns:
+            console.print(_esc(pattern), overflow="fold")
+        inputs, files = _inputs_and_files(caps)
+        features = [
+            name
+            for name, key in (
+                ("tools", "tools"),
+                ("json", "structured_output"),
+                ("stream", "streaming"),
+            )
+            if caps[key]
+        ]
+        console.print(
+            _esc(f"    inputs: {inputs}; files: {files}; {', '.join(features) or '-'}"),
+            overflow="fold",
+        )
+    console.print("  (first matching pattern wins)")
+
+
+def _inputs_and_files(caps: dict[str, Any]) -> tuple[str, str]:
+    inputs = [m for m in _MODALITY_ORDER if m in caps["inputs"]]
+    inputs += [m for m in caps["inputs"] if m not in _MODALITY_ORDER]
+    files = sorted({_short_file_type(f) for f in caps["files"]})
+    return ", ".join(inputs), ", ".join(files) or "-"
+
+
+def _models_table(
+    row: dict[str, Any], groups: list[tuple[list[str], dict[str, Any]]], widest: int
+) -> Any:
+    """One provider's capability table: patterns one per line, the other columns wrap."""
+    from rich import box
+    from rich.table import Table
+
+    table = Table(
+        title=_esc(f"{row['prefix']}:  ({row['plugin']}) {row['description']}"),
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        caption="first matching pattern wins",
+        caption_justify="left",
+    )
+    table.add_column("model", no_wrap=True, overflow="fold", min_width=widest)
+    table.add_column("inputs", overflow="fold")
+    table.add_column("files", overflow="fold")
+    table.add_column("tools", overflow="fold")
+    table.add_column("json", overflow="fold")
+    table.add_column("stream", overflow="fold")
+    for patterns, caps in groups:
+        inputs, files = _inputs_and_files(caps)
+        table.add_row(
+            "\n".join(_esc(p) for p in patterns),
+            _esc(inputs),
+            _esc(files),
+            _yes(caps["tools"]),
+            _yes(caps["structured_output"]),
+            _yes(caps["streaming"]),
+        )
+    return table
+
+
+def _print_aliases(console: Any, heading: str, aliases: dict[str, str]) -> None:
+    """``heading`` then one ``alias → target`` per line (never cut, folded if too long)."""
+    if not aliases:
+        return
+    console.print(heading)
+    for alias, target in aliases.items():
+        console.print(f"    {_esc(alias)} → {_esc(target)}", overflow="fold")
 
 
 def _yes(flag: bool) -> str:

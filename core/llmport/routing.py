@@ -18,6 +18,16 @@ from .provider import ProviderInfo
 
 _MAX_ALIAS_DEPTH = 8
 
+#: The distribution that provides each first-party prefix, named in the error
+#: when that prefix is used but its plugin is not installed.
+KNOWN_PLUGINS: dict[str, str] = {
+    "openai": "llmport-openai",
+    "openai-responses": "llmport-openai",
+    "anthropic": "llmport-anthropic",
+    "gemini": "llmport-gemini",
+    "bedrock": "llmport-bedrock",
+}
+
 
 @dataclass(slots=True, frozen=True)
 class Route:
@@ -71,8 +81,13 @@ def resolve(model: str, config: Config, providers: Mapping[str, ProviderInfo]) -
         )
     if prefix not in providers:
         raise UnknownModelError(
-            model,
-            available_models(config, providers),
-            hint=f"no provider plugin for prefix {prefix!r}",
+            model, available_models(config, providers), hint=_missing_plugin_hint(prefix)
         )
     return Route(prefix, name, providers[prefix], options)
+
+
+def _missing_plugin_hint(prefix: str) -> str:
+    package = KNOWN_PLUGINS.get(prefix)
+    if package is None:
+        return f"no provider plugin for prefix {prefix!r}"
+    return f"no provider plugin for prefix {prefix!r} is installed: pip install {package}"
