@@ -432,6 +432,28 @@ async def test_tool_vendor_fields_reach_the_tool_entry(mode: str) -> None:
     assert body["tools"] == [DEFERRED_TOOL, STRICT_TOOL]  # the recorded shapes, field for field
 
 
+BM25 = {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"}
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_vendor_tools_go_after_the_function_tools(mode: str) -> None:
+    # wire-samples/anthropic/tool-search.json: deferred function tools, then the server tool.
+    deferred = _spec_of(DEFERRED_TOOL, vendor={"anthropic": {"defer_loading": True}})
+    request = hi("claude-sonnet-4-6", tools=[deferred])
+    request.vendor = {"anthropic": {"tools": [BM25]}}
+    with LoopbackServer([OK]) as server:
+        provider = provider_for(server)
+        prepared = provider.prepare(request)
+        if mode == "sync":
+            provider.send(prepared)
+        else:
+            await provider.asend(prepared)
+            await provider.aclose()
+        provider.close()
+        body = server.requests[0].json()
+    assert body["tools"] == [DEFERRED_TOOL, BM25]
+
+
 # --- input problems are never transient -----------------------------------------------------------
 
 

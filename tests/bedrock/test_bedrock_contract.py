@@ -175,6 +175,22 @@ def test_vendor_fields_replace_what_is_not_a_dict() -> None:
     assert body["inferenceConfig"] == {"stopSequences": ["STOP", "HALT"]}
 
 
+def test_vendor_tools_are_added_after_the_function_tools() -> None:
+    lookup = ToolSpec("lookup", "Look a city up.", {"type": "object", "properties": {}})
+    extra = {"toolSpec": {"name": "extra", "inputSchema": {"json": {"type": "object"}}}}
+    with LoopbackServer([OK]) as server:
+        p = provider(server)
+        p.send(
+            p.prepare(
+                request(tools=[lookup], vendor={"bedrock": {"toolConfig": {"tools": [extra]}}})
+            )
+        )
+        p.close()
+        body = server.requests[0].json()
+    names = [t["toolSpec"]["name"] for t in body["toolConfig"]["tools"]]
+    assert names == ["lookup", "extra"]  # beside llmport's tools, never instead of them
+
+
 def test_vendor_fields_never_modify_the_callers_options() -> None:
     thinking = {"type": "enabled", "budget_tokens": 1024}
     guardrail = {"guardrailIdentifier": "g1", "guardrailVersion": "1"}

@@ -427,7 +427,8 @@ def merge_vendor_fields(params: dict[str, Any], fields: Mapping[str, Any], model
     """Merge the caller's body fields into ``params`` (in place).
 
     A field llmport already sets is merged into it (dicts recursively, any
-    other value replaced); any other field goes into the JSON body as given
+    other value replaced, except ``tools``: those entries are added after the
+    function tools); any other field goes into the JSON body as given
     (``extra_body``), so fields the SDK does not know still reach the wire.
     ``stream`` stays llmport's: use ``stream()`` / ``astream()``.
     """
@@ -440,7 +441,11 @@ def merge_vendor_fields(params: dict[str, Any], fields: Mapping[str, Any], model
         )
     extra: dict[str, Any] = params.get("extra_body") or {}
     for key, value in fields.items():
-        if key in params and key not in _CALL_ONLY:
+        if key == "tools" and isinstance(value, list) and isinstance(params.get("tools"), list):
+            # Server tools go beside the function tools, after them (as Anthropic's
+            # own traffic orders them), never instead of them.
+            params["tools"] = [*params["tools"], *copy.deepcopy(value)]
+        elif key in params and key not in _CALL_ONLY:
             params[key] = merged(params[key], value)
         else:
             extra[key] = merged(extra.get(key), value)

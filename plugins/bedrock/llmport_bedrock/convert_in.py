@@ -175,6 +175,9 @@ def build(
 def merge(target: dict[str, Any], fields: Mapping[str, Any]) -> dict[str, Any]:
     """Merge JSON ``fields`` into ``target`` in place: dicts recursively, the rest replaced.
 
+    A ``tools`` list (``toolConfig.tools``) is added after the function tools
+    llmport built, never instead of them.
+
     Every dict on a merge path is copied before it changes, and the merged
     values are copied too: neither the caller's fields nor dicts the payload
     shares with the request (options, tool schemas) are ever modified.
@@ -183,6 +186,8 @@ def merge(target: dict[str, Any], fields: Mapping[str, Any]) -> dict[str, Any]:
         current = target.get(key)
         if isinstance(value, Mapping) and isinstance(current, dict):
             target[key] = merge(dict(current), value)
+        elif key == "tools" and isinstance(value, list) and isinstance(current, list):
+            target[key] = [*current, *copy.deepcopy(value)]  # beside the function tools
         else:
             target[key] = copy.deepcopy(value)
     return target
