@@ -12,6 +12,24 @@ from cassette_support import CASSETTES, make_vcr
 
 
 @pytest.fixture
+def isolated_from_host(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> Iterator[None]:
+    """No ``LLMPORT_*`` variables, no entry-point plugins, an empty working directory.
+
+    ``discover()`` caches per ``LLMPORT_PLUGINS`` value, so the cache starts empty too.
+    Test folders whose tests must not see the host use it from an autouse fixture.
+    """
+    from llmport import plugins as plugins_module
+
+    for key in list(os.environ):
+        if key.startswith("LLMPORT_"):
+            monkeypatch.delenv(key)
+    monkeypatch.setenv("LLMPORT_PLUGINS", "")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(plugins_module, "_loaded", {})
+    yield
+
+
+@pytest.fixture
 def cassette() -> Any:
     """``with cassette("openai/text.yaml") as cass:`` replays, then checks all was played."""
 

@@ -410,15 +410,8 @@ def _spec_of(entry: dict[str, Any], **kwargs: Any) -> ToolSpec:
     return ToolSpec(entry["name"], entry["description"], entry["input_schema"], **kwargs)
 
 
-@pytest.mark.parametrize("mode", MODES)
-async def test_tool_vendor_fields_reach_the_tool_entry(mode: str) -> None:
-    deferred = _spec_of(DEFERRED_TOOL, vendor={"anthropic": {"defer_loading": True}})
-    strict = _spec_of(
-        STRICT_TOOL,
-        strict=True,
-        vendor={"openai": {"defer_loading": True}},  # another vendor's fields: not sent
-    )
-    request = hi("claude-sonnet-4-6", tools=[deferred, strict])
+async def sent_body(mode: str, request: Request) -> Any:
+    """The JSON body the provider sends for ``request`` (prepared once, sent once)."""
     with LoopbackServer([OK]) as server:
         provider = provider_for(server)
         prepared = provider.prepare(request)
@@ -428,7 +421,19 @@ async def test_tool_vendor_fields_reach_the_tool_entry(mode: str) -> None:
             await provider.asend(prepared)
             await provider.aclose()
         provider.close()
-        body = server.requests[0].json()
+        return server.requests[0].json()
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_tool_vendor_fields_reach_the_tool_entry(mode: str) -> None:
+    deferred = _spec_of(DEFERRED_TOOL, vendor={"anthropic": {"defer_loading": True}})
+    strict = _spec_of(
+        STRICT_TOOL,
+        strict=True,
+        vendor={"openai": {"defer_loading": True}},  # another vendor's fields: not sent
+    )
+    request = hi("claude-sonnet-4-6", tools=[deferred, strict])
+    body = await sent_body(mode, request)
     assert body["tools"] == [DEFERRED_TOOL, STRICT_TOOL]  # the recorded shapes, field for field
 
 
@@ -441,16 +446,7 @@ async def test_vendor_tools_go_after_the_function_tools(mode: str) -> None:
     deferred = _spec_of(DEFERRED_TOOL, vendor={"anthropic": {"defer_loading": True}})
     request = hi("claude-sonnet-4-6", tools=[deferred])
     request.vendor = {"anthropic": {"tools": [BM25]}}
-    with LoopbackServer([OK]) as server:
-        provider = provider_for(server)
-        prepared = provider.prepare(request)
-        if mode == "sync":
-            provider.send(prepared)
-        else:
-            await provider.asend(prepared)
-            await provider.aclose()
-        provider.close()
-        body = server.requests[0].json()
+    body = await sent_body(mode, request)
     assert body["tools"] == [DEFERRED_TOOL, BM25]
 
 

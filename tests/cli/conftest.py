@@ -7,9 +7,6 @@ installed plugin on the host changes what the CLI does.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,14 +15,8 @@ from llmport.testing import Script, Step
 
 
 @pytest.fixture(autouse=True)
-def isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
-    for key in list(os.environ):
-        if key.startswith("LLMPORT_"):
-            monkeypatch.delenv(key)
-    monkeypatch.setenv("LLMPORT_PLUGINS", "")
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(plugins_module, "_loaded", {})
-    yield
+def isolated(isolated_from_host: None) -> None:
+    """Every test here runs isolated from the host (see tests/conftest.py)."""
 
 
 @pytest.fixture

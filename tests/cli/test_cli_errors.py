@@ -22,7 +22,7 @@ from llmport.testing import fail, respond
 from llmport.types import Request, Response
 
 MODEL = "scripted:test"
-KEY = "sk-proj-Zq8XvB2nT5kLm4pR7sW1"
+KEY = "sk-proj-fake-key-for-cli-tests"
 
 
 def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

@@ -197,7 +197,7 @@ class OpenAIChatWire(Wire):
     def credentials(self, fmt: str = "test") -> dict[str, str]:
         return {
             "test": {"api_key": "contract-test-key"},
-            "standard": {"api_key": "sk-proj-Zq8XvB2nT5kLm4pR7sW1aB3cD4eF5gH6iJ7kL8mN9oP0qR1s"},
+            "standard": {"api_key": "sk-proj-fake-test-key-for-openai-contract-suite"},
             "custom": {"api_key": CUSTOM_KEY},
         }[fmt]
 
@@ -410,7 +410,7 @@ class AnthropicWire(Wire):
         return {
             "test": {"api_key": "contract-test-key"},
             "standard": {
-                "api_key": "sk-ant-api03-Zq8XvB2nT5kLm4pR7sW1aB3cD4eF5gH6iJ7kL8mN9oP0qR1sT2uV"
+                "api_key": "sk-ant-api03-fake-test-key-for-anthropic-contract-suite"
                 "w3Xy4Za5Bc6De7Fg8Hi9Jk0Lm1No2Pq3Rs4Tu5Vw6Xy7Za8Bc9De0Fg1Hi2JkQAA"
             },
             "custom": {"api_key": CUSTOM_KEY},
@@ -517,7 +517,7 @@ class GeminiWire(Wire):
     def credentials(self, fmt: str = "test") -> dict[str, str]:
         return {
             "test": {"api_key": "contract-test-key"},
-            "standard": {"api_key": "AIzaSyZq8XvB2nT5kLm4pR7sW1aB3cD4eF5gH6i"},
+            "standard": {"api_key": "AIzaFAKE-test-key-for-gemini-contract-suite"},
             "custom": {"api_key": CUSTOM_KEY},
         }[fmt]
 
@@ -601,8 +601,8 @@ class BedrockWire(Wire):
         return {
             "test": dict(bed.CREDENTIALS),
             "standard": {
-                "aws_access_key_id": "AKIAZQ8XVB2NT5KLM4PR",
-                "aws_secret_access_key": "Zq8XvB2nT5kLm4pR7sW1/aB3cD4eF5gH6iJ7kL8mN",
+                "aws_access_key_id": "AKIAFAKEFAKEFAKEFAKE",
+                "aws_secret_access_key": "fake/test/secret/access/key/for/bedrock/contract",
             },
             "custom": {
                 "aws_access_key_id": CUSTOM_KEY,

@@ -8,25 +8,13 @@ configuration set what they need explicitly.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
-from typing import Any
-
 import pytest
 from core_helpers import Driver
-from llmport import plugins as plugins_module
 
 
 @pytest.fixture(autouse=True)
-def isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> Iterator[None]:
-    for key in list(os.environ):
-        if key.startswith("LLMPORT_"):
-            monkeypatch.delenv(key)
-    monkeypatch.setenv("LLMPORT_PLUGINS", "")
-    monkeypatch.chdir(tmp_path)
-    # discover() caches per LLMPORT_PLUGINS value; start every test from scratch.
-    monkeypatch.setattr(plugins_module, "_loaded", {})
-    yield
+def isolated(isolated_from_host: None) -> None:
+    """Every test here runs isolated from the host (see tests/conftest.py)."""
 
 
 @pytest.fixture(params=["sync", "async"])

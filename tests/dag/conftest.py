@@ -2,21 +2,12 @@
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
-from typing import Any
-
 import pytest
 
 
 @pytest.fixture(autouse=True)
-def isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> Iterator[None]:
-    for key in list(os.environ):
-        if key.startswith("LLMPORT_"):
-            monkeypatch.delenv(key)
-    monkeypatch.setenv("LLMPORT_PLUGINS", "")
-    monkeypatch.chdir(tmp_path)
-    yield
+def isolated(isolated_from_host: None) -> None:
+    """Every test here runs isolated from the host (see tests/conftest.py)."""
 
 
 @pytest.fixture(params=["sync", "async"])
