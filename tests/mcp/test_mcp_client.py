@@ -153,11 +153,8 @@ def test_invalid_arguments_are_caught_before_the_server_is_called(
 def test_a_slow_call_times_out_as_an_error_result_and_the_server_stays_usable(
     run: Any,
 ) -> None:
-    with demo("slow", timeout=0.5) as server:
-        server.timeout = 10  # connect with room, then tighten the per-call deadline
+    with demo("slow", timeout=0.5, connect_timeout=10) as server:
         server.connect()
-        for t in server.tools:
-            t.timeout = 0.5
         script = Script(
             [call_tools(("sleep", {"seconds": 5})), call_tools(("add", {"a": 1, "b": 2})), "ok"]
         )
@@ -170,33 +167,31 @@ def test_a_slow_call_times_out_as_an_error_result_and_the_server_stays_usable(
         assert results(script, 2)[0].content == "3"
 
 
-def test_a_server_crashing_mid_call_is_a_typed_error_result_then_it_reconnects(
-    run: Any,
-) -> None:
+def test_a_server_crashing_mid_call_is_a_typed_error_result_then_it_reconnects() -> None:
     with demo("fragile") as server:
         first_pid = int(server.call_tool("pid"))
         script = Script([call_tools(("crash", {})), call_tools(("pid", {})), "ok"])
         started = time.perf_counter()
-        run(script.runtime(), "crash", tools=[server])
+        asyncio.run(script.runtime().arun("crash", tools=[server]))
         assert time.perf_counter() - started < 8  # no hang until the 10 s timeout
         (crashed,) = results(script, 1)
         assert crashed.is_error and "MCPConnectionError" in crashed.content
         # The next run lists again on a fresh connection (a new process).
         script2 = Script([call_tools(("pid", {})), "ok"])
-        run(script2.runtime(), "pid", tools=[server])
+        script2.runtime().run("pid", tools=[server])
         assert int(results(script2)[0].content) != first_pid
 
 
-def test_list_changed_refreshes_the_tools_for_the_next_run(run: Any) -> None:
+def test_list_changed_refreshes_the_tools_for_the_next_run() -> None:
     with demo("growing") as server:
         script = Script([call_tools(("grow", {})), "grown", call_tools(("extra", {})), "done"])
         rt = script.runtime()
-        run(rt, "grow", tools=[server])
+        asyncio.run(rt.arun("grow", tools=[server]))
         assert "extra" not in offered(script, 0)
         deadline = time.monotonic() + 5
         while "extra" not in {t.name for t in server.tools} and time.monotonic() < deadline:
             time.sleep(0.05)  # the notification arrives asynchronously
-        run(rt, "use it", tools=[server])
+        rt.run("use it", tools=[server])
         assert "extra" in offered(script, 2)
         assert results(script, 3)[0].content == "extra!"
 
@@ -268,11 +263,10 @@ def test_a_connection_failure_names_the_server_and_hides_secrets() -> None:
     server.close()
 
 
-def test_env_values_are_secret_but_reach_the_server() -> None:
+def test_env_values_are_secret() -> None:
     value = "env-secret-value-42"
-    with demo("env", env={"DEMO_TOKEN": value}) as server:
-        assert value not in repr(server)
-        assert server.call_tool("env_value", {"key": "DEMO_TOKEN"}) == value
+    server = demo("env", env={"DEMO_TOKEN": value})
+    assert value not in repr(server) and "DEMO_TOKEN" in repr(server)
 
 
 def test_bad_arguments_to_mcpserver_are_value_errors() -> None:
@@ -289,7 +283,7 @@ def test_bad_arguments_to_mcpserver_are_value_errors() -> None:
 # --- configuration --------------------------------------------------------------------
 
 
-def test_configured_servers_are_toolsets_named_mcp_colon_name(tmp_path: Any, mode: str) -> None:
+def test_configured_servers_are_toolsets_named_mcp_colon_name(tmp_path: Any) -> None:
     import sys
 
     import llmport_mcp.plugin
@@ -303,16 +297,8 @@ def test_configured_servers_are_toolsets_named_mcp_colon_name(tmp_path: Any, mod
     )
     script = Script([call_tools(("env_value", {"key": "DEMO_TOKEN"}), ("pid", {})), "ok"])
     rt: Runtime = script.runtime(hooks=[llmport_mcp.plugin])
-    if mode == "sync":
-        rt.exec("x", toolset="mcp:demo", tools_deny=["crash"])
-        rt.close()
-    else:
-
-        async def main() -> None:
-            await rt.async_exec("x", toolset="mcp:demo", tools_deny=["crash"])
-            await rt.aclose()
-
-        asyncio.run(main())
+    rt.exec("x", toolset="mcp:demo", tools_deny=["crash"])  # env reaches the server
+    rt.close()
     env_result, pid_result = results(script)
     assert env_result.content == "from-config"
     assert "crash" not in offered(script)

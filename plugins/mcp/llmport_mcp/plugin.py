@@ -6,7 +6,8 @@ Configuration (``llmport.toml``, or ``[tool.llmport.mcp.servers.NAME]`` in
     [mcp.servers.docs]
     command = ["python", "docs_server.py"]   # or: url = "https://example.com/mcp"
     env = { DOCS_ROOT = "docs" }              # command servers only
-    timeout = 30                              # seconds (connect, and per call)
+    timeout = 30                              # seconds per tool call
+    # connect_timeout = 30                    # seconds to start/reach it and list tools
     # headers = { Authorization = "Bearer ..." }   # url servers only
     # cwd = "tools", prefix = "docs"
 
@@ -30,7 +31,17 @@ __all__ = ["llmport_toolsets", "server_from_config"]
 
 log = logging.getLogger("llmport.mcp")
 
-_KEYS = {"command", "url", "env", "headers", "timeout", "cwd", "prefix", "description"}
+_KEYS = {
+    "command",
+    "url",
+    "env",
+    "headers",
+    "timeout",
+    "connect_timeout",
+    "cwd",
+    "prefix",
+    "description",
+}
 
 
 def server_from_config(name: str, settings: Mapping[str, Any]) -> Any:

@@ -98,8 +98,10 @@ class MCPServer(Toolset):
     * ``env``: extra environment variables for the command (merged over the
       SDK's safe defaults: ``PATH``, ``HOME``, ...);
     * ``headers``: HTTP headers (``{"Authorization": "Bearer ..."}``);
-    * ``timeout``: seconds for connecting and for each tool call; a call that
-      takes longer becomes an error result the model sees;
+    * ``timeout``: seconds for each tool call; a call that takes longer
+      becomes an error result the model sees;
+    * ``connect_timeout``: seconds for starting or reaching the server and
+      listing its tools (default: 30, or ``timeout`` if that is longer);
     * ``cwd``: the working directory of the command;
     * ``prefix``: prepended to every tool name (``prefix_tool``), to tell two
       servers' tools apart.
@@ -122,6 +124,7 @@ class MCPServer(Toolset):
         "_thread",
         "_tools",
         "command",
+        "connect_timeout",
         "cwd",
         "env",
         "headers",
@@ -139,6 +142,7 @@ class MCPServer(Toolset):
         env: Mapping[str, str] | None = None,
         headers: Mapping[str, str] | None = None,
         timeout: float = 30.0,
+        connect_timeout: float | None = None,
         cwd: str | None = None,
         prefix: str | None = None,
         description: str = "",
@@ -153,6 +157,8 @@ class MCPServer(Toolset):
             raise ValueError(f"MCPServer {name!r}: url must start with http:// or https://")
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
             raise ValueError(f"MCPServer {name!r}: timeout must be > 0 seconds")
+        if connect_timeout is not None and not connect_timeout > 0:
+            raise ValueError(f"MCPServer {name!r}: connect_timeout must be > 0 seconds")
         if headers is not None and url is None:
             raise ValueError(f"MCPServer {name!r}: headers= is for url= servers")
         if env is not None and command is None:
@@ -168,6 +174,7 @@ class MCPServer(Toolset):
             # "Bearer <token>": the token alone may appear too (an echoed header).
             register_secret(value.split(" ", 1)[-1])
         self.timeout = float(timeout)
+        self.connect_timeout = float(connect_timeout or max(30.0, self.timeout))
         self.cwd = cwd
         self.prefix = prefix
         self._lock = threading.Lock()
@@ -195,7 +202,7 @@ class MCPServer(Toolset):
     @property
     def tools(self) -> list[Tool]:
         """The server's tools (connects and lists on first use; cached per connection)."""
-        return self._run_sync(self._atools(), self.timeout)
+        return self._run_sync(self._atools(), self.connect_timeout)
 
     @tools.setter
     def tools(self, value: list[Tool]) -> None:
@@ -219,12 +226,12 @@ class MCPServer(Toolset):
 
     def connect(self) -> MCPServer:
         """Connect and list the tools now (otherwise done on first use); returns self."""
-        self._run_sync(self._atools(), self.timeout)
+        self._run_sync(self._atools(), self.connect_timeout)
         return self
 
     async def aconnect(self) -> MCPServer:
         """Async :meth:`connect`: a later sync listing then costs nothing."""
-        await self._run_async(self._atools(), self.timeout)
+        await self._run_async(self._atools(), self.connect_timeout)
         return self
 
     def list_tools(self) -> list[Tool]:
@@ -234,10 +241,12 @@ class MCPServer(Toolset):
 
     def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> MCPOutput:
         """Call a tool by its MCP name (raises :class:`MCPToolError` on ``isError``)."""
+        self._run_sync(self._aconnect(), self.connect_timeout)
         return self._run_sync(self._acall(name, dict(arguments or {})), self.timeout)
 
     async def acall_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> MCPOutput:
         """Async :meth:`call_tool`."""
+        await self._run_async(self._aconnect(), self.connect_timeout)
         return await self._run_async(self._acall(name, dict(arguments or {})), self.timeout)
 
     def close(self) -> None:
