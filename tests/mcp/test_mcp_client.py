@@ -8,11 +8,11 @@ import time
 from typing import Any
 
 import pytest
-from conftest import demo, process_gone
 from llmport import Runtime, hookimpl
 from llmport.testing import Script, call_tools, reply
 from llmport.types import MediaBlock, TextBlock
 from llmport_mcp import MCPConnectionError, MCPOutput, MCPServer, MCPToolError
+from mcp_support import demo, process_gone
 
 
 def results(script: Script, request: int = 1) -> list[Any]:
@@ -287,7 +287,7 @@ def test_configured_servers_are_toolsets_named_mcp_colon_name(tmp_path: Any) -> 
     import sys
 
     import llmport_mcp.plugin
-    from conftest import DEMO
+    from mcp_support import DEMO
 
     (tmp_path / "llmport.toml").write_text(
         "[mcp.servers.demo]\n"

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import free_port, wait_for_port
 from llmport.cli import main
 from llmport_mcp import MCPServer, MCPToolError
+from mcp_support import free_port, wait_for_port
 
 SERVE = [sys.executable, "-m", "llmport.cli", "mcp", "serve"]
 
