@@ -160,7 +160,7 @@ def test_a_slow_call_times_out_as_an_error_result_and_the_server_stays_usable(
         )
         started = time.perf_counter()
         run_result = run(script.runtime(), "nap", tools=[server])
-        assert time.perf_counter() - started < 3
+        assert time.perf_counter() - started < 4.5  # the tool sleeps 5 s
         (timed_out,) = results(script, 1)
         assert timed_out.is_error and "timed out after 0.5 s" in timed_out.content
         assert run_result.tool_calls[0].status == "timeout"
