@@ -24,6 +24,8 @@ SDKS = {
     "google": "gemini",
     "boto3": "bedrock",
     "botocore": "bedrock",
+    "mcp": "mcp",
+    "mcp_types": "mcp",
 }
 
 

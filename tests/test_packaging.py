@@ -190,7 +190,12 @@ def uv() -> str:
 
 
 @pytest.mark.parametrize(
-    ("package", "core_range"), [("llmport", None), ("llmport-example-tools", ">=0.1,<0.2")]
+    ("package", "core_range"),
+    [
+        ("llmport", None),
+        ("llmport-example-tools", ">=0.1,<0.2"),
+        ("llmport-mcp", ">=0.1,<0.2"),
+    ],
 )
 def test_built_wheels_contain_license_and_py_typed(
     tmp_path: Path, package: str, core_range: str | None

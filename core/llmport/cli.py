@@ -1,4 +1,4 @@
-"""The ``llmport`` command line: models, plugins, run, demo, session show and list.
+"""The ``llmport`` command line: models, plugins, run, demo, session show and list, mcp serve.
 
 Output goes through rich; ``--json`` prints machine-readable JSON instead.
 
@@ -414,6 +414,22 @@ def cmd_session(args: argparse.Namespace) -> int:
 _DEBUG_HELP = "show the full traceback of an error instead of one line"
 
 
+def cmd_mcp_serve(args: argparse.Namespace) -> int:
+    """Serve a registered toolset as an MCP server (the llmport-mcp plugin does the work)."""
+    try:
+        import llmport_mcp.serve as mcp_serve
+    except ImportError:
+        sys.stderr.write("error: llmport mcp needs the MCP plugin: pip install llmport-mcp\n")
+        return 2
+    if args.http is not None:
+        try:
+            mcp_serve.parse_address(args.http)
+        except ValueError as exc:
+            raise UsageError(f"--http: {exc}") from None
+    mcp_serve.serve(args.toolset, http=args.http)
+    return 0
+
+
 def _add_debug(parser: argparse.ArgumentParser) -> None:
     # SUPPRESS: a subcommand without --debug leaves the top-level value alone.
     parser.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP)
@@ -487,6 +503,19 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_list_parser(ssub)
     _add_debug(show)
+
+    p = sub.add_parser("mcp", help="MCP: serve a toolset to MCP clients (needs llmport-mcp)")
+    _add_debug(p)
+    msub = p.add_subparsers(dest="mcp_command", required=True)
+    serve = msub.add_parser("serve", help="serve a registered toolset as an MCP server")
+    serve.add_argument("toolset", help="a registered toolset name (see `llmport plugins`)")
+    serve.add_argument(
+        "--http",
+        metavar="HOST:PORT",
+        help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio",
+    )
+    serve.set_defaults(func=cmd_mcp_serve, parser=serve)
+    _add_debug(serve)
     return parser
 
 

@@ -26,6 +26,9 @@ The file format (the same keys under ``[tool.llmport]``)::
 
     [session]
     path = "sessions.sqlite"
+
+    [mcp.servers.docs]             # read by the llmport-mcp plugin: toolset "mcp:docs"
+    command = ["python", "docs_server.py"]
 """
 
 from __future__ import annotations
@@ -38,7 +41,15 @@ from typing import Any
 
 from .errors import ConfigError, redact_settings
 
-_KNOWN_KEYS = {"default_model", "aliases", "configurations", "providers", "session", "max_retries"}
+_KNOWN_KEYS = {
+    "default_model",
+    "aliases",
+    "configurations",
+    "providers",
+    "session",
+    "max_retries",
+    "mcp",
+}
 
 
 @dataclass(slots=True, frozen=True, repr=False)
@@ -52,6 +63,8 @@ class Config:
     session_path: str | None = None
     max_retries: int | None = None
     sources: tuple[str, ...] = ()
+    #: The ``[mcp]`` table, read by the llmport-mcp plugin (``servers.NAME``).
+    mcp: dict[str, Any] = field(default_factory=dict)
 
     def __repr__(self) -> str:
         # Provider settings may hold a key someone put in a file: never print it.
@@ -60,7 +73,7 @@ class Config:
             f"Config(default_model={self.default_model!r}, aliases={self.aliases!r}, "
             f"configurations={self.configurations!r}, providers={providers!r}, "
             f"session_path={self.session_path!r}, max_retries={self.max_retries!r}, "
-            f"sources={self.sources!r})"
+            f"sources={self.sources!r}, mcp_servers={sorted(self.mcp.get('servers', {}))!r})"
         )
 
 
@@ -88,9 +101,14 @@ def _check_layer(data: Mapping[str, Any], where: str) -> dict[str, Any]:
     unknown = set(data) - _KNOWN_KEYS
     if unknown:
         raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
-    for table in ("aliases", "configurations", "providers", "session"):
+    for table in ("aliases", "configurations", "providers", "session", "mcp"):
         if table in data and not isinstance(data[table], Mapping):
             raise ConfigError(f"{where}: [{table}] must be a table")
+    servers = dict(data.get("mcp", {})).get("servers", {})
+    if not isinstance(servers, Mapping) or not all(
+        isinstance(v, Mapping) for v in servers.values()
+    ):
+        raise ConfigError(f"{where}: [mcp.servers] must hold one table per server")
     if "default_model" in data and not isinstance(data["default_model"], str):
         raise ConfigError(f"{where}: default_model must be a string")
     for name, settings in dict(data.get("providers", {})).items():
@@ -116,7 +134,7 @@ def _check_layer(data: Mapping[str, Any], where: str) -> dict[str, Any]:
 def _merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
     out = dict(base)
     for key, value in over.items():
-        if key in ("aliases", "configurations", "providers", "session"):
+        if key in ("aliases", "configurations", "providers", "session", "mcp"):
             merged = dict(out.get(key, {}))
             for k, v in value.items():
                 if isinstance(v, Mapping) and isinstance(merged.get(k), Mapping):
@@ -187,4 +205,5 @@ def load_config(
         session_path=merged.get("session", {}).get("path"),
         max_retries=merged.get("max_retries"),
         sources=tuple(sources),
+        mcp={k: dict(v) if isinstance(v, Mapping) else v for k, v in merged.get("mcp", {}).items()},
     )

@@ -153,6 +153,7 @@ LOGGERS = (
     "httpx2",
     "httpcore",
     "aiohttp",
+    "mcp",
 )
 
 

@@ -37,6 +37,7 @@ from .options import (
 from .plugins import PluginHost
 from .redaction import install_log_redaction
 from .retry import Backoff
+from .tools import toolset_owner
 from .types import StreamEvent, Usage
 
 __all__ = [
@@ -128,6 +129,8 @@ class Runtime:
         self._lock = threading.Lock()
         self._usage = Usage()
         self._callable = self._make_callable()
+        #: Toolsets holding connections (MCP servers) used by this runtime's runs.
+        self._resources: list[Any] = []
 
     # -- configuration, plugins, providers ------------------------------------
 
@@ -219,7 +222,11 @@ class Runtime:
     ) -> tuple[RunResult[Any], Steps]:
         params, options = split_call(kwargs)
         params["content"] = content
-        plan, run = start(self, params, options, stream=stream)
+        token = toolset_owner.set(self.adopt)  # connected toolsets close with this runtime
+        try:
+            plan, run = start(self, params, options, stream=stream)
+        finally:
+            toolset_owner.reset(token)
         return run, machine(plan, run)
 
     @overload
@@ -273,16 +280,38 @@ class Runtime:
 
     # -- lifecycle ----------------------------------------------------------------------
 
+    def adopt(self, resource: Any) -> None:
+        """Close ``resource`` with this runtime: an object with ``close()`` (and maybe
+        ``aclose()``), such as a toolset holding a connection. Runs adopt their
+        connected toolsets themselves; adopting twice is harmless."""
+        with self._lock:
+            if not any(r is resource for r in self._resources):
+                self._resources.append(resource)
+
+    def _take_resources(self) -> list[Any]:
+        with self._lock:
+            taken, self._resources = self._resources, []
+        return taken
+
     def close(self) -> None:
-        """Close the provider clients this runtime created (sync, and every loop's async)."""
+        """Close the provider clients this runtime created (sync, and every loop's async),
+        and the connected toolsets its runs used (MCP servers)."""
         for provider in self.targets.close():
             provider.close()
+        for resource in self._take_resources():
+            resource.close()
 
     async def aclose(self) -> None:
         """Close this runtime's clients from async code (the running loop's first, in it)."""
         for provider in self.targets.close():
             await provider.aclose()
             provider.close()
+        for resource in self._take_resources():
+            aclose = getattr(resource, "aclose", None)
+            if aclose is not None:
+                await aclose()
+            else:
+                resource.close()
 
     def __enter__(self) -> Runtime:
         return self

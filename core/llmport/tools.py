@@ -622,13 +622,27 @@ class ToolSettings:
 
 # --- collecting the tools of one exec ----------------------------------------------
 
+#: Set by the Runtime while it plans a run: called with every Toolset of the run
+#: that holds a connection (one with a ``close()`` method, such as an MCP server),
+#: so the Runtime closes it in ``close()`` / ``aclose()``.
+toolset_owner: contextvars.ContextVar[Callable[[Any], None] | None] = contextvars.ContextVar(
+    "llmport_toolset_owner", default=None
+)
+
+
+def _adopted(ts: Toolset) -> Toolset:
+    owner = toolset_owner.get()
+    if owner is not None and callable(getattr(ts, "close", None)):
+        owner(ts)
+    return ts
+
 
 def _toolset_of(entry: Any, label: str) -> list[Tool]:
     """Tools from a registered toolset entry: a Toolset, a factory, or a list of tools."""
     if not isinstance(entry, Toolset) and callable(entry) and not isinstance(entry, Tool):
         entry = entry()
     if isinstance(entry, Toolset):
-        return list(entry.tools)
+        return list(_adopted(entry).tools)
     if isinstance(entry, (list, tuple)):
         return [as_tool(t) for t in entry]
     raise UnknownToolError(f"toolset {label} is not a Toolset (got {type(entry).__name__})")
@@ -651,12 +665,12 @@ def build_toolbox(
         tools = [tools]
     collected: list[Tool] = []
     for t in tools or []:
-        collected.extend(t.tools if isinstance(t, Toolset) else [as_tool(t)])
+        collected.extend(_adopted(t).tools if isinstance(t, Toolset) else [as_tool(t)])
     for ts in [toolset] if isinstance(toolset, (str, Toolset)) else list(toolset or []):
         if isinstance(ts, str):
             collected.extend(_toolset_of(host.toolset(ts), repr(ts)))
         elif isinstance(ts, Toolset):
-            collected.extend(ts.tools)
+            collected.extend(_adopted(ts).tools)
         else:
             raise UnknownToolError(f"toolset must be a Toolset or a registered name, got {ts!r}")
     sources = [tools_source] if isinstance(tools_source, str) else list(tools_source or [])

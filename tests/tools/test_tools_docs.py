@@ -18,6 +18,7 @@ PAGES = [
     "writing-a-tool-source.md",
     "writing-a-plugin.md",
     "errors.md",
+    "mcp.md",
 ]
 SKIP_MARK = "# my_tools/__init__.py"  # a sketch of a package, not a runnable example
 
