@@ -5,12 +5,12 @@ written to SQLite as it grows::
 
     from llmport import Session
 
-    with Session("runs.sqlite") as session:     # continue the latest session in the file
+    with Session("runs.sqlite") as session:     # a new session in the file (created if absent)
         main("find the bug")                    # top-level agentic calls record here
-    print(len(session), session.usage())
+    print(session.id, len(session), session.usage())
 
-    Session("runs.sqlite", new=True)            # a fresh session in the same file
-    Session("runs.sqlite", id="a1b2c3d4e5f6")   # that session (created if absent)
+    Session("runs.sqlite", id=session.id)       # continue that session (created if absent)
+    Session("runs.sqlite", resume=True)         # continue the latest session in the file
 
 Which session a top-level agentic call records into, first match wins:
 ``@agentic_function(session=...)``; the innermost ``with session:``; the
@@ -72,6 +72,7 @@ from .dag import (
     index_finished,
     node_seq,
     select_reads,
+    walk_reads,
 )
 from .errors import ConfigError, redact
 from .types import Usage
@@ -127,10 +128,12 @@ def _new_id() -> str:
 class Session:
     """A session DAG: in memory, or also in SQLite when ``path`` is given.
 
-    ``id`` picks a session in the file (created if absent); without it the
-    latest session in the file is continued (``new=True``: start a fresh
-    one). ``readonly=True`` opens an existing file for reading only.
-    ``durable=True`` makes every write survive power loss (slower).
+    A path starts a **new** session in the file (earlier runs in it are not
+    read as context) unless ``id=`` names the session to continue (created
+    if absent) or ``resume=True`` asks for the latest one. ``readonly=True``
+    opens an existing file for reading only (without ``id``: its latest
+    session). ``durable=True`` makes every write survive power loss
+    (slower). ``new=True`` is accepted for compatibility (it is the default).
 
     ``with session:`` makes top-level agentic calls inside the block record
     here (it nests; leaving the outermost block closes the database
@@ -142,10 +145,13 @@ class Session:
         path: str | os.PathLike[str] | None = None,
         *,
         id: str | None = None,
+        resume: bool = False,
         new: bool = False,
         readonly: bool = False,
         durable: bool = False,
     ) -> None:
+        if resume and (new or id is not None):
+            raise ValueError("resume=True continues the latest session: give no id= or new=True")
         self.path = os.fspath(path) if path is not None else None
         self.readonly = readonly
         self._lock = threading.Lock()
@@ -160,7 +166,7 @@ class Session:
             self.id = id or _new_id()
         else:
             self._store = _SqliteStore(self.path, durable=durable, readonly=readonly)
-            self.id = self._store.attach(id, new)
+            self.id = self._store.attach(id, latest=resume or (readonly and id is None))
             rows = self._store.load(self.id)
         self.root = Node(0, "session", self.id, None, 0, time.time(), {})
         if rows:
@@ -174,7 +180,7 @@ class Session:
 
             config = load_config()
         if config.session_path:
-            return cls(config.session_path, new=True)
+            return cls(config.session_path)
         return cls()
 
     # -- reading ---------------------------------------------------------------------
@@ -212,7 +218,7 @@ class Session:
         """Tokens used by every exec recorded in this session."""
         total = Usage()
         for node in self.nodes():
-            if node.kind == "llm" and node.result and "usage" in node.result:
+            if node.kind in ("llm", "summary") and node.result and node.result.get("usage"):
                 total.add(Usage(**node.result["usage"]))
         return total
 
@@ -220,19 +226,33 @@ class Session:
         return {"id": self.id, "path": self.path, "nodes": [n.to_dict() for n in self.nodes()]}
 
     def reads(
-        self, frame: Node, cutoff: int, callers: int | None, subcalls: int | None
+        self,
+        frame: Node,
+        cutoff: int,
+        callers: int | None,
+        subcalls: int | None,
+        tokens: int | None = None,
     ) -> list[Node]:
         """:func:`llmport.dag.select_reads` under the session lock (no clock tick)."""
         with self._lock:
-            return select_reads(frame, cutoff, callers, subcalls)
+            return select_reads(frame, cutoff, callers, subcalls, tokens)
 
     def context(
-        self, frame: Node, callers: int | None, subcalls: int | None
-    ) -> tuple[list[Node], int]:
-        """What an exec starting now in ``frame`` reads, and the clock tick it reads at."""
+        self,
+        frame: Node,
+        callers: int | None,
+        subcalls: int | None,
+        tokens: int | None = None,
+    ) -> tuple[list[Node], int, int]:
+        """What an exec starting now in ``frame`` reads, the clock tick it reads at, and
+        the estimated tokens of what it reads.
+
+        ``tokens`` bounds the estimated tokens read, newest first (None: no bound).
+        """
         with self._lock:
             self._clock += 1
-            return select_reads(frame, self._clock, callers, subcalls), self._clock
+            nodes, spent = walk_reads(frame, self._clock, callers, subcalls, tokens)
+            return nodes, self._clock, spent
 
     @property
     def clock(self) -> int:
@@ -310,7 +330,44 @@ class Session:
                 node.seq = self._store.insert(self.id, node)
             self._nodes.append(node)
             attach_child(parent, node)
+            if kind == "summary":
+                index_finished(node)
             return node
+
+    def add_summary(
+        self,
+        covers: int | str | Node,
+        text: str,
+        usage: Usage | None = None,
+        *,
+        frame: Node | str | None = None,
+        model: str | None = None,
+    ) -> Node:
+        """Record a ``summary`` node: ``text`` stands for the nodes up to ``covers``.
+
+        Later execs in ``frame`` (a function node or its id; default: the
+        running agentic call of this session, else the session root) and in
+        the calls below it read the newest such summary in place of every
+        entry up to sequence number ``covers`` (a node, its id or its
+        number), and nothing older. ``usage`` is what writing the summary
+        cost (counted by :meth:`usage`); ``model`` who wrote it. The frame's
+        and its callers' own calls are still read.
+        """
+        upto = covers.seq if isinstance(covers, Node) else node_seq(covers)
+        if frame is None:
+            from . import dag
+
+            current = dag._current.get()
+            mine = getattr(current, "session", None) is self
+            owner = getattr(current, "node", None) if mine else None
+            parent = owner if isinstance(owner, Node) else self.root
+        else:
+            parent = frame if isinstance(frame, Node) else self.node(frame)
+        if parent.kind not in ("function", "session"):
+            raise ValueError(f"a summary belongs to a function node, not a {parent.kind} node")
+        data: dict[str, Any] = {"covers": upto, "text": text, "model": model}
+        result: dict[str, Any] = {"usage": usage.to_dict() if usage is not None else None}
+        return self.record("summary", model or "summary", parent, data, "ok", result, 0.0)
 
     def _next_seq(self) -> int:
         # In memory; a stored session's node takes the sequence number the database allocates.
@@ -408,7 +465,9 @@ class Session:
             clock = max(clock, start, end or 0)
         # Finished-children indexes are in the order nodes finished (clock ticks are per
         # process: ties between processes keep the sequence order).
-        finished = [n for n in self._nodes if n.end is not None and n.kind in ("llm", "function")]
+        finished = [
+            n for n in self._nodes if n.end is not None and n.kind in ("llm", "function", "summary")
+        ]
         finished.sort(key=lambda n: n.end or 0)
         for node in finished:
             index_finished(node)
@@ -622,9 +681,9 @@ class _SqliteStore:
             raise
         return db
 
-    def attach(self, session_id: str | None, new: bool) -> str:
+    def attach(self, session_id: str | None, *, latest: bool = False) -> str:
         db = self._conn()
-        if session_id is None and not new:
+        if session_id is None and latest:
             row = db.execute("SELECT id FROM sessions ORDER BY rowid DESC LIMIT 1").fetchone()
             if row is not None:
                 return str(row[0])
