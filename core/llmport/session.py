@@ -73,11 +73,14 @@ from .dag import (
     walk_reads,
 )
 from .store import (
+    KNOWN_PACKAGES,
+    MissingSessionStoreError,
     SessionError,
     SessionFileNotFoundError,
     SessionStore,
     UnknownSessionError,
-    open_store,
+    session_stores,
+    split_target,
 )
 from .types import Usage
 
@@ -459,6 +462,23 @@ class Session:
         for node in finished:
             index_finished(node)
         self._clock = clock
+
+
+def open_store(target: str, *, readonly: bool, durable: bool) -> SessionStore:
+    """The store for ``target`` (a path or a URL)."""
+    scheme, rest = split_target(target)
+    if scheme == "sqlite":
+        from .sqlite_store import SqliteStore
+
+        return SqliteStore(rest, durable=durable, readonly=readonly)
+    factory = session_stores().get(scheme)
+    if factory is None:
+        package = KNOWN_PACKAGES.get(scheme)
+        hint = f": pip install {package}" if package else " (no installed plugin registers it)"
+        raise MissingSessionStoreError(
+            f"no session store for {scheme}:// URLs is installed{hint}"
+        )
+    return factory(target, readonly=readonly, durable=durable)
 
 
 def _by_seq(node: Node) -> int:

@@ -45,7 +45,6 @@ __all__ = [
     "StoreFactory",
     "UnknownSessionError",
     "dump",
-    "open_store",
     "parent_seq",
     "redacted",
     "session_stores",
@@ -193,23 +192,6 @@ def session_stores() -> dict[str, StoreFactory]:
             host.hook.llmport_session_stores(register=register)
             _registries[key] = found
         return found
-
-
-def open_store(target: str, *, readonly: bool, durable: bool) -> SessionStore:
-    """The store for ``target`` (a path or a URL)."""
-    scheme, rest = split_target(target)
-    if scheme == "sqlite":
-        from .sqlite_store import SqliteStore
-
-        return SqliteStore(rest, durable=durable, readonly=readonly)
-    factory = session_stores().get(scheme)
-    if factory is None:
-        package = KNOWN_PACKAGES.get(scheme)
-        hint = f": pip install {package}" if package else " (no installed plugin registers it)"
-        raise MissingSessionStoreError(
-            f"no session store for {scheme}:// URLs is installed{hint}"
-        )
-    return factory(target, readonly=readonly, durable=durable)
 
 
 # --- helpers for stores ---------------------------------------------------------------------
