@@ -28,6 +28,7 @@ from typing import Any, TypeVar, overload
 
 from . import dag
 from .dag import (
+    DEFAULT_READ_TOKENS,
     EXPOSE_VALUES,
     RENDER_RANGE_KEYS,
     Expose,
@@ -36,6 +37,7 @@ from .dag import (
     Reads,
     Status,
     message_to_stored,
+    node_tokens,
     prompt_content,
     render_nodes,
 )
@@ -65,6 +67,7 @@ class AgenticSpec:
     expose: Expose
     callers: int | None
     subcalls: int | None
+    tokens: int | None
     render_range: dict[str, int | None] | None
     session: Session | None
     signature: inspect.Signature | None
@@ -97,9 +100,11 @@ def agentic_function(
       ``"io"`` (the call and its result), ``"full"`` (everything inside, inner
       functions as they expose themselves), ``"llm"`` (the exchanges of its
       execs, nothing else), ``"hidden"`` (nothing).
-    * ``render_range``: ``{"callers": N, "subcalls": M}``; an exec inside reads
-      at most N entries of its callers' scope and the M most recently
-      finished sub-calls of its own call (``None``: no limit, ``0``: none).
+    * ``render_range``: ``{"callers": N, "subcalls": M, "tokens": T}``; an exec
+      inside reads at most N entries of its callers' scope and the M most
+      recently finished sub-calls of its own call (``None``: no limit, ``0``:
+      none), and at most T estimated tokens, newest first (default
+      :data:`llmport.dag.DEFAULT_READ_TOKENS`; ``None``: no bound).
     * ``session``: the session a top-level call records into (nested calls
       record into their caller's session).
 
@@ -109,7 +114,7 @@ def agentic_function(
     if expose not in EXPOSE_VALUES:
         known = ", ".join(map(repr, EXPOSE_VALUES))
         raise ValueError(f"expose must be one of {known}, got {expose!r}")
-    callers, subcalls, kept_range = _check_render_range(render_range)
+    callers, subcalls, tokens, kept_range = _check_render_range(render_range)
     if session is not None and not isinstance(session, Session):
         raise TypeError(f"session must be a llmport.Session, got {type(session).__name__}")
 
@@ -130,6 +135,7 @@ def agentic_function(
             expose=expose,
             callers=callers,
             subcalls=subcalls,
+            tokens=tokens,
             render_range=kept_range,
             session=session,
             signature=signature,
@@ -167,12 +173,12 @@ def agentic_function(
     return decorate(fn) if fn is not None else decorate
 
 
-_Limits = tuple[int | None, int | None, dict[str, int | None] | None]
+_Limits = tuple[int | None, int | None, int | None, dict[str, int | None] | None]
 
 
 def _check_render_range(value: Mapping[str, int | None] | None) -> _Limits:
     if value is None:
-        return None, None, None
+        return None, None, DEFAULT_READ_TOKENS, None
     if not isinstance(value, Mapping):
         raise ValueError(
             f"render_range must be a dict like {{'callers': 3, 'subcalls': 2}}, got {value!r}"
@@ -189,7 +195,16 @@ def _check_render_range(value: Mapping[str, int | None] | None) -> _Limits:
             raise ValueError(
                 f"render_range[{key!r}] must be an integer >= 0 or None, got {limit!r}"
             )
-    return value.get("callers"), value.get("subcalls"), dict(value)
+    tokens = value.get("tokens", DEFAULT_READ_TOKENS)
+    return value.get("callers"), value.get("subcalls"), tokens, dict(value)
+
+
+def _read_tokens(render_range: Mapping[str, Any] | None) -> int | None:
+    """The token budget a stored ``render_range`` sets (its default when absent)."""
+    if render_range is None or "tokens" not in render_range:
+        return DEFAULT_READ_TOKENS
+    value = render_range["tokens"]
+    return None if value is None else int(value)
 
 
 class _Call:
@@ -217,7 +232,10 @@ class _Call:
             data["render_range"] = spec.render_range
         node = session.begin("function", spec.name, parent, data, expose=spec.expose)
         self.session = session
-        self.frame = AgenticFrame(session, node, spec.callers, spec.subcalls)
+        fixed = spec.render_range is not None and "tokens" in spec.render_range
+        self.frame = AgenticFrame(
+            session, node, spec.callers, spec.subcalls, spec.tokens, fixed_tokens=fixed
+        )
         self.started = time.perf_counter()
         self.token = dag._current.set(self.frame)
 
@@ -251,15 +269,24 @@ class _Call:
 class AgenticFrame:
     """A running ``@agentic_function`` call, as the runtime sees it (:class:`llmport.dag.Frame`)."""
 
-    __slots__ = ("callers", "node", "session", "subcalls")
+    __slots__ = ("callers", "fixed_tokens", "node", "session", "subcalls", "tokens")
 
     def __init__(
-        self, session: Session, node: Node, callers: int | None, subcalls: int | None
+        self,
+        session: Session,
+        node: Node,
+        callers: int | None,
+        subcalls: int | None,
+        tokens: int | None = DEFAULT_READ_TOKENS,
+        *,
+        fixed_tokens: bool = False,
     ) -> None:
         self.session = session
         self.node = node
         self.callers = callers
         self.subcalls = subcalls
+        self.tokens = tokens
+        self.fixed_tokens = fixed_tokens
 
     @property
     def name(self) -> str:
@@ -269,9 +296,26 @@ class AgenticFrame:
     def node_id(self) -> str:
         return self.node.id
 
-    def context_messages(self) -> list[Message]:
-        nodes, cutoff = self.session.context(self.node, self.callers, self.subcalls)
-        reads = Reads((n.id for n in nodes), cutoff=cutoff, frame=self.node.id)
+    def context_messages(self, max_tokens: int | None = None) -> list[Message]:
+        """The rendered context of an exec starting now (a :class:`~llmport.dag.History`).
+
+        The read budget: the function's ``render_range["tokens"]`` if it sets
+        one, lowered to ``max_tokens`` if that is smaller; else ``max_tokens``
+        (a context policy's room for history); else
+        :data:`~llmport.dag.DEFAULT_READ_TOKENS`.
+        """
+        budget = self.tokens
+        if max_tokens is not None:
+            if not self.fixed_tokens or budget is None:
+                budget = max_tokens
+            else:
+                budget = min(budget, max_tokens)
+        nodes, cutoff, tokens = self.session.context(
+            self.node, self.callers, self.subcalls, budget
+        )
+        reads = Reads(
+            (n.id for n in nodes), cutoff=cutoff, frame=self.node.id, budget=budget, tokens=tokens
+        )
         return History(render_nodes(nodes, cutoff), reads=reads)
 
     def begin_llm(
@@ -287,6 +331,7 @@ class AgenticFrame:
             "context_override": context_override,
             "reads": list(reads) if reads is not None else [],
             "cutoff": reads.cutoff if reads is not None else None,
+            "read_tokens": reads.budget if reads is not None else self.tokens,
         }
         return LlmRecord(self.session, self.session.begin("llm", model, self.node, data))
 
@@ -389,9 +434,10 @@ def compute_reads(node: Node | str | None = None, session: Session | None = None
       what was recorded);
     * None: the running agentic call's node.
 
-    The function's own ``render_range`` applies. Cost: the entries looked
-    at (bounded by ``render_range``) plus the nodes read; never the size of
-    the session.
+    The function's own ``render_range`` applies (for an llm node, the token
+    budget it was read with). Cost: the entries looked at (bounded by
+    ``render_range`` and the token budget) plus the nodes read; never the
+    size of the session.
     """
     if node is None:
         frame = dag._current.get()
@@ -405,14 +451,21 @@ def compute_reads(node: Node | str | None = None, session: Session | None = None
         if target.data.get("context_override"):
             return Reads(cutoff=target.data.get("cutoff"), frame=target.parent.id)
         frame_node, cutoff = target.parent, target.data.get("cutoff") or target.start
+        limits = frame_node.data.get("render_range") or {}
+        # Nodes recorded before reads were token-bounded carry no "read_tokens".
+        budget = target.data.get("read_tokens")
     elif target.kind == "function":
         frame_node = target
         cutoff = target.end if target.end is not None else found.clock + 1
+        limits = frame_node.data.get("render_range") or {}
+        budget = _read_tokens(limits)
     else:
         raise ValueError(f"compute_reads takes a function or llm node, not a {target.kind} node")
-    limits = frame_node.data.get("render_range") or {}
-    nodes = found.reads(frame_node, cutoff, limits.get("callers"), limits.get("subcalls"))
-    return Reads((n.id for n in nodes), cutoff=cutoff, frame=frame_node.id)
+    nodes = found.reads(frame_node, cutoff, limits.get("callers"), limits.get("subcalls"), budget)
+    tokens = sum(node_tokens(n, cutoff) for n in nodes)
+    return Reads(
+        (n.id for n in nodes), cutoff=cutoff, frame=frame_node.id, budget=budget, tokens=tokens
+    )
 
 
 def render_dag_messages(

@@ -12,6 +12,13 @@ Time inside a session is a *clock*: every node start, every node end and
 every context computation takes the next tick. "Finished before X" means
 ``end < X``; that is what makes :func:`select_reads` deterministic even
 when threads finish nodes while another exec computes its context.
+
+Reads are token-bounded: an exec reads its frame's call and its callers'
+calls, the newest summary that applies (a ``summary`` node, see
+:meth:`llmport.Session.add_summary`), then entries newest first until the
+next one would cross the budget (``render_range={"tokens": N}``, default
+:data:`DEFAULT_READ_TOKENS`, estimated at 4 characters a token), so the
+cost of an exec's context stays flat however large the session grows.
 """
 
 from __future__ import annotations
@@ -20,17 +27,23 @@ import contextvars
 import json
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from .estimate import block_tokens, text_tokens
 from .types import Block, Message, TextBlock, Usage
 
-NodeKind = Literal["session", "function", "llm", "tool"]
+NodeKind = Literal["session", "function", "llm", "tool", "summary"]
 Status = Literal["running", "ok", "error"]
 Expose = Literal["io", "full", "llm", "hidden"]
 
 EXPOSE_VALUES: tuple[str, ...] = ("io", "full", "llm", "hidden")
-RENDER_RANGE_KEYS: tuple[str, ...] = ("callers", "subcalls")
+RENDER_RANGE_KEYS: tuple[str, ...] = ("callers", "subcalls", "tokens")
+
+#: The read budget (estimated tokens) of an exec whose function sets no
+#: ``render_range["tokens"]`` and whose caller passes no
+#: ``Frame.context_messages(max_tokens=...)`` (an engine context policy does).
+DEFAULT_READ_TOKENS = 4_000
 
 
 # --- the interface the runtime calls --------------------------------------------
@@ -61,7 +74,7 @@ class Frame(Protocol):
     @property
     def node_id(self) -> str: ...
 
-    def context_messages(self) -> list[Message]: ...
+    def context_messages(self, max_tokens: int | None = None) -> list[Message]: ...
 
     def begin_llm(
         self, *, model: str, messages: list[Message], system: str | None, context_override: bool
@@ -93,18 +106,28 @@ class Reads(list[str]):
     """Node ids an exec reads, in session order, plus the clock they were read at.
 
     A plain ``list`` of ids; ``cutoff`` is the clock tick of the read (a
-    function node that finished after it is rendered as still running) and
-    ``frame`` the id of the function node whose exec reads them.
+    function node that finished after it is rendered as still running),
+    ``frame`` the id of the function node whose exec reads them, ``budget``
+    the token budget of the walk (None: unbounded) and ``tokens`` the
+    estimated tokens of what was read.
     """
 
-    __slots__ = ("cutoff", "frame")
+    __slots__ = ("budget", "cutoff", "frame", "tokens")
 
     def __init__(
-        self, ids: Iterable[str] = (), *, cutoff: int | None = None, frame: str | None = None
+        self,
+        ids: Iterable[str] = (),
+        *,
+        cutoff: int | None = None,
+        frame: str | None = None,
+        budget: int | None = None,
+        tokens: int = 0,
     ):
         super().__init__(ids)
         self.cutoff = cutoff
         self.frame = frame
+        self.budget = budget
+        self.tokens = tokens
 
 
 class History(list[Message]):
@@ -148,15 +171,19 @@ class Node:
     """One node of a session DAG.
 
     ``kind`` is ``"function"`` (an ``@agentic_function`` call), ``"llm"`` (one
-    exec) or ``"tool"`` (one tool run, child of its llm node); the session
+    exec), ``"tool"`` (one tool run, child of its llm node) or ``"summary"``
+    (a text that stands for the nodes up to ``data["covers"]`` in later
+    reads of its parent's scope, see :meth:`llmport.Session.add_summary`); the session
     itself is a root node of kind ``"session"``. ``data`` is what was known
     when the node started (arguments, request), ``result`` what its end added
     (result or error, reply, usage). ``start``/``end`` are clock ticks;
     ``started_at`` is wall time and ``duration`` seconds.
 
     Function nodes (and the root) keep indexes of their finished children,
-    in the order they finished, so reading a frame's scope costs the number
-    of entries looked at, never the size of the session.
+    in the order they finished, and of their summaries, so reading a frame's
+    scope costs the number of entries looked at, never the size of the
+    session. ``text`` caches a finished node's rendered text and token
+    estimate (both are fixed once it ends).
     """
 
     seq: int
@@ -176,6 +203,8 @@ class Node:
     done_llm_ends: list[int] | None = None
     done_calls: list[Node] | None = None
     done_call_ends: list[int] | None = None
+    summaries: list[Node] | None = None
+    text: _Text | None = field(default=None, repr=False)
 
     @property
     def id(self) -> str:
@@ -220,7 +249,7 @@ def attach_child(parent: Node, child: Node) -> None:
 
 
 def index_finished(node: Node) -> None:
-    """Add a just-finished llm or function node to its parent frame's indexes."""
+    """Add a just-finished llm, function or summary node to its parent frame's indexes."""
     parent = node.parent
     assert parent is not None and node.end is not None
     if node.kind == "llm":
@@ -235,6 +264,10 @@ def index_finished(node: Node) -> None:
         assert parent.done_call_ends is not None
         parent.done_calls.append(node)
         parent.done_call_ends.append(node.end)
+    elif node.kind == "summary":
+        if parent.summaries is None:
+            parent.summaries = []
+        parent.summaries.append(node)
 
 
 def node_seq(node_id: str | int) -> int:
@@ -249,94 +282,261 @@ def node_seq(node_id: str | int) -> int:
 # --- which nodes an exec reads ---------------------------------------------------------
 
 
-def select_reads(frame: Node, cutoff: int, callers: int | None, subcalls: int | None) -> list[Node]:
+def select_reads(
+    frame: Node,
+    cutoff: int,
+    callers: int | None,
+    subcalls: int | None,
+    tokens: int | None = None,
+) -> list[Node]:
     """The nodes an exec in ``frame`` reads at clock ``cutoff``, in session order.
 
-    * the frame's own call (always);
-    * the frame's own llm exchanges that finished before ``cutoff`` (always,
-      with their tool nodes);
-    * the frame's sub-calls that finished before ``cutoff``: the last
-      ``subcalls`` of them (None: all), each as its ``expose`` allows;
-    * the callers' scope, nearest first, at most ``callers`` entries (None:
-      all): going up from the frame, each caller's finished exchanges and
-      finished sub-calls that ended before the path down to the frame began,
-      then the caller's own call; at the top, the session's earlier finished
-      top-level calls. Entries that show nothing (hidden, failed) still
-      count against the window, so the cost is bounded by the window.
+    * the frame's own call (always), and its callers' calls (while the
+      ``callers`` window lasts);
+    * the newest ``summary`` node of the frame or of a caller that finished
+      before ``cutoff``, if any: it stands for every entry up to the node it
+      covers;
+    * then entries, newest first: the frame's own llm exchanges (with their
+      tool nodes) and its last ``subcalls`` sub-calls (None: all) that
+      finished before ``cutoff``, each sub-call as its ``expose`` allows;
+      then the callers' scope, nearest first, at most ``callers`` entries
+      (None: all): going up from the frame, each caller's finished
+      exchanges and finished sub-calls that ended before the path down to
+      the frame began; at the top, the session's earlier finished top-level
+      calls. Entries that show nothing (hidden, failed) still count against
+      the window.
+    * ``tokens`` bounds the estimated tokens read (None: no bound). The
+      calls and the summary are reserved first; the walk stops at the first
+      entry that would cross the budget or that the summary covers.
+
+    The cost is bounded by the windows and the budget (every node looked at
+    counts at least one token), never by the size of the session.
     """
-    out: list[Node] = [frame] if frame.kind == "function" else []
-    if frame.done_llm:
-        assert frame.done_llm_ends is not None
-        for node in frame.done_llm[: bisect_left(frame.done_llm_ends, cutoff)]:
-            _add_llm(node, out, tools=True)
-    if frame.done_calls and subcalls != 0:
-        assert frame.done_call_ends is not None
-        k = bisect_left(frame.done_call_ends, cutoff)
-        lo = 0 if subcalls is None else max(0, k - subcalls)
-        for node in frame.done_calls[lo:k]:
-            _add_call(node, node.expose, out, cutoff)
+    return walk_reads(frame, cutoff, callers, subcalls, tokens)[0]
+
+
+def walk_reads(
+    frame: Node,
+    cutoff: int,
+    callers: int | None,
+    subcalls: int | None,
+    tokens: int | None = None,
+) -> tuple[list[Node], int]:
+    """:func:`select_reads` and the estimated tokens of the nodes it returns."""
+    summary = _summary(frame, cutoff)
+    covers = int(summary.data.get("covers") or 0) if summary is not None else 0
+    acc = _Acc(cutoff, None)
+    if frame.kind == "function":
+        acc.take(frame)
+    if summary is not None:
+        acc.take(summary)
+    if tokens is not None:
+        reserved = acc.spent
+        scope: Node | None = frame.parent
+        while scope is not None:
+            if scope.kind == "function":
+                reserved += node_tokens(scope, cutoff)
+            scope = scope.parent
+        acc.cap = tokens - reserved + acc.spent
+    going = _own_entries(frame, cutoff, subcalls, covers, acc)
     budget = callers
     child, scope = frame, frame.parent
     while scope is not None and (budget is None or budget > 0):
-        budget = _caller_entries(scope, child.start, budget, out)
+        if going:
+            budget, going = _caller_entries(scope, child.start, budget, covers, acc)
         if scope.kind == "function" and (budget is None or budget > 0):
-            out.append(scope)
+            acc.take(scope, always=True)
             budget = None if budget is None else budget - 1
         child, scope = scope, scope.parent
+    out = acc.nodes
     out.sort(key=_by_seq)
-    return out
+    return out, acc.spent
 
 
 def _by_seq(node: Node) -> int:
     return node.seq
 
 
-def _caller_entries(scope: Node, limit: int, budget: int | None, out: list[Node]) -> int | None:
-    """Add ``scope``'s entries that finished before ``limit``, newest first, within ``budget``."""
+def _summary(frame: Node, cutoff: int) -> Node | None:
+    """The newest summary of ``frame`` or a caller that finished before ``cutoff``."""
+    best: Node | None = None
+    scope: Node | None = frame
+    while scope is not None:
+        for node in reversed(scope.summaries or ()):
+            if node.finished_before(cutoff):
+                if best is None or node.seq > best.seq:
+                    best = node
+                break
+        scope = scope.parent
+    return best
+
+
+class _Acc:
+    """The nodes read so far and their estimated tokens, against an optional cap."""
+
+    __slots__ = ("cap", "cutoff", "nodes", "spent")
+
+    def __init__(self, cutoff: int, cap: int | None) -> None:
+        self.cutoff = cutoff
+        self.cap = cap
+        self.nodes: list[Node] = []
+        self.spent = 0
+
+    def take(self, node: Node, *, always: bool = False) -> bool:
+        """Add ``node``; False when it crosses the cap (it is added all the same)."""
+        self.nodes.append(node)
+        self.spent += node_tokens(node, self.cutoff)
+        return always or self.cap is None or self.spent <= self.cap
+
+    def entry(self, node: Node, mode: str | None, limit: int) -> bool:
+        """Add one entry (an exchange if ``mode`` is None, else a call); False: it did not fit."""
+        mark, spent = len(self.nodes), self.spent
+        fits = _add_llm(node, self, tools=True) if mode is None else _add_call(
+            node, mode, self, limit
+        )
+        if not fits:
+            del self.nodes[mark:]
+            self.spent = spent
+        return fits
+
+
+def _own_entries(
+    frame: Node, cutoff: int, subcalls: int | None, covers: int, acc: _Acc
+) -> bool:
+    """Add the frame's finished exchanges and sub-calls, newest first; False: the walk stopped."""
+    llm, llm_ends = frame.done_llm or [], frame.done_llm_ends or []
+    calls, call_ends = frame.done_calls or [], frame.done_call_ends or []
+    i = bisect_left(llm_ends, cutoff) - 1
+    k = bisect_left(call_ends, cutoff) if subcalls != 0 else 0
+    lo = 0 if subcalls is None else max(0, k - subcalls)
+    j = k - 1
+    while i >= 0 or j >= lo:
+        if j < lo or (i >= 0 and llm_ends[i] > call_ends[j]):
+            node, mode = llm[i], None
+            i -= 1
+        else:
+            node, mode = calls[j], calls[j].expose
+            j -= 1
+        if node.seq <= covers or not acc.entry(node, mode, cutoff):
+            return False
+    return True
+
+
+def _caller_entries(
+    scope: Node, limit: int, budget: int | None, covers: int, acc: _Acc
+) -> tuple[int | None, bool]:
+    """Add ``scope``'s entries that finished before ``limit``, newest first, within ``budget``.
+
+    Returns the window left and whether the walk goes on (False once an
+    entry is covered by the summary or crosses the token budget).
+    """
     llm, llm_ends = scope.done_llm or [], scope.done_llm_ends or []
     calls, call_ends = scope.done_calls or [], scope.done_call_ends or []
     i = bisect_left(llm_ends, limit) - 1
     j = bisect_left(call_ends, limit) - 1
     while (i >= 0 or j >= 0) and (budget is None or budget > 0):
         if j < 0 or (i >= 0 and llm_ends[i] > call_ends[j]):
-            _add_llm(llm[i], out, tools=True)
+            node, mode = llm[i], None
             i -= 1
         else:
-            _add_call(calls[j], calls[j].expose, out, limit)
+            node, mode = calls[j], calls[j].expose
             j -= 1
+        if node.seq <= covers or not acc.entry(node, mode, limit):
+            return budget, False
         budget = None if budget is None else budget - 1
-    return budget
+    return budget, True
 
 
-def _add_llm(node: Node, out: list[Node], *, tools: bool) -> None:
+def _add_llm(node: Node, acc: _Acc, *, tools: bool) -> bool:
     # A failed exec is never context: it has no reply, and failures are not replies.
     if node.status != "ok":
-        return
-    out.append(node)
+        return True
+    fits = acc.take(node)
     if tools and node.children:
-        out.extend(node.children)
+        for child in node.children:
+            fits = acc.take(child) and fits
+    return fits
 
 
-def _add_call(node: Node, mode: str, out: list[Node], limit: int) -> None:
-    """Add what a reader outside ``node`` sees of its subtree in ``mode``."""
+def _add_call(node: Node, mode: str, acc: _Acc, limit: int) -> bool:
+    """Add what a reader outside ``node`` sees of its subtree in ``mode``; False: over the cap."""
     if mode == "hidden":
-        return
-    if mode != "llm":
-        out.append(node)
+        return True
+    if mode != "llm" and not acc.take(node):
+        return False
     if mode == "io" or not node.children:
-        return
+        return True
     for child in node.children:
         if not child.finished_before(limit):
             continue
         if child.kind == "llm":
-            _add_llm(child, out, tools=mode == "full")
+            fits = _add_llm(child, acc, tools=mode == "full")
         elif child.kind == "function":
             # The outer expose applies to the whole subtree: in "llm" mode an
             # inner function shows its exchanges only if it shows them itself.
             if mode == "full":
-                _add_call(child, child.expose, out, limit)
+                fits = _add_call(child, child.expose, acc, limit)
             elif child.expose in ("full", "llm"):
-                _add_call(child, "llm", out, limit)
+                fits = _add_call(child, "llm", acc, limit)
+            else:
+                fits = True
+        else:
+            fits = True
+        if not fits:
+            return False
+    return True
+
+
+# --- rendered text and token estimates ---------------------------------------------------
+
+
+class _Text:
+    """A node's rendered pieces and their estimated tokens (cached once it has ended)."""
+
+    __slots__ = ("doc", "end", "start", "tokens")
+
+    def __init__(self, start: tuple[TextBlock, ...], end: str | None, doc: str | None) -> None:
+        self.start = start
+        self.end = end
+        self.doc = doc
+        self.tokens = max(1, sum(block_tokens(b) for b in start) + text_tokens(end or ""))
+
+
+def _node_text(node: Node) -> _Text:
+    cached = node.text
+    if cached is not None:
+        return cached
+    if node.kind == "function":
+        doc = node.data.get("doc")
+        end = _result_text(node) if node.end is not None else None
+        text = _Text((TextBlock(_call_text(node, with_doc=False)),), end, doc or None)
+    elif node.kind == "llm":
+        blocks = tuple(stored_to_block(b) for b in node.data.get("content", []))
+        reply = (node.result or {}).get("reply") or "" if node.end is not None else None
+        text = _Text(blocks or (TextBlock("(exec with no new content)"),), reply, None)
+    elif node.kind == "tool":
+        text = _Text((TextBlock(_tool_text(node)),), None, None)
+    elif node.kind == "summary":
+        text = _Text((TextBlock(_summary_text(node)),), None, None)
+    else:
+        text = _Text((), None, None)
+    if node.end is not None:
+        node.text = text
+    return text
+
+
+def node_tokens(node: Node, cutoff: int | None = None) -> int:
+    """The estimated tokens ``node`` adds to a context rendered at ``cutoff`` (at least 1).
+
+    A function that has not finished before ``cutoff`` shows its call and
+    docstring; one that has, its call and result.
+    """
+    text = _node_text(node)
+    if node.kind == "function" and not (
+        node.end is not None and (cutoff is None or node.end < cutoff)
+    ):
+        return max(1, sum(block_tokens(b) for b in text.start) + text_tokens(text.doc or ""))
+    return text.tokens
 
 
 # --- rendering --------------------------------------------------------------------------
@@ -349,70 +549,94 @@ def render_nodes(nodes: Sequence[Node], cutoff: int | None = None) -> list[Messa
     started and its result where it ended (only if it ended before
     ``cutoff``: callers still running show their call and docstring), an
     exec's prompt where it started, its tool runs, then its reply where it
-    ended. Everything but replies is user text; adjacent user parts are
-    merged into one message so roles alternate.
+    ended. A summary takes the place of the nodes it covers: before the
+    first rendered node it does not cover. Everything but replies is user
+    text; adjacent user parts are merged into one message so roles
+    alternate.
     """
-    events: list[tuple[int, int, Node]] = []
+    # One integer key per event: the clock tick, then summary < start < end.
+    events: list[tuple[int, Node]] = []
+    add = events.append
+    summaries: list[Node] = []
     for node in nodes:
-        if node.kind == "function":
-            events.append((node.start, 0, node))
-            if node.end is not None and (cutoff is None or node.end < cutoff):
-                events.append((node.end, 1, node))
-        elif node.kind == "llm":
-            events.append((node.start, 0, node))
+        kind = node.kind
+        if kind == "function":
+            add((node.start * 4 + 1, node))
+            end = node.end
+            if end is not None and (cutoff is None or end < cutoff):
+                add((end * 4 + 2, node))
+        elif kind == "llm":
+            add((node.start * 4 + 1, node))
             if node.end is not None:
-                events.append((node.end, 1, node))
-        elif node.kind == "tool":
-            events.append((node.start, 0, node))
-    events.sort(key=_event_key)
+                add((node.end * 4 + 2, node))
+        elif kind == "tool":
+            add((node.start * 4 + 1, node))
+        elif kind == "summary":
+            summaries.append(node)
+    for summary in summaries:
+        covers = int(summary.data.get("covers") or 0)
+        after = [n.start for n in nodes if n.seq > covers and n.kind != "summary"]
+        add(((min(after) if after else summary.start) * 4, summary))
+    events.sort(key=_first)
     out = _Messages()
-    for _, is_end, node in events:
+    for key, node in events:
+        text = node.text or _node_text(node)
         if node.kind == "function":
-            if is_end:
-                out.user(TextBlock(_result_text(node)))
+            if key & 3 == 2:
+                out.user(TextBlock(text.end or ""))
             else:
-                finished = node.end is not None and (cutoff is None or node.end < cutoff)
-                out.user(TextBlock(_call_text(node, with_doc=not finished)))
-        elif node.kind == "llm":
-            if is_end:
-                reply = (node.result or {}).get("reply") or ""
-                if reply:
-                    out.assistant(reply)
-            else:
-                blocks = [stored_to_block(b) for b in node.data.get("content", [])]
-                out.user(*(blocks or [TextBlock("(exec with no new content)")]))
+                block = text.start[0]
+                end = node.end
+                if text.doc and not (end is not None and (cutoff is None or end < cutoff)):
+                    block = TextBlock(f"{block.text}\n{text.doc}")
+                out.user(block)
+        elif node.kind == "llm" and key & 3 == 2:
+            if text.end:
+                out.assistant(text.end)
         else:
-            out.user(TextBlock(_tool_text(node)))
-    return out.messages
+            out.user(*text.start)
+    return out.done()
 
 
-def _event_key(event: tuple[int, int, Node]) -> tuple[int, int]:
-    return event[0], event[1]
+def _first(event: tuple[int, Node]) -> int:
+    return event[0]
 
 
 class _Messages:
     """Builds alternating messages, merging adjacent parts of the same role."""
 
-    __slots__ = ("messages",)
+    __slots__ = ("parts", "role", "texts")
 
     def __init__(self) -> None:
-        self.messages: list[Message] = []
+        self.parts: list[Message] = []
+        self.role: str | None = None
+        self.texts: list[Any] = []
+
+    def _flush(self) -> None:
+        if self.role == "user":
+            self.parts.append(Message("user", tuple(self.texts)))
+        elif self.role == "assistant":
+            self.parts.append(Message("assistant", (TextBlock("\n".join(self.texts)),)))
+        self.texts = []
 
     def user(self, *blocks: Block) -> None:
-        last = self.messages[-1] if self.messages else None
-        if last is not None and last.role == "user":
-            self.messages[-1] = Message("user", (*last.blocks, *blocks))
-        else:
-            self.messages.append(Message("user", tuple(blocks)))
+        if self.role != "user":
+            self._flush()
+            self.role = "user"
+        self.texts.extend(blocks)
 
     def assistant(self, text: str) -> None:
-        last = self.messages[-1] if self.messages else None
-        if last is not None and last.role == "assistant":
-            self.messages[-1] = Message("assistant", (TextBlock(last.text + "\n" + text),))
-        else:
-            if last is None:  # vendors want a user turn first
-                self.messages.append(Message("user", (TextBlock("(earlier context)"),)))
-            self.messages.append(Message("assistant", (TextBlock(text),)))
+        if self.role != "assistant":
+            if self.role is None:  # vendors want a user turn first
+                self.user(TextBlock("(earlier context)"))
+            self._flush()
+            self.role = "assistant"
+        self.texts.append(text)
+
+    def done(self) -> list[Message]:
+        self._flush()
+        self.role = None
+        return self.parts
 
 
 def _json(value: Any) -> str:
@@ -449,6 +673,10 @@ def _tool_text(node: Node) -> str:
         problem = result.get("error") or result.get("content", "")
         return f"[tool {node.name}({args}) failed: {problem}]"
     return f"[tool {node.name}({args}) returned: {result.get('content', '')}]"
+
+
+def _summary_text(node: Node) -> str:
+    return f"[summary of the earlier context]\n{node.data.get('text', '')}"
 
 
 # --- stored forms of blocks and messages (JSON, never media bytes) -----------------------
@@ -503,6 +731,7 @@ def prompt_content(messages: Sequence[Message]) -> tuple[Block, ...]:
 
 
 __all__ = [
+    "DEFAULT_READ_TOKENS",
     "EXPOSE_VALUES",
     "RENDER_RANGE_KEYS",
     "Frame",
@@ -512,6 +741,8 @@ __all__ = [
     "Prompt",
     "Reads",
     "current_frame",
+    "node_tokens",
     "render_nodes",
     "select_reads",
+    "walk_reads",
 ]

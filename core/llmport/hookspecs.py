@@ -97,3 +97,17 @@ def llmport_observe(event: str, payload: dict[str, Any], info: CallInfo) -> None
     ``tool_start``, ``tool_end``. Observers must not raise; an exception
     here is logged and swallowed.
     """
+
+
+# --- session-store hooks ------------------------------------------------------------
+
+
+@hookspec
+def llmport_session_stores(register: Callable[[str, Callable[..., Any]], None]) -> None:
+    """Register session stores by URL scheme: ``register("postgresql", factory)``.
+
+    ``Session("postgresql://...")`` then calls ``factory(url, readonly=...,
+    durable=...)``, which returns a :class:`llmport.store.SessionStore`.
+    Import the database driver lazily, inside the factory. Plain paths and
+    ``sqlite://`` URLs use the core's embedded SQLite store.
+    """

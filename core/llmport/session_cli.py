@@ -1,15 +1,17 @@
-"""``llmport session show PATH|ID`` and ``llmport session list [PATH]``.
+"""``llmport session show PATH|URL|ID`` and ``llmport session list [PATH|URL]``.
 
 ``show`` prints a stored session DAG as a tree. ``TARGET`` is a session
-database file (every session in it is shown), a file and an id
-(``runs.sqlite#a1b2c3``), or a session id (or a unique prefix of one) in the
-configured database (``LLMPORT_SESSION`` / ``[session] path``). ``--json``
-prints one JSON document instead::
+database file or store URL (``sqlite:///runs.sqlite``,
+``postgresql://...``; every session in it is shown), a file or URL and an
+id (``runs.sqlite#a1b2c3``, ``postgresql://host/db#a1b2c3``), or a session
+id (or a unique prefix of one) in the configured database
+(``LLMPORT_SESSION`` / ``[session] path``). ``--json`` prints one JSON
+document instead::
 
     {"sessions": [{"id": ..., "path": ..., "usage": {...}, "nodes": [Node.to_dict(), ...]}]}
 
-``list`` prints the sessions of a database file (default: the configured
-one), newest first: id, creation time and node count. ``--json``::
+``list`` prints the sessions of a database file or URL (default: the
+configured one), newest first: id, creation time and node count. ``--json``::
 
     {"path": ..., "sessions": [{"id": ..., "created": "2026-05-09T07:35:25+00:00",
                                 "created_ts": 1778312125.0, "nodes": 12}, ...]}
@@ -38,6 +40,7 @@ from .session import (
     UnknownSessionError,
     list_sessions,
 )
+from .store import split_target
 
 if TYPE_CHECKING:
     import argparse
@@ -161,20 +164,30 @@ def _configured_path(problem: str, error: type[SessionError] = SessionError) -> 
 
 
 def _resolve(target: str) -> list[Session]:
-    path, _, wanted = target.partition("#")
-    if Path(path).is_file():
+    path, _, wanted = target.rpartition("#") if "#" in target else (target, "", "")
+    if _is_url(path) or _file(path).is_file():
         if wanted:
             return [Session(path, id=_match(path, wanted), readonly=True)]
         return [Session(path, id=info.id, readonly=True) for info in list_sessions(path)]
     if wanted:
         raise SessionFileNotFoundError(f"no session database at {path}")
     configured = _configured_path(f"{target!r} is not a session file", SessionFileNotFoundError)
-    if not Path(configured).is_file():
+    if not _is_url(configured) and not _file(configured).is_file():
         raise SessionFileNotFoundError(
             f"{target!r} is not a session file, and the configured session database "
             f"{configured} does not exist"
         )
     return [Session(configured, id=_match(configured, target), readonly=True)]
+
+
+def _is_url(target: str) -> bool:
+    """A store URL (``postgresql://...``); ``sqlite:///file`` counts as its file."""
+    return split_target(target)[0] != "sqlite"
+
+
+def _file(target: str) -> Path:
+    """The file of a SQLite path or ``sqlite:///`` URL."""
+    return Path(split_target(target)[1])
 
 
 def _match(path: str, wanted: str) -> str:

@@ -125,7 +125,7 @@ def test_many_threads_recording_into_one_sqlite_session(tmp_path: object) -> Non
         futures = [pool.submit(contextvars.copy_context().run, work, i) for i in range(64)]
         results = [f.result() for f in futures]
     assert results == ["ok"] * 64
-    reopened = Session(path)
+    reopened = Session(path, id=session.id)
     assert [n.seq for n in reopened.nodes()] == list(range(1, 129))
     assert [(n.kind, n.status) for n in reopened.nodes()] == [
         (n.kind, n.status) for n in session.nodes()]

@@ -267,9 +267,9 @@ def test_reads_cost_does_not_scan_the_session(monkeypatch: pytest.MonkeyPatch) -
     looked: list[int] = []
     real_add_call = dag_module._add_call
 
-    def counting(node: Any, mode: str, out: list[Any], limit: int) -> None:
+    def counting(node: Any, mode: str, acc: Any, limit: int) -> bool:
         looked.append(node.seq)
-        real_add_call(node, mode, out, limit)
+        return real_add_call(node, mode, acc, limit)
 
     monkeypatch.setattr(dag_module, "_add_call", counting)
     reads = compute_reads(worker, session)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from llmport import Session
-from llmport import session as session_module
+from llmport import sqlite_store as session_module
 from llmport.session_cli import show
 from rich.console import Console
 

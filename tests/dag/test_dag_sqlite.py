@@ -69,7 +69,7 @@ def test_reopen_and_continue(tmp_path: Path, mode: str) -> None:
         program.run("ask", q="capital")
     first_id = first.id
 
-    with Session(path) as again:  # no id: the latest session in the file
+    with Session(path, resume=True) as again:  # the latest session in the file
         assert again.id == first_id and len(again) == 2
         program.run("ask", q="country")
     assert [n.seq for n in again.nodes()] == [1, 2, 3, 4]
@@ -78,10 +78,33 @@ def test_reopen_and_continue(tmp_path: Path, mode: str) -> None:
         ("user", ["[call ask(q='capital')]", "[ask returned: Paris]", "[call ask(q='country')]",
                   "question"])]
     assert [s.id for s in list_sessions(path)] == [first_id]
-    fresh = Session(path, new=True)
+    fresh = Session(path)  # no id, no resume: a new session
     assert fresh.id != first_id and len(fresh) == 0
     assert [s.nodes for s in list_sessions(path)] == [4, 0]
     fresh.close()
+    by_id = Session(path, id=first_id)
+    assert by_id.id == first_id and len(by_id) == 4
+    by_id.close()
+
+
+def test_reopening_a_file_starts_a_new_session_by_default(tmp_path: Path, mode: str) -> None:
+    """Issue 12: a second run of a script must not read the first run as context."""
+    path = tmp_path / "runs.sqlite"
+    script = Script(["first answer", "second answer"])
+    program = build(mode, script.runtime(), {"ask": fn([exec_("question")])})
+    with Session(path) as first:
+        program.run("ask", q="one")
+    with Session(path) as second:
+        program.run("ask", q="two")
+    assert first.id != second.id
+    assert texts(script.requests[1].messages) == [
+        ("user", ["[call ask(q='two')]", "question"])]
+    assert [s.nodes for s in list_sessions(path)] == [2, 2]
+    with pytest.raises(ValueError, match="resume"):
+        Session(path, id=first.id, resume=True)
+    latest = Session(path, readonly=True)  # reading without an id: the latest session
+    assert latest.id == second.id
+    latest.close()
 
 
 def test_failures_are_stored_as_failed_nodes(tmp_path: Path, mode: str) -> None:
@@ -90,7 +113,7 @@ def test_failures_are_stored_as_failed_nodes(tmp_path: Path, mode: str) -> None:
     program = build(mode, script.runtime(), {"f": fn([exec_("x")])})
     with Session(path), pytest.raises(AuthenticationError):
         program.run("f")
-    stored = Session(path)
+    stored = Session(path, resume=True)
     function, llm = stored.nodes()
     assert (function.status, llm.status) == ("error", "error")
     assert llm.result is not None and "reply" not in llm.result
@@ -112,7 +135,7 @@ def test_api_keys_never_reach_the_database(tmp_path: Path) -> None:
         use(f"key is {SECRET}")
     assert b"sk-test-secret" not in db_bytes(path)
     assert SECRET.encode() not in db_bytes(path)
-    stored = Session(path)
+    stored = Session(path, readonly=True)
     assert "***" in stored.node("n1").data["arguments"]["token_note"]
     stored.close()
 
@@ -199,7 +222,7 @@ def test_a_killed_process_loses_nothing_appended(tmp_path: Path) -> None:
     raw = sqlite3.connect(path)
     assert raw.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     raw.close()
-    session = Session(path)
+    session = Session(path, resume=True)
     nodes = session.nodes()
     assert len(nodes) == 11  # main + 5 x (step, its exec)
     assert nodes[0].name == "main" and nodes[0].status == "running"

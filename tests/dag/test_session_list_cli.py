@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 from llmport import Session
 from llmport.errors import LlmportError
-from llmport.session import SessionError, SessionFileNotFoundError, _SqliteStore
+from llmport.session import SessionError, SessionFileNotFoundError
 from llmport.session_cli import add_list_parser, show, show_list
+from llmport.sqlite_store import SqliteStore
 from rich.console import Console
 
 MARKUP = "[bold]x[/bold] [session] [red]"
@@ -95,7 +96,7 @@ def test_list_through_the_parser_and_the_configured_database(
 
 def test_list_a_database_without_sessions(tmp_path: Path) -> None:
     path = tmp_path / "empty.sqlite"
-    _SqliteStore(str(path), durable=False, readonly=False).close()  # schema, no session
+    SqliteStore(str(path), durable=False, readonly=False).close()  # schema, no session
     console = capture()
     assert show_list(str(path), False, console) == 0
     assert console.export_text().strip() == f"no sessions in {path}"
@@ -159,7 +160,7 @@ def test_brackets_are_printed_literally(tmp_path: Path) -> None:
 
 def test_show_a_database_without_sessions(tmp_path: Path) -> None:
     path = tmp_path / "empty.sqlite"
-    _SqliteStore(str(path), durable=False, readonly=False).close()
+    SqliteStore(str(path), durable=False, readonly=False).close()
     console = capture()
     assert show(str(path), False, console) == 0
     assert console.export_text().strip() == f"no sessions in {path}"

@@ -27,6 +27,7 @@ from ..errors import (
     TokenLimitExceeded,
     ToolApprovalRequired,
 )
+from ..estimate import estimate_tokens
 from ..policy import ToolCheck
 from ..provider import Prepared, Provider, StreamAssembler
 from ..retry import Attempts, Backoff, after_failure
@@ -62,6 +63,7 @@ __all__ = [
     "Sleep",
     "Stream",
     "StreamReader",
+    "estimate_tokens",
     "machine",
 ]
 
@@ -376,25 +378,6 @@ def _check_budget(plan: Plan, request: Request) -> None:
     estimated = estimate_tokens(request)
     if estimated > plan.input_token_budget:
         raise TokenLimitExceeded(estimated, plan.input_token_budget)
-
-
-def estimate_tokens(request: Request) -> int:
-    """A cheap estimate of input tokens (4 characters a token; media by size)."""
-    chars = len(request.system or "")
-    media = 0
-    for message in request.messages:
-        for block in message.blocks:
-            if isinstance(block, TextBlock):
-                chars += len(block.text)
-            else:
-                media += 1000 if block.type == "image" else max(1, block.size // 4)
-        for result in message.tool_results:
-            chars += len(result.content)
-        for call in message.tool_calls:
-            chars += len(call.raw_arguments)
-    for spec in request.tools:
-        chars += len(spec.description) + len(str(spec.parameters))
-    return chars // 4 + media
 
 
 def _one_request(usage: Usage) -> Usage:

@@ -1,0 +1,58 @@
+"""Cheap local token estimates: 4 characters a token, media by size.
+
+Used where a count must cost nothing: a request's input-token budget
+check (:func:`estimate_tokens`) and the token-bounded reads of the session
+DAG (:func:`text_tokens`, :func:`block_tokens`). Not a vendor count: an
+estimate, and labelled as such wherever it is shown.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .types import Block, Request
+
+__all__ = ["CHARS_PER_TOKEN", "block_tokens", "estimate_tokens", "text_tokens"]
+
+CHARS_PER_TOKEN = 4
+#: What an image costs in the estimate, whatever its size.
+IMAGE_TOKENS = 1000
+
+
+def text_tokens(text: str) -> int:
+    """The estimate for a piece of text."""
+    return len(text) // CHARS_PER_TOKEN
+
+
+def _media_tokens(kind: str, size: int) -> int:
+    return IMAGE_TOKENS if kind == "image" else max(1, size // CHARS_PER_TOKEN)
+
+
+def block_tokens(block: Block) -> int:
+    """The estimate for one content block (text by length, media by size)."""
+    text = getattr(block, "text", None)
+    if isinstance(text, str) and block.type == "text":
+        return len(text) // CHARS_PER_TOKEN
+    return _media_tokens(block.type, getattr(block, "size", 0))
+
+
+def estimate_tokens(request: Request) -> int:
+    """A cheap estimate of input tokens (4 characters a token; media by size)."""
+    from .types import TextBlock
+
+    chars = len(request.system or "")
+    media = 0
+    for message in request.messages:
+        for block in message.blocks:
+            if isinstance(block, TextBlock):
+                chars += len(block.text)
+            else:
+                media += _media_tokens(block.type, block.size)
+        for result in message.tool_results:
+            chars += len(result.content)
+        for call in message.tool_calls:
+            chars += len(call.raw_arguments)
+    for spec in request.tools:
+        chars += len(spec.description) + len(str(spec.parameters))
+    return chars // CHARS_PER_TOKEN + media

@@ -1,0 +1,306 @@
+"""The PostgreSQL session store.
+
+Three tables, created on first use (under an advisory lock, so many workers
+starting at once do not race):
+
+* ``llmport_sessions(id, created, next_seq, ord)``: one row per session;
+  ``next_seq`` is the session's counter.
+* ``llmport_nodes``: one row per node, INSERTed when it starts. Its
+  sequence number comes from the counter in the same statement::
+
+      WITH s AS (UPDATE llmport_sessions SET next_seq = next_seq + 1
+                 WHERE id = $1 RETURNING next_seq)
+      INSERT INTO llmport_nodes (...) SELECT $1, s.next_seq, ... FROM s
+
+  The UPDATE locks the session's counter row until the statement commits,
+  so concurrent writers of one session are serialised for one short
+  statement each, never collide, and leave no gaps (a failed INSERT rolls
+  its increment back). Other sessions are not blocked.
+* ``llmport_node_ends``: a node's completion is a second row, INSERTed once
+  (its primary key refuses a second completion). Nothing is ever updated
+  or deleted in either table (triggers refuse it): the store is append-only
+  in the strict sense, a role with INSERT and SELECT only can run it, and
+  a worker killed mid-run leaves every committed row intact (its running
+  nodes simply have no end row).
+
+Every statement runs in autocommit mode on a connection from a
+``psycopg_pool.ConnectionPool`` shared per process and URL. As with the
+SQLite store, ``durable=False`` (the default) does not wait for the WAL
+flush at commit (``synchronous_commit=off``: nothing is lost when a worker
+or a server process crashes, a power loss of the database host may drop
+the last fraction of a second); ``Session(url, durable=True)`` waits. JSON columns
+use ``json`` (not ``jsonb``) so argument order survives a reload, which
+keeps rendered context byte-identical after reopening.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import threading
+import time
+import uuid
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
+
+from llmport.store import (
+    SessionError,
+    SessionFileNotFoundError,
+    UnknownSessionError,
+    dump,
+    parent_seq,
+)
+
+if TYPE_CHECKING:
+    from llmport.dag import Node
+    from psycopg_pool import ConnectionPool
+
+__all__ = ["PostgresStore", "close_pools"]
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS llmport_sessions(
+    id TEXT PRIMARY KEY,
+    created DOUBLE PRECISION NOT NULL,
+    next_seq BIGINT NOT NULL DEFAULT 0,
+    ord BIGSERIAL
+);
+CREATE TABLE IF NOT EXISTS llmport_nodes(
+    session TEXT NOT NULL REFERENCES llmport_sessions(id),
+    seq BIGINT NOT NULL,
+    kind TEXT NOT NULL,
+    name TEXT NOT NULL,
+    parent BIGINT,
+    expose TEXT,
+    start_clock BIGINT NOT NULL,
+    started_at DOUBLE PRECISION NOT NULL,
+    start_data JSON NOT NULL,
+    PRIMARY KEY (session, seq)
+);
+CREATE TABLE IF NOT EXISTS llmport_node_ends(
+    session TEXT NOT NULL,
+    seq BIGINT NOT NULL,
+    status TEXT NOT NULL,
+    end_clock BIGINT NOT NULL,
+    duration DOUBLE PRECISION,
+    end_data JSON,
+    PRIMARY KEY (session, seq),
+    FOREIGN KEY (session, seq) REFERENCES llmport_nodes(session, seq)
+);
+CREATE OR REPLACE FUNCTION llmport_append_only() RETURNS trigger AS $$
+BEGIN
+    RAISE EXCEPTION 'llmport sessions are append-only';
+END $$ LANGUAGE plpgsql;
+DROP TRIGGER IF EXISTS llmport_nodes_append_only ON llmport_nodes;
+CREATE TRIGGER llmport_nodes_append_only BEFORE UPDATE OR DELETE ON llmport_nodes
+    FOR EACH ROW EXECUTE FUNCTION llmport_append_only();
+DROP TRIGGER IF EXISTS llmport_node_ends_append_only ON llmport_node_ends;
+CREATE TRIGGER llmport_node_ends_append_only BEFORE UPDATE OR DELETE ON llmport_node_ends
+    FOR EACH ROW EXECUTE FUNCTION llmport_append_only();
+"""
+
+#: pg_advisory_xact_lock key for creating the schema ("llmport" in ASCII).
+_SCHEMA_LOCK = 0x6C6C6D706F7274
+
+_NODE_COLUMNS = "kind, name, parent, expose, start_clock, started_at, start_data"
+
+_INSERT = f"""
+WITH s AS (
+    UPDATE llmport_sessions SET next_seq = next_seq + 1 WHERE id = %(session)s
+    RETURNING next_seq
+)
+INSERT INTO llmport_nodes (session, seq, {_NODE_COLUMNS})
+SELECT %(session)s, s.next_seq, %(kind)s, %(name)s, %(parent)s, %(expose)s, %(start)s,
+       %(started_at)s, %(data)s::json
+FROM s
+RETURNING seq
+"""
+
+# A node that is complete when appended (a tool run, a summary): both rows in one statement.
+_INSERT_DONE = f"""
+WITH s AS (
+    UPDATE llmport_sessions SET next_seq = next_seq + 1 WHERE id = %(session)s
+    RETURNING next_seq
+), n AS (
+    INSERT INTO llmport_nodes (session, seq, {_NODE_COLUMNS})
+    SELECT %(session)s, s.next_seq, %(kind)s, %(name)s, %(parent)s, %(expose)s, %(start)s,
+           %(started_at)s, %(data)s::json
+    FROM s
+    RETURNING session, seq
+)
+INSERT INTO llmport_node_ends (session, seq, status, end_clock, duration, end_data)
+SELECT n.session, n.seq, %(status)s, %(end)s, %(duration)s, %(result)s::json FROM n
+RETURNING seq
+"""
+
+_LOAD = """
+SELECT n.seq, n.kind, n.name, n.parent, n.expose, n.start_clock, n.started_at, n.start_data,
+       COALESCE(e.status, 'running'), e.end_clock, e.duration, e.end_data
+FROM llmport_nodes n
+LEFT JOIN llmport_node_ends e ON e.session = n.session AND e.seq = n.seq
+WHERE n.session = %s
+ORDER BY n.seq
+"""
+
+_pools: dict[tuple[int, str, bool], ConnectionPool] = {}
+_pools_lock = threading.Lock()
+_schema_ready: set[tuple[int, str]] = set()
+
+
+def _pool(url: str, durable: bool) -> ConnectionPool:
+    """The connection pool of this process for ``url`` (created on first use)."""
+    key = (os.getpid(), url, durable)  # a forked child must not share its parent's connections
+    with _pools_lock:
+        pool = _pools.get(key)
+        if pool is None:
+            from psycopg_pool import ConnectionPool
+
+            size = int(os.environ.get("LLMPORT_PG_POOL_SIZE", "4"))
+            kwargs: dict[str, Any] = {"autocommit": True}
+            if not durable:
+                # Like SQLite's synchronous=NORMAL: a commit is acknowledged before
+                # its WAL record is flushed to disk. Survives any client crash and a
+                # server process crash; a power loss of the server may drop the last
+                # fraction of a second. Writers of one session queue on their
+                # counter row for one commit each, so this is their throughput.
+                kwargs["options"] = "-c synchronous_commit=off"
+            pool = ConnectionPool(
+                url,
+                min_size=1,
+                max_size=max(1, size),
+                kwargs=kwargs,
+                open=True,
+                name="llmport",
+            )
+            _pools[key] = pool
+        return pool
+
+
+def close_pools() -> None:
+    """Close this process's connection pools (also done at exit)."""
+    with _pools_lock:
+        mine = [k for k in _pools if k[0] == os.getpid()]
+        pools = [_pools.pop(k) for k in mine]
+    for pool in pools:
+        pool.close()
+
+
+atexit.register(close_pools)
+
+
+def display_url(url: str) -> str:
+    """``url`` without its password (``postgresql://user:***@host/db``)."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    netloc = f"{parts.username or ''}:***@{host}"
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+class PostgresStore:
+    """The rows of llmport sessions in one PostgreSQL database (see the module docs)."""
+
+    def __init__(self, url: str, *, readonly: bool = False, durable: bool = False) -> None:
+        # durable=True: every commit waits for its WAL flush (synchronous_commit=on).
+        self.url = url
+        self.display = display_url(url)
+        self.readonly = readonly
+        self._pool = _pool(url, durable)
+        if not readonly:
+            self._ensure_schema()
+
+    def _ensure_schema(self) -> None:
+        key = (os.getpid(), self.url)
+        if key in _schema_ready:
+            return
+        with self._pool.connection() as conn, conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+            exists = conn.execute(
+                "SELECT to_regclass('llmport_node_ends') IS NOT NULL"
+            ).fetchone()
+            if not (exists and exists[0]):
+                conn.execute(SCHEMA)
+        _schema_ready.add(key)
+
+    def _query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
+        import psycopg
+
+        try:
+            with self._pool.connection() as conn:
+                return conn.execute(sql, params).fetchall()
+        except psycopg.errors.UndefinedTable as exc:
+            raise SessionFileNotFoundError(
+                f"{self.display} holds no llmport sessions yet"
+            ) from exc
+
+    def attach(self, session_id: str | None, *, latest: bool = False) -> str:
+        if session_id is None and latest:
+            rows = self._query("SELECT id FROM llmport_sessions ORDER BY ord DESC LIMIT 1")
+            if rows:
+                return str(rows[0][0])
+        if self.readonly:
+            if session_id is None:
+                raise UnknownSessionError(f"{self.display} has no sessions")
+            if not self._query("SELECT 1 FROM llmport_sessions WHERE id = %s", (session_id,)):
+                raise UnknownSessionError(f"{self.display} has no session {session_id!r}")
+            return session_id
+        session_id = session_id or uuid.uuid4().hex[:12]
+        self._query(
+            "INSERT INTO llmport_sessions (id, created) VALUES (%s, %s) "
+            "ON CONFLICT (id) DO NOTHING RETURNING id",
+            (session_id, time.time()),
+        )
+        return session_id
+
+    def load(self, session_id: str) -> list[tuple[Any, ...]]:
+        return [tuple(row) for row in self._query(_LOAD, (session_id,))]
+
+    def sessions(self) -> list[tuple[str, float, int]]:
+        rows = self._query("SELECT id, created, next_seq FROM llmport_sessions ORDER BY ord")
+        return [(str(i), float(c), int(n)) for i, c, n in rows]
+
+    def insert(self, session_id: str, node: Node) -> int:
+        params: dict[str, Any] = {
+            "session": session_id,
+            "kind": node.kind,
+            "name": node.name,
+            "parent": parent_seq(node),
+            "expose": node.expose if node.kind == "function" else None,
+            "start": node.start,
+            "started_at": node.started_at,
+            "data": dump(node.data),
+        }
+        sql = _INSERT
+        if node.end is not None:
+            sql = _INSERT_DONE
+            params.update(
+                status=node.status,
+                end=node.end,
+                duration=node.duration,
+                result=dump(node.result),
+            )
+        rows = self._query(sql, params)
+        if not rows:
+            raise SessionError(f"{self.display} has no session {session_id!r}")
+        return int(rows[0][0])
+
+    def complete(
+        self,
+        session_id: str,
+        seq: int,
+        status: str,
+        end: int,
+        duration: float,
+        result: dict[str, Any],
+    ) -> None:
+        self._query(
+            "INSERT INTO llmport_node_ends (session, seq, status, end_clock, duration, end_data) "
+            "VALUES (%s, %s, %s, %s, %s, %s::json) RETURNING seq",
+            (session_id, seq, status, end, duration, dump(result)),
+        )
+
+    def close(self) -> None:
+        """Nothing to release per session: connections go back to the shared pool."""

@@ -1,0 +1,50 @@
+"""A real PostgreSQL 16 for the tests, started once from the ``pgserver`` wheel.
+
+The server runs from a temporary directory for the whole test session and
+is stopped at the end; each test gets a database of its own. Nothing has
+to be installed beside ``uv run pytest``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import shutil
+import tempfile
+import uuid
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+_counter = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[Any]:
+    import pgserver
+
+    # Not under pytest's tmp dir: as root, pgserver runs PostgreSQL as its own user,
+    # which must be able to reach the data directory (pytest-of-root is mode 700).
+    folder = tempfile.mkdtemp(prefix="llmport-pg-")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # platformdirs: XDG_RUNTIME_DIR is not set
+        server = pgserver.get_server(folder, cleanup_mode="stop")
+    try:
+        yield server
+    finally:
+        server.cleanup()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def pg_url(pg_server: Any, monkeypatch: pytest.MonkeyPatch,
+           isolated_from_host: None) -> str:
+    """A fresh database on the test server; the postgres plugin enabled (and only it)."""
+    import psycopg
+
+    name = f"t{next(_counter)}_{uuid.uuid4().hex[:6]}"
+    with psycopg.connect(pg_server.get_uri(), autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    monkeypatch.setenv("LLMPORT_PLUGINS", "postgres")
+    return str(pg_server.get_uri(name))
