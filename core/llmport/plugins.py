@@ -111,6 +111,7 @@ class PluginHost:
         self._providers: dict[str, Any] | None = None
         self._toolsets: dict[str, Any] | None = None
         self._sources: dict[str, Any] | None = None
+        self._limiters: dict[str, Any] | None = None
         self._lock = threading.Lock()
 
     @property
@@ -120,7 +121,7 @@ class PluginHost:
     def register(self, plugin: Any, name: str | None = None) -> None:
         """Register one more plugin object (before first use is best)."""
         self.pm.register(plugin, name=name)
-        self._providers = self._toolsets = self._sources = None
+        self._providers = self._toolsets = self._sources = self._limiters = None
 
     def providers(self) -> dict[str, Any]:
         """prefix -> ProviderInfo, from every provider hook."""
@@ -150,6 +151,13 @@ class PluginHost:
             if self._sources is None:
                 self._sources = self._collect(self.pm.hook.llmport_tool_sources)
             return self._sources
+
+    def limiters(self) -> dict[str, Any]:
+        """URL scheme -> limiter factory ``factory(url) -> Limiter``, from ``llmport_limiters``."""
+        with self._lock:
+            if self._limiters is None:
+                self._limiters = self._collect(self.pm.hook.llmport_limiters)
+            return self._limiters
 
     @staticmethod
     def _collect(hook: Any) -> dict[str, Any]:
