@@ -16,7 +16,8 @@
   :func:`aacquire`). A wait that would pass the run's deadline raises
   :class:`LimitWaitTimeout`.
 * rpm and tpm are GCRA buckets without a burst: requests are spaced evenly
-  (600 rpm is one request every 0.1 s). tpm is charged up front with the
+  (600 rpm is one request every 0.1 s; a request that woke late may catch
+  up one interval, so sleep jitter does not lower the rate). tpm is charged up front with the
   request's estimated input tokens and corrected with the real usage
   (input + output) when the response arrives. Concurrency slots are held
   for one attempt and released when it ends, however it ends.
@@ -308,8 +309,9 @@ class InProcessLimiter:
             if wait > 0:
                 return wait
             for b, (_, limit) in zip(buckets, limits, strict=True):
-                if limit.rpm is not None:
-                    b.tat_requests = max(b.tat_requests, now) + 60.0 / limit.rpm
+                if limit.rpm is not None:  # a late waker may catch up one interval
+                    interval = 60.0 / limit.rpm
+                    b.tat_requests = max(b.tat_requests, now - interval) + interval
                 if limit.tpm is not None:
                     b.tat_tokens = max(b.tat_tokens, now) + tokens * 60.0 / limit.tpm
                 if limit.concurrency is not None:

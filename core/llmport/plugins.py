@@ -42,6 +42,24 @@ class PluginLoad:
 
 _load_lock = threading.Lock()
 _loaded: dict[str | None, tuple[PluginLoad, ...]] = {}
+#: Plugin objects every PluginHost made from now on registers (``llmport_otel.instrument()``).
+_global_plugins: list[tuple[Any, ...]] = [()]
+
+
+def add_global_plugin(plugin: Any) -> None:
+    """Register ``plugin`` in every PluginHost (so every Runtime) created from now on.
+
+    For process-wide instrumentation set up once at startup (tracing); a
+    Runtime already created keeps the hooks it had.
+    """
+    with _load_lock:
+        if plugin not in _global_plugins[0]:
+            _global_plugins[0] = (*_global_plugins[0], plugin)
+
+
+def remove_global_plugin(plugin: Any) -> None:
+    with _load_lock:
+        _global_plugins[0] = tuple(p for p in _global_plugins[0] if p is not plugin)
 
 
 def entry_points(group: str) -> Iterable[Any]:
@@ -106,8 +124,9 @@ class PluginHost:
         for load in self.loads:
             if load.plugin is not None and not self.pm.is_registered(load.plugin):
                 self.pm.register(load.plugin, name=load.name)
-        for obj in extra:
-            self.pm.register(obj)
+        for obj in (*_global_plugins[0], *extra):
+            if not self.pm.is_registered(obj):
+                self.pm.register(obj)
         self._providers: dict[str, Any] | None = None
         self._toolsets: dict[str, Any] | None = None
         self._sources: dict[str, Any] | None = None

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from llmport import ConfigError, Limit, LimitWaitTimeout, RateLimitError, Runtime
 from llmport.config import Config, load_config
 from llmport.limits import (
@@ -248,7 +247,9 @@ async def test_async_wait_does_not_block_other_tasks() -> None:
 
 
 def test_429_retry_after_pauses_the_bucket_for_every_caller() -> None:
-    script = Script([fail(RateLimitError("429", status=429, retryable=True, retry_after=0.3)), "ok"])
+    script = Script(
+        [fail(RateLimitError("429", status=429, retryable=True, retry_after=0.3)), "ok"]
+    )
     slept: list[float] = []
     rt = script.runtime(
         config=Config(),
