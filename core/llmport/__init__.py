@@ -85,16 +85,22 @@ _LAZY = {
     "Response": ".types",
     "ResponseFormat": ".types",
     "ToolSpec": ".types",
+    "Limit": ".limits",
+    "LimitWaitTimeout": ".limits",
+    "InProcessLimiter": ".limits",
+    "Trace": ".tracing",
 }
 
 if TYPE_CHECKING:
     from .agentic import agentic_function, compute_reads, render_dag_messages
     from .hookspecs import hookimpl, hookspec
+    from .limits import InProcessLimiter, Limit, LimitWaitTimeout
     from .provider import Provider as Provider
     from .provider import ProviderInfo as ProviderInfo
     from .runtime import RunResult, Runtime, ToolCallRecord
     from .session import Session
     from .tools import RunContext, Tool, Toolset, tool
+    from .tracing import Trace
     from .types import ModelCapabilities as ModelCapabilities
     from .types import Request as Request
     from .types import Response as Response
@@ -124,7 +130,10 @@ __all__ = [
     "ExecFailed",
     "FinalEvent",
     "GuardrailTripped",
+    "InProcessLimiter",
     "InputError",
+    "Limit",
+    "LimitWaitTimeout",
     "LlmportError",
     "MalformedResponseError",
     "MaxIterationsExceeded",
@@ -157,6 +166,7 @@ __all__ = [
     "ToolResult",
     "ToolResultEvent",
     "Toolset",
+    "Trace",
     "UnknownModelError",
     "UnknownToolError",
     "UnsupportedContentError",

@@ -42,6 +42,7 @@ from .dag import (
     render_nodes,
 )
 from .session import Session, bound_session
+from .tracing import function_observers, functions_end, functions_start  # tracing
 from .types import Message, Usage
 
 __all__ = ["agentic_function", "compute_reads", "current_session", "render_dag_messages"]
@@ -210,7 +211,7 @@ def _read_tokens(render_range: Mapping[str, Any] | None) -> int | None:
 class _Call:
     """One running call: its node, its frame bound in the context, its clock."""
 
-    __slots__ = ("frame", "owned", "session", "started", "token")
+    __slots__ = ("frame", "observed", "owned", "session", "started", "token")
 
     def __init__(self, spec: AgenticSpec, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         outer = dag._current.get()
@@ -238,8 +239,13 @@ class _Call:
         )
         self.started = time.perf_counter()
         self.token = dag._current.set(self.frame)
+        self.observed = (  # tracing: process-wide observers of agentic calls (span per call)
+            functions_start(spec.name, node.id, data["arguments"]) if function_observers() else None
+        )
 
     def returned(self, value: Any) -> None:
+        if self.observed is not None:  # tracing
+            functions_end(self.observed, value, None)
         dag._current.reset(self.token)
         try:
             self.session.end(self.frame.node, "ok", {"result": jsonable(value)}, self._elapsed())
@@ -247,6 +253,8 @@ class _Call:
             self._release()
 
     def failed(self, exc: BaseException) -> None:
+        if self.observed is not None:  # tracing
+            functions_end(self.observed, None, exc)
         dag._current.reset(self.token)
         try:
             self.session.end(self.frame.node, "error", {"error": error_info(exc)}, self._elapsed())

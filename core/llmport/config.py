@@ -4,7 +4,8 @@ Sources, highest precedence first:
 
 1. arguments given in code (``Runtime(model=..., providers=...)``, ``exec(model=...)``);
 2. ``LLMPORT_*`` environment variables: ``LLMPORT_MODEL``, ``LLMPORT_ALIAS_<NAME>``,
-   ``LLMPORT_SESSION``, ``LLMPORT_MAX_RETRIES`` (``LLMPORT_CONFIG`` names the file of 3);
+   ``LLMPORT_SESSION``, ``LLMPORT_MAX_RETRIES``, ``LLMPORT_LIMITER`` (``LLMPORT_CONFIG``
+   names the file of 3);
 3. ``llmport.toml`` (``$LLMPORT_CONFIG``, else the nearest one from the working
    directory upwards);
 4. ``[tool.llmport]`` in the nearest ``pyproject.toml``;
@@ -29,6 +30,12 @@ The file format (the same keys under ``[tool.llmport]``)::
 
     [mcp.servers.docs]             # read by the llmport-mcp plugin: toolset "mcp:docs"
     command = ["python", "docs_server.py"]
+    limiter = "redis://localhost:6379/0"   # where the buckets live (default: in process)
+
+    [limits."openai:*"]            # rate limits per provider:model glob (llmport.limits)
+    rpm = 500
+    tpm = 200000
+    concurrency = 20
 """
 
 from __future__ import annotations
@@ -40,6 +47,18 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError, redact_settings
+from .limits import Limit, check_limits
+
+
+def _redact_url(url: str | None) -> str | None:
+    """A limiter URL without its password (``redis://:***@host``)."""
+    if url is None or "@" not in url:
+        return url
+    scheme, _, rest = url.partition("://")
+    creds, _, host = rest.rpartition("@")
+    user = creds.split(":", 1)[0]
+    return f"{scheme}://{user}:***@{host}"
+
 
 _KNOWN_KEYS = {
     "default_model",
@@ -49,7 +68,10 @@ _KNOWN_KEYS = {
     "session",
     "max_retries",
     "mcp",
+    "limits",
+    "limiter",
 }
+_TABLES = ("aliases", "configurations", "providers", "session", "mcp", "limits")
 
 
 @dataclass(slots=True, frozen=True, repr=False)
@@ -65,6 +87,8 @@ class Config:
     sources: tuple[str, ...] = ()
     #: The ``[mcp]`` table, read by the llmport-mcp plugin (``servers.NAME``).
     mcp: dict[str, Any] = field(default_factory=dict)
+    limits: dict[str, Limit] = field(default_factory=dict)
+    limiter: str | None = None
 
     def __repr__(self) -> str:
         # Provider settings may hold a key someone put in a file: never print it.
@@ -73,6 +97,7 @@ class Config:
             f"Config(default_model={self.default_model!r}, aliases={self.aliases!r}, "
             f"configurations={self.configurations!r}, providers={providers!r}, "
             f"session_path={self.session_path!r}, max_retries={self.max_retries!r}, "
+            f"limits={self.limits!r}, limiter={_redact_url(self.limiter)!r}, "
             f"sources={self.sources!r}, mcp_servers={sorted(self.mcp.get('servers', {}))!r})"
         )
 
@@ -101,7 +126,7 @@ def _check_layer(data: Mapping[str, Any], where: str) -> dict[str, Any]:
     unknown = set(data) - _KNOWN_KEYS
     if unknown:
         raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
-    for table in ("aliases", "configurations", "providers", "session", "mcp"):
+    for table in _TABLES:
         if table in data and not isinstance(data[table], Mapping):
             raise ConfigError(f"{where}: [{table}] must be a table")
     servers = dict(data.get("mcp", {})).get("servers", {})
@@ -123,6 +148,10 @@ def _check_layer(data: Mapping[str, Any], where: str) -> dict[str, Any]:
     for name, conf in dict(data.get("configurations", {})).items():
         if not isinstance(conf, Mapping) or not isinstance(conf.get("model"), str):
             raise ConfigError(f"{where}: configuration {name!r} needs a 'model' string")
+    if "limits" in data:
+        check_limits(data["limits"], f"{where}: [limits]")
+    if "limiter" in data and not isinstance(data["limiter"], str):
+        raise ConfigError(f"{where}: limiter must be a URL string")
     retries = data.get("max_retries")
     if "max_retries" in data and (
         isinstance(retries, bool) or not isinstance(retries, int) or retries < 1
@@ -134,7 +163,7 @@ def _check_layer(data: Mapping[str, Any], where: str) -> dict[str, Any]:
 def _merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
     out = dict(base)
     for key, value in over.items():
-        if key in ("aliases", "configurations", "providers", "session", "mcp"):
+        if key in _TABLES:
             merged = dict(out.get(key, {}))
             for k, v in value.items():
                 if isinstance(v, Mapping) and isinstance(merged.get(k), Mapping):
@@ -160,6 +189,8 @@ def _env_layer(env: Mapping[str, str]) -> dict[str, Any]:
         layer["aliases"] = aliases
     if env.get("LLMPORT_SESSION"):
         layer["session"] = {"path": env["LLMPORT_SESSION"]}
+    if env.get("LLMPORT_LIMITER"):
+        layer["limiter"] = env["LLMPORT_LIMITER"]
     if env.get("LLMPORT_MAX_RETRIES"):
         try:
             layer["max_retries"] = int(env["LLMPORT_MAX_RETRIES"])
@@ -206,4 +237,6 @@ def load_config(
         max_retries=merged.get("max_retries"),
         sources=tuple(sources),
         mcp={k: dict(v) if isinstance(v, Mapping) else v for k, v in merged.get("mcp", {}).items()},
+        limits=check_limits(merged.get("limits")),
+        limiter=merged.get("limiter"),
     )

@@ -93,9 +93,26 @@ def llmport_after_response(request: Request, response: Response, info: CallInfo)
 def llmport_observe(event: str, payload: dict[str, Any], info: CallInfo) -> None:
     """Observe model and tool calls (tracing).
 
-    ``event`` is one of ``model_start``, ``model_end``, ``model_error``,
-    ``tool_start``, ``tool_end``. Observers must not raise; an exception
-    here is logged and swallowed.
+    ``event`` is one of ``run_start``, ``run_end`` (payload ``run``,
+    ``trace``, and ``error`` at the end), ``model_start``, ``model_end``,
+    ``model_error`` (with ``delay``: the backoff before the next attempt),
+    ``tool_start``, ``tool_end``. ``info.metadata["trace"]`` is the run's
+    :class:`~llmport.tracing.Trace` when ``exec(trace=...)`` gave one.
+    Observers must not raise; an exception here is logged and swallowed.
+    """
+
+
+# --- limiter hooks ------------------------------------------------------------
+
+
+@hookspec
+def llmport_limiters(register: Callable[..., None]) -> None:
+    """Register rate limiters by URL scheme: ``register("redis", factory)``.
+
+    ``factory(url) -> Limiter`` (see :class:`llmport.limits.Limiter`) is called
+    when a runtime is configured with ``limiter="redis://..."`` (or
+    ``limiter = "..."`` in configuration). Without one, the in-process
+    :class:`llmport.limits.InProcessLimiter` keeps the buckets.
     """
 
 

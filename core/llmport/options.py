@@ -65,6 +65,7 @@ class CallOptions(TypedDict, total=False):
     tool_timeout: float | None
     max_tool_errors: int
     max_repeated_calls: int | None
+    trace: Mapping[str, Any] | None  # tracing: {"workflow", "group_id", "metadata"}
 
 
 class CallParams(CallOptions, total=False):
@@ -104,6 +105,7 @@ STANDARD_OPTIONS = frozenset(
 #: Options the runtime consumes itself; never sent to a provider.
 LOOP_OPTIONS = frozenset(
     {"deps", "system", "approver", "tool_timeout", "max_tool_errors", "max_repeated_calls"}
+    | {"trace"}  # tracing (llmport.tracing.Trace)
 )
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
 

@@ -42,6 +42,24 @@ class PluginLoad:
 
 _load_lock = threading.Lock()
 _loaded: dict[str | None, tuple[PluginLoad, ...]] = {}
+#: Plugin objects every PluginHost made from now on registers (``llmport_otel.instrument()``).
+_global_plugins: list[tuple[Any, ...]] = [()]
+
+
+def add_global_plugin(plugin: Any) -> None:
+    """Register ``plugin`` in every PluginHost (so every Runtime) created from now on.
+
+    For process-wide instrumentation set up once at startup (tracing); a
+    Runtime already created keeps the hooks it had.
+    """
+    with _load_lock:
+        if plugin not in _global_plugins[0]:
+            _global_plugins[0] = (*_global_plugins[0], plugin)
+
+
+def remove_global_plugin(plugin: Any) -> None:
+    with _load_lock:
+        _global_plugins[0] = tuple(p for p in _global_plugins[0] if p is not plugin)
 
 
 def entry_points(group: str) -> Iterable[Any]:
@@ -106,11 +124,13 @@ class PluginHost:
         for load in self.loads:
             if load.plugin is not None and not self.pm.is_registered(load.plugin):
                 self.pm.register(load.plugin, name=load.name)
-        for obj in extra:
-            self.pm.register(obj)
+        for obj in (*_global_plugins[0], *extra):
+            if not self.pm.is_registered(obj):
+                self.pm.register(obj)
         self._providers: dict[str, Any] | None = None
         self._toolsets: dict[str, Any] | None = None
         self._sources: dict[str, Any] | None = None
+        self._limiters: dict[str, Any] | None = None
         self._lock = threading.Lock()
 
     @property
@@ -120,7 +140,7 @@ class PluginHost:
     def register(self, plugin: Any, name: str | None = None) -> None:
         """Register one more plugin object (before first use is best)."""
         self.pm.register(plugin, name=name)
-        self._providers = self._toolsets = self._sources = None
+        self._providers = self._toolsets = self._sources = self._limiters = None
 
     def providers(self) -> dict[str, Any]:
         """prefix -> ProviderInfo, from every provider hook."""
@@ -150,6 +170,13 @@ class PluginHost:
             if self._sources is None:
                 self._sources = self._collect(self.pm.hook.llmport_tool_sources)
             return self._sources
+
+    def limiters(self) -> dict[str, Any]:
+        """URL scheme -> limiter factory ``factory(url) -> Limiter``, from ``llmport_limiters``."""
+        with self._lock:
+            if self._limiters is None:
+                self._limiters = self._collect(self.pm.hook.llmport_limiters)
+            return self._limiters
 
     @staticmethod
     def _collect(hook: Any) -> dict[str, Any]:

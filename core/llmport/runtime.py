@@ -26,6 +26,7 @@ from .engine.plan import Targets, start, target
 from .engine.result import RunResult, ToolCallRecord
 from .engine.steps import Steps, estimate_tokens, machine
 from .errors import OptionError
+from .limits import Gate, Limit, Limiter, check_limits, make_limiter, match_limits  # limits
 from .options import (
     CALL_PARAMS,
     LOOP_OPTIONS,
@@ -63,6 +64,8 @@ _RUNTIME_ARGS = (
     "plugins",
     "input_token_budget",
     "max_block_bytes",
+    "limits",
+    "limiter",
 )
 
 
@@ -103,6 +106,8 @@ class Runtime:
         plugins: PluginHost | None = None,
         input_token_budget: int | None = None,
         max_block_bytes: int = DEFAULT_MAX_BLOCK_BYTES,
+        limits: Mapping[str, Limit] | None = None,
+        limiter: str | Limiter | None = None,
         **settings: Any,
     ) -> None:
         if max_retries is not None:
@@ -131,6 +136,11 @@ class Runtime:
         self._callable = self._make_callable()
         #: Toolsets holding connections (MCP servers) used by this runtime's runs.
         self._resources: list[Any] = []
+        # limits (llmport.limits): checked now, the limiter made on first use
+        self._limits_arg = check_limits(limits)
+        self._limiter_arg = limiter
+        self._limiter: Limiter | None = limiter if isinstance(limiter, Limiter) else None
+        self._gates: dict[str, Gate | None] = {}
 
     # -- configuration, plugins, providers ------------------------------------
 
@@ -175,6 +185,40 @@ class Runtime:
         """Add one run's usage to the runtime's total (the engine calls this)."""
         with self._lock:
             self._usage.add(usage)
+
+    # -- rate limits (llmport.limits) ------------------------------------------------
+
+    @property
+    def limits(self) -> dict[str, Limit]:
+        """``{glob: Limit}``: configuration's ``[limits]``, overridden key by key by ``limits=``."""
+        return {**self.config.limits, **self._limits_arg}
+
+    @property
+    def limiter(self) -> Limiter:
+        """The limiter keeping this runtime's buckets (made on first use, from the hook)."""
+        if self._limiter is None:
+            spec = self._limiter_arg or self.config.limiter
+            url = isinstance(spec, str) and spec != "memory"
+            made: Limiter | None = make_limiter(spec, self.plugins.limiters() if url else {})
+            with self._lock:
+                if self._limiter is None:
+                    self._limiter = made
+                    made = None
+            if made is not None:  # another thread won the race
+                made.close()
+        assert self._limiter is not None
+        return self._limiter
+
+    def gate(self, target: str) -> Gate | None:
+        """The limits on ``target`` (``provider:model``) with the limiter; None if none match."""
+        try:
+            return self._gates[target]
+        except KeyError:
+            pass
+        matched = match_limits(self.limits, target)
+        gate = Gate(self.limiter, matched, target) if matched else None
+        self._gates[target] = gate
+        return gate
 
     def call_provider(self) -> CallableProvider | None:
         """The provider made from ``call=`` or a ``_call`` override, if any."""
@@ -300,6 +344,14 @@ class Runtime:
             provider.close()
         for resource in self._take_resources():
             resource.close()
+        self._close_limiter()  # limits
+
+    def _close_limiter(self) -> None:
+        limiter, self._limiter, self._gates = self._limiter, None, {}
+        if limiter is not None and limiter is not self._limiter_arg:
+            limiter.close()
+        elif limiter is not None:
+            self._limiter = limiter  # the caller's: theirs to close
 
     async def aclose(self) -> None:
         """Close this runtime's clients from async code (the running loop's first, in it)."""
@@ -312,6 +364,7 @@ class Runtime:
                 await aclose()
             else:
                 resource.close()
+        self._close_limiter()  # limits
 
     def __enter__(self) -> Runtime:
         return self

@@ -253,6 +253,7 @@ def test_observers_see_every_model_and_tool_call(run: Run) -> None:
     assert result.output == "ok"  # a failing observer never breaks a run
     names = [e for e, _ in tracer.events]
     assert names == [
+        "run_start",
         "model_start",
         "model_end",
         "tool_start",
@@ -261,8 +262,9 @@ def test_observers_see_every_model_and_tool_call(run: Run) -> None:
         "tool_end",
         "model_start",
         "model_end",
+        "run_end",
     ]
-    assert tracer.events[-1][1] == 2
+    assert tracer.events[-2][1] == 2
     assert broken.events == tracer.events
 
 
@@ -271,7 +273,7 @@ def test_hooks_are_per_runtime(run: Run) -> None:
     run(Script([reply("a")]).runtime(hooks=[tracer]), "go")
     count = len(tracer.events)
     run(Script([reply("b")]).runtime(), "go")
-    assert count == 2 and len(tracer.events) == count
+    assert count == 4 and len(tracer.events) == count  # run_start, model_start/end, run_end
 
 
 class PartialTracer:
@@ -292,4 +294,4 @@ class PartialTracer:
 def test_hookimpls_with_fewer_arguments(run: Run) -> None:
     tracer = PartialTracer()
     run(Script([reply("a")]).runtime(hooks=[tracer]), "go")
-    assert tracer.events == ["before", "model_start", "model_end"]
+    assert tracer.events == ["run_start", "before", "model_start", "model_end", "run_end"]

@@ -13,6 +13,7 @@ import inspect
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+from ..limits import Acquire, aacquire, acquire  # limits
 from ..policy import aask_approval, ask_approval
 from ..tools import run_coroutine_blocking
 from ..translate import detach
@@ -38,6 +39,8 @@ def _perform(effect: Effect) -> Any:
             tool_scope.reset(token)
     if kind is Approve:
         return ask_approval(effect.approver, effect.check)  # type: ignore[union-attr]
+    if kind is Acquire:  # limits: sleeps here, between the limiter's answers
+        return acquire(effect)  # type: ignore[arg-type]
     assert isinstance(effect, Invoke)
     result = effect.fn(**effect.kwargs)
     return run_coroutine_blocking(result) if inspect.isawaitable(result) else result
@@ -89,6 +92,8 @@ async def _aperform(effect: Effect) -> Any:
             tool_scope.reset(token)
     if kind is Approve:
         return await aask_approval(effect.approver, effect.check)  # type: ignore[union-attr]
+    if kind is Acquire:  # limits: awaits here, never blocking the loop
+        return await aacquire(effect)  # type: ignore[arg-type]
     assert isinstance(effect, Invoke)
     result = effect.fn(**effect.kwargs)
     return await result if inspect.isawaitable(result) else result

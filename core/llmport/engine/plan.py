@@ -27,12 +27,14 @@ from ..errors import (
     ToolApprovalRequired,
     UnsupportedFeatureError,
 )
+from ..limits import Gate  # limits
 from ..options import check_options, check_vendor_fields
 from ..policy import CallInfo, ToolCheck
 from ..provider import Provider
 from ..retry import Backoff
 from ..routing import resolve
 from ..tools import ToolBox, ToolSettings, build_toolbox
+from ..tracing import Trace  # tracing
 from ..types import Block, Message, ModelCapabilities, ResponseFormat, TextBlock, ToolChoice, Usage
 from .hooks import RunHooks
 from .result import RunResult
@@ -80,6 +82,8 @@ class Plan:
     record: LlmRecord | None = None
     tool_settings: ToolSettings = field(default_factory=ToolSettings)
     output_type: Any = None
+    gate: Gate | None = None  # limits: the rate limits on this target (llmport.limits)
+    trace: Trace | None = None  # tracing: exec(trace=...)
 
     def call_info(self, iteration: int) -> CallInfo:
         i = self.info
@@ -207,6 +211,7 @@ def _plan(
     if system is not None and not isinstance(system, str):
         raise OptionError(f"system must be a string, got {type(system).__name__}")
     tool_settings = ToolSettings.pop_from(merged)  # loop options, never sent to providers
+    trace = Trace.of(merged.pop("trace", None))  # tracing: never sent to providers
     check_options(merged)
     caps = provider.capabilities(model)
     blocks = normalize_content(params["content"], max_bytes=rt.max_block_bytes)
@@ -219,6 +224,7 @@ def _plan(
         function=frame.name if frame else None,
         node_id=frame.node_id if frame else None,
         deps=deps,
+        metadata={"trace": trace} if trace is not None else {},  # tracing
     )
     hooks = RunHooks(rt.plugins)
     messages = _messages(blocks, params["context"], frame)
@@ -273,6 +279,8 @@ def _plan(
         stream=stream,
         tool_settings=tool_settings,
         output_type=structured.output_type(params["response_format"]),
+        gate=rt.gate(qualified),  # limits
+        trace=trace,  # tracing
     )
 
 

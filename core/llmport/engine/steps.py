@@ -28,6 +28,8 @@ from ..errors import (
     ToolApprovalRequired,
 )
 from ..estimate import estimate_tokens
+from ..limits import Acquire, rate_info_of_error  # limits
+from ..logs import log_retry, log_usage  # logging
 from ..policy import ToolCheck
 from ..provider import Prepared, Provider, StreamAssembler
 from ..retry import Attempts, Backoff, after_failure
@@ -165,7 +167,7 @@ class Invoke:
     kwargs: dict[str, Any]
 
 
-Effect = Emit | Send | Stream | Sleep | Approve | RunTools | Invoke
+Effect = Emit | Send | Stream | Sleep | Approve | RunTools | Invoke | Acquire
 Steps = Generator[Effect, Any, Any]
 
 
@@ -175,17 +177,24 @@ Steps = Generator[Effect, Any, Any]
 def machine(plan: Plan, run: RunResult[Any]) -> Steps:
     """The whole run; records it (DAG, runtime usage) whether it succeeds or fails."""
     started = time.perf_counter()
+    if plan.hooks.observed:  # tracing: a span per run
+        plan.hooks.observe("run_start", {"run": run, "trace": plan.trace}, plan.info)
     try:
         output = yield from _loop(plan, run)
     except BaseException as exc:
         run.latency = time.perf_counter() - started
         plan.add_usage(run.usage)
+        if plan.hooks.observed:  # tracing
+            payload = {"run": run, "trace": plan.trace, "error": exc}
+            plan.hooks.observe("run_end", payload, plan.info)
         if plan.record is not None:
             plan.record.fail(exc, attempts=run.attempts)
         raise
     run.output = output
     run.latency = time.perf_counter() - started
     plan.add_usage(run.usage)
+    if plan.hooks.observed:  # tracing
+        plan.hooks.observe("run_end", {"run": run, "trace": plan.trace, "error": None}, plan.info)
     if plan.record is not None:
         plan.record.finish(
             reply=run.text,
@@ -324,7 +333,9 @@ def _model(plan: Plan, run: RunResult[Any], request: Request) -> Generator[Effec
     while True:
         attempts.count += 1
         try:
-            if reader is not None:
+            if plan.gate is not None:  # limits: wait for capacity, hold it for this attempt
+                response = yield from _limited(plan, request, prepared, reader)
+            elif reader is not None:
                 response = yield Stream(plan.provider, prepared, reader.start())
             else:
                 response = yield Send(plan.provider, prepared)
@@ -335,6 +346,7 @@ def _model(plan: Plan, run: RunResult[Any], request: Request) -> Generator[Effec
             yield Sleep(plan.backoff, delay)
     response = plan.hooks.after_response(request, response, info)
     run.usage.add(response.usage if response.usage.requests else _one_request(response.usage))
+    log_usage(plan.qualified, response.usage)  # logging (DEBUG)
     run.attempts += attempts.count
     run.failures.extend(attempts.failures)
     if observed:
@@ -353,10 +365,11 @@ def _failed(
     def on_failure(failure: AttemptFailure) -> None:
         if plan.hooks.observed:
             payload = {"model": plan.qualified, "error": failure.error, "attempt": failure.number}
+            payload["delay"] = failure.delay  # tracing: the backoff before the next attempt
             plan.hooks.observe("model_error", payload, info)
 
     try:
-        return after_failure(
+        delay = after_failure(
             exc,
             attempts.count,
             max_attempts=plan.max_attempts,
@@ -370,6 +383,29 @@ def _failed(
         run.attempts += attempts.count
         run.failures.extend(attempts.failures)
         raise
+    log_retry(plan.qualified, attempts.count, plan.max_attempts, delay, exc)  # logging
+    return delay
+
+
+def _limited(
+    plan: Plan, request: Request, prepared: Prepared, reader: StreamReader | None
+) -> Generator[Effect, Any, Response]:
+    """One attempt under the rate limits (llmport.limits): capacity first, released after."""
+    assert plan.gate is not None
+    tokens = estimate_tokens(request)
+    permit = yield Acquire(plan.gate, tokens, plan.backoff, getattr(plan, "deadline", None))
+    response: Response
+    try:
+        if reader is not None:
+            response = yield Stream(plan.provider, prepared, reader.start())
+        else:
+            response = yield Send(plan.provider, prepared)
+    except BaseException as exc:  # an error, or a stream abandoned by its caller
+        permit.release(None, rate_info_of_error(exc))
+        raise
+    usage = response.usage
+    permit.release(usage.input_tokens + usage.output_tokens or None, None)
+    return response
 
 
 def _check_budget(plan: Plan, request: Request) -> None:

@@ -1,0 +1,79 @@
+"""What llmport logs, on the ``llmport`` logger (records redacted: see redaction.py).
+
+* WARNING: a model request failed and will be retried (model, attempt,
+  delay, error class).
+* INFO: a run falls back to the next model (:func:`log_fallback`).
+* DEBUG: the usage of every model response.
+
+Configure it like any logger: ``logging.getLogger("llmport").setLevel(...)``.
+Each helper checks the level first, so a disabled level costs one call.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+__all__ = ["log", "log_fallback", "log_retry", "log_usage"]
+
+log = logging.getLogger("llmport")
+
+
+def log_retry(
+    model: str, attempt: int, max_attempts: int, delay: float, error: BaseException
+) -> None:
+    """WARNING: attempt ``attempt`` of ``max_attempts`` failed; retrying in ``delay`` s."""
+    if log.isEnabledFor(logging.WARNING):
+        log.warning(
+            "%s: attempt %d/%d failed with %s: %s; retrying in %.2fs",
+            model,
+            attempt,
+            max_attempts,
+            type(error).__name__,
+            error,
+            delay,
+            extra={
+                "llmport_event": "retry",
+                "llmport_model": model,
+                "llmport_attempt": attempt,
+                "llmport_delay": delay,
+                "llmport_error": type(error).__name__,
+            },
+        )
+
+
+def log_fallback(failed: str, next_model: str, error: BaseException | None) -> None:
+    """INFO: ``failed`` gave up (``error``); the run continues with ``next_model``."""
+    if log.isEnabledFor(logging.INFO):
+        why = f"{type(error).__name__}: {error}" if error is not None else "cannot take the request"
+        log.info(
+            "%s failed (%s); falling back to %s",
+            failed,
+            why,
+            next_model,
+            extra={
+                "llmport_event": "fallback",
+                "llmport_model": failed,
+                "llmport_next_model": next_model,
+                "llmport_error": type(error).__name__ if error is not None else None,
+            },
+        )
+
+
+def log_usage(model: str, usage: Any) -> None:
+    """DEBUG: the tokens one model response used."""
+    if log.isEnabledFor(logging.DEBUG):
+        log.debug(
+            "%s: usage input=%d output=%d cache_read=%d cache_write=%d reasoning=%d",
+            model,
+            usage.input_tokens,
+            usage.output_tokens,
+            usage.cache_read_tokens,
+            usage.cache_write_tokens,
+            usage.reasoning_tokens,
+            extra={
+                "llmport_event": "usage",
+                "llmport_model": model,
+                "llmport_usage": usage.to_dict(),
+            },
+        )
