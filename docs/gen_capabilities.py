@@ -19,6 +19,14 @@ cannot take is converted by a documented rule (text-like files are inlined
 as text) or rejected with `UnsupportedContentError` /
 `UnsupportedFeatureError`.
 
+Each provider has two tables: what a model takes (inputs, tools,
+structured output, streaming), then its depth: context window and output
+limit, `reasoning=`, prompt caching, citations, provider-native tools
+(`NativeTool(...)`), text-like files sent as the vendor's own document
+part (`"send": "native"`), and a token-counting endpoint
+(`rt.count_tokens`). The mapping of each feature per vendor is on the
+provider pages.
+
 This page is generated from the plugins' registrations by
 `docs/gen_capabilities.py`; a test keeps it in step.
 """
@@ -42,6 +50,21 @@ def row(pattern: str, caps: ModelCapabilities) -> str:
     )
 
 
+def _tokens(n: int | None) -> str:
+    if not n:
+        return "-"
+    return f"{n // 1_000_000}M" if n % 1_000_000 == 0 else f"{round(n / 1000)}k"
+
+
+def depth_row(pattern: str, caps: ModelCapabilities) -> str:
+    native = ", ".join(sorted(caps.native_tool_kinds)) or "-"
+    return (
+        f"| `{pattern}` | {_tokens(caps.context_window)} | {_tokens(caps.max_output_tokens)} "
+        f"| {_yes(caps.reasoning)} | {_yes(caps.caching)} | {_yes(caps.citations)} "
+        f"| {native} | {_short(caps.native_text_files)} | {_yes(caps.count_tokens)} |"
+    )
+
+
 def render() -> str:
     lines = [HEADER]
     for prefix, info in sorted(PluginHost(load_entry_points=True).providers().items()):
@@ -57,6 +80,15 @@ def render() -> str:
         for pattern, caps in info.models.items():
             lines.append(row(pattern, caps))
         lines.append(row("(other)", info.default))
+        lines.append("")
+        lines.append(
+            "| model | window | max output | reasoning | caching | citations | native tools "
+            "| native text files | count tokens |"
+        )
+        lines.append("|---|---|---|---|---|---|---|---|---|")
+        for pattern, caps in info.models.items():
+            lines.append(depth_row(pattern, caps))
+        lines.append(depth_row("(other)", info.default))
     return "\n".join(lines) + "\n"
 
 

@@ -16,8 +16,10 @@ from .errors import (
     AttemptFailure,
     AuthenticationError,
     BadRequestError,
+    BudgetExceeded,
     ConfigError,
     ContentError,
+    ContextWindowExceeded,
     DecisionError,
     ExecFailed,
     GuardrailTripped,
@@ -25,6 +27,7 @@ from .errors import (
     LlmportError,
     MalformedResponseError,
     MaxIterationsExceeded,
+    MessageError,
     ModelBehaviorError,
     NoModelError,
     NotFoundError,
@@ -35,6 +38,7 @@ from .errors import (
     ProviderError,
     ProviderTimeoutError,
     RateLimitError,
+    RunTimeout,
     SchemaError,
     StructuredOutputError,
     TokenLimitExceeded,
@@ -46,11 +50,21 @@ from .errors import (
 )
 from .retry import Backoff
 from .types import (
+    CacheControl,
+    Citation,
+    CitationEvent,
     FinalEvent,
     MediaBlock,
     Message,
+    NativeTool,
+    Reasoning,
+    ServerToolCall,
+    ServerToolEvent,
+    ServerToolResult,
     TextBlock,
     TextDelta,
+    ThinkingBlock,
+    ThinkingDelta,
     ToolCall,
     ToolCallStarted,
     ToolResult,
@@ -65,6 +79,11 @@ __version__ = "0.1.0"
 # and tools pull in asyncio and concurrent.futures, the hook markers pluggy).
 _LAZY = {
     "RunResult": ".runtime",
+    "Dropped": ".engine.result",
+    "Budget": ".budget",
+    "ContextPolicy": ".window",
+    "TokenCount": ".tokens",
+    "ModelInfo": ".tokens",
     "Runtime": ".runtime",
     "ToolCallRecord": ".runtime",
     "RunContext": ".tools",
@@ -93,12 +112,15 @@ _LAZY = {
 
 if TYPE_CHECKING:
     from .agentic import agentic_function, compute_reads, render_dag_messages
+    from .budget import Budget
+    from .engine.result import Dropped
     from .hookspecs import hookimpl, hookspec
     from .limits import InProcessLimiter, Limit, LimitWaitTimeout
     from .provider import Provider as Provider
     from .provider import ProviderInfo as ProviderInfo
     from .runtime import RunResult, Runtime, ToolCallRecord
     from .session import Session
+    from .tokens import ModelInfo, TokenCount
     from .tools import RunContext, Tool, Toolset, tool
     from .tracing import Trace
     from .types import ModelCapabilities as ModelCapabilities
@@ -106,6 +128,7 @@ if TYPE_CHECKING:
     from .types import Response as Response
     from .types import ResponseFormat as ResponseFormat
     from .types import ToolSpec as ToolSpec
+    from .window import ContextPolicy
 
 
 def __getattr__(name: str) -> Any:
@@ -124,9 +147,17 @@ __all__ = [
     "AuthenticationError",
     "Backoff",
     "BadRequestError",
+    "Budget",
+    "BudgetExceeded",
+    "CacheControl",
+    "Citation",
+    "CitationEvent",
     "ConfigError",
     "ContentError",
+    "ContextPolicy",
+    "ContextWindowExceeded",
     "DecisionError",
+    "Dropped",
     "ExecFailed",
     "FinalEvent",
     "GuardrailTripped",
@@ -139,7 +170,10 @@ __all__ = [
     "MaxIterationsExceeded",
     "MediaBlock",
     "Message",
+    "MessageError",
     "ModelBehaviorError",
+    "ModelInfo",
+    "NativeTool",
     "NoModelError",
     "NotFoundError",
     "OptionError",
@@ -149,14 +183,22 @@ __all__ = [
     "ProviderError",
     "ProviderTimeoutError",
     "RateLimitError",
+    "Reasoning",
     "RunContext",
     "RunResult",
+    "RunTimeout",
     "Runtime",
     "SchemaError",
+    "ServerToolCall",
+    "ServerToolEvent",
+    "ServerToolResult",
     "Session",
     "StructuredOutputError",
     "TextBlock",
     "TextDelta",
+    "ThinkingBlock",
+    "ThinkingDelta",
+    "TokenCount",
     "TokenLimitExceeded",
     "Tool",
     "ToolApprovalRequired",

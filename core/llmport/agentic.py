@@ -43,7 +43,7 @@ from .dag import (
 )
 from .session import Session, bound_session
 from .tracing import function_observers, functions_end, functions_start  # tracing
-from .types import Message, Usage
+from .types import Block, Message, Usage, block_to_dict
 
 __all__ = ["agentic_function", "compute_reads", "current_session", "render_dag_messages"]
 
@@ -318,9 +318,7 @@ class AgenticFrame:
                 budget = max_tokens
             else:
                 budget = min(budget, max_tokens)
-        nodes, cutoff, tokens = self.session.context(
-            self.node, self.callers, self.subcalls, budget
-        )
+        nodes, cutoff, tokens = self.session.context(self.node, self.callers, self.subcalls, budget)
         reads = Reads(
             (n.id for n in nodes), cutoff=cutoff, frame=self.node.id, budget=budget, tokens=tokens
         )
@@ -390,6 +388,8 @@ class LlmRecord:
         stop_reason: str,
         output: Any,
         attempts: int,
+        thinking: Sequence[Block] = (),
+        model: str | None = None,
     ) -> None:
         result: dict[str, Any] = {
             "reply": reply,
@@ -402,6 +402,10 @@ class LlmRecord:
         }
         if not (isinstance(output, str) and output == reply):
             result["output"] = jsonable(output)
+        if model is not None and model != self.node.name:
+            result["model"] = model  # a fallback answered: the model that did
+        if thinking:  # signatures included: rendered back (to the same vendor only) later
+            result["thinking"] = [block_to_dict(b) for b in thinking]
         self.session.end(self.node, "ok", result, time.perf_counter() - self.started)
 
     def fail(self, error: BaseException, *, attempts: int) -> None:

@@ -83,7 +83,12 @@ class CallableProvider(Provider):
                 "a call function returns text only; "
                 "use a provider plugin (e.g. 'openai:...') for tools",
             )
-        unknown = [k for k in request.options if not self.accepts_any and k not in self.accepted]
+        if request.native_tools:
+            raise UnsupportedFeatureError(self.label, request.model, "native tools")
+        options = dict(request.options)
+        if request.reasoning is not None:
+            options["reasoning"] = request.reasoning  # a Reasoning, for functions that declare it
+        unknown = [k for k in options if not self.accepts_any and k not in self.accepted]
         if unknown:
             raise UnsupportedFeatureError(
                 self.label,
@@ -92,7 +97,7 @@ class CallableProvider(Provider):
                 "add them as keyword parameters (or **kwargs) to the call function",
             )
         rf = request.response_format.schema if request.response_format else None
-        return Prepared(request, (request_to_content(request), request.model, rf))
+        return Prepared(request, (request_to_content(request), request.model, rf, options))
 
     @staticmethod
     def _text(text: Any, model: str) -> Response:
@@ -103,12 +108,11 @@ class CallableProvider(Provider):
     def send(self, prepared: Prepared) -> Response:
         if self.sync_fn is None:
             raise TypeError(f"{self.label} is async: use async_exec() (or astream())")
-        content, model, rf = prepared.payload
-        return self._text(self.sync_fn(content, model, rf, **prepared.request.options), model)
+        content, model, rf, options = prepared.payload
+        return self._text(self.sync_fn(content, model, rf, **options), model)
 
     async def asend(self, prepared: Prepared) -> Response:
-        content, model, rf = prepared.payload
-        options = prepared.request.options
+        content, model, rf, options = prepared.payload
         if self.async_fn is not None:
             text = await self.async_fn(content, model, rf, **options)
         else:

@@ -49,7 +49,30 @@ def _caps_dict(caps: Any) -> dict[str, Any]:
         "tools": caps.native_tools,
         "structured_output": caps.native_structured_output,
         "streaming": caps.streaming,
+        "context_window": caps.context_window,
+        "max_output_tokens": caps.max_output_tokens,
+        "reasoning": caps.reasoning,
+        "caching": caps.caching,
+        "citations": caps.citations,
+        "native_tools": sorted(caps.native_tool_kinds),
+        "count_tokens": caps.count_tokens,
     }
+
+
+def _price_of(prefix: str, pattern: str) -> dict[str, str] | None:
+    """USD per million input/output tokens from genai-prices (a glob is priced by its stem)."""
+    from .prices import model_price
+
+    found = model_price(prefix, pattern.rstrip("*").rstrip("-"))
+    if found is None or found.input is None or found.output is None:
+        return None
+    return {"input_per_mtok": str(found.input), "output_per_mtok": str(found.output)}
+
+
+def _tokens(n: int | None) -> str:
+    if not n:
+        return "-"
+    return f"{n // 1_000_000}M" if n % 1_000_000 == 0 else f"{round(n / 1000)}k"
 
 
 def cmd_models(args: argparse.Namespace) -> int:
@@ -65,8 +88,11 @@ def cmd_models(args: argparse.Namespace) -> int:
                 "prefix": prefix,
                 "plugin": info.plugin,
                 "description": info.description,
-                "models": {pattern: _caps_dict(c) for pattern, c in info.models.items()},
-                "default": _caps_dict(info.default),
+                "models": {
+                    pattern: {**_caps_dict(c), "price": _price_of(prefix, pattern)}
+                    for pattern, c in info.models.items()
+                },
+                "default": {**_caps_dict(info.default), "price": None},
                 "aliases": info.aliases,
             }
         )
@@ -125,7 +151,9 @@ def _short_file_type(media_type: str) -> str:
     return media_type.rpartition("/")[2].removeprefix("x-")
 
 
-def _model_groups(row: dict[str, Any]) -> list[tuple[list[str], dict[str, Any]]]:
+def _model_groups(
+    row: dict[str, Any], with_price: bool = True
+) -> list[tuple[list[str], dict[str, Any]]]:
     """The provider's patterns in order, consecutive ones with equal capabilities together.
 
     Only neighbours are merged, so the order (first matching pattern wins) is kept.
@@ -133,7 +161,9 @@ def _model_groups(row: dict[str, Any]) -> list[tuple[list[str], dict[str, Any]]]
     """
     groups: list[tuple[list[str], dict[str, Any]]] = []
     for pattern, caps in row["models"].items():
-        if groups and groups[-1][1] == caps:
+        if not with_price:
+            caps = {**caps, "price": None}
+        if groups and groups[-1][1] == caps:  # same capabilities (and price, when shown)
             groups[-1][0].append(pattern)
         else:
             groups.append(([pattern], caps))
@@ -143,6 +173,8 @@ def _model_groups(row: dict[str, Any]) -> list[tuple[list[str], dict[str, Any]]]
 
 #: Room the table needs beside the model column: below that, a list is printed.
 _TABLE_ROOM = 44
+#: Room for the window and price columns too.
+_WIDE_TABLE_ROOM = 72
 
 
 def _print_models(console: Any, row: dict[str, Any]) -> None:
@@ -152,10 +184,11 @@ def _print_models(console: Any, row: dict[str, Any]) -> None:
     table's first column, as wide as the longest pattern, and the other columns
     wrap; a terminal too narrow for that gets one paragraph per group instead.
     """
-    groups = _model_groups(row)
-    widest = max(len(p) for patterns, _ in groups for p in patterns)
+    widest = max([len(p) for p in row["models"]] + [len("(any other)")])
+    wide = console.width >= widest + _WIDE_TABLE_ROOM
+    groups = _model_groups(row, with_price=wide or console.width < widest + _TABLE_ROOM)
     if console.width >= widest + _TABLE_ROOM:
-        console.print(_models_table(row, groups, widest))
+        console.print(_models_table(row, groups, widest, wide))
         return
     console.print(
         _esc(f"{row['prefix']}:  ({row['plugin']}) {row['description']}"), overflow="fold"
@@ -174,7 +207,10 @@ def _print_models(console: Any, row: dict[str, Any]) -> None:
             if caps[key]
         ]
         console.print(
-            _esc(f"    inputs: {inputs}; files: {files}; {', '.join(features) or '-'}"),
+            _esc(
+                f"    inputs: {inputs}; files: {files}; {', '.join(features) or '-'}; "
+                f"window: {_tokens(caps['context_window'])}; price: {_price_text(caps)}"
+            ),
             overflow="fold",
         )
     console.print("  (first matching pattern wins)")
@@ -188,7 +224,7 @@ def _inputs_and_files(caps: dict[str, Any]) -> tuple[str, str]:
 
 
 def _models_table(
-    row: dict[str, Any], groups: list[tuple[list[str], dict[str, Any]]], widest: int
+    row: dict[str, Any], groups: list[tuple[list[str], dict[str, Any]]], widest: int, wide: bool
 ) -> Any:
     """One provider's capability table: patterns one per line, the other columns wrap."""
     from rich import box
@@ -208,17 +244,34 @@ def _models_table(
     table.add_column("tools", overflow="fold")
     table.add_column("json", overflow="fold")
     table.add_column("stream", overflow="fold")
+    if wide:  # window and price need a wide terminal (--json always has them)
+        table.add_column("window", overflow="fold")
+        table.add_column("$/MTok in/out", overflow="fold")
     for patterns, caps in groups:
         inputs, files = _inputs_and_files(caps)
-        table.add_row(
+        cells = [
             "\n".join(_esc(p) for p in patterns),
             _esc(inputs),
             _esc(files),
             _yes(caps["tools"]),
             _yes(caps["structured_output"]),
             _yes(caps["streaming"]),
-        )
+        ]
+        if wide:
+            cells += [_tokens(caps["context_window"]), _esc(_price_text(caps))]
+        table.add_row(*cells)
     return table
+
+
+def _price_text(caps: dict[str, Any]) -> str:
+    price = caps.get("price")
+    if not price:
+        return "-"
+    return f"{_money(price['input_per_mtok'])}/{_money(price['output_per_mtok'])}"
+
+
+def _money(value: str) -> str:
+    return value.rstrip("0").rstrip(".") if "." in value else value
 
 
 def _print_aliases(console: Any, heading: str, aliases: dict[str, str]) -> None:

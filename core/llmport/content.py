@@ -22,7 +22,15 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ContentError, UnsupportedContentError
-from .types import Block, MediaBlock, TextBlock
+from .types import (
+    Block,
+    CacheControl,
+    MediaBlock,
+    ServerToolCall,
+    ServerToolResult,
+    TextBlock,
+    ThinkingBlock,
+)
 
 DEFAULT_MAX_BLOCK_BYTES = 50 * 1024 * 1024
 SOURCE_KEYS = ("path", "url", "data", "base64")
@@ -165,18 +173,24 @@ def _kind_matches(kind: str, media_type: str) -> bool:
 
 def load_block(raw: Any, index: int, *, max_bytes: int = DEFAULT_MAX_BLOCK_BYTES) -> Block:
     """Turn one caller block (dict, str, or an already loaded block) into a Block."""
-    if isinstance(raw, (TextBlock, MediaBlock)):
+    if isinstance(raw, (TextBlock, MediaBlock, ThinkingBlock, ServerToolCall, ServerToolResult)):
         return raw
     if isinstance(raw, str):
         return TextBlock(raw)
     if not isinstance(raw, Mapping):
-        raise ContentError(index, f"expected a dict or str, got {type(raw).__name__}")
+        hint = (
+            " (a Message goes first in content, or in history=)"
+            if type(raw).__name__ == "Message"
+            else ""
+        )
+        raise ContentError(index, f"expected a dict or str, got {type(raw).__name__}{hint}")
     kind = raw.get("type")
+    cache = _cache_mark(raw.get("cache"), index)
     if kind == "text":
         text = raw.get("text")
         if not isinstance(text, str):
             raise ContentError(index, "text block needs a 'text' string")
-        return TextBlock(text)
+        return TextBlock(text, cache=cache)
     if kind not in MEDIA_KINDS:
         raise ContentError(
             index, f"unknown block type {kind!r} (expected text, image, audio or file)"
@@ -284,7 +298,39 @@ def load_block(raw: Any, index: int, *, max_bytes: int = DEFAULT_MAX_BLOCK_BYTES
             raise ContentError(index, f"cannot tell the media type of this {kind}; pass media_type")
     if not _kind_matches(kind, media_type):
         raise ContentError(index, f"{kind} block holds {media_type}")
-    return MediaBlock(kind, media_type, data=data, url=url, filename=filename, index=index)
+    citations = raw.get("citations", False)
+    if not isinstance(citations, bool):
+        raise ContentError(index, f"'citations' must be true or false, got {citations!r}")
+    send = raw.get("send", "auto")
+    if send not in ("auto", "native", "text"):
+        raise ContentError(index, f"'send' must be 'auto', 'native' or 'text', got {send!r}")
+    if send != "auto" and not is_text_like(media_type):
+        raise ContentError(index, f"'send' applies to text-like files, not {media_type}")
+    return MediaBlock(
+        kind,
+        media_type,
+        data=data,
+        url=url,
+        filename=filename,
+        index=index,
+        cache=cache,
+        citations=citations,
+        send=send,
+    )
+
+
+def _cache_mark(value: Any, index: int) -> CacheControl | None:
+    """A block's ``"cache"``: ``True`` or ``{"ttl": "1h"}`` (a prompt-cache breakpoint)."""
+    if value is None or value is False:
+        return None
+    if value is True:
+        return CacheControl()
+    if isinstance(value, Mapping) and set(value) <= {"ttl"}:
+        ttl = value.get("ttl")
+        if ttl is not None and not isinstance(ttl, str):
+            raise ContentError(index, f"cache ttl must be a string like '5m' or '1h', got {ttl!r}")
+        return CacheControl(ttl)
+    raise ContentError(index, f"'cache' must be true or {{'ttl': '1h'}}, got {value!r}")
 
 
 def _decode_data_url(url: str, index: int) -> tuple[str | None, bytes]:
@@ -330,7 +376,7 @@ def normalize_content(
     """Load and check every block. A ``str`` is one text block."""
     if content is None:
         return []
-    if isinstance(content, (str, Mapping, TextBlock, MediaBlock)):
+    if isinstance(content, (str, Mapping, TextBlock, MediaBlock, ThinkingBlock)):
         content = [content]
     return [load_block(raw, i, max_bytes=max_bytes) for i, raw in enumerate(content)]
 
@@ -362,6 +408,8 @@ def block_to_dict(block: Block) -> dict[str, Any]:
     """The seed-API dict form handed to ``call=`` functions and ``_call`` overrides."""
     if isinstance(block, TextBlock):
         return {"type": "text", "text": block.text}
+    if not isinstance(block, MediaBlock):
+        return {"type": "text", "text": block.text if isinstance(block, ThinkingBlock) else ""}
     out: dict[str, Any] = {"type": block.type, "media_type": block.media_type}
     if block.url is not None:
         out["url"] = block.url

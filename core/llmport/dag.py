@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from .estimate import block_tokens, text_tokens
-from .types import Block, Message, TextBlock, Usage
+from .types import Block, MediaBlock, Message, TextBlock, Usage, block_from_dict, block_to_dict
 
 NodeKind = Literal["session", "function", "llm", "tool", "summary"]
 Status = Literal["running", "ok", "error"]
@@ -62,6 +62,8 @@ class LlmRecord(Protocol):
         stop_reason: str,
         output: Any,
         attempts: int,
+        thinking: Sequence[Block] = (),
+        model: str | None = None,
     ) -> None: ...
 
     def fail(self, error: BaseException, *, attempts: int) -> None: ...
@@ -149,7 +151,7 @@ class Prompt(list[Message]):
     stores both on the llm node.
     """
 
-    __slots__ = ("content", "reads")
+    __slots__ = ("content", "dag_count", "reads")
 
     def __init__(
         self,
@@ -161,6 +163,8 @@ class Prompt(list[Message]):
         super().__init__(messages)
         self.content = tuple(content)
         self.reads = reads
+        #: How many of the messages were rendered from the DAG (they come first).
+        self.dag_count = 0
 
 
 # --- nodes -------------------------------------------------------------------------
@@ -391,8 +395,8 @@ class _Acc:
     def entry(self, node: Node, mode: str | None, limit: int) -> bool:
         """Add one entry (an exchange if ``mode`` is None, else a call); False: it did not fit."""
         mark, spent = len(self.nodes), self.spent
-        fits = _add_llm(node, self, tools=True) if mode is None else _add_call(
-            node, mode, self, limit
+        fits = (
+            _add_llm(node, self, tools=True) if mode is None else _add_call(node, mode, self, limit)
         )
         if not fits:
             del self.nodes[mark:]
@@ -400,9 +404,7 @@ class _Acc:
         return fits
 
 
-def _own_entries(
-    frame: Node, cutoff: int, subcalls: int | None, covers: int, acc: _Acc
-) -> bool:
+def _own_entries(frame: Node, cutoff: int, subcalls: int | None, covers: int, acc: _Acc) -> bool:
     """Add the frame's finished exchanges and sub-calls, newest first; False: the walk stopped."""
     llm, llm_ends = frame.done_llm or [], frame.done_llm_ends or []
     calls, call_ends = frame.done_calls or [], frame.done_call_ends or []
@@ -495,7 +497,7 @@ class _Text:
 
     __slots__ = ("doc", "end", "start", "tokens")
 
-    def __init__(self, start: tuple[TextBlock, ...], end: str | None, doc: str | None) -> None:
+    def __init__(self, start: tuple[Block, ...], end: str | None, doc: str | None) -> None:
         self.start = start
         self.end = end
         self.doc = doc
@@ -588,11 +590,14 @@ def render_nodes(nodes: Sequence[Node], cutoff: int | None = None) -> list[Messa
                 block = text.start[0]
                 end = node.end
                 if text.doc and not (end is not None and (cutoff is None or end < cutoff)):
+                    assert isinstance(block, TextBlock)  # a call renders as text
                     block = TextBlock(f"{block.text}\n{text.doc}")
                 out.user(block)
         elif node.kind == "llm" and key & 3 == 2:
             if text.end:
-                out.assistant(text.end)
+                # Thinking goes back as recorded; the engine drops it for any other vendor.
+                thinking = (node.result or {}).get("thinking") or ()
+                out.assistant(text.end, tuple(block_from_dict(b) for b in thinking))
         else:
             out.user(*text.start)
     return out.done()
@@ -605,19 +610,22 @@ def _first(event: tuple[int, Node]) -> int:
 class _Messages:
     """Builds alternating messages, merging adjacent parts of the same role."""
 
-    __slots__ = ("parts", "role", "texts")
+    __slots__ = ("parts", "role", "texts", "thinking")
 
     def __init__(self) -> None:
         self.parts: list[Message] = []
         self.role: str | None = None
         self.texts: list[Any] = []
+        self.thinking: list[Block] = []
 
     def _flush(self) -> None:
         if self.role == "user":
             self.parts.append(Message("user", tuple(self.texts)))
         elif self.role == "assistant":
-            self.parts.append(Message("assistant", (TextBlock("\n".join(self.texts)),)))
+            text = TextBlock("\n".join(self.texts))
+            self.parts.append(Message("assistant", (*self.thinking, text)))
         self.texts = []
+        self.thinking = []
 
     def user(self, *blocks: Block) -> None:
         if self.role != "user":
@@ -625,13 +633,14 @@ class _Messages:
             self.role = "user"
         self.texts.extend(blocks)
 
-    def assistant(self, text: str) -> None:
+    def assistant(self, text: str, thinking: tuple[Block, ...] = ()) -> None:
         if self.role != "assistant":
             if self.role is None:  # vendors want a user turn first
                 self.user(TextBlock("(earlier context)"))
             self._flush()
             self.role = "assistant"
         self.texts.append(text)
+        self.thinking.extend(thinking)
 
     def done(self) -> list[Message]:
         self._flush()
@@ -683,9 +692,15 @@ def _summary_text(node: Node) -> str:
 
 
 def block_to_stored(block: Block) -> dict[str, Any]:
-    """A JSON form of a block. Media keep type, name and size, never their bytes."""
+    """A JSON form of a block. Media keep type, name and size, never their bytes.
+
+    Thinking and server-tool blocks are kept whole (signatures included), so a
+    later read sends them back to the vendor that produced them (and only to it).
+    """
     if isinstance(block, TextBlock):
         return {"type": "text", "text": block.text}
+    if not isinstance(block, MediaBlock):
+        return block_to_dict(block)
     out: dict[str, Any] = {"type": block.type, "media_type": block.media_type, "size": block.size}
     if block.filename:
         out["filename"] = block.filename
@@ -694,10 +709,13 @@ def block_to_stored(block: Block) -> dict[str, Any]:
     return out
 
 
-def stored_to_block(stored: dict[str, Any]) -> TextBlock:
+def stored_to_block(stored: dict[str, Any]) -> Block:
     """How a stored block is shown to later readers: text as is, media as a placeholder."""
-    if stored.get("type") == "text":
+    kind = stored.get("type")
+    if kind == "text":
         return TextBlock(str(stored.get("text", "")))
+    if kind in ("thinking", "server_tool_call", "server_tool_result"):
+        return block_from_dict(stored)
     where = stored.get("filename") or stored.get("url") or f"{stored.get('size', 0)} bytes"
     return TextBlock(f"[{stored.get('type')}: {where} ({stored.get('media_type')})]")
 

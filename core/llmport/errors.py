@@ -13,7 +13,9 @@
     │   ├── UnknownModelError         (also LookupError) no provider/alias/configuration
     │   ├── UnknownToolError          (also LookupError) no such toolset/tool source
     │   ├── SchemaError               (also ValueError) a JSON schema is itself invalid
-    │   └── TokenLimitExceeded        the input is over the token budget
+    │   ├── MessageError              (also ValueError) a stored message dict is malformed
+    │   ├── ContextWindowExceeded     the conversation cannot fit the model's window
+    │   └── TokenLimitExceeded        (also BudgetExceeded) the input would cross the budget
     ├── ProviderError                 .provider .status .retryable .retry_after .code
     │   ├── AuthenticationError       401
     │   │   └── PermissionDeniedError 403
@@ -29,6 +31,8 @@
     ├── StructuredOutputError         the reply broke the schema after a repair round
     ├── DecisionError                 no valid pick among choices after a re-pick
     ├── ModelBehaviorError            the model broke the protocol (too many tool errors)
+    ├── BudgetExceeded                a token, cost or request budget ran out; never retried
+    ├── RunTimeout                    (also TimeoutError) the run's deadline passed; .run
     ├── GuardrailTripped              a policy rejected a request or a response
     └── ToolApprovalRequired          a tool needs approval and no approver granted it
 
@@ -139,13 +143,62 @@ class NoModelError(InputError, NotImplementedError):
     """
 
 
-class TokenLimitExceeded(InputError):
-    """The request's estimated input tokens exceed the configured budget."""
+class MessageError(InputError, ValueError):
+    """A message dict given to ``Message.from_dict`` (or ``history=``) is malformed."""
 
-    def __init__(self, estimated: int, budget: int) -> None:
+
+class ContextWindowExceeded(InputError):
+    """The conversation does not fit the model's window and nothing more can be dropped."""
+
+    def __init__(self, tokens: int, limit: int, model: str = "") -> None:
+        self.tokens = tokens
+        self.limit = limit
+        self.model = model
+        where = f" of {model}" if model else ""
+        super().__init__(
+            f"the request needs ~{tokens} input tokens, over the {limit}-token limit{where}, "
+            "and nothing more can be dropped "
+            "(keep_last, the system prompt and the current turn stay)"
+        )
+
+
+class BudgetExceeded(LlmportError):
+    """A :class:`~llmport.budget.Budget` ran out. Never retried.
+
+    ``kind`` is the limit that was crossed (``input_tokens``, ``output_tokens``,
+    ``total_tokens``, ``cost_usd``, ``requests``), ``used`` what had been used
+    (with the request that would cross it, for the input side) and ``limit``
+    the budget. ``scope`` is ``"runtime"`` (cumulative) or ``"run"``.
+    """
+
+    def __init__(self, kind: str, used: Any, limit: Any, scope: str = "run") -> None:
+        self.kind = kind
+        self.used = used
+        self.limit = limit
+        self.scope = scope
+        super().__init__(f"{scope} budget exceeded: {kind} {used} > {limit}")
+
+
+class TokenLimitExceeded(BudgetExceeded, InputError):
+    """The input tokens of the next request would cross the budget; it is not sent."""
+
+    def __init__(self, estimated: int, budget: int, scope: str = "run") -> None:
         self.estimated = estimated
         self.budget = budget
-        super().__init__(f"input of ~{estimated} tokens exceeds the budget of {budget}")
+        BudgetExceeded.__init__(self, "input_tokens", estimated, budget, scope)
+        self.args = (f"input of ~{estimated} tokens exceeds the budget of {budget}",)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class RunTimeout(LlmportError, TimeoutError):
+    """The run's ``deadline=`` passed; ``run`` is the partial :class:`~llmport.RunResult`."""
+
+    def __init__(self, deadline: float, run: Any = None) -> None:
+        self.deadline = deadline
+        self.run = run
+        super().__init__(f"the run did not finish within its deadline of {deadline:g} s")
 
 
 # --- provider errors: classified by the plugin ------------------------------
@@ -271,6 +324,8 @@ class AttemptFailure:
     number: int
     error: BaseException
     delay: float = 0.0
+    #: The model this attempt went to (``provider:model``), when a run has fallbacks.
+    model: str = ""
 
     def line(self) -> str:
         return f"Attempt {self.number}: {type(self.error).__name__}: {redact(str(self.error))}"
@@ -283,14 +338,37 @@ class ExecFailed(LlmportError, RuntimeError):
     chained as ``__cause__``).
     """
 
-    def __init__(self, attempts: Sequence[AttemptFailure], function: str | None = None) -> None:
+    def __init__(
+        self,
+        attempts: Sequence[AttemptFailure],
+        function: str | None = None,
+        skipped: Sequence[tuple[str, str]] = (),
+    ) -> None:
         self.attempts = list(attempts)
         self.function = function
+        #: Fallback candidates that could not take the request: ``(model, reason)``.
+        self.skipped = list(skipped)
         self.last_error = self.attempts[-1].error if self.attempts else None
         n = len(self.attempts)
         where = f" in {function}()" if function else ""
-        head = f"exec() failed after {n} attempt{'s' if n != 1 else ''}{where}:"
-        super().__init__("\n".join([head, *("  " + a.line() for a in self.attempts)]))
+        models = list(dict.fromkeys(a.model for a in self.attempts))
+        if len(models) <= 1 and not self.skipped:
+            head = f"exec() failed after {n} attempt{'s' if n != 1 else ''}{where}:"
+            super().__init__("\n".join([head, *("  " + a.line() for a in self.attempts)]))
+            return
+        lines = [f"exec() failed on {len(models)} models after {n} attempts{where}:"]
+        for model in models:  # the attempts, grouped by model
+            lines.append(f"  {model}:")
+            lines.extend("    " + a.line() for a in self.attempts if a.model == model)
+        lines.extend(f"  {model}: skipped ({why})" for model, why in self.skipped)
+        super().__init__("\n".join(lines))
+
+    def by_model(self) -> dict[str, list[AttemptFailure]]:
+        """The attempts grouped by the model they went to, in order."""
+        grouped: dict[str, list[AttemptFailure]] = {}
+        for a in self.attempts:
+            grouped.setdefault(a.model, []).append(a)
+        return grouped
 
 
 class MaxIterationsExceeded(LlmportError):

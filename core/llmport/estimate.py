@@ -31,15 +31,20 @@ def _media_tokens(kind: str, size: int) -> int:
 
 def block_tokens(block: Block) -> int:
     """The estimate for one content block (text by length, media by size)."""
-    text = getattr(block, "text", None)
-    if isinstance(text, str) and block.type == "text":
-        return len(text) // CHARS_PER_TOKEN
-    return _media_tokens(block.type, getattr(block, "size", 0))
+    from .types import MediaBlock, TextBlock, ThinkingBlock
+
+    if isinstance(block, TextBlock):
+        return len(block.text) // CHARS_PER_TOKEN
+    if isinstance(block, MediaBlock):
+        return _media_tokens(block.type, block.size)
+    if isinstance(block, ThinkingBlock):
+        return (len(block.text) + len(block.redacted or "")) // CHARS_PER_TOKEN
+    return len(str(block.raw or block)) // CHARS_PER_TOKEN  # a server-side tool block
 
 
 def estimate_tokens(request: Request) -> int:
     """A cheap estimate of input tokens (4 characters a token; media by size)."""
-    from .types import TextBlock
+    from .types import MediaBlock, TextBlock, ThinkingBlock
 
     chars = len(request.system or "")
     media = 0
@@ -47,8 +52,12 @@ def estimate_tokens(request: Request) -> int:
         for block in message.blocks:
             if isinstance(block, TextBlock):
                 chars += len(block.text)
-            else:
+            elif isinstance(block, MediaBlock):
                 media += _media_tokens(block.type, block.size)
+            elif isinstance(block, ThinkingBlock):
+                chars += len(block.text) + len(block.redacted or "")
+            else:
+                chars += len(str(block.raw or block))  # a server-side tool block
         for result in message.tool_results:
             chars += len(result.content)
         for call in message.tool_calls:

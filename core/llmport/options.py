@@ -21,15 +21,19 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal, TypedDict
 
 from .errors import OptionError
+from .types import EFFORTS, CacheSettings, Reasoning
 
 __all__ = [
     "CALL_PARAMS",
     "LOOP_OPTIONS",
+    "REQUEST_OPTIONS",
     "STANDARD_OPTIONS",
     "CallOptions",
     "CallParams",
+    "cache_setting",
     "check_options",
     "check_vendor_fields",
+    "reasoning_setting",
     "split_call",
     "unknown_option_error",
 ]
@@ -39,7 +43,7 @@ class CallOptions(TypedDict, total=False):
     """Every named parameter of a call except ``response_format`` (see :class:`CallParams`)."""
 
     context: str | None
-    model: str | None
+    model: str | Sequence[str] | None
     tools: Iterable[Any] | None
     toolset: Any
     tools_source: str | None
@@ -57,10 +61,18 @@ class CallOptions(TypedDict, total=False):
     timeout: float | None
     stop: str | Sequence[str] | None
     seed: int | None
-    reasoning_effort: str | None
+    reasoning_effort: str | int | None
+    reasoning: Any
+    cache: Any
+    output_mode: Literal["native", "tool", "prompted"] | None
     # Options the runtime consumes itself (never sent).
     deps: Any
-    system: str | None
+    system: Any
+    history: Sequence[Any] | None
+    budget: Any
+    context_policy: Any
+    deadline: float | None
+    fallback_on: Any
     approver: Callable[..., Any] | None
     tool_timeout: float | None
     max_tool_errors: int
@@ -99,15 +111,29 @@ CALL_DEFAULTS: dict[str, Any] = {
 CALL_PARAMS = frozenset(CALL_DEFAULTS)
 
 #: Options every plugin must honour or reject explicitly.
-STANDARD_OPTIONS = frozenset(
-    {"temperature", "max_tokens", "timeout", "stop", "seed", "reasoning_effort", "top_p"}
-)
+STANDARD_OPTIONS = frozenset({"temperature", "max_tokens", "timeout", "stop", "seed", "top_p"})
+#: Options the core normalises into :class:`~llmport.types.Request` fields
+#: (``reasoning``, ``cache``) or acts on itself (``output_mode``).
+REQUEST_OPTIONS = frozenset({"reasoning", "reasoning_effort", "cache", "output_mode"})
 #: Options the runtime consumes itself; never sent to a provider.
 LOOP_OPTIONS = frozenset(
-    {"deps", "system", "approver", "tool_timeout", "max_tool_errors", "max_repeated_calls"}
+    {
+        "deps",
+        "system",
+        "history",
+        "budget",
+        "context_policy",
+        "deadline",
+        "fallback_on",
+        "approver",
+        "tool_timeout",
+        "max_tool_errors",
+        "max_repeated_calls",
+    }
     | {"trace"}  # tracing (llmport.tracing.Trace)
 )
-REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
+REASONING_EFFORTS = EFFORTS
+OUTPUT_MODES = ("native", "tool", "prompted")
 
 
 def split_call(kwargs: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -151,11 +177,78 @@ def _integer(name: str, value: Any) -> int:
     return value
 
 
-def _effort(value: Any) -> bool:
-    """A level, or a thinking budget in tokens where the vendor takes one."""
-    if isinstance(value, bool):
-        return False
-    return value in REASONING_EFFORTS or (isinstance(value, int) and value >= -1)
+def reasoning_setting(reasoning: Any, effort: Any = None) -> Reasoning | None:
+    """Normalise ``reasoning=`` (and its alias ``reasoning_effort=``) into a :class:`Reasoning`.
+
+    ``"high"`` is an effort, an integer a thinking-token budget, a dict or a
+    :class:`Reasoning` both; ``False`` / ``"none"`` turns reasoning off.
+    """
+    if reasoning is not None and effort is not None:
+        raise OptionError("give reasoning= or its alias reasoning_effort=, not both")
+    value = reasoning if reasoning is not None else effort
+    name = "reasoning" if reasoning is not None else "reasoning_effort"
+    if value is None:
+        return None
+    if value is False:
+        return Reasoning(effort="none")
+    if isinstance(value, Mapping):
+        unknown = set(value) - {"effort", "budget_tokens", "summary"}
+        if unknown:
+            raise unknown_option_error(
+                unknown, ("effort", "budget_tokens", "summary"), f"{name} field"
+            )
+        value = Reasoning(**value)
+    if isinstance(value, str):
+        value = Reasoning(effort=value)
+    elif isinstance(value, int) and not isinstance(value, bool):
+        value = Reasoning(budget_tokens=value)
+    if not isinstance(value, Reasoning):
+        raise OptionError(
+            f"{name} must be an effort ({', '.join(EFFORTS)}), a token budget, a dict or "
+            f"Reasoning(...), got {value!r}"
+        )
+    if value.effort is not None and value.effort not in EFFORTS:
+        raise OptionError(
+            f"{name} must be one of {', '.join(EFFORTS)} or a token budget, got {value.effort!r}"
+        )
+    budget = value.budget_tokens
+    if budget is not None and (
+        isinstance(budget, bool) or not isinstance(budget, int) or budget < -1
+    ):
+        raise OptionError(f"{name} budget_tokens must be an integer >= -1, got {budget!r}")
+    summary = value.summary
+    if summary is True:
+        value = Reasoning(value.effort, value.budget_tokens, "auto")
+    elif summary not in (None, False, "auto", "concise", "detailed"):
+        raise OptionError(
+            f"{name} summary must be 'auto', 'concise', 'detailed' or a bool, got {summary!r}"
+        )
+    return value
+
+
+_CACHE_FIELDS = ("ttl", "key", "retention")
+
+
+def cache_setting(value: Any) -> CacheSettings | None:
+    """Normalise ``cache=``: ``"auto"``/``True``, or a dict of ``ttl``, ``key``, ``retention``."""
+    if value is None or value is False:
+        return None
+    if value is True or value == "auto":
+        return CacheSettings(auto=True)
+    if isinstance(value, Mapping):
+        unknown = set(value) - {*_CACHE_FIELDS, "auto"}
+        if unknown:
+            raise unknown_option_error(unknown, (*_CACHE_FIELDS, "auto"), "cache field")
+        for key in _CACHE_FIELDS:
+            if value.get(key) is not None and not isinstance(value[key], str):
+                raise OptionError(f"cache {key} must be a string, got {value[key]!r}")
+        return CacheSettings(
+            auto=bool(value.get("auto", "ttl" in value)),
+            ttl=value.get("ttl"),
+            key=value.get("key"),
+            retention=value.get("retention"),
+        )
+    raise OptionError(f"cache must be 'auto', True or a dict (ttl, key, retention), got {value!r}")
 
 
 def check_options(options: Mapping[str, Any]) -> None:
@@ -189,10 +282,9 @@ def check_options(options: Mapping[str, Any]) -> None:
                 raise OptionError(
                     f"stop must be a non-empty string or a list of them, got {value!r}"
                 )
-        elif name == "reasoning_effort" and not _effort(value):
+        elif name == "output_mode" and value not in OUTPUT_MODES:
             raise OptionError(
-                f"reasoning_effort must be one of {', '.join(REASONING_EFFORTS)} "
-                f"or a token budget, got {value!r}"
+                f"output_mode must be one of {', '.join(OUTPUT_MODES)}, got {value!r}"
             )
 
 

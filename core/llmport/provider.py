@@ -29,20 +29,27 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
 
 from .errors import UnsupportedContentError, UnsupportedFeatureError
 from .options import STANDARD_OPTIONS, unknown_option_error
 from .redaction import redact_settings, register_settings, secret_values
 from .types import (
+    Block,
+    Citation,
+    CitationEvent,
     MediaBlock,
     ModelCapabilities,
     ProviderEvent,
     Request,
     Response,
+    ServerToolEvent,
     StopEvent,
+    TextBlock,
     TextDelta,
+    ThinkingBlock,
+    ThinkingDelta,
     ToolCall,
     ToolCallDelta,
     Usage,
@@ -126,10 +133,25 @@ class Provider:
         if unknown:
             raise unknown_option_error(unknown, self.options, f"{self.name} option")
         caps = self.capabilities(request.model)
+        cached = any(t.cache is not None for t in request.tools) or any(
+            b.cache is not None for b in request.system_blocks
+        )
         for message in request.messages:
             for block in message.blocks:
                 if isinstance(block, MediaBlock):
                     check_block(self.name, request.model, caps, block)
+                    cached = cached or block.cache is not None
+                elif isinstance(block, TextBlock):
+                    cached = cached or block.cache is not None
+        if cached and not caps.caching:
+            raise UnsupportedFeatureError(self.name, request.model, "prompt caching")
+        if request.reasoning is not None and not caps.reasoning:
+            raise UnsupportedFeatureError(self.name, request.model, "reasoning")
+        for native in request.native_tools:
+            if native.kind not in caps.native_tool_kinds:
+                raise UnsupportedFeatureError(
+                    self.name, request.model, f"native tool {native.kind!r}"
+                )
         if request.tools and not caps.native_tools:
             raise UnsupportedFeatureError(self.name, request.model, "tools")
         if request.stream and not caps.streaming:
@@ -142,6 +164,20 @@ class Provider:
         """Check and convert ``request`` once (no I/O); the default only checks."""
         self.check(request)
         return Prepared(request)
+
+    def count_tokens(self, request: Request) -> int:
+        """Input tokens of ``request`` from the vendor's counting endpoint.
+
+        Plugins whose capabilities say ``count_tokens=True`` implement it;
+        :meth:`llmport.Runtime.count_tokens` estimates locally otherwise.
+        """
+        raise UnsupportedFeatureError(self.name, request.model, "token counting")
+
+    async def acount_tokens(self, request: Request) -> int:
+        """Async :meth:`count_tokens`; the default runs it in a thread."""
+        import asyncio
+
+        return await asyncio.to_thread(self.count_tokens, request)
 
     def vendor_fields(self, request: Request) -> dict[str, Any]:
         """The fields ``exec(vendor={...})`` gave for this provider (merged into the body)."""
@@ -203,6 +239,10 @@ def check_block(vendor: str, model: str, caps: ModelCapabilities, block: MediaBl
     from .content import is_text_like
 
     mt = block.media_type
+    if block.citations and not caps.citations:
+        raise UnsupportedContentError(
+            vendor, model, block.describe(), "model returns no document citations"
+        )
     if block.type == "image":
         if "image" not in caps.input_modalities:
             raise UnsupportedContentError(vendor, model, block.describe(), "model takes no images")
@@ -243,7 +283,15 @@ def check_block(vendor: str, model: str, caps: ModelCapabilities, block: MediaBl
         if mt in caps.file_types:
             return
         if is_text_like(mt):
-            return  # inlined as text by the plugin
+            if block.send == "native" and mt not in caps.native_text_files:
+                raise UnsupportedContentError(
+                    vendor,
+                    model,
+                    block.describe(),
+                    f'send="native": {mt} has no native document part here '
+                    f"(native: {', '.join(sorted(caps.native_text_files)) or 'none'})",
+                )
+            return  # inlined as text by the plugin, or its native document part
         raise UnsupportedContentError(
             vendor,
             model,
@@ -254,8 +302,8 @@ def check_block(vendor: str, model: str, caps: ModelCapabilities, block: MediaBl
         )
 
 
-def _as_kind(block: MediaBlock, kind: str) -> MediaBlock:
-    return MediaBlock(kind, block.media_type, block.data, block.url, block.filename, block.index)  # type: ignore[arg-type]
+def _as_kind(block: MediaBlock, kind: Literal["image", "audio", "file"]) -> MediaBlock:
+    return replace(block, type=kind)
 
 
 # ---------------------------------------------------------------------------
@@ -304,8 +352,11 @@ class ProviderInfo:
 class StreamAssembler:
     """Builds a :class:`Response` from provider events.
 
-    Tool-call fragments are joined per ``key`` (vendor index or id) in the
-    order calls first appeared.
+    Content blocks keep their stream order: consecutive text deltas form one
+    text block (citations attach to the current one), thinking deltas are
+    joined per ``key``, server-tool events are whole blocks. Tool-call
+    fragments are joined per ``key`` (vendor index or id) in the order calls
+    first appeared.
     """
 
     def __init__(self) -> None:
@@ -313,11 +364,23 @@ class StreamAssembler:
         self.calls: dict[str | int, dict[str, Any]] = {}
         self.usage = Usage()
         self.stop: StopEvent | None = None
-        self._usage_seen = False
+        # Ordered content: ("text", [parts], [citations]) | ("thinking", key) | ("block", Block)
+        self._order: list[tuple[Any, ...]] = []
+        self._thinking: dict[str | int, dict[str, Any]] = {}
+        self._rich = False
+
+    def _text_slot(self) -> tuple[Any, ...]:
+        if not self._order or self._order[-1][0] != "text":
+            self._order.append(("text", [], []))
+        return self._order[-1]
 
     def feed(self, event: ProviderEvent) -> None:
         if isinstance(event, TextDelta):
             self.text_parts.append(event.text)
+            if self._rich:
+                self._text_slot()[1].append(event.text)
+            elif not self._order:
+                self._order.append(("text", self.text_parts, []))
         elif isinstance(event, ToolCallDelta):
             slot = self.calls.setdefault(
                 event.key, {"id": None, "name": None, "args": [], "extra": {}}
@@ -342,6 +405,58 @@ class StreamAssembler:
             )
         elif isinstance(event, StopEvent):
             self.stop = event
+        else:
+            self._feed_rich(event)
+
+    def _feed_rich(self, event: ThinkingDelta | CitationEvent | ServerToolEvent) -> None:
+        if not self._rich:
+            # Until now the only content was plain text: keep it as its own block.
+            self._rich = True
+            if self._order:
+                self._order[0] = ("text", list(self.text_parts), [])
+        if isinstance(event, ThinkingDelta):
+            slot = self._thinking.get(event.key)
+            if slot is None:
+                slot = {"text": [], "signature": None, "redacted": None, "vendor": "", "extra": {}}
+                self._thinking[event.key] = slot
+                self._order.append(("thinking", event.key))
+            if event.text:
+                slot["text"].append(event.text)
+            if event.signature is not None:
+                slot["signature"] = (slot["signature"] or "") + event.signature
+            if event.redacted is not None:
+                slot["redacted"] = event.redacted
+            if event.vendor:
+                slot["vendor"] = event.vendor
+            slot["extra"].update(event.extra)
+        elif isinstance(event, CitationEvent):
+            self._text_slot()[2].append(event.citation)
+        else:
+            self._order.append(("block", event.block))
+
+    def blocks(self) -> list[Block]:
+        """The content blocks assembled so far (empty for plain text answers)."""
+        if not self._rich:
+            return []
+        out: list[Block] = []
+        for entry in self._order:
+            if entry[0] == "text":
+                citations: list[Citation] = entry[2]
+                out.append(TextBlock("".join(entry[1]), citations=tuple(citations)))
+            elif entry[0] == "thinking":
+                slot = self._thinking[entry[1]]
+                out.append(
+                    ThinkingBlock(
+                        text="".join(slot["text"]),
+                        signature=slot["signature"],
+                        redacted=slot["redacted"],
+                        vendor=slot["vendor"],
+                        extra=slot["extra"],
+                    )
+                )
+            else:
+                out.append(entry[1])
+        return out
 
     def tool_call(self, key: str | int) -> ToolCall:
         slot = self.calls[key]
@@ -373,6 +488,7 @@ class StreamAssembler:
             model=self.stop.model,
             id=self.stop.id,
             extra=dict(self.stop.extra),
+            blocks=self.blocks(),
         )
 
 
@@ -389,7 +505,19 @@ def parse_arguments(raw: str) -> dict[str, Any]:
 
 def response_events(response: Response) -> Iterable[ProviderEvent]:
     """A non-streamed response as a sequence of provider events."""
-    if response.text:
+    if response.blocks:
+        for n, block in enumerate(response.blocks):
+            if isinstance(block, TextBlock):
+                yield TextDelta(block.text)
+                for citation in block.citations:
+                    yield CitationEvent(citation)
+            elif isinstance(block, ThinkingBlock):
+                yield ThinkingDelta(
+                    block.text, n, block.signature, block.redacted, block.vendor, dict(block.extra)
+                )
+            elif not isinstance(block, MediaBlock):
+                yield ServerToolEvent(block)
+    elif response.text:
         yield TextDelta(response.text)
     for i, call in enumerate(response.tool_calls):
         yield ToolCallDelta(

@@ -97,6 +97,7 @@ def after_failure(
     function_name: str | None,
     attempts: Attempts,
     on_failure: Callable[[AttemptFailure], None] | None,
+    model: str = "",
 ) -> float:
     """Record a failed attempt; raise if it is the last one, else return the delay.
 
@@ -106,7 +107,7 @@ def after_failure(
     retryable = is_retryable(exc, plain_callable=plain_callable)
     last = not retryable or number >= max_attempts
     delay = 0.0 if last else backoff.delay(number, retry_after_of(exc))
-    failure = AttemptFailure(number, exc, delay)
+    failure = AttemptFailure(number, exc, delay, model)
     attempts.failures.append(failure)
     if on_failure is not None:
         on_failure(failure)

@@ -18,6 +18,8 @@ from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import Any, TypeVar, Unpack, overload
 
+from . import tokens
+from .budget import Budget, Ledger, as_budget
 from .callable import CallableProvider, request_to_content
 from .config import Config, load_config
 from .content import DEFAULT_MAX_BLOCK_BYTES
@@ -30,6 +32,7 @@ from .limits import Gate, Limit, Limiter, check_limits, make_limiter, match_limi
 from .options import (
     CALL_PARAMS,
     LOOP_OPTIONS,
+    REQUEST_OPTIONS,
     STANDARD_OPTIONS,
     CallOptions,
     CallParams,
@@ -38,8 +41,10 @@ from .options import (
 from .plugins import PluginHost
 from .redaction import install_log_redaction
 from .retry import Backoff
+from .tokens import ModelInfo, TokenCount
 from .tools import toolset_owner
 from .types import StreamEvent, Usage
+from .window import ContextPolicy, as_policy
 
 __all__ = [
     "CallableProvider",
@@ -64,6 +69,8 @@ _RUNTIME_ARGS = (
     "plugins",
     "input_token_budget",
     "max_block_bytes",
+    "budget",
+    "context_policy",
     "limits",
     "limiter",
 )
@@ -96,7 +103,7 @@ class Runtime:
     def __init__(
         self,
         call: Callable[..., Any] | None = None,
-        model: str = "default",
+        model: str | Sequence[str] = "default",
         max_retries: int | None = None,
         *,
         backoff: Backoff | None = None,
@@ -106,6 +113,8 @@ class Runtime:
         plugins: PluginHost | None = None,
         input_token_budget: int | None = None,
         max_block_bytes: int = DEFAULT_MAX_BLOCK_BYTES,
+        budget: Budget | None = None,
+        context_policy: ContextPolicy | None = None,
         limits: Mapping[str, Limit] | None = None,
         limiter: str | Limiter | None = None,
         **settings: Any,
@@ -114,12 +123,19 @@ class Runtime:
             _check_max_retries(max_retries)
         if call is not None and not callable(call):
             raise TypeError("call must be a function fn(content, model, response_format) -> str")
+        fallbacks: list[str] = []
+        if isinstance(model, (list, tuple)) and model:  # candidates, tried in order
+            model, fallbacks = model[0], list(model[1:])
         if not isinstance(model, str) or not model.strip():
             raise OptionError(f"model must be a non-empty 'provider:model' string, got {model!r}")
+        if not all(isinstance(m, str) and m.strip() for m in fallbacks):
+            raise OptionError(f"fallback models must be non-empty strings, got {fallbacks!r}")
         _check_settings(settings)
         install_log_redaction()  # idempotent; see llmport.redaction for why it is process-wide
         self.call = call
         self.model = model
+        #: Models tried in order when ``model`` fails (``Runtime(model=[first, *fallbacks])``).
+        self.fallbacks = fallbacks
         self._max_retries = max_retries
         self.backoff = backoff or Backoff()
         self.options: dict[str, Any] = dict(settings)
@@ -134,6 +150,12 @@ class Runtime:
         self._lock = threading.Lock()
         self._usage = Usage()
         self._callable = self._make_callable()
+        checked = as_budget(budget)
+        #: The runtime's cumulative budget, shared by every run (``Runtime(budget=...)``).
+        self.ledger = Ledger(checked, "runtime") if checked is not None else None
+        self.context_policy = as_policy(context_policy)
+        #: Summaries written by ``ContextPolicy(strategy="summarize")``, reused by later runs.
+        self.summaries: dict[str, str] = {}
         #: Toolsets holding connections (MCP servers) used by this runtime's runs.
         self._resources: list[Any] = []
         # limits (llmport.limits): checked now, the limiter made on first use
@@ -179,7 +201,7 @@ class Runtime:
     def usage(self) -> Usage:
         """Tokens used by every call of this runtime so far (a copy)."""
         with self._lock:
-            return Usage(**self._usage.to_dict())
+            return self._usage.copy()
 
     def add_usage(self, usage: Usage) -> None:
         """Add one run's usage to the runtime's total (the engine calls this)."""
@@ -322,6 +344,40 @@ class Runtime:
         async for event in adrive(self._begin(content, params, stream=True)[1]):
             yield event
 
+    # -- tokens and models -------------------------------------------------------------
+
+    def count_tokens(
+        self,
+        content: Any = None,
+        *,
+        model: str | None = None,
+        system: Any = None,
+        tools: Any = None,
+        history: Any = None,
+    ) -> TokenCount:
+        """Input tokens ``exec`` would send with these arguments (vendor-counted where possible)."""
+        return tokens.count_tokens(
+            self, content, model=model, system=system, tools=tools, history=history
+        )
+
+    async def acount_tokens(
+        self,
+        content: Any = None,
+        *,
+        model: str | None = None,
+        system: Any = None,
+        tools: Any = None,
+        history: Any = None,
+    ) -> TokenCount:
+        """Async :meth:`count_tokens`."""
+        return await tokens.acount_tokens(
+            self, content, model=model, system=system, tools=tools, history=history
+        )
+
+    def model_info(self, model: str | None = None) -> ModelInfo:
+        """Context window, output limit, inputs, features and price of ``model``."""
+        return tokens.model_info(self, model)
+
     # -- lifecycle ----------------------------------------------------------------------
 
     def adopt(self, resource: Any) -> None:
@@ -403,7 +459,7 @@ def _check_max_retries(value: Any) -> int:
 
 def _check_settings(settings: Mapping[str, Any]) -> None:
     """Reject a stray Runtime keyword that is a misspelt argument or a per-call parameter."""
-    known = STANDARD_OPTIONS | LOOP_OPTIONS
+    known = STANDARD_OPTIONS | LOOP_OPTIONS | REQUEST_OPTIONS
     names = sorted({*_RUNTIME_ARGS, *CALL_PARAMS, *known})
     for key in settings:
         if key in known:

@@ -209,7 +209,7 @@ class Session:
         total = Usage()
         for node in self.nodes():
             if node.kind in ("llm", "summary") and node.result and node.result.get("usage"):
-                total.add(Usage(**node.result["usage"]))
+                total.add(Usage.from_dict(node.result["usage"]))
         return total
 
     def to_dict(self) -> dict[str, Any]:

@@ -148,6 +148,16 @@ def repair_prompt(errors: list[str]) -> str:
     )
 
 
+def prompt_instruction(rf: ResponseFormat) -> str:
+    """The system-prompt text of ``output_mode="prompted"``: the schema, and JSON only."""
+    schema = json.dumps(rf.schema, ensure_ascii=False, sort_keys=True)
+    about = f" ({rf.description})" if rf.description else ""
+    return (
+        f"Reply with a single JSON value{about} that matches this JSON schema, "
+        f"and nothing else (no prose, no code fences):\n{schema}"
+    )
+
+
 def fail(errors: list[str], text: str) -> StructuredOutputError:
     return StructuredOutputError(
         "reply does not match the response schema after a repair round", errors, text

@@ -31,6 +31,7 @@ from typing import Any
 from .hookspecs import hookimpl
 from .provider import Provider, ProviderInfo
 from .types import (
+    NATIVE_TOOL_KINDS,
     ModelCapabilities,
     ProviderEvent,
     Request,
@@ -47,6 +48,11 @@ ALL_INPUTS = ModelCapabilities(
     input_modalities=frozenset({"text", "image", "audio", "file"}),
     file_types=frozenset({"application/pdf"}),
     audio_types=frozenset({"audio/wav", "audio/mpeg"}),
+    reasoning=True,
+    caching=True,
+    citations=True,
+    native_tool_kinds=NATIVE_TOOL_KINDS,
+    native_text_files=frozenset({"text/plain", "text/markdown", "text/csv"}),
 )
 
 
@@ -112,6 +118,8 @@ class ScriptedProvider(Provider):
     ) -> None:
         super().__init__(settings, info)
         self.script = script
+        # Each prefix is its own vendor (thinking signed by one is not sent to another).
+        self.name = info.prefix if info is not None else "scripted"
 
     def _response(self, request: Request, step: Step) -> Response:
         if step.error is not None:
@@ -153,6 +161,11 @@ class ScriptedProvider(Provider):
 
 
 def _fragments(response: Response) -> Iterator[ProviderEvent]:
+    if response.blocks:  # thinking, citations, server tools: the documented event forms
+        from .provider import response_events
+
+        yield from response_events(response)
+        return
     words = response.text.split(" ")
     for i, word in enumerate(words):
         piece = word if i == len(words) - 1 else word + " "

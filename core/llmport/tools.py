@@ -39,7 +39,7 @@ from .context import RunContext
 from .errors import ModelBehaviorError, UnknownToolError
 from .options import check_vendor_fields
 from .schema import check_schema, coerce, function_schema
-from .types import ToolCall, ToolResult, ToolSpec
+from .types import CacheControl, MediaBlock, ToolCall, ToolResult, ToolSpec
 
 T = TypeVar("T")
 
@@ -90,6 +90,8 @@ class Tool:
     #: JSON fields merged into one vendor's entry for this tool:
     #: ``{"anthropic": {"defer_loading": True}}`` (SPEC §16, "Vendor fields").
     vendor: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: A prompt-cache breakpoint after this tool's definition (``True`` or ``{"ttl": "1h"}``).
+    cache: bool | dict[str, str] = False
     _validator: list[Any] = field(default_factory=list, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -98,6 +100,11 @@ class Tool:
         if self.timeout is not None and self.timeout <= 0:
             raise ValueError("tool timeout must be > 0 seconds")
         self.vendor = check_vendor_fields(self.vendor, f"tool {self.name!r} vendor")
+        if not (
+            isinstance(self.cache, bool)
+            or (isinstance(self.cache, dict) and set(self.cache) <= {"ttl"})
+        ):
+            raise ValueError(f"tool cache must be True or {{'ttl': '1h'}}, got {self.cache!r}")
 
     @classmethod
     def from_schema(
@@ -110,6 +117,7 @@ class Tool:
         timeout: float | None = None,
         strict: bool = False,
         vendor: dict[str, dict[str, Any]] | None = None,
+        cache: bool | dict[str, str] = False,
     ) -> Tool:
         """A tool with a hand-written JSON schema; ``fn`` gets the arguments as keywords.
 
@@ -126,6 +134,7 @@ class Tool:
             timeout=timeout,
             strict=strict,
             vendor=dict(vendor or {}),
+            cache=cache,
         )
 
     @property
@@ -136,7 +145,12 @@ class Tool:
         return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(call)
 
     def spec(self) -> ToolSpec:
-        return ToolSpec(self.name, self.description, self.parameters, self.strict, self.vendor)
+        cache = None
+        if self.cache:
+            cache = CacheControl(self.cache.get("ttl") if isinstance(self.cache, dict) else None)
+        return ToolSpec(
+            self.name, self.description, self.parameters, self.strict, self.vendor, cache
+        )
 
     def validation_errors(self, arguments: Any) -> list[str]:
         """What is wrong with ``arguments`` (empty when they satisfy the schema)."""
@@ -172,6 +186,7 @@ def tool(
     timeout: float | None = None,
     strict: bool = False,
     vendor: dict[str, dict[str, Any]] | None = None,
+    cache: bool | dict[str, str] = False,
 ) -> Any:
     """Decorator: turn a function into a :class:`Tool` (usable bare or with arguments).
 
@@ -198,6 +213,7 @@ def tool(
             strict=strict,
             annotations=found.annotations,
             vendor=dict(vendor or {}),
+            cache=cache,
         )
 
     return wrap(fn) if fn is not None else wrap
@@ -316,7 +332,11 @@ class ToolBox:
     # -- checks -----------------------------------------------------------------
 
     def bind(
-        self, call: ToolCall, ctx: RunContext[Any], default_timeout: float | None
+        self,
+        call: ToolCall,
+        ctx: RunContext[Any],
+        default_timeout: float | None,
+        deadline: float | None = None,
     ) -> _Bound | ToolOutcome:
         """Check a call (known tool, JSON object, schema) and bind its arguments."""
         t = self.tools.get(call.name)
@@ -357,7 +377,11 @@ class ToolBox:
                 f"invalid arguments for {call.name!r}: {type(exc).__name__}: {exc}",
                 "invalid_arguments",
             )
-        return _Bound(call, t, kwargs, t.timeout if t.timeout is not None else default_timeout)
+        timeout = t.timeout if t.timeout is not None else default_timeout
+        if deadline is not None:  # the run's deadline bounds every tool, whatever its own timeout
+            left = max(0.001, deadline - time.monotonic())
+            timeout = left if timeout is None else min(timeout, left)
+        return _Bound(call, t, kwargs, timeout)
 
     # -- sync ---------------------------------------------------------------------
 
@@ -367,9 +391,15 @@ class ToolBox:
         contexts: Sequence[RunContext[Any]],
         parallel: bool,
         default_timeout: float | None = None,
+        deadline: float | None = None,
     ) -> list[ToolOutcome]:
-        """Run one turn's calls (threads when parallel); results come back in call order."""
-        checked = [self.bind(c, x, default_timeout) for c, x in zip(calls, contexts, strict=True)]
+        """Run one turn's calls (threads when parallel); results come back in call order.
+
+        ``deadline`` (a ``time.monotonic()`` value: the run's deadline) bounds every call.
+        """
+        checked = [
+            self.bind(c, x, default_timeout, deadline) for c, x in zip(calls, contexts, strict=True)
+        ]
         runnable = [b for b in checked if isinstance(b, _Bound)]
         done: dict[int, ToolOutcome] = {}
         if parallel and len(runnable) > 1:
@@ -387,9 +417,12 @@ class ToolBox:
         contexts: Sequence[RunContext[Any]],
         parallel: bool,
         default_timeout: float | None = None,
+        deadline: float | None = None,
     ) -> list[ToolOutcome]:
         """Run one turn's calls (tasks and threads when parallel); results in call order."""
-        checked = [self.bind(c, x, default_timeout) for c, x in zip(calls, contexts, strict=True)]
+        checked = [
+            self.bind(c, x, default_timeout, deadline) for c, x in zip(calls, contexts, strict=True)
+        ]
         runnable = [b for b in checked if isinstance(b, _Bound)]
         sync_count = sum(1 for b in runnable if not b.tool.is_async)
         # A private pool: the loop's default executor may have fewer workers than calls.
@@ -414,8 +447,12 @@ class ToolBox:
 
 def _ok(bound: _Bound, value: Any, started: float) -> ToolOutcome:
     call = bound.call
+    # Media a tool returns beside its text (e.g. an MCP image) travel as ToolResult.blocks.
+    blocks = tuple(b for b in getattr(value, "blocks", ()) if isinstance(b, MediaBlock))
     return ToolOutcome(
-        call, ToolResult(call.id, call.name, _stringify(value)), time.perf_counter() - started
+        call,
+        ToolResult(call.id, call.name, _stringify(value), blocks=blocks),
+        time.perf_counter() - started,
     )
 
 

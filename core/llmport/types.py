@@ -11,11 +11,67 @@ immutable once built.
 from __future__ import annotations
 
 import base64
+import binascii
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any, Literal, TypeAlias
+
+from .errors import MessageError
 
 Role = Literal["system", "user", "assistant", "tool"]
 BlockKind = Literal["text", "image", "audio", "file"]
+#: How a file block is sent: the vendor's own document part, inlined text, or auto.
+SendMode = Literal["auto", "native", "text"]
+#: Reasoning effort levels, lowest to highest (``"none"``: off where a model allows it).
+EFFORTS: tuple[str, ...] = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
+
+# ---------------------------------------------------------------------------
+# Block annotations: cache breakpoints and citations
+# ---------------------------------------------------------------------------
+
+
+@dataclass(slots=True, frozen=True)
+class CacheControl:
+    """A prompt-cache breakpoint: everything up to and including this block is cached.
+
+    ``ttl`` is the vendor's lifetime string (``"5m"``, ``"1h"``) or ``None`` for
+    the vendor's default. Vendors that cache implicitly (OpenAI, Gemini) accept
+    the mark and cache on their own.
+    """
+
+    ttl: str | None = None
+
+
+@dataclass(slots=True, frozen=True)
+class Citation:
+    """Where a piece of an answer comes from.
+
+    ``kind`` is ``"url"`` (web pages: search results, grounding chunks,
+    annotations), ``"document"`` (a document the caller sent; ``document_index``
+    is its position among the request's documents) or ``"file"`` (a
+    vendor-hosted file, e.g. file search). ``start``/``end`` are character
+    offsets into the answer's text block the citation is attached to (OpenAI
+    annotations, Gemini grounding supports); ``source_start``/``source_end``
+    the cited range in the source document (Anthropic character or page
+    locations, Bedrock document locations), when the vendor gives them.
+    ``extra`` keeps vendor data that must be echoed back verbatim (e.g.
+    Anthropic ``encrypted_index``).
+    """
+
+    kind: str
+    url: str | None = None
+    title: str | None = None
+    cited_text: str | None = None
+    document_index: int | None = None
+    file_id: str | None = None
+    start: int | None = None
+    end: int | None = None
+    vendor: str = ""
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+    source_start: int | None = None
+    source_end: int | None = None
+
 
 # ---------------------------------------------------------------------------
 # Content blocks
@@ -24,10 +80,12 @@ BlockKind = Literal["text", "image", "audio", "file"]
 
 @dataclass(slots=True, frozen=True)
 class TextBlock:
-    """Plain text."""
+    """Plain text, with the citations a model attached to it and an optional cache mark."""
 
     text: str
     type: Literal["text"] = "text"
+    citations: tuple[Citation, ...] = ()
+    cache: CacheControl | None = None
 
 
 @dataclass(slots=True, frozen=True, eq=False)
@@ -46,6 +104,11 @@ class MediaBlock:
     url: str | None = None
     filename: str | None = None
     index: int = 0  # position in the caller's content list, for error messages
+    cache: CacheControl | None = None
+    #: Ask the vendor to cite passages of this document (Anthropic, Bedrock).
+    citations: bool = False
+    #: For text-like files: the vendor's own document part, inline text, or auto.
+    send: SendMode = "auto"
     _b64: list[str] = field(default_factory=list, repr=False, compare=False)
 
     def base64(self) -> str:
@@ -70,7 +133,57 @@ class MediaBlock:
         return f"{self.type} block #{self.index} ({self.media_type}, {where})"
 
 
-Block: TypeAlias = TextBlock | MediaBlock
+@dataclass(slots=True, frozen=True)
+class ThinkingBlock:
+    """A model's reasoning, kept so it can be echoed back verbatim.
+
+    ``text`` is the readable thinking (or its summary); ``signature`` the
+    vendor's proof that it is unaltered (Anthropic/Bedrock ``signature``,
+    Gemini ``thoughtSignature``); ``redacted`` opaque data that replaces or
+    accompanies the text (Anthropic ``redacted_thinking``, OpenAI
+    ``encrypted_content``). ``vendor`` is the provider prefix that produced it:
+    it is sent back to that vendor only. ``extra`` keeps vendor fields needed
+    for the echo (e.g. an OpenAI reasoning item id).
+    """
+
+    text: str = ""
+    signature: str | None = None
+    redacted: str | None = None
+    vendor: str = ""
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+    type: Literal["thinking"] = "thinking"
+
+
+@dataclass(slots=True, frozen=True)
+class ServerToolCall:
+    """A provider-native tool the vendor ran on its side (web search, code execution...).
+
+    ``raw`` is the vendor's own block or item, echoed back verbatim to the same vendor.
+    """
+
+    id: str
+    name: str
+    input: dict[str, Any] = field(default_factory=dict)
+    vendor: str = ""
+    raw: dict[str, Any] = field(default_factory=dict, compare=False)
+    type: Literal["server_tool_call"] = "server_tool_call"
+
+
+@dataclass(slots=True, frozen=True)
+class ServerToolResult:
+    """The outcome of a :class:`ServerToolCall` (JSON ``content`` as the vendor gave it)."""
+
+    call_id: str
+    name: str
+    content: Any = None
+    vendor: str = ""
+    raw: dict[str, Any] = field(default_factory=dict, compare=False)
+    type: Literal["server_tool_result"] = "server_tool_result"
+
+
+Block: TypeAlias = TextBlock | MediaBlock | ThinkingBlock | ServerToolCall | ServerToolResult
+#: Blocks only a vendor can produce; sent back only to the vendor named in ``vendor``.
+VendorBlock: TypeAlias = ThinkingBlock | ServerToolCall | ServerToolResult
 
 
 # ---------------------------------------------------------------------------
@@ -88,6 +201,30 @@ class ToolSpec:
     strict: bool = False
     #: JSON fields merged into one vendor's tool entry: ``{"anthropic": {"defer_loading": True}}``.
     vendor: dict[str, dict[str, Any]] = field(default_factory=dict, compare=False)
+    #: A prompt-cache breakpoint after this tool's definition.
+    cache: CacheControl | None = None
+
+
+@dataclass(slots=True, frozen=True)
+class NativeTool:
+    """A tool the vendor runs itself: ``NativeTool("web_search", max_uses=3)``.
+
+    ``kind`` is ``"web_search"``, ``"code_execution"``, ``"url_context"`` or
+    ``"file_search"``; ``options`` are mapped per vendor (each plugin's
+    capability table says which kinds and options it takes).
+    """
+
+    kind: str
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def __init__(self, kind: str, /, **options: Any) -> None:
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "options", options)
+
+
+NATIVE_TOOL_KINDS: frozenset[str] = frozenset(
+    {"web_search", "code_execution", "url_context", "file_search"}
+)
 
 
 @dataclass(slots=True, frozen=True)
@@ -115,6 +252,8 @@ class ToolResult:
     name: str
     content: str
     is_error: bool = False
+    #: Media (or documents) the tool returned beside its text (vendors that take them).
+    blocks: tuple[Block, ...] = ()
 
 
 ToolChoice: TypeAlias = Literal["auto", "required", "none"] | dict[str, str]
@@ -146,6 +285,20 @@ class Message:
         """The concatenated text blocks."""
         return "".join(b.text for b in self.blocks if isinstance(b, TextBlock))
 
+    @property
+    def thinking(self) -> str:
+        """The concatenated readable thinking."""
+        return "".join(b.text for b in self.blocks if isinstance(b, ThinkingBlock))
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe dict (bytes as base64); :meth:`from_dict` turns it back exactly."""
+        return message_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Message:
+        """The message :meth:`to_dict` described; raises ``MessageError`` on a malformed dict."""
+        return message_from_dict(data)
+
 
 @dataclass(slots=True, frozen=True)
 class ResponseFormat:
@@ -159,7 +312,17 @@ class ResponseFormat:
 
 @dataclass(slots=True)
 class Usage:
-    """Token counts. Unknown counts stay 0."""
+    """Token counts and cost. Unknown counts stay 0.
+
+    ``input_tokens`` counts every input token, cached ones included;
+    ``cache_read_tokens`` and ``cache_write_tokens`` say how many of them were
+    read from or written to the vendor's prompt cache.
+
+    :attr:`cost` is in USD (a ``Decimal``), from the ``genai-prices`` data
+    (``pip install "llmport[prices]"``) with cached prices applied; ``None``
+    when any part of the usage has no known price. It is computed when first
+    read, so a call that never looks at it pays nothing for it.
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0
@@ -167,10 +330,51 @@ class Usage:
     cache_write_tokens: int = 0
     reasoning_tokens: int = 0
     requests: int = 0
+    _cost: Decimal | None = field(default=None, repr=False, compare=False)
+    # (provider, model, input, output, cache read, cache write) not yet priced
+    _unpriced: list[tuple[str, str, int, int, int, int]] = field(
+        default_factory=list, repr=False, compare=False
+    )
+    _unknown: bool = field(default=False, repr=False, compare=False)
 
     @property
     def total_tokens(self) -> int:
         return self.input_tokens + self.output_tokens
+
+    @property
+    def cost(self) -> Decimal | None:
+        """USD cost, or ``None`` when unknown (no price data, or a model without a price)."""
+        if self._unpriced:
+            from .prices import price
+
+            for provider, model, inp, out, read, write in self._unpriced:
+                amount = price(provider, model, inp, out, read, write)
+                if amount is None:
+                    self._unknown = True
+                else:
+                    self._cost = amount if self._cost is None else self._cost + amount
+            self._unpriced.clear()
+        return None if self._unknown else self._cost
+
+    @cost.setter
+    def cost(self, value: Decimal | None) -> None:
+        self._unpriced.clear()
+        self._cost = value
+        self._unknown = False
+
+    def priced_as(self, provider: str, model: str) -> Usage:
+        """Mark these counts as one request to ``provider:model`` (priced when cost is read)."""
+        self._unpriced.append(
+            (
+                provider,
+                model,
+                self.input_tokens,
+                self.output_tokens,
+                self.cache_read_tokens,
+                self.cache_write_tokens,
+            )
+        )
+        return self
 
     def add(self, other: Usage) -> None:
         """Accumulate ``other`` into this object."""
@@ -180,9 +384,15 @@ class Usage:
         self.cache_write_tokens += other.cache_write_tokens
         self.reasoning_tokens += other.reasoning_tokens
         self.requests += other.requests
+        if other._unpriced:
+            self._unpriced.extend(other._unpriced)
+        if other._cost is not None:
+            self._cost = other._cost if self._cost is None else self._cost + other._cost
+        if other._unknown:
+            self._unknown = True
 
-    def to_dict(self) -> dict[str, int]:
-        return {
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
             "cache_read_tokens": self.cache_read_tokens,
@@ -190,6 +400,68 @@ class Usage:
             "reasoning_tokens": self.reasoning_tokens,
             "requests": self.requests,
         }
+        # The cost only when already known: pricing is paid for by readers of .cost.
+        if not self._unpriced and not self._unknown and self._cost is not None:
+            out["cost"] = str(self._cost)
+        return out
+
+    def copy(self) -> Usage:
+        """An independent copy (pending prices included)."""
+        return Usage(
+            self.input_tokens,
+            self.output_tokens,
+            self.cache_read_tokens,
+            self.cache_write_tokens,
+            self.reasoning_tokens,
+            self.requests,
+            self._cost,
+            list(self._unpriced),
+            self._unknown,
+        )
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Usage:
+        usage = cls(
+            input_tokens=int(data.get("input_tokens", 0)),
+            output_tokens=int(data.get("output_tokens", 0)),
+            cache_read_tokens=int(data.get("cache_read_tokens", 0)),
+            cache_write_tokens=int(data.get("cache_write_tokens", 0)),
+            reasoning_tokens=int(data.get("reasoning_tokens", 0)),
+            requests=int(data.get("requests", 0)),
+        )
+        if data.get("cost") is not None:
+            usage.cost = Decimal(data["cost"])
+        return usage
+
+
+@dataclass(slots=True, frozen=True)
+class Reasoning:
+    """How much a model should think: ``Reasoning(effort="high")``.
+
+    ``effort`` is one of :data:`EFFORTS`; ``budget_tokens`` a thinking-token
+    budget (vendors that take only one of the two get it converted per model
+    family); ``summary`` asks for readable thought summaries (``"auto"``,
+    ``"concise"``, ``"detailed"``; ``True`` means ``"auto"``).
+    """
+
+    effort: str | None = None
+    budget_tokens: int | None = None
+    summary: str | bool | None = None
+
+
+@dataclass(slots=True, frozen=True)
+class CacheSettings:
+    """The run's ``cache=`` option, normalised.
+
+    ``auto`` places breakpoints on the tools, the system prompt and the last
+    user turn; ``ttl`` is the lifetime for those breakpoints; ``key`` and
+    ``retention`` are OpenAI's ``prompt_cache_key`` / ``prompt_cache_retention``.
+    """
+
+    auto: bool = False
+    ttl: str | None = None
+    key: str | None = None
+    retention: str | None = None
 
 
 StopReason: TypeAlias = Literal[
@@ -218,11 +490,25 @@ class Request:
     stream: bool = False
     #: JSON fields merged into one vendor's request body: ``{"openai": {"user": "u1"}}``.
     vendor: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: The system prompt as blocks (cache marks kept); ``system`` is their text.
+    system_blocks: tuple[TextBlock, ...] = ()
+    #: Provider-native tools offered beside ``tools``.
+    native_tools: list[NativeTool] = field(default_factory=list)
+    #: Normalised ``reasoning=`` / ``reasoning_effort=`` (``None``: the model's default).
+    reasoning: Reasoning | None = None
+    #: Normalised ``cache=`` (``None``: only the breakpoints marked on blocks and tools).
+    cache: CacheSettings | None = None
 
 
 @dataclass(slots=True)
 class Response:
-    """A provider's answer to one request."""
+    """A provider's answer to one request.
+
+    ``blocks`` is the answer's content in order (thinking, text with
+    citations, server-side tool calls and results); a plugin whose answer is
+    plain text may leave it empty and set ``text`` only. ``text`` is always
+    the concatenated answer text.
+    """
 
     text: str = ""
     tool_calls: list[ToolCall] = field(default_factory=list)
@@ -232,11 +518,24 @@ class Response:
     id: str | None = None
     raw_stop_reason: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    blocks: list[Block] = field(default_factory=list)
+
+    @property
+    def thinking(self) -> str:
+        """The concatenated readable thinking of this answer."""
+        return "".join(b.text for b in self.blocks if isinstance(b, ThinkingBlock))
+
+    def content_blocks(self) -> tuple[Block, ...]:
+        """The answer as blocks (``blocks``, else one text block)."""
+        if self.blocks:
+            return tuple(self.blocks)
+        return (TextBlock(self.text),) if self.text else ()
 
     def as_message(self) -> Message:
         """The assistant message to append to the conversation."""
-        blocks: tuple[Block, ...] = (TextBlock(self.text),) if self.text else ()
-        return Message("assistant", blocks, tuple(self.tool_calls), extra=dict(self.extra))
+        return Message(
+            "assistant", self.content_blocks(), tuple(self.tool_calls), extra=dict(self.extra)
+        )
 
 
 # ---------------------------------------------------------------------------
@@ -269,6 +568,41 @@ class ToolCallDelta:
     name: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     kind: Literal["tool_call_delta"] = "tool_call_delta"
+
+
+@dataclass(slots=True, frozen=True)
+class ThinkingDelta:
+    """A piece of streamed thinking.
+
+    ``key`` identifies the thinking block within one response (vendor index);
+    ``text`` extends it, ``signature`` / ``redacted`` (when set) complete it,
+    ``extra`` is merged into the assembled :class:`ThinkingBlock`. The caller
+    sees every delta; the assembled block is in the final result.
+    """
+
+    text: str = ""
+    key: str | int = 0
+    signature: str | None = None
+    redacted: str | None = None
+    vendor: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+    kind: Literal["thinking_delta"] = "thinking_delta"
+
+
+@dataclass(slots=True, frozen=True)
+class CitationEvent:
+    """A citation for the text streamed so far (attached to the current text block)."""
+
+    citation: Citation
+    kind: Literal["citation"] = "citation"
+
+
+@dataclass(slots=True, frozen=True)
+class ServerToolEvent:
+    """A complete server-side tool call or result, in stream order."""
+
+    block: ServerToolCall | ServerToolResult
+    kind: Literal["server_tool"] = "server_tool"
 
 
 @dataclass(slots=True, frozen=True)
@@ -312,8 +646,25 @@ class FinalEvent:
     kind: Literal["final"] = "final"
 
 
-ProviderEvent: TypeAlias = TextDelta | ToolCallDelta | UsageEvent | StopEvent
-StreamEvent: TypeAlias = TextDelta | ToolCallStarted | ToolResultEvent | UsageEvent | FinalEvent
+ProviderEvent: TypeAlias = (
+    TextDelta
+    | ThinkingDelta
+    | CitationEvent
+    | ServerToolEvent
+    | ToolCallDelta
+    | UsageEvent
+    | StopEvent
+)
+StreamEvent: TypeAlias = (
+    TextDelta
+    | ThinkingDelta
+    | CitationEvent
+    | ServerToolEvent
+    | ToolCallStarted
+    | ToolResultEvent
+    | UsageEvent
+    | FinalEvent
+)
 
 
 # ---------------------------------------------------------------------------
@@ -337,3 +688,280 @@ class ModelCapabilities:
     image_urls: bool = True
     max_image_bytes: int | None = None
     max_request_bytes: int | None = None
+    #: Context window and output limit in tokens (``None``: unknown).
+    context_window: int | None = None
+    max_output_tokens: int | None = None
+    #: Takes ``reasoning=`` (effort and/or budget).
+    reasoning: bool = False
+    #: Honours cache breakpoints (explicitly, or by caching implicitly).
+    caching: bool = False
+    #: Returns citations (annotations, grounding, document citations).
+    citations: bool = False
+    #: Provider-native tool kinds it runs (see :class:`NativeTool`).
+    native_tool_kinds: frozenset[str] = frozenset()
+    #: Media types of text-like files it takes as its own document/file part.
+    native_text_files: frozenset[str] = frozenset()
+    #: Has a token-counting endpoint.
+    count_tokens: bool = False
+
+
+# ---------------------------------------------------------------------------
+# JSON form: Message.to_dict / Message.from_dict
+# ---------------------------------------------------------------------------
+# Exact: message_to_dict(message_from_dict(d)) == d for every dict written
+# here; bytes travel as standard base64 and vendor data (signatures,
+# encrypted reasoning, raw server-tool blocks) verbatim, so a stored
+# conversation resumes byte-identically. Fields at their default are left out.
+
+_ROLES = ("system", "user", "assistant", "tool")
+
+
+def _put(out: dict[str, Any], key: str, value: Any, default: Any = None) -> None:
+    if value != default:
+        out[key] = value
+
+
+def _cache_to(cache: CacheControl | None) -> dict[str, Any] | None:
+    if cache is None:
+        return None
+    return {"ttl": cache.ttl} if cache.ttl else {}
+
+
+def _cache_from(data: Any) -> CacheControl | None:
+    if data is None:
+        return None
+    if not isinstance(data, dict):
+        raise MessageError(f"'cache' must be an object, got {type(data).__name__}")
+    return CacheControl(ttl=data.get("ttl"))
+
+
+def citation_to_dict(c: Citation) -> dict[str, Any]:
+    out: dict[str, Any] = {"kind": c.kind}
+    for key in (
+        "url",
+        "title",
+        "cited_text",
+        "document_index",
+        "file_id",
+        "start",
+        "end",
+        "source_start",
+        "source_end",
+    ):
+        _put(out, key, getattr(c, key))
+    _put(out, "vendor", c.vendor, "")
+    _put(out, "extra", c.extra, {})
+    return out
+
+
+def citation_from_dict(d: dict[str, Any]) -> Citation:
+    return Citation(
+        kind=d["kind"],
+        url=d.get("url"),
+        title=d.get("title"),
+        cited_text=d.get("cited_text"),
+        document_index=d.get("document_index"),
+        file_id=d.get("file_id"),
+        start=d.get("start"),
+        end=d.get("end"),
+        vendor=d.get("vendor", ""),
+        extra=dict(d.get("extra", {})),
+        source_start=d.get("source_start"),
+        source_end=d.get("source_end"),
+    )
+
+
+def block_to_dict(block: Block) -> dict[str, Any]:
+    """One content block as a JSON-safe dict."""
+    out: dict[str, Any] = {"type": block.type}
+    if isinstance(block, TextBlock):
+        out["text"] = block.text
+        if block.citations:
+            out["citations"] = [citation_to_dict(c) for c in block.citations]
+        _put(out, "cache", _cache_to(block.cache))
+    elif isinstance(block, MediaBlock):
+        out["media_type"] = block.media_type
+        if block.data is not None:
+            out["data"] = block.base64()
+        _put(out, "url", block.url)
+        _put(out, "filename", block.filename)
+        _put(out, "index", block.index, 0)
+        _put(out, "cache", _cache_to(block.cache))
+        _put(out, "citations", block.citations, False)
+        _put(out, "send", block.send, "auto")
+    elif isinstance(block, ThinkingBlock):
+        _put(out, "text", block.text, "")
+        _put(out, "signature", block.signature)
+        _put(out, "redacted", block.redacted)
+        _put(out, "vendor", block.vendor, "")
+        _put(out, "extra", block.extra, {})
+    elif isinstance(block, ServerToolCall):
+        out["id"] = block.id
+        out["name"] = block.name
+        _put(out, "input", block.input, {})
+        _put(out, "vendor", block.vendor, "")
+        _put(out, "raw", block.raw, {})
+    else:
+        out["call_id"] = block.call_id
+        out["name"] = block.name
+        _put(out, "content", block.content)
+        _put(out, "vendor", block.vendor, "")
+        _put(out, "raw", block.raw, {})
+    return out
+
+
+def _text(d: dict[str, Any]) -> Block:
+    return TextBlock(
+        d["text"],
+        citations=tuple(citation_from_dict(c) for c in d.get("citations", ())),
+        cache=_cache_from(d.get("cache")),
+    )
+
+
+def _media(d: dict[str, Any]) -> Block:
+    data = d.get("data")
+    raw: bytes | None = None
+    if data is not None:
+        try:
+            raw = base64.b64decode(data, validate=True)
+        except (binascii.Error, ValueError, TypeError):
+            raise MessageError(f"{d['type']} block: 'data' is not valid base64") from None
+    if (raw is None) == (d.get("url") is None):
+        raise MessageError(f"{d['type']} block needs exactly one of 'data' or 'url'")
+    block = MediaBlock(
+        type=d["type"],
+        media_type=d["media_type"],
+        data=raw,
+        url=d.get("url"),
+        filename=d.get("filename"),
+        index=d.get("index", 0),
+        cache=_cache_from(d.get("cache")),
+        citations=bool(d.get("citations", False)),
+        send=d.get("send", "auto"),
+    )
+    if data is not None:
+        block._b64.append(data)  # the caller's encoding is the block's encoding
+    return block
+
+
+def _thinking(d: dict[str, Any]) -> Block:
+    return ThinkingBlock(
+        text=d.get("text", ""),
+        signature=d.get("signature"),
+        redacted=d.get("redacted"),
+        vendor=d.get("vendor", ""),
+        extra=dict(d.get("extra", {})),
+    )
+
+
+def _server_call(d: dict[str, Any]) -> Block:
+    return ServerToolCall(
+        id=d["id"],
+        name=d["name"],
+        input=dict(d.get("input", {})),
+        vendor=d.get("vendor", ""),
+        raw=dict(d.get("raw", {})),
+    )
+
+
+def _server_result(d: dict[str, Any]) -> Block:
+    return ServerToolResult(
+        call_id=d["call_id"],
+        name=d["name"],
+        content=d.get("content"),
+        vendor=d.get("vendor", ""),
+        raw=dict(d.get("raw", {})),
+    )
+
+
+_READERS: dict[str, Callable[[dict[str, Any]], Block]] = {
+    "text": _text,
+    "image": _media,
+    "audio": _media,
+    "file": _media,
+    "thinking": _thinking,
+    "server_tool_call": _server_call,
+    "server_tool_result": _server_result,
+}
+
+
+def block_from_dict(d: dict[str, Any]) -> Block:
+    """The block :func:`block_to_dict` described."""
+    if not isinstance(d, dict):
+        raise MessageError(f"a block must be an object, got {type(d).__name__}")
+    reader = _READERS.get(d.get("type", ""))
+    if reader is None:
+        raise MessageError(
+            f"unknown block type {d.get('type')!r}; expected one of {sorted(_READERS)}"
+        )
+    try:
+        return reader(d)
+    except KeyError as exc:
+        raise MessageError(f"{d['type']} block is missing {exc.args[0]!r}") from None
+
+
+def message_to_dict(message: Message) -> dict[str, Any]:
+    out: dict[str, Any] = {"role": message.role}
+    if message.blocks:
+        out["blocks"] = [block_to_dict(b) for b in message.blocks]
+    if message.tool_calls:
+        out["tool_calls"] = [_call_to(c) for c in message.tool_calls]
+    if message.tool_results:
+        out["tool_results"] = [_result_to(r) for r in message.tool_results]
+    _put(out, "extra", message.extra, {})
+    return out
+
+
+def message_from_dict(data: dict[str, Any]) -> Message:
+    if not isinstance(data, dict):
+        raise MessageError(f"a message must be an object, got {type(data).__name__}")
+    role = data.get("role")
+    if role not in _ROLES:
+        raise MessageError(f"message role must be one of {list(_ROLES)}, got {role!r}")
+    try:
+        return Message(
+            role,
+            tuple(block_from_dict(b) for b in data.get("blocks", ())),
+            tuple(_call_from(c) for c in data.get("tool_calls", ())),
+            tuple(_result_from(r) for r in data.get("tool_results", ())),
+            extra=dict(data.get("extra", {})),
+        )
+    except KeyError as exc:
+        raise MessageError(
+            f"{role} message: a tool call or result is missing {exc.args[0]!r}"
+        ) from None
+
+
+def _call_to(c: ToolCall) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": c.id, "name": c.name, "arguments": c.arguments}
+    _put(out, "raw_arguments", c.raw_arguments, "")
+    _put(out, "extra", c.extra, {})
+    return out
+
+
+def _call_from(d: dict[str, Any]) -> ToolCall:
+    return ToolCall(
+        id=d["id"],
+        name=d["name"],
+        arguments=dict(d.get("arguments", {})),
+        raw_arguments=d.get("raw_arguments", ""),
+        extra=dict(d.get("extra", {})),
+    )
+
+
+def _result_to(r: ToolResult) -> dict[str, Any]:
+    out: dict[str, Any] = {"call_id": r.call_id, "name": r.name, "content": r.content}
+    _put(out, "is_error", r.is_error, False)
+    if r.blocks:
+        out["blocks"] = [block_to_dict(b) for b in r.blocks]
+    return out
+
+
+def _result_from(d: dict[str, Any]) -> ToolResult:
+    return ToolResult(
+        call_id=d["call_id"],
+        name=d["name"],
+        content=d["content"],
+        is_error=bool(d.get("is_error", False)),
+        blocks=tuple(block_from_dict(b) for b in d.get("blocks", ())),
+    )

@@ -222,6 +222,8 @@ class Scenario:
     replies: list[Reply]
     stream: bool = False
     runtime: dict[str, Any] = field(default_factory=dict)
+    #: A follow-up turn: ``run(result.messages + [then])`` after the first call.
+    then: str | None = None
 
     @property
     def cassette(self) -> str:
@@ -538,3 +540,320 @@ SCENARIOS: dict[str, Scenario] = {
         ),
     ]
 }
+
+
+# --- vendor depth (SPEC §16): responses from ../shared/wire-samples/anthropic/ ---------------
+
+WIRE = Path(__file__).resolve().parents[4] / "shared" / "wire-samples" / "anthropic"
+
+
+def sample_replies(name: str) -> list[dict[str, Any]]:
+    """The recorded response bodies of a wire sample (``json`` replies), in order.
+
+    Only recording needs them (tests replay the cassettes): without the
+    samples folder, empty placeholders keep the scenarios importable.
+    """
+    import json
+
+    path = WIRE / name
+    if not path.is_file():
+        empty = {"content": [], "stop_reason": "end_turn", "usage": {}}
+        return [empty, empty]
+    data = json.loads(path.read_text())
+    return [i["response"]["body"] for i in data["interactions"]]
+
+
+def as_sse(msg: dict[str, Any], chunk: int = 24) -> list[dict[str, Any]]:
+    """A whole Messages API answer as the SSE events Anthropic streams for it.
+
+    Text arrives as ``text_delta`` pieces (citations first, as ``citations_delta``),
+    thinking as ``thinking_delta`` then ``signature_delta``, tool and server-tool
+    input as ``input_json_delta``, result blocks whole in ``content_block_start``,
+    the container in ``message_delta`` (as in reasoning-stream.json / stream-text.json).
+    """
+    import json
+
+    def ev(kind: str, **data: Any) -> dict[str, Any]:
+        return {"event": kind, "data": {"type": kind, **data}}
+
+    def pieces(text: str, size: int = chunk) -> list[str]:
+        return [text[i : i + size] for i in range(0, len(text), size)] or [""]
+
+    start = {k: v for k, v in msg.items() if k not in ("content", "container")}
+    start.update(content=[], stop_reason=None, stop_sequence=None)
+    out = [ev("message_start", message=start)]
+    for i, block in enumerate(msg["content"]):
+        kind = block["type"]
+        if kind == "text":
+            first = {"type": "text", "text": ""}
+            if "citations" in block:
+                first["citations"] = []
+            out.append(ev("content_block_start", index=i, content_block=first))
+            for c in block.get("citations", []):
+                out.append(
+                    ev(
+                        "content_block_delta",
+                        index=i,
+                        delta={"type": "citations_delta", "citation": c},
+                    )
+                )
+            out += [
+                ev("content_block_delta", index=i, delta={"type": "text_delta", "text": p})
+                for p in pieces(block["text"])
+            ]
+        elif kind == "thinking":
+            out.append(
+                ev(
+                    "content_block_start",
+                    index=i,
+                    content_block={"type": "thinking", "thinking": "", "signature": ""},
+                )
+            )
+            out += [
+                ev("content_block_delta", index=i, delta={"type": "thinking_delta", "thinking": p})
+                for p in pieces(block["thinking"])
+            ]
+            out.append(
+                ev(
+                    "content_block_delta",
+                    index=i,
+                    delta={"type": "signature_delta", "signature": block["signature"]},
+                )
+            )
+        elif kind in ("tool_use", "server_tool_use"):
+            out.append(ev("content_block_start", index=i, content_block={**block, "input": {}}))
+            out += [
+                ev(
+                    "content_block_delta",
+                    index=i,
+                    delta={"type": "input_json_delta", "partial_json": p},
+                )
+                for p in pieces(json.dumps(block["input"]), 10)
+            ]
+        else:  # redacted_thinking and *_tool_result blocks arrive whole
+            out.append(ev("content_block_start", index=i, content_block=block))
+        out.append(ev("content_block_stop", index=i))
+    delta: dict[str, Any] = {"stop_reason": msg["stop_reason"], "stop_sequence": None}
+    if msg.get("container") is not None:
+        delta["container"] = msg["container"]
+    out.append(ev("message_delta", delta=delta, usage=msg["usage"]))
+    out.append(ev("message_stop"))
+    return out
+
+
+def get_user_country() -> str:
+    return "Mexico"
+
+
+def get_text_document() -> str:
+    return "Dummy TXT file"
+
+
+REDACTED_TRIGGER = (
+    "ANTHROPIC_MAGIC_STRING_TRIGGER_REDACTED_THINKING_"
+    "46C9A13E193C177646C7398A98432ECCCE4C1253D5E2D82641AC0E52CC2876CB"
+)
+NOTES = "Meeting notes, 3 March\n- ship the Anthropic plugin\n- write the docs\n"
+
+
+def document_citation_answer() -> dict[str, Any]:
+    """Documented format (no sample exists): text with a ``char_location`` citation."""
+    return message(
+        "msg_01DocCite00000000000001",
+        SONNET,
+        [
+            {"type": "text", "text": "According to the notes, "},
+            {
+                "type": "text",
+                "text": "the plan is to ship the Anthropic plugin",
+                "citations": [
+                    {
+                        "type": "char_location",
+                        "cited_text": "- ship the Anthropic plugin\n",
+                        "document_index": 0,
+                        "document_title": "notes.txt",
+                        "start_char_index": 23,
+                        "end_char_index": 51,
+                    }
+                ],
+            },
+            {"type": "text", "text": "."},
+        ],
+        "end_turn",
+        usage(610, 31),
+    )
+
+
+def cache_answer(msg_id: str, write: int, read: int) -> dict[str, Any]:
+    return message(
+        msg_id,
+        "claude-sonnet-4-6",
+        [{"type": "text", "text": "OK"}],
+        "end_turn",
+        usage(12, 4, cache_read=read, cache_write=write),
+    )
+
+
+def _depth() -> list[Scenario]:
+    """One scenario per feature; each also has a ``stream_`` twin with the same answers."""
+    from llmport import NativeTool, Reasoning
+    from llmport.loopback import Reply
+    from llmport.types import MediaBlock, Message, TextBlock, ToolCall, ToolResult
+
+    loop = sample_replies("reasoning-tool-loop.json")
+    redacted = sample_replies("reasoning-redacted.json")
+    search = sample_replies("citations-web-search.json")
+    code = sample_replies("native-code-execution.json")
+    document = sample_replies("text-plain-document.json")
+    long_text = "Stable harness state.\n" + "".join(
+        f"Fact {i:04d}: workspace file {i} has revision {i}.\n" for i in range(40)
+    )
+    base = [
+        Scenario(
+            "thinking_tools",
+            "anthropic:claude-sonnet-4-0",
+            {
+                "content": "What is the largest city in the user country?",
+                "tools": [get_user_country],
+                "reasoning": Reasoning(budget_tokens=3000),
+                "max_tokens": 4096,
+            },
+            [Reply(json=loop[0]), Reply(json=loop[1])],
+        ),
+        Scenario(
+            "thinking_redacted",
+            "anthropic:claude-sonnet-4-5-20250929",
+            {"content": REDACTED_TRIGGER, "reasoning": 1024, "max_tokens": 4096},
+            [Reply(json=redacted[0]), Reply(json=redacted[1])],
+            then="What was that?",
+        ),
+        Scenario(
+            "cache_blocks",
+            "anthropic:claude-sonnet-4-6",
+            {
+                "content": [
+                    {"type": "text", "text": long_text, "cache": {"ttl": "1h"}},
+                    {"type": "text", "text": "Reply with OK."},
+                ],
+                "system": [{"type": "text", "text": "You are terse.", "cache": True}],
+            },
+            [Reply(json=cache_answer("msg_01CacheBlocks000000001", 1590, 0))],
+        ),
+        Scenario(
+            "cache_auto",
+            "anthropic:claude-sonnet-4-6",
+            {
+                "content": long_text,
+                "system": "You are terse.",
+                "tools": [get_user_country],
+                "cache": {"ttl": "5m"},
+            },
+            [Reply(json=cache_answer("msg_01CacheAuto0000000001", 0, 1711))],
+        ),
+        Scenario(
+            "citations_web_search",
+            "anthropic:claude-sonnet-4-5",
+            {
+                "content": "What is the top news story today? Use web search.",
+                "tools": [
+                    NativeTool(
+                        "web_search",
+                        allowed_domains=None,
+                        blocked_domains=None,
+                        max_uses=None,
+                        user_location=None,
+                    )
+                ],
+                "reasoning": Reasoning(budget_tokens=16384),
+                "max_tokens": 20000,
+            },
+            [Reply(json=search[0])],
+        ),
+        Scenario(
+            "citations_document",
+            "anthropic:claude-sonnet-4-5",
+            {
+                "content": [
+                    {"type": "file", "path": str(DATA / "notes.txt"), "citations": True},
+                    {"type": "text", "text": "What is the plan? Cite the notes."},
+                ]
+            },
+            [Reply(json=document_citation_answer())],
+        ),
+        Scenario(
+            "code_execution",
+            "anthropic:claude-sonnet-4-6",
+            {
+                "content": "How much is 3 * 12390?",
+                "system": "Always use the code execution tool for math.",
+                "tools": [NativeTool("code_execution")],
+                "reasoning": Reasoning(budget_tokens=3000),
+                "max_tokens": 4096,
+            },
+            [Reply(json=code[0]), Reply(json=code[1])],
+            then="How about 4 * 12390?",
+        ),
+        Scenario(
+            "tool_result_document",
+            "anthropic:claude-sonnet-4-5",
+            {
+                "content": [
+                    Message(
+                        "user",
+                        (
+                            TextBlock(
+                                "Call the get_text_document tool and describe the document content."
+                            ),
+                        ),
+                    ),
+                    Message(
+                        "assistant",
+                        tool_calls=(
+                            ToolCall("toolu_01P84KgBph6WqH2De4QJ1PPm", "get_text_document", {}),
+                        ),
+                    ),
+                    Message(
+                        "tool",
+                        tool_results=(
+                            ToolResult(
+                                "toolu_01P84KgBph6WqH2De4QJ1PPm",
+                                "get_text_document",
+                                "",
+                                blocks=(
+                                    MediaBlock("file", "text/plain", data=b"Dummy TXT file\n"),
+                                ),
+                            ),
+                        ),
+                    ),
+                ],
+                "tools": [get_text_document],
+            },
+            [Reply(json=document[1])],
+        ),
+    ]
+    streams = [
+        Scenario(
+            "stream_" + s.name,
+            s.model,
+            s.kwargs,
+            [Reply(sse=as_sse(r.json)) for r in s.replies if r.json is not None],
+            stream=True,
+            then=s.then,
+        )
+        for s in base
+    ]
+    return base + streams
+
+
+SCENARIOS.update({s.name: s for s in _depth()})
+
+
+COUNT_TOKENS = "anthropic/count_tokens.yaml"
+
+
+def count_request() -> Any:
+    """The request count_tokens.yaml counts (as in wire-samples/anthropic/count-tokens.json)."""
+    from llmport.types import Message, Request, TextBlock
+
+    text = "The quick brown fox jumps over the lazydog."
+    return Request("claude-sonnet-4-5", [Message("user", (TextBlock(text),))])

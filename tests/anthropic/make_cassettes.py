@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]
 
-from anthropic_scenarios import SCENARIOS, Scenario  # noqa: E402
+from anthropic_scenarios import COUNT_TOKENS, SCENARIOS, Scenario, count_request  # noqa: E402
 from cassette_support import CASSETTES, make_vcr, rewrite_recording  # noqa: E402
 from llmport import Backoff, ProviderError, Runtime  # noqa: E402
 from llmport.loopback import LoopbackServer  # noqa: E402
@@ -33,6 +34,21 @@ KEEP_RESPONSE_HEADERS = {
 }
 
 
+def play(rt: Runtime, scenario: Scenario) -> list[Any]:
+    """The scenario's call(s): one run/stream, then the follow-up turn if it has one."""
+    results: list[Any] = []
+    kwargs = dict(scenario.kwargs)
+    for turn in range(2 if scenario.then else 1):
+        if turn:
+            kwargs["content"] = [*results[-1].messages, scenario.then]
+        if scenario.stream:
+            events = list(rt.stream(**kwargs))
+            results.append(events[-1].result)
+        else:
+            results.append(rt.run(**kwargs))
+    return results
+
+
 def record(scenario: Scenario) -> Path:
     path = CASSETTES / scenario.cassette
     path.unlink(missing_ok=True)
@@ -45,10 +61,7 @@ def record(scenario: Scenario) -> Path:
         )
         with make_vcr(record_mode="all").use_cassette(scenario.cassette):
             try:
-                if scenario.stream:
-                    list(rt.stream(**scenario.kwargs))
-                else:
-                    rt.run(**scenario.kwargs)
+                play(rt, scenario)
             except ProviderError as exc:
                 print(f"  {scenario.name}: {type(exc).__name__}: {exc}")
     rewrite_recording(
@@ -57,9 +70,26 @@ def record(scenario: Scenario) -> Path:
     return path
 
 
+def record_count_tokens() -> Path:
+    from llmport.loopback import Reply
+    from llmport_anthropic.provider import AnthropicProvider
+
+    path = CASSETTES / COUNT_TOKENS
+    path.unlink(missing_ok=True)
+    with LoopbackServer([Reply(json={"input_tokens": 19})]) as server:
+        provider = AnthropicProvider({"api_key": "recording-key", "base_url": server.url})
+        with make_vcr(record_mode="all").use_cassette(COUNT_TOKENS):
+            provider.count_tokens(count_request())
+    rewrite_recording(
+        path, "https://api.anthropic.com", KEEP_REQUEST_HEADERS, KEEP_RESPONSE_HEADERS
+    )
+    return path
+
+
 def main(names: list[str]) -> None:
-    for name in names or list(SCENARIOS):
-        print(f"recorded {record(SCENARIOS[name]).relative_to(CASSETTES.parent)}")
+    for name in names or [*SCENARIOS, "count_tokens"]:
+        path = record_count_tokens() if name == "count_tokens" else record(SCENARIOS[name])
+        print(f"recorded {path.relative_to(CASSETTES.parent)}")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ import pytest
 from anthropic_scenarios import DATA
 from llmport import (
     ContentError,
+    OptionError,
     Runtime,
     UnsupportedContentError,
     UnsupportedFeatureError,
@@ -16,10 +17,15 @@ from llmport import (
 from llmport.content import normalize_content
 from llmport.loopback import LoopbackServer
 from llmport.types import (
+    CacheControl,
+    CacheSettings,
     Message,
+    NativeTool,
+    Reasoning,
     Request,
     ResponseFormat,
     TextBlock,
+    ThinkingBlock,
     ToolCall,
     ToolResult,
     ToolSpec,
@@ -139,16 +145,24 @@ def test_tool_result_after_user_text_still_comes_first() -> None:
 
 
 def test_thinking_blocks_are_echoed_first_in_the_assistant_turn() -> None:
-    thinking = [{"type": "thinking", "thinking": "Let me think.", "signature": "sig=="}]
     call = ToolCall("toolu_1", "get_weather", {"city": "Paris"})
+    blocks = (
+        ThinkingBlock("Let me think.", signature="sig==", vendor="anthropic"),
+        ThinkingBlock(redacted="opaque==", vendor="anthropic"),
+        TextBlock("Checking."),
+    )
     messages = [
         Message("user", (TextBlock("Weather?"),)),
-        Message("assistant", tool_calls=(call,), extra={convert_in.THINKING_KEY: thinking}),
+        Message("assistant", blocks, tool_calls=(call,)),
         Message("tool", tool_results=(ToolResult("toolu_1", "get_weather", "sunny"),)),
     ]
     assistant = build(messages=messages)["messages"][1]["content"]
-    assert assistant[0] == thinking[0]
-    assert assistant[1]["type"] == "tool_use"
+    assert assistant == [
+        {"type": "thinking", "thinking": "Let me think.", "signature": "sig=="},
+        {"type": "redacted_thinking", "data": "opaque=="},
+        {"type": "text", "text": "Checking."},
+        {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Paris"}},
+    ]
 
 
 # --- options -----------------------------------------------------------------------------
@@ -186,22 +200,32 @@ def test_max_tokens_default_per_family(model: str, expected: int) -> None:
     assert build(model)["max_tokens"] == expected
 
 
-def test_reasoning_effort_budget_models() -> None:
-    params = build("claude-sonnet-4-5", options={"reasoning_effort": "high"})
+def test_reasoning_budget_models() -> None:
+    params = build("claude-sonnet-4-5", reasoning=Reasoning("high"))
     assert params["thinking"] == {"type": "enabled", "budget_tokens": 16384}
     assert params["max_tokens"] == 16384 + convert_in.ANSWER_ROOM
-    params = build("claude-sonnet-4-5", options={"reasoning_effort": 3000, "max_tokens": 8000})
+    assert "output_config" not in params  # Sonnet 4.5 has no effort parameter
+    params = build(
+        "claude-sonnet-4-5", reasoning=Reasoning(budget_tokens=3000), options={"max_tokens": 8000}
+    )
     assert params["thinking"] == {"type": "enabled", "budget_tokens": 3000}
     assert params["max_tokens"] == 8000
+    # max is capped to leave room for the answer under Opus 4.1's 32k output limit.
+    params = build("claude-opus-4-1", reasoning=Reasoning("max"), stream=True)
+    assert params["thinking"] == {
+        "type": "enabled",
+        "budget_tokens": 32000 - convert_in.ANSWER_ROOM,
+    }
+    assert params["max_tokens"] == 32000
 
 
-def test_reasoning_effort_adaptive_models() -> None:
-    params = build("claude-opus-4-8", options={"reasoning_effort": "xhigh"})
+def test_reasoning_adaptive_models() -> None:
+    params = build("claude-opus-4-8", reasoning=Reasoning("xhigh"))
     assert params["thinking"] == {"type": "adaptive"}
     assert params["output_config"] == {"effort": "xhigh"}
     params = build(
         "claude-sonnet-4-6",
-        options={"reasoning_effort": "low"},
+        reasoning=Reasoning("low"),
         response_format=ResponseFormat({"type": "object", "properties": {}}),
     )
     assert params["output_config"] == {
@@ -211,6 +235,38 @@ def test_reasoning_effort_adaptive_models() -> None:
             "schema": {"type": "object", "properties": {}, "additionalProperties": False},
         },
     }
+
+
+def test_effort_without_thinking_and_other_reasoning_forms() -> None:
+    # budget_tokens=0 with an effort: effort alone, thinking stays off (issue 11).
+    params = build("claude-sonnet-4-6", reasoning=Reasoning("low", budget_tokens=0))
+    assert "thinking" not in params
+    assert params["output_config"] == {"effort": "low"}
+    assert params["max_tokens"] == 16384
+    # Effort and a budget together on Claude 4.6: manual thinking plus effort.
+    params = build("claude-opus-4-6", reasoning=Reasoning("max", budget_tokens=4000))
+    assert params["thinking"] == {"type": "enabled", "budget_tokens": 4000}
+    assert params["output_config"] == {"effort": "max"}
+    # Dynamic budget (-1) is adaptive thinking; summaries set thinking.display.
+    params = build("claude-sonnet-4-6", reasoning=Reasoning(budget_tokens=-1, summary="auto"))
+    assert params["thinking"] == {"type": "adaptive", "display": "summarized"}
+    assert "output_config" not in params
+    params = build("claude-opus-4-8", reasoning=Reasoning("high", summary=False))
+    assert params["thinking"] == {"type": "adaptive", "display": "omitted"}
+    # Opus 4.5: budget thinking plus effort, behind its beta header.
+    params = build("claude-opus-4-5", reasoning=Reasoning("medium"))
+    assert params["thinking"] == {"type": "enabled", "budget_tokens": 8192}
+    assert params["output_config"] == {"effort": "medium"}
+    assert params["extra_headers"] == {"anthropic-beta": "effort-2025-11-24"}
+    # Off: nothing sent.
+    for off in (Reasoning("none"), Reasoning(budget_tokens=0)):
+        params = build("claude-sonnet-4-5", reasoning=off)
+        assert "thinking" not in params and "output_config" not in params
+
+
+def test_max_tokens_not_above_the_budget_is_an_option_error() -> None:
+    with pytest.raises(OptionError, match="larger than the thinking budget"):
+        build("claude-sonnet-4-5", reasoning=Reasoning("high"), options={"max_tokens": 10000})
 
 
 @pytest.mark.parametrize(
@@ -223,31 +279,81 @@ def test_reasoning_effort_adaptive_models() -> None:
             "temperature together with top_p",
         ),
         ("claude-opus-4-8", {"options": {"temperature": 0.2}}, "temperature"),
-        ("claude-3-5-haiku-20241022", {"options": {"reasoning_effort": "low"}}, "reasoning_effort"),
+        ("claude-3-5-haiku-20241022", {"reasoning": Reasoning("low")}, "reasoning"),
         (
             "claude-sonnet-4-5",
-            {"options": {"reasoning_effort": "extreme"}},
-            "reasoning_effort='extreme'",
+            {"reasoning": Reasoning("low", budget_tokens=0)},
+            "reasoning effort without thinking ('low')",
+        ),
+        (
+            "claude-haiku-4-5",
+            {"reasoning": Reasoning("high", budget_tokens=2000)},
+            "reasoning effort with budget_tokens ('high')",
+        ),
+        (
+            "claude-sonnet-4-6",
+            {"reasoning": Reasoning("minimal")},
+            "reasoning effort ('minimal')",
+        ),
+        (
+            "claude-sonnet-4-6",
+            {"reasoning": Reasoning("xhigh")},
+            "reasoning effort ('xhigh')",
         ),
         (
             "claude-opus-4-8",
-            {"options": {"reasoning_effort": 4096}},
-            "reasoning_effort=4096 (a token budget)",
+            {"reasoning": Reasoning(budget_tokens=4096)},
+            "reasoning budget_tokens=4096",
         ),
         (
             "claude-sonnet-4-5",
-            {"options": {"reasoning_effort": "high", "max_tokens": 10000}},
-            "max_tokens=10000 with a thinking budget of 16384",
+            {"reasoning": Reasoning(budget_tokens=500)},
+            "reasoning budget_tokens=500",
         ),
         (
             "claude-sonnet-4-5",
-            {"options": {"reasoning_effort": "low", "temperature": 0.3}},
-            "sampling options with reasoning_effort",
+            {"reasoning": Reasoning(budget_tokens=-1)},
+            "reasoning budget_tokens=-1 (dynamic)",
         ),
         (
             "claude-sonnet-4-5",
-            {"options": {"reasoning_effort": "low"}, "tools": [WEATHER], "tool_choice": "required"},
-            "tool_choice='required' with reasoning_effort",
+            {"reasoning": Reasoning("low"), "options": {"temperature": 0.3}},
+            "sampling options with thinking",
+        ),
+        (
+            "claude-sonnet-4-5",
+            {"reasoning": Reasoning("low"), "tools": [WEATHER], "tool_choice": "required"},
+            "tool_choice='required' with reasoning",
+        ),
+        (
+            "claude-sonnet-4-5",
+            {"cache": CacheSettings(key="k1")},
+            "cache key",
+        ),
+        (
+            "claude-sonnet-4-5",
+            {"cache": CacheSettings(retention="24h")},
+            "cache retention",
+        ),
+        (
+            "claude-sonnet-4-5",
+            {"native_tools": [NativeTool("file_search")]},
+            "native tool 'file_search'",
+        ),
+        (
+            "claude-3-5-haiku-20241022",
+            {"native_tools": [NativeTool("code_execution")]},
+            "native tool 'code_execution'",
+        ),
+        (
+            "claude-3-haiku-20240307",
+            {"native_tools": [NativeTool("web_search")]},
+            "native tool 'web_search'",
+        ),
+        (
+            "claude-sonnet-4-5",
+            {"messages": [Message("user", (TextBlock("Hi", cache=CacheControl("2h")),))]},
+            "cache ttl '2h'",
         ),
         (
             "claude-sonnet-4-5",

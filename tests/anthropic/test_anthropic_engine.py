@@ -26,7 +26,7 @@ from llmport import (
 from llmport.errors import OptionError
 from llmport.loopback import LoopbackServer, RecordedRequest, Reply
 from llmport.testing import recording_backoff
-from llmport.types import Message, Request, TextBlock, ToolSpec
+from llmport.types import Message, Reasoning, Request, TextBlock, ToolSpec
 from llmport_anthropic import convert_in
 from llmport_anthropic import provider as provider_module
 from llmport_anthropic.provider import AnthropicProvider
@@ -365,8 +365,9 @@ def test_vendor_fields_merge_rules() -> None:
     }
     request = hi(
         "claude-sonnet-4-6",
-        options={"temperature": 1, "timeout": 30, "stop": "A", "reasoning_effort": "low"},
+        options={"temperature": 1, "timeout": 30, "stop": "A"},
         vendor={"anthropic": fields},
+        reasoning=Reasoning("low"),
     )
     params = AnthropicProvider({"api_key": "k"}).prepare(request).params
     assert params["thinking"] == {"type": "adaptive", "display": "summarized"}

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from llmport.loopback import Reply
+from llmport.types import MediaBlock, Message, NativeTool, Request, TextBlock, ToolCall, ToolResult
 from llmport_bedrock.eventstream import encode_stream
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -32,6 +33,9 @@ NOVA_MICRO = "us.amazon.nova-micro-v1:0"
 NOVA_PRO = "us.amazon.nova-pro-v1:0"
 SONNET_45 = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 SONNET_35 = "us.anthropic.claude-3-5-sonnet-20241022-v2:0"
+SONNET_37 = "us.anthropic.claude-3-7-sonnet-20250219-v1:0"
+SONNET_4 = "us.anthropic.claude-sonnet-4-20250514-v1:0"
+NOVA_2_LITE = "us.amazon.nova-2-lite-v1:0"
 
 
 def get_weather(city: str) -> str:
@@ -170,17 +174,243 @@ def json_reply(body: dict[str, Any], request_id: str) -> Reply:
 
 @dataclass(slots=True)
 class Scenario:
-    """One cassette: the call the tests make and the answers recorded for it."""
+    """One cassette: the call the tests make and the answers recorded for it.
+
+    ``count``: the call is ``BedrockProvider.count_tokens(kwargs["request"])``.
+    """
 
     name: str
     model: str
     kwargs: dict[str, Any]
     replies: list[Reply]
     stream: bool = False
+    count: bool = False
 
     @property
     def cassette(self) -> str:
         return f"bedrock/{self.name}.yaml"
+
+
+# --- vendor depth (SPEC §16): reasoning, caching, native tools, files, citations, counting ---
+
+
+def get_user_country() -> str:
+    return "Mexico"
+
+
+def catalog_lookup() -> str:
+    return "catalog"
+
+
+def diagnostics() -> str:
+    return "ok"
+
+
+def final_result(result: float) -> str:
+    """The final response which ends this conversation"""
+    return "Final result processed."
+
+
+#: wire-samples/bedrock/reasoning-tool-loop.json (signature truncated there, opaque here).
+THINKING_TEXT = (
+    "The user is asking for the largest city in their country. To answer this, I first need to "
+    "determine what country the user is from. I can use the `get_user_country` function to "
+    "retrieve this information.\n\nOnce I have the user's country, I can then provide "
+    "information about the largest city in that country."
+)
+THINKING_SIGNATURE = (
+    "ErcBCkgIBhABGAIiQDYN+P1S3ACL3r24cAMKCrRNiuPPxvmT2uzREPLRyKEUXagRbXn97QCke6L7OEZv"
+    "fake-signature-for-tests"
+)
+MEXICO_CITY = (
+    "Based on your location in Mexico, the largest city is Mexico City (Ciudad de México). "
+    "It's not only the capital but also the most populous city in Mexico with a metropolitan "
+    "area population of over 21 million people, making it one of the largest urban "
+    "agglomerations in the world."
+)
+#: wire-samples/bedrock/reasoning-stream.json: the reasoning deltas, then the signature.
+STREAM_THINKING = [
+    "The",
+    " user has",
+    " greeted me with",
+    ' a simple "Hello".',
+    " I should respond in",
+    " a friendly and wel",
+    "coming manner.",
+]
+STREAM_SIGNATURE = (
+    "Eu0CCkgIBxABGAIqQJDccbDQkr81n7QjZ0Fi43umSvw0YvnGkMPEpaGAa2btYHyWw06KhwckvsnKzpKc"
+    "fake-signature-for-tests"
+)
+SYSTEM_LONG = "YOU MUST RESPONSE ONLY WITH SINGLE NUMBER\n" * 50
+USER_LONG = "Newer response with something except single number\n" * 10
+#: A Converse document source with citations (AWS's documented Converse format; no sample).
+POLICY = (
+    b"Refund policy. Customers may return any item within 30 days of delivery. "
+    b"Refunds are paid to the original payment method within 5 business days."
+)
+
+
+def reasoning_stream_events() -> list[dict[str, Any]]:
+    """reasoning-stream.json's frames (thinking text, signature, text) ending in a toolUse."""
+    return [
+        ev("messageStart", role="assistant"),
+        *(
+            ev("contentBlockDelta", contentBlockIndex=0, delta={"reasoningContent": {"text": t}})
+            for t in STREAM_THINKING
+        ),
+        ev(
+            "contentBlockDelta",
+            contentBlockIndex=0,
+            delta={"reasoningContent": {"signature": STREAM_SIGNATURE}},
+        ),
+        ev("contentBlockStop", contentBlockIndex=0),
+        ev("contentBlockDelta", contentBlockIndex=1, delta={"text": "Let me check your country."}),
+        ev("contentBlockStop", contentBlockIndex=1),
+        ev(
+            "contentBlockStart",
+            contentBlockIndex=2,
+            start={
+                "toolUse": {"toolUseId": "tooluse_StreamThink000000001", "name": "get_user_country"}
+            },
+        ),
+        ev("contentBlockDelta", contentBlockIndex=2, delta={"toolUse": {"input": ""}}),
+        ev("contentBlockStop", contentBlockIndex=2),
+        ev("messageStop", stopReason="tool_use"),
+        ev("metadata", metrics={"latencyMs": 1999}, usage=usage(36, 73)),
+    ]
+
+
+def code_interpreter_events() -> list[dict[str, Any]]:
+    """A streamed Nova code-interpreter turn (ConverseStream's documented toolUse/toolResult
+    start and delta members, as in botocore's bedrock-runtime model; no recorded sample)."""
+    call_id = "tooluse_dV5ehBNfl1hUE-UTM9cIww"
+    return [
+        ev("messageStart", role="assistant"),
+        ev(
+            "contentBlockStart",
+            contentBlockIndex=0,
+            start={
+                "toolUse": {
+                    "toolUseId": call_id,
+                    "name": "nova_code_interpreter",
+                    "type": "server_tool_use",
+                }
+            },
+        ),
+        ev("contentBlockDelta", contentBlockIndex=0, delta={"toolUse": {"input": '{"snippet": '}}),
+        ev(
+            "contentBlockDelta", contentBlockIndex=0, delta={"toolUse": {"input": '"1234 * 5678"}'}}
+        ),
+        ev("contentBlockStop", contentBlockIndex=0),
+        ev(
+            "contentBlockStart",
+            contentBlockIndex=1,
+            start={
+                "toolResult": {
+                    "toolUseId": call_id,
+                    "type": "nova_code_interpreter_result",
+                    "status": "success",
+                }
+            },
+        ),
+        ev(
+            "contentBlockDelta",
+            contentBlockIndex=1,
+            delta={
+                "toolResult": [
+                    {"json": {"exitCode": 0, "isError": False, "stdErr": "", "stdOut": "7006652"}}
+                ]
+            },
+        ),
+        ev("contentBlockStop", contentBlockIndex=1),
+        ev("contentBlockDelta", contentBlockIndex=2, delta={"text": "1234 * 5678 = 7006652."}),
+        ev("contentBlockStop", contentBlockIndex=2),
+        ev("messageStop", stopReason="end_turn"),
+        ev("metadata", metrics={"latencyMs": 1604}, usage=usage(1002, 59)),
+    ]
+
+
+POLICY_CITATION = {
+    "title": "refund policy",
+    "sourceContent": [{"text": "Customers may return any item within 30 days of delivery."}],
+    "location": {"documentChar": {"documentIndex": 0, "start": 15, "end": 73}},
+}
+
+
+def citation_events() -> list[dict[str, Any]]:
+    """A streamed cited answer (ConverseStream's documented ``delta.citation``; no sample)."""
+    return [
+        ev("messageStart", role="assistant"),
+        ev("contentBlockDelta", contentBlockIndex=0, delta={"text": "You have 30 days"}),
+        ev("contentBlockDelta", contentBlockIndex=0, delta={"text": " to return an item."}),
+        ev("contentBlockDelta", contentBlockIndex=0, delta={"citation": POLICY_CITATION}),
+        ev("contentBlockStop", contentBlockIndex=0),
+        ev("messageStop", stopReason="end_turn"),
+        ev("metadata", metrics={"latencyMs": 900}, usage=usage(610, 14)),
+    ]
+
+
+def cache_kwargs() -> dict[str, Any]:
+    """prompt-cache.json's request: marked system, document turn, question, and tools."""
+    return {
+        "content": [
+            {"type": "text", "text": USER_LONG},
+            {
+                "type": "file",
+                "data": b"You are a great mathematician",
+                "media_type": "text/plain",
+                "filename": "Document 1.txt",
+            },
+            {"type": "text", "text": "\n", "cache": True},
+            {"type": "text", "text": "What is 10 + 11?"},
+        ],
+        "system": [{"type": "text", "text": SYSTEM_LONG}],
+        "tools": [catalog_lookup, diagnostics],
+        "cache": "auto",
+    }
+
+
+def count_request() -> Request:
+    """count-tokens.json's request: one user turn and one tool, Claude Sonnet 4."""
+    from llmport.types import ToolSpec
+
+    return Request(
+        model=SONNET_4,
+        messages=[Message("user", (TextBlock("What is the weather in Paris?"),))],
+        tools=[
+            ToolSpec(
+                "get_weather",
+                "Get the weather for a location",
+                {"type": "object", "properties": {"location": {"type": "string"}}},
+            )
+        ],
+    )
+
+
+KIWI_HISTORY = [
+    Message("user", (TextBlock("Take a photo of the fruit bowl."),)),
+    Message("assistant", tool_calls=(ToolCall("tooluse_Camera00000000000001", "camera", {}),)),
+    Message(
+        "tool",
+        tool_results=(
+            ToolResult(
+                "tooluse_Camera00000000000001",
+                "camera",
+                "Photo taken.",
+                blocks=(
+                    MediaBlock("image", "image/png", (DATA / "kiwi.png").read_bytes()),
+                    MediaBlock("file", "application/json", b'{"fruits": 1, "bowl": "blue"}'),
+                ),
+            ),
+        ),
+    ),
+]
+
+
+def camera() -> str:
+    """Take a photo."""
+    return "Photo taken."
 
 
 SCENARIOS: dict[str, Scenario] = {
@@ -460,6 +690,259 @@ SCENARIOS: dict[str, Scenario] = {
                     "b1f3c2a0-0015-4e6b-9a7e-5d1c2b3a4f15",
                 ),
             ],
+        ),
+        Scenario(
+            "reasoning_tool_loop",
+            f"bedrock:{SONNET_37}",
+            {
+                "content": "What is the largest city in the user country?",
+                "tools": [get_user_country],
+                "reasoning": 1024,
+            },
+            [
+                json_reply(
+                    answer(
+                        [
+                            {
+                                "reasoningContent": {
+                                    "reasoningText": {
+                                        "signature": THINKING_SIGNATURE,
+                                        "text": THINKING_TEXT,
+                                    }
+                                }
+                            },
+                            {
+                                "text": "I'll need to check what country you're from to answer that question."
+                            },
+                            {
+                                "toolUse": {
+                                    "input": {},
+                                    "name": "get_user_country",
+                                    "toolUseId": "tooluse_W9DaUFg4Tj2cRPpndqxWSg",
+                                }
+                            },
+                        ],
+                        "tool_use",
+                        usage(397, 130, 0, 0),
+                        3896,
+                    ),
+                    "b1f3c2a0-0016-4e6b-9a7e-5d1c2b3a4f16",
+                ),
+                json_reply(
+                    answer([{"text": MEXICO_CITY}], "end_turn", usage(539, 106, 0, 0), 4529),
+                    "b1f3c2a0-0017-4e6b-9a7e-5d1c2b3a4f17",
+                ),
+            ],
+        ),
+        Scenario(
+            "reasoning_stream",
+            f"bedrock:{SONNET_4}",
+            {
+                "content": "What is the largest city in the user country?",
+                "tools": [get_user_country],
+                "reasoning": "minimal",
+            },
+            [
+                stream_reply(reasoning_stream_events(), "b1f3c2a0-0018-4e6b-9a7e-5d1c2b3a4f18"),
+                stream_reply(
+                    text_events(["Mexico City is the ", "largest city in Mexico."], 120, 12),
+                    "b1f3c2a0-0019-4e6b-9a7e-5d1c2b3a4f19",
+                ),
+            ],
+            stream=True,
+        ),
+        Scenario(
+            "reasoning_nova",
+            f"bedrock:{NOVA_2_LITE}",
+            {"content": "Is 221 a prime number?", "reasoning": "high"},
+            [
+                json_reply(
+                    answer(
+                        [
+                            {"reasoningContent": {"reasoningText": {"text": "[REDACTED]"}}},
+                            {"text": "No: 221 = 13 x 17."},
+                        ],
+                        "end_turn",
+                        usage(12, 240),
+                        2100,
+                    ),
+                    "b1f3c2a0-0020-4e6b-9a7e-5d1c2b3a4f20",
+                )
+            ],
+        ),
+        Scenario(
+            "prompt_cache",
+            f"bedrock:{SONNET_45}",
+            cache_kwargs(),
+            [
+                json_reply(
+                    answer([{"text": "21"}], "end_turn", usage(2, 5, 0, 1322), 2023),
+                    "b1f3c2a0-0021-4e6b-9a7e-5d1c2b3a4f21",
+                )
+            ],
+        ),
+        Scenario(
+            "prompt_cache_stream",
+            f"bedrock:{SONNET_45}",
+            cache_kwargs(),
+            [
+                stream_reply(
+                    [
+                        *text_events(["21"], 2, 5)[:-1],
+                        ev("metadata", metrics={"latencyMs": 1990}, usage=usage(2, 5, 1322, 0)),
+                    ],
+                    "b1f3c2a0-0022-4e6b-9a7e-5d1c2b3a4f22",
+                )
+            ],
+            stream=True,
+        ),
+        Scenario(
+            "code_interpreter",
+            f"bedrock:{NOVA_2_LITE}",
+            {
+                "content": "What is 1234 * 5678?",
+                "system": "You are a helpful chatbot.",
+                "tools": [final_result, NativeTool("code_execution")],
+            },
+            [
+                json_reply(
+                    answer(
+                        [
+                            {
+                                "toolUse": {
+                                    "input": {"snippet": "1234 * 5678"},
+                                    "name": "nova_code_interpreter",
+                                    "toolUseId": "tooluse_dV5ehBNfl1hUE-UTM9cIww",
+                                    "type": "server_tool_use",
+                                }
+                            },
+                            {
+                                "toolResult": {
+                                    "content": [
+                                        {
+                                            "json": {
+                                                "exitCode": 0,
+                                                "isError": False,
+                                                "stdErr": "",
+                                                "stdOut": "7006652",
+                                            }
+                                        }
+                                    ],
+                                    "status": "success",
+                                    "toolUseId": "tooluse_dV5ehBNfl1hUE-UTM9cIww",
+                                    "type": "nova_code_interpreter_result",
+                                }
+                            },
+                            {
+                                "toolUse": {
+                                    "input": {"result": 7006652.0},
+                                    "name": "final_result",
+                                    "toolUseId": "tooluse_DaRsVjwcShCI_3pOsIsWqg",
+                                    "type": "tool_use",
+                                }
+                            },
+                        ],
+                        "tool_use",
+                        usage(1002, 59),
+                        1604,
+                    ),
+                    "b1f3c2a0-0023-4e6b-9a7e-5d1c2b3a4f23",
+                ),
+                json_reply(
+                    answer([{"text": "1234 * 5678 = 7006652."}], "end_turn", usage(1148, 12), 1730),
+                    "b1f3c2a0-0024-4e6b-9a7e-5d1c2b3a4f24",
+                ),
+            ],
+        ),
+        Scenario(
+            "code_interpreter_stream",
+            f"bedrock:{NOVA_2_LITE}",
+            {"content": "What is 1234 * 5678?", "tools": [NativeTool("code_execution")]},
+            [stream_reply(code_interpreter_events(), "b1f3c2a0-0025-4e6b-9a7e-5d1c2b3a4f25")],
+            stream=True,
+        ),
+        Scenario(
+            "citations",
+            f"bedrock:{SONNET_45}",
+            {
+                "content": [
+                    {
+                        "type": "file",
+                        "data": POLICY,
+                        "media_type": "text/plain",
+                        "filename": "refund_policy.txt",
+                        "citations": True,
+                    },
+                    {"type": "text", "text": "How long do I have to return an item?"},
+                ]
+            },
+            [
+                json_reply(
+                    answer(
+                        [
+                            {"text": "According to the policy, "},
+                            {
+                                "citationsContent": {
+                                    "content": [{"text": "you have 30 days to return an item."}],
+                                    "citations": [POLICY_CITATION],
+                                }
+                            },
+                        ],
+                        "end_turn",
+                        usage(610, 22),
+                        1200,
+                    ),
+                    "b1f3c2a0-0026-4e6b-9a7e-5d1c2b3a4f26",
+                )
+            ],
+        ),
+        Scenario(
+            "citations_stream",
+            f"bedrock:{SONNET_45}",
+            {
+                "content": [
+                    {
+                        "type": "file",
+                        "data": POLICY,
+                        "media_type": "text/plain",
+                        "filename": "refund_policy.txt",
+                        "citations": True,
+                    },
+                    {"type": "text", "text": "How long do I have to return an item?"},
+                ]
+            },
+            [stream_reply(citation_events(), "b1f3c2a0-0027-4e6b-9a7e-5d1c2b3a4f27")],
+            stream=True,
+        ),
+        Scenario(
+            "tool_result_blocks",
+            f"bedrock:{NOVA_PRO}",
+            {"content": "Which fruit is in the bowl?", "history": KIWI_HISTORY, "tools": [camera]},
+            [
+                json_reply(
+                    answer([{"text": "A kiwi, in a blue bowl."}], "end_turn", usage(1900, 9)),
+                    "b1f3c2a0-0028-4e6b-9a7e-5d1c2b3a4f28",
+                )
+            ],
+        ),
+        Scenario(
+            "tool_result_blocks_stream",
+            f"bedrock:{NOVA_PRO}",
+            {"content": "Which fruit is in the bowl?", "history": KIWI_HISTORY, "tools": [camera]},
+            [
+                stream_reply(
+                    text_events(["A kiwi, ", "in a blue bowl."], 1900, 9),
+                    "b1f3c2a0-0029-4e6b-9a7e-5d1c2b3a4f29",
+                )
+            ],
+            stream=True,
+        ),
+        Scenario(
+            "count_tokens",
+            f"bedrock:{SONNET_4}",
+            {"request": count_request()},
+            [json_reply({"inputTokens": 375}, "b1f3c2a0-0030-4e6b-9a7e-5d1c2b3a4f30")],
+            count=True,
         ),
     ]
 }

@@ -41,7 +41,10 @@ def record(scenario: Scenario) -> Path:
         )
         with make_vcr(record_mode="all").use_cassette(scenario.cassette):
             try:
-                if scenario.stream:
+                if scenario.count:
+                    provider = rt.targets.resolve(rt, scenario.model)[0]
+                    print(f"  counted {provider.count_tokens(scenario.kwargs['request'])}")
+                elif scenario.stream:
                     list(rt.stream(**scenario.kwargs))
                 else:
                     rt.run(**scenario.kwargs)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import base64
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -32,12 +34,19 @@ from llmport.errors import (
     UnsupportedFeatureError,
 )
 from llmport.loopback import LoopbackServer
+from llmport.provider import assemble
 from llmport.types import (
+    CacheControl,
+    CacheSettings,
     MediaBlock,
     Message,
+    NativeTool,
+    Reasoning,
     Request,
     ResponseFormat,
     TextBlock,
+    ThinkingBlock,
+    ThinkingDelta,
     ToolCall,
     ToolResult,
     ToolSpec,
@@ -45,7 +54,6 @@ from llmport.types import (
 from llmport_bedrock import convert_out
 from llmport_bedrock.convert_in import (
     DOCUMENT_PROMPT,
-    REASONING_KEY,
     ConversePrepared,
     document_name,
 )
@@ -252,18 +260,19 @@ def test_forced_output_tool_beside_user_tools_uses_any() -> None:
 
 
 def test_reasoning_blocks_are_echoed_before_the_tool_use() -> None:
-    reasoning = [{"reasoningContent": {"reasoningText": {"text": "think", "signature": "sig"}}}]
+    reasoning = {"reasoningContent": {"reasoningText": {"text": "think", "signature": "sig"}}}
     history = [
         Message("user", (TextBlock("weather?"),)),
         Message(
             "assistant",
+            (ThinkingBlock("think", "sig", vendor="bedrock"),),
             tool_calls=(ToolCall("t1", "get_weather", {"city": "Paris"}),),
-            extra={REASONING_KEY: reasoning},
         ),
         Message("tool", tool_results=(ToolResult("t1", "get_weather", "sunny"),)),
     ]
-    body = build(SONNET, messages=history, tools=[WEATHER])
-    assert body["messages"][1]["content"][0] == reasoning[0]
+    body = build(SONNET, messages=history, tools=[WEATHER], reasoning=Reasoning(effort="low"))
+    assert body["messages"][1]["content"][0] == reasoning
+    assert body["messages"][1]["content"][1]["toolUse"]["toolUseId"] == "t1"
 
 
 # --- options --------------------------------------------------------------------------------
@@ -273,7 +282,6 @@ def test_reasoning_blocks_are_echoed_before_the_tool_use() -> None:
     ("options", "word"),
     [
         ({"seed": 1}, "seed"),
-        ({"reasoning_effort": "high"}, "reasoning_effort"),
         ({"frequency_penalty": 0.5}, "frequency_penalty"),  # unknown name: the core's check
         ({"top_k": 5}, "top_k"),  # Claude only
         ({"temperature": 1.5}, "between 0 and 1"),  # Converse's range is narrower than 0-2
@@ -421,9 +429,11 @@ def test_reasoning_content_is_kept_for_the_echo() -> None:
     }
     response = convert_out.response(raw, prepared)
     assert (response.text, response.id, response.model) == ("Done.", "rid", SONNET)
-    assert response.extra[REASONING_KEY] == [
-        {"reasoningContent": {"reasoningText": {"text": "hmm", "signature": "s1"}}}
+    assert response.blocks == [
+        ThinkingBlock("hmm", "s1", vendor="bedrock"),
+        TextBlock("Done."),
     ]
+    assert response.extra == {}
 
 
 def test_streamed_reasoning_is_assembled() -> None:
@@ -452,11 +462,18 @@ def test_streamed_reasoning_is_assembled() -> None:
         {"messageStop": {"stopReason": "end_turn"}},
     ]
     out = [e for event in events for e in state.feed(event)] + list(state.end())
-    stop = out[-1]
-    assert stop.extra[REASONING_KEY] == [
-        {"reasoningContent": {"reasoningText": {"text": "hmm", "signature": "sig"}}}
+    assert [e for e in out if isinstance(e, ThinkingDelta)] == [
+        ThinkingDelta("hm", key=0, vendor="bedrock"),
+        ThinkingDelta("m", key=0, vendor="bedrock"),
+        ThinkingDelta(key=0, signature="sig", vendor="bedrock"),
     ]
-    assert (stop.id, stop.model) == ("rid", SONNET)
+    response = assemble(out)
+    assert response.blocks == [
+        ThinkingBlock("hmm", "sig", vendor="bedrock"),
+        TextBlock("Done."),
+    ]
+    stop = out[-1]
+    assert (stop.id, stop.model, stop.extra) == ("rid", SONNET, {})
 
 
 # --- error classification -------------------------------------------------------------------
@@ -511,3 +528,277 @@ def test_unrelated_exceptions_are_not_translated() -> None:
 def test_retry_after_header_is_honoured() -> None:
     error = translate(client_error("ThrottlingException", 429, headers={"Retry-After": "4"}))
     assert error is not None and error.retry_after == 4.0
+
+
+# --- vendor depth: rejected before any request ----------------------------------------------
+
+SONNET_37 = "us.anthropic.claude-3-7-sonnet-20250219-v1:0"
+NOVA_2 = "us.amazon.nova-2-lite-v1:0"
+HAIKU_3 = "anthropic.claude-3-haiku-20240307-v1:0"
+TXT = b"plain text"
+
+
+@pytest.mark.parametrize(
+    ("model", "fields", "word"),
+    [
+        (NOVA, {"reasoning": Reasoning(effort="high")}, "reasoning"),  # Nova 1: no reasoning
+        (HAIKU_3, {"reasoning": Reasoning(effort="low")}, "reasoning"),
+        (NOVA_2, {"reasoning": Reasoning(budget_tokens=2048)}, "budget_tokens"),
+        (NOVA_2, {"reasoning": Reasoning(effort="low", summary="auto")}, "summary"),
+        (SONNET, {"reasoning": Reasoning(budget_tokens=-1)}, "budget_tokens=-1"),
+        (SONNET, {"reasoning": Reasoning(budget_tokens=512)}, ">= 1024"),
+        (
+            SONNET,
+            {"reasoning": Reasoning(budget_tokens=4096), "options": {"max_tokens": 4096}},
+            "greater than the thinking budget",
+        ),
+        (
+            SONNET,
+            {"reasoning": Reasoning(effort="low"), "options": {"temperature": 0.2}},
+            "sampling options",
+        ),
+        (
+            SONNET,
+            {"reasoning": Reasoning(effort="low"), "tools": [WEATHER], "tool_choice": "required"},
+            "tool_choice",
+        ),
+        (
+            SONNET_37,
+            {"reasoning": Reasoning(effort="low"), "response_format": ResponseFormat({})},
+            "response_format with reasoning",
+        ),
+        (NOVA, {"native_tools": [NativeTool("code_execution")]}, "code_execution"),
+        (NOVA_2, {"native_tools": [NativeTool("web_search")]}, "web_search"),
+        (SONNET, {"native_tools": [NativeTool("code_execution")]}, "code_execution"),
+        (NOVA_2, {"native_tools": [NativeTool("code_execution", timeout=5)]}, "timeout"),
+        (SONNET, {"cache": CacheSettings(key="k1")}, "cache key"),
+        (SONNET, {"cache": CacheSettings(retention="24h")}, "cache retention"),
+        (SONNET_37, {"system_blocks": (TextBlock("s", cache=CacheControl("1h")),)}, "ttl"),
+        (SONNET, {"system_blocks": (TextBlock("s", cache=CacheControl("2h")),)}, "5m or 1h"),
+        (HAIKU_3, {"tools": [replace(WEATHER, cache=CacheControl())]}, "prompt caching"),
+        (
+            "meta.llama3-70b-instruct-v1:0",
+            {"system_blocks": (TextBlock("s", cache=CacheControl()),)},
+            "prompt caching",
+        ),
+    ],
+)
+def test_what_bedrock_lacks_is_rejected_before_any_request(
+    model: str, fields: dict[str, Any], word: str
+) -> None:
+    fields = dict(fields)
+    system_blocks = fields.get("system_blocks")
+    if system_blocks:
+        fields["system"] = "".join(b.text for b in system_blocks)
+    err = reject(model, TextBlock("hi"), **fields)
+    assert word in str(err)
+    if not isinstance(err, OptionError):
+        assert "bedrock" in str(err) and model in str(err)
+
+
+def test_count_tokens_is_claude_only() -> None:
+    with pytest.raises(UnsupportedFeatureError, match="token counting"):
+        PROVIDER.count_tokens(Request(model=NOVA, messages=[Message("user", (TextBlock("hi"),))]))
+
+
+@pytest.mark.parametrize(
+    ("block", "word"),
+    [
+        (MediaBlock("image", "image/png", PNG, citations=True), "citations"),  # Nova: none
+        (MediaBlock("file", "text/plain", TXT, send="native"), "native"),  # nova-micro
+    ],
+)
+def test_unsupported_file_options_are_content_errors(block: MediaBlock, word: str) -> None:
+    err = reject("us.amazon.nova-micro-v1:0", block, TextBlock("hi"))
+    assert isinstance(err, UnsupportedContentError) and word in str(err)
+
+
+def test_citations_need_the_document_part() -> None:
+    block = MediaBlock("file", "text/plain", TXT, citations=True, send="text")
+    err = reject(SONNET, block, TextBlock("hi"))
+    assert isinstance(err, UnsupportedContentError) and "Converse document" in str(err)
+
+
+# --- vendor depth: conversions ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("model", "reasoning", "fields"),
+    [
+        (
+            SONNET,
+            Reasoning(effort="medium"),
+            {"thinking": {"type": "enabled", "budget_tokens": 8192}},
+        ),
+        (
+            SONNET,
+            Reasoning(effort="max"),
+            {"thinking": {"type": "enabled", "budget_tokens": 63999}},
+        ),
+        # Opus 4.1 writes at most 32k tokens: "max" is capped below it.
+        (
+            "us.anthropic.claude-opus-4-1-20250805-v1:0",
+            Reasoning(effort="max"),
+            {"thinking": {"type": "enabled", "budget_tokens": 31999}},
+        ),
+        (
+            SONNET,
+            Reasoning(budget_tokens=3000, effort="low"),
+            {"thinking": {"type": "enabled", "budget_tokens": 3000}},
+        ),
+        (
+            SONNET,
+            Reasoning(summary="auto"),
+            {"thinking": {"type": "enabled", "budget_tokens": 8192}},
+        ),
+        (
+            NOVA_2,
+            Reasoning(effort="minimal"),
+            {"reasoningConfig": {"type": "enabled", "maxReasoningEffort": "low"}},
+        ),
+        (
+            NOVA_2,
+            Reasoning(effort="xhigh"),
+            {"reasoningConfig": {"type": "enabled", "maxReasoningEffort": "high"}},
+        ),
+        (SONNET, Reasoning(effort="none"), None),
+        (NOVA_2, Reasoning(budget_tokens=0), None),
+    ],
+)
+def test_reasoning_maps_per_family(
+    model: str, reasoning: Reasoning, fields: dict[str, Any] | None
+) -> None:
+    body = build(model, TextBlock("hi"), reasoning=reasoning)
+    assert body.get("additionalModelRequestFields") == fields
+
+
+def test_caller_fields_merge_over_the_reasoning_fields() -> None:
+    body = build(
+        SONNET,
+        TextBlock("hi"),
+        reasoning=Reasoning(effort="low"),
+        options={"additional_model_request_fields": {"thinking": {"budget_tokens": 4000}}},
+    )
+    assert body["additionalModelRequestFields"] == {
+        "thinking": {"type": "enabled", "budget_tokens": 4000}
+    }
+
+
+def test_redacted_thinking_round_trips_as_bytes() -> None:
+    raw = {
+        "output": {
+            "message": {
+                "role": "assistant",
+                "content": [
+                    {"reasoningContent": {"redactedContent": b"\x00opaque\xff"}},
+                    {
+                        "toolUse": {
+                            "toolUseId": "t1",
+                            "name": "get_weather",
+                            "input": {"city": "Paris"},
+                        }
+                    },
+                ],
+            }
+        },
+        "stopReason": "tool_use",
+        "usage": {"inputTokens": 1, "outputTokens": 2},
+    }
+    response = convert_out.response(raw, prepared_for(SONNET))
+    (block,) = response.blocks
+    assert block == ThinkingBlock(
+        redacted=base64.b64encode(b"\x00opaque\xff").decode(), vendor="bedrock"
+    )
+    history = [Message("user", (TextBlock("weather?"),)), response.as_message()]
+    history.append(Message("tool", tool_results=(ToolResult("t1", "get_weather", "sunny"),)))
+    body = build(SONNET, messages=history, tools=[WEATHER])
+    assert body["messages"][1]["content"][0] == {
+        "reasoningContent": {"redactedContent": b"\x00opaque\xff"}
+    }
+
+
+def test_streamed_redacted_thinking_is_one_delta_at_block_end() -> None:
+    state = convert_out.StreamState(prepared_for(SONNET))
+    events = [
+        {
+            "contentBlockDelta": {
+                "contentBlockIndex": 0,
+                "delta": {"reasoningContent": {"redactedContent": b"ab"}},
+            }
+        },
+        {
+            "contentBlockDelta": {
+                "contentBlockIndex": 0,
+                "delta": {"reasoningContent": {"redactedContent": b"cd"}},
+            }
+        },
+        {"contentBlockStop": {"contentBlockIndex": 0}},
+    ]
+    out = [e for event in events for e in state.feed(event)]
+    assert out == [
+        ThinkingDelta(key=0, redacted=base64.b64encode(b"abcd").decode(), vendor="bedrock")
+    ]
+
+
+def test_other_vendors_thinking_is_not_sent() -> None:
+    history = [
+        Message("user", (TextBlock("hi"),)),
+        Message("assistant", (ThinkingBlock("t", "s", vendor="anthropic"), TextBlock("hello"))),
+        Message("user", (TextBlock("again"),)),
+    ]
+    body = build(SONNET, messages=history)
+    assert body["messages"][1]["content"] == [{"text": "hello"}]
+
+
+def test_plain_answers_leave_blocks_empty() -> None:
+    raw = {
+        "output": {"message": {"role": "assistant", "content": [{"text": "Hi."}]}},
+        "stopReason": "end_turn",
+        "usage": {"inputTokens": 1, "outputTokens": 2},
+    }
+    response = convert_out.response(raw, prepared_for(NOVA))
+    assert (response.text, response.blocks) == ("Hi.", [])
+
+
+@pytest.mark.parametrize(
+    ("send", "model", "kind"),
+    [
+        ("auto", SONNET, "document"),
+        ("native", SONNET, "document"),
+        ("text", SONNET, "text"),
+        ("auto", "us.amazon.nova-micro-v1:0", "text"),  # takes no documents: inlined
+    ],
+)
+def test_text_file_send_modes(send: str, model: str, kind: str) -> None:
+    block = MediaBlock("file", "text/markdown", b"# Notes", filename="notes.md", send=send)  # type: ignore[arg-type]
+    first = build(model, block, TextBlock("summarise"))["messages"][0]["content"][0]
+    assert next(iter(first)) == kind
+    if kind == "document":
+        assert first["document"]["format"] == "md"
+
+
+def test_cache_ttl_on_claude_4_5() -> None:
+    body = build(
+        SONNET,
+        TextBlock("long", cache=CacheControl("1h")),
+        system="s",
+        system_blocks=(TextBlock("s", cache=CacheControl("5m")),),
+    )
+    assert body["system"] == [{"text": "s"}, {"cachePoint": {"type": "default", "ttl": "5m"}}]
+    assert body["messages"][0]["content"] == [
+        {"text": "long"},
+        {"cachePoint": {"type": "default", "ttl": "1h"}},
+    ]
+
+
+def test_capability_rows_carry_the_new_fields() -> None:
+    info = provider_info()
+    sonnet = info.capabilities_for(SONNET)
+    assert (sonnet.context_window, sonnet.max_output_tokens) == (200_000, 64_000)
+    assert sonnet.reasoning and sonnet.caching and sonnet.citations and sonnet.count_tokens
+    assert sonnet.native_text_files == {"text/plain", "text/markdown", "text/csv", "text/html"}
+    nova2 = info.capabilities_for(NOVA_2)
+    assert nova2.native_tool_kinds == {"code_execution"} and nova2.reasoning
+    assert not nova2.count_tokens and not nova2.citations
+    micro = info.capabilities_for("us.amazon.nova-micro-v1:0")
+    assert micro.caching and not micro.reasoning and micro.native_text_files == frozenset()

@@ -116,3 +116,15 @@ def test_json_keeps_the_full_media_types(
     bedrock = next(p for p in data["providers"] if p["prefix"] == "bedrock")
     assert "application/vnd.ms-excel" in bedrock["default"]["files"]
     assert list(bedrock["models"]) == list(real_plugins["bedrock"].models)
+
+
+def test_a_wide_terminal_shows_each_model_window_and_price(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, real_plugins: Any
+) -> None:
+    from genai_prices import Usage, calc_price
+
+    out = render(capsys, monkeypatch, 140)
+    assert out.count("$/MTok in/out") == len(real_plugins)
+    row = next(line.split() for line in out.splitlines() if line.startswith(" gpt-4o*"))
+    price = calc_price(Usage(input_tokens=1, output_tokens=1), model_ref="gpt-4o").model_price
+    assert row[-1] == f"{price.input_mtok:g}/{price.output_mtok:g}"

@@ -14,6 +14,7 @@ from llmport import (
     Provider,
     ProviderConnectionError,
     ProviderInfo,
+    Reasoning,
     Response,
     RunResult,
     Runtime,
@@ -253,8 +254,9 @@ def test_options_reach_the_provider(drive: Driver) -> None:
         "seed": 1,
         "max_tokens": 50,
         "stop": ["\n"],
-        "reasoning_effort": "low",
     }
+    # reasoning_effort is an alias of reasoning=, normalised onto the request
+    assert script.requests[0].reasoning == Reasoning(effort="low")
     assert rt.options == {"temperature": 0.9, "seed": 1}  # a call does not change the runtime
 
 

@@ -41,10 +41,17 @@ def record(scenario: Scenario) -> Path:
         )
         with make_vcr(record_mode="all").use_cassette(scenario.cassette):
             try:
-                if scenario.stream:
-                    list(rt.stream(**scenario.kwargs))
+                if scenario.count is not None:
+                    provider = rt._target(scenario.model)[0]
+                    provider.count_tokens(scenario.count())
+                elif scenario.stream:
+                    final = list(rt.stream(**scenario.kwargs))[-1]
+                    if scenario.follow_up is not None:
+                        list(rt.stream(**scenario.continued(final.result.messages)))
                 else:
-                    rt.run(**scenario.kwargs)
+                    result = rt.run(**scenario.kwargs)
+                    if scenario.follow_up is not None:
+                        rt.run(**scenario.continued(result.messages))
             except ProviderError as exc:
                 print(f"  {scenario.name}: {type(exc).__name__}: {exc}")
     rewrite_recording(path, HOST, KEEP_REQUEST_HEADERS, KEEP_RESPONSE_HEADERS)

@@ -53,7 +53,7 @@ async def test_text_with_system_instruction_and_options(mode: str, cassette: Any
             "maxOutputTokens": 256,
             "stopSequences": ["END"],
             "seed": 7,
-            "thinkingConfig": {"thinking_budget": 1024},
+            "thinkingConfig": {"thinkingBudget": 1024},
         },
     }
     assert result.output == "The capital of France is Paris."
@@ -84,7 +84,7 @@ async def test_pdf_inline_and_csv_inlined_as_text(mode: str, cassette: Any) -> N
     assert (
         base64.urlsafe_b64decode(pdf["inlineData"]["data"]) == (DATA / "invoice.pdf").read_bytes()
     )
-    # The documented inlining rule (llmport.content.inline_text_file).
+    # send="text": the documented inlining rule (llmport.content.inline_text_file).
     assert csv == {
         "text": '<file name="prices.csv" media_type="text/csv">\n'
         "item,price\napple,1.20\npear,0.90\n\n</file>"
@@ -172,7 +172,7 @@ async def test_streaming_text(mode: str, cassette: Any) -> None:
 async def test_streaming_parallel_calls_arrive_whole(mode: str, cassette: Any) -> None:
     cass, events = await play(mode, "stream_tools", cassette)
     first, second = request_json(cass, 0), request_json(cass, 1)
-    assert first["generationConfig"] == {"thinkingConfig": {"thinking_level": "HIGH"}}
+    assert first["generationConfig"] == {"thinkingConfig": {"thinkingLevel": "HIGH"}}
     started = [e.call for e in events if isinstance(e, ToolCallStarted)]
     assert [(c.id, c.arguments) for c in started] == [
         ("fc_paris01", {"city": "Paris"}),

@@ -6,6 +6,7 @@ no request was sent at all.
 
 from __future__ import annotations
 
+import base64
 import subprocess
 import sys
 from typing import Any
@@ -13,10 +14,11 @@ from typing import Any
 import pytest
 from gemini_helpers import isolated, run, runtime, stream  # noqa: F401  (isolated: autouse)
 from gemini_scenarios import DATA, SIGNATURE, SIGNATURE_URLSAFE, answer, get_weather, usage
-from llmport import ConfigError, TextDelta, ToolCallStarted
+from llmport import ConfigError, NativeTool, TextDelta, ToolCallStarted
 from llmport.errors import OptionError, UnsupportedContentError, UnsupportedFeatureError
 from llmport.loopback import LoopbackServer, Reply
-from llmport_gemini.convert_in import SIGNATURE_KEY
+from llmport.types import MediaBlock, Message, TextBlock, ThinkingBlock, ToolCall, ToolResult
+from llmport_gemini.convert_in import SIGNATURE_KEY, SIGNED_PART_KEY
 
 MODES = ["sync", "async"]
 FLASH = "gemini:gemini-2.5-flash"
@@ -138,7 +140,14 @@ async def test_text_signature_is_echoed_on_the_next_turn(mode: str) -> None:
             {"functionCall": {"args": {"name": "z"}, "name": "lookup"}},
         ],
     }
-    assert result.messages[1].extra[SIGNATURE_KEY] == SIGNATURE  # kept in the conversation
+    # Kept in the conversation as a neutral block: an empty ThinkingBlock carrying the
+    # text part's signature, right before that text.
+    carrier, text = result.messages[1].blocks
+    assert isinstance(carrier, ThinkingBlock) and isinstance(text, TextBlock)
+    assert (carrier.text, carrier.signature, carrier.vendor) == ("", SIGNATURE, "gemini")
+    assert carrier.extra == {SIGNED_PART_KEY: "text"}
+    assert text.text == "Let me check. "
+    assert SIGNATURE_KEY not in result.messages[1].extra
     assert result.output == "fine"
 
 
@@ -149,18 +158,35 @@ async def test_text_signature_is_echoed_on_the_next_turn(mode: str) -> None:
 @pytest.mark.parametrize(
     ("model", "effort", "expected"),
     [
-        ("gemini:gemini-2.5-flash", "none", {"thinking_budget": 0}),
-        ("gemini:gemini-2.5-flash", "high", {"thinking_budget": 24576}),
-        ("gemini:gemini-2.5-pro", "medium", {"thinking_budget": 8192}),
-        ("gemini:gemini-2.5-pro", "minimal", {"thinking_budget": 512}),
-        ("gemini:gemini-3-pro-preview", "low", {"thinking_level": "LOW"}),
+        ("gemini:gemini-2.5-flash", "none", {"thinkingBudget": 0}),
+        ("gemini:gemini-2.5-flash", "high", {"thinkingBudget": 24576}),
+        ("gemini:gemini-2.5-flash", False, {"thinkingBudget": 0}),
+        ("gemini:gemini-2.5-flash", 3000, {"thinkingBudget": 3000}),
+        ("gemini:gemini-2.5-flash", -1, {"thinkingBudget": -1}),
+        ("gemini:gemini-2.5-flash-lite", "minimal", {"thinkingBudget": 512}),
+        ("gemini:gemini-2.5-pro", "medium", {"thinkingBudget": 8192}),
+        ("gemini:gemini-2.5-pro", "minimal", {"thinkingBudget": 512}),
+        ("gemini:gemini-2.5-pro", {"budget_tokens": 128}, {"thinkingBudget": 128}),
+        ("gemini:gemini-3-pro-preview", "low", {"thinkingLevel": "LOW"}),
+        ("gemini:gemini-3-flash-preview", "medium", {"thinkingLevel": "MEDIUM"}),
+        ("gemini:gemini-3-flash-preview", 2048, {"thinkingBudget": 2048}),
+        (
+            "gemini:gemini-3-flash-preview",
+            {"effort": "high", "summary": "auto"},
+            {"thinkingLevel": "HIGH", "includeThoughts": True},
+        ),
+        ("gemini:gemini-2.5-pro", {"summary": True}, {"includeThoughts": True}),
     ],
 )
-async def test_reasoning_effort(
-    mode: str, model: str, effort: Any, expected: dict[str, Any]
-) -> None:
-    bodies, _ = await sent(mode, model, reasoning_effort=effort)
+async def test_reasoning(mode: str, model: str, effort: Any, expected: dict[str, Any]) -> None:
+    bodies, _ = await sent(mode, model, reasoning=effort)
     assert bodies[0]["generationConfig"]["thinkingConfig"] == expected
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_reasoning_effort_is_an_alias(mode: str) -> None:
+    bodies, _ = await sent(mode, "gemini:gemini-2.5-pro", reasoning_effort="high")
+    assert bodies[0]["generationConfig"] == {"thinkingConfig": {"thinkingBudget": 24576}}
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -181,11 +207,18 @@ async def test_extra_options_pass_through(mode: str) -> None:
     [
         (FLASH, {"stop": ["a", "b", "c", "d", "e", "f"]}, "6 stop sequences"),
         (FLASH, {"labels": {"team": "x"}}, "labels"),
-        (FLASH, {"reasoning_effort": "max"}, "reasoning_effort='max'"),
-        ("gemini:gemini-3-pro-preview", {"reasoning_effort": "xhigh"}, "reasoning_effort='xhigh'"),
-        ("gemini:gemini-2.5-pro", {"reasoning_effort": "none"}, "reasoning_effort='none'"),
-        ("gemini:gemini-3-pro-preview", {"reasoning_effort": "none"}, "reasoning_effort='none'"),
-        ("gemini:gemini-2.0-flash", {"reasoning_effort": "low"}, "reasoning_effort"),
+        (FLASH, {"reasoning_effort": "max"}, "reasoning='max'"),
+        ("gemini:gemini-3-pro-preview", {"reasoning_effort": "xhigh"}, "reasoning='xhigh'"),
+        ("gemini:gemini-3-pro-preview", {"reasoning": "medium"}, "reasoning='medium'"),
+        ("gemini:gemini-2.5-pro", {"reasoning_effort": "none"}, "reasoning='none'"),
+        ("gemini:gemini-2.5-pro", {"reasoning": 0}, "reasoning budget_tokens=0"),
+        ("gemini:gemini-2.5-pro", {"reasoning": 64}, "reasoning budget_tokens=64"),
+        (FLASH, {"reasoning": 30000}, "reasoning budget_tokens=30000"),
+        ("gemini:gemini-3-pro-preview", {"reasoning_effort": "none"}, "reasoning='none'"),
+        ("gemini:gemini-2.0-flash", {"reasoning_effort": "low"}, "reasoning"),
+        (FLASH, {"cache": {"key": "k1"}}, "cache key"),
+        (FLASH, {"cache": {"retention": "24h"}}, "cache retention"),
+        (FLASH, {"cache": {"ttl": "1h"}}, "cache ttl"),
     ],
 )
 async def test_options_it_cannot_honour_are_rejected(
@@ -242,9 +275,9 @@ async def test_a_thinking_budget_goes_through_vendor_fields(mode: str) -> None:
     budget = {"gemini": {"generationConfig": {"thinkingConfig": {"thinkingBudget": 2048}}}}
     bodies, _ = await sent(mode, "gemini:gemini-2.5-pro", vendor=budget)
     assert bodies[0]["generationConfig"] == {"thinkingConfig": {"thinkingBudget": 2048}}
-    # Beside reasoning_effort, the vendor field wins, under the SDK's own key (no duplicate).
-    bodies, _ = await sent(mode, "gemini:gemini-2.5-pro", vendor=budget, reasoning_effort="low")
-    assert bodies[0]["generationConfig"] == {"thinkingConfig": {"thinking_budget": 2048}}
+    # Beside reasoning=, the vendor field wins (same wire key: no duplicate).
+    bodies, _ = await sent(mode, "gemini:gemini-2.5-pro", vendor=budget, reasoning="low")
+    assert bodies[0]["generationConfig"] == {"thinkingConfig": {"thinkingBudget": 2048}}
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -450,3 +483,148 @@ def test_importing_the_plugin_imports_no_sdk() -> None:
         "assert 'google.genai' not in sys.modules, 'SDK imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# --- vendor depth: files, empty text, tool-result media, what Gemini cannot do -------------
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_empty_text_is_sent_as_an_empty_part(mode: str) -> None:
+    bodies, result = await sent(mode, content="")
+    assert bodies[0]["contents"] == [{"parts": [{"text": ""}], "role": "user"}]
+    assert result.output == "fine"
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_text_files_native_where_gemini_takes_them(mode: str) -> None:
+    notes = b"pears 0.90\n"
+    content = [
+        {"type": "file", "data": notes, "media_type": "text/plain", "filename": "a.txt"},
+        {"type": "file", "data": notes, "media_type": "text/plain", "send": "native"},
+        {"type": "file", "data": notes, "media_type": "text/plain", "send": "text"},
+        {"type": "file", "data": b'{"a": 1}', "media_type": "application/json"},
+    ]
+    bodies, _ = await sent(mode, content=content)
+    auto, native, text, json_file = bodies[0]["contents"][0]["parts"]
+    inline = {
+        "inlineData": {"data": base64.urlsafe_b64encode(notes).decode(), "mime_type": "text/plain"}
+    }
+    assert auto == inline and native == inline  # auto picks native: text/plain is taken
+    assert text["text"].startswith('<file name="block-2" media_type="text/plain">')
+    assert json_file["text"].startswith("<file ")  # JSON is not a native type: inlined
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_native_json_file_is_rejected(mode: str) -> None:
+    content = [{"type": "file", "data": b"{}", "media_type": "application/json", "send": "native"}]
+    err = await rejected(mode, UnsupportedContentError, content=content)
+    assert "application/json" in str(err)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_document_citations_are_rejected(mode: str) -> None:
+    content = [{"type": "file", "path": str(DATA / "invoice.pdf"), "citations": True}]
+    err = await rejected(mode, UnsupportedContentError, content=content)
+    assert "citations" in str(err)
+
+
+def _tool_turns(image: bytes) -> list[Message]:
+    call = ToolCall("c1", "snap", {})
+    shot = MediaBlock("image", "image/png", data=image)
+    return [
+        Message("user", (TextBlock("Take a screenshot"),)),
+        Message("assistant", tool_calls=(call,)),
+        Message("tool", tool_results=(ToolResult("c1", "snap", "done", blocks=(shot,)),)),
+    ]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_tool_result_media_on_gemini_3(mode: str) -> None:
+    png = (DATA / "kiwi.png").read_bytes()
+    bodies, _ = await sent(
+        mode, "gemini:gemini-3-flash-preview", content="What is on it?", history=_tool_turns(png)
+    )
+    # The result and the new question are one user turn (consecutive turns merge).
+    response, question = bodies[0]["contents"][2]["parts"]
+    assert question == {"text": "What is on it?"}
+    # google-genai sends functionResponse.parts with proto field names (inline_data), which
+    # the API's JSON parser takes like camelCase (as it takes inlineData.mime_type).
+    assert response["functionResponse"]["parts"] == [
+        {"inline_data": {"data": base64.urlsafe_b64encode(png).decode(), "mime_type": "image/png"}}
+    ]
+    assert response["functionResponse"]["response"] == {"output": "done"}
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_tool_result_media_before_gemini_3_is_rejected(mode: str) -> None:
+    png = (DATA / "kiwi.png").read_bytes()
+    err = await rejected(mode, UnsupportedContentError, content="And?", history=_tool_turns(png))
+    assert "Gemini 3" in str(err)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(
+    ("model", "tools", "feature"),
+    [
+        ("gemini:gemma-3-27b-it", [NativeTool("web_search")], "native tool 'web_search'"),
+        (
+            "gemini:gemini-2.5-flash-lite",
+            [NativeTool("file_search", store_names=["fileSearchStores/x"])],
+            "native tool 'file_search'",
+        ),
+        ("gemini:gemini-1.5-pro", [NativeTool("url_context")], "native tool 'url_context'"),
+        (FLASH, [NativeTool("web_search"), lookup], "native tools together with function tools"),
+    ],
+)
+async def test_native_tools_it_cannot_run_are_rejected(
+    mode: str, model: str, tools: list[Any], feature: str
+) -> None:
+    err = await rejected(mode, UnsupportedFeatureError, model, tools=tools)
+    assert err.feature == feature  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_native_and_function_tools_together_on_gemini_3(mode: str) -> None:
+    bodies, _ = await sent(
+        mode,
+        "gemini:gemini-3-flash-preview",
+        tools=[lookup, NativeTool("web_search"), NativeTool("code_execution")],
+        max_iterations=1,
+    )
+    tools = bodies[0]["tools"]
+    assert [next(iter(t)) for t in tools] == [
+        "functionDeclarations",
+        "googleSearch",
+        "codeExecution",
+    ]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_native_tool_options_are_checked(mode: str) -> None:
+    err = await rejected(mode, OptionError, tools=[NativeTool("web_search", max_uses=3)])
+    assert "max_uses" in str(err)
+    err = await rejected(mode, OptionError, tools=[NativeTool("file_search")])
+    assert "store_names" in str(err)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_cache_marks_are_accepted(mode: str) -> None:
+    content = [{"type": "text", "text": "long prefix", "cache": True}, "question"]
+    bodies, _ = await sent(mode, content=content, cache="auto")
+    assert bodies[0]["contents"][0]["parts"] == [{"text": "long prefix"}, {"text": "question"}]
+
+
+def test_capability_rows() -> None:
+    from llmport_gemini.models import family_for
+
+    for model in ("gemini-3-pro-preview", "gemini-2.5-flash", "gemini-2.0-flash", "gemma-3-4b"):
+        caps = family_for(model).caps
+        assert caps.context_window and caps.max_output_tokens and caps.count_tokens
+    assert family_for("gemini-2.5-pro").caps.native_tool_kinds == {
+        "web_search",
+        "url_context",
+        "code_execution",
+        "file_search",
+    }
+    assert not family_for("gemini-2.0-flash").caps.reasoning
+    assert "text/plain" in family_for("gemini-2.5-flash").caps.native_text_files

@@ -92,7 +92,8 @@ def test_media_and_resources_become_neutral_blocks(stdio_server: MCPServer, run:
     script = Script([call_tools(("picture", {})), reply("seen")])
     run(script.runtime(), "show me", tools=[stdio_server])
     (result,) = results(script)
-    # The model reads text today (ToolResult.content is a str); nothing is dropped:
+    # The text the model reads names every part; the media travel as ToolResult.blocks.
+    assert [b.media_type for b in result.blocks] == ["image/png", "audio/wav", "application/pdf"]  # type: ignore[union-attr]
     assert result.content.splitlines() == [
         "a red pixel",
         "[image image/png, 70 bytes]",

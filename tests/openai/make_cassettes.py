@@ -42,9 +42,43 @@ KEEP_RESPONSE_HEADERS = {
 
 def run(rt: Runtime, scenario: Scenario) -> Any:
     kwargs = scenario.kwargs()
+    if scenario.kind == "count":
+        return count(rt, scenario)
     if scenario.stream:
         return list(rt.stream(model=scenario.model, **kwargs))
-    return rt.run(model=scenario.model, **kwargs)
+    result = rt.run(model=scenario.model, **kwargs)
+    if scenario.then is not None:
+        result = rt.run(model=scenario.model, **scenario.then(result))
+    return result
+
+
+def count_request(scenario: Scenario) -> Any:
+    """The Request a count_tokens scenario counts (the tool of count-tokens.json)."""
+    from llmport.types import Message, Request, TextBlock, ToolSpec
+
+    return Request(
+        model=scenario.model.split(":", 1)[1],
+        messages=[Message("user", (TextBlock(scenario.kwargs()["content"]),))],
+        tools=[
+            ToolSpec(
+                "get_weather",
+                "Get the weather for a location",
+                {
+                    "type": "object",
+                    "properties": {"location": {"type": "string"}},
+                    "additionalProperties": False,
+                },
+            )
+        ],
+        tool_choice="required",
+    )
+
+
+def count(rt: Runtime, scenario: Scenario) -> int:
+    from llmport.engine.plan import target
+
+    provider = target(rt, scenario.model)[0]
+    return int(provider.count_tokens(count_request(scenario)))
 
 
 def record(scenario: Scenario) -> Path:

@@ -93,6 +93,7 @@ def write_data() -> None:
     (DATA / "report.pdf").write_bytes(pdf_bytes())
     (DATA / "sales.csv").write_text(CSV_TEXT)
     (DATA / "notes.docx").write_bytes(docx_bytes())
+    (DATA / "note.txt").write_text("Buy kiwis.\n")
 
 
 # ---------------------------------------------------------------------------
@@ -226,6 +227,10 @@ class Scenario:
     expect_error: bool = False
     how: str = ""  # for cassettes/README.md
     settings: dict[str, Any] = field(default_factory=dict)
+    #: A second exec after the first (its arguments from the first RunResult).
+    then: Callable[[Any], dict[str, Any]] | None = None
+    #: ``"run"`` (exec / stream) or ``"count"`` (the provider's count_tokens).
+    kind: str = "run"
 
     @property
     def cassette(self) -> str:
@@ -763,4 +768,7 @@ def scenarios() -> dict[str, Scenario]:
             how="wire-samples/openai-responses/stream-text.json",
         ),
     ]
+    from openai_depth_scenarios import depth_scenarios
+
+    items += depth_scenarios()
     return {s.name: s for s in items}

@@ -260,7 +260,9 @@ def test_responses_text(cassette: Any, drive: Any, runtime: Any) -> None:
         "instructions": "Be terse.",
         "input": [{"role": "user", "content": "Reply with exactly: pong"}],
         "max_output_tokens": 64,
-        "reasoning": {"effort": "low"},
+        "reasoning": {"effort": "low"},  # reasoning_effort= is the core's alias of reasoning=
+        # A reasoning model's items are echoed statelessly: always ask for their encrypted form.
+        "include": ["reasoning.encrypted_content"],
     }
     assert run.output == "pong" and run.usage.input_tokens == 19
 

@@ -314,7 +314,7 @@ def test_unknown_option_is_an_option_error_before_any_request(
 @pytest.mark.parametrize(
     "option, message",
     [
-        ({"reasoning_effort": "max"}, "reasoning_effort must be one of"),  # Anthropic's
+        ({"reasoning_effort": "maximal"}, "reasoning_effort must be one of"),  # the core's check
         ({"service_tier": "turbo"}, "service_tier must be one of"),
         ({"verbosity": "loud"}, "verbosity must be one of"),
         ({"prompt_cache_retention": "1h"}, "prompt_cache_retention must be one of"),

@@ -18,6 +18,12 @@ PAGES = [
     "writing-a-tool-source.md",
     "writing-a-plugin.md",
     "errors.md",
+    "conversations.md",
+    "features/reasoning.md",
+    "features/caching.md",
+    "features/citations.md",
+    "features/native-tools.md",
+    "features/files-and-vendor-fields.md",
     "mcp.md",
 ]
 SKIP_MARK = "# my_tools/__init__.py"  # a sketch of a package, not a runnable example

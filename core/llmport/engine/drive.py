@@ -9,7 +9,9 @@ differs: blocking calls and ``time.sleep`` here, awaits there.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
+import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -34,7 +36,9 @@ def _perform(effect: Effect) -> Any:
         assert isinstance(effect, RunTools)
         token = tool_scope.set(effect.scope)
         try:
-            return effect.box.run(effect.calls, effect.contexts, effect.parallel, effect.timeout)
+            return effect.box.run(
+                effect.calls, effect.contexts, effect.parallel, effect.timeout, effect.deadline
+            )
         finally:
             tool_scope.reset(token)
     if kind is Approve:
@@ -63,9 +67,18 @@ def drive(steps: Steps) -> Iterator[StreamEvent]:
             try:
                 if type(effect) is Stream:  # the caller gets text as it arrives
                     reader = effect.reader
-                    for event in effect.provider.send_stream(effect.prepared):
-                        if (delta := reader.feed(event)) is not None:
-                            yield delta
+                    deadline = effect.deadline
+                    events = effect.provider.send_stream(effect.prepared)
+                    try:
+                        for event in events:
+                            if (delta := reader.feed(event)) is not None:
+                                yield delta
+                            if deadline is not None and time.monotonic() >= deadline:
+                                raise TimeoutError("the run's deadline passed mid-stream")
+                    finally:
+                        close = getattr(events, "close", None)
+                        if close is not None:
+                            close()
                     value = reader.response()
                 else:
                     value = _perform(effect)
@@ -86,7 +99,7 @@ async def _aperform(effect: Effect) -> Any:
         token = tool_scope.set(effect.scope)
         try:
             return await effect.box.arun(
-                effect.calls, effect.contexts, effect.parallel, effect.timeout
+                effect.calls, effect.contexts, effect.parallel, effect.timeout, effect.deadline
             )
         finally:
             tool_scope.reset(token)
@@ -114,12 +127,31 @@ async def adrive(steps: Steps) -> AsyncIterator[StreamEvent]:
                 yield effect.event
                 continue
             try:
+                # The loop's clock is time.monotonic(), the deadline's clock.
+                deadline = getattr(effect, "deadline", None)
                 if type(effect) is Stream:  # the caller gets text as it arrives
                     reader = effect.reader
-                    async for event in effect.provider.asend_stream(effect.prepared):
-                        if (delta := reader.feed(event)) is not None:
-                            yield delta
+                    events = effect.provider.asend_stream(effect.prepared).__aiter__()
+                    try:
+                        while True:
+                            try:
+                                if deadline is None:
+                                    event = await events.__anext__()
+                                else:
+                                    async with asyncio.timeout_at(deadline):
+                                        event = await events.__anext__()
+                            except StopAsyncIteration:
+                                break
+                            if (delta := reader.feed(event)) is not None:
+                                yield delta
+                    finally:
+                        aclose = getattr(events, "aclose", None)
+                        if aclose is not None:
+                            await aclose()
                     value = reader.response()
+                elif deadline is not None and type(effect) is Send:
+                    async with asyncio.timeout_at(deadline):
+                        value = await _aperform(effect)
                 else:
                     value = await _aperform(effect)
             except Exception as exc:

@@ -11,33 +11,55 @@ from __future__ import annotations
 
 import contextvars
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any
 
 from .. import structured
+from ..budget import Ledger, as_budget
 from ..content import normalize_content
 from ..dag import Frame, LlmRecord, Prompt, current_frame
 from ..decisions import Decision
 from ..errors import (
     ContentError,
     NoModelError,
+    NotFoundError,
     OptionError,
+    OverloadedError,
+    ProviderConnectionError,
+    ProviderTimeoutError,
+    RateLimitError,
     ToolApprovalRequired,
     UnsupportedFeatureError,
 )
 from ..limits import Gate  # limits
-from ..options import check_options, check_vendor_fields
+from ..options import cache_setting, check_options, check_vendor_fields, reasoning_setting
 from ..policy import CallInfo, ToolCheck
 from ..provider import Provider
 from ..retry import Backoff
 from ..routing import resolve
 from ..tools import ToolBox, ToolSettings, build_toolbox
 from ..tracing import Trace  # tracing
-from ..types import Block, Message, ModelCapabilities, ResponseFormat, TextBlock, ToolChoice, Usage
+from ..types import (
+    Block,
+    CacheSettings,
+    Message,
+    ModelCapabilities,
+    NativeTool,
+    Reasoning,
+    ResponseFormat,
+    ServerToolCall,
+    ServerToolResult,
+    TextBlock,
+    ThinkingBlock,
+    ToolChoice,
+    Usage,
+)
+from ..window import ContextPolicy, as_policy
 from .hooks import RunHooks
-from .result import RunResult
+from .result import Dropped, RunResult
 
 if TYPE_CHECKING:
     from ..runtime import Runtime
@@ -49,6 +71,17 @@ tool_scope: contextvars.ContextVar[frozenset[str] | None] = contextvars.ContextV
     "llmport_tool_scope", default=None
 )
 _TOOL_CHOICES = ("auto", "required", "none")
+VENDOR_BLOCKS = (ThinkingBlock, ServerToolCall, ServerToolResult)
+
+
+@dataclass(slots=True, frozen=True)
+class Candidate:
+    """One model a run may use: the first, or a fallback."""
+
+    provider: Provider
+    model: str
+    qualified: str
+    caps: ModelCapabilities
 
 
 @dataclass(slots=True)
@@ -82,6 +115,65 @@ class Plan:
     record: LlmRecord | None = None
     tool_settings: ToolSettings = field(default_factory=ToolSettings)
     output_type: Any = None
+    system_blocks: tuple[TextBlock, ...] = ()
+    native_tools: list[NativeTool] = field(default_factory=list)
+    reasoning: Reasoning | None = None
+    cache: CacheSettings | None = None
+    output_mode: str | None = None
+    dropped: list[Dropped] = field(default_factory=list)
+    #: Budgets this run draws on: the runtime's (cumulative) and the exec's own.
+    ledgers: tuple[Ledger, ...] = ()
+    context_policy: ContextPolicy | None = None
+    #: Input-token limit for one request (policy or window), None: unchecked.
+    window_limit: int | None = None
+    summaries: dict[str, str] = field(default_factory=dict)
+    resolve_model: Callable[[str], tuple[Provider, str]] = field(default=lambda name: (None, name))  # type: ignore[assignment]
+    #: ``time.monotonic()`` when the run must end (``deadline=``), and the seconds given.
+    deadline: float | None = None
+    deadline_seconds: float | None = None
+    #: The models this run may use, in order; ``index`` is the one in use.
+    candidates: list[Candidate] = field(default_factory=list)
+    index: int = 0
+    fallback_on: tuple[type[BaseException], ...] = ()
+    #: Fallback models that could not take the request: (model, reason).
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+
+    def use(self, index: int) -> None:
+        """Switch the run to candidate ``index`` (it stays for the rest of the run)."""
+        c = self.candidates[index]
+        self.index = index
+        self.provider, self.model, self.qualified, self.caps = (
+            c.provider,
+            c.model,
+            c.qualified,
+            c.caps,
+        )
+        self.info = CallInfo(
+            c.qualified,
+            c.provider.name,
+            self.info.function,
+            self.info.node_id,
+            self.info.iteration,
+            self.info.deps,
+            self.info.metadata,
+        )
+
+    def frame_summary(self, text: str, usage: Usage, model: str, dropped: int) -> None:
+        """Record a context summary as a ``summary`` node of the session DAG.
+
+        Only when the summary covers every entry this exec read from the DAG
+        (the common case once a session outgrows the window): later execs then
+        read the summary in place of those entries instead of recomputing it.
+        """
+        session = getattr(self.frame, "session", None)
+        reads = getattr(self.messages, "reads", None)
+        in_dag = self.messages.dag_count if isinstance(self.messages, Prompt) else 1 << 30
+        if session is None or not reads or dropped < in_dag:
+            return
+        from ..dag import node_seq
+
+        session.add_summary(max(node_seq(r) for r in reads), text, usage, model=model)
+
     gate: Gate | None = None  # limits: the rate limits on this target (llmport.limits)
     trace: Trace | None = None  # tracing: exec(trace=...)
 
@@ -163,7 +255,7 @@ def start(
                 context_override=params["context"] is not None,
             ).fail(exc, attempts=0)
         raise
-    run: RunResult[Any] = RunResult(model=plan.qualified)
+    run: RunResult[Any] = RunResult(model=plan.qualified, dropped=plan.dropped)
     if frame is not None:
         plan.record = frame.begin_llm(
             model=plan.qualified,
@@ -203,19 +295,39 @@ def _plan(
         raise OptionError("choices and response_format cannot be combined")
     vendor = check_vendor_fields(params["vendor"])
 
-    provider, model, qualified, conf_options, plain = target(rt, params["model"])
+    requested = params["model"]
+    fallback_names: list[str] = list(rt.fallbacks) if requested is None else []
+    if isinstance(requested, (list, tuple)):
+        if not requested:
+            raise OptionError("model must be a 'provider:model' string or a non-empty list of them")
+        requested, fallback_names = requested[0], list(requested[1:])
+    provider, model, qualified, conf_options, plain = target(rt, requested)
+    conf_options = dict(conf_options)
+    fallback_names += list(conf_options.pop("fallbacks", None) or [])  # a configuration's own
     # Per call beats named configuration beats runtime defaults.
     merged = {**rt.options, **conf_options, **options}
+    fallback_on = _fallback_on(merged.pop("fallback_on", None))
+    fallbacks = [] if plain else [_candidate(rt, name) for name in fallback_names]
     deps = merged.pop("deps", None)  # for tools and choices, never sent to providers
-    system = merged.pop("system", None)
-    if system is not None and not isinstance(system, str):
-        raise OptionError(f"system must be a string, got {type(system).__name__}")
+    system_blocks = _system(merged.pop("system", None), rt.max_block_bytes)
+    system = "".join(b.text for b in system_blocks) if system_blocks else None
+    history = _history(merged.pop("history", None))
+    reasoning = reasoning_setting(
+        merged.pop("reasoning", None), merged.pop("reasoning_effort", None)
+    )
+    cache = cache_setting(merged.pop("cache", None))
+    output_mode = merged.pop("output_mode", None)
+    budget = as_budget(merged.pop("budget", None))
+    policy = as_policy(merged.pop("context_policy", rt.context_policy))
+    deadline_seconds = _deadline(merged.pop("deadline", None))
     tool_settings = ToolSettings.pop_from(merged)  # loop options, never sent to providers
     trace = Trace.of(merged.pop("trace", None))  # tracing: never sent to providers
-    check_options(merged)
+    check_options({**merged, "output_mode": output_mode})
     caps = provider.capabilities(model)
-    blocks = normalize_content(params["content"], max_bytes=rt.max_block_bytes)
-    if not blocks and params["context"] is None and frame is None:
+    prior, content = _split_messages(params["content"])
+    blocks = normalize_content(content, max_bytes=rt.max_block_bytes)
+    history = history + prior
+    if not blocks and not history and params["context"] is None and frame is None:
         raise ContentError(0, "content is empty")
 
     info = CallInfo(
@@ -227,7 +339,11 @@ def _plan(
         metadata={"trace": trace} if trace is not None else {},  # tracing
     )
     hooks = RunHooks(rt.plugins)
-    messages = _messages(blocks, params["context"], frame)
+    # The DAG read takes at most half the policy's limit: room for the new content.
+    read_budget = policy.max_tokens // 2 if policy is not None and policy.max_tokens else None
+    messages = _messages(blocks, params["context"], frame, history, read_budget)
+    messages, dropped = portable(messages, provider.name)
+    native_tools, params = _native_tools(params)
     toolbox = _toolbox(params, info, hooks, rt)
     if tool_choice != "auto" and tool_choice != "none" and toolbox is None:
         raise OptionError(
@@ -245,13 +361,23 @@ def _plan(
         )
     rf = structured.prepare(params["response_format"])
     decision = Decision(params["choices"]) if params["choices"] is not None else None
-    if rf is not None and not caps.native_structured_output and not caps.native_tools:
+    no_native = not caps.native_structured_output and not caps.native_tools
+    if rf is not None and no_native and output_mode != "prompted":
         raise UnsupportedFeatureError(provider.name, model, "response_format")
+    if output_mode is not None:
+        if rf is None:
+            raise OptionError("output_mode applies to response_format; this call gives none")
+        if output_mode == "native" and not caps.native_structured_output:
+            raise UnsupportedFeatureError(provider.name, model, 'output_mode="native"')
+        if output_mode == "tool" and not caps.native_tools:
+            raise UnsupportedFeatureError(provider.name, model, 'output_mode="tool"')
     if toolbox is not None and toolbox.needs_approval and tool_settings.approver is None:
         raise ToolApprovalRequired(
             f"policy requires approval for {', '.join(sorted(toolbox.needs_approval))} but no "
             "approver was given (exec(..., approver=fn) or Runtime(..., approver=fn))"
         )
+    started = time.monotonic()
+    ledgers = tuple(x for x in (rt.ledger, Ledger(budget, "run") if budget else None) if x)
     return Plan(
         provider=provider,
         model=model,
@@ -279,22 +405,203 @@ def _plan(
         stream=stream,
         tool_settings=tool_settings,
         output_type=structured.output_type(params["response_format"]),
+        system_blocks=system_blocks,
+        native_tools=native_tools,
+        reasoning=reasoning,
+        cache=cache,
+        output_mode=output_mode,
+        dropped=dropped,
+        ledgers=ledgers,
+        context_policy=policy,
+        window_limit=_window_limit(policy, caps),
+        summaries=rt.summaries,
+        resolve_model=lambda name: rt.targets.resolve(rt, name)[:2],
+        deadline=started + deadline_seconds if deadline_seconds is not None else None,
+        deadline_seconds=deadline_seconds,
         gate=rt.gate(qualified),  # limits
         trace=trace,  # tracing
+        candidates=[Candidate(provider, model, qualified, caps), *fallbacks],
+        fallback_on=fallback_on,
     )
 
 
-def _messages(blocks: list[Block], context: str | None, frame: Frame | None) -> list[Message]:
+#: What makes a run try its next model when retries did not help (SPEC §17).
+DEFAULT_FALLBACK_ON: tuple[type[BaseException], ...] = (
+    OverloadedError,
+    RateLimitError,
+    ProviderTimeoutError,
+    ProviderConnectionError,
+    NotFoundError,
+)
+
+
+def _fallback_on(value: Any) -> tuple[type[BaseException], ...]:
+    if value is None:
+        return DEFAULT_FALLBACK_ON
+    items = (value,) if isinstance(value, type) else tuple(value)
+    if not all(isinstance(c, type) and issubclass(c, BaseException) for c in items):
+        raise OptionError(f"fallback_on must be exception classes, got {value!r}")
+    return items
+
+
+def _candidate(rt: Runtime, name: Any) -> Candidate:
+    if not isinstance(name, str) or not name.strip():
+        raise OptionError(f"fallback models must be non-empty strings, got {name!r}")
+    provider, model, qualified, _ = rt.targets.resolve(rt, name)
+    return Candidate(provider, model, qualified, provider.capabilities(model))
+
+
+def _deadline(value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise OptionError(f"deadline must be a number of seconds > 0, got {value!r}")
+    return float(value)
+
+
+def _window_limit(policy: ContextPolicy | None, caps: ModelCapabilities) -> int | None:
+    """Tokens a request may take: the policy's limit, else the model's whole window."""
+    if policy is not None:
+        return policy.limit(caps.context_window)
+    return caps.context_window  # never send what is known not to fit
+
+
+def portable(messages: list[Message], vendor: str) -> tuple[list[Message], list[Dropped]]:
+    """The conversation without other vendors' thinking and server-tool blocks; what was removed.
+
+    Signed thinking, encrypted reasoning and server-tool results are only
+    valid for the vendor that produced them; they are sent back to it alone.
+    """
+    dropped: list[Dropped] = []
+    out: list[Message] | None = None
+    for i, message in enumerate(messages):
+        if message.role != "assistant":
+            continue
+        foreign = [b for b in message.blocks if isinstance(b, VENDOR_BLOCKS) and b.vendor != vendor]
+        if not foreign:
+            continue
+        if out is None:
+            out = list(messages)
+        for block in foreign:
+            what = "thinking" if isinstance(block, ThinkingBlock) else "server-side tool"
+            dropped.append(
+                Dropped(
+                    i,
+                    block.type,
+                    block.vendor or "unknown",
+                    f"{what} from {block.vendor or 'an unknown vendor'} cannot be sent to {vendor}",
+                )
+            )
+        kept = tuple(
+            b for b in message.blocks if not (isinstance(b, VENDOR_BLOCKS) and b.vendor != vendor)
+        )
+        out[i] = Message(
+            message.role, kept, message.tool_calls, message.tool_results, dict(message.extra)
+        )
+    if out is None:
+        return messages, dropped
+    if isinstance(messages, Prompt):
+        prompt = Prompt(out, content=messages.content, reads=messages.reads)
+        prompt.dag_count = messages.dag_count
+        return prompt, dropped
+    return out, dropped
+
+
+def _system(value: Any, max_bytes: int) -> tuple[TextBlock, ...]:
+    """``system=`` as text blocks: a string, or blocks (dicts or TextBlocks, ``"cache"`` kept)."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (TextBlock(value),) if value else ()
+    if isinstance(value, (TextBlock, dict)):
+        value = [value]
+    if not isinstance(value, (list, tuple)):
+        raise OptionError(
+            f"system must be a string or a list of text blocks, got {type(value).__name__}"
+        )
+    blocks = normalize_content(list(value), max_bytes=max_bytes)
+    for block in blocks:
+        if not isinstance(block, TextBlock):
+            raise OptionError(f"system blocks must be text, got a {block.type} block")
+    return tuple(blocks)  # type: ignore[arg-type]
+
+
+def _history(value: Any) -> list[Message]:
+    """``history=``: Messages (or their ``to_dict()`` form) that come before the new content."""
+    if value is None:
+        return []
+    if isinstance(value, (Message, dict)) or not isinstance(value, (list, tuple)):
+        raise OptionError(f"history must be a list of Message, got {type(value).__name__}")
+    out: list[Message] = []
+    for i, item in enumerate(value):
+        if isinstance(item, dict):
+            item = Message.from_dict(item)
+        if not isinstance(item, Message):
+            raise OptionError(
+                f"history[{i}] must be a Message or its to_dict() form, got {type(item).__name__}"
+            )
+        out.append(item)
+    return out
+
+
+def _split_messages(content: Any) -> tuple[list[Message], Any]:
+    """(leading Messages of ``content``, the rest): ``exec(result.messages + ["next"])``."""
+    if not isinstance(content, (list, tuple)) or not any(isinstance(c, Message) for c in content):
+        return [], content
+    messages: list[Message] = []
+    rest: list[Any] = []
+    for i, item in enumerate(content):
+        if isinstance(item, Message):
+            if rest:
+                raise ContentError(i, "Message items must come before the new content blocks")
+            messages.append(item)
+        else:
+            rest.append(item)
+    return messages, rest
+
+
+def _native_tools(params: dict[str, Any]) -> tuple[list[NativeTool], dict[str, Any]]:
+    """Separate provider-native tools from the function tools of ``tools=``."""
+    tools = params["tools"]
+    if isinstance(tools, NativeTool):
+        tools = [tools]
+    if not isinstance(tools, (list, tuple)) or not any(isinstance(t, NativeTool) for t in tools):
+        return [], params
+    native = [t for t in tools if isinstance(t, NativeTool)]
+    from ..types import NATIVE_TOOL_KINDS
+
+    for t in native:
+        if t.kind not in NATIVE_TOOL_KINDS:
+            raise OptionError(
+                f"unknown native tool {t.kind!r}; "
+                f"expected one of {', '.join(sorted(NATIVE_TOOL_KINDS))}"
+            )
+    return native, {**params, "tools": [t for t in tools if not isinstance(t, NativeTool)]}
+
+
+def _messages(
+    blocks: list[Block],
+    context: str | None,
+    frame: Frame | None,
+    given: list[Message],
+    read_budget: int | None = None,
+) -> list[Message]:
     history: list[Message]
     if context is not None:
         if not isinstance(context, str):
             raise TypeError("context must be a string")
         history = [Message("user", (TextBlock(context),))] if context else []
     elif frame is not None:
-        history = frame.context_messages()
+        # A context policy's max_tokens bounds the DAG read too (newest first).
+        history = (
+            frame.context_messages(max_tokens=read_budget)
+            if read_budget is not None
+            else frame.context_messages()
+        )
     else:
         history = []
-    messages = list(history)
+    # history= (and Messages given as content) come after the DAG context, before the new content.
+    messages = [*history, *given]
     if blocks:
         if messages and messages[-1].role == "user" and not messages[-1].tool_results:
             last = messages.pop()
@@ -305,7 +612,9 @@ def _messages(blocks: list[Block], context: str | None, frame: Frame | None) -> 
         return messages
     # Inside an agentic function: keep the exec's own blocks and what the
     # history was read from, for its llm node (see llmport.dag.Prompt).
-    return Prompt(messages, content=blocks, reads=getattr(history, "reads", None))
+    prompt = Prompt(messages, content=blocks, reads=getattr(history, "reads", None))
+    prompt.dag_count = len(history)
+    return prompt
 
 
 def _patterns(value: Any, name: str) -> list[str] | None:

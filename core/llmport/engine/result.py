@@ -8,7 +8,7 @@ from typing import Any, Generic, TypeVar
 from ..errors import AttemptFailure
 from ..types import Message, ToolCall, ToolResult, Usage
 
-__all__ = ["RunResult", "ToolCallRecord"]
+__all__ = ["Dropped", "RunResult", "ToolCallRecord"]
 
 T = TypeVar("T")
 
@@ -25,6 +25,22 @@ class ToolCallRecord:
     node_id: str | None = None
     #: ok | error | timeout | invalid_arguments | unknown_tool | denied | not_approved | repeated
     status: str = "ok"
+
+
+@dataclass(slots=True, frozen=True)
+class Dropped:
+    """Part of a conversation that could not be sent to this run's vendor, and why.
+
+    ``message`` is the index of the message it was in (in the conversation
+    the run was given), ``block`` the block's type (``"thinking"``,
+    ``"server_tool_call"``, ``"server_tool_result"``), ``vendor`` the vendor
+    that produced it.
+    """
+
+    message: int
+    block: str
+    vendor: str
+    reason: str
 
 
 @dataclass(slots=True)
@@ -51,3 +67,7 @@ class RunResult(Generic[T]):
     #: The parsed result: with response_format the JSON value (an instance for a
     #: pydantic model / dataclass format), with choices the decision, else the text.
     value: T = None  # type: ignore[assignment]
+    #: The readable thinking of every model turn of this run, concatenated.
+    thinking: str = ""
+    #: What the given conversation held that this vendor cannot take (never silently lost).
+    dropped: list[Dropped] = field(default_factory=list)

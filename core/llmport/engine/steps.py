@@ -15,44 +15,62 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Generator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .. import structured
 from ..decisions import Choice, InvalidPick, resolve_call
 from ..errors import (
     AttemptFailure,
+    ContextWindowExceeded,
+    ExecFailed,
+    InputError,
     MaxIterationsExceeded,
     ModelBehaviorError,
+    RunTimeout,
     TokenLimitExceeded,
     ToolApprovalRequired,
 )
 from ..estimate import estimate_tokens
-from ..limits import Acquire, rate_info_of_error  # limits
-from ..logs import log_retry, log_usage  # logging
+from ..limits import Acquire, Gate, LimitWaitTimeout, rate_info_of_error  # limits
+from ..logs import log_fallback, log_retry, log_usage  # logging
 from ..policy import ToolCheck
 from ..provider import Prepared, Provider, StreamAssembler
 from ..retry import Attempts, Backoff, after_failure
 from ..tools import RunContext, ToolBox, ToolOutcome, refusal
 from ..types import (
+    CacheControl,
+    CitationEvent,
     FinalEvent,
+    MediaBlock,
     Message,
     ProviderEvent,
     Request,
     Response,
     ResponseFormat,
+    ServerToolEvent,
     StreamEvent,
     TextBlock,
     TextDelta,
+    ThinkingBlock,
+    ThinkingDelta,
     ToolCall,
     ToolCallStarted,
     ToolChoice,
     ToolResult,
     ToolResultEvent,
+    ToolSpec,
     Usage,
     UsageEvent,
 )
-from .plan import Plan
+from ..window import (
+    SUMMARY_PROMPT,
+    conversation_key,
+    current_turn_start,
+    split_turns,
+    summary_message,
+)
+from .plan import Plan, portable
 from .result import RunResult, ToolCallRecord
 
 __all__ = [
@@ -85,6 +103,8 @@ class Send:
 
     provider: Provider
     prepared: Prepared
+    #: ``time.monotonic()`` by which the answer must be in (``exec(deadline=...)``), or None.
+    deadline: float | None = None
 
 
 @dataclass(slots=True, frozen=True)
@@ -99,6 +119,7 @@ class Stream:
     provider: Provider
     prepared: Prepared
     reader: StreamReader
+    deadline: float | None = None
 
 
 class StreamReader:
@@ -120,11 +141,16 @@ class StreamReader:
         self.assembler = StreamAssembler()
         return self
 
-    def feed(self, event: ProviderEvent) -> TextDelta | None:
-        """Take one provider event; return the text delta to emit, if any."""
+    def feed(self, event: ProviderEvent) -> StreamEvent | None:
+        """Take one provider event; return the event to emit, if any."""
         self.assembler.feed(event)
-        if type(event) is TextDelta and (piece := self.gate.admit(event.text)):
-            return TextDelta(piece)
+        kind = type(event)
+        if kind is TextDelta:
+            piece = self.gate.admit(event.text)  # type: ignore[union-attr]
+            return TextDelta(piece) if piece else None
+        if kind is ThinkingDelta or kind is CitationEvent or kind is ServerToolEvent:
+            # Not gated: a retried attempt's thinking is a new block, shown as it comes.
+            return event  # type: ignore[return-value]
         return None
 
     def response(self) -> Response:
@@ -157,6 +183,8 @@ class RunTools:
     parallel: bool
     timeout: float | None
     scope: frozenset[str]
+    #: The run's deadline (``time.monotonic()``): bounds every call, whatever its own timeout.
+    deadline: float | None = None
 
 
 @dataclass(slots=True, frozen=True)
@@ -183,7 +211,6 @@ def machine(plan: Plan, run: RunResult[Any]) -> Steps:
         output = yield from _loop(plan, run)
     except BaseException as exc:
         run.latency = time.perf_counter() - started
-        plan.add_usage(run.usage)
         if plan.hooks.observed:  # tracing
             payload = {"run": run, "trace": plan.trace, "error": exc}
             plan.hooks.observe("run_end", payload, plan.info)
@@ -192,7 +219,6 @@ def machine(plan: Plan, run: RunResult[Any]) -> Steps:
         raise
     run.output = output
     run.latency = time.perf_counter() - started
-    plan.add_usage(run.usage)
     if plan.hooks.observed:  # tracing
         plan.hooks.observe("run_end", {"run": run, "trace": plan.trace, "error": None}, plan.info)
     if plan.record is not None:
@@ -203,6 +229,13 @@ def machine(plan: Plan, run: RunResult[Any]) -> Steps:
             stop_reason=run.stop_reason,
             output=output,
             attempts=run.attempts,
+            thinking=[
+                b
+                for m in run.messages[len(plan.messages) :]
+                for b in m.blocks
+                if isinstance(b, ThinkingBlock)
+            ],
+            model=plan.qualified,
         )
     if plan.stream:
         yield Emit(FinalEvent(run))
@@ -215,39 +248,78 @@ def _request(
     tools: bool,
     tool_choice: ToolChoice,
     response_format: ResponseFormat | None,
+    specs: list[ToolSpec] | None = None,
 ) -> Request:
-    specs = plan.toolbox.specs if (tools and plan.toolbox) else []
-    return Request(
+    if specs is None:
+        specs = plan.toolbox.specs if (tools and plan.toolbox) else []
+    native = plan.native_tools if tools else []
+    request = Request(
         model=plan.model,
         messages=list(messages),
         system=plan.system,
         tools=specs,
-        tool_choice=tool_choice if specs else "auto",
+        tool_choice=tool_choice if (specs or native) else "auto",
         parallel_tool_calls=plan.parallel_tool_calls,
         response_format=response_format,
         options=dict(plan.options),
         stream=plan.stream,
         vendor=plan.vendor,
+        system_blocks=plan.system_blocks,
+        native_tools=native,
+        reasoning=plan.reasoning,
+        cache=plan.cache,
     )
+    if plan.cache is not None and plan.cache.auto:
+        mark_cache_breakpoints(request, CacheControl(plan.cache.ttl))
+    return request
+
+
+def mark_cache_breakpoints(request: Request, mark: CacheControl) -> None:
+    """``cache="auto"``: breakpoints after the tools, the system prompt and the last user turn."""
+    if request.tools and request.tools[-1].cache is None:
+        request.tools[-1] = replace(request.tools[-1], cache=mark)
+    if request.system_blocks and request.system_blocks[-1].cache is None:
+        request.system_blocks = (
+            *request.system_blocks[:-1],
+            replace(request.system_blocks[-1], cache=mark),
+        )
+    for i in range(len(request.messages) - 1, -1, -1):
+        message = request.messages[i]
+        if message.role == "user" and message.blocks:
+            last = message.blocks[-1]
+            if isinstance(last, (TextBlock, MediaBlock)) and last.cache is None:
+                blocks = (*message.blocks[:-1], replace(last, cache=mark))
+                request.messages[i] = replace(message, blocks=blocks)
+            break
 
 
 def _loop(plan: Plan, run: RunResult[Any]) -> Steps:
     messages = list(plan.messages)
+    run.messages = messages  # the same list: a partial result (RunTimeout, budget) has it too
     tool_choice = plan.tool_choice
     response: Response | None = None
     failed_turns = 0
+    mode = _OutputMode(plan)
+    reply = ""
     for iteration in range(1, plan.max_iterations + 1):
         run.iterations = iteration
         request = _request(
             plan,
             messages,
             tools=True,
-            tool_choice=tool_choice,
-            response_format=plan.response_format,
+            tool_choice=mode.tool_choice(tool_choice),
+            response_format=mode.response_format,
+            specs=mode.specs,
         )
         response = yield from _model(plan, run, request)
         messages.append(response.as_message())
+        reply = response.text
         if not response.tool_calls:
+            break
+        final = mode.final_call(response)
+        if final is not None:  # output_mode="tool": the run ends at the output tool's call
+            reply = mode.reply(final)
+            messages.append(mode.acknowledge(response))
             break
         if iteration == plan.max_iterations:
             break  # these calls' results could never be sent back: do not run them
@@ -259,7 +331,6 @@ def _loop(plan: Plan, run: RunResult[Any]) -> Steps:
             tool_choice = "auto"
         failed_turns = failed_turns + 1 if all(o.result.is_error for o in outcomes) else 0
         if failed_turns >= plan.tool_settings.max_tool_errors:
-            run.messages = messages
             error = ModelBehaviorError(
                 f"every tool call failed on {failed_turns} turns in a row "
                 f"(max_tool_errors={plan.tool_settings.max_tool_errors}); "
@@ -268,41 +339,108 @@ def _loop(plan: Plan, run: RunResult[Any]) -> Steps:
             error.run = run  # type: ignore[attr-defined]
             raise error
     assert response is not None
-    if response.tool_calls:
-        run.messages = messages
+    if response.tool_calls and mode.final_call(response) is None:
         raise MaxIterationsExceeded(plan.max_iterations, run)
-    run.text = response.text
+    run.text = reply
     run.stop_reason = response.stop_reason
-    output: Any = response.text
-    run.value = response.text
+    output: Any = reply
+    run.value = reply
 
     if plan.response_format is not None:
-        value, errors = _structured(plan, response.text)
+        value, errors = _structured(plan, reply)
         if errors:
             messages.append(Message("user", (TextBlock(structured.repair_prompt(errors)),)))
             request = _request(
                 plan,
                 messages,
-                tools=False,
-                tool_choice="auto",
-                response_format=plan.response_format,
+                tools=mode.output_tool is not None,
+                tool_choice=mode.forced(),
+                response_format=mode.response_format,
+                specs=[mode.output_spec] if mode.output_spec is not None else None,
             )
             response = yield from _model(plan, run, request)
             messages.append(response.as_message())
-            value, errors = _structured(plan, response.text)
+            reply = response.text
+            final = mode.final_call(response)
+            if final is not None:
+                reply = mode.reply(final)
+                messages.append(mode.acknowledge(response))
+            value, errors = _structured(plan, reply)
             if errors:
-                run.messages = messages
-                raise structured.fail(errors, response.text)
-        run.text = response.text
+                raise structured.fail(errors, reply)
+        run.text = reply
         run.stop_reason = response.stop_reason
-        output = structured.strip_fences(response.text)
+        output = structured.strip_fences(reply)
         run.value = value
 
     if plan.decision is not None:
         output = yield from _decide(plan, run, messages)
         run.value = output
-    run.messages = messages
     return output
+
+
+class _OutputMode:
+    """How structured output travels (``output_mode``): native, an output tool, or the prompt.
+
+    ``"tool"`` offers a terminal output tool beside the function tools: its
+    call ends the run and its arguments are the reply. ``"prompted"`` sends
+    no response format and puts the schema in the system prompt. ``None`` and
+    ``"native"`` send the response format (plugins choose their fallback).
+    """
+
+    __slots__ = ("output_spec", "output_tool", "response_format", "specs")
+
+    def __init__(self, plan: Plan) -> None:
+        rf = plan.response_format
+        self.response_format = rf
+        self.output_tool: structured.OutputTool | None = None
+        self.output_spec: ToolSpec | None = None
+        self.specs: list[ToolSpec] | None = None
+        if rf is None or plan.output_mode in (None, "native"):
+            return
+        self.response_format = None
+        if plan.output_mode == "tool":
+            taken = plan.toolbox.tools if plan.toolbox is not None else {}
+            self.output_tool, self.output_spec = structured.make_output_tool(
+                rf, taken, "Call this with the final answer; it ends the conversation."
+            )
+            self.specs = [*(plan.toolbox.specs if plan.toolbox else []), self.output_spec]
+        else:  # prompted
+            instruction = TextBlock(structured.prompt_instruction(rf))
+            plan.system_blocks = (*plan.system_blocks, instruction)
+            plan.system = "\n\n".join(b.text for b in plan.system_blocks)
+
+    def tool_choice(self, choice: ToolChoice) -> ToolChoice:
+        if self.output_spec is None or choice != "auto":
+            return choice
+        return "required"  # answer through the output tool, never in plain text
+
+    def forced(self) -> ToolChoice:
+        return {"name": self.output_spec.name} if self.output_spec is not None else "auto"
+
+    def final_call(self, response: Response) -> ToolCall | None:
+        if self.output_tool is None:
+            return None
+        name = self.output_tool.name
+        return next((c for c in response.tool_calls if c.name == name), None)
+
+    def reply(self, call: ToolCall) -> str:
+        assert self.output_tool is not None
+        return self.output_tool.reply_text(call.arguments)
+
+    def acknowledge(self, response: Response) -> Message:
+        """Results for the final turn's calls, so the conversation can be continued."""
+        assert self.output_tool is not None
+        name = self.output_tool.name
+        results = tuple(
+            ToolResult(
+                c.id,
+                c.name,
+                "Final answer received." if c.name == name else "Not run: the answer was final.",
+            )
+            for c in response.tool_calls
+        )
+        return Message("tool", tool_results=results)
 
 
 def _structured(plan: Plan, text: str) -> tuple[Any, list[str]]:
@@ -322,31 +460,38 @@ def _structured(plan: Plan, text: str) -> tuple[Any, list[str]]:
 
 def _model(plan: Plan, run: RunResult[Any], request: Request) -> Generator[Effect, Any, Response]:
     _check_budget(plan, request)
+    if plan.window_limit is not None:
+        request = yield from _fit_window(plan, run, request)
     info = plan.call_info(run.iterations)
     request = plan.hooks.before_request(request, info)
-    prepared = plan.provider.prepare(request) or Prepared(request)  # None: the first contract
+    estimated = _admit(plan, request) if plan.ledgers else 0
+    if plan.deadline is not None:
+        _cap_timeout(plan, run, request)
     observed = plan.hooks.observed
-    if observed:
-        plan.hooks.observe("model_start", {"model": plan.qualified, "request": request}, info)
-    attempts = Attempts()
-    reader = StreamReader() if plan.stream else None
-    while True:
-        attempts.count += 1
-        try:
-            if plan.gate is not None:  # limits: wait for capacity, hold it for this attempt
-                response = yield from _limited(plan, request, prepared, reader)
-            elif reader is not None:
-                response = yield Stream(plan.provider, prepared, reader.start())
-            else:
-                response = yield Send(plan.provider, prepared)
-            break
-        except Exception as exc:
-            delay = _failed(plan, run, attempts, exc, info)
-        if delay > 0:
-            yield Sleep(plan.backoff, delay)
+    try:
+        if len(plan.candidates) > 1:
+            response, attempts = yield from _with_fallbacks(plan, run, request, info)
+        else:
+            prepared = plan.provider.prepare(request) or Prepared(request)  # None: first contract
+            if observed:
+                payload = {"model": plan.qualified, "request": request}
+                plan.hooks.observe("model_start", payload, info)
+            attempts = Attempts()
+            response = yield from _attempts(
+                plan, run, plan.provider, prepared, attempts, info, plan.gate
+            )
+    except BaseException:
+        for ledger in plan.ledgers:
+            ledger.release(estimated)
+        raise
     response = plan.hooks.after_response(request, response, info)
-    run.usage.add(response.usage if response.usage.requests else _one_request(response.usage))
-    log_usage(plan.qualified, response.usage)  # logging (DEBUG)
+    usage = response.usage if response.usage.requests else _one_request(response.usage)
+    usage.priced_as(plan.provider.name, plan.model)
+    run.usage.add(usage)
+    plan.add_usage(usage)
+    log_usage(plan.qualified, usage)  # logging (DEBUG)
+    if response.blocks:
+        run.thinking += response.thinking
     run.attempts += attempts.count
     run.failures.extend(attempts.failures)
     if observed:
@@ -354,7 +499,217 @@ def _model(plan: Plan, run: RunResult[Any], request: Request) -> Generator[Effec
         plan.hooks.observe("model_end", payload, info)
     if plan.stream:
         yield Emit(UsageEvent(response.usage))
+    for ledger in plan.ledgers:
+        ledger.charge(estimated, usage)  # the output side: raises after the answer is recorded
     return response
+
+
+def _with_fallbacks(
+    plan: Plan, run: RunResult[Any], request: Request, info: Any
+) -> Generator[Effect, Any, tuple[Response, Attempts]]:
+    """Try the run's models in order (SPEC §17); the one that answers stays for the run.
+
+    A candidate that cannot take the request (content, tools, options) is
+    skipped before anything is sent to it; one whose attempts end in a
+    transient error, or a permanent one in ``fallback_on``, hands over to the
+    next. Each candidate converts the request once (one ``prepare``).
+    """
+    failures: list[AttemptFailure] = []
+    last: BaseException | None = None
+    for index in range(plan.index, len(plan.candidates)):
+        if index != plan.index:
+            previous = plan.qualified
+            plan.use(index)
+            log_fallback(previous, plan.qualified, last)
+            if plan.hooks.observed:
+                payload = {"model": plan.qualified, "previous": previous, "error": last}
+                plan.hooks.observe("fallback", payload, info)
+        messages, dropped = portable(request.messages, plan.provider.name)
+        run.dropped.extend(d for d in dropped if d not in run.dropped)
+        candidate = replace(request, model=plan.model, messages=list(messages))
+        try:
+            prepared = plan.provider.prepare(candidate) or Prepared(candidate)
+        except InputError as exc:  # this model cannot take the request: never sent to it
+            plan.skipped.append((plan.qualified, str(exc)))
+            last = exc
+            continue
+        if plan.hooks.observed:
+            plan.hooks.observe("model_start", {"model": plan.qualified, "request": candidate}, info)
+        gate = plan.gate if index == 0 else None
+        attempts = Attempts()
+        try:
+            response = yield from _attempts(
+                plan, run, plan.provider, prepared, attempts, info, gate
+            )
+        except RunTimeout:
+            raise
+        except Exception as exc:
+            failures.extend(attempts.failures or [AttemptFailure(1, exc, 0.0, plan.qualified)])
+            if not isinstance(exc, (ExecFailed, *plan.fallback_on)):
+                raise  # a permanent error no other model would fix (a bad key, a bad request)
+            last = exc
+            continue
+        run.model = plan.qualified
+        return response, attempts
+    error = ExecFailed(failures, plan.info.function, plan.skipped)
+    error.run = run  # type: ignore[attr-defined]
+    raise error from last
+
+
+def _attempts(
+    plan: Plan,
+    run: RunResult[Any],
+    provider: Provider,
+    prepared: Prepared,
+    attempts: Attempts,
+    info: Any,
+    gate: Gate | None = None,
+) -> Generator[Effect, Any, Response]:
+    """Send ``prepared`` until an attempt succeeds, backing off between failures.
+
+    With rate limits (``gate``), each attempt first waits for capacity.
+    """
+    reader = StreamReader() if plan.stream else None
+    deadline = plan.deadline
+    while True:
+        attempts.count += 1
+        if deadline is not None and time.monotonic() >= deadline:
+            raise _timeout(plan, run, attempts)
+        try:
+            if gate is not None:  # limits: wait for capacity, hold it for this attempt
+                response = yield from _limited(plan, gate, provider, prepared, reader)
+            elif reader is not None:
+                response = yield Stream(provider, prepared, reader.start(), deadline)
+            else:
+                response = yield Send(provider, prepared, deadline)
+            return response
+        except Exception as exc:
+            waited_out = isinstance(exc, LimitWaitTimeout)  # capacity only after the deadline
+            if deadline is not None and (waited_out or time.monotonic() >= deadline - 0.001):
+                attempts.failures.append(AttemptFailure(attempts.count, exc))
+                raise _timeout(plan, run, attempts) from None
+            delay = _failed(plan, run, attempts, exc, info)
+        if deadline is not None:
+            delay = min(delay, max(0.0, deadline - time.monotonic()))
+        if delay > 0:
+            yield Sleep(plan.backoff, delay)
+
+
+def _timeout(plan: Plan, run: RunResult[Any], attempts: Attempts) -> RunTimeout:
+    run.attempts += attempts.count
+    run.failures.extend(attempts.failures)
+    attempts.count = 0
+    attempts.failures = []
+    assert plan.deadline_seconds is not None
+    return RunTimeout(plan.deadline_seconds, run)
+
+
+def _cap_timeout(plan: Plan, run: RunResult[Any], request: Request) -> None:
+    """The request's HTTP timeout never outlives the run's deadline."""
+    assert plan.deadline is not None
+    remaining = plan.deadline - time.monotonic()
+    if remaining <= 0:
+        raise _timeout(plan, run, Attempts())
+    if plan.plain_callable:
+        return  # a call= function takes only the options it declares
+    timeout = request.options.get("timeout")
+    if timeout is None or timeout > remaining:
+        request.options["timeout"] = remaining
+
+
+def _admit(plan: Plan, request: Request) -> int:
+    """Reserve this request in every budget (input side); raise before it is sent."""
+    estimated = estimate_tokens(request)
+    admitted = []
+    try:
+        for ledger in plan.ledgers:
+            ledger.admit(estimated)
+            admitted.append(ledger)
+    except BaseException:
+        for ledger in admitted:
+            ledger.release(estimated)
+        raise
+    return estimated
+
+
+def _fit_window(
+    plan: Plan, run: RunResult[Any], request: Request
+) -> Generator[Effect, Any, Request]:
+    """Trim or summarize the oldest turns until the request fits (SPEC §13)."""
+    limit = plan.window_limit
+    assert limit is not None
+    tokens = estimate_tokens(request)
+    if tokens <= limit:
+        return request
+    policy = plan.context_policy
+    messages = request.messages
+    if policy is None or policy.strategy == "error":
+        raise ContextWindowExceeded(tokens, limit, plan.qualified)
+    current = current_turn_start(messages)
+    turns = [t for t in split_turns(messages) if t[1] <= current]
+    droppable = turns[: max(0, len(turns) - policy.keep_last)]
+    bare = replace(request, messages=[], system=None, system_blocks=(), tools=[])
+    sizes = [estimate_tokens(replace(bare, messages=messages[a:b])) for a, b in droppable]
+    total = tokens
+    cut = 0  # drop droppable[:cut]
+    while total > limit and cut < len(droppable):
+        total -= sizes[cut]
+        cut += 1
+    # A conversation must not start with the model's turn: drop up to the next user turn.
+    end = droppable[cut - 1][1] if cut else 0
+    while end < current and messages[end].role != "user":
+        end += 1
+    kept = messages[end:]
+    if policy.strategy == "summarize" and end:
+        summary = summary_message((yield from _summary(plan, run, messages[:end])))
+        first = kept[0] if kept else None
+        if first is not None and first.role == "user" and not first.tool_results:
+            kept = [replace(first, blocks=(*summary.blocks, *first.blocks)), *kept[1:]]
+        else:
+            kept = [summary, *kept]
+    fitted = replace(request, messages=list(kept))
+    tokens = estimate_tokens(fitted)
+    if tokens > limit or end == 0:
+        raise ContextWindowExceeded(tokens, limit, plan.qualified)
+    return fitted
+
+
+def _summary(
+    plan: Plan, run: RunResult[Any], dropped: list[Message]
+) -> Generator[Effect, Any, str]:
+    """A summary of ``dropped`` written once by a model call, then reused."""
+    key = conversation_key(dropped)
+    known = plan.summaries.get(key)
+    if known is not None:
+        return known
+    policy = plan.context_policy
+    assert policy is not None
+    provider, model = plan.provider, plan.model
+    if policy.summary_model is not None:
+        provider, model = plan.resolve_model(policy.summary_model)
+    request = Request(
+        model=model,
+        messages=[*dropped, Message("user", (TextBlock(SUMMARY_PROMPT),))],
+        options={"timeout": plan.options["timeout"]} if "timeout" in plan.options else {},
+    )
+    prepared = provider.prepare(request) or Prepared(request)
+    attempts = Attempts()
+    streaming, plan.stream = plan.stream, False  # the summary is not part of the caller's stream
+    try:
+        response = yield from _attempts(
+            plan, run, provider, prepared, attempts, plan.call_info(run.iterations)
+        )
+    finally:
+        plan.stream = streaming
+    usage = response.usage if response.usage.requests else _one_request(response.usage)
+    usage.priced_as(provider.name, model)
+    run.usage.add(usage)
+    plan.add_usage(usage)
+    run.attempts += attempts.count
+    plan.summaries[key] = response.text
+    if plan.frame is not None:
+        plan.frame_summary(response.text, usage, f"{provider.name}:{model}", len(dropped))
+    return response.text
 
 
 def _failed(
@@ -378,6 +733,7 @@ def _failed(
             function_name=plan.info.function,
             attempts=attempts,
             on_failure=on_failure,
+            model=plan.qualified if len(plan.candidates) > 1 else "",
         )
     except BaseException:
         run.attempts += attempts.count
@@ -388,18 +744,21 @@ def _failed(
 
 
 def _limited(
-    plan: Plan, request: Request, prepared: Prepared, reader: StreamReader | None
+    plan: Plan,
+    gate: Gate,
+    provider: Provider,
+    prepared: Prepared,
+    reader: StreamReader | None,
 ) -> Generator[Effect, Any, Response]:
     """One attempt under the rate limits (llmport.limits): capacity first, released after."""
-    assert plan.gate is not None
-    tokens = estimate_tokens(request)
-    permit = yield Acquire(plan.gate, tokens, plan.backoff, getattr(plan, "deadline", None))
+    tokens = estimate_tokens(prepared.request)
+    permit = yield Acquire(gate, tokens, plan.backoff, plan.deadline)
     response: Response
     try:
         if reader is not None:
-            response = yield Stream(plan.provider, prepared, reader.start())
+            response = yield Stream(provider, prepared, reader.start(), plan.deadline)
         else:
-            response = yield Send(plan.provider, prepared)
+            response = yield Send(provider, prepared, plan.deadline)
     except BaseException as exc:  # an error, or a stream abandoned by its caller
         permit.release(None, rate_info_of_error(exc))
         raise
@@ -486,6 +845,7 @@ def _tools(
             plan.tool_settings.tool_timeout,
             # Nested execs inside these tools may only use tools offered here.
             frozenset(box.tools),
+            plan.deadline,  # a slow tool cannot outlive the run
         )
     by_id = {o.call.id: o for o in ran}
     outcomes = [refused.get(c.id) or by_id[c.id] for c in calls]
@@ -493,6 +853,8 @@ def _tools(
         _record_tool(plan, run, outcome, iteration, info)
         if plan.stream:
             yield Emit(ToolResultEvent(outcome.result, outcome.duration))
+    if plan.deadline is not None and time.monotonic() >= plan.deadline:
+        raise RunTimeout(plan.deadline_seconds or 0.0, run)
     return outcomes
 
 

@@ -19,29 +19,44 @@ from typing import Any
 
 from llmport.content import inline_text_file, is_text_like
 from llmport.errors import OptionError, UnsupportedContentError, UnsupportedFeatureError
+from llmport.options import unknown_option_error
 from llmport.provider import Prepared
 from llmport.structured import OutputTool, make_output_tool
 from llmport.types import (
+    Block,
+    CacheControl,
+    Citation,
     MediaBlock,
     Message,
     ModelCapabilities,
+    NativeTool,
     Request,
     ResponseFormat,
+    ServerToolCall,
+    ServerToolResult,
     TextBlock,
+    ThinkingBlock,
+    ToolResult,
     ToolSpec,
 )
 
-from .models import MAX_REQUEST_BYTES, Family
+from .models import MAX_REQUEST_BYTES, WEB_FETCH_TOOL, WEB_SEARCH_TOOL, Family
 
 VENDOR = "anthropic"
 
-#: Where assistant thinking blocks are kept (Response.extra / Message.extra) to echo back.
-THINKING_KEY = "anthropic_thinking"
+#: Where the code-execution container is kept (Response.extra / Message.extra) to reuse it.
+CONTAINER_KEY = "anthropic_container"
 
-#: Extended-thinking budgets (``thinking.budget_tokens``) per ``reasoning_effort``.
-THINKING_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
-#: ``output_config.effort`` values for models with adaptive thinking.
-ADAPTIVE_EFFORTS = ("low", "medium", "high", "xhigh", "max")
+#: Thinking budgets (``thinking.budget_tokens``) per effort on budget-only models
+#: (capped to the model's output limit minus ANSWER_ROOM).
+THINKING_BUDGETS = {
+    "minimal": 1024,
+    "low": 2048,
+    "medium": 8192,
+    "high": 16384,
+    "xhigh": 24576,
+    "max": 32768,
+}
 #: Room left for the answer when max_tokens is defaulted around a thinking budget.
 ANSWER_ROOM = 4096
 #: Anthropic requires budget_tokens >= 1024.
@@ -59,7 +74,6 @@ KNOWN_OPTIONS = frozenset(
         "timeout",
         "stop",
         "seed",
-        "reasoning_effort",
         "metadata",
         "service_tier",
         "cache_control",
@@ -116,10 +130,10 @@ class AnthropicPrepared(Prepared):
 # ---------------------------------------------------------------------------
 
 
-def check(request: Request, caps: ModelCapabilities, family: Family) -> dict[str, Any] | None:
+def check(request: Request, caps: ModelCapabilities, family: Family) -> Thinking | None:
     """Raise a typed input error for anything this model cannot take.
 
-    Returns the ``thinking`` asked for (see :func:`thinking_for`), so
+    Returns the reasoning asked for (see :func:`thinking_for`), so
     :func:`build` works it out once.
     """
     model = request.model
@@ -143,7 +157,10 @@ def check(request: Request, caps: ModelCapabilities, family: Family) -> dict[str
         )
     _check_values(options)
     thinking = thinking_for(request, family)
-    _check_sampling(request, family, thinking)
+    thinks = thinking is not None and thinking.param is not None
+    _check_sampling(request, family, thinks)
+    if request.cache is not None:
+        _check_cache(request)
     for spec in request.tools:
         if spec.strict and not caps.native_structured_output:
             raise UnsupportedFeatureError(
@@ -161,19 +178,19 @@ def check(request: Request, caps: ModelCapabilities, family: Family) -> dict[str
                 'response_format with tool_choice="none"',
                 "this model gives structured output through a forced tool, which 'none' forbids",
             )
-        if thinking is not None:
+        if thinks:
             raise UnsupportedFeatureError(
                 VENDOR,
                 model,
-                "response_format with reasoning_effort",
+                "response_format with reasoning",
                 "this model gives structured output through a forced tool, "
                 "which extended thinking forbids",
             )
-    if thinking is not None and request.tools and request.tool_choice not in ("auto", "none"):
+    if thinks and request.tools and request.tool_choice not in ("auto", "none"):
         raise UnsupportedFeatureError(
             VENDOR,
             model,
-            f"tool_choice={request.tool_choice!r} with reasoning_effort",
+            f"tool_choice={request.tool_choice!r} with reasoning",
             "with extended thinking Anthropic allows only tool_choice 'auto' or 'none'",
         )
     return thinking
@@ -215,7 +232,22 @@ def _number(name: str, value: Any) -> float:
     return float(value)
 
 
-def _check_sampling(request: Request, family: Family, thinking: dict[str, Any] | None) -> None:
+def _check_cache(request: Request) -> None:
+    """``cache=``: ``key`` and ``retention`` are OpenAI's; Anthropic has no such fields."""
+    cache = request.cache
+    assert cache is not None
+    for name in ("key", "retention"):
+        if getattr(cache, name) is not None:
+            raise UnsupportedFeatureError(
+                VENDOR,
+                request.model,
+                f"cache {name}",
+                "Anthropic caches by breakpoints (cache_control), with no cache key or "
+                "retention setting: use cache='auto' / {'ttl': '1h'} or block marks",
+            )
+
+
+def _check_sampling(request: Request, family: Family, thinks: bool) -> None:
     options = request.options
     given = [k for k in ("temperature", "top_p", "top_k") if options.get(k) is not None]
     if not given:
@@ -232,7 +264,7 @@ def _check_sampling(request: Request, family: Family, thinking: dict[str, Any] |
             "temperature together with top_p",
             "this model takes one of them, not both",
         )
-    if thinking is not None:
+    if thinks:
         temperature = options.get("temperature")
         top_p = options.get("top_p")
         if (
@@ -243,76 +275,127 @@ def _check_sampling(request: Request, family: Family, thinking: dict[str, Any] |
             raise UnsupportedFeatureError(
                 VENDOR,
                 model,
-                "sampling options with reasoning_effort",
+                "sampling options with thinking",
                 "extended thinking needs temperature 1, no top_k, and top_p >= 0.95",
             )
 
 
 # ---------------------------------------------------------------------------
-# Thinking and max_tokens
+# Reasoning: thinking, effort and max_tokens
 # ---------------------------------------------------------------------------
 
 
-def thinking_for(request: Request, family: Family) -> dict[str, Any] | None:
-    """The ``thinking`` parameter asked for by ``reasoning_effort`` (None: no thinking).
+@dataclass(slots=True, frozen=True)
+class Thinking:
+    """What ``Request.reasoning`` becomes on this model.
 
-    Returns ``{"type": "enabled", "budget_tokens": N}`` or
-    ``{"type": "adaptive", "effort": E}`` (``effort`` goes to ``output_config``).
+    ``param`` is the ``thinking`` object (``None``: thinking stays off);
+    ``effort`` the ``output_config.effort`` value (``None``: not sent).
     """
-    effort = request.options.get("reasoning_effort")
-    if effort is None or effort == "none":
+
+    param: dict[str, Any] | None
+    effort: str | None = None
+    budget: int = 0
+
+
+def thinking_for(request: Request, family: Family) -> Thinking | None:
+    """``Request.reasoning`` mapped onto this model family (None: nothing to send).
+
+    * an effort on a model with adaptive thinking: ``thinking: {type:
+      adaptive}`` and ``output_config.effort``;
+    * an effort on a budget-only model: ``thinking: {type: enabled,
+      budget_tokens}`` from :data:`THINKING_BUDGETS` (capped to leave
+      :data:`ANSWER_ROOM` under the model's output limit), plus
+      ``output_config.effort`` where the model takes effort (Opus 4.5);
+    * ``budget_tokens=N``: ``thinking: {type: enabled, budget_tokens: N}``;
+      ``-1`` (dynamic) is adaptive thinking;
+    * ``budget_tokens=0`` with an effort: effort alone, thinking off;
+    * ``effort="none"`` (or ``reasoning=False``): nothing is sent.
+
+    ``summary`` sets ``thinking.display`` (``"summarized"``; ``False``:
+    ``"omitted"``). What the model cannot do is an UnsupportedFeatureError.
+    """
+    reasoning = request.reasoning
+    if reasoning is None:
         return None
+    effort, budget, summary = reasoning.effort, reasoning.budget_tokens, reasoning.summary
     model = request.model
-    if family.thinking == "none":
-        raise UnsupportedFeatureError(
-            VENDOR, model, "reasoning_effort", "this model has no extended thinking"
-        )
-    if isinstance(effort, bool) or not isinstance(effort, (int, str)):
-        raise UnsupportedFeatureError(
-            VENDOR,
-            model,
-            f"reasoning_effort={effort!r}",
-            "give an effort name or a thinking budget in tokens",
-        )
-    if isinstance(effort, int):
+    if effort == "none" or (budget == 0 and effort is None):
+        if summary not in (None, False):
+            raise UnsupportedFeatureError(
+                VENDOR, model, "reasoning summary with reasoning off", "no thinking to summarise"
+            )
+        return None
+    if family.thinking == "none" and not family.efforts:
+        raise UnsupportedFeatureError(VENDOR, model, "reasoning", "this model has no thinking")
+    if effort is not None and budget == 0:
+        # Effort alone: how eagerly the model spends tokens, thinking stays off.
+        if summary not in (None, False):
+            raise UnsupportedFeatureError(
+                VENDOR, model, "reasoning summary with budget_tokens=0", "thinking is off"
+            )
+        return Thinking(None, _effort(effort, family, model, "reasoning effort without thinking"))
+    if budget is not None and budget > 0:
         if family.thinking == "adaptive":
             raise UnsupportedFeatureError(
                 VENDOR,
                 model,
-                f"reasoning_effort={effort} (a token budget)",
-                f"this model has adaptive thinking only: use one of {ADAPTIVE_EFFORTS}",
+                f"reasoning budget_tokens={budget}",
+                "this model has adaptive thinking only: give an effort "
+                f"({', '.join(family.efforts)})",
             )
-        if effort < MIN_THINKING_BUDGET:
+        if budget < MIN_THINKING_BUDGET:
             raise UnsupportedFeatureError(
                 VENDOR,
                 model,
-                f"reasoning_effort={effort}",
+                f"reasoning budget_tokens={budget}",
                 f"a thinking budget must be >= {MIN_THINKING_BUDGET} tokens",
             )
-        return {"type": "enabled", "budget_tokens": effort}
+        sent = _effort(effort, family, model, "reasoning effort with budget_tokens")
+        param = {"type": "enabled", "budget_tokens": budget}
+        return Thinking(_display(param, summary), sent, budget)
     if family.thinking in ("adaptive", "both"):
-        if effort not in ADAPTIVE_EFFORTS:
-            raise UnsupportedFeatureError(
-                VENDOR,
-                model,
-                f"reasoning_effort={effort!r}",
-                f"accepted: {', '.join(ADAPTIVE_EFFORTS)}",
-            )
-        return {"type": "adaptive", "effort": effort}
-    if effort not in THINKING_BUDGETS:
+        # An effort (or budget -1, dynamic): adaptive thinking.
+        sent = _effort(effort, family, model, "reasoning effort") if effort else None
+        return Thinking(_display({"type": "adaptive"}, summary), sent)
+    if budget == -1:
         raise UnsupportedFeatureError(
             VENDOR,
             model,
-            f"reasoning_effort={effort!r}",
-            f"accepted: {', '.join(THINKING_BUDGETS)} or a token budget",
+            "reasoning budget_tokens=-1 (dynamic)",
+            "this model has budget thinking only: give a budget >= 1024 or an effort",
         )
-    return {"type": "enabled", "budget_tokens": THINKING_BUDGETS[effort]}
+    assert effort is not None
+    caps_out = family.caps.max_output_tokens or 0
+    budget = THINKING_BUDGETS[effort]
+    if caps_out:
+        budget = max(MIN_THINKING_BUDGET, min(budget, caps_out - ANSWER_ROOM))
+    sent = effort if effort in family.efforts else None
+    param = {"type": "enabled", "budget_tokens": budget}
+    return Thinking(_display(param, summary), sent, budget)
 
 
-def _max_tokens(request: Request, family: Family, thinking: dict[str, Any] | None) -> int:
+def _effort(effort: str | None, family: Family, model: str, feature: str) -> str | None:
+    if effort is None:
+        return None
+    if effort not in family.efforts:
+        taken = ", ".join(family.efforts) if family.efforts else "none (no effort parameter)"
+        raise UnsupportedFeatureError(
+            VENDOR, model, f"{feature} ({effort!r})", f"effort levels taken: {taken}"
+        )
+    return effort
+
+
+def _display(param: dict[str, Any], summary: str | bool | None) -> dict[str, Any]:
+    if summary is None:
+        return param
+    return {**param, "display": "omitted" if summary is False else "summarized"}
+
+
+def _max_tokens(request: Request, family: Family, thinking: Thinking | None) -> int:
     """``max_tokens``: the caller's, else the family default (widened around a thinking budget)."""
     model = request.model
-    budget = thinking.get("budget_tokens", 0) if thinking else 0
+    budget = thinking.budget if thinking else 0
     given = request.options.get("max_tokens")
     if given is None:
         value = (
@@ -326,11 +409,11 @@ def _max_tokens(request: Request, family: Family, thinking: dict[str, Any] | Non
                 VENDOR, model, f"max_tokens={given!r}", "must be a positive integer"
             )
         if budget and given <= budget:
-            raise UnsupportedFeatureError(
-                VENDOR,
-                model,
-                f"max_tokens={given} with a thinking budget of {budget}",
-                "max_tokens must be larger than the thinking budget",
+            raise OptionError(
+                f"anthropic: max_tokens={given} must be larger than the thinking budget "
+                f"({budget} tokens): raise max_tokens, lower budget_tokens, or leave "
+                "max_tokens unset (llmport then gives the budget plus "
+                f"{ANSWER_ROOM} tokens for the answer)"
             )
         value = given
     if (
@@ -373,7 +456,7 @@ def build(
         "messages": messages_param(request.messages, model),
         "stream": request.stream,
     }
-    system = _system(request)
+    system = system_param(request)
     if system:
         params["system"] = system
     stop = options.get("stop")
@@ -393,13 +476,19 @@ def build(
 
     output_config: dict[str, Any] = {}
     if thinking is not None:
-        if thinking["type"] == "adaptive":
-            params["thinking"] = {"type": "adaptive"}
-            output_config["effort"] = thinking["effort"]
-        else:
-            params["thinking"] = thinking
+        if thinking.param is not None:
+            params["thinking"] = thinking.param
+        if thinking.effort is not None:
+            output_config["effort"] = thinking.effort
+            if family.effort_beta:
+                params["extra_headers"] = {"anthropic-beta": family.effort_beta}
 
     tools = [tool_param(spec, caps) for spec in request.tools]
+    if request.native_tools:
+        tools += [native_tool_param(t, caps, family, model) for t in request.native_tools]
+        container = _container(request.messages)
+        if container is not None and any(t.kind == "code_execution" for t in request.native_tools):
+            params["container"] = container
     output_tool: OutputTool | None = None
     rf = request.response_format
     if rf is not None:
@@ -416,6 +505,33 @@ def build(
     if vendor:
         merge_vendor_fields(params, vendor, model)
     return AnthropicPrepared(request, params, output_tool)
+
+
+#: The body fields ``messages.count_tokens`` takes (the rest of a generation request is dropped).
+COUNT_FIELDS = frozenset(
+    {
+        "model",
+        "messages",
+        "system",
+        "tools",
+        "tool_choice",
+        "thinking",
+        "output_config",
+        "cache_control",
+        "timeout",
+        "extra_headers",
+    }
+)
+
+
+def count_params(prepared: AnthropicPrepared) -> dict[str, Any]:
+    """The ``messages.count_tokens`` arguments for a prepared generation request.
+
+    The same model, messages, system, tools, tool choice, thinking and output
+    config; ``max_tokens``, ``stream``, sampling, stop sequences, metadata and
+    other generation-only fields are left out.
+    """
+    return {k: v for k, v in prepared.params.items() if k in COUNT_FIELDS}
 
 
 # ---------------------------------------------------------------------------
@@ -463,11 +579,85 @@ def merged(base: Any, over: Any) -> Any:
     return copy.deepcopy(over)
 
 
-def _system(request: Request) -> str:
-    """``Request.system`` plus any system-role messages, in order."""
+def system_param(request: Request) -> str | list[dict[str, Any]]:
+    """``Request.system`` plus any system-role messages, in order.
+
+    A string, unless a system block carries a cache mark: then a list of text
+    blocks, the marked ones with ``cache_control``.
+    """
+    if any(b.cache is not None for b in request.system_blocks):
+        blocks = [block_param(b, request.model) for b in request.system_blocks if b.text]
+        blocks += [
+            block_param(b, request.model)
+            for m in request.messages
+            if m.role == "system"
+            for b in m.blocks
+            if isinstance(b, TextBlock) and b.text
+        ]
+        return blocks
     parts = [request.system] if request.system else []
     parts += [m.text for m in request.messages if m.role == "system" and m.text]
     return "\n\n".join(parts)
+
+
+def cache_param(cache: CacheControl, model: str = "") -> dict[str, Any]:
+    """A cache mark as ``cache_control`` (``ttl`` only when given: 5m is the default)."""
+    if cache.ttl is None:
+        return {"type": "ephemeral"}
+    if cache.ttl not in ("5m", "1h"):
+        raise UnsupportedFeatureError(
+            VENDOR, model, f"cache ttl {cache.ttl!r}", "Anthropic takes '5m' or '1h'"
+        )
+    return {"type": "ephemeral", "ttl": cache.ttl}
+
+
+def _container(messages: list[Message]) -> str | None:
+    """The code-execution container of the latest assistant turn that had one (reused)."""
+    for message in reversed(messages):
+        if message.role == "assistant":
+            container = message.extra.get(CONTAINER_KEY)
+            if isinstance(container, dict):
+                found = container.get("id")
+                if isinstance(found, str):
+                    return found
+    return None
+
+
+#: Options each native tool kind takes (passed through as given, ``None`` included).
+_NATIVE_OPTIONS = {
+    "web_search": frozenset({"max_uses", "allowed_domains", "blocked_domains", "user_location"}),
+    "url_context": frozenset(
+        {"max_uses", "allowed_domains", "blocked_domains", "citations", "max_content_tokens"}
+    ),
+    "code_execution": frozenset(),
+}
+
+
+def native_tool_param(
+    tool: NativeTool, caps: ModelCapabilities, family: Family, model: str
+) -> dict[str, Any]:
+    """A :class:`NativeTool` as Anthropic's server-tool entry.
+
+    ``web_search`` -> ``web_search_20250305``; ``url_context`` -> the web
+    fetch tool ``web_fetch_20250910``; ``code_execution`` -> the model's code
+    execution version. ``Provider.check`` already rejected kinds the model
+    lacks (``file_search`` everywhere).
+    """
+    kind = tool.kind
+    known = _NATIVE_OPTIONS.get(kind)
+    if known is None or kind not in caps.native_tool_kinds:
+        raise UnsupportedFeatureError(VENDOR, model, f"native tool {kind!r}")
+    unknown = set(tool.options) - known
+    if unknown:
+        raise unknown_option_error(unknown, known, f"anthropic {kind} option")
+    if kind == "web_search":
+        entry: dict[str, Any] = {"type": WEB_SEARCH_TOOL, "name": "web_search"}
+    elif kind == "url_context":
+        entry = {"type": WEB_FETCH_TOOL, "name": "web_fetch"}
+    else:
+        entry = {"type": family.code_execution, "name": "code_execution"}
+    entry.update(copy.deepcopy(tool.options))
+    return entry
 
 
 def tool_param(spec: ToolSpec, caps: ModelCapabilities) -> dict[str, Any]:
@@ -484,6 +674,8 @@ def tool_param(spec: ToolSpec, caps: ModelCapabilities) -> dict[str, Any]:
     }
     if spec.strict and caps.native_structured_output:
         out["strict"] = True
+    if spec.cache is not None:
+        out["cache_control"] = cache_param(spec.cache)
     fields = spec.vendor.get(VENDOR) if spec.vendor else None
     if fields:
         merged_entry: dict[str, Any] = merged(out, fields)
@@ -579,6 +771,9 @@ def messages_param(messages: Iterable[Message], model: str) -> list[dict[str, An
 
     Tool results go in a user turn, before any other content of that turn;
     consecutive turns of the same role are merged (the API alternates roles).
+    An assistant turn echoes its blocks in order: thinking (with its
+    signature) and redacted thinking, text (with its citations), server-tool
+    blocks verbatim, then its tool calls.
     """
     out: list[dict[str, Any]] = []
     results: list[dict[str, Any]] = []  # tool_result blocks of the user turn being built
@@ -600,25 +795,41 @@ def messages_param(messages: Iterable[Message], model: str) -> list[dict[str, An
             flush()
             role = turn
         if turn == "assistant":
-            content.extend(message.extra.get(THINKING_KEY, ()))
-            content.extend(block_param(b, model) for b in message.blocks if not _empty(b))
+            content.extend(assistant_block_param(b, model) for b in message.blocks if not _empty(b))
             content.extend(
                 {"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments}
                 for c in message.tool_calls
             )
         else:
-            results.extend(
-                {
-                    "type": "tool_result",
-                    "tool_use_id": r.call_id,
-                    "content": r.content,
-                    "is_error": r.is_error,
-                }
-                for r in message.tool_results
-            )
+            results.extend(tool_result_param(r, model) for r in message.tool_results)
             content.extend(block_param(b, model) for b in message.blocks if not _empty(b))
     flush()
     return out
+
+
+def tool_result_param(result: ToolResult, model: str) -> dict[str, Any]:
+    """A tool result: its text, plus the media and documents it returned (``blocks``)."""
+    content: Any = result.content
+    if result.blocks:
+        content = [{"type": "text", "text": result.content}] if result.content else []
+        content += [block_param(b, model) for b in result.blocks if not _empty(b)]
+    return {
+        "type": "tool_result",
+        "tool_use_id": result.call_id,
+        "content": content,
+        "is_error": result.is_error,
+    }
+
+
+def assistant_block_param(block: Block, model: str) -> dict[str, Any]:
+    """One block of an assistant turn, as Anthropic must get it back."""
+    if isinstance(block, ThinkingBlock):
+        if block.redacted is not None:
+            return {"type": "redacted_thinking", "data": block.redacted}
+        return {"type": "thinking", "thinking": block.text, "signature": block.signature or ""}
+    if isinstance(block, (ServerToolCall, ServerToolResult)):
+        return copy.deepcopy(block.raw)
+    return block_param(block, model)
 
 
 def _empty(block: Any) -> bool:
@@ -626,10 +837,73 @@ def _empty(block: Any) -> bool:
     return isinstance(block, TextBlock) and not block.text
 
 
-def block_param(block: TextBlock | MediaBlock, model: str) -> dict[str, Any]:
-    """One content block: text, image, document (PDF or plain text), or inlined text file."""
+def citation_param(citation: Citation) -> dict[str, Any]:
+    """A citation as Anthropic gave it (its type and unmapped fields are in ``extra``)."""
+    extra = citation.extra
+    kind = extra.get("type")
+    if kind is None:
+        kind = "web_search_result_location" if citation.kind == "url" else "char_location"
+    out: dict[str, Any] = {"type": kind, "cited_text": citation.cited_text or ""}
+    if kind == "web_search_result_location":
+        out["url"] = citation.url
+        out["title"] = citation.title
+    else:
+        out["document_index"] = citation.document_index or 0
+        out["document_title"] = citation.title
+        start, end = _CITATION_RANGE.get(kind, ("start_char_index", "end_char_index"))
+        if citation.source_start is not None:
+            out[start] = citation.source_start
+        if citation.source_end is not None:
+            out[end] = citation.source_end
+        if citation.file_id is not None:
+            out["file_id"] = citation.file_id
+    out.update({k: v for k, v in extra.items() if k != "type"})
+    return out
+
+
+#: Anthropic's range fields per document citation type.
+_CITATION_RANGE = {
+    "char_location": ("start_char_index", "end_char_index"),
+    "page_location": ("start_page_number", "end_page_number"),
+    "content_block_location": ("start_block_index", "end_block_index"),
+}
+
+
+def block_param(block: Block, model: str) -> dict[str, Any]:
+    """One content block: text, image, document (PDF or plain text), or inlined text file.
+
+    A cache mark becomes ``cache_control`` on the block; ``citations=True``
+    on a document becomes ``"citations": {"enabled": true}``.
+    """
     if isinstance(block, TextBlock):
-        return {"type": "text", "text": block.text}
+        if block.cache is None and not block.citations:
+            return {"type": "text", "text": block.text}
+        out: dict[str, Any] = {"type": "text", "text": block.text}
+        if block.citations:
+            out["citations"] = [citation_param(c) for c in block.citations]
+        if block.cache is not None:
+            out["cache_control"] = cache_param(block.cache, model)
+        return out
+    if not isinstance(block, MediaBlock):
+        raise UnsupportedContentError(
+            VENDOR, model, f"{block.type} block", "only assistant turns carry it"
+        )
+    param = _media_param(block, model)
+    if block.citations:
+        if param["type"] != "document":
+            raise UnsupportedContentError(
+                VENDOR,
+                model,
+                block.describe(),
+                "citations are given for documents only (PDF, or a text file sent natively)",
+            )
+        param["citations"] = {"enabled": True}
+    if block.cache is not None:
+        param["cache_control"] = cache_param(block.cache, model)
+    return param
+
+
+def _media_param(block: MediaBlock, model: str) -> dict[str, Any]:
     mt = block.media_type
     if block.type == "audio" or mt.startswith("audio/"):
         raise UnsupportedContentError(
@@ -639,7 +913,7 @@ def block_param(block: TextBlock | MediaBlock, model: str) -> dict[str, Any]:
         return {"type": "image", "source": _source(block)}
     if mt == "application/pdf":
         return _titled({"type": "document", "source": _source(block)}, block)
-    if mt == "text/plain":
+    if is_text_like(mt) and _as_document(block):
         if block.data is None:
             raise UnsupportedContentError(
                 VENDOR, model, block.describe(), "a text document must be inline, not a URL"
@@ -662,6 +936,20 @@ def block_param(block: TextBlock | MediaBlock, model: str) -> dict[str, Any]:
     raise UnsupportedContentError(
         VENDOR, model, block.describe(), f"files of type {mt} are not accepted"
     )
+
+
+def _as_document(block: MediaBlock) -> bool:
+    """The file rule: text/plain, ``send="native"``, or citations asked for -> a document.
+
+    ``send="text"`` always inlines; other text-like files (markdown, CSV,
+    JSON, ...) are inlined under ``"auto"`` unless citations are asked for
+    (citations need a document).
+    """
+    if block.send == "text":
+        return False
+    if block.send == "native" or block.citations:
+        return True
+    return block.media_type == "text/plain"
 
 
 def _source(block: MediaBlock) -> dict[str, Any]:

@@ -1,9 +1,12 @@
 """Messages API answers -> neutral :class:`~llmport.types.Response` / provider events.
 
 Works on the SDK's ``Message`` and raw stream event objects by attribute
-(duck typing), so this module imports no SDK. Thinking blocks are kept in
-``Response.extra["anthropic_thinking"]`` so a tool loop echoes them back,
-as the API requires.
+(duck typing), so this module imports no SDK. Thinking, citations and
+server-tool blocks become :class:`~llmport.types.ThinkingBlock`, text
+citations and :class:`~llmport.types.ServerToolCall` /
+:class:`~llmport.types.ServerToolResult` blocks in ``Response.blocks``
+(vendor ``"anthropic"``, the vendor's block kept verbatim for the echo);
+the code-execution container goes to ``Response.extra["anthropic_container"]``.
 """
 
 from __future__ import annotations
@@ -14,18 +17,27 @@ from typing import Any
 
 from llmport.provider import parse_arguments
 from llmport.types import (
+    Block,
+    Citation,
+    CitationEvent,
     ProviderEvent,
     Response,
+    ServerToolCall,
+    ServerToolEvent,
+    ServerToolResult,
     StopEvent,
     StopReason,
+    TextBlock,
     TextDelta,
+    ThinkingBlock,
+    ThinkingDelta,
     ToolCall,
     ToolCallDelta,
     Usage,
     UsageEvent,
 )
 
-from .convert_in import THINKING_KEY, AnthropicPrepared
+from .convert_in import _CITATION_RANGE, CONTAINER_KEY, VENDOR, AnthropicPrepared
 
 _STOP_REASONS: dict[str, StopReason] = {
     "end_turn": "end_turn",
@@ -50,53 +62,140 @@ def usage(raw: Any) -> Usage:
     ``input_tokens`` is the whole prompt (Anthropic's uncached ``input_tokens``
     plus cache reads and writes), as with the other vendors; the cache
     counts are kept apart in ``cache_read_tokens`` / ``cache_write_tokens``.
+    ``output_tokens_details.thinking_tokens`` (where sent) is
+    ``reasoning_tokens``.
     """
     if raw is None:
         return Usage(requests=1)
     cache_read = getattr(raw, "cache_read_input_tokens", None) or 0
     cache_write = getattr(raw, "cache_creation_input_tokens", None) or 0
+    details = getattr(raw, "output_tokens_details", None)
+    if details is None:
+        thinking = 0
+    elif isinstance(details, dict):
+        thinking = details.get("thinking_tokens") or 0
+    else:
+        thinking = getattr(details, "thinking_tokens", None) or 0
     return Usage(
         input_tokens=(getattr(raw, "input_tokens", None) or 0) + cache_read + cache_write,
         output_tokens=getattr(raw, "output_tokens", None) or 0,
         cache_read_tokens=cache_read,
         cache_write_tokens=cache_write,
+        reasoning_tokens=thinking,
         requests=1,
     )
 
 
-def thinking_param(block: Any) -> dict[str, Any] | None:
-    """A thinking block as the request param that echoes it (None if not thinking)."""
-    if block.type == "thinking":
-        return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
+def raw_block(block: Any) -> dict[str, Any]:
+    """An SDK block as the JSON the API sent (fields it did not send are left out)."""
+    if isinstance(block, dict):
+        return dict(block)
+    out: dict[str, Any] = block.to_dict(mode="json", exclude_unset=True)
+    return out
+
+
+def citation(raw: Any) -> Citation:
+    """An Anthropic citation as a neutral :class:`Citation`.
+
+    ``web_search_result_location`` is a ``"url"`` citation (``encrypted_index``
+    kept in ``extra`` for the echo); ``char_location`` / ``page_location`` /
+    ``content_block_location`` are ``"document"`` citations whose
+    ``start``/``end`` are the character (page, block) range in the cited
+    document. ``extra["type"]`` keeps Anthropic's citation type.
+    """
+    data = raw_block(raw)
+    kind = data.pop("type", "")
+    cited = data.pop("cited_text", None)
+    if kind == "web_search_result_location":
+        return Citation(
+            "url",
+            url=data.pop("url", None),
+            title=data.pop("title", None),
+            cited_text=cited,
+            vendor=VENDOR,
+            extra={"type": kind, **data},
+        )
+    start_key, end_key = _CITATION_RANGE.get(kind, ("start_char_index", "end_char_index"))
+    return Citation(
+        "document",
+        title=data.pop("document_title", None),
+        cited_text=cited,
+        document_index=data.pop("document_index", None),
+        file_id=data.pop("file_id", None),
+        source_start=data.pop(start_key, None),
+        source_end=data.pop(end_key, None),
+        vendor=VENDOR,
+        extra={"type": kind, **data},
+    )
+
+
+def server_block(raw: dict[str, Any], names: dict[str, str]) -> ServerToolCall | ServerToolResult:
+    """A server-tool block (``server_tool_use``, ``*_tool_result``, ...), verbatim in ``raw``."""
+    if raw.get("type") == "server_tool_use":
+        call_id = str(raw.get("id", ""))
+        name = str(raw.get("name", ""))
+        names[call_id] = name
+        arguments = raw.get("input")
+        return ServerToolCall(
+            call_id, name, arguments if isinstance(arguments, dict) else {}, VENDOR, raw
+        )
+    call_id = str(raw.get("tool_use_id", ""))
+    return ServerToolResult(
+        call_id, names.get(call_id, str(raw.get("type", ""))), raw.get("content"), VENDOR, raw
+    )
+
+
+def thinking_block(block: Any) -> ThinkingBlock:
     if block.type == "redacted_thinking":
-        return {"type": "redacted_thinking", "data": block.data}
-    return None
+        return ThinkingBlock(redacted=block.data, vendor=VENDOR)
+    return ThinkingBlock(text=block.thinking or "", signature=block.signature, vendor=VENDOR)
 
 
 def response(message: Any, prepared: AnthropicPrepared) -> Response:
-    """A whole (non-streamed) ``Message`` as a Response."""
+    """A whole (non-streamed) ``Message`` as a Response.
+
+    ``blocks`` stays empty for a plain answer (text and tool calls only);
+    with thinking, citations or server-tool blocks it holds the whole answer
+    in order.
+    """
     texts: list[str] = []
     calls: list[ToolCall] = []
-    thinking: list[dict[str, Any]] = []
+    # Built only once the answer turns out not to be plain (the fast path allocates nothing).
+    blocks: list[Block] | None = None
+    names: dict[str, str] = {}
     output = prepared.output_tool
     answered = False
     for block in message.content:
         kind = block.type
         if kind == "text":
             texts.append(block.text)
+            cites = getattr(block, "citations", None)
+            if cites:
+                if blocks is None:
+                    blocks = [TextBlock(t) for t in texts[:-1]]
+                blocks.append(TextBlock(block.text, citations=tuple(citation(c) for c in cites)))
+            elif blocks is not None:
+                blocks.append(TextBlock(block.text))
         elif kind == "tool_use":
             if output is not None and block.name == output.name:
-                texts.append(output.reply_text(block.input))
+                reply = output.reply_text(block.input)
+                texts.append(reply)
+                if blocks is not None:
+                    blocks.append(TextBlock(reply))
                 answered = True
                 continue
             arguments = block.input if isinstance(block.input, dict) else {}
             calls.append(ToolCall(block.id, block.name, arguments, json.dumps(block.input)))
         else:
-            echo = thinking_param(block)
-            if echo is not None:
-                thinking.append(echo)
+            if blocks is None:
+                blocks = [TextBlock(t) for t in texts]
+            if kind in ("thinking", "redacted_thinking"):
+                blocks.append(thinking_block(block))
+            else:
+                blocks.append(server_block(raw_block(block), names))
     raw_stop = message.stop_reason
     reason = "end_turn" if answered and not calls else stop_reason(raw_stop)
+    container = getattr(message, "container", None)
     return Response(
         text="".join(texts),
         tool_calls=calls,
@@ -105,7 +204,8 @@ def response(message: Any, prepared: AnthropicPrepared) -> Response:
         model=message.model,
         id=message.id,
         raw_stop_reason=raw_stop,
-        extra={THINKING_KEY: thinking} if thinking else {},
+        extra={CONTAINER_KEY: raw_block(container)} if container is not None else {},
+        blocks=blocks if blocks is not None else [],
     )
 
 
@@ -114,26 +214,34 @@ class StreamState:
 
     Tool-call fragments (``input_json_delta``) are keyed by content-block
     index; the forced output tool's fragments are buffered and become the
-    reply text when its block ends.
+    reply text when its block ends. Thinking is streamed as
+    :class:`ThinkingDelta` keyed by block index; a text block's citations
+    are sent after its text (at ``content_block_stop``); server-tool blocks
+    are buffered and sent whole (``ServerToolEvent``) when they end.
     """
 
     __slots__ = (
-        "blocks",
+        "citations",
+        "container",
         "id",
         "model",
+        "names",
         "output",
         "output_index",
         "output_parts",
         "raw_stop",
-        "thinking",
+        "server",
     )
 
     def __init__(self, prepared: AnthropicPrepared) -> None:
         self.output = prepared.output_tool
         self.output_index: int | None = None
         self.output_parts: list[str] = []
-        self.blocks: dict[int, dict[str, Any]] = {}  # thinking blocks being streamed, by index
-        self.thinking: list[dict[str, Any]] = []
+        # Server-tool blocks being streamed, by index: (raw block, input JSON fragments).
+        self.server: dict[int, tuple[dict[str, Any], list[str]]] = {}
+        self.citations: dict[int, list[Citation]] = {}
+        self.names: dict[str, str] = {}
+        self.container: dict[str, Any] | None = None
         self.model = ""
         self.id: str | None = None
         self.raw_stop: str | None = None
@@ -147,46 +255,71 @@ class StreamState:
                 if delta.text:
                     yield TextDelta(delta.text)
             elif dtype == "input_json_delta":
-                if event.index == self.output_index:
+                index = event.index
+                if index == self.output_index:
                     self.output_parts.append(delta.partial_json)
+                elif index in self.server:
+                    self.server[index][1].append(delta.partial_json)
                 elif delta.partial_json:
-                    yield ToolCallDelta(key=event.index, arguments=delta.partial_json)
+                    yield ToolCallDelta(key=index, arguments=delta.partial_json)
             elif dtype == "thinking_delta":
-                self.blocks[event.index]["thinking"] += delta.thinking
+                if delta.thinking:
+                    yield ThinkingDelta(delta.thinking, event.index, vendor=VENDOR)
             elif dtype == "signature_delta":
-                self.blocks[event.index]["signature"] += delta.signature
+                yield ThinkingDelta(key=event.index, signature=delta.signature, vendor=VENDOR)
+            elif dtype == "citations_delta":
+                self.citations.setdefault(event.index, []).append(citation(delta.citation))
         elif kind == "content_block_start":
             block = event.content_block
             btype = block.type
-            if btype == "tool_use":
-                if self.output is not None and block.name == self.output.name:
-                    self.output_index = event.index
-                else:
-                    yield ToolCallDelta(key=event.index, id=block.id, name=block.name)
-            elif btype == "text":
+            index = event.index
+            if btype == "text":
+                if getattr(block, "citations", None):
+                    self.citations[index] = [citation(c) for c in block.citations]
                 if block.text:
                     yield TextDelta(block.text)
+            elif btype == "tool_use":
+                if self.output is not None and block.name == self.output.name:
+                    self.output_index = index
+                else:
+                    yield ToolCallDelta(key=index, id=block.id, name=block.name)
             elif btype == "thinking":
-                self.blocks[event.index] = {
-                    "type": "thinking",
-                    "thinking": block.thinking or "",
-                    "signature": block.signature or "",
-                }
+                # Opens the block here, so it keeps its place before the text.
+                yield ThinkingDelta(
+                    block.thinking or "",
+                    index,
+                    signature=block.signature or None,
+                    vendor=VENDOR,
+                )
             elif btype == "redacted_thinking":
-                self.blocks[event.index] = {"type": "redacted_thinking", "data": block.data}
+                yield ThinkingDelta(key=index, redacted=block.data, vendor=VENDOR)
+            else:
+                self.server[index] = (raw_block(block), [])
         elif kind == "content_block_stop":
-            if event.index in self.blocks:
-                self.thinking.append(self.blocks.pop(event.index))
-            elif event.index == self.output_index and self.output is not None:
+            index = event.index
+            if index in self.citations:
+                for c in self.citations.pop(index):
+                    yield CitationEvent(c)
+            elif index in self.server:
+                raw, parts = self.server.pop(index)
+                if parts:
+                    raw["input"] = parse_arguments("".join(parts))
+                yield ServerToolEvent(server_block(raw, self.names))
+            elif index == self.output_index and self.output is not None:
                 arguments = parse_arguments("".join(self.output_parts))
                 yield TextDelta(self.output.reply_text(arguments))
         elif kind == "message_start":
             message = event.message
             self.model = message.model
             self.id = message.id
+            if getattr(message, "container", None) is not None:
+                self.container = raw_block(message.container)
             yield UsageEvent(usage(message.usage))
         elif kind == "message_delta":
             self.raw_stop = event.delta.stop_reason
+            container = getattr(event.delta, "container", None)
+            if container is not None:
+                self.container = raw_block(container)
             if event.usage is not None:
                 yield UsageEvent(usage(event.usage))
         elif kind == "message_stop":
@@ -198,5 +331,5 @@ class StreamState:
                 self.raw_stop,
                 self.model,
                 self.id,
-                {THINKING_KEY: self.thinking} if self.thinking else {},
+                {CONTAINER_KEY: self.container} if self.container is not None else {},
             )

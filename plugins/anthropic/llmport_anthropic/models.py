@@ -23,6 +23,7 @@ __all__ = [
     "IMAGE_TYPES",
     "MAX_IMAGE_BYTES",
     "MAX_REQUEST_BYTES",
+    "NATIVE_TEXT_FILES",
     "Family",
     "caps",
     "family_for",
@@ -40,6 +41,24 @@ DOCUMENT_TYPES = frozenset({"application/pdf", "text/plain"})
 Thinking = Literal["none", "budget", "adaptive", "both"]
 Sampling = Literal["any", "exclusive", "none"]
 
+#: Text-like files sent as a ``document`` with a ``text/plain`` source (``send="native"``;
+#: ``"auto"`` picks it for text/plain, and for any of these when citations are asked for).
+NATIVE_TEXT_FILES = frozenset(
+    {
+        "text/plain",
+        "text/markdown",
+        "text/x-markdown",
+        "text/csv",
+        "text/tab-separated-values",
+        "text/html",
+        "text/xml",
+        "application/json",
+        "application/xml",
+        "application/x-yaml",
+        "text/yaml",
+    }
+)
+
 #: Short names for current models the SDK does not mark as deprecated.
 ALIASES = {
     "sonnet": "anthropic:claude-sonnet-4-6",
@@ -47,25 +66,46 @@ ALIASES = {
     "opus": "anthropic:claude-opus-4-8",
 }
 
+#: Server-tool versions sent for ``NativeTool`` kinds (see docs/providers/anthropic.md).
+WEB_SEARCH_TOOL = "web_search_20250305"
+WEB_FETCH_TOOL = "web_fetch_20250910"
+CODE_EXECUTION_CURRENT = "code_execution_20260120"
+CODE_EXECUTION_LEGACY = "code_execution_20250825"
+
 
 @dataclass(slots=True, frozen=True)
 class Family:
     """What llmport knows about one family of Claude models.
 
     ``thinking``: ``"budget"`` takes ``thinking.budget_tokens`` (Claude 3.7 to
-    4.5); ``"both"`` also takes adaptive thinking with ``output_config.effort``
-    (Claude 4.6); ``"adaptive"`` takes only that (Opus 4.7 and later).
+    4.5); ``"both"`` also takes adaptive thinking (Claude 4.6); ``"adaptive"``
+    takes only that (Opus 4.7 and later). ``efforts``: the
+    ``output_config.effort`` levels the model takes (with or without
+    thinking); empty where the model has no effort parameter.
+    ``effort_beta``: the beta header effort needs on that model (Opus 4.5).
     ``sampling``: ``"exclusive"`` means temperature and top_p may not be
-    combined; ``"none"`` means the model rejects both.
+    combined; ``"none"`` means the model rejects both. ``code_execution``: the
+    code execution tool version the model runs (``None``: none).
     """
 
     caps: ModelCapabilities
     default_max_tokens: int
     thinking: Thinking
     sampling: Sampling
+    efforts: tuple[str, ...] = ()
+    effort_beta: str | None = None
+    code_execution: str | None = None
 
 
-def _caps(*, structured: bool, pdf: bool = True) -> ModelCapabilities:
+def _caps(
+    *,
+    structured: bool,
+    pdf: bool = True,
+    window: int = 200_000,
+    max_output: int,
+    reasoning: bool,
+    native: frozenset[str] = frozenset({"web_search", "code_execution", "url_context"}),
+) -> ModelCapabilities:
     return ModelCapabilities(
         input_modalities=frozenset({"text", "image", "file"}),
         file_types=DOCUMENT_TYPES if pdf else frozenset({"text/plain"}),
@@ -79,10 +119,53 @@ def _caps(*, structured: bool, pdf: bool = True) -> ModelCapabilities:
         image_urls=True,
         max_image_bytes=MAX_IMAGE_BYTES,
         max_request_bytes=MAX_REQUEST_BYTES,
+        context_window=window,
+        max_output_tokens=max_output,
+        reasoning=reasoning,
+        caching=True,
+        citations=True,
+        native_tool_kinds=native,
+        native_text_files=NATIVE_TEXT_FILES,
+        count_tokens=True,
     )
 
 
-_LATEST = Family(_caps(structured=True), 16384, "adaptive", "none")
+_ALL_EFFORTS = ("low", "medium", "high", "xhigh", "max")
+_LATEST = Family(
+    _caps(structured=True, window=1_000_000, max_output=128_000, reasoning=True),
+    16384,
+    "adaptive",
+    "none",
+    efforts=_ALL_EFFORTS,
+    code_execution=CODE_EXECUTION_CURRENT,
+)
+
+
+def _budget(
+    *, structured: bool, max_output: int, efforts: tuple[str, ...] = (), beta: str | None = None
+) -> Family:
+    """Claude 3.7 to 4.5: budget thinking (and effort on Opus 4.5)."""
+    return Family(
+        _caps(structured=structured, max_output=max_output, reasoning=True),
+        16384,
+        "budget",
+        "exclusive" if structured else "any",
+        efforts=efforts,
+        effort_beta=beta,
+        code_execution=CODE_EXECUTION_LEGACY,
+    )
+
+
+def _claude46(max_output: int) -> Family:
+    return Family(
+        _caps(structured=True, window=1_000_000, max_output=max_output, reasoning=True),
+        16384,
+        "both",
+        "exclusive",
+        efforts=("low", "medium", "high", "max"),
+        code_execution=CODE_EXECUTION_CURRENT,
+    )
+
 
 #: First matching pattern wins (``fnmatch``, so dated ids match too).
 FAMILIES: dict[str, Family] = {
@@ -94,23 +177,45 @@ FAMILIES: dict[str, Family] = {
     "claude-opus-5*": _LATEST,
     "claude-sonnet-5*": _LATEST,
     "claude-haiku-5*": _LATEST,
-    # Claude 4.6: adaptive or budget thinking; temperature or top_p, not both.
-    "claude-opus-4-6*": Family(_caps(structured=True), 16384, "both", "exclusive"),
-    "claude-sonnet-4-6*": Family(_caps(structured=True), 16384, "both", "exclusive"),
-    # Claude 4.5 and Opus 4.1: native structured output, budget thinking.
-    "claude-opus-4-5*": Family(_caps(structured=True), 16384, "budget", "exclusive"),
-    "claude-sonnet-4-5*": Family(_caps(structured=True), 16384, "budget", "exclusive"),
-    "claude-haiku-4-5*": Family(_caps(structured=True), 16384, "budget", "exclusive"),
-    "claude-opus-4-1*": Family(_caps(structured=True), 16384, "budget", "exclusive"),
+    # Claude 4.6: adaptive or budget thinking, effort with or without thinking;
+    # temperature or top_p, not both.
+    "claude-opus-4-6*": _claude46(128_000),
+    "claude-sonnet-4-6*": _claude46(64_000),
+    # Claude 4.5 and Opus 4.1: native structured output, budget thinking
+    # (Opus 4.5 also takes effort, behind a beta header).
+    "claude-opus-4-5*": _budget(
+        structured=True,
+        max_output=64_000,
+        efforts=("low", "medium", "high"),
+        beta="effort-2025-11-24",
+    ),
+    "claude-sonnet-4-5*": _budget(structured=True, max_output=64_000),
+    "claude-haiku-4-5*": _budget(structured=True, max_output=64_000),
+    "claude-opus-4-1*": _budget(structured=True, max_output=32_000),
     # Claude 4.0 and 3.7: budget thinking, structured output through a forced tool.
-    "claude-opus-4-0*": Family(_caps(structured=False), 16384, "budget", "any"),
-    "claude-opus-4-2025*": Family(_caps(structured=False), 16384, "budget", "any"),
-    "claude-sonnet-4-0*": Family(_caps(structured=False), 16384, "budget", "any"),
-    "claude-sonnet-4-2025*": Family(_caps(structured=False), 16384, "budget", "any"),
-    "claude-3-7-sonnet*": Family(_caps(structured=False), 16384, "budget", "any"),
-    # Claude 3.5 and 3: no thinking; Claude 3 (not 3.5) takes no PDFs.
-    "claude-3-5-*": Family(_caps(structured=False), 8192, "none", "any"),
-    "claude-3-*": Family(_caps(structured=False, pdf=False), 4096, "none", "any"),
+    "claude-opus-4-0*": _budget(structured=False, max_output=32_000),
+    "claude-opus-4-2025*": _budget(structured=False, max_output=32_000),
+    "claude-sonnet-4-0*": _budget(structured=False, max_output=64_000),
+    "claude-sonnet-4-2025*": _budget(structured=False, max_output=64_000),
+    "claude-3-7-sonnet*": _budget(structured=False, max_output=64_000),
+    # Claude 3.5 and 3: no thinking, web search only (3.5); Claude 3 (not 3.5) takes no PDFs.
+    "claude-3-5-*": Family(
+        _caps(
+            structured=False,
+            max_output=8192,
+            reasoning=False,
+            native=frozenset({"web_search"}),
+        ),
+        8192,
+        "none",
+        "any",
+    ),
+    "claude-3-*": Family(
+        _caps(structured=False, pdf=False, max_output=4096, reasoning=False, native=frozenset()),
+        4096,
+        "none",
+        "any",
+    ),
 }
 
 #: Unknown (newer) models are assumed to behave like the latest family.

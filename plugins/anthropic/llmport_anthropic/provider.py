@@ -25,6 +25,7 @@ import math
 import os
 import re
 from collections.abc import AsyncIterator, Iterator, Mapping
+from dataclasses import replace
 from typing import Any
 
 from llmport.clients import ClientCache
@@ -32,7 +33,7 @@ from llmport.errors import ConfigError
 from llmport.provider import Prepared, Provider, ProviderInfo
 from llmport.redaction import register_secret
 from llmport.translate import translating
-from llmport.types import ProviderEvent, Request, Response
+from llmport.types import ModelCapabilities, ProviderEvent, Request, Response
 
 from . import convert_in, convert_out
 from .convert_in import AnthropicPrepared
@@ -108,6 +109,12 @@ class AnthropicProvider(Provider):
     async def aclose(self) -> None:
         await self.clients.aclose()
 
+    def capabilities(self, model: str) -> ModelCapabilities:
+        """The registered capabilities, else (a provider made directly) the family table's."""
+        if self.info is None:
+            return family_for(model).caps
+        return super().capabilities(model)
+
     # -- prepare: every check and conversion, once per model request ------------
 
     def prepare(self, request: Request) -> AnthropicPrepared:
@@ -116,6 +123,32 @@ class AnthropicProvider(Provider):
         return convert_in.build(
             request, caps, family_for(request.model), self.vendor_fields(request)
         )
+
+    # -- token counting ------------------------------------------------------------
+
+    def count_tokens(self, request: Request) -> int:
+        """Input tokens of ``request`` from ``POST /v1/messages/count_tokens`` (exact).
+
+        The body is what a generation request would send (model, messages,
+        system, tools, tool choice, thinking, output config) without the
+        generation-only fields; errors are translated as for ``send``.
+        """
+        params = self._count_params(request)
+        with translating(self.name, translate, self._secrets):
+            counted = self.clients.sync().messages.count_tokens(**params)
+        return int(counted.input_tokens)
+
+    async def acount_tokens(self, request: Request) -> int:
+        """Async :meth:`count_tokens` (the event loop's own client)."""
+        params = self._count_params(request)
+        with translating(self.name, translate, self._secrets):
+            counted = await self.clients.for_loop().messages.count_tokens(**params)
+        return int(counted.input_tokens)
+
+    def _count_params(self, request: Request) -> dict[str, Any]:
+        # Counted as if streamed: the non-streaming max_tokens limit is no concern here.
+        prepared = self.prepare(replace(request, stream=True))
+        return convert_in.count_params(prepared)
 
     # -- send: I/O and the answer, every attempt -----------------------------------
 

@@ -9,6 +9,8 @@ request: no boto3 import, no I/O. Binary fields (image and document
 
 from __future__ import annotations
 
+import base64
+import binascii
 import copy
 import json
 import re
@@ -18,21 +20,58 @@ from typing import Any
 
 from llmport.content import inline_text_file, is_text_like
 from llmport.errors import OptionError, UnsupportedContentError, UnsupportedFeatureError
-from llmport.provider import Prepared
+from llmport.provider import Prepared, check_block
 from llmport.structured import OutputTool, make_output_tool
-from llmport.types import MediaBlock, Message, ModelCapabilities, Request, TextBlock, ToolSpec
+from llmport.types import (
+    Block,
+    CacheControl,
+    MediaBlock,
+    Message,
+    ModelCapabilities,
+    NativeTool,
+    Request,
+    TextBlock,
+    ThinkingBlock,
+    ToolResult,
+    ToolSpec,
+)
 
-from .models import DOCUMENT_FORMATS, MAX_DOCUMENT_BYTES, Family
+from .models import CLAUDE_THINKING, DOCUMENT_FORMATS, MAX_DOCUMENT_BYTES, Family
 
 VENDOR = "bedrock"
 
-#: Where assistant ``reasoningContent`` blocks are kept (Response.extra / Message.extra)
-#: so a tool loop echoes them back, as Bedrock requires with extended thinking.
-REASONING_KEY = "bedrock_reasoning"
+#: Thinking budgets (``thinking.budget_tokens``) for Claude per reasoning effort
+#: (the same table as llmport-anthropic; ``max`` is capped below the model's output limit).
+CLAUDE_BUDGETS = {
+    "minimal": 1024,
+    "low": 2048,
+    "medium": 8192,
+    "high": 16384,
+    "xhigh": 32768,
+    "max": 63999,
+}
+#: Claude requires ``budget_tokens >= 1024``.
+MIN_THINKING_BUDGET = 1024
+#: Nova 2 ``reasoningConfig.maxReasoningEffort`` per reasoning effort.
+NOVA_EFFORTS = {
+    "minimal": "low",
+    "low": "low",
+    "medium": "medium",
+    "high": "high",
+    "xhigh": "high",
+    "max": "high",
+}
+#: The effort used when ``reasoning=`` gives neither an effort nor a budget (summary only).
+DEFAULT_EFFORT = "medium"
+#: NativeTool kind -> Converse ``systemTool.name``.
+SYSTEM_TOOLS = {"code_execution": "nova_code_interpreter"}
+#: ``cachePoint.ttl`` values Converse documents.
+CACHE_TTLS = ("5m", "1h")
 
 #: The options this plugin models (``BedrockProvider.options``): the core rejects any
 #: other name before a request. ``timeout`` is applied by the provider (a client with
-#: that read timeout); ``seed`` and ``reasoning_effort`` are rejected with the reason.
+#: that read timeout); ``seed`` is rejected with the reason. ``reasoning=`` and its
+#: alias ``reasoning_effort=`` arrive as ``Request.reasoning`` (the core normalises them).
 KNOWN_OPTIONS = frozenset(
     {
         "temperature",
@@ -42,7 +81,6 @@ KNOWN_OPTIONS = frozenset(
         "stop",
         "timeout",
         "seed",
-        "reasoning_effort",
         "additional_model_request_fields",
         "additional_model_response_field_paths",
         "guardrail_config",
@@ -128,18 +166,23 @@ def build(
     """
     model = request.model
     _check_options(request, family)
+    if request.cache is not None:
+        _check_cache_settings(request)
+    thinking = reasoning_fields(request, caps, family) if request.reasoning is not None else None
 
     kwargs: dict[str, Any] = {"modelId": model}
-    system = _system(request)
+    system = system_param(request, family)
     if system:
         if not family.system_prompt:
             raise UnsupportedFeatureError(
                 VENDOR, model, "a system prompt", "this model takes no system prompt on Converse"
             )
-        kwargs["system"] = [{"text": system}]
+        kwargs["system"] = system
 
     tools, choice, output_tool = _tools(request, caps, family)
-    messages = messages_param(request.messages, model, family)
+    if thinking is not None and "thinking" in thinking:
+        _check_claude_thinking(request, output_tool)
+    messages = messages_param(request.messages, model, family, caps)
     if choice is None and _has_tool_blocks(messages):
         raise UnsupportedFeatureError(
             VENDOR,
@@ -164,7 +207,7 @@ def build(
                 "structure": {"jsonSchema": _json_schema(rf.schema, rf.name, rf.description)},
             }
         }
-    _extras(request, family, kwargs)
+    _extras(request, family, kwargs, thinking)
     if vendor:
         merge(kwargs, vendor)
     return ConversePrepared(
@@ -199,15 +242,6 @@ def _check_options(request: Request, family: Family) -> None:
     options = request.options
     if options.get("seed") is not None:
         raise UnsupportedFeatureError(VENDOR, model, "seed", "the Converse API has no seed")
-    if options.get("reasoning_effort") is not None:
-        raise UnsupportedFeatureError(
-            VENDOR,
-            model,
-            "reasoning_effort",
-            "Converse has no common reasoning switch; pass the model's own field through "
-            "additional_model_request_fields (e.g. {'thinking': {'type': 'enabled', "
-            "'budget_tokens': 2048}} for Claude)",
-        )
     top_k = options.get("top_k")
     if top_k is not None:
         if not family.top_k:
@@ -237,6 +271,168 @@ def _system(request: Request) -> str:
     return "\n\n".join(parts)
 
 
+def system_param(request: Request, family: Family) -> list[dict[str, Any]]:
+    """Converse ``system``: one text block, or the system blocks with their cache points.
+
+    Only when a system block carries a cache mark is the system prompt sent as
+    separate blocks (each marked one followed by ``cachePoint``); system-role
+    messages follow as one more text block.
+    """
+    if not request.system_blocks or not any(b.cache is not None for b in request.system_blocks):
+        text = _system(request)
+        return [{"text": text}] if text else []
+    out: list[dict[str, Any]] = []
+    for block in request.system_blocks:
+        if block.text:
+            out.append({"text": block.text})
+        if block.cache is not None:
+            out.append(cache_point(block.cache, request.model, family))
+    rest = [m.text for m in request.messages if m.role == "system" and m.text]
+    if rest:
+        out.append({"text": "\n\n".join(rest)})
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Prompt caching and reasoning
+# ---------------------------------------------------------------------------
+
+
+def cache_point(mark: CacheControl, model: str, family: Family) -> dict[str, Any]:
+    """The ``cachePoint`` entry for a cache mark (``ttl`` only where Bedrock documents it)."""
+    if mark.ttl is None:
+        return {"cachePoint": {"type": "default"}}
+    if mark.ttl not in CACHE_TTLS:
+        raise UnsupportedFeatureError(
+            VENDOR, model, f"cache ttl {mark.ttl!r}", "Converse's cachePoint takes ttl 5m or 1h"
+        )
+    if not family.cache_ttl:
+        raise UnsupportedFeatureError(
+            VENDOR,
+            model,
+            f"cache ttl {mark.ttl!r}",
+            "Bedrock documents cachePoint ttl only for Claude 4.5 and later",
+        )
+    return {"cachePoint": {"type": "default", "ttl": mark.ttl}}
+
+
+def _check_cache_settings(request: Request) -> None:
+    cache = request.cache
+    if cache is None:
+        return
+    for name, value in (("key", cache.key), ("retention", cache.retention)):
+        if value is not None:
+            raise UnsupportedFeatureError(
+                VENDOR,
+                request.model,
+                f"cache {name}",
+                "Bedrock has no prompt-cache key or retention: it caches at cachePoint marks",
+            )
+
+
+def reasoning_fields(
+    request: Request, caps: ModelCapabilities, family: Family
+) -> dict[str, Any] | None:
+    """``Request.reasoning`` as ``additionalModelRequestFields`` (None: nothing to send).
+
+    Claude: ``thinking: {type: enabled, budget_tokens}`` (an effort becomes a
+    budget by :data:`CLAUDE_BUDGETS`). Nova 2: ``reasoningConfig: {type:
+    enabled, maxReasoningEffort}`` (by :data:`NOVA_EFFORTS`; no budget).
+    Effort ``none`` or a budget of 0 sends nothing (reasoning is off by
+    default on both). Other models: UnsupportedFeatureError.
+    """
+    r = request.reasoning
+    if r is None:
+        return None
+    model = request.model
+    if family.reasoning is None:
+        raise UnsupportedFeatureError(
+            VENDOR, model, "reasoning", "Bedrock documents no reasoning field for this model"
+        )
+    if r.effort == "none" or r.budget_tokens == 0:
+        return None
+    if family.reasoning == CLAUDE_THINKING:
+        return {"thinking": {"type": "enabled", "budget_tokens": _claude_budget(request, caps)}}
+    # Nova 2
+    if r.budget_tokens is not None:
+        raise UnsupportedFeatureError(
+            VENDOR,
+            model,
+            "reasoning budget_tokens",
+            "Nova takes an effort (low, medium, high) in reasoningConfig, not a token budget",
+        )
+    if r.summary:
+        raise UnsupportedFeatureError(
+            VENDOR, model, "reasoning summary", "Nova has no reasoning summaries"
+        )
+    effort = NOVA_EFFORTS[r.effort or DEFAULT_EFFORT]
+    return {"reasoningConfig": {"type": "enabled", "maxReasoningEffort": effort}}
+
+
+def _claude_budget(request: Request, caps: ModelCapabilities) -> int:
+    r = request.reasoning
+    assert r is not None
+    model = request.model
+    budget = r.budget_tokens
+    limit = caps.max_output_tokens
+    if budget is None:
+        budget = CLAUDE_BUDGETS[r.effort or DEFAULT_EFFORT]
+        if limit is not None:
+            budget = min(budget, limit - 1)  # "max" on a model with a smaller output limit
+    elif budget < 0:
+        raise UnsupportedFeatureError(
+            VENDOR,
+            model,
+            f"reasoning budget_tokens={budget}",
+            "Claude on Bedrock takes a fixed thinking budget (>= 1024), not a dynamic one",
+        )
+    elif budget < MIN_THINKING_BUDGET:
+        raise OptionError(
+            f"{VENDOR}: Claude's thinking budget must be >= {MIN_THINKING_BUDGET} tokens, "
+            f"got {budget}"
+        )
+    max_tokens = request.options.get("max_tokens")
+    if max_tokens is not None and max_tokens <= budget:
+        raise OptionError(
+            f"{VENDOR}: max_tokens ({max_tokens}) must be greater than the thinking budget "
+            f"({budget}) for Claude"
+        )
+    return budget
+
+
+def _check_claude_thinking(request: Request, output_tool: OutputTool | None) -> None:
+    """What Claude's extended thinking forbids, rejected before any request."""
+    model = request.model
+    options = request.options
+    if output_tool is not None:
+        raise UnsupportedFeatureError(
+            VENDOR,
+            model,
+            "response_format with reasoning",
+            "this model gives structured output through a forced tool, which thinking forbids",
+        )
+    if request.tools and request.tool_choice not in ("auto", "none"):
+        raise UnsupportedFeatureError(
+            VENDOR,
+            model,
+            f"tool_choice={request.tool_choice!r} with reasoning",
+            "with extended thinking Claude allows only tool_choice 'auto' or 'none'",
+        )
+    temperature = options.get("temperature")
+    top_p = options.get("top_p")
+    if (
+        (temperature is not None and temperature != 1)
+        or options.get("top_k") is not None
+        or (top_p is not None and top_p < 0.95)
+    ):
+        raise UnsupportedFeatureError(
+            VENDOR,
+            model,
+            "sampling options with reasoning",
+            "extended thinking needs temperature 1, no top_k, and top_p >= 0.95",
+        )
+
+
 def _inference_config(request: Request) -> dict[str, Any]:
     options = request.options
     config: dict[str, Any] = {}
@@ -252,10 +448,23 @@ def _inference_config(request: Request) -> dict[str, Any]:
     return config
 
 
-def _extras(request: Request, family: Family, kwargs: dict[str, Any]) -> None:
-    """Vendor extras: passed through as the Converse fields of the same name."""
+def _extras(
+    request: Request,
+    family: Family,
+    kwargs: dict[str, Any],
+    reasoning: dict[str, Any] | None = None,
+) -> None:
+    """Vendor extras: passed through as the Converse fields of the same name.
+
+    ``reasoning`` (from :func:`reasoning_fields`) goes into
+    ``additionalModelRequestFields`` first; the caller's
+    ``additional_model_request_fields`` are merged over it.
+    """
     options = request.options
-    fields = dict(options.get("additional_model_request_fields") or {})
+    fields = dict(reasoning) if reasoning else {}
+    given = options.get("additional_model_request_fields")
+    if given:
+        merge(fields, given)
     if options.get("top_k") is not None:
         fields["top_k"] = options["top_k"]  # documented for Claude via additionalModelRequestFields
     if fields:
@@ -286,7 +495,13 @@ def _tools(
     tools, which is exactly "the model may not call a tool" (documented).
     """
     model = request.model
-    specs = [] if request.tool_choice == "none" else list(request.tools)
+    none = request.tool_choice == "none"
+    specs = [] if none else list(request.tools)
+    natives = (
+        [native_tool_param(t, model) for t in request.native_tools]
+        if request.native_tools and not none
+        else []
+    )
     rf = request.response_format
     output_tool: OutputTool | None = None
     if rf is not None and not caps.native_structured_output:
@@ -306,14 +521,35 @@ def _tools(
             )
         output_tool, spec = make_output_tool(rf, {s.name for s in specs})
         specs.append(ToolSpec(spec.name, spec.description, spec.parameters))
-    if not specs:
+    if not specs and not natives:
         return [], None, None
-    if not caps.native_tools:
+    if specs and not caps.native_tools:
         raise UnsupportedFeatureError(
             VENDOR, model, "tools", "this model has no tool use on Converse"
         )
     choice = _tool_choice(request, family, output_tool)
-    return [tool_param(s, caps) for s in specs], choice, output_tool
+    tools: list[dict[str, Any]] = []
+    for spec in specs:
+        tools.append(tool_param(spec, caps))
+        if spec.cache is not None:
+            tools.append(cache_point(spec.cache, model, family))
+    tools.extend(natives)
+    return tools, choice, output_tool
+
+
+def native_tool_param(tool: NativeTool, model: str) -> dict[str, Any]:
+    """A provider-native tool as a Converse ``systemTool`` (Nova's code interpreter)."""
+    name = SYSTEM_TOOLS.get(tool.kind)
+    if name is None:
+        raise UnsupportedFeatureError(VENDOR, model, f"native tool {tool.kind!r}")
+    if tool.options:
+        raise UnsupportedFeatureError(
+            VENDOR,
+            model,
+            f"native tool {tool.kind!r} option(s) {', '.join(sorted(tool.options))}",
+            f"Converse's {name} system tool takes no options",
+        )
+    return {"systemTool": {"name": name}}
 
 
 def _tool_choice(
@@ -321,7 +557,7 @@ def _tool_choice(
 ) -> dict[str, Any]:
     """``auto``/``required``/``{"name"}`` -> Converse ``toolChoice``, checked against the family."""
     choice = request.tool_choice
-    if output_tool is not None and not request.tools:
+    if output_tool is not None and not request.tools and not request.native_tools:
         form, out = "tool", {"tool": {"name": output_tool.name}}
     elif isinstance(choice, dict):
         form, out = "tool", {"tool": {"name": choice["name"]}}
@@ -409,15 +645,23 @@ def _adapt(node: Any) -> Any:
 # ---------------------------------------------------------------------------
 
 
-def messages_param(messages: Iterable[Message], model: str, family: Family) -> list[dict[str, Any]]:
+def messages_param(
+    messages: Iterable[Message],
+    model: str,
+    family: Family,
+    caps: ModelCapabilities | None = None,
+) -> list[dict[str, Any]]:
     """Neutral messages -> Converse ``messages``.
 
     Tool results go in a user turn as ``toolResult`` blocks, before any other
     content of that turn; consecutive turns of the same role are merged
     (Converse alternates roles). A user turn holding documents but no text
     gets :data:`DOCUMENT_PROMPT` (Bedrock requires a text block beside a
-    document).
+    document). A block with a cache mark is followed by a ``cachePoint``.
+    Assistant turns carry Bedrock's own thinking (``reasoningContent``) and
+    server-tool blocks verbatim, in order, before the ``toolUse`` blocks.
     """
+    caps = caps if caps is not None else family.caps
     out: list[dict[str, Any]] = []
     results: list[dict[str, Any]] = []
     content: list[dict[str, Any]] = []
@@ -444,28 +688,69 @@ def messages_param(messages: Iterable[Message], model: str, family: Family) -> l
         if turn != role:
             flush()
             role = turn
-        if turn == "assistant":
-            content.extend(message.extra.get(REASONING_KEY, ()))
-            content.extend(
-                block_param(b, model, family, names) for b in message.blocks if not _blank(b)
+        if turn == "user":
+            results.extend(
+                _tool_result(r, model, family, caps, names) for r in message.tool_results
             )
+        for block in message.blocks:
+            if type(block) is TextBlock and block.cache is None:  # the common case, inline
+                if block.text.strip():
+                    content.append({"text": block.text})
+            else:
+                _content(block, content, model, family, names)
+        if turn == "assistant":
             content.extend(
                 {"toolUse": {"toolUseId": c.id, "name": c.name, "input": c.arguments}}
                 for c in message.tool_calls
-            )
-        else:
-            results.extend(
-                _tool_result(r.call_id, r.content, r.is_error, family) for r in message.tool_results
-            )
-            content.extend(
-                block_param(b, model, family, names) for b in message.blocks if not _blank(b)
             )
     flush()
     return out
 
 
-def _tool_result(call_id: str, text: str, is_error: bool, family: Family) -> dict[str, Any]:
-    body: dict[str, Any] = {"toolUseId": call_id}
+def _content(
+    block: Block, out: list[dict[str, Any]], model: str, family: Family, names: dict[str, int]
+) -> None:
+    """Append one neutral block (and its cache point) to a turn's Converse content."""
+    if isinstance(block, (TextBlock, MediaBlock)):
+        # Blank text is not sent, except a non-empty one that anchors a cache point
+        # (prompt-cache.json: Bedrock takes {"text": "\n"} before a cachePoint).
+        if not _blank(block) or (
+            block.cache is not None and isinstance(block, TextBlock) and block.text
+        ):
+            out.append(block_param(block, model, family, names))
+        if block.cache is not None and out:
+            out.append(cache_point(block.cache, model, family))
+    elif block.vendor != VENDOR:
+        return  # another vendor's thinking or server tool (the core lists it as dropped)
+    elif isinstance(block, ThinkingBlock):
+        out.append(thinking_param(block))
+    else:  # ServerToolCall / ServerToolResult: the vendor's own block, verbatim
+        out.append(copy.deepcopy(block.raw))
+
+
+def thinking_param(block: ThinkingBlock) -> dict[str, Any]:
+    """A Bedrock ThinkingBlock as the ``reasoningContent`` it came from."""
+    if block.redacted is not None:
+        try:
+            data = base64.b64decode(block.redacted, validate=True)
+        except (binascii.Error, ValueError):
+            data = block.redacted.encode()
+        return {"reasoningContent": {"redactedContent": data}}
+    text: dict[str, Any] = {"text": block.text}
+    if block.signature is not None:
+        text["signature"] = block.signature
+    return {"reasoningContent": {"reasoningText": text}}
+
+
+def _tool_result(
+    result: ToolResult,
+    model: str,
+    family: Family,
+    caps: ModelCapabilities,
+    names: dict[str, int],
+) -> dict[str, Any]:
+    text, is_error = result.content, result.is_error
+    body: dict[str, Any] = {"toolUseId": result.call_id}
     if family.tool_result_status:
         body["content"] = [{"text": text}] if text else []
         body["status"] = "error" if is_error else "success"
@@ -473,7 +758,35 @@ def _tool_result(call_id: str, text: str, is_error: bool, family: Family) -> dic
         # The model takes no status field: the error is said in the text instead.
         shown = f"Error: {text}" if is_error else text
         body["content"] = [{"text": shown}] if shown else []
+    for block in result.blocks:
+        body["content"].append(_result_block(block, model, family, caps, names))
     return {"toolResult": body}
+
+
+def _result_block(
+    block: Block, model: str, family: Family, caps: ModelCapabilities, names: dict[str, int]
+) -> dict[str, Any]:
+    """One block a tool returned: text, image, document, or JSON (``application/json``)."""
+    if isinstance(block, TextBlock):
+        return {"text": block.text}
+    if not isinstance(block, MediaBlock):
+        raise UnsupportedContentError(
+            VENDOR, model, f"{block.type} block in a tool result", "tools return text or media"
+        )
+    if not family.tool_result_status:
+        raise UnsupportedContentError(
+            VENDOR,
+            model,
+            block.describe(),
+            "Bedrock takes media in tool results only for Claude 3/4 and Nova",
+        )
+    check_block(VENDOR, model, caps, block)
+    if block.media_type == "application/json" and block.data is not None and block.send != "text":
+        try:
+            return {"json": json.loads(block.data)}
+        except (ValueError, UnicodeDecodeError):
+            pass  # not JSON after all: the inline rule below
+    return block_param(block, model, family, names)
 
 
 def _has_tool_blocks(messages: list[dict[str, Any]]) -> bool:
@@ -488,7 +801,13 @@ def _blank(block: Any) -> bool:
 def block_param(
     block: TextBlock | MediaBlock, model: str, family: Family, names: dict[str, int]
 ) -> dict[str, Any]:
-    """One content block: text, image, document, or an inlined text file."""
+    """One content block: text, image, document, or an inlined text file.
+
+    Text-like files (txt, md, csv, html) go as Converse ``document`` blocks
+    where the model takes documents (``send="auto"`` or ``"native"``), else
+    (or with ``send="text"``) inlined by the documented rule. ``citations=True``
+    adds ``citations: {enabled: true}`` to the document.
+    """
     if isinstance(block, TextBlock):
         return {"text": block.text}
     mt = block.media_type
@@ -497,6 +816,10 @@ def block_param(
             VENDOR, model, block.describe(), "llmport-bedrock sends no audio to Converse"
         )
     if block.type == "image" or mt.startswith("image/"):
+        if block.citations:
+            raise UnsupportedContentError(
+                VENDOR, model, block.describe(), "citations are for documents, not images"
+            )
         fmt = IMAGE_FORMATS.get(mt)
         if fmt is None:
             raise UnsupportedContentError(
@@ -504,7 +827,8 @@ def block_param(
             )
         return {"image": {"format": fmt, "source": _source(block, model, family)}}
     fmt = DOCUMENT_FORMATS.get(mt)
-    if fmt is not None and mt in _native_files(family):
+    text_like = is_text_like(mt)
+    if fmt is not None and mt in _native_files(family) and not (block.send == "text" and text_like):
         if block.data is not None and block.size > MAX_DOCUMENT_BYTES:
             raise UnsupportedContentError(
                 VENDOR,
@@ -513,8 +837,22 @@ def block_param(
                 f"document is {block.size} bytes, over the Converse limit of {MAX_DOCUMENT_BYTES}",
             )
         name = unique_name(document_name(block.filename, block.index), names)
-        return {"document": {"format": fmt, "name": name, "source": _source(block, model, family)}}
-    if is_text_like(mt):
+        document: dict[str, Any] = {
+            "format": fmt,
+            "name": name,
+            "source": _source(block, model, family),
+        }
+        if block.citations:
+            document["citations"] = {"enabled": True}
+        return {"document": document}
+    if block.citations:
+        raise UnsupportedContentError(
+            VENDOR,
+            model,
+            block.describe(),
+            'citations need the file sent as a Converse document (not send="text" or inlined)',
+        )
+    if text_like:
         return {"text": inline_text_file(block, VENDOR, model).text}
     raise UnsupportedContentError(
         VENDOR, model, block.describe(), f"files of type {mt} are not accepted"

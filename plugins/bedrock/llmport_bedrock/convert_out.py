@@ -1,13 +1,19 @@
 """Converse answers -> neutral :class:`~llmport.types.Response` / provider events.
 
 boto3 returns plain dicts (``converse``) and an iterator of event dicts
-(``converse_stream``), so this module imports no SDK. ``reasoningContent``
-blocks are kept in ``Response.extra["bedrock_reasoning"]`` so a tool loop
-echoes them back, as Bedrock requires with extended thinking.
+(``converse_stream``), so this module imports no SDK. Plain text answers
+leave ``Response.blocks`` empty (the fast path); answers with reasoning,
+citations or server-side tools get their content in order in ``blocks``:
+``reasoningContent`` -> :class:`~llmport.types.ThinkingBlock` (echoed back
+verbatim in a tool loop, as Bedrock requires with extended thinking),
+``citationsContent`` -> :class:`~llmport.types.TextBlock` with citations,
+server ``toolUse`` / ``toolResult`` (Nova's code interpreter) ->
+:class:`~llmport.types.ServerToolCall` / :class:`~llmport.types.ServerToolResult`.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -15,18 +21,30 @@ from typing import Any
 from llmport.errors import MalformedResponseError
 from llmport.provider import parse_arguments
 from llmport.types import (
+    Block,
+    Citation,
+    CitationEvent,
     ProviderEvent,
     Response,
+    ServerToolCall,
+    ServerToolEvent,
+    ServerToolResult,
     StopEvent,
     StopReason,
+    TextBlock,
     TextDelta,
+    ThinkingBlock,
+    ThinkingDelta,
     ToolCall,
     ToolCallDelta,
     Usage,
     UsageEvent,
 )
 
-from .convert_in import REASONING_KEY, VENDOR, ConversePrepared
+from .convert_in import VENDOR, ConversePrepared
+
+#: ``toolUse.type`` of a tool the vendor ran itself.
+SERVER_TOOL_USE = "server_tool_use"
 
 _STOP_REASONS: dict[str, StopReason] = {
     "end_turn": "end_turn",
@@ -71,6 +89,54 @@ def _request_id(raw: dict[str, Any]) -> str | None:
     return meta.get("RequestId") if isinstance(meta, dict) else None
 
 
+def citation(raw: dict[str, Any]) -> Citation:
+    """A Converse citation (``citationsContent.citations[]`` or a streamed ``citation`` delta).
+
+    ``location`` is kept verbatim in ``extra["location"]``: ``documentChar``,
+    ``documentPage`` or ``documentChunk`` give the range in the *source*
+    document (characters, pages or chunks), ``web`` a URL. Bedrock cites a
+    whole ``citationsContent`` block, so ``start``/``end`` stay unset.
+    """
+    location = raw.get("location") or {}
+    cited = "".join(part.get("text", "") for part in raw.get("sourceContent") or ())
+    url = None
+    index = None
+    kind = "document"
+    if "web" in location:
+        kind, url = "url", location["web"].get("url")
+    else:
+        for where in location.values():
+            if isinstance(where, dict) and "documentIndex" in where:
+                index = where["documentIndex"]
+                break
+    extra: dict[str, Any] = {"location": location}
+    if raw.get("source") is not None:
+        extra["source"] = raw["source"]
+    return Citation(
+        kind,
+        url=url,
+        title=raw.get("title"),
+        cited_text=cited or None,
+        document_index=index,
+        vendor=VENDOR,
+        extra=extra,
+    )
+
+
+def thinking_block(content: dict[str, Any]) -> ThinkingBlock:
+    """``reasoningContent`` -> ThinkingBlock (redacted bytes as a base64 string)."""
+    if "redactedContent" in content:
+        return ThinkingBlock(redacted=_b64(content["redactedContent"]), vendor=VENDOR)
+    text = content.get("reasoningText") or {}
+    return ThinkingBlock(text=text.get("text", ""), signature=text.get("signature"), vendor=VENDOR)
+
+
+def _b64(data: Any) -> str:
+    if isinstance(data, str):
+        return data
+    return base64.b64encode(bytes(data)).decode("ascii")
+
+
 def response(raw: Any, prepared: ConversePrepared) -> Response:
     """A whole ``converse`` answer as a Response (MalformedResponseError if it is not one)."""
     message = raw.get("output", {}).get("message") if isinstance(raw, dict) else None
@@ -80,24 +146,63 @@ def response(raw: Any, prepared: ConversePrepared) -> Response:
         )
     texts: list[str] = []
     calls: list[ToolCall] = []
-    reasoning: list[dict[str, Any]] = []
+    blocks: list[Block] | None = None  # set at the first non-plain-text block
+    server: dict[str, str] = {}  # server tool call id -> name
     output = prepared.output_tool
     answered = False
     for block in message["content"]:
         if "text" in block:
             texts.append(block["text"])
-        elif "toolUse" in block:
+            if blocks is not None:
+                blocks.append(TextBlock(block["text"]))
+            continue
+        if "toolUse" in block:
             use = block["toolUse"]
-            if output is not None and use.get("name") == output.name:
-                texts.append(output.reply_text(use.get("input")))
-                answered = True
+            if use.get("type") != SERVER_TOOL_USE:
+                if output is not None and use.get("name") == output.name:
+                    reply = output.reply_text(use.get("input"))
+                    texts.append(reply)
+                    if blocks is not None:
+                        blocks.append(TextBlock(reply))
+                    answered = True
+                    continue
+                arguments = use.get("input") if isinstance(use.get("input"), dict) else {}
+                calls.append(
+                    ToolCall(use["toolUseId"], use["name"], arguments, json.dumps(use.get("input")))
+                )
                 continue
-            arguments = use.get("input") if isinstance(use.get("input"), dict) else {}
-            calls.append(
-                ToolCall(use["toolUseId"], use["name"], arguments, json.dumps(use.get("input")))
+        if blocks is None:
+            blocks = [TextBlock(t) for t in texts]
+        if "toolUse" in block:  # a server tool call (Nova's code interpreter)
+            use = block["toolUse"]
+            server[use["toolUseId"]] = use["name"]
+            value = use.get("input")
+            blocks.append(
+                ServerToolCall(
+                    use["toolUseId"],
+                    use["name"],
+                    value if isinstance(value, dict) else {},
+                    VENDOR,
+                    {"toolUse": use},
+                )
+            )
+        elif "toolResult" in block:  # in an assistant message: a server tool's result
+            result = block["toolResult"]
+            call_id = result.get("toolUseId", "")
+            name = server.get(call_id) or str(result.get("type") or "")
+            blocks.append(
+                ServerToolResult(
+                    call_id, name, result.get("content"), VENDOR, {"toolResult": result}
+                )
             )
         elif "reasoningContent" in block:
-            reasoning.append({"reasoningContent": block["reasoningContent"]})
+            blocks.append(thinking_block(block["reasoningContent"]))
+        elif "citationsContent" in block:
+            cited = block["citationsContent"]
+            text = "".join(part.get("text", "") for part in cited.get("content") or ())
+            texts.append(text)
+            marks = tuple(citation(c) for c in cited.get("citations") or ())
+            blocks.append(TextBlock(text, citations=marks))
     raw_stop = raw.get("stopReason")
     reason = "end_turn" if answered and not calls else stop_reason(raw_stop)
     return Response(
@@ -108,7 +213,7 @@ def response(raw: Any, prepared: ConversePrepared) -> Response:
         model=prepared.model,
         id=_request_id(raw),
         raw_stop_reason=raw_stop,
-        extra={REASONING_KEY: reasoning} if reasoning else {},
+        blocks=blocks or [],
     )
 
 
@@ -117,8 +222,12 @@ class StreamState:
 
     Tool-use input fragments are keyed by ``contentBlockIndex``; the forced
     output tool's fragments are buffered and become the reply text when its
-    block ends. ``messageStop`` arrives before the ``metadata`` (usage) event,
-    so the StopEvent is given by :meth:`end`, once the stream is over.
+    block ends. Reasoning deltas become ThinkingDelta events at once (text,
+    then the signature; redacted bytes when their block ends); citation
+    deltas CitationEvents; a server tool's call and result are assembled
+    per block and given as whole ServerToolEvents when their block ends.
+    ``messageStop`` arrives before the ``metadata`` (usage) event, so the
+    StopEvent is given by :meth:`end`, once the stream is over.
     """
 
     __slots__ = (
@@ -127,10 +236,11 @@ class StreamState:
         "output_index",
         "output_parts",
         "raw_stop",
-        "reasoning",
+        "redacted",
         "request_id",
+        "server",
+        "server_names",
         "stopped",
-        "thinking",
     )
 
     def __init__(self, prepared: ConversePrepared, request_id: str | None = None) -> None:
@@ -141,8 +251,9 @@ class StreamState:
         self.request_id = request_id
         self.raw_stop: str | None = None
         self.stopped = False
-        self.reasoning: dict[int, dict[str, Any]] = {}  # reasoning blocks being streamed
-        self.thinking: list[dict[str, Any]] = []
+        self.redacted: dict[int, bytes] = {}  # redacted reasoning being streamed
+        self.server: dict[int, dict[str, Any]] = {}  # server tool blocks being streamed
+        self.server_names: dict[str, str] = {}
 
     def feed(self, event: dict[str, Any]) -> Iterator[ProviderEvent]:
         if "contentBlockDelta" in event:
@@ -156,23 +267,37 @@ class StreamState:
                 fragment = delta["toolUse"].get("input", "")
                 if index == self.output_index:
                     self.output_parts.append(fragment)
+                elif index in self.server:
+                    self.server[index]["parts"].append(fragment)
                 elif fragment:
                     yield ToolCallDelta(key=index, arguments=fragment)
             elif "reasoningContent" in delta:
-                self._reasoning(index, delta["reasoningContent"])
+                yield from self._reasoning(index, delta["reasoningContent"])
+            elif "citation" in delta:
+                yield CitationEvent(citation(delta["citation"]))
+            elif "toolResult" in delta and index in self.server:
+                self._result_delta(self.server[index], delta["toolResult"])
         elif "contentBlockStart" in event:
             body = event["contentBlockStart"]
-            use = body.get("start", {}).get("toolUse")
+            start = body.get("start", {})
+            index = body.get("contentBlockIndex", 0)
+            use = start.get("toolUse")
             if use is not None:
-                index = body.get("contentBlockIndex", 0)
-                if self.output is not None and use.get("name") == self.output.name:
+                if use.get("type") == SERVER_TOOL_USE:
+                    self.server[index] = {"toolUse": dict(use), "parts": []}
+                elif self.output is not None and use.get("name") == self.output.name:
                     self.output_index = index
                 else:
                     yield ToolCallDelta(key=index, id=use.get("toolUseId"), name=use.get("name"))
+            elif "toolResult" in start:
+                self.server[index] = {"toolResult": {**start["toolResult"], "content": []}}
         elif "contentBlockStop" in event:
             index = event["contentBlockStop"].get("contentBlockIndex", 0)
-            if index in self.reasoning:
-                self.thinking.append({"reasoningContent": self.reasoning.pop(index)})
+            if index in self.redacted:
+                data = self.redacted.pop(index)
+                yield ThinkingDelta(key=index, redacted=_b64(data), vendor=VENDOR)
+            elif index in self.server:
+                yield ServerToolEvent(self._server_block(self.server.pop(index)))
             elif index == self.output_index and self.output is not None:
                 arguments = parse_arguments("".join(self.output_parts))
                 yield TextDelta(self.output.reply_text(arguments))
@@ -182,16 +307,36 @@ class StreamState:
         elif "metadata" in event:
             yield UsageEvent(usage(event["metadata"].get("usage")))
 
-    def _reasoning(self, index: int, delta: dict[str, Any]) -> None:
-        block = self.reasoning.setdefault(index, {})
+    def _reasoning(self, index: int, delta: dict[str, Any]) -> Iterator[ProviderEvent]:
         if "redactedContent" in delta:
-            block["redactedContent"] = block.get("redactedContent", b"") + delta["redactedContent"]
+            self.redacted[index] = self.redacted.get(index, b"") + bytes(delta["redactedContent"])
             return
-        text = block.setdefault("reasoningText", {"text": ""})
-        if "text" in delta:
-            text["text"] += delta["text"]
+        if delta.get("text"):
+            yield ThinkingDelta(delta["text"], key=index, vendor=VENDOR)
         if "signature" in delta:
-            text["signature"] = text.get("signature", "") + delta["signature"]
+            yield ThinkingDelta(key=index, signature=delta["signature"], vendor=VENDOR)
+
+    @staticmethod
+    def _result_delta(slot: dict[str, Any], items: list[dict[str, Any]]) -> None:
+        content = slot["toolResult"]["content"]
+        for item in items:
+            if "text" in item and content and "text" in content[-1]:
+                content[-1] = {"text": content[-1]["text"] + item["text"]}
+            else:
+                content.append(dict(item))
+
+    def _server_block(self, slot: dict[str, Any]) -> ServerToolCall | ServerToolResult:
+        if "toolUse" in slot:
+            use = slot["toolUse"]
+            use["input"] = parse_arguments("".join(slot["parts"]))
+            self.server_names[use["toolUseId"]] = use["name"]
+            return ServerToolCall(
+                use["toolUseId"], use["name"], use["input"], VENDOR, {"toolUse": use}
+            )
+        result = slot["toolResult"]
+        call_id = result.get("toolUseId", "")
+        name = self.server_names.get(call_id) or str(result.get("type") or "")
+        return ServerToolResult(call_id, name, result["content"], VENDOR, {"toolResult": result})
 
     def end(self) -> Iterator[ProviderEvent]:
         """The StopEvent, once the stream is over (nothing if ``messageStop`` never came)."""
@@ -200,5 +345,4 @@ class StreamState:
         reason = stop_reason(self.raw_stop)
         if self.output_index is not None and reason == "tool_use":
             reason = "end_turn"  # the output tool was the answer, not a call to run
-        extra = {REASONING_KEY: self.thinking} if self.thinking else {}
-        yield StopEvent(reason, self.raw_stop, self.model, self.request_id, extra)
+        yield StopEvent(reason, self.raw_stop, self.model, self.request_id)

@@ -42,6 +42,16 @@ ALL_CHOICES = frozenset({"auto", "any", "tool"})
 AUTO_ONLY = frozenset({"auto"})
 
 
+#: Text-like media types Converse takes as its own ``document`` part (txt, md, csv, html).
+NATIVE_TEXT_FILES = frozenset({"text/plain", "text/markdown", "text/csv", "text/html"})
+
+#: Reasoning styles: how ``Request.reasoning`` becomes ``additionalModelRequestFields``.
+#: ``"claude"``: ``thinking: {type: enabled, budget_tokens}``; ``"nova"``:
+#: ``reasoningConfig: {type: enabled, maxReasoningEffort}``.
+CLAUDE_THINKING = "claude"
+NOVA_REASONING = "nova"
+
+
 @dataclass(slots=True, frozen=True)
 class Family:
     """What llmport knows about one family of Bedrock models.
@@ -50,7 +60,10 @@ class Family:
     (``auto`` always; ``any`` = llmport's "required"; ``tool`` = a named tool).
     ``system_prompt``: the model takes a ``system`` field. ``s3``: media may
     be given as ``s3://`` locations. ``tool_result_status``: the model takes
-    ``toolResult.status`` (others get errors as text prefixed ``Error:``).
+    ``toolResult.status`` (others get errors as text prefixed ``Error:``) and
+    media inside tool results. ``reasoning``: the reasoning style
+    (:data:`CLAUDE_THINKING`, :data:`NOVA_REASONING` or None). ``cache_ttl``:
+    ``cachePoint.ttl`` (``5m`` / ``1h``) is documented for the model.
     """
 
     caps: ModelCapabilities
@@ -59,6 +72,8 @@ class Family:
     s3: bool = False
     tool_result_status: bool = True
     top_k: bool = False
+    reasoning: str | None = None
+    cache_ttl: bool = False
 
 
 def _caps(
@@ -67,6 +82,13 @@ def _caps(
     documents: bool = True,
     tools: bool = True,
     structured: bool = False,
+    window: int | None = None,
+    max_out: int | None = None,
+    reasoning: bool = False,
+    caching: bool = False,
+    citations: bool = False,
+    native: frozenset[str] = frozenset(),
+    count_tokens: bool = False,
 ) -> ModelCapabilities:
     return ModelCapabilities(
         input_modalities=frozenset({"text", "file", *(("image",) if vision else ())}),
@@ -80,6 +102,14 @@ def _caps(
         tool_choice_none=True,  # "none" is sent as a request without tools (see docs)
         image_urls=False,  # only s3:// locations, checked by the plugin
         max_image_bytes=MAX_IMAGE_BYTES,
+        context_window=window,
+        max_output_tokens=max_out,
+        reasoning=reasoning,
+        caching=caching,
+        citations=citations,
+        native_tool_kinds=native,
+        native_text_files=NATIVE_TEXT_FILES if documents else frozenset(),
+        count_tokens=count_tokens,
     )
 
 
@@ -88,29 +118,86 @@ def _s3_caps(caps: ModelCapabilities) -> ModelCapabilities:
     return replace(caps, image_urls=True)
 
 
-_CLAUDE_NATIVE = Family(_caps(structured=True), top_k=True)
-_CLAUDE = Family(_caps(), top_k=True)
-_NOVA = Family(_s3_caps(_caps()), s3=True)
+def _claude(
+    max_out: int,
+    *,
+    structured: bool = False,
+    thinking: bool = True,
+    ttl: bool = False,
+    vision: bool = True,
+    caching: bool = True,
+    citations: bool = True,
+    count_tokens: bool = True,
+) -> Family:
+    caps = _caps(
+        vision=vision,
+        structured=structured,
+        window=200_000,
+        max_out=max_out,
+        reasoning=thinking,
+        caching=caching,
+        citations=citations,
+        count_tokens=count_tokens,
+    )
+    return Family(caps, top_k=True, reasoning=CLAUDE_THINKING if thinking else None, cache_ttl=ttl)
 
-#: First matching pattern wins.
+
+def _nova(
+    window: int,
+    max_out: int,
+    *,
+    vision: bool = True,
+    documents: bool = True,
+    reasoning: bool = False,
+    native: frozenset[str] = frozenset(),
+) -> Family:
+    caps = _caps(
+        vision=vision,
+        documents=documents,
+        window=window,
+        max_out=max_out,
+        reasoning=reasoning,
+        caching=True,
+        native=native,
+    )
+    return Family(
+        _s3_caps(caps) if vision else caps,
+        s3=vision,
+        reasoning=NOVA_REASONING if reasoning else None,
+    )
+
+
+#: First matching pattern wins. Windows and output limits from AWS's model cards;
+#: caching, citations, CountTokens and reasoning per AWS's feature tables (see docs).
 FAMILIES: dict[str, Family] = {
-    # Claude with native JSON-schema output (outputConfig.textFormat).
-    "*anthropic.claude-sonnet-4-5*": _CLAUDE_NATIVE,
-    "*anthropic.claude-haiku-4-5*": _CLAUDE_NATIVE,
-    "*anthropic.claude-opus-4-5*": _CLAUDE_NATIVE,
-    "*anthropic.claude-opus-4-6*": _CLAUDE_NATIVE,
-    "*anthropic.claude-sonnet-4-6*": _CLAUDE_NATIVE,
-    "*anthropic.claude-opus-4-7*": _CLAUDE_NATIVE,
+    # Claude with native JSON-schema output (outputConfig.textFormat), thinking, 1h cache TTL.
+    "*anthropic.claude-sonnet-4-5*": _claude(64_000, structured=True, ttl=True),
+    "*anthropic.claude-haiku-4-5*": _claude(64_000, structured=True, ttl=True),
+    "*anthropic.claude-opus-4-5*": _claude(64_000, structured=True, ttl=True),
+    "*anthropic.claude-opus-4-6*": _claude(128_000, structured=True, ttl=True),
+    "*anthropic.claude-sonnet-4-6*": _claude(64_000, structured=True, ttl=True),
+    "*anthropic.claude-opus-4-7*": _claude(128_000, structured=True, ttl=True),
     # Other Claude 3 / 4: structured output through a forced tool.
-    "*anthropic.claude-3-5-haiku*": Family(_caps(vision=False), top_k=True),
-    "*anthropic.claude-3*": _CLAUDE,
-    "*anthropic.claude-sonnet-4*": _CLAUDE,
-    "*anthropic.claude-opus-4*": _CLAUDE,
-    "*anthropic.claude-haiku-4*": _CLAUDE,
+    "*anthropic.claude-3-7-sonnet*": _claude(64_000),
+    "*anthropic.claude-3-5-haiku*": _claude(8_192, thinking=False, vision=False, citations=False),
+    "*anthropic.claude-3-5-sonnet*": _claude(8_192, thinking=False, caching=False),
+    "*anthropic.claude-3*": _claude(
+        4_096, thinking=False, caching=False, citations=False, count_tokens=False
+    ),
+    "*anthropic.claude-sonnet-4*": _claude(64_000),
+    "*anthropic.claude-opus-4*": _claude(32_000),
+    "*anthropic.claude-haiku-4*": _claude(64_000),
     # Claude 2 and Instant: no tools, no images.
     "*anthropic.claude*": Family(_caps(vision=False, tools=False), AUTO_ONLY, top_k=True),
-    "*amazon.nova-micro*": Family(_caps(vision=False, documents=False)),
-    "*amazon.nova*": _NOVA,
+    # Nova 2: reasoningConfig and the nova_code_interpreter system tool.
+    "*amazon.nova-2-lite*": _nova(
+        1_000_000, 65_536, reasoning=True, native=frozenset({"code_execution"})
+    ),
+    "*amazon.nova-micro*": _nova(128_000, 10_000, vision=False, documents=False),
+    "*amazon.nova-lite*": _nova(300_000, 10_000),
+    "*amazon.nova-pro*": _nova(300_000, 10_000),
+    "*amazon.nova-premier*": _nova(1_000_000, 32_000),
+    "*amazon.nova*": Family(_s3_caps(_caps()), s3=True),
     "*amazon.titan*": Family(
         _caps(vision=False, tools=False), AUTO_ONLY, system_prompt=False, tool_result_status=False
     ),
@@ -154,4 +241,16 @@ ALIASES = {
     "bedrock-haiku": "bedrock:us.anthropic.claude-haiku-4-5-20251001-v1:0",
     "nova-pro": "bedrock:us.amazon.nova-pro-v1:0",
     "nova-micro": "bedrock:us.amazon.nova-micro-v1:0",
+    "nova-2-lite": "bedrock:us.amazon.nova-2-lite-v1:0",
 }
+
+#: Cross-region inference-profile prefixes (CountTokens takes the base model id).
+PROFILE_PREFIXES = ("us.", "eu.", "apac.", "jp.", "au.", "ca.", "us-gov.", "global.")
+
+
+def base_model_id(model: str) -> str:
+    """``us.anthropic.claude-...`` -> ``anthropic.claude-...`` (ARNs and base ids unchanged)."""
+    for prefix in PROFILE_PREFIXES:
+        if model.startswith(prefix):
+            return model[len(prefix) :]
+    return model

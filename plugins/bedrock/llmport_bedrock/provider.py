@@ -52,7 +52,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from llmport.clients import ClientCache
-from llmport.errors import ConfigError
+from llmport.errors import ConfigError, UnsupportedFeatureError
 from llmport.provider import Prepared, Provider, ProviderInfo
 from llmport.redaction import register_secret
 from llmport.translate import translating
@@ -61,7 +61,7 @@ from llmport.types import ModelCapabilities, ProviderEvent, Request, Response
 from . import convert_in, convert_out
 from .convert_in import ConversePrepared
 from .errors import call, config_error, input_error, translate
-from .models import Family, family_for
+from .models import Family, base_model_id, family_for
 
 T = TypeVar("T")
 
@@ -305,9 +305,48 @@ class BedrockProvider(Provider):
         meta = answer.get("ResponseMetadata") or {}
         return answer["stream"], meta.get("RequestId")
 
+    def _count(self, arguments: dict[str, Any]) -> int:
+        client = self.client()
+        with translating(self.name, translate, self.secrets()):
+            self._remember_credentials()
+            answer = call(input_error, client.count_tokens, **arguments)
+        return int(answer["inputTokens"])
+
     def _next_event(self, events: Iterator[Any]) -> Any:
         with translating(self.name, translate, self.secrets()):
             return next(events, _END)
+
+    # -- token counting -------------------------------------------------------------
+
+    def count_arguments(self, request: Request) -> dict[str, Any]:
+        """The ``count_tokens`` keyword arguments for ``request`` (checked and converted, no I/O).
+
+        CountTokens takes the base model id (``anthropic.claude-...``, without
+        the ``us.`` inference-profile prefix) and the Converse request's
+        ``messages``, ``system``, ``toolConfig`` and ``additionalModelRequestFields``.
+        """
+        if not self.capabilities(request.model).count_tokens:
+            raise UnsupportedFeatureError(
+                self.name,
+                request.model,
+                "token counting",
+                "Bedrock's CountTokens supports Anthropic Claude models only",
+            )
+        payload = self.prepare(request).payload
+        converse = {
+            key: payload[key]
+            for key in ("messages", "system", "toolConfig", "additionalModelRequestFields")
+            if key in payload
+        }
+        return {"modelId": base_model_id(request.model), "input": {"converse": converse}}
+
+    def count_tokens(self, request: Request) -> int:
+        """Input tokens of ``request`` from Bedrock's CountTokens (``/model/{id}/count-tokens``)."""
+        return self._count(self.count_arguments(request))
+
+    async def acount_tokens(self, request: Request) -> int:
+        """:meth:`count_tokens` on the pool, awaited."""
+        return await self._in_pool(self._count, self.count_arguments(request))
 
     # -- I/O ---------------------------------------------------------------------------
 

@@ -31,22 +31,35 @@ from typing import Any
 from llmport.content import inline_text_file, is_text_like
 from llmport.errors import OptionError, UnsupportedContentError, UnsupportedFeatureError
 from llmport.provider import Prepared
-from llmport.types import MediaBlock, Message, ModelCapabilities, Request, TextBlock
+from llmport.types import (
+    MediaBlock,
+    Message,
+    ModelCapabilities,
+    NativeTool,
+    Request,
+    ServerToolCall,
+    ServerToolResult,
+    TextBlock,
+    ThinkingBlock,
+    ToolResult,
+)
 
-from .models import AUDIO_TYPES, FILE_TYPES, IMAGE_TYPES, Family
+from .models import AUDIO_TYPES, FILE_TYPES, IMAGE_TYPES, NATIVE_TEXT_FILES, Family
 
 VENDOR = "gemini"
 
-#: Where a thought signature is kept: ``ToolCall.extra`` (on a function call) and
-#: ``Response.extra`` / ``Message.extra`` (on the text of a turn). Standard base64.
+#: Where a thought signature is kept on a function call: ``ToolCall.extra``
+#: (standard base64). Earlier versions also kept a text part's signature in
+#: ``Message.extra`` under this key; such stored messages are still echoed.
 SIGNATURE_KEY = "gemini_thought_signature"
+#: ``ThinkingBlock.extra`` marker: this block only carries the ``thoughtSignature``
+#: of the (non-thought) text part that follows it (value ``"text"``).
+SIGNED_PART_KEY = "gemini_signs"
 #: ``ToolCall.extra`` flag: the API sent no call id, llmport made one up (never sent back).
 SYNTHETIC_ID_KEY = "gemini_synthetic_id"
 
-#: Thinking budgets (tokens) per ``reasoning_effort`` on models that take a budget.
+#: Thinking budgets (tokens) per reasoning effort on models that take a budget.
 THINKING_BUDGETS = {"minimal": 512, "low": 1024, "medium": 8192, "high": 24576}
-#: ``thinking_level`` values of Gemini 3 models.
-THINKING_LEVELS = ("minimal", "low", "medium", "high")
 #: Gemini takes at most five stop sequences.
 MAX_STOP_SEQUENCES = 5
 
@@ -61,7 +74,6 @@ KNOWN_OPTIONS = frozenset(
         "timeout",
         "stop",
         "seed",
-        "reasoning_effort",
         "presence_penalty",
         "frequency_penalty",
         "safety_settings",
@@ -131,6 +143,10 @@ def prepare(
             "this model cannot combine function calling with a JSON response schema "
             "(Gemini 3 models can)",
         )
+    if request.native_tools:
+        _check_native(request, family)
+    if request.cache is not None:
+        _check_cache(request)
     config: dict[str, Any] = {
         name: options[key] for key, name in _CONFIG_NAMES.items() if options.get(key) is not None
     }
@@ -140,14 +156,11 @@ def prepare(
     system = _system(request)
     if system:
         config["system_instruction"] = system
-    thinking = thinking_config(request, family)
-    if thinking is not None:
-        config["thinking_config"] = types.ThinkingConfig(**thinking)
     http: dict[str, Any] = {}
     timeout = _timeout_ms(request)
     if timeout is not None:
         http["timeout"] = timeout
-    body = body_fields(request, vendor)
+    body = body_fields(request, vendor, thinking_config(request, family))
     if body:
         http["extra_body"] = body
     if http:
@@ -166,7 +179,7 @@ def prepare(
         raise _option_error(exc, options) from None
     payload = {
         "model": model,
-        "contents": contents(request.messages, model),
+        "contents": contents(request.messages, model, family),
         "config": generate_config,
     }
     return Prepared(request, payload)
@@ -259,57 +272,153 @@ def _timeout_ms(request: Request) -> int | None:
 
 
 def thinking_config(request: Request, family: Family) -> dict[str, Any] | None:
-    """The ``thinking_config`` asked for by ``reasoning_effort`` (None: the model's default).
+    """``generationConfig.thinkingConfig`` (wire JSON) for ``Request.reasoning``; None: default.
 
-    An effort name becomes ``thinking_level`` on Gemini 3 and a token budget
-    (:data:`THINKING_BUDGETS`) on Gemini 2.5; ``"none"`` turns thinking off
-    where the model allows it. Other budgets go through vendor fields
-    (``generationConfig.thinkingConfig.thinkingBudget``).
+    Gemini 3 (``"level"``) takes an effort as ``thinkingLevel`` (the levels the
+    model has) and a bare budget as ``thinkingBudget``; Gemini 2.5 takes a
+    ``thinkingBudget``: ``budget_tokens`` as given (``-1`` dynamic, ``0`` off
+    where the model can switch thinking off), else the effort through
+    :data:`THINKING_BUDGETS` (``"none"``: 0). A truthy ``summary`` asks for
+    thought summaries (``includeThoughts``). Anything else is an
+    UnsupportedFeatureError before any request.
     """
-    effort = request.options.get("reasoning_effort")
-    if effort is None:
+    reasoning = request.reasoning
+    if reasoning is None:
         return None
     model = request.model
-    if not isinstance(effort, str):
-        raise UnsupportedFeatureError(
-            VENDOR,
-            model,
-            f"reasoning_effort={effort!r}",
-            "give an effort name; send a token budget with "
-            "vendor={'gemini': {'generationConfig': {'thinkingConfig': {'thinkingBudget': n}}}}",
-        )
     if family.thinking == "none":
+        raise UnsupportedFeatureError(VENDOR, model, "reasoning", "this model has no thinking")
+    effort, budget = reasoning.effort, reasoning.budget_tokens
+    out: dict[str, Any] = {}
+    if family.thinking == "level" and effort is not None:
+        if effort not in family.levels:
+            raise UnsupportedFeatureError(
+                VENDOR,
+                model,
+                f"reasoning={effort!r}",
+                f"accepted: {', '.join(family.levels)} (thinking cannot be switched off)",
+            )
+        out["thinkingLevel"] = effort.upper()
+    elif budget is not None:
+        out["thinkingBudget"] = _budget(budget, family, model)
+    elif effort is not None:
         if effort == "none":
-            return None  # the model never thinks: honoured as asked
-        raise UnsupportedFeatureError(
-            VENDOR, model, "reasoning_effort", "this model has no thinking"
-        )
-    if effort == "none":
+            if family.thinking != "budget":
+                raise UnsupportedFeatureError(
+                    VENDOR,
+                    model,
+                    f"reasoning={effort!r}",
+                    "thinking cannot be switched off on this model (use 'minimal' or 'low')",
+                )
+            out["thinkingBudget"] = 0
+        elif effort in THINKING_BUDGETS:
+            low, high = family.budget_range
+            out["thinkingBudget"] = min(max(THINKING_BUDGETS[effort], low), high)
+        else:
+            raise UnsupportedFeatureError(
+                VENDOR,
+                model,
+                f"reasoning={effort!r}",
+                f"accepted: none, {', '.join(THINKING_BUDGETS)} or budget_tokens",
+            )
+    if reasoning.summary:
+        out["includeThoughts"] = True
+    return out or None
+
+
+def _budget(budget: int, family: Family, model: str) -> int:
+    """A ``thinkingBudget`` the model takes (-1 dynamic, 0 off where allowed, else its range)."""
+    if budget == -1:
+        return budget
+    if budget == 0:
         if family.thinking != "budget":
             raise UnsupportedFeatureError(
                 VENDOR,
                 model,
-                f"reasoning_effort={effort!r}",
-                "thinking cannot be switched off on this model (use 'minimal' or 'low')",
+                "reasoning budget_tokens=0",
+                "thinking cannot be switched off on this model",
             )
-        return {"thinking_budget": 0}
+        return budget
     if family.thinking == "level":
-        if effort not in THINKING_LEVELS:
-            raise UnsupportedFeatureError(
-                VENDOR,
-                model,
-                f"reasoning_effort={effort!r}",
-                f"accepted: {', '.join(THINKING_LEVELS)}",
-            )
-        return {"thinking_level": effort.upper()}
-    if effort not in THINKING_BUDGETS:
+        return budget  # Gemini 3 takes a budget for compatibility; the API checks its range
+    low, high = family.budget_range
+    if not low <= budget <= high:
         raise UnsupportedFeatureError(
             VENDOR,
             model,
-            f"reasoning_effort={effort!r}",
-            f"accepted: none, {', '.join(THINKING_BUDGETS)}",
+            f"reasoning budget_tokens={budget}",
+            f"this model takes {low}..{high}, 0 (off, 2.5 Flash) or -1 (dynamic)",
         )
-    return {"thinking_budget": THINKING_BUDGETS[effort]}
+    return budget
+
+
+def _check_cache(request: Request) -> None:
+    """``cache=``: Gemini caches implicitly; a key, a retention or a lifetime cannot be sent."""
+    cache = request.cache
+    assert cache is not None
+    for name, value in (("key", cache.key), ("retention", cache.retention), ("ttl", cache.ttl)):
+        if value is not None:
+            raise UnsupportedFeatureError(
+                VENDOR,
+                request.model,
+                f"cache {name}",
+                "Gemini caches prompts implicitly (no key, retention or lifetime); "
+                "an explicit cache goes through vendor={'gemini': {'cachedContent': ...}}",
+            )
+
+
+#: Native tool kind -> (wire key, options taken).
+_NATIVE = {
+    "web_search": ("googleSearch", frozenset()),
+    "url_context": ("urlContext", frozenset()),
+    "code_execution": ("codeExecution", frozenset()),
+    "file_search": ("fileSearch", frozenset({"store_names", "metadata_filter", "top_k"})),
+}
+
+
+def _check_native(request: Request, family: Family) -> None:
+    model = request.model
+    if request.tools and not family.native_with_functions:
+        raise UnsupportedFeatureError(
+            VENDOR,
+            model,
+            "native tools together with function tools",
+            "only Gemini 3 models combine built-in tools with function calling",
+        )
+    if request.response_format is not None and not family.tools_with_schema:
+        raise UnsupportedFeatureError(
+            VENDOR,
+            model,
+            "response_format together with native tools",
+            "only Gemini 3 models combine built-in tools with a JSON response schema",
+        )
+
+
+def native_tool(tool: NativeTool, model: str) -> dict[str, Any]:
+    """One ``NativeTool`` as its ``tools`` entry (field names as google-genai sends them)."""
+    key, taken = _NATIVE[tool.kind]
+    unknown = set(tool.options) - taken
+    if unknown:
+        raise OptionError(
+            f"{VENDOR}: native tool {tool.kind!r} takes "
+            f"{', '.join(sorted(taken)) or 'no options'}; got {', '.join(sorted(unknown))}"
+        )
+    if tool.kind != "file_search":
+        return {key: {}}
+    names = tool.options.get("store_names")
+    if isinstance(names, str):
+        names = [names]
+    if not names or not all(isinstance(n, str) and n for n in names):
+        raise OptionError(
+            f"{VENDOR}: NativeTool('file_search', store_names=[...]) needs the "
+            "fileSearchStores/... names to search"
+        )
+    entry: dict[str, Any] = {"file_search_store_names": list(names)}
+    if tool.options.get("metadata_filter") is not None:
+        entry["metadata_filter"] = tool.options["metadata_filter"]
+    if tool.options.get("top_k") is not None:
+        entry["top_k"] = tool.options["top_k"]
+    return {key: entry}
 
 
 # ---------------------------------------------------------------------------
@@ -317,11 +426,24 @@ def thinking_config(request: Request, family: Family) -> dict[str, Any] | None:
 # ---------------------------------------------------------------------------
 
 
-def body_fields(request: Request, vendor: Mapping[str, Any]) -> dict[str, Any]:
-    """What goes in ``http_options.extra_body``: function declarations plus vendor fields."""
+def body_fields(
+    request: Request, vendor: Mapping[str, Any], thinking: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """What goes in ``http_options.extra_body``.
+
+    Function declarations, then native tools (one ``tools`` entry each), the
+    ``thinkingConfig`` (camelCase, as on the wire), then the vendor fields.
+    """
     body: dict[str, Any] = {}
+    tools: list[dict[str, Any]] = []
     if request.tools:
-        body["tools"] = [{"functionDeclarations": function_declarations(request)}]
+        tools.append({"functionDeclarations": function_declarations(request)})
+    for native in request.native_tools:
+        tools.append(native_tool(native, request.model))
+    if tools:
+        body["tools"] = tools
+    if thinking:
+        body["generationConfig"] = {"thinkingConfig": thinking}
     for key, value in vendor.items():
         if key == "tools" and "tools" in body and isinstance(value, list):
             body["tools"] = [*body["tools"], *value]  # e.g. googleSearch beside the functions
@@ -381,12 +503,15 @@ def _system(request: Request) -> str:
 # ---------------------------------------------------------------------------
 
 
-def contents(messages: Iterable[Message], model: str) -> list[Any]:
+def contents(messages: Iterable[Message], model: str, family: Family | None = None) -> list[Any]:
     """Neutral messages -> Gemini ``contents`` (``user`` / ``model`` turns).
 
     Tool results are ``functionResponse`` parts of a user turn, before any
     other content of that turn; consecutive turns of one role are merged.
-    Thought signatures are sent back on the parts they came with.
+    An assistant turn's blocks go back in order, exactly as received: thought
+    parts (``thought: true``) with their signatures, the ``thoughtSignature``
+    of a text part on that text part, code execution parts verbatim, then the
+    function calls with theirs. Empty text parts are sent as they are.
     """
     from google.genai import types
 
@@ -395,16 +520,10 @@ def contents(messages: Iterable[Message], model: str) -> list[Any]:
     for message in messages:
         if message.role == "system":
             continue  # sent as system_instruction
-        parts: list[Any] = []
+        parts: list[Any]
         if message.role == "assistant":
             role = "model"
-            text = message.text
-            if text:
-                parts.append(
-                    types.Part(
-                        text=text, thought_signature=_signature(message.extra.get(SIGNATURE_KEY))
-                    )
-                )
+            parts = _model_parts(message, types)
             for call in message.tool_calls:
                 if call.extra.get(SYNTHETIC_ID_KEY):
                     synthetic.add(call.id)
@@ -420,18 +539,13 @@ def contents(messages: Iterable[Message], model: str) -> list[Any]:
                 )
         else:
             role = "user"
-            for result in message.tool_results:
-                key = "error" if result.is_error else "output"
-                parts.append(
-                    types.Part(
-                        function_response=types.FunctionResponse(
-                            name=result.name,
-                            response={key: result.content},
-                            id=None if result.call_id in synthetic else result.call_id,
-                        )
-                    )
-                )
-            parts.extend(part(block, model) for block in message.blocks if not _empty(block))
+            parts = [
+                _function_response(result, synthetic, model, family, types)
+                for result in message.tool_results
+            ]
+            for block in message.blocks:
+                if isinstance(block, (TextBlock, MediaBlock)):
+                    parts.append(part(block, model))
         if not parts:
             continue
         if out and out[-1].role == role:
@@ -441,8 +555,85 @@ def contents(messages: Iterable[Message], model: str) -> list[Any]:
     return out
 
 
-def _empty(block: Any) -> bool:
-    return isinstance(block, TextBlock) and not block.text
+def _model_parts(message: Message, types: Any) -> list[Any]:
+    """An assistant message's blocks as ``model`` parts, in order, signatures where received."""
+    parts: list[Any] = []
+    pending: bytes | None = None  # a text part's signature, waiting for its text
+    legacy = message.extra.get(SIGNATURE_KEY) if message.extra else None
+    for block in message.blocks:
+        if isinstance(block, TextBlock):
+            sig = pending if pending is not None else _signature(legacy)
+            legacy = pending = None
+            parts.append(types.Part(text=block.text, thought_signature=sig))
+            continue
+        if pending is not None:  # a signed part with no text after it: an empty text part
+            parts.append(types.Part(text="", thought_signature=pending))
+            pending = None
+        if isinstance(block, ThinkingBlock):
+            if block.extra.get(SIGNED_PART_KEY) == "text" and not block.text:
+                pending = _signature(block.signature)
+            elif block.text or block.signature:
+                parts.append(
+                    types.Part(
+                        text=block.text, thought=True, thought_signature=_signature(block.signature)
+                    )
+                )
+        elif isinstance(block, (ServerToolCall, ServerToolResult)) and block.raw:
+            parts.append(raw_part(block.raw, types))
+        elif isinstance(block, MediaBlock):
+            parts.append(part(block, ""))
+    if pending is not None:
+        parts.append(types.Part(text="", thought_signature=pending))
+    return parts
+
+
+def raw_part(raw: Mapping[str, Any], types: Any) -> Any:
+    """A part kept verbatim (wire JSON, camelCase) as a ``types.Part`` for the SDK."""
+    fields = {k: v for k, v in raw.items() if k != "thoughtSignature"}
+    built = types.Part.model_validate(fields)
+    signature = raw.get("thoughtSignature")
+    if signature:
+        built.thought_signature = _signature(signature)
+    return built
+
+
+def _function_response(
+    result: ToolResult, synthetic: set[str], model: str, family: Family | None, types: Any
+) -> Any:
+    """A tool result as a ``functionResponse`` part (media as its ``parts`` on Gemini 3)."""
+    key = "error" if result.is_error else "output"
+    media: list[Any] | None = None
+    if result.blocks:
+        media = [_response_part(b, model, family, types) for b in result.blocks]
+    return types.Part(
+        function_response=types.FunctionResponse(
+            name=result.name,
+            response={key: result.content},
+            id=None if result.call_id in synthetic else result.call_id,
+            parts=media,
+        )
+    )
+
+
+def _response_part(block: Any, model: str, family: Family | None, types: Any) -> Any:
+    if not isinstance(block, MediaBlock):
+        raise UnsupportedContentError(
+            VENDOR, model, f"{block.type} block in a tool result", "only media go beside the text"
+        )
+    if family is None or not family.media_in_tool_results:
+        raise UnsupportedContentError(
+            VENDOR,
+            model,
+            block.describe(),
+            "media in tool results (functionResponse.parts) need a Gemini 3 model",
+        )
+    if block.url is not None:
+        return types.FunctionResponsePart(
+            file_data=types.FunctionResponseFileData(file_uri=block.url, mime_type=block.media_type)
+        )
+    return types.FunctionResponsePart(
+        inline_data=types.FunctionResponseBlob(data=block.data, mime_type=block.media_type)
+    )
 
 
 def _signature(value: Any) -> bytes | None:
@@ -458,16 +649,45 @@ def _signature(value: Any) -> bytes | None:
 
 
 def part(block: TextBlock | MediaBlock, model: str) -> Any:
-    """One content block as a ``Part``: text, inline data, file data, or an inlined text file."""
+    """One content block as a ``Part``: text, inline data, file data, or an inlined text file.
+
+    Text-like files go as inline data where Gemini takes their type
+    (:data:`~.models.NATIVE_TEXT_FILES`, ``send`` ``"auto"`` or ``"native"``),
+    else as text by the documented inlining rule (``send="text"`` always).
+    """
     from google.genai import types
 
     if isinstance(block, TextBlock):
+        if block.cache is not None and block.cache.ttl is not None:
+            _ttl_error(model)
         return types.Part(text=block.text)
+    if block.cache is not None and block.cache.ttl is not None:
+        _ttl_error(model)
+    if block.citations:
+        raise UnsupportedContentError(
+            VENDOR,
+            model,
+            block.describe(),
+            "Gemini returns no document citations (only grounding citations)",
+        )
     mt = block.media_type
-    if mt in IMAGE_TYPES or mt in AUDIO_TYPES or mt in FILE_TYPES:
+    native = mt in IMAGE_TYPES or mt in AUDIO_TYPES or mt in FILE_TYPES
+    if not native and block.send != "text" and mt in NATIVE_TEXT_FILES:
+        native = True
+    if native:
         if block.url is not None:
             return types.Part(file_data=types.FileData(file_uri=block.url, mime_type=mt))
         return types.Part(inline_data=types.Blob(data=block.data, mime_type=mt))
     if block.type == "file" and is_text_like(mt):
         return types.Part(text=inline_text_file(block, VENDOR, model).text)
     raise UnsupportedContentError(VENDOR, model, block.describe(), f"Gemini does not take {mt}")
+
+
+def _ttl_error(model: str) -> None:
+    raise UnsupportedFeatureError(
+        VENDOR,
+        model,
+        "cache ttl",
+        "Gemini caches prompts implicitly, with no lifetime to set; "
+        "an explicit cache goes through vendor={'gemini': {'cachedContent': ...}}",
+    )

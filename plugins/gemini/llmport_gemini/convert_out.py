@@ -3,9 +3,23 @@
 Works on the SDK's response objects by attribute (duck typing), so this
 module imports no SDK. Gemini sends function calls whole (never in
 fragments), so a streamed call is one :class:`~llmport.types.ToolCallDelta`.
-Thought signatures are kept (standard base64) in ``ToolCall.extra`` and
-``Response.extra`` under :data:`~.convert_in.SIGNATURE_KEY` so the next turn
-sends them back, as the API requires.
+
+What a part becomes:
+
+* ``thought: true`` -> :class:`~llmport.types.ThinkingBlock` (text, signature);
+* a ``thoughtSignature`` on a text part -> an empty ThinkingBlock carrying the
+  signature (``extra[SIGNED_PART_KEY] == "text"``) right before the text, so
+  the next turn puts it back on that text part;
+* ``functionCall`` -> :class:`~llmport.types.ToolCall` (signature in ``extra``);
+* ``executableCode`` / ``codeExecutionResult`` -> ServerToolCall / ServerToolResult
+  (``raw``: the part verbatim, echoed back as it came);
+* ``groundingMetadata`` -> :class:`~llmport.types.Citation` objects on the text
+  (byte offsets turned into character offsets); the metadata itself
+  (``webSearchQueries``, ``searchEntryPoint``...) is kept in
+  ``Response.extra["gemini_grounding"]`` and ``urlContextMetadata`` in
+  ``Response.extra["gemini_url_context"]`` (wire JSON, camelCase).
+
+A plain text answer keeps ``Response.blocks`` empty (the fast path).
 """
 
 from __future__ import annotations
@@ -16,18 +30,32 @@ from collections.abc import Iterator
 from typing import Any
 
 from llmport.types import (
+    Block,
+    Citation,
+    CitationEvent,
     ProviderEvent,
     Response,
+    ServerToolCall,
+    ServerToolEvent,
+    ServerToolResult,
     StopEvent,
     StopReason,
+    TextBlock,
     TextDelta,
+    ThinkingBlock,
+    ThinkingDelta,
     ToolCall,
     ToolCallDelta,
     Usage,
     UsageEvent,
 )
 
-from .convert_in import SIGNATURE_KEY, SYNTHETIC_ID_KEY
+from .convert_in import SIGNATURE_KEY, SIGNED_PART_KEY, SYNTHETIC_ID_KEY
+
+VENDOR = "gemini"
+GROUNDING_KEY = "gemini_grounding"
+URL_CONTEXT_KEY = "gemini_url_context"
+_CARRIER = {SIGNED_PART_KEY: "text"}
 
 _FILTERED = frozenset(
     {
@@ -98,25 +126,53 @@ def signature_text(raw: Any) -> str | None:
     return str(raw)
 
 
+def _wire(obj: Any) -> Any:
+    """An SDK object as its wire JSON (camelCase, no nulls)."""
+    dump = getattr(obj, "model_dump", None)
+    if dump is None:
+        return obj
+    return dump(mode="json", exclude_none=True, by_alias=True)
+
+
+Item = TextDelta | ThinkingDelta | ServerToolEvent | ToolCall
+
+
 class Turn:
-    """What one answer holds so far: text, function calls, signatures, finish reason.
+    """What one answer holds so far: function calls, finish reason, grounding.
 
     Fed one response (or stream chunk) at a time; the same code reads whole
-    and streamed answers.
+    and streamed answers and yields the answer's content as it comes.
     """
 
-    __slots__ = ("asked", "calls", "finish", "id", "model", "text_signature")
+    __slots__ = (
+        "asked",
+        "calls",
+        "extra",
+        "finish",
+        "grounding",
+        "id",
+        "in_thought",
+        "keys",
+        "model",
+        "part_offsets",
+        "text_bytes",
+    )
 
     def __init__(self, model: str) -> None:
         self.asked = model  # the model requested: the answer's name when it gives none
         self.calls: list[ToolCall] = []
-        self.text_signature: str | None = None
         self.finish: str | None = None
         self.model = ""
         self.id: str | None = None
+        self.extra: dict[str, Any] = {}
+        self.grounding: Any = None
+        self.in_thought = False
+        self.keys = 0
+        self.text_bytes = 0  # UTF-8 length of the answer text so far
+        self.part_offsets: dict[int, int] | None = None  # part index -> byte offset (whole)
 
-    def feed(self, chunk: Any) -> Iterator[TextDelta | ToolCall]:
-        """Text pieces and whole function calls of one response or chunk."""
+    def feed(self, chunk: Any) -> Iterator[Item]:
+        """The content of one response or chunk, in order."""
         self.model = getattr(chunk, "model_version", None) or self.model or self.asked
         self.id = getattr(chunk, "response_id", None) or self.id
         candidates = getattr(chunk, "candidates", None) or []
@@ -127,26 +183,51 @@ class Turn:
             return
         candidate = candidates[0]
         content = getattr(candidate, "content", None)
-        for part in getattr(content, "parts", None) or []:
-            signature = signature_text(getattr(part, "thought_signature", None))
-            if getattr(part, "thought", None):
-                continue  # a thought summary: not part of the answer
-            call = getattr(part, "function_call", None)
-            if call is not None:
-                found = self._call(call, signature)
-                if found is not None:
-                    yield found
-                continue
-            if signature:
-                self.text_signature = signature
+        offsets = self.part_offsets
+        for index, part in enumerate(getattr(content, "parts", None) or []):
+            raw_signature = getattr(part, "thought_signature", None)
+            signature = signature_text(raw_signature) if raw_signature else None
             text = getattr(part, "text", None)
+            if getattr(part, "thought", None):
+                if not self.in_thought:
+                    self.in_thought = True
+                    self.keys += 1
+                yield ThinkingDelta(text or "", self.keys, signature, None, VENDOR)
+                continue
+            self.in_thought = False
+            if text is None:  # not a text part: a call or a code execution part
+                call = getattr(part, "function_call", None)
+                if call is not None:
+                    yield self._call(call, signature)
+                    continue
+                code = getattr(part, "executable_code", None)
+                if code is not None:
+                    yield ServerToolEvent(self._server(part, code, signature, call=True))
+                    continue
+                result = getattr(part, "code_execution_result", None)
+                if result is not None:
+                    yield ServerToolEvent(self._server(part, result, signature, call=False))
+                    continue
+            if signature:
+                self.keys += 1
+                yield ThinkingDelta("", self.keys, signature, None, VENDOR, dict(_CARRIER))
             if text:
+                if offsets is not None:  # a grounded whole answer: where each part starts
+                    offsets[index] = self.text_bytes
+                    self.text_bytes += len(text.encode("utf-8"))
                 yield TextDelta(text)
+        grounding = getattr(candidate, "grounding_metadata", None)
+        if grounding is not None:
+            self.grounding = grounding
+            self.extra[GROUNDING_KEY] = _wire(grounding)
+        url_context = getattr(candidate, "url_context_metadata", None)
+        if url_context is not None:
+            self.extra[URL_CONTEXT_KEY] = _wire(url_context)
         finish = _name(getattr(candidate, "finish_reason", None))
         if finish is not None:
             self.finish = finish
 
-    def _call(self, call: Any, signature: str | None) -> ToolCall | None:
+    def _call(self, call: Any, signature: str | None) -> ToolCall:
         args = call.args if isinstance(call.args, dict) else {}
         raw = json.dumps(args, ensure_ascii=False)
         extra: dict[str, Any] = {}
@@ -160,26 +241,184 @@ class Turn:
         self.calls.append(made)
         return made
 
-    def extra(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        if self.text_signature:
-            out[SIGNATURE_KEY] = self.text_signature
-        return out
+    def _server(
+        self, part: Any, value: Any, signature: str | None, *, call: bool
+    ) -> ServerToolCall | ServerToolResult:
+        """A code execution part; ``raw`` is the part as the wire had it (signature included)."""
+        key = "executableCode" if call else "codeExecutionResult"
+        body = _wire(value)
+        raw: dict[str, Any] = {key: body}
+        if signature:
+            raw["thoughtSignature"] = signature
+        ident = str(body.get("id") or f"gemini_code_{self.keys}")
+        self.keys += 1
+        if call:
+            return ServerToolCall(
+                ident,
+                "code_execution",
+                {k: body[k] for k in ("language", "code") if k in body},
+                VENDOR,
+                raw,
+            )
+        content = {k: body[k] for k in ("outcome", "output") if k in body}
+        return ServerToolResult(ident, "code_execution", content, VENDOR, raw)
+
+
+def grounding_wanted(candidate: Any) -> bool:
+    """Byte lengths are only counted when the answer is grounded (citations need them)."""
+    return getattr(candidate, "grounding_metadata", None) is not None
+
+
+def _char_index(text: str, encoded: bytes, byte_index: int) -> int:
+    """The character offset of a UTF-8 byte offset into ``text``."""
+    if len(encoded) == len(text):
+        return byte_index  # ASCII: bytes are characters
+    return len(encoded[:byte_index].decode("utf-8", errors="ignore"))
+
+
+def citations(grounding: Any, text: str, part_offsets: dict[int, int] | None) -> list[Citation]:
+    """Grounding supports x chunks as citations (character offsets into ``text``)."""
+    chunks = getattr(grounding, "grounding_chunks", None) or []
+    supports = getattr(grounding, "grounding_supports", None) or []
+    encoded = text.encode("utf-8")
+    out: list[Citation] = []
+    for support in supports:
+        segment = getattr(support, "segment", None)
+        if segment is None:
+            continue
+        base = 0
+        part_index = getattr(segment, "part_index", None)
+        if part_offsets and part_index:
+            base = part_offsets.get(part_index, 0)
+        b_start = base + (getattr(segment, "start_index", None) or 0)
+        b_end = base + (getattr(segment, "end_index", None) or 0)
+        start = _char_index(text, encoded, b_start)
+        end = _char_index(text, encoded, b_end)
+        cited = getattr(segment, "text", None) or text[start:end]
+        for i in getattr(support, "grounding_chunk_indices", None) or []:
+            if not 0 <= i < len(chunks):
+                continue
+            citation = _citation(chunks[i], cited, start, end)
+            if citation is not None:
+                out.append(citation)
+    return out
+
+
+def _citation(chunk: Any, cited: str, start: int, end: int) -> Citation | None:
+    web = getattr(chunk, "web", None)
+    if web is not None:
+        return Citation(
+            "url",
+            url=getattr(web, "uri", None),
+            title=getattr(web, "title", None),
+            cited_text=cited,
+            start=start,
+            end=end,
+            vendor=VENDOR,
+        )
+    context = getattr(chunk, "retrieved_context", None)
+    if context is not None:
+        extra: dict[str, Any] = {}
+        if getattr(context, "text", None):
+            extra["text"] = context.text
+        return Citation(
+            "file",
+            url=getattr(context, "uri", None),
+            title=getattr(context, "title", None),
+            cited_text=cited,
+            file_id=getattr(context, "file_search_store", None)
+            or getattr(context, "document_name", None),
+            start=start,
+            end=end,
+            vendor=VENDOR,
+            extra=extra,
+        )
+    return None
 
 
 def response(answer: Any, model: str) -> Response:
     """A whole (non-streamed) ``GenerateContentResponse`` to ``model`` as a Response."""
     turn = Turn(model)
-    texts = [item.text for item in turn.feed(answer) if isinstance(item, TextDelta)]
+    texts: list[str] = []
+    blocks: list[Block] | None = None
+    candidates = getattr(answer, "candidates", None)
+    if candidates and grounding_wanted(candidates[0]):
+        turn.part_offsets = {}
+    for item in turn.feed(answer):
+        if isinstance(item, TextDelta):
+            texts.append(item.text)
+            if blocks is not None:
+                last = blocks[-1] if blocks else None
+                if isinstance(last, TextBlock):
+                    blocks[-1] = TextBlock(last.text + item.text)
+                else:
+                    blocks.append(TextBlock(item.text))
+        elif isinstance(item, ToolCall):
+            continue
+        else:
+            if blocks is None:
+                blocks = [TextBlock("".join(texts))] if texts else []
+            if isinstance(item, ThinkingDelta):
+                blocks.append(
+                    ThinkingBlock(item.text, item.signature, None, VENDOR, dict(item.extra))
+                )
+            else:
+                blocks.append(item.block)
+    text = "".join(texts)
+    if turn.grounding is not None:
+        if blocks is None:
+            blocks = [TextBlock(text)] if text else []
+        _attach(blocks, citations(turn.grounding, text, turn.part_offsets))
     return Response(
-        text="".join(texts),
+        text=text,
         tool_calls=list(turn.calls),
         usage=usage(getattr(answer, "usage_metadata", None)),
         stop_reason=stop_reason(turn.finish, bool(turn.calls)),
         model=turn.model,
         id=turn.id,
         raw_stop_reason=turn.finish,
-        extra=turn.extra(),
+        extra=turn.extra,
+        blocks=blocks or [],
+    )
+
+
+def _attach(blocks: list[Block], found: list[Citation]) -> None:
+    """Put each citation on the text block holding its start, offsets made relative to it."""
+    if not found:
+        return
+    spans: list[tuple[int, int, int]] = []  # (block index, start, end) in the whole text
+    at = 0
+    for i, block in enumerate(blocks):
+        if isinstance(block, TextBlock):
+            spans.append((i, at, at + len(block.text)))
+            at += len(block.text)
+    if not spans:
+        return
+    per_block: dict[int, list[Citation]] = {}
+    for c in found:
+        start = c.start or 0
+        i, begin, _ = next((s for s in spans if s[1] <= start < s[2]), spans[-1])
+        per_block.setdefault(i, []).append(_shift(c, begin))
+    for i, items in per_block.items():
+        block = blocks[i]
+        assert isinstance(block, TextBlock)
+        blocks[i] = TextBlock(block.text, citations=(*block.citations, *items), cache=block.cache)
+
+
+def _shift(c: Citation, by: int) -> Citation:
+    if not by:
+        return c
+    return Citation(
+        c.kind,
+        c.url,
+        c.title,
+        c.cited_text,
+        c.document_index,
+        c.file_id,
+        None if c.start is None else c.start - by,
+        None if c.end is None else c.end - by,
+        c.vendor,
+        c.extra,
     )
 
 
@@ -188,19 +427,24 @@ class StreamState:
 
     The stop event comes only once a chunk carried a ``finishReason``: a
     stream cut short before that never looks like a finished answer.
+    Grounding arrives with the last chunks; its citations are sent at the end,
+    just before the stop event, with offsets into the last run of text.
     """
 
-    __slots__ = ("stopped", "turn")
+    __slots__ = ("run_start", "stopped", "text", "turn")
 
     def __init__(self, model: str) -> None:
         self.turn = Turn(model)
         self.stopped = False
+        self.text: list[str] = []
+        self.run_start = 0  # where the current run of text began (characters)
 
     def feed(self, chunk: Any) -> Iterator[ProviderEvent]:
         for item in self.turn.feed(chunk):
             if isinstance(item, TextDelta):
+                self.text.append(item.text)
                 yield item
-            else:
+            elif isinstance(item, ToolCall):
                 yield ToolCallDelta(
                     key=item.id,
                     arguments=item.raw_arguments,
@@ -208,6 +452,10 @@ class StreamState:
                     name=item.name,
                     extra=dict(item.extra),
                 )
+            else:
+                if self.text:
+                    self.run_start = sum(map(len, self.text))
+                yield item
         meta = getattr(chunk, "usage_metadata", None)
         if meta is not None:
             yield UsageEvent(usage(meta))
@@ -217,10 +465,13 @@ class StreamState:
         if turn.finish is None or self.stopped:
             return
         self.stopped = True
+        if turn.grounding is not None:
+            for c in citations(turn.grounding, "".join(self.text), None):
+                yield CitationEvent(_shift(c, self.run_start))
         yield StopEvent(
             stop_reason(turn.finish, bool(turn.calls)),
             turn.finish,
             turn.model,
             turn.id,
-            turn.extra(),
+            dict(turn.extra),
         )

@@ -26,6 +26,7 @@ __all__ = [
     "FILE_TYPES",
     "IMAGE_TYPES",
     "MAX_REQUEST_BYTES",
+    "NATIVE_TEXT_FILES",
     "VIDEO_TYPES",
     "Family",
     "Thinking",
@@ -55,6 +56,27 @@ VIDEO_TYPES = frozenset(
 #: Files sent natively as inline data (text-like files are inlined as text instead).
 FILE_TYPES = frozenset({"application/pdf"}) | VIDEO_TYPES
 
+#: Text-like files Gemini reads as inline data (``send="native"``; ``"auto"`` picks it):
+#: the plain-text document types of Google's document-understanding guide. Other
+#: text-like types (JSON, markdown as ``text/markdown``) are inlined as text.
+NATIVE_TEXT_FILES = frozenset(
+    {
+        "text/plain",
+        "text/html",
+        "text/css",
+        "text/csv",
+        "text/xml",
+        "text/rtf",
+        "text/md",
+        "text/javascript",
+        "application/x-javascript",
+        "text/x-python",
+        "application/x-python",
+    }
+)
+#: Provider-native tools of the Gemini API (``NativeTool`` kinds).
+ALL_NATIVE = frozenset({"web_search", "url_context", "code_execution", "file_search"})
+
 #: Model aliases the plugin registers (configuration aliases win over these).
 ALIASES = {
     "gemini-flash": "gemini:gemini-2.5-flash",
@@ -73,14 +95,33 @@ class Family:
     switch thinking off (2.5 Pro); ``"level"`` takes ``thinking_level``
     (Gemini 3); ``"none"`` has no thinking. ``tools_with_schema``: function
     calling and a JSON response schema may be combined in one request.
+    ``caps`` carries the neutral capability table (window, output limit,
+    reasoning, caching, citations, native tools, native text files, token
+    counting) that ``llmport models`` and the core's checks read.
     """
 
     caps: ModelCapabilities
     thinking: Thinking
     tools_with_schema: bool
+    #: ``thinkingLevel`` values the model takes (``"level"`` families).
+    levels: tuple[str, ...] = ()
+    #: Smallest and largest ``thinkingBudget`` (``"budget"`` families; 0 and -1 aside).
+    budget_range: tuple[int, int] = (0, 0)
+    #: Provider-native tools may be offered beside function declarations (Gemini 3).
+    native_with_functions: bool = False
+    #: ``functionResponse.parts`` (media returned by a tool) are taken (Gemini 3).
+    media_in_tool_results: bool = False
 
 
-def _caps(*, audio: bool = True) -> ModelCapabilities:
+def _caps(
+    *,
+    audio: bool = True,
+    window: int = 1_048_576,
+    output: int = 65_536,
+    reasoning: bool = True,
+    native: frozenset[str] = ALL_NATIVE,
+    grounding: bool = True,
+) -> ModelCapabilities:
     return ModelCapabilities(
         input_modalities=frozenset({"text", "image", "file", *(("audio",) if audio else ())}),
         file_types=FILE_TYPES,
@@ -95,19 +136,67 @@ def _caps(*, audio: bool = True) -> ModelCapabilities:
         tool_choice_none=True,
         image_urls=True,  # Files API / gs:// URIs only; convert_in checks the URL
         max_request_bytes=MAX_REQUEST_BYTES,
+        context_window=window,
+        max_output_tokens=output,
+        reasoning=reasoning,
+        # Implicit caching: cache marks are accepted, cached tokens reported.
+        caching=grounding,
+        # Grounding citations (web search, URL context, file search); never document ones.
+        citations=grounding,
+        native_tool_kinds=native,
+        native_text_files=NATIVE_TEXT_FILES,
+        count_tokens=True,
     )
 
 
-_GEMINI_3 = Family(_caps(), "level", True)
+_LEVELS = ("minimal", "low", "medium", "high")
+_GEMINI_3 = Family(
+    _caps(),
+    "level",
+    True,
+    levels=_LEVELS,
+    native_with_functions=True,
+    media_in_tool_results=True,
+)
+_NO_FILE_SEARCH = ALL_NATIVE - {"file_search"}
+_CODE_ONLY = frozenset({"code_execution"})
 
 #: First matching pattern wins (``fnmatch``).
 FAMILIES: dict[str, Family] = {
+    # Gemini 3 Pro takes only "low" and "high" thinking levels.
+    "gemini-3-pro*": Family(
+        _caps(),
+        "level",
+        True,
+        levels=("low", "high"),
+        native_with_functions=True,
+        media_in_tool_results=True,
+    ),
     "gemini-3*": _GEMINI_3,
-    "gemini-2.5-pro*": Family(_caps(), "budget_always", False),
-    "gemini-2.5-*": Family(_caps(), "budget", False),
-    "gemini-2.0-*": Family(_caps(), "none", False),
-    "gemini-1.5-*": Family(_caps(), "none", False),
-    "gemma-*": Family(_caps(audio=False), "none", False),
+    "gemini-2.5-pro*": Family(_caps(), "budget_always", False, budget_range=(128, 32_768)),
+    "gemini-2.5-flash-lite*": Family(
+        _caps(native=_NO_FILE_SEARCH), "budget", False, budget_range=(512, 24_576)
+    ),
+    "gemini-2.5-*": Family(_caps(), "budget", False, budget_range=(1, 24_576)),
+    "gemini-2.0-*": Family(
+        _caps(output=8_192, reasoning=False, native=_NO_FILE_SEARCH), "none", False
+    ),
+    "gemini-1.5-pro*": Family(
+        _caps(window=2_097_152, output=8_192, reasoning=False, native=_CODE_ONLY), "none", False
+    ),
+    "gemini-1.5-*": Family(_caps(output=8_192, reasoning=False, native=_CODE_ONLY), "none", False),
+    "gemma-*": Family(
+        _caps(
+            audio=False,
+            window=131_072,
+            output=8_192,
+            reasoning=False,
+            native=frozenset(),
+            grounding=False,
+        ),
+        "none",
+        False,
+    ),
 }
 
 #: Unknown (newer) models are assumed to behave like the latest family.

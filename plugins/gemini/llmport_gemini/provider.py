@@ -219,6 +219,66 @@ class GeminiProvider(Provider):
             vendor=self.vendor_fields(request),
         )
 
+    # -- token counting ------------------------------------------------------------
+
+    def count_args(self, request: Request) -> dict[str, Any]:
+        """``models.count_tokens`` arguments for the request ``prepare`` would send.
+
+        Contents alone (the Developer API's ``contents`` form) when the request
+        has no system prompt and no tools; otherwise the whole request goes in
+        ``generateContentRequest`` (contents, system instruction, tools), which
+        the Developer API counts as the generation request (google-genai's
+        ``count_tokens`` refuses ``system_instruction`` / ``tools`` there, so they
+        travel in ``http_options.extra_body``). On Vertex AI they go as top-level
+        ``systemInstruction`` / ``tools``.
+        """
+        from google.genai import types
+
+        prepared = self.prepare(request)
+        payload = prepared.payload
+        config = payload["config"]
+        contents = payload["contents"]
+        http: dict[str, Any] = {}
+        if config.http_options is not None and config.http_options.timeout is not None:
+            http["timeout"] = config.http_options.timeout
+        extra: dict[str, Any] = {}
+        if config.system_instruction is not None:
+            extra["systemInstruction"] = {"parts": [{"text": config.system_instruction}]}
+        body = dict(config.http_options.extra_body or {}) if config.http_options else {}
+        if body.get("tools"):
+            extra["tools"] = body["tools"]
+        if extra:
+            if self.vertex:
+                http["extra_body"] = extra
+            else:
+                wire = [c.model_dump(mode="json", exclude_none=True) for c in contents]
+                model = request.model
+                http["extra_body"] = {
+                    "generateContentRequest": {
+                        "model": model if model.startswith("models/") else f"models/{model}",
+                        "contents": wire,
+                        **extra,
+                    }
+                }
+        args: dict[str, Any] = {"model": request.model, "contents": contents}
+        if http:
+            args["config"] = types.CountTokensConfig(http_options=types.HttpOptions(**http))
+        return args
+
+    def count_tokens(self, request: Request) -> int:
+        """Input tokens of ``request`` from ``models.countTokens`` (``totalTokens``)."""
+        args = self.count_args(request)
+        with self._translating():
+            answer = self.client().models.count_tokens(**args)
+        return int(answer.total_tokens or 0)
+
+    async def acount_tokens(self, request: Request) -> int:
+        """Async :meth:`count_tokens` on the event loop's client."""
+        args = self.count_args(request)
+        with self._translating():
+            answer = await self.async_client().aio.models.count_tokens(**args)
+        return int(answer.total_tokens or 0)
+
     # -- send: I/O and the answer back ------------------------------------------------
 
     def _translating(self) -> translating:

@@ -29,18 +29,24 @@ from llmport.errors import OptionError, UnsupportedContentError, UnsupportedFeat
 from llmport.options import STANDARD_OPTIONS
 from llmport.types import (
     Block,
+    CacheControl,
     MediaBlock,
     Message,
     ModelCapabilities,
+    NativeTool,
     Request,
     ResponseFormat,
+    ServerToolCall,
+    ServerToolResult,
     TextBlock,
+    ThinkingBlock,
     ToolCall,
     ToolChoice,
+    ToolResult,
     ToolSpec,
 )
 
-from .models import AUDIO_FORMATS
+from .models import AUDIO_FORMATS, efforts_for, explicit_cache, reasoning_family
 
 #: OpenAI request fields modelled as options, beyond the standard ones: each has
 #: the same meaning in both APIs (``verbosity`` moves to ``text.verbosity`` in
@@ -68,9 +74,14 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "service_tier": ("auto", "default", "flex", "scale", "priority"),
     "prompt_cache_retention": ("in-memory", "24h"),
     "verbosity": ("low", "medium", "high"),
-    # The core also accepts "max" (Anthropic's); OpenAI has no such effort.
-    "reasoning_effort": ("none", "minimal", "low", "medium", "high", "xhigh"),
 }
+#: Where Response.extra / Message.extra keep the ids of a Responses answer's
+#: message items (only when reasoning items came with them): a reasoning item
+#: is echoed with the message item that followed it, id included.
+MESSAGE_IDS = "openai_message_ids"
+#: The only lifetime OpenAI's explicit cache breakpoints take.
+EXPLICIT_TTL = "30m"
+BREAKPOINT = {"mode": "explicit"}
 #: Body fields ``vendor=`` may not set: llmport sends them from the call itself.
 VENDOR_RESERVED = {
     "chat": ("model", "messages", "stream"),
@@ -98,7 +109,8 @@ def chat_body(
     the ``vendor`` entries of a tool that apply to this provider.
     """
     model = request.model
-    body: dict[str, Any] = {"model": model, "messages": chat_messages(request, vendor, caps)}
+    bp = explicit_cache(model)
+    body: dict[str, Any] = {"model": model, "messages": chat_messages(request, vendor, caps, bp)}
     if request.tools:
         body["tools"] = [chat_tool(spec, vendor, model, keys) for spec in request.tools]
         body["tool_choice"] = chat_tool_choice(request.tool_choice)
@@ -108,47 +120,87 @@ def chat_body(
             "type": "json_schema",
             "json_schema": json_schema_format(request.response_format, vendor, model),
         }
+    if request.reasoning is not None:
+        effort = reasoning_effort(request, vendor, api="chat")
+        if effort is not None:
+            body["reasoning_effort"] = effort
+    if request.native_tools:
+        body.update(chat_native_tools(request.native_tools, vendor, model))
     options, call = split_options(request.options, vendor, model, api="chat")
     if "max_tokens" in options:
         options[max_tokens_field] = options.pop("max_tokens")
     body.update(options)
+    if request.cache is not None or bp:
+        cache_fields(body, request, vendor, bp, api="chat")
     if fields:
         check_body_fields(fields, vendor, api="chat")
         merge_vendor_fields(body, fields)
     return body, call
 
 
-def chat_messages(request: Request, vendor: str, caps: ModelCapabilities) -> list[dict[str, Any]]:
-    """The ``messages`` list: system prompt, turns, tool calls and results."""
+def chat_messages(
+    request: Request, vendor: str, caps: ModelCapabilities, bp: bool = False
+) -> list[dict[str, Any]]:
+    """The ``messages`` list: system prompt, turns, tool calls and results.
+
+    ``bp``: the model takes explicit cache breakpoints (marked blocks carry one).
+    """
     out: list[dict[str, Any]] = []
+    model = request.model
     if request.system:
-        out.append({"role": "system", "content": request.system})
+        if marked_system(request, bp):
+            parts = [chat_part(b, vendor, model, caps, bp) for b in request.system_blocks]
+            out.append({"role": "system", "content": parts})
+        else:
+            out.append({"role": "system", "content": request.system})
     for message in request.messages:
         # Results answer the previous assistant turn, so they come first.
         for result in message.tool_results:
+            if result.blocks:
+                raise UnsupportedContentError(
+                    vendor,
+                    model,
+                    f"tool result of {result.name!r} with {len(result.blocks)} block(s)",
+                    "Chat Completions tool messages take text only; use 'openai-responses:'",
+                )
             out.append({"role": "tool", "tool_call_id": result.call_id, "content": result.content})
         if message.role == "assistant":
-            out.append(chat_assistant(message, vendor, request.model))
+            out.append(chat_assistant(message, vendor, model))
         elif message.blocks:
             role = "system" if message.role == "system" else "user"
             out.append(
-                {"role": role, "content": chat_content(message.blocks, vendor, request.model, caps)}
+                {"role": role, "content": chat_content(message.blocks, vendor, model, caps, bp)}
             )
     return out
 
 
 def chat_content(
-    blocks: tuple[Block, ...], vendor: str, model: str, caps: ModelCapabilities
+    blocks: tuple[Block, ...], vendor: str, model: str, caps: ModelCapabilities, bp: bool = False
 ) -> str | list[dict[str, Any]]:
     """A lone text block stays a string (as OpenAI's own examples send it)."""
-    if len(blocks) == 1 and isinstance(blocks[0], TextBlock):
+    if len(blocks) == 1 and isinstance(blocks[0], TextBlock) and not (bp and blocks[0].cache):
         return blocks[0].text
-    return [chat_part(block, vendor, model, caps) for block in blocks]
+    return [chat_part(block, vendor, model, caps, bp) for block in blocks]
 
 
-def chat_part(block: Block, vendor: str, model: str, caps: ModelCapabilities) -> dict[str, Any]:
+def chat_part(
+    block: Block, vendor: str, model: str, caps: ModelCapabilities, bp: bool = False
+) -> dict[str, Any]:
+    part = _chat_part(block, vendor, model, caps)
+    if bp:
+        mark_breakpoint(part, block, vendor, model)
+    return part
+
+
+def _chat_part(block: Block, vendor: str, model: str, caps: ModelCapabilities) -> dict[str, Any]:
     if isinstance(block, TextBlock):
         return {"type": "text", "text": block.text}
+    if not isinstance(block, MediaBlock):
+        raise UnsupportedContentError(
+            vendor, model, describe(block), "a user turn takes text, images, audio and files"
+        )
+    if block.citations:
+        raise document_citations(vendor, model)
     kind = media_kind(block, caps)
     if kind == "image":
         return {"type": "image_url", "image_url": {"url": block.url or block.data_url()}}
@@ -177,7 +229,10 @@ def chat_assistant(message: Message, vendor: str, model: str) -> dict[str, Any]:
     for block in message.blocks:
         if not isinstance(block, TextBlock):
             raise UnsupportedContentError(
-                vendor, model, block.describe(), "an assistant turn can only hold text"
+                vendor,
+                model,
+                describe(block),
+                "a Chat Completions assistant turn holds text and tool calls only",
             )
     out: dict[str, Any] = {"role": "assistant", "content": message.text or None}
     if message.tool_calls:
@@ -219,10 +274,6 @@ def chat_tool_choice(choice: ToolChoice) -> Any:
 # Responses
 # ---------------------------------------------------------------------------
 
-#: Where Response.extra keeps the reasoning items a reasoning model returned;
-#: they are echoed back on the next turn (see convert_out).
-REASONING_ITEMS = "openai_reasoning_items"
-
 
 def responses_body(
     request: Request,
@@ -234,16 +285,40 @@ def responses_body(
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(body, call)``: the Responses JSON body (without ``stream``) and SDK arguments."""
     model = request.model
-    body: dict[str, Any] = {"model": model, "input": responses_input(request, vendor, caps)}
-    if request.system:
+    bp = explicit_cache(model)
+    body: dict[str, Any] = {"model": model, "input": responses_input(request, vendor, caps, bp)}
+    if request.system and not (bp and marked_system(request, bp)):
         body["instructions"] = request.system
-    if request.tools:
-        body["tools"] = [responses_tool(spec, vendor, model, keys) for spec in request.tools]
+    include: list[str] = []
+    if reasoning_family(model):
+        # llmport sends the whole conversation every time (never previous_response_id):
+        # reasoning items can only be echoed with their encrypted content.
+        include.append("reasoning.encrypted_content")
+    if request.reasoning is not None:
+        reasoning = responses_reasoning(request, vendor)
+        if reasoning:
+            body["reasoning"] = reasoning
+            if not include and reasoning.get("effort") != "none":
+                include.append("reasoning.encrypted_content")
+    tools = (
+        [responses_tool(spec, vendor, model, keys) for spec in request.tools]
+        if request.tools
+        else []
+    )
+    if request.native_tools:
+        natives, more = responses_native_tools(request.native_tools, vendor, model)
+        tools = natives + tools
+        include += more
+    if tools:
+        body["tools"] = tools
         choice = request.tool_choice
         body["tool_choice"] = (
             {"type": "function", "name": choice["name"]} if isinstance(choice, Mapping) else choice
         )
-        body["parallel_tool_calls"] = request.parallel_tool_calls
+        if request.tools:
+            body["parallel_tool_calls"] = request.parallel_tool_calls
+    if include:
+        body["include"] = include
     if request.response_format is not None:
         body["text"] = {
             "format": {
@@ -254,47 +329,113 @@ def responses_body(
     options, call = split_options(request.options, vendor, model, api="responses")
     if "max_tokens" in options:
         options["max_output_tokens"] = options.pop("max_tokens")
-    if "reasoning_effort" in options:
-        options["reasoning"] = {"effort": options.pop("reasoning_effort")}
     if "verbosity" in options:
         options["text"] = {**body.get("text", {}), "verbosity": options.pop("verbosity")}
     body.update(options)
+    if request.cache is not None or bp:
+        cache_fields(body, request, vendor, bp, api="responses")
     if fields:
         check_body_fields(fields, vendor, api="responses")
         merge_vendor_fields(body, fields)
     return body, call
 
 
-def responses_input(request: Request, vendor: str, caps: ModelCapabilities) -> list[dict[str, Any]]:
+#: Fields of a Responses body ``POST /v1/responses/input_tokens`` takes.
+COUNT_FIELDS = frozenset(
+    {
+        "model",
+        "input",
+        "instructions",
+        "tools",
+        "tool_choice",
+        "parallel_tool_calls",
+        "reasoning",
+        "text",
+        "truncation",
+        "conversation",
+        "previous_response_id",
+    }
+)
+
+
+def count_body(body: Mapping[str, Any]) -> dict[str, Any]:
+    """The part of a Responses body the token-counting endpoint takes (the rest costs no input).
+
+    ``parallel_tool_calls`` is left out at its default (true), as the recorded count sends it.
+    """
+    out = {k: v for k, v in body.items() if k in COUNT_FIELDS}
+    if out.get("parallel_tool_calls") is True:
+        del out["parallel_tool_calls"]
+    return out
+
+
+def responses_input(
+    request: Request, vendor: str, caps: ModelCapabilities, bp: bool = False
+) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
+    model = request.model
+    if bp and marked_system(request, bp):
+        # ``instructions`` takes no breakpoint: a marked system prompt is the first input item.
+        parts = [responses_part(b, vendor, model, caps, bp) for b in request.system_blocks]
+        out.append({"role": "system", "content": parts})
     for message in request.messages:
         for result in message.tool_results:
-            out.append(
-                {
-                    "type": "function_call_output",
-                    "call_id": result.call_id,
-                    "output": result.content,
-                }
-            )
+            out.append(function_call_output(result, vendor, model, caps))
         if message.role == "assistant":
-            out.extend(responses_assistant(message, vendor, request.model))
+            out.extend(responses_assistant(message, vendor, model))
         elif message.blocks:
             role = "system" if message.role == "system" else "user"
             blocks = message.blocks
             content: Any
-            if len(blocks) == 1 and isinstance(blocks[0], TextBlock):
+            if (
+                len(blocks) == 1
+                and isinstance(blocks[0], TextBlock)
+                and not (bp and blocks[0].cache)
+            ):
                 content = blocks[0].text
             else:
-                content = [responses_part(b, vendor, request.model, caps) for b in blocks]
+                content = [responses_part(b, vendor, model, caps, bp) for b in blocks]
             out.append({"role": role, "content": content})
     return out
 
 
+def marked_system(request: Request, bp: bool) -> bool:
+    """True when the system prompt carries a cache mark the model takes explicitly."""
+    return bp and bool(request.system) and any(b.cache is not None for b in request.system_blocks)
+
+
+def function_call_output(
+    result: ToolResult, vendor: str, model: str, caps: ModelCapabilities
+) -> dict[str, Any]:
+    """A tool result; with media, ``output`` is a list of input parts (text first)."""
+    output: Any = result.content
+    if result.blocks:
+        parts = [{"type": "input_text", "text": result.content}] if result.content else []
+        parts += [responses_part(b, vendor, model, caps) for b in result.blocks]
+        output = parts
+    return {"type": "function_call_output", "call_id": result.call_id, "output": output}
+
+
 def responses_part(
+    block: Block, vendor: str, model: str, caps: ModelCapabilities, bp: bool = False
+) -> dict[str, Any]:
+    part = _responses_part(block, vendor, model, caps)
+    if bp:
+        mark_breakpoint(part, block, vendor, model)
+    return part
+
+
+def _responses_part(
     block: Block, vendor: str, model: str, caps: ModelCapabilities
 ) -> dict[str, Any]:
     if isinstance(block, TextBlock):
         return {"type": "input_text", "text": block.text}
+    if not isinstance(block, MediaBlock):
+        raise UnsupportedContentError(
+            vendor, model, describe(block), "a user turn takes text, images and files"
+        )
+    if block.citations:
+        raise document_citations(vendor, model)
     kind = media_kind(block, caps)
     if kind == "image":
         return {"type": "input_image", "image_url": block.url or block.data_url(), "detail": "auto"}
@@ -314,15 +455,29 @@ def responses_part(
 
 
 def responses_assistant(message: Message, vendor: str, model: str) -> list[dict[str, Any]]:
-    """Reasoning items (echoed verbatim), the text, then the function calls."""
-    items: list[dict[str, Any]] = [dict(item) for item in message.extra.get(REASONING_ITEMS, ())]
+    """The answer's items in their order (reasoning and hosted-tool items verbatim), then calls.
+
+    A text block becomes ``{"role": "assistant", "content": text}``; when the
+    answer had reasoning items, the message item is echoed whole, with the id
+    the API gave it (a reasoning item must be followed by its next item).
+    """
+    items: list[dict[str, Any]] = []
+    ids = list(message.extra.get(MESSAGE_IDS, ()))
     for block in message.blocks:
-        if not isinstance(block, TextBlock):
+        if isinstance(block, TextBlock):
+            if ids:
+                items.append(message_item(ids.pop(0), block))
+            elif block.text:
+                items.append({"role": "assistant", "content": block.text})
+        elif isinstance(block, ThinkingBlock):
+            items.append(reasoning_item(block))
+        elif isinstance(block, (ServerToolCall, ServerToolResult)):
+            if block.raw:  # a result without raw is a view of its call's item: sent once
+                items.append(dict(block.raw))
+        else:
             raise UnsupportedContentError(
-                vendor, model, block.describe(), "an assistant turn can only hold text"
+                vendor, model, describe(block), "an assistant turn cannot hold media"
             )
-    if message.text:
-        items.append({"role": "assistant", "content": message.text})
     for call in message.tool_calls:
         item: dict[str, Any] = {
             "type": "function_call",
@@ -332,8 +487,49 @@ def responses_assistant(message: Message, vendor: str, model: str) -> list[dict[
         }
         if call.extra.get("item_id"):
             item["id"] = call.extra["item_id"]
+        if call.extra.get("namespace"):
+            item["namespace"] = call.extra["namespace"]
         items.append(item)
     return items
+
+
+def reasoning_item(block: ThinkingBlock) -> dict[str, Any]:
+    """A reasoning item exactly as the API returned it (``extra`` holds its other fields)."""
+    item: dict[str, Any] = {"type": "reasoning", **block.extra}
+    item.setdefault("summary", [])
+    if block.redacted is not None:
+        item["encrypted_content"] = block.redacted
+    return item
+
+
+def message_item(item_id: str, block: TextBlock) -> dict[str, Any]:
+    return {
+        "type": "message",
+        "role": "assistant",
+        "id": item_id,
+        "status": "completed",
+        "content": [
+            {
+                "type": "output_text",
+                "text": block.text,
+                "annotations": [annotation(c) for c in block.citations],
+            }
+        ],
+    }
+
+
+def annotation(citation: Any) -> dict[str, Any]:
+    """The Responses annotation a :class:`~llmport.types.Citation` came from."""
+    raw = citation.extra.get("annotation")
+    if isinstance(raw, Mapping):
+        return dict(raw)
+    return {
+        "type": "url_citation",
+        "url": citation.url,
+        "title": citation.title,
+        "start_index": citation.start,
+        "end_index": citation.end,
+    }
 
 
 def responses_tool(
@@ -350,6 +546,203 @@ def responses_tool(
     }
     merge_fields(entry, tool_fields(spec, keys))
     return entry
+
+
+# ---------------------------------------------------------------------------
+# Reasoning, caching, native tools
+# ---------------------------------------------------------------------------
+
+
+def reasoning_effort(request: Request, vendor: str, *, api: str) -> str | None:
+    """The effort to send for ``request.reasoning`` (checked against the model family).
+
+    A budget alone has no OpenAI equivalent and is refused; with an effort
+    the budget is left to vendors that take one (documented).
+    """
+    r = request.reasoning
+    model = request.model
+    if r is None:
+        return None
+    if r.effort is None:
+        if r.budget_tokens is not None:
+            raise UnsupportedFeatureError(
+                vendor,
+                model,
+                "reasoning budget_tokens",
+                "OpenAI takes an effort, not a token budget; give reasoning='low'|'medium'|"
+                "'high' (or Reasoning(effort=..., budget_tokens=...) for vendors that take both)",
+            )
+        return None
+    allowed = efforts_for(model)
+    if r.effort not in allowed:
+        raise UnsupportedFeatureError(
+            vendor,
+            model,
+            f"reasoning effort {r.effort!r}",
+            f"this model family takes {', '.join(e for e in _ORDER if e in allowed)}",
+        )
+    if api == "chat" and r.summary:
+        raise UnsupportedFeatureError(
+            vendor,
+            model,
+            "reasoning summaries",
+            "Chat Completions returns no reasoning text; use 'openai-responses:'",
+        )
+    return r.effort
+
+
+_ORDER = ("none", "minimal", "low", "medium", "high", "xhigh")
+
+
+def responses_reasoning(request: Request, vendor: str) -> dict[str, Any]:
+    """``{"effort", "summary"}`` for ``request.reasoning`` (empty when nothing is asked)."""
+    r = request.reasoning
+    out: dict[str, Any] = {}
+    effort = reasoning_effort(request, vendor, api="responses")
+    if effort is not None:
+        out["effort"] = effort
+    if r is not None and r.summary:
+        out["summary"] = r.summary
+    return out
+
+
+def mark_breakpoint(part: dict[str, Any], block: Block, vendor: str, model: str) -> None:
+    """An explicit cache breakpoint on a content part (models in ``EXPLICIT_CACHE`` only)."""
+    cache: CacheControl | None = getattr(block, "cache", None)
+    if cache is None:
+        return
+    check_ttl(cache.ttl, vendor, model)
+    part["prompt_cache_breakpoint"] = dict(BREAKPOINT)
+
+
+def check_ttl(ttl: str | None, vendor: str, model: str) -> None:
+    if ttl not in (None, EXPLICIT_TTL):
+        raise UnsupportedFeatureError(
+            vendor,
+            model,
+            f"cache ttl {ttl!r}",
+            f"OpenAI's explicit cache breakpoints live {EXPLICIT_TTL}; "
+            "use cache={'retention': '24h'} for extended retention",
+        )
+
+
+def cache_fields(
+    body: dict[str, Any], request: Request, vendor: str, bp: bool, *, api: str
+) -> None:
+    """``prompt_cache_key`` / ``prompt_cache_retention`` / ``prompt_cache_options`` from ``cache=``.
+
+    Explicit-breakpoint models get ``prompt_cache_options: {mode: explicit, ttl}``
+    when some part carries a breakpoint (the marks are then the only breakpoints).
+    """
+    model = request.model
+    settings = request.cache
+    if settings is not None:
+        for name, value in (
+            ("prompt_cache_key", settings.key),
+            ("prompt_cache_retention", settings.retention),
+        ):
+            if value is None:
+                continue
+            check_option(name, value)
+            if body.get(name, value) != value:
+                raise OptionError(f"cache= and {name}= disagree ({value!r} vs {body[name]!r})")
+            body[name] = value
+    if not bp:
+        return
+    ttl = settings.ttl if settings is not None else None
+    check_ttl(ttl, vendor, model)
+    conversation = body["messages" if api == "chat" else "input"]
+    if any(
+        isinstance(part, dict) and "prompt_cache_breakpoint" in part
+        for item in conversation
+        if isinstance(item.get("content"), list)
+        for part in item["content"]
+    ):
+        body["prompt_cache_options"] = {"mode": "explicit", "ttl": EXPLICIT_TTL}
+
+
+#: NativeTool options each API maps (anything else is refused by name).
+CHAT_WEB_OPTIONS = frozenset({"search_context_size", "user_location"})
+RESPONSES_NATIVE_OPTIONS: dict[str, frozenset[str]] = {
+    "web_search": frozenset({"search_context_size", "user_location", "allowed_domains"}),
+    "code_execution": frozenset({"container", "file_ids"}),
+    "file_search": frozenset({"vector_store_ids", "max_num_results", "filters", "ranking_options"}),
+}
+
+
+def _native_options(native: NativeTool, allowed: frozenset[str], vendor: str, model: str) -> None:
+    unknown = set(native.options) - allowed
+    if unknown:
+        raise UnsupportedFeatureError(
+            vendor,
+            model,
+            f"NativeTool({native.kind!r}) option(s) {', '.join(sorted(map(repr, unknown)))}",
+            f"OpenAI maps {', '.join(sorted(allowed)) or 'no options'}",
+        )
+
+
+def user_location(value: Any, *, nested: bool) -> dict[str, Any]:
+    """``{"city": ..., "country": ...}`` (or OpenAI's own shape) as OpenAI's ``user_location``.
+
+    Chat nests the fields under ``approximate``; Responses keeps them flat.
+    """
+    if not isinstance(value, Mapping):
+        raise OptionError(f"user_location must be a dict, got {value!r}")
+    fields = dict(value.get("approximate", value))
+    fields.pop("type", None)
+    if nested:
+        return {"type": "approximate", "approximate": fields}
+    return {"type": "approximate", **fields}
+
+
+def chat_native_tools(natives: list[NativeTool], vendor: str, model: str) -> dict[str, Any]:
+    """Chat has one native tool: web search on the search models (``web_search_options``)."""
+    out: dict[str, Any] = {}
+    for native in natives:
+        if native.kind != "web_search":  # Provider.check has refused kinds the model lacks
+            raise UnsupportedFeatureError(vendor, model, f"native tool {native.kind!r}")
+        _native_options(native, CHAT_WEB_OPTIONS, vendor, model)
+        options = dict(native.options)
+        if "user_location" in options:
+            options["user_location"] = user_location(options["user_location"], nested=True)
+        out["web_search_options"] = options
+    return out
+
+
+def responses_native_tools(
+    natives: list[NativeTool], vendor: str, model: str
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """Hosted tool entries (sent before the function tools) and the ``include`` they need."""
+    tools: list[dict[str, Any]] = []
+    include: list[str] = []
+    for native in natives:
+        allowed = RESPONSES_NATIVE_OPTIONS.get(native.kind)
+        if allowed is None:
+            raise UnsupportedFeatureError(vendor, model, f"native tool {native.kind!r}")
+        _native_options(native, allowed, vendor, model)
+        options = dict(native.options)
+        if native.kind == "web_search":
+            entry: dict[str, Any] = {"type": "web_search"}
+            if "allowed_domains" in options:
+                entry["filters"] = {"allowed_domains": list(options.pop("allowed_domains"))}
+            if "user_location" in options:
+                options["user_location"] = user_location(options["user_location"], nested=False)
+            entry.update(options)
+        elif native.kind == "code_execution":
+            container = options.get("container") or {"type": "auto"}
+            if "file_ids" in options:
+                container = {**container, "file_ids": list(options["file_ids"])}
+            entry = {"type": "code_interpreter", "container": container}
+            include.append("code_interpreter_call.outputs")
+        else:
+            ids = options.get("vector_store_ids")
+            if not ids or not isinstance(ids, (list, tuple)):
+                raise OptionError(
+                    "NativeTool('file_search') needs vector_store_ids=[...] on OpenAI"
+                )
+            entry = {"type": "file_search", **options, "vector_store_ids": list(ids)}
+        tools.append(entry)
+    return tools, include
 
 
 # ---------------------------------------------------------------------------
@@ -372,8 +765,26 @@ def media_kind(block: MediaBlock, caps: ModelCapabilities) -> str:
     if mt in caps.file_types:
         return "native_file"
     if is_text_like(mt):
+        if block.send != "text" and mt in caps.native_text_files:
+            return "native_file"
         return "inline"
     return "unsupported"
+
+
+def describe(block: Block) -> str:
+    """A block for error messages (media blocks describe themselves)."""
+    if isinstance(block, MediaBlock):
+        return block.describe()
+    return f"{block.type} block"
+
+
+def document_citations(vendor: str, model: str) -> UnsupportedFeatureError:
+    return UnsupportedFeatureError(
+        vendor,
+        model,
+        "document citations",
+        "OpenAI cites web search and file search results, not documents sent in the request",
+    )
 
 
 def inline_file(block: MediaBlock, kind: str, vendor: str, model: str) -> TextBlock:
@@ -399,7 +810,14 @@ def _need_inline(block: MediaBlock, vendor: str, model: str) -> None:
 def file_name(block: MediaBlock) -> str:
     if block.filename:
         return block.filename
-    ext = {"application/pdf": ".pdf"}.get(block.media_type, "")
+    ext = {
+        "application/pdf": ".pdf",
+        "text/plain": ".txt",
+        "text/markdown": ".md",
+        "text/csv": ".csv",
+        "text/html": ".html",
+        "application/json": ".json",
+    }.get(block.media_type, "")
     return f"file-{block.index}{ext}"
 
 

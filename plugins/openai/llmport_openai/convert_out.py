@@ -8,7 +8,16 @@ yields no ``StopEvent``, which the assembler reports as a (retryable)
 ``MalformedResponseError``.
 
 Usage keeps OpenAI's meaning: ``input_tokens`` includes the cached ones
-(``cache_read_tokens``), ``output_tokens`` includes ``reasoning_tokens``.
+(``cache_read_tokens``, and ``cache_write_tokens`` where explicit breakpoints
+wrote them), ``output_tokens`` includes ``reasoning_tokens``.
+
+A plain text answer leaves ``Response.blocks`` empty (the fast path). An
+answer with reasoning items, hosted-tool items or annotations gets its
+content as blocks in output order: ``ThinkingBlock`` (summary text;
+``redacted`` = ``encrypted_content``; ``extra`` = the item's other fields, so
+it is echoed exactly), ``TextBlock`` with ``citations``, ``ServerToolCall``
+(``raw`` = the item verbatim) and ``ServerToolResult`` (a view of the call's
+outputs; not echoed).
 """
 
 from __future__ import annotations
@@ -20,18 +29,27 @@ from typing import Any
 from llmport.errors import MalformedResponseError
 from llmport.provider import parse_arguments
 from llmport.types import (
+    Block,
+    Citation,
+    CitationEvent,
     ProviderEvent,
     Response,
+    ServerToolCall,
+    ServerToolEvent,
+    ServerToolResult,
     StopEvent,
     StopReason,
+    TextBlock,
     TextDelta,
+    ThinkingBlock,
+    ThinkingDelta,
     ToolCall,
     ToolCallDelta,
     Usage,
     UsageEvent,
 )
 
-from .convert_in import REASONING_ITEMS, drop_added_nulls
+from .convert_in import MESSAGE_IDS, drop_added_nulls
 from .errors import stream_error
 
 CHAT_STOP: dict[str, StopReason] = {
@@ -82,12 +100,29 @@ def chat_usage(usage: Any) -> Usage:
         input_tokens=_get(usage, "prompt_tokens", 0),
         output_tokens=_get(usage, "completion_tokens", 0),
         cache_read_tokens=_get(prompt, "cached_tokens", 0),
+        cache_write_tokens=_get(prompt, "cache_write_tokens", 0),
         reasoning_tokens=_get(completion, "reasoning_tokens", 0),
         requests=1,
     )
 
 
-def chat_response(completion: Any, restore: Restore = None) -> Response:
+def chat_citation(annotation: Any, vendor: str) -> Citation | None:
+    """A Chat ``url_citation`` annotation (``{"type", "url_citation": {...}}``)."""
+    data = _item_dict(annotation)
+    inner = data.get("url_citation")
+    if data.get("type") != "url_citation" or not isinstance(inner, dict):
+        return None
+    return Citation(
+        "url",
+        url=inner.get("url"),
+        title=inner.get("title"),
+        start=inner.get("start_index"),
+        end=inner.get("end_index"),
+        vendor=vendor,
+    )
+
+
+def chat_response(completion: Any, restore: Restore = None, vendor: str = "openai") -> Response:
     """A ``ChatCompletion`` as a Response (the first choice)."""
     choices = _get(completion, "choices", [])
     if not choices:
@@ -112,6 +147,12 @@ def chat_response(completion: Any, restore: Restore = None) -> Response:
     ]
     if stop != "refusal":
         text = restore_optional(restore, text)
+    blocks: list[Block] = []
+    annotations = _get(message, "annotations")
+    if annotations:
+        cites = [c for c in (chat_citation(a, vendor) for a in annotations) if c is not None]
+        if cites:
+            blocks.append(TextBlock(text, citations=tuple(cites)))
     return Response(
         text=text,
         tool_calls=calls,
@@ -120,6 +161,7 @@ def chat_response(completion: Any, restore: Restore = None) -> Response:
         model=_get(completion, "model", ""),
         id=_get(completion, "id"),
         raw_stop_reason=raw_stop,
+        blocks=blocks,
     )
 
 
@@ -131,8 +173,9 @@ class ChatStream:
     (a streamed ``null`` cannot be taken back).
     """
 
-    def __init__(self, restore: Restore = None) -> None:
+    def __init__(self, restore: Restore = None, vendor: str = "openai") -> None:
         self.restore = restore
+        self.vendor = vendor
         self.hold_text = restore is not None
         self.held: list[str] = []
         self.refusal: list[str] = []
@@ -161,6 +204,10 @@ class ChatStream:
             refusal = _get(delta, "refusal")
             if refusal:
                 self.refusal.append(refusal)
+            for annotation in _get(delta, "annotations", ()):
+                citation = chat_citation(annotation, self.vendor)
+                if citation is not None:
+                    yield CitationEvent(citation)
             for position, tc in enumerate(_get(delta, "tool_calls", [])):
                 function = _get(tc, "function")
                 key = _get(tc, "index")
@@ -194,10 +241,12 @@ class ChatStream:
 def responses_usage(usage: Any) -> Usage:
     if usage is None:
         return Usage(requests=1)
+    details = _get(usage, "input_tokens_details")
     return Usage(
         input_tokens=_get(usage, "input_tokens", 0),
         output_tokens=_get(usage, "output_tokens", 0),
-        cache_read_tokens=_get(_get(usage, "input_tokens_details"), "cached_tokens", 0),
+        cache_read_tokens=_get(details, "cached_tokens", 0),
+        cache_write_tokens=_get(details, "cache_write_tokens", 0),
         reasoning_tokens=_get(_get(usage, "output_tokens_details"), "reasoning_tokens", 0),
         requests=1,
     )
@@ -223,20 +272,99 @@ def responses_stop(response: Any, has_calls: bool) -> tuple[StopReason, str | No
     return ("tool_use" if has_calls else "end_turn"), status
 
 
-def responses_response(response: Any, restore: Restore = None) -> Response:
+def thinking_block(item: dict[str, Any], vendor: str) -> ThinkingBlock:
+    """A ``reasoning`` item: summary text joined; every other field kept for the echo."""
+    extra = {k: v for k, v in item.items() if k != "type"}
+    redacted = extra.pop("encrypted_content", None) if item.get("encrypted_content") else None
+    parts = extra.get("summary") or extra.get("content") or ()
+    text = "\n\n".join(p.get("text", "") for p in parts if isinstance(p, dict))
+    return ThinkingBlock(text=text, redacted=redacted, vendor=vendor, extra=extra)
+
+
+#: Hosted-tool output items and the neutral name of their tool.
+SERVER_TOOLS = {
+    "web_search_call": "web_search",
+    "code_interpreter_call": "code_execution",
+    "file_search_call": "file_search",
+    "tool_search_call": "tool_search",
+}
+
+
+def server_blocks(item: dict[str, Any], vendor: str) -> list[Block]:
+    """A hosted-tool item as a ServerToolCall (``raw``: verbatim) and, with outputs, its result."""
+    kind = str(item.get("type", ""))
+    item_id = str(item.get("id") or item.get("call_id") or "")
+    if kind.endswith("_output"):  # e.g. tool_search_output: a result item of its own
+        name = kind.removesuffix("_output")
+        call_id = str(item.get("call_id") or item_id)
+        content = item.get("tools", item.get("output"))
+        return [ServerToolResult(call_id, name, content, vendor, raw=item)]
+    name = SERVER_TOOLS.get(kind, kind.removesuffix("_call"))
+    if kind == "code_interpreter_call":
+        args: Any = {"code": item.get("code"), "container_id": item.get("container_id")}
+        outputs = item.get("outputs")
+    elif kind == "file_search_call":
+        args, outputs = {"queries": item.get("queries")}, item.get("results")
+    else:
+        args, outputs = item.get("action", item.get("arguments")), None
+    call = ServerToolCall(item_id, name, args if isinstance(args, dict) else {}, vendor, raw=item)
+    if outputs is None:
+        return [call]
+    return [call, ServerToolResult(item_id, name, outputs, vendor)]
+
+
+def responses_citation(annotation: Any, offset: int, vendor: str) -> Citation:
+    """A Responses annotation; offsets shifted to the joined text of its message."""
+    a = _item_dict(annotation)
+    kind = a.get("type")
+    start, end = a.get("start_index"), a.get("end_index")
+    if start is None and a.get("index") is not None:
+        start = end = a["index"]
+    return Citation(
+        "url" if kind == "url_citation" else "file",
+        url=a.get("url"),
+        title=a.get("title", a.get("filename")),
+        file_id=a.get("file_id"),
+        start=None if start is None else start + offset,
+        end=None if end is None else end + offset,
+        vendor=vendor,
+        extra={"annotation": a},
+    )
+
+
+def responses_response(
+    response: Any, restore: Restore = None, vendor: str = "openai-responses"
+) -> Response:
     """A Responses API ``Response`` object as a neutral Response."""
     texts: list[str] = []
     refusals: list[str] = []
     calls: list[ToolCall] = []
-    reasoning: list[dict[str, Any]] = []
+    blocks: list[Any] = []  # Blocks, and (text, citations) for messages until the end
+    message_ids: list[str] = []
+    rich = thinking = False
     for item in _get(response, "output", []):
         kind = _get(item, "type")
         if kind == "message":
+            parts: list[str] = []
+            citations: list[Citation] = []
+            size = 0
             for part in _get(item, "content", []):
                 if _get(part, "type") == "output_text":
-                    texts.append(_get(part, "text", ""))
+                    text = _get(part, "text", "")
+                    for annotation in _get(part, "annotations", ()):
+                        citations.append(responses_citation(annotation, size, vendor))
+                    parts.append(text)
+                    size += len(text)
                 elif _get(part, "type") == "refusal":
                     refusals.append(_get(part, "refusal", ""))
+            joined = parts[0] if len(parts) == 1 else "".join(parts)
+            texts.append(joined)
+            if citations:
+                rich = True
+            if joined:
+                # A placeholder until the answer proves rich (plain answers build no blocks).
+                blocks.append((joined, citations))
+                message_ids.append(_get(item, "id", ""))
         elif kind == "function_call":
             raw = _get(item, "arguments", "")
             calls.append(
@@ -245,17 +373,31 @@ def responses_response(response: Any, restore: Restore = None) -> Response:
                     name=item.name,
                     arguments=parse_arguments(raw),
                     raw_arguments=raw,
-                    extra={"item_id": _get(item, "id")},
+                    extra=call_extra(item),
                 )
             )
         elif kind == "reasoning":
-            reasoning.append(_item_dict(item))
+            rich = thinking = True
+            blocks.append(thinking_block(_item_dict(item), vendor))
+        elif kind is not None:
+            rich = True
+            blocks.extend(server_blocks(_item_dict(item), vendor))
     stop, raw_stop = responses_stop(response, bool(calls))
     text = "".join(texts)
     if refusals and not text:
         text, stop = "".join(refusals), "refusal"
-    elif text:
+    elif text and restore is not None:
         text = restore_optional(restore, text)
+        blocks = [(text, []) if isinstance(b, tuple) else b for b in blocks]
+    extra: dict[str, Any] = {}
+    if not rich:
+        blocks = []
+    else:
+        blocks = [
+            TextBlock(b[0], citations=tuple(b[1])) if isinstance(b, tuple) else b for b in blocks
+        ]
+        if thinking and any(message_ids):
+            extra[MESSAGE_IDS] = [i for i in message_ids if i]
     return Response(
         text=text,
         tool_calls=calls,
@@ -264,29 +406,59 @@ def responses_response(response: Any, restore: Restore = None) -> Response:
         model=_get(response, "model", ""),
         id=_get(response, "id"),
         raw_stop_reason=raw_stop,
-        extra={REASONING_ITEMS: reasoning} if reasoning else {},
+        extra=extra,
+        blocks=blocks,
     )
+
+
+def call_extra(item: Any) -> dict[str, Any]:
+    """What a function_call item needs echoed beside call_id, name and arguments."""
+    extra = {"item_id": _get(item, "id")}
+    namespace = _get(item, "namespace")
+    if namespace:
+        extra["namespace"] = namespace
+    return extra
 
 
 class ResponsesStream:
     """Turns Responses streaming events into provider events."""
 
-    def __init__(self, restore: Restore = None) -> None:
+    def __init__(self, restore: Restore = None, vendor: str = "openai-responses") -> None:
         self.restore = restore
+        self.vendor = vendor
         self.hold_text = restore is not None
         self.held: list[str] = []
         self.refusal: list[str] = []
         self.calls = 0
-        self.reasoning: list[dict[str, Any]] = []
+        self.thinking: set[int] = set()  # output indexes whose summary text was streamed
+        self.reasoned = False
+        self.message_ids: list[str] = []
+        self.offsets: dict[tuple[int, int], int] = {}  # content part -> offset in its message
+        self.sizes: dict[int, int] = {}  # message output index -> text length so far
         self.done: Any = None
 
     def feed(self, event: Any) -> Iterator[ProviderEvent]:
         kind = _get(event, "type")
         if kind == "response.output_text.delta":
+            self.sizes[event.output_index] = self.sizes.get(event.output_index, 0) + len(
+                event.delta
+            )
             if self.hold_text:
                 self.held.append(event.delta)
             else:
                 yield TextDelta(event.delta)
+        elif kind == "response.content_part.added":
+            self.offsets[(event.output_index, event.content_index)] = self.sizes.get(
+                event.output_index, 0
+            )
+        elif kind == "response.output_text.annotation.added":
+            offset = self.offsets.get((event.output_index, event.content_index), 0)
+            yield CitationEvent(responses_citation(event.annotation, offset, self.vendor))
+        elif kind == "response.reasoning_summary_text.delta":
+            self.thinking.add(event.output_index)
+            yield ThinkingDelta(event.delta, event.output_index, vendor=self.vendor)
+        elif kind == "response.reasoning_summary_part.added" and _get(event, "summary_index", 0):
+            yield ThinkingDelta("\n\n", event.output_index, vendor=self.vendor)
         elif kind == "response.refusal.delta":
             self.refusal.append(event.delta)
         elif kind == "response.output_item.added" and _get(event.item, "type") == "function_call":
@@ -297,17 +469,41 @@ class ResponsesStream:
                 id=item.call_id,
                 name=item.name,
                 arguments=_get(item, "arguments", ""),
-                extra={"item_id": _get(item, "id")},
+                extra=call_extra(item),
             )
         elif kind == "response.function_call_arguments.delta":
             yield ToolCallDelta(key=event.output_index, arguments=event.delta)
-        elif kind == "response.output_item.done" and _get(event.item, "type") == "reasoning":
-            self.reasoning.append(_item_dict(event.item))
+        elif kind == "response.output_item.done":
+            yield from self.item_done(event)
         elif kind in ("response.completed", "response.incomplete", "response.failed"):
             self.done = event.response
         elif kind == "error":
             code = _get(event, "code")
             raise stream_error(_get(event, "message"), code, code, provider="openai-responses")
+
+    def item_done(self, event: Any) -> Iterator[ProviderEvent]:
+        item_type = _get(event.item, "type")
+        if item_type in ("function_call", None):
+            return
+        if item_type == "message":
+            self.message_ids.append(_get(event.item, "id", ""))
+            return
+        item = _item_dict(event.item)
+        if item_type == "reasoning":
+            self.reasoned = True
+            block = thinking_block(item, self.vendor)
+            text = "" if event.output_index in self.thinking else block.text
+            yield ThinkingDelta(
+                text,
+                event.output_index,
+                redacted=block.redacted,
+                vendor=self.vendor,
+                extra=block.extra,
+            )
+            return
+        for server in server_blocks(item, self.vendor):
+            assert isinstance(server, (ServerToolCall, ServerToolResult))
+            yield ServerToolEvent(server)
 
     def end(self) -> Iterator[ProviderEvent]:
         if self.done is None:
@@ -319,10 +515,11 @@ class ResponsesStream:
             stop = "refusal"
             yield TextDelta("".join(self.refusal))
         yield UsageEvent(responses_usage(_get(self.done, "usage")))
+        ids = [i for i in self.message_ids if i]
         yield StopEvent(
             stop,
             raw,
             _get(self.done, "model", ""),
             _get(self.done, "id"),
-            {REASONING_ITEMS: self.reasoning} if self.reasoning else {},
+            {MESSAGE_IDS: ids} if self.reasoned and ids else {},
         )

@@ -3,9 +3,20 @@
 Imported by :mod:`llmport_openai.plugin` (the registration) and by
 :mod:`llmport_openai.convert_in`; it imports nothing but llmport's types,
 so neither the ``openai`` SDK nor the provider module is loaded with it.
+
+Each row says what a model family takes: modalities, window and output
+limit, reasoning, caching (OpenAI caches every prompt prefix implicitly, so
+cache marks are accepted everywhere; explicit breakpoints only on the
+families in :data:`EXPLICIT_CACHE`), citations, provider-native tools,
+native text files and token counting. docs/providers/openai.md shows the
+same tables.
 """
 
 from __future__ import annotations
+
+import functools
+from dataclasses import replace
+from fnmatch import fnmatchcase
 
 from llmport.types import ModelCapabilities
 
@@ -16,11 +27,18 @@ __all__ = [
     "AUDIO_TYPES",
     "CHAT_MODELS",
     "DEFAULT",
+    "EFFORT_FAMILIES",
+    "EXPLICIT_CACHE",
     "IMAGE_TYPES",
     "PDF",
+    "RESPONSES_DEFAULT",
     "RESPONSES_MODELS",
+    "RESPONSES_TEXT_FILES",
     "TEXT_ONLY",
     "VISION",
+    "efforts_for",
+    "explicit_cache",
+    "reasoning_family",
 ]
 
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
@@ -28,43 +46,152 @@ PDF = frozenset({"application/pdf"})
 #: ``input_audio`` takes exactly these two formats (media type -> its ``format`` value).
 AUDIO_FORMATS = {"audio/wav": "wav", "audio/mpeg": "mp3"}
 AUDIO_TYPES = frozenset(AUDIO_FORMATS)
+#: Text-like files the Responses API takes as an ``input_file`` part (file_data).
+RESPONSES_TEXT_FILES = frozenset(
+    {"text/plain", "text/markdown", "text/csv", "text/html", "application/json"}
+)
+#: Provider-native tools of the Responses API (``url_context`` has no OpenAI equivalent).
+RESPONSES_NATIVE = frozenset({"web_search", "code_execution", "file_search"})
 
 VISION = ModelCapabilities(
     input_modalities=frozenset({"text", "image", "file"}),
     file_types=PDF,
     image_types=IMAGE_TYPES,
+    caching=True,
 )
-TEXT_ONLY = ModelCapabilities(input_modalities=frozenset({"text", "file"}), image_types=frozenset())
+TEXT_ONLY = ModelCapabilities(
+    input_modalities=frozenset({"text", "file"}), image_types=frozenset(), caching=True
+)
 AUDIO_CHAT = ModelCapabilities(
     input_modalities=frozenset({"text", "audio", "file"}),
     image_types=frozenset(),
     audio_types=AUDIO_TYPES,
+    caching=True,
+    context_window=128_000,
+    max_output_tokens=16_384,
 )
+
+
+def _r(base: ModelCapabilities, window: int, output: int, **more: object) -> ModelCapabilities:
+    return replace(base, context_window=window, max_output_tokens=output, **more)  # type: ignore[arg-type]
+
+
+GPT4O = _r(VISION, 128_000, 16_384)
+GPT41 = _r(VISION, 1_047_576, 32_768)
+GPT5 = _r(VISION, 400_000, 128_000, reasoning=True)
+GPT5_CHAT = _r(VISION, 128_000, 16_384)
+O_VISION = _r(VISION, 200_000, 100_000, reasoning=True)
+O_TEXT = _r(TEXT_ONLY, 200_000, 100_000, reasoning=True)
+GPT35 = _r(TEXT_ONLY, 16_385, 4_096)
+GPT4_TURBO = _r(VISION, 128_000, 4_096)
+#: Chat's search models: web search through ``web_search_options``, url citations, no tools.
+SEARCH = _r(
+    TEXT_ONLY,
+    128_000,
+    16_384,
+    citations=True,
+    native_tool_kinds=frozenset({"web_search"}),
+    native_tools=False,
+)
+
 #: Unknown names (new OpenAI models, local models behind ``base_url``) get the
-#: common case: text, images and PDF files.
-DEFAULT = VISION
+#: common case: text, images and PDF files; reasoning efforts are passed through.
+DEFAULT = replace(VISION, reasoning=True)
 
 # Patterns are tried in order (first match wins), so the specific ones come first.
 CHAT_MODELS: dict[str, ModelCapabilities] = {
     "gpt-4o-audio-preview*": AUDIO_CHAT,
     "gpt-4o-mini-audio-preview*": AUDIO_CHAT,
     "gpt-audio*": AUDIO_CHAT,
-    "gpt-3.5*": TEXT_ONLY,
-    "o1-mini*": TEXT_ONLY,
-    "o3-mini*": TEXT_ONLY,
-    "gpt-4o*": VISION,
-    "gpt-4.1*": VISION,
-    "gpt-4-turbo*": VISION,
-    "gpt-5*": VISION,
-    "o1*": VISION,
-    "o3*": VISION,
-    "o4*": VISION,
-    "chatgpt-4o*": VISION,
+    "gpt-4o-search*": SEARCH,
+    "gpt-4o-mini-search*": SEARCH,
+    "gpt-5-search-api*": SEARCH,
+    "gpt-3.5*": GPT35,
+    "o1-mini*": O_TEXT,
+    "o3-mini*": O_TEXT,
+    "gpt-4o*": GPT4O,
+    "gpt-4.1*": GPT41,
+    "gpt-4-turbo*": GPT4_TURBO,
+    "gpt-5-chat*": GPT5_CHAT,
+    "gpt-5*": GPT5,
+    "o1*": O_VISION,
+    "o3*": O_VISION,
+    "o4*": O_VISION,
+    "chatgpt-4o*": GPT4O,
 }
 
-#: The Responses API takes no audio input; otherwise the same table.
+
+def _responses(pattern: str, caps: ModelCapabilities) -> ModelCapabilities:
+    """The Responses row of a Chat row: no audio; native tools, text files, token counting."""
+    if caps.audio_types:
+        caps = replace(caps, input_modalities=frozenset({"text", "file"}), audio_types=frozenset())
+    if caps is SEARCH:  # search models are Chat-only: plain text here
+        return replace(
+            TEXT_ONLY, context_window=128_000, max_output_tokens=16_384, count_tokens=True
+        )
+    native = (
+        frozenset()
+        if pattern.startswith(("gpt-3.5", "gpt-4o-audio", "gpt-audio"))
+        else (RESPONSES_NATIVE)
+    )
+    return replace(
+        caps,
+        citations=bool(native),
+        native_tool_kinds=native,
+        native_text_files=RESPONSES_TEXT_FILES,
+        count_tokens=True,
+    )
+
+
+#: The Responses API: no audio input; hosted tools, ``input_file`` text files, token counting.
 RESPONSES_MODELS: dict[str, ModelCapabilities] = {
-    pattern: (TEXT_ONLY if caps is AUDIO_CHAT else caps) for pattern, caps in CHAT_MODELS.items()
+    pattern: _responses(pattern, caps) for pattern, caps in CHAT_MODELS.items()
 }
+RESPONSES_DEFAULT = replace(
+    DEFAULT,
+    citations=True,
+    native_tool_kinds=RESPONSES_NATIVE,
+    native_text_files=RESPONSES_TEXT_FILES,
+    count_tokens=True,
+)
+
+#: Reasoning efforts each family takes (first match wins); unknown reasoning models take any.
+EFFORT_FAMILIES: tuple[tuple[str, frozenset[str]], ...] = (
+    ("o*", frozenset({"low", "medium", "high"})),
+    ("gpt-5.1-codex-max*", frozenset({"none", "low", "medium", "high", "xhigh"})),
+    ("gpt-5.1*", frozenset({"none", "low", "medium", "high"})),
+    ("gpt-5-*", frozenset({"minimal", "low", "medium", "high"})),
+    ("gpt-5", frozenset({"minimal", "low", "medium", "high"})),
+    ("codex-*", frozenset({"low", "medium", "high"})),
+    ("gpt-5.*", frozenset({"none", "low", "medium", "high", "xhigh"})),
+)
+OPENAI_EFFORTS = frozenset({"none", "minimal", "low", "medium", "high", "xhigh"})
+
+
+@functools.lru_cache(maxsize=256)
+def reasoning_family(model: str) -> bool:
+    """True for OpenAI's reasoning families (o-series, gpt-5 except the chat models)."""
+    if fnmatchcase(model, "gpt-5-chat*"):
+        return False
+    return any(fnmatchcase(model, pattern) for pattern, _ in EFFORT_FAMILIES)
+
+
+def efforts_for(model: str) -> frozenset[str]:
+    """The reasoning efforts ``model`` takes (OpenAI's whole set for unknown names)."""
+    for pattern, efforts in EFFORT_FAMILIES:
+        if fnmatchcase(model, pattern):
+            return efforts
+    return OPENAI_EFFORTS
+
+
+#: Families with explicit prompt-cache breakpoints (``prompt_cache_breakpoint`` on
+#: content parts, ``prompt_cache_options``); every other model caches implicitly only.
+EXPLICIT_CACHE: tuple[str, ...] = ("gpt-5.6*",)
+
+
+@functools.lru_cache(maxsize=256)
+def explicit_cache(model: str) -> bool:
+    return any(fnmatchcase(model, pattern) for pattern in EXPLICIT_CACHE)
+
 
 ALIASES = {"gpt-4o-mini": "openai:gpt-4o-mini", "gpt-4o": "openai:gpt-4o"}

@@ -17,7 +17,7 @@ from typing import Any
 from llmport import hookimpl
 from llmport.provider import Provider, ProviderInfo
 
-from .models import ALIASES, CHAT_MODELS, DEFAULT, RESPONSES_MODELS
+from .models import ALIASES, CHAT_MODELS, DEFAULT, RESPONSES_DEFAULT, RESPONSES_MODELS
 
 
 def _lazy(class_name: str) -> Callable[..., Provider]:
@@ -50,7 +50,7 @@ def provider_infos() -> list[ProviderInfo]:
             factory=_lazy("OpenAIResponsesProvider"),
             description="OpenAI Responses API",
             models=dict(RESPONSES_MODELS),
-            default=DEFAULT,
+            default=RESPONSES_DEFAULT,
             plugin="llmport-openai",
         ),
     ]

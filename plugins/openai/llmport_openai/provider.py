@@ -274,7 +274,7 @@ class _OpenAIProvider(Provider):
 def _as(prepared: Prepared, provider: _OpenAIProvider, *, stream: bool) -> OpenAIPrepared:
     """``prepared`` in the form to send (prepared again if it was made for the other form)."""
     p = _own(prepared)
-    if (p.stream_payload if stream else p.payload):
+    if p.stream_payload if stream else p.payload:
         return p
     return provider.prepare(replace(p.request, stream=stream))
 
@@ -309,10 +309,10 @@ class OpenAIChatProvider(_OpenAIProvider):
         return client.chat.completions
 
     def response(self, answer: Any, prepared: OpenAIPrepared) -> Response:
-        return convert_out.chat_response(answer, prepared.restore)
+        return convert_out.chat_response(answer, prepared.restore, self.name)
 
     def converter(self, prepared: OpenAIPrepared) -> _EventConverter:
-        return convert_out.ChatStream(prepared.restore)
+        return convert_out.ChatStream(prepared.restore, self.name)
 
 
 class OpenAIResponsesProvider(_OpenAIProvider):
@@ -337,7 +337,34 @@ class OpenAIResponsesProvider(_OpenAIProvider):
         return client.responses
 
     def response(self, answer: Any, prepared: OpenAIPrepared) -> Response:
-        return convert_out.responses_response(answer, prepared.restore)
+        return convert_out.responses_response(answer, prepared.restore, self.name)
 
     def converter(self, prepared: OpenAIPrepared) -> _EventConverter:
-        return convert_out.ResponsesStream(prepared.restore)
+        return convert_out.ResponsesStream(prepared.restore, self.name)
+
+    # -- token counting (POST /v1/responses/input_tokens) -----------------------------
+
+    def count_kwargs(self, request: Request) -> dict[str, Any]:
+        """The SDK arguments of ``responses.input_tokens.count`` for ``request`` (checked first)."""
+        caps = self.check(request)
+        body, call = self.body(replace(request, stream=False), caps)
+        counted = convert_in.count_body(body)
+        kwargs: dict[str, Any] = {"model": counted.pop("model"), "input": counted.pop("input")}
+        kwargs.update(call)
+        if counted:
+            kwargs["extra_body"] = counted
+        return kwargs
+
+    def count_tokens(self, request: Request) -> int:
+        """Input tokens of ``request``, counted by OpenAI (tools, instructions, files included)."""
+        kwargs = self.count_kwargs(request)
+        client = self.clients.sync()
+        with self._translating():
+            return int(client.responses.input_tokens.count(**kwargs).input_tokens)
+
+    async def acount_tokens(self, request: Request) -> int:
+        kwargs = self.count_kwargs(request)
+        client = self.clients.for_loop()
+        with self._translating():
+            answer = await client.responses.input_tokens.count(**kwargs)
+            return int(answer.input_tokens)

@@ -256,6 +256,20 @@ class OpenTelemetry:
             },
         )
 
+    def _on_fallback(self, payload: dict[str, Any], info: CallInfo) -> None:
+        state = self._run(info)
+        if state is None or state.model is None:
+            return
+        error = payload.get("error")
+        state.model.add_event(
+            "llmport.fallback",
+            {
+                "llmport.fallback.from": str(payload.get("previous", "")),
+                "llmport.fallback.to": str(payload.get("model", "")),
+                "error.type": _error_type(error) if error is not None else "",
+            },
+        )
+
     def _on_model_end(self, payload: dict[str, Any], info: CallInfo) -> None:
         state = self._run(info)
         if state is None or state.model is None:

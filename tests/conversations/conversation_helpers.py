@@ -1,0 +1,27 @@
+"""Shared by the conversation tests: scripted runtimes and the three ways to run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from api_modes import run_via
+from llmport import Runtime
+from llmport.config import Config
+from llmport.retry import Backoff
+from llmport.testing import Script
+
+#: (mode, stream): exec/async_exec and stream/astream.
+WAYS = [("sync", False), ("async", False), ("sync", True), ("async", True)]
+WAY_IDS = ["exec", "async_exec", "stream", "astream"]
+
+
+def runtime(*scripts: Script, model: str | None = None, **settings: Any) -> Runtime:
+    settings.setdefault("config", Config())
+    settings.setdefault("backoff", Backoff.none())
+    first = scripts[0]
+    return Runtime(model=model or f"{first.prefix}:test", hooks=list(scripts), **settings)
+
+
+async def run(way: tuple[str, bool], rt: Runtime, *args: Any, **kwargs: Any) -> Any:
+    mode, stream = way
+    return await run_via(mode, rt, *args, stream=stream, **kwargs)
