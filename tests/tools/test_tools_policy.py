@@ -295,3 +295,44 @@ def test_hookimpls_with_fewer_arguments(run: Run) -> None:
     tracer = PartialTracer()
     run(Script([reply("a")]).runtime(hooks=[tracer]), "go")
     assert tracer.events == ["run_start", "before", "model_start", "model_end", "run_end"]
+
+
+class Wrapping:
+    """pluggy wrappers (``hookimpl(wrapper=True)``) wrap the chain and the observers."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    @hookimpl(wrapper=True)
+    def llmport_before_request(self, request: Any) -> Any:
+        self.seen.append("before:in")
+        result = yield
+        self.seen.append(f"before:out:{result.options.get('temperature')}")
+        return result
+
+    @hookimpl(wrapper=True)
+    def llmport_observe(self, event: str) -> Any:
+        self.seen.append(f"observe:{event}:in")
+        yield
+        self.seen.append(f"observe:{event}:out")
+
+
+class Warmer:
+    @hookimpl
+    def llmport_before_request(self, request: Any) -> Any:
+        request.options["temperature"] = 0.5
+        return request
+
+    @hookimpl
+    def llmport_observe(self, event: str) -> None:
+        pass
+
+
+def test_hook_wrappers_wrap_the_guardrail_chain_and_the_observers(run: Run) -> None:
+    wrapping = Wrapping()
+    script = Script([reply("ok")])
+    run(script.runtime(hooks=[Warmer(), wrapping]), "go")
+    assert wrapping.seen[:2] == ["observe:run_start:in", "observe:run_start:out"]
+    assert "before:in" in wrapping.seen and "before:out:0.5" in wrapping.seen
+    assert wrapping.seen.index("before:in") < wrapping.seen.index("before:out:0.5")
+    assert script.requests[0].options["temperature"] == 0.5

@@ -2,8 +2,11 @@
 
 Request and response guardrails chain: each hookimpl sees what the previous
 one returned (pluggy's order: last registered first), so they are called one
-by one with only the arguments each declares, as pluggy would. Observers
-never break a run: one that raises is logged and the others still run.
+by one with only the arguments each declares, as pluggy would. A hookimpl
+marked ``wrapper=True`` wraps the whole chain the pluggy way: it runs up to
+its ``yield``, receives the chain's result and returns the final one.
+Observers are called one by one too, wrappers around them: one that raises
+is logged and the others still run, so an observer never breaks a run.
 Nothing is built for observers when none is registered.
 """
 
@@ -29,7 +32,35 @@ def _call_impl(impl: Any, **kwargs: Any) -> Any:
 
 
 def _chain(impls: list[Any], value: T, kind: type[T], stage: str, **kwargs: Any) -> T:
-    """Pass ``value`` through ``impls`` in turn; each may return a replacement (or None)."""
+    """Pass ``value`` through ``impls`` in turn; each may return a replacement (or None).
+
+    Wrapper impls (``hookimpl(wrapper=True)``) run around the plain ones, as in pluggy.
+    """
+    wrappers = [i for i in impls if getattr(i, "wrapper", False)]
+    if wrappers:
+        plain = [i for i in impls if not getattr(i, "wrapper", False)]
+        name = "request" if stage == "input" else "response"
+        started = [_call_impl(w, **{**kwargs, name: value}) for w in wrappers]
+        for gen in started:
+            next(gen)  # up to the wrapper's yield
+        try:
+            result = _chain(plain, value, kind, stage, **kwargs)
+        except BaseException as exc:
+            for gen in reversed(started):
+                try:
+                    gen.throw(exc)
+                except StopIteration as stop:  # the wrapper swallowed it and returned
+                    return stop.value if stop.value is not None else value
+            raise
+        for gen in reversed(started):
+            try:
+                gen.send(result)
+            except StopIteration as stop:
+                if stop.value is not None:
+                    result = stop.value
+            else:
+                raise RuntimeError(f"hook wrapper {gen!r} yielded twice")
+        return result
     name = "request" if stage == "input" else "response"
     for impl in impls:
         new = _call_impl(impl, **{**kwargs, name: value})
@@ -49,14 +80,16 @@ def _chain(impls: list[Any], value: T, kind: type[T], stage: str, **kwargs: Any)
 class RunHooks:
     """The hooks a run calls, looked up once per run."""
 
-    __slots__ = ("_after", "_before", "_observers", "_policy", "host")
+    __slots__ = ("_after", "_before", "_observe", "_observers", "_policy", "host")
 
     def __init__(self, host: PluginHost) -> None:
         hook = host.hook
         self.host = host
         self._before = list(reversed(hook.llmport_before_request.get_hookimpls()))
         self._after = list(reversed(hook.llmport_after_response.get_hookimpls()))
-        self._observers = list(reversed(hook.llmport_observe.get_hookimpls()))
+        impls = list(reversed(hook.llmport_observe.get_hookimpls()))
+        self._observers = impls
+        self._observe = [i for i in impls if getattr(i, "wrapper", False)]  # wrappers
         self._policy = hook.llmport_tool_policy
 
     @property
@@ -75,11 +108,28 @@ class RunHooks:
         )
 
     def observe(self, event: str, payload: dict[str, Any], info: CallInfo) -> None:
+        started = []
+        for wrapper in self._observe:  # pluggy's wrapper protocol: up to the yield
+            try:
+                gen = _call_impl(wrapper, event=event, payload=payload, info=info)
+                next(gen)
+                started.append((wrapper, gen))
+            except Exception:
+                log.exception("observer %s failed on %s", wrapper.plugin_name, event)
         for impl in self._observers:
+            if getattr(impl, "wrapper", False):
+                continue
             try:
                 _call_impl(impl, event=event, payload=payload, info=info)
             except Exception:
                 log.exception("observer %s failed on %s", impl.plugin_name, event)
+        for wrapper, gen in reversed(started):
+            try:
+                gen.send(None)
+            except StopIteration:
+                pass
+            except Exception:
+                log.exception("observer %s failed on %s", wrapper.plugin_name, event)
 
     def tool_verdict(self, check: ToolCheck) -> str:
         """The combined verdict of the tool-policy hooks (allow when none answers)."""
