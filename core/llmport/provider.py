@@ -133,9 +133,11 @@ class Provider:
         if unknown:
             raise unknown_option_error(unknown, self.options, f"{self.name} option")
         caps = self.capabilities(request.model)
-        cached = any(t.cache is not None for t in request.tools) or any(
-            b.cache is not None for b in request.system_blocks
-        )
+        cached = False
+        for t in request.tools:
+            cached = cached or t.cache is not None
+        for b in request.system_blocks:
+            cached = cached or b.cache is not None
         for message in request.messages:
             for block in message.blocks:
                 if isinstance(block, MediaBlock):

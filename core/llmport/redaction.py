@@ -164,6 +164,7 @@ def _covered(name: str) -> bool:
 def redact_record(record: logging.LogRecord) -> logging.LogRecord:
     """Redact a record in place: message and arguments folded, traceback pre-formatted."""
     import logging
+
     try:
         message = record.getMessage()
     except Exception:  # a record whose arguments do not fit its format: keep it as text

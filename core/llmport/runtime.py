@@ -288,6 +288,9 @@ class Runtime:
     ) -> tuple[RunResult[Any], Steps]:
         params, options = split_call(kwargs)
         params["content"] = content
+        if params["tools"] is None and params["toolset"] is None:
+            plan, run = start(self, params, options, stream=stream)  # no toolset to adopt
+            return run, machine(plan, run)
         token = toolset_owner.set(self.adopt)  # connected toolsets close with this runtime
         try:
             plan, run = start(self, params, options, stream=stream)

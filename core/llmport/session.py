@@ -85,7 +85,6 @@ from .store import (
 from .types import Usage
 
 if TYPE_CHECKING:
-
     from .config import Config
 
 __all__ = [
@@ -475,9 +474,7 @@ def open_store(target: str, *, readonly: bool, durable: bool) -> SessionStore:
     if factory is None:
         package = KNOWN_PACKAGES.get(scheme)
         hint = f": pip install {package}" if package else " (no installed plugin registers it)"
-        raise MissingSessionStoreError(
-            f"no session store for {scheme}:// URLs is installed{hint}"
-        )
+        raise MissingSessionStoreError(f"no session store for {scheme}:// URLs is installed{hint}")
     return factory(target, readonly=readonly, durable=durable)
 
 

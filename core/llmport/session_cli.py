@@ -157,8 +157,7 @@ def _configured_path(problem: str, error: type[SessionError] = SessionError) -> 
     configured = load_config().session_path
     if configured is None:
         raise error(
-            f"{problem}, and no session database is configured (LLMPORT_SESSION or "
-            "[session] path)"
+            f"{problem}, and no session database is configured (LLMPORT_SESSION or [session] path)"
         )
     return str(configured)
 
@@ -199,9 +198,7 @@ def _match(path: str, wanted: str) -> str:
         return found[0]
     if not found:
         raise UnknownSessionError(f"{path} has no session {wanted!r}")
-    raise UnknownSessionError(
-        f"{wanted!r} matches several sessions in {path}: {', '.join(found)}"
-    )
+    raise UnknownSessionError(f"{wanted!r} matches several sessions in {path}: {', '.join(found)}")
 
 
 def tree(session: Session) -> Tree:

@@ -533,9 +533,11 @@ class Response:
 
     def as_message(self) -> Message:
         """The assistant message to append to the conversation."""
-        return Message(
-            "assistant", self.content_blocks(), tuple(self.tool_calls), extra=dict(self.extra)
-        )
+        if self.blocks:
+            blocks: tuple[Block, ...] = tuple(self.blocks)
+        else:
+            blocks = (TextBlock(self.text),) if self.text else ()
+        return Message("assistant", blocks, tuple(self.tool_calls), extra=dict(self.extra))
 
 
 # ---------------------------------------------------------------------------

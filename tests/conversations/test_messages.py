@@ -173,7 +173,7 @@ def test_history_takes_to_dict_forms_and_refuses_other_values() -> None:
     with pytest.raises(MessageError, match="not valid base64"):
         bad = {"type": "image", "media_type": "image/png", "data": "%%"}
         Message.from_dict({"role": "user", "blocks": [bad]})
-    with pytest.raises(ContentError, match="Message items must come before"):
+    with pytest.raises(ContentError, match="a Message goes first in content"):
         rt.exec(["q", Message("user", (TextBlock("late"),))])
     assert len(script.requests) == 1  # nothing bad was sent
 

@@ -36,6 +36,8 @@ def _chain(impls: list[Any], value: T, kind: type[T], stage: str, **kwargs: Any)
 
     Wrapper impls (``hookimpl(wrapper=True)``) run around the plain ones, as in pluggy.
     """
+    if not impls:
+        return value
     wrappers = [i for i in impls if getattr(i, "wrapper", False)]
     if wrappers:
         plain = [i for i in impls if not getattr(i, "wrapper", False)]
@@ -80,7 +82,7 @@ def _chain(impls: list[Any], value: T, kind: type[T], stage: str, **kwargs: Any)
 class RunHooks:
     """The hooks a run calls, looked up once per run."""
 
-    __slots__ = ("_after", "_before", "_observe", "_observers", "_policy", "host")
+    __slots__ = ("_after", "_before", "_observe", "_observers", "_policy", "host", "observed")
 
     def __init__(self, host: PluginHost) -> None:
         hook = host.hook
@@ -89,13 +91,10 @@ class RunHooks:
         self._after = list(reversed(hook.llmport_after_response.get_hookimpls()))
         impls = list(reversed(hook.llmport_observe.get_hookimpls()))
         self._observers = impls
-        self._observe = [i for i in impls if getattr(i, "wrapper", False)]  # wrappers
+        self._observe = [i for i in impls if getattr(i, "wrapper", False)] if impls else []
         self._policy = hook.llmport_tool_policy
-
-    @property
-    def observed(self) -> bool:
-        """Whether any observer is registered (payloads are built only then)."""
-        return bool(self._observers)
+        #: Whether any observer is registered (payloads are built only then).
+        self.observed = bool(impls)
 
     def before_request(self, request: Request, info: CallInfo) -> Request:
         """The request after every input guardrail (each may replace it)."""

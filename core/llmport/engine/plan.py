@@ -72,6 +72,20 @@ tool_scope: contextvars.ContextVar[frozenset[str] | None] = contextvars.ContextV
 )
 _TOOL_CHOICES = ("auto", "required", "none")
 VENDOR_BLOCKS = (ThinkingBlock, ServerToolCall, ServerToolResult)
+#: Run options normalised by the planner (looked for together: a plain call has none).
+_RUN_OPTIONS = frozenset(
+    {
+        "fallback_on",
+        "history",
+        "reasoning",
+        "reasoning_effort",
+        "cache",
+        "output_mode",
+        "budget",
+        "deadline",
+        "trace",
+    }
+)
 
 
 @dataclass(slots=True, frozen=True)
@@ -306,27 +320,44 @@ def _plan(
     fallback_names += list(conf_options.pop("fallbacks", None) or [])  # a configuration's own
     # Per call beats named configuration beats runtime defaults.
     merged = {**rt.options, **conf_options, **options}
-    fallback_on = _fallback_on(merged.pop("fallback_on", None))
-    fallbacks = [] if plain else [_candidate(rt, name) for name in fallback_names]
-    deps = merged.pop("deps", None)  # for tools and choices, never sent to providers
-    system_blocks = _system(merged.pop("system", None), rt.max_block_bytes)
-    system = "".join(b.text for b in system_blocks) if system_blocks else None
-    history = _history(merged.pop("history", None))
-    reasoning = reasoning_setting(
-        merged.pop("reasoning", None), merged.pop("reasoning_effort", None)
+    # The plain call's fast path: the run options below are normalised only when given.
+    given = _RUN_OPTIONS.intersection(merged)
+    fallback_on = _fallback_on(merged.pop("fallback_on", None)) if given else DEFAULT_FALLBACK_ON
+    fallbacks = (
+        [_candidate(rt, name) for name in fallback_names] if fallback_names and not plain else []
     )
-    cache = cache_setting(merged.pop("cache", None))
-    output_mode = merged.pop("output_mode", None)
-    budget = as_budget(merged.pop("budget", None))
-    policy = as_policy(merged.pop("context_policy", rt.context_policy))
-    deadline_seconds = _deadline(merged.pop("deadline", None))
+    deps = merged.pop("deps", None)  # for tools and choices, never sent to providers
+    system = merged.pop("system", None)
+    system_blocks: tuple[TextBlock, ...] = ()
+    if type(system) is str:
+        system_blocks = (TextBlock(system),) if system else ()
+        system = system or None
+    elif system is not None:
+        system_blocks = _system(system, rt.max_block_bytes)
+        system = "".join(b.text for b in system_blocks) if system_blocks else None
+    history: list[Message] = []
+    reasoning = cache = budget = deadline_seconds = trace = output_mode = None
+    if given:
+        history = _history(merged.pop("history", None))
+        reasoning = reasoning_setting(
+            merged.pop("reasoning", None), merged.pop("reasoning_effort", None)
+        )
+        cache = cache_setting(merged.pop("cache", None))
+        output_mode = merged.pop("output_mode", None)
+        budget = as_budget(merged.pop("budget", None))
+        deadline_seconds = _deadline(merged.pop("deadline", None))
+        trace = Trace.of(merged.pop("trace", None))  # tracing: never sent to providers
+    policy = merged.pop("context_policy", rt.context_policy)
+    if policy is not None and type(policy) is not ContextPolicy:
+        policy = as_policy(policy)
     tool_settings = ToolSettings.pop_from(merged)  # loop options, never sent to providers
-    trace = Trace.of(merged.pop("trace", None))  # tracing: never sent to providers
-    check_options({**merged, "output_mode": output_mode})
+    check_options({**merged, "output_mode": output_mode} if output_mode else merged)
     caps = provider.capabilities(model)
-    prior, content = _split_messages(params["content"])
+    content = params["content"]
+    if type(content) is list and content and type(content[0]) is Message:
+        prior, content = _split_messages(content)
+        history = history + prior
     blocks = normalize_content(content, max_bytes=rt.max_block_bytes)
-    history = history + prior
     if not blocks and not history and params["context"] is None and frame is None:
         raise ContentError(0, "content is empty")
 
@@ -342,8 +373,12 @@ def _plan(
     # The DAG read takes at most half the policy's limit: room for the new content.
     read_budget = policy.max_tokens // 2 if policy is not None and policy.max_tokens else None
     messages = _messages(blocks, params["context"], frame, history, read_budget)
-    messages, dropped = portable(messages, provider.name)
-    native_tools, params = _native_tools(params)
+    dropped: list[Dropped] = []
+    if len(messages) > 1:  # only a conversation can hold another vendor's blocks
+        messages, dropped = portable(messages, provider.name)
+    native_tools: list[NativeTool] = []
+    if params["tools"] is not None:
+        native_tools, params = _native_tools(params)
     toolbox = _toolbox(params, info, hooks, rt)
     if tool_choice != "auto" and tool_choice != "none" and toolbox is None:
         raise OptionError(
@@ -376,8 +411,9 @@ def _plan(
             f"policy requires approval for {', '.join(sorted(toolbox.needs_approval))} but no "
             "approver was given (exec(..., approver=fn) or Runtime(..., approver=fn))"
         )
-    started = time.monotonic()
-    ledgers = tuple(x for x in (rt.ledger, Ledger(budget, "run") if budget else None) if x)
+    ledgers: tuple[Ledger, ...] = ()
+    if rt.ledger is not None or budget is not None:
+        ledgers = tuple(x for x in (rt.ledger, Ledger(budget, "run") if budget else None) if x)
     return Plan(
         provider=provider,
         model=model,
@@ -413,10 +449,10 @@ def _plan(
         dropped=dropped,
         ledgers=ledgers,
         context_policy=policy,
-        window_limit=_window_limit(policy, caps),
+        window_limit=caps.context_window if policy is None else _window_limit(policy, caps),
         summaries=rt.summaries,
         resolve_model=lambda name: rt.targets.resolve(rt, name)[:2],
-        deadline=started + deadline_seconds if deadline_seconds is not None else None,
+        deadline=time.monotonic() + deadline_seconds if deadline_seconds is not None else None,
         deadline_seconds=deadline_seconds,
         gate=rt.gate(qualified),  # limits
         trace=trace,  # tracing

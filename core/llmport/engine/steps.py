@@ -299,7 +299,7 @@ def _loop(plan: Plan, run: RunResult[Any]) -> Steps:
     tool_choice = plan.tool_choice
     response: Response | None = None
     failed_turns = 0
-    mode = _OutputMode(plan)
+    mode = _OutputMode(plan) if plan.response_format is not None else None
     reply = ""
     for iteration in range(1, plan.max_iterations + 1):
         run.iterations = iteration
@@ -307,17 +307,18 @@ def _loop(plan: Plan, run: RunResult[Any]) -> Steps:
             plan,
             messages,
             tools=True,
-            tool_choice=mode.tool_choice(tool_choice),
-            response_format=mode.response_format,
-            specs=mode.specs,
+            tool_choice=tool_choice if mode is None else mode.tool_choice(tool_choice),
+            response_format=None if mode is None else mode.response_format,
+            specs=None if mode is None else mode.specs,
         )
         response = yield from _model(plan, run, request)
         messages.append(response.as_message())
         reply = response.text
         if not response.tool_calls:
             break
-        final = mode.final_call(response)
+        final = None if mode is None else mode.final_call(response)
         if final is not None:  # output_mode="tool": the run ends at the output tool's call
+            assert mode is not None
             reply = mode.reply(final)
             messages.append(mode.acknowledge(response))
             break
@@ -339,14 +340,14 @@ def _loop(plan: Plan, run: RunResult[Any]) -> Steps:
             error.run = run  # type: ignore[attr-defined]
             raise error
     assert response is not None
-    if response.tool_calls and mode.final_call(response) is None:
+    if response.tool_calls and (mode is None or mode.final_call(response) is None):
         raise MaxIterationsExceeded(plan.max_iterations, run)
     run.text = reply
     run.stop_reason = response.stop_reason
     output: Any = reply
     run.value = reply
 
-    if plan.response_format is not None:
+    if mode is not None:
         value, errors = _structured(plan, reply)
         if errors:
             messages.append(Message("user", (TextBlock(structured.repair_prompt(errors)),)))
