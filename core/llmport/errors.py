@@ -208,10 +208,14 @@ class ProviderError(LlmportError):
     """An error from a model provider.
 
     ``retryable`` is the provider's classification (transient or permanent);
-    ``retry_after`` is the delay in seconds the vendor asked for, if any.
+    ``retry_after`` is the delay in seconds the vendor asked for, if any;
+    ``headers`` the vendor's rate-limit headers of the failed response
+    (``x-ratelimit-*``, ``anthropic-ratelimit-*``, ``retry-after``), which
+    tighten the rate-limit buckets (:mod:`llmport.limits`).
     """
 
     default_retryable = False
+    headers: dict[str, str] = {}
 
     def __init__(
         self,

@@ -139,7 +139,7 @@ def status_error(
     label = f"{status} {code}" if code else str(status)
     if retry_after is None:
         retry_after = retry_after_from_headers(headers)
-    return error_cls(
+    error = error_cls(
         f"{provider} {label}: {message}",
         provider=provider,
         status=status,
@@ -147,6 +147,18 @@ def status_error(
         retry_after=retry_after,
         code=code,
     )
+    if headers is not None:
+        limits = {
+            str(k).lower(): str(v)
+            for k, v in headers.items()
+            if str(k).lower().startswith(_RATE_LIMIT_HEADERS)
+        }
+        if limits:  # the limiter tightens its buckets with them (llmport.limits)
+            error.headers = limits
+    return error
+
+
+_RATE_LIMIT_HEADERS = ("x-ratelimit-", "anthropic-ratelimit-", "retry-after")
 
 
 # --- transports and unreadable answers ---------------------------------------------

@@ -296,3 +296,61 @@ def test_limits_from_configuration(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="rpm"):
         load_config(tmp_path, env={})
     assert "pw" not in repr(Config(limiter="redis://user:pw@host:6379/0"))
+
+
+def test_a_vendors_rate_limit_headers_reach_the_limiter_through_the_plugin() -> None:
+    """A real plugin's 429 keeps x-ratelimit-* on the error; the bucket waits for the reset."""
+    from llmport.loopback import LoopbackServer, Reply
+    from llmport.translate import status_error
+
+    error = status_error(
+        429,
+        "slow down",
+        provider="openai",
+        headers={
+            "X-RateLimit-Remaining-Requests": "0",
+            "x-ratelimit-reset-requests": "0.4s",
+            "content-type": "application/json",
+        },
+    )
+    assert error.headers == {
+        "x-ratelimit-remaining-requests": "0",
+        "x-ratelimit-reset-requests": "0.4s",
+    }
+    ok = {
+        "id": "c1",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "gpt-4o-mini",
+        "choices": [
+            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "ok"}}
+        ],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+    }
+    limited = Reply(
+        status=429,
+        headers={
+            "x-ratelimit-remaining-requests": "0",
+            "x-ratelimit-reset-requests": "0.4s",
+            "x-should-retry": "true",
+        },
+        json={"error": {"message": "slow down", "type": "requests", "code": "rate_limit_exceeded"}},
+    )
+    slept: list[float] = []
+    with LoopbackServer([limited, Reply(json=ok)]) as server:
+        import llmport_openai.plugin
+
+        rt = Runtime(
+            model="openai:gpt-4o-mini",
+            config=Config(),
+            hooks=[llmport_openai.plugin],
+            providers={"openai": {"api_key": "sk-fake-test", "base_url": server.url + "/v1"}},
+            limits={"openai:*": Limit(rpm=60_000)},
+            backoff=Backoff(
+                initial=0.0, maximum=0.0, respect_retry_after=False, sleep=slept.append
+            ),
+        )
+        assert rt.exec("hi") == "ok"
+        assert len(server.requests) == 2
+    waits = [s for s in slept if s > 0]
+    assert waits and 0.3 <= waits[0] <= 0.41  # the bucket waited for the vendor's reset
