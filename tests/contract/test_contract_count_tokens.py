@@ -1,4 +1,4 @@
-"""rt.count_tokens on every target: the vendor's counting endpoint where it has one, else an estimate.
+"""rt.count_tokens on every target: the vendor's counting endpoint where it has one.
 
 The loopback server answers in each vendor's recorded count format
 (``../shared/wire-samples/*/count-tokens.json``); OpenAI Chat has no
