@@ -33,7 +33,9 @@
     ├── ModelBehaviorError            the model broke the protocol (too many tool errors)
     ├── BudgetExceeded                a token, cost or request budget ran out; never retried
     ├── RunTimeout                    (also TimeoutError) the run's deadline passed; .run
-    ├── GuardrailTripped              a policy rejected a request or a response
+    ├── GuardrailTripped              a policy rejected a request or a response; .stage
+    │   ├── InputGuardrailTripped     raised on the way in (a before_request hook)
+    │   └── OutputGuardrailTripped    raised on the way out (an after_response hook)
     └── ToolApprovalRequired          a tool needs approval and no approver granted it
 
 Secrets: messages are redacted (:mod:`llmport.redaction`), and a
@@ -421,6 +423,28 @@ class GuardrailTripped(LlmportError):
         self.guardrail = guardrail
         self.stage = stage
         super().__init__(message)
+
+
+class InputGuardrailTripped(GuardrailTripped):
+    """An input guardrail (an ``llmport_before_request`` hook) rejected the request.
+
+    Nothing was sent. A hook may raise it, or a plain :class:`GuardrailTripped`
+    (the run re-raises it as this class, ``.guardrail`` and ``.stage`` kept).
+    """
+
+    def __init__(self, message: str, *, guardrail: str = "", stage: str = "input") -> None:
+        super().__init__(message, guardrail=guardrail, stage=stage)
+
+
+class OutputGuardrailTripped(GuardrailTripped):
+    """An output guardrail (an ``llmport_after_response`` hook) rejected a response.
+
+    A plain :class:`GuardrailTripped` raised by such a hook reaches the caller as
+    this class, ``.guardrail`` and ``.stage`` kept. Never retried.
+    """
+
+    def __init__(self, message: str, *, guardrail: str = "", stage: str = "output") -> None:
+        super().__init__(message, guardrail=guardrail, stage=stage)
 
 
 class ToolApprovalRequired(LlmportError):

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from typing import Any, TypeVar
 
-from ..errors import GuardrailTripped
+from ..errors import GuardrailTripped, InputGuardrailTripped, OutputGuardrailTripped
 from ..plugins import PluginHost
 from ..policy import CallInfo, ToolCheck, combine_verdicts
 from ..types import Request, Response
@@ -35,6 +35,8 @@ def _chain(impls: list[Any], value: T, kind: type[T], stage: str, **kwargs: Any)
     """Pass ``value`` through ``impls`` in turn; each may return a replacement (or None).
 
     Wrapper impls (``hookimpl(wrapper=True)``) run around the plain ones, as in pluggy.
+    A :class:`GuardrailTripped` a hook raises reaches the caller as the stage's
+    subclass (:class:`InputGuardrailTripped` / :class:`OutputGuardrailTripped`).
     """
     if not impls:
         return value
@@ -64,12 +66,19 @@ def _chain(impls: list[Any], value: T, kind: type[T], stage: str, **kwargs: Any)
                 raise RuntimeError(f"hook wrapper {gen!r} yielded twice")
         return result
     name = "request" if stage == "input" else "response"
+    tripped = InputGuardrailTripped if stage == "input" else OutputGuardrailTripped
     for impl in impls:
-        new = _call_impl(impl, **{**kwargs, name: value})
+        try:
+            new = _call_impl(impl, **{**kwargs, name: value})
+        except GuardrailTripped as exc:
+            if isinstance(exc, tripped):
+                raise
+            error = tripped(str(exc), guardrail=exc.guardrail, stage=exc.stage or stage)
+            raise error from exc
         if new is None:
             continue
         if not isinstance(new, kind):
-            raise GuardrailTripped(
+            raise tripped(
                 f"{'before_request' if stage == 'input' else 'after_response'} hook "
                 f"{impl.plugin_name} returned {type(new).__name__}",
                 guardrail=impl.plugin_name,

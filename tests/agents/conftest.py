@@ -1,0 +1,10 @@
+"""Agent runs: manual tools, handoffs, the run context, guardrail types (SPEC §14, §15)."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def isolated(isolated_from_host: None) -> None:
+    """Every test here runs isolated from the host (see tests/conftest.py)."""
