@@ -77,6 +77,7 @@ class CallOptions(TypedDict, total=False):
     tool_timeout: float | None
     max_tool_errors: int
     max_repeated_calls: int | None
+    tool_execution: Literal["auto", "manual"]
     trace: Mapping[str, Any] | None  # tracing: {"workflow", "group_id", "metadata"}
 
 
@@ -129,6 +130,7 @@ LOOP_OPTIONS = frozenset(
         "tool_timeout",
         "max_tool_errors",
         "max_repeated_calls",
+        "tool_execution",
     }
     | {"trace"}  # tracing (llmport.tracing.Trace)
 )

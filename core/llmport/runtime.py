@@ -25,7 +25,7 @@ from .config import Config, load_config
 from .content import DEFAULT_MAX_BLOCK_BYTES
 from .engine.drive import adrive, drive
 from .engine.plan import Targets, start, target
-from .engine.result import RunResult, ToolCallRecord
+from .engine.result import Continuation, RunResult, ToolCallRecord
 from .engine.steps import Steps, estimate_tokens, machine
 from .errors import OptionError
 from .limits import Gate, Limit, Limiter, check_limits, make_limiter, match_limits  # limits
@@ -296,6 +296,8 @@ class Runtime:
             plan, run = start(self, params, options, stream=stream)
         finally:
             toolset_owner.reset(token)
+        if plan.manual_tools:  # result.continue_with() calls again with the same parameters
+            run.continuation = Continuation(self, dict(kwargs))
         return run, machine(plan, run)
 
     @overload

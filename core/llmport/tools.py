@@ -274,7 +274,8 @@ class ToolOutcome:
     status: ToolStatus = "ok"
 
 
-def _stringify(value: Any) -> str:
+def stringify(value: Any) -> str:
+    """A tool's return value as the text sent to the model (JSON for data)."""
     if isinstance(value, str):
         return value
     if hasattr(value, "model_dump_json"):
@@ -451,7 +452,7 @@ def _ok(bound: _Bound, value: Any, started: float) -> ToolOutcome:
     blocks = tuple(b for b in getattr(value, "blocks", ()) if isinstance(b, MediaBlock))
     return ToolOutcome(
         call,
-        ToolResult(call.id, call.name, _stringify(value), blocks=blocks),
+        ToolResult(call.id, call.name, stringify(value), blocks=blocks),
         time.perf_counter() - started,
     )
 

@@ -84,6 +84,7 @@ _RUN_OPTIONS = frozenset(
         "budget",
         "deadline",
         "trace",
+        "tool_execution",
     }
 )
 
@@ -151,6 +152,8 @@ class Plan:
     fallback_on: tuple[type[BaseException], ...] = ()
     #: Fallback models that could not take the request: (model, reason).
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    #: ``tool_execution="manual"``: stop at the first turn with tool calls (SPEC §14).
+    manual_tools: bool = False
 
     def use(self, index: int) -> None:
         """Switch the run to candidate ``index`` (it stays for the rest of the run)."""
@@ -336,6 +339,7 @@ def _plan(
         system_blocks = _system(system, rt.max_block_bytes)
         system = "".join(b.text for b in system_blocks) if system_blocks else None
     history: list[Message] = []
+    manual_tools = False
     reasoning = cache = budget = deadline_seconds = trace = output_mode = None
     if given:
         history = _history(merged.pop("history", None))
@@ -347,6 +351,7 @@ def _plan(
         budget = as_budget(merged.pop("budget", None))
         deadline_seconds = _deadline(merged.pop("deadline", None))
         trace = Trace.of(merged.pop("trace", None))  # tracing: never sent to providers
+        manual_tools = _tool_execution(merged.pop("tool_execution", None))
     policy = merged.pop("context_policy", rt.context_policy)
     if policy is not None and type(policy) is not ContextPolicy:
         policy = as_policy(policy)
@@ -458,6 +463,7 @@ def _plan(
         trace=trace,  # tracing
         candidates=[Candidate(provider, model, qualified, caps), *fallbacks],
         fallback_on=fallback_on,
+        manual_tools=manual_tools,
     )
 
 
@@ -485,6 +491,15 @@ def _candidate(rt: Runtime, name: Any) -> Candidate:
         raise OptionError(f"fallback models must be non-empty strings, got {name!r}")
     provider, model, qualified, _ = rt.targets.resolve(rt, name)
     return Candidate(provider, model, qualified, provider.capabilities(model))
+
+
+def _tool_execution(value: Any) -> bool:
+    """``tool_execution=``: True for ``"manual"`` (the caller runs the tools)."""
+    if value is None or value == "auto":
+        return False
+    if value == "manual":
+        return True
+    raise OptionError(f"tool_execution must be 'auto' or 'manual', got {value!r}")
 
 
 def _deadline(value: Any) -> float | None:

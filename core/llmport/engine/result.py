@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from ..errors import AttemptFailure
-from ..types import Message, ToolCall, ToolResult, Usage
+from ..errors import AttemptFailure, OptionError
+from ..types import Message, StreamEvent, ToolCall, ToolResult, Usage
 
-__all__ = ["Dropped", "RunResult", "ToolCallRecord"]
+if TYPE_CHECKING:
+    from ..runtime import Runtime
+
+__all__ = ["Continuation", "Dropped", "RunResult", "ToolCallRecord"]
 
 T = TypeVar("T")
 
@@ -71,3 +75,114 @@ class RunResult(Generic[T]):
     thinking: str = ""
     #: What the given conversation held that this vendor cannot take (never silently lost).
     dropped: list[Dropped] = field(default_factory=list)
+    #: ``tool_execution="manual"``: the calls of the last turn the caller is to run (in
+    #: call order); empty when the run finished. Calls a policy refused are not here.
+    pending_tool_calls: list[ToolCall] = field(default_factory=list)
+    #: The results already settled for the last turn's other calls (policy refusals);
+    #: :meth:`tool_message` puts them beside the caller's results.
+    settled: list[ToolResult] = field(default_factory=list, repr=False)
+    #: How to continue the run (the runtime and the call's parameters), manual runs only.
+    continuation: Continuation | None = field(default=None, repr=False, compare=False)
+
+    def tool_message(self, values: Mapping[str, Any]) -> Message:
+        """The ``tool`` message answering every call of the last turn.
+
+        ``values`` maps each pending call id to what its tool returned (a
+        string, any JSON-able value, a :class:`~llmport.types.ToolResult`) or to
+        an exception (an error result). Calls a policy refused keep their
+        refusal. Every pending id must be given, and nothing else
+        (:class:`~llmport.errors.OptionError`). For ``exec(history=...)``::
+
+            rt.run(history=[*result.messages, result.tool_message({...})], ...)
+        """
+        if not self.pending_tool_calls:
+            raise OptionError("this run has no pending tool calls to answer")
+        if not isinstance(values, Mapping):
+            raise OptionError(
+                f"give the results as {{call_id: value}}, got {type(values).__name__}"
+            )
+        ids = [c.id for c in self.pending_tool_calls]
+        missing = [i for i in ids if i not in values]
+        unknown = [k for k in values if k not in ids]
+        if missing or unknown:
+            parts = []
+            if missing:
+                parts.append(f"no result for pending call(s) {', '.join(map(repr, missing))}")
+            if unknown:
+                parts.append(f"no pending call has id(s) {', '.join(map(repr, unknown))}")
+            names = ", ".join(f"{c.id} ({c.name})" for c in self.pending_tool_calls)
+            raise OptionError(f"{'; '.join(parts)}; pending: {names}")
+        by_id = {r.call_id: r for r in self.settled}
+        last = self.messages[-1] if self.messages else None
+        calls = list(last.tool_calls) if last is not None else list(self.pending_tool_calls)
+        results = []
+        for call in calls:
+            if call.id in values:
+                results.append(_result_of(call, values[call.id]))
+            elif call.id in by_id:
+                results.append(by_id[call.id])
+        return Message("tool", tool_results=tuple(results))
+
+    def continue_with(self, values: Mapping[str, Any]) -> RunResult[Any]:
+        """Continue this conversation with the pending calls' results; a new RunResult.
+
+        Same runtime and call parameters (still ``tool_execution="manual"``:
+        the next result may have pending calls again).
+        """
+        rt, params = self._continue(values)
+        return rt.run(**params)
+
+    async def acontinue_with(self, values: Mapping[str, Any]) -> RunResult[Any]:
+        """Async :meth:`continue_with`."""
+        rt, params = self._continue(values)
+        return await rt.arun(**params)
+
+    def continue_stream(self, values: Mapping[str, Any]) -> Iterator[StreamEvent]:
+        """:meth:`continue_with` as a stream (the last event is a FinalEvent)."""
+        rt, params = self._continue(values)
+        return rt.stream(**params)
+
+    def acontinue_stream(self, values: Mapping[str, Any]) -> AsyncIterator[StreamEvent]:
+        """Async :meth:`continue_stream`."""
+        rt, params = self._continue(values)
+        return rt.astream(**params)
+
+    def _continue(self, values: Mapping[str, Any]) -> tuple[Runtime, dict[str, Any]]:
+        if self.continuation is None:
+            raise OptionError(
+                "only a run made with tool_execution='manual' can be continued "
+                "(or give history= to a new call)"
+            )
+        message = self.tool_message(values)
+        rt, params = self.continuation.runtime, dict(self.continuation.params)
+        # The conversation so far already holds the DAG context and the first content.
+        params.update(history=[*self.messages, message], context="")
+        if self.model and not isinstance(params.get("model"), str):
+            params["model"] = self.model  # the model that answered (after any fallback)
+        return rt, params
+
+
+@dataclass(slots=True, frozen=True)
+class Continuation:
+    """What :meth:`RunResult.continue_with` needs: the runtime and the call's parameters."""
+
+    runtime: Runtime
+    params: Mapping[str, Any]
+
+
+def _result_of(call: ToolCall, value: Any) -> ToolResult:
+    """The result the caller gave for ``call``: an exception is an error result."""
+    if isinstance(value, ToolResult):
+        if value.call_id != call.id:
+            raise OptionError(f"the ToolResult given for {call.id!r} answers {value.call_id!r}")
+        return value
+    if isinstance(value, BaseException):
+        return ToolResult(
+            call.id,
+            call.name,
+            f"Error: tool {call.name!r} raised {type(value).__name__}: {value}",
+            True,
+        )
+    from ..tools import stringify
+
+    return ToolResult(call.id, call.name, stringify(value))

@@ -322,9 +322,14 @@ def _loop(plan: Plan, run: RunResult[Any]) -> Steps:
             reply = mode.reply(final)
             messages.append(mode.acknowledge(response))
             break
-        if iteration == plan.max_iterations:
+        if plan.manual_tools:  # tool_execution="manual": the caller runs them
+            outcomes = yield from _manual(plan, run, list(response.tool_calls), iteration)
+            if run.pending_tool_calls:
+                break
+        elif iteration == plan.max_iterations:
             break  # these calls' results could never be sent back: do not run them
-        outcomes = yield from _tools(plan, run, list(response.tool_calls), iteration)
+        else:
+            outcomes = yield from _tools(plan, run, list(response.tool_calls), iteration)
         messages.append(Message("tool", tool_results=tuple(o.result for o in outcomes)))
         # A forced choice ("required" or a name) applies to the first turn only:
         # forced on every turn, the model could never answer and the loop never ends.
@@ -340,12 +345,16 @@ def _loop(plan: Plan, run: RunResult[Any]) -> Steps:
             error.run = run  # type: ignore[attr-defined]
             raise error
     assert response is not None
-    if response.tool_calls and (mode is None or mode.final_call(response) is None):
+    pending = bool(run.pending_tool_calls)
+    final_missing = mode is None or mode.final_call(response) is None
+    if response.tool_calls and final_missing and not pending:
         raise MaxIterationsExceeded(plan.max_iterations, run)
     run.text = reply
     run.stop_reason = response.stop_reason
     output: Any = reply
     run.value = reply
+    if pending:  # no final answer yet: structured output and decisions wait for it
+        return output
 
     if mode is not None:
         value, errors = _structured(plan, reply)
@@ -818,6 +827,46 @@ class _TextGate:
 # --- one turn of tool calls ---------------------------------------------------------------
 
 
+def _screen(
+    plan: Plan, calls: list[ToolCall], info: Any
+) -> Generator[Effect, Any, dict[str, ToolOutcome]]:
+    """The refused outcomes by call id: policy, repeated calls, then the approver."""
+    refused, pending = _gate(plan, calls, info)
+    for call, check in pending:
+        granted = yield Approve(plan.tool_settings.approver, check)  # type: ignore[arg-type]
+        if not granted:
+            refused[call.id] = refusal(
+                call, f"running {call.name!r} was not approved.", "not_approved"
+            )
+    return refused
+
+
+def _manual(
+    plan: Plan, run: RunResult[Any], calls: list[ToolCall], iteration: int
+) -> Generator[Effect, Any, list[ToolOutcome]]:
+    """``tool_execution="manual"``: refuse what policy refuses, leave the rest pending.
+
+    The refused calls' outcomes are recorded (and streamed) as in an automatic
+    run; the others become ``run.pending_tool_calls`` and the run stops. When
+    every call was refused, nothing is pending and the loop goes on.
+    """
+    info = plan.call_info(iteration)
+    if plan.stream:
+        for call in calls:
+            yield Emit(ToolCallStarted(call))
+    refused = yield from _screen(plan, calls, info)
+    outcomes = [refused[c.id] for c in calls if c.id in refused]
+    for outcome in outcomes:
+        if plan.hooks.observed:
+            plan.hooks.observe("tool_start", {"call": outcome.call}, info)
+        _record_tool(plan, run, outcome, iteration, info)
+        if plan.stream:
+            yield Emit(ToolResultEvent(outcome.result, outcome.duration))
+    run.pending_tool_calls = [c for c in calls if c.id not in refused]
+    run.settled = [o.result for o in outcomes]
+    return outcomes
+
+
 def _tools(
     plan: Plan, run: RunResult[Any], calls: list[ToolCall], iteration: int
 ) -> Generator[Effect, Any, list[ToolOutcome]]:
@@ -827,13 +876,7 @@ def _tools(
             yield Emit(ToolCallStarted(call))
         if plan.hooks.observed:
             plan.hooks.observe("tool_start", {"call": call}, info)
-    refused, pending = _gate(plan, calls, info)
-    for call, check in pending:
-        granted = yield Approve(plan.tool_settings.approver, check)  # type: ignore[arg-type]
-        if not granted:
-            refused[call.id] = refusal(
-                call, f"running {call.name!r} was not approved.", "not_approved"
-            )
+    refused = yield from _screen(plan, calls, info)
     allowed = [c for c in calls if c.id not in refused]
     ran: list[ToolOutcome] = []
     if allowed:
