@@ -324,6 +324,23 @@ class AgenticFrame:
         )
         return History(render_nodes(nodes, cutoff), reads=reads)
 
+    def previous(self) -> Any:
+        """The last successful return value of this function in this session (else None).
+
+        The newest finished ``ok`` call of the same function (same name and
+        qualified name) other than this one, as recorded (JSON). Walks the
+        session newest first; stops at the first match.
+        """
+        me = self.node
+        qualname = me.data.get("qualname")
+        for node in reversed(self.session.nodes()):
+            if node is me or node.kind != "function" or node.name != me.name:
+                continue
+            if node.status != "ok" or node.end is None or node.data.get("qualname") != qualname:
+                continue
+            return (node.result or {}).get("result")
+        return None
+
     def begin_llm(
         self, *, model: str, messages: list[Message], system: str | None, context_override: bool
     ) -> LlmRecord:

@@ -93,6 +93,8 @@ class Frame(Protocol):
         iteration: int,
     ) -> str: ...
 
+    def previous(self) -> Any: ...
+
 
 _current: contextvars.ContextVar[Frame | None] = contextvars.ContextVar(
     "llmport_frame", default=None

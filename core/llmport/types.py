@@ -641,6 +641,20 @@ class ToolResultEvent:
 
 
 @dataclass(slots=True, frozen=True)
+class CustomEvent:
+    """What a tool wrote with ``ctx.stream_writer(payload)``, in the order written.
+
+    ``tool_call_id`` / ``tool_name`` say which call wrote it (empty for a
+    chosen callable of a decision).
+    """
+
+    payload: Any
+    tool_call_id: str = ""
+    tool_name: str = ""
+    kind: Literal["custom"] = "custom"
+
+
+@dataclass(slots=True, frozen=True)
 class FinalEvent:
     """The end of a run; ``result`` is the :class:`~llmport.runtime.RunResult`."""
 
@@ -665,6 +679,7 @@ StreamEvent: TypeAlias = (
     | ToolCallStarted
     | ToolResultEvent
     | UsageEvent
+    | CustomEvent
     | FinalEvent
 )
 

@@ -10,9 +10,11 @@ differs: blocking calls and ``time.sleep`` here, awaits there.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
+import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Generator, Iterator
 from typing import Any
 
 from ..limits import Acquire, aacquire, acquire  # limits
@@ -21,7 +23,18 @@ from ..tools import run_coroutine_blocking
 from ..translate import detach
 from ..types import StreamEvent
 from .plan import tool_scope
-from .steps import Approve, Effect, Emit, Invoke, RunTools, Send, Sleep, Steps, Stream
+from .steps import (
+    Approve,
+    Effect,
+    Emit,
+    Invoke,
+    LiveEvents,
+    RunTools,
+    Send,
+    Sleep,
+    Steps,
+    Stream,
+)
 
 __all__ = ["adrive", "drive"]
 
@@ -48,6 +61,33 @@ def _perform(effect: Effect) -> Any:
     assert isinstance(effect, Invoke)
     result = effect.fn(**effect.kwargs)
     return run_coroutine_blocking(result) if inspect.isawaitable(result) else result
+
+
+_DONE = object()
+
+
+def _tools_live(effect: RunTools, live: LiveEvents) -> Generator[StreamEvent, None, Any]:
+    """Run the tools in a worker thread; yield what they write as it comes; return outcomes."""
+    outcome: list[Any] = [None, None]
+
+    def work() -> None:
+        try:
+            outcome[0] = _perform(effect)
+        except BaseException as exc:  # handed to the driver's thread
+            outcome[1] = exc
+        finally:
+            live.queue.put(_DONE)
+
+    worker = threading.Thread(
+        target=contextvars.copy_context().run, args=(work,), name="llmport-tools", daemon=True
+    )
+    worker.start()
+    while (item := live.queue.get()) is not _DONE:
+        yield item
+    worker.join()
+    if outcome[1] is not None:
+        raise outcome[1]
+    return outcome[0]
 
 
 def drive(steps: Steps) -> Iterator[StreamEvent]:
@@ -80,12 +120,36 @@ def drive(steps: Steps) -> Iterator[StreamEvent]:
                         if close is not None:
                             close()
                     value = reader.response()
+                elif type(effect) is RunTools and effect.events is not None:
+                    value = yield from _tools_live(effect, effect.events)
                 else:
                     value = _perform(effect)
             except Exception as exc:
                 error = detach(exc)
     finally:
         steps.close()
+
+
+async def _atools_live(effect: RunTools, live: LiveEvents) -> AsyncIterator[Any]:
+    """Run the tools as a task; yield what they write as it comes, then ``(_DONE, outcomes)``."""
+    events: asyncio.Queue[Any] = asyncio.Queue()
+    live.bind(asyncio.get_running_loop(), events)
+    task = asyncio.ensure_future(_aperform(effect))
+    try:
+        while not task.done():
+            getter = asyncio.ensure_future(events.get())
+            await asyncio.wait({task, getter}, return_when=asyncio.FIRST_COMPLETED)
+            if getter.done():
+                yield getter.result()
+            else:
+                getter.cancel()
+        await asyncio.sleep(0)  # writes scheduled by worker threads before they returned
+        while not events.empty():
+            yield events.get_nowait()
+        yield (_DONE, task.result())
+    finally:
+        if not task.done():  # the caller abandoned the stream
+            task.cancel()
 
 
 async def _aperform(effect: Effect) -> Any:
@@ -149,6 +213,12 @@ async def adrive(steps: Steps) -> AsyncIterator[StreamEvent]:
                         if aclose is not None:
                             await aclose()
                     value = reader.response()
+                elif type(effect) is RunTools and effect.events is not None:
+                    async for item in _atools_live(effect, effect.events):
+                        if type(item) is tuple and item and item[0] is _DONE:
+                            value = item[1]
+                        else:
+                            yield item
                 elif deadline is not None and type(effect) is Send:
                     async with asyncio.timeout_at(deadline):
                         value = await _aperform(effect)

@@ -154,6 +154,8 @@ class Plan:
     skipped: list[tuple[str, str]] = field(default_factory=list)
     #: ``tool_execution="manual"``: stop at the first turn with tool calls (SPEC §14).
     manual_tools: bool = False
+    #: ``RunContext.store``: the key-value store of this run (llmport.kvstore).
+    store: Any = None
 
     def use(self, index: int) -> None:
         """Switch the run to candidate ``index`` (it stays for the rest of the run)."""

@@ -13,6 +13,8 @@ builds none.
 
 from __future__ import annotations
 
+import contextlib
+import queue
 import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, replace
@@ -41,6 +43,7 @@ from ..tools import RunContext, ToolBox, ToolOutcome, refusal
 from ..types import (
     CacheControl,
     CitationEvent,
+    CustomEvent,
     FinalEvent,
     MediaBlock,
     Message,
@@ -185,6 +188,45 @@ class RunTools:
     scope: frozenset[str]
     #: The run's deadline (``time.monotonic()``): bounds every call, whatever its own timeout.
     deadline: float | None = None
+    #: Streaming: what the tools write (``ctx.stream_writer``), for the driver to emit live.
+    events: LiveEvents | None = None
+
+
+class LiveEvents:
+    """Events written while tools run (any thread), handed to the caller as they come.
+
+    The sync driver reads them from a thread-safe queue while the tools run
+    in a worker thread; the async driver :meth:`bind` s an ``asyncio.Queue``
+    of its loop, fed thread-safely. Order is the order of ``put`` calls.
+    """
+
+    __slots__ = ("_aqueue", "_loop", "queue")
+
+    def __init__(self) -> None:
+        self.queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._loop: Any = None
+        self._aqueue: Any = None
+
+    def bind(self, loop: Any, aqueue: Any) -> None:
+        """Deliver to ``aqueue`` on ``loop`` (the async driver)."""
+        self._aqueue = aqueue
+        self._loop = loop
+
+    def put(self, event: Any) -> None:
+        loop = self._loop
+        if loop is None:
+            self.queue.put(event)
+            return
+        with contextlib.suppress(RuntimeError):  # a closed loop: the caller has gone
+            loop.call_soon_threadsafe(self._aqueue.put_nowait, event)
+
+    def writer(self, call_id: str, name: str) -> Callable[[Any], None]:
+        """A ``stream_writer`` for one tool call."""
+
+        def write(payload: Any) -> None:
+            self.put(CustomEvent(payload, call_id, name))
+
+        return write
 
 
 @dataclass(slots=True, frozen=True)
@@ -881,15 +923,17 @@ def _tools(
     ran: list[ToolOutcome] = []
     if allowed:
         box = plan.toolbox or ToolBox([])
+        live = LiveEvents() if plan.stream else None
         ran = yield RunTools(
             box,
             allowed,
-            _contexts(plan, allowed, iteration),
+            _contexts(plan, allowed, iteration, live),
             plan.parallel_tool_calls,
             plan.tool_settings.tool_timeout,
             # Nested execs inside these tools may only use tools offered here.
             frozenset(box.tools),
             plan.deadline,  # a slow tool cannot outlive the run
+            live,
         )
     by_id = {o.call.id: o for o in ran}
     outcomes = [refused.get(c.id) or by_id[c.id] for c in calls]
@@ -935,8 +979,12 @@ def _gate(
     return refused, pending
 
 
-def _contexts(plan: Plan, calls: list[ToolCall], iteration: int) -> list[RunContext[Any]]:
+def _contexts(
+    plan: Plan, calls: list[ToolCall], iteration: int, live: LiveEvents | None = None
+) -> list[RunContext[Any]]:
     node_id = plan.record.node_id if plan.record is not None else None
+    frame = plan.frame
+    lookup = frame.previous if frame is not None else None
     return [
         RunContext(
             deps=plan.deps,
@@ -946,9 +994,16 @@ def _contexts(plan: Plan, calls: list[ToolCall], iteration: int) -> list[RunCont
             tool_call_id=c.id,
             tool_name=c.name,
             function=plan.info.function,
+            stream_writer=live.writer(c.id, c.name) if live is not None else _no_writer,
+            store=plan.store,
+            previous_lookup=lookup,
         )
         for c in calls
     ]
+
+
+def _no_writer(payload: Any) -> None:
+    """``stream_writer`` when the run is not streamed."""
 
 
 def _record_tool(
@@ -1046,6 +1101,8 @@ def _resolve_choice(plan: Plan, run: RunResult[Any], picked: Choice, args: dict[
         iteration=run.iterations,
         tool_name=picked.name,
         function=plan.info.function,
+        store=plan.store,
+        previous_lookup=plan.frame.previous if plan.frame is not None else None,
     )
     fn, kwargs = resolve_call(picked, args, ctx)
     if fn is None:
