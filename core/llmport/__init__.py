@@ -93,6 +93,8 @@ _LAZY = {
     "Tool": ".tools",
     "Toolset": ".tools",
     "tool": ".tools",
+    "handoff": ".tools",
+    "Handoff": ".tools",
     "hookimpl": ".hookspecs",
     "hookspec": ".hookspecs",
     "agentic_function": ".agentic",
@@ -124,7 +126,7 @@ if TYPE_CHECKING:
     from .runtime import RunResult, Runtime, ToolCallRecord
     from .session import Session
     from .tokens import ModelInfo, TokenCount
-    from .tools import RunContext, Tool, Toolset, tool
+    from .tools import Handoff, RunContext, Tool, Toolset, handoff, tool
     from .tracing import Trace
     from .types import ModelCapabilities as ModelCapabilities
     from .types import Request as Request
@@ -165,6 +167,7 @@ __all__ = [
     "ExecFailed",
     "FinalEvent",
     "GuardrailTripped",
+    "Handoff",
     "InProcessLimiter",
     "InputError",
     "InputGuardrailTripped",
@@ -223,6 +226,7 @@ __all__ = [
     "UsageEvent",
     "agentic_function",
     "compute_reads",
+    "handoff",
     "hookimpl",
     "hookspec",
     "render_dag_messages",

@@ -17,6 +17,7 @@ The rules, with worked examples, are in ``docs/dag.md``.
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import functools
 import inspect
@@ -52,6 +53,12 @@ _log = logging.getLogger("llmport")
 
 #: Longest repr kept for a value that is not JSON (arguments, results).
 MAX_REPR = 2000
+
+#: Set by a handoff while it calls its target: the first agentic call started
+#: under it appends its function node (the handoff node links to it).
+handoff_claim: contextvars.ContextVar[list[Node] | None] = contextvars.ContextVar(
+    "llmport_handoff_claim", default=None
+)
 
 
 # --- the decorator ------------------------------------------------------------------------
@@ -223,15 +230,25 @@ class _Call:
             if chosen is None:
                 chosen = self.owned = Session.from_config()
             session, parent = chosen, chosen.root
+        arguments = _arguments(spec.signature, args, kwargs)
+        claim = handoff_claim.get()
+        handed = claim is not None and not claim
+        if handed and arguments:  # a handoff target: the conversation is in its execs already
+            first = next(iter(arguments))
+            count = len(args[0]) if args and isinstance(args[0], list) else "the"
+            arguments[first] = f"<{count} messages handed off>"
         data: dict[str, Any] = {
             "qualname": spec.qualname,
             "module": spec.module,
             "doc": spec.doc,
-            "arguments": _arguments(spec.signature, args, kwargs),
+            "arguments": arguments,
         }
         if spec.render_range is not None:
             data["render_range"] = spec.render_range
         node = session.begin("function", spec.name, parent, data, expose=spec.expose)
+        if handed:  # the target of a handoff (its first call): the handoff node links to it
+            assert claim is not None
+            claim.append(node)
         self.session = session
         fixed = spec.render_range is not None and "tokens" in spec.render_range
         self.frame = AgenticFrame(
@@ -380,6 +397,30 @@ class AgenticFrame:
         status: Status = "error" if (error or is_error) else "ok"
         node = self.session.record("tool", call.name, llm, data, status, outcome, duration)
         return node.id
+
+
+def record_handoff(
+    session: Session,
+    llm_node_id: str,
+    name: str,
+    call_id: str,
+    target: Node | None,
+    error: BaseException | None,
+    duration: float,
+) -> Node:
+    """Append a ``handoff`` node under the exec's llm node, linking it to the target's call."""
+    llm = session.node(llm_node_id)
+    data = {
+        "call_id": call_id,
+        "from": llm_node_id,
+        "to": target.id if target is not None else None,
+        "target": target.name if target is not None else None,
+    }
+    status: Status = "error" if error is not None else "ok"
+    outcome: dict[str, Any] = {"error": error_info(error)} if error is not None else {}
+    if target is not None and error is None and target.result is not None:
+        outcome["result"] = target.result.get("result")
+    return session.record("handoff", name, llm, data, status, outcome, duration)
 
 
 class LlmRecord:

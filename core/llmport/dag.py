@@ -33,7 +33,7 @@ from typing import Any, Literal, Protocol
 from .estimate import block_tokens, text_tokens
 from .types import Block, MediaBlock, Message, TextBlock, Usage, block_from_dict, block_to_dict
 
-NodeKind = Literal["session", "function", "llm", "tool", "summary"]
+NodeKind = Literal["session", "function", "llm", "tool", "summary", "handoff"]
 Status = Literal["running", "ok", "error"]
 Expose = Literal["io", "full", "llm", "hidden"]
 

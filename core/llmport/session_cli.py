@@ -260,6 +260,9 @@ def _label(node: Node, tokens: int) -> Any:
             text.append(f"  {retries} retried", "yellow")
     elif node.kind == "function" and tokens:
         text.append(f"  {tokens} tokens")
+    elif node.kind == "handoff":  # the exec's llm node -> the target's function node
+        data = node.data or {}
+        text.append(f"  {data.get('from')} -> {data.get('to')} {data.get('target') or ''}", "cyan")
     if node.duration is not None:
         text.append(f"  {_seconds(node.duration)}", "dim")
     error = result.get("error")

@@ -45,6 +45,7 @@ T = TypeVar("T")
 
 __all__ = [
     "CallHistory",
+    "Handoff",
     "RunContext",
     "Tool",
     "ToolBox",
@@ -53,6 +54,7 @@ __all__ = [
     "Toolset",
     "as_tool",
     "build_toolbox",
+    "handoff",
     "tool",
 ]
 
@@ -92,6 +94,8 @@ class Tool:
     vendor: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: A prompt-cache breakpoint after this tool's definition (``True`` or ``{"ttl": "1h"}``).
     cache: bool | dict[str, str] = False
+    #: Set for the tool of a :func:`handoff`: calling it hands the conversation over.
+    handoff: Handoff | None = None
     _validator: list[Any] = field(default_factory=list, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -220,13 +224,97 @@ def tool(
 
 
 def as_tool(obj: Any) -> Tool:
-    """A Tool from a Tool or a plain function."""
+    """A Tool from a Tool, a :func:`handoff` or a plain function."""
     if isinstance(obj, Tool):
         return obj
+    if isinstance(obj, Handoff):
+        return obj.tool
     if callable(obj):
         result: Tool = tool(obj)
         return result
     raise TypeError(f"not a tool: {obj!r}")
+
+
+_HANDOFF_PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {},
+    "additionalProperties": False,
+}
+
+
+class Handoff:
+    """A tool that hands the conversation to another agentic function (:func:`handoff`)."""
+
+    __slots__ = ("description", "input_filter", "name", "target", "tool")
+
+    def __init__(
+        self,
+        target: Callable[..., Any],
+        name: str,
+        description: str,
+        input_filter: Callable[[list[Any]], list[Any]] | None,
+    ) -> None:
+        self.target = target
+        self.name = name
+        self.description = description
+        self.input_filter = input_filter
+        self.tool = Tool(name, description, dict(_HANDOFF_PARAMETERS), self._not_run, handoff=self)
+
+    def _not_run(self) -> str:
+        return f"Error: the handoff {self.name!r} is taken by the run, never run as a tool."
+
+    @property
+    def target_name(self) -> str:
+        return str(getattr(self.target, "__name__", self.name))
+
+    def __repr__(self) -> str:
+        return f"handoff({self.target_name}, name={self.name!r})"
+
+
+def handoff(
+    target: Callable[..., Any],
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    input_filter: Callable[[list[Any]], list[Any]] | None = None,
+) -> Handoff:
+    """A tool for ``tools=[...]`` that hands the conversation to ``target`` (SPEC §14).
+
+    ``target`` is an ``@agentic_function`` whose first parameter takes the
+    conversation (``list[Message]``). The model sees a tool named ``name``
+    (default ``transfer_to_<function name>``) described by ``description``
+    (default: the function's docstring). When the model calls it, the
+    exec's tool loop ends, ``input_filter(conversation)`` (default: the
+    conversation unchanged; see :mod:`llmport.filters`) is passed to
+    ``target``, and ``target``'s return value is the exec's result
+    (``RunResult.output`` / ``.value``). The target may use another model or
+    vendor. Inside an agentic function the DAG records a ``handoff`` node
+    from the exec's ``llm`` node to the target's ``function`` node.
+    """
+    spec = getattr(target, "__agentic__", None)
+    if spec is None or not callable(target):
+        raise TypeError(
+            f"handoff() needs an @agentic_function, got {target!r} "
+            "(decorate the target with @agentic_function)"
+        )
+    signature = getattr(spec, "signature", None)
+    positional = (
+        inspect.Parameter.POSITIONAL_ONLY,
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        inspect.Parameter.VAR_POSITIONAL,
+    )
+    if signature is not None and not any(
+        p.kind in positional for p in signature.parameters.values()
+    ):
+        raise TypeError(
+            f"handoff target {spec.name}() must take the conversation as its first parameter"
+        )
+    if input_filter is not None and not callable(input_filter):
+        raise TypeError("input_filter must be a function fn(messages) -> messages")
+    made_name = name or f"transfer_to_{spec.name}"
+    doc = description if description is not None else (spec.doc or "").strip()
+    text = doc or f"Hand the conversation over to {spec.name}."
+    return Handoff(target, made_name, text, input_filter)
 
 
 class Toolset:
@@ -322,6 +410,11 @@ class ToolBox:
             self.tools[t.name] = t
         #: Tools a policy marked "approve" when they were offered.
         self.needs_approval: set[str] = set()
+
+    @property
+    def handoffs(self) -> bool:
+        """Whether any tool is a :func:`handoff`."""
+        return any(t.handoff is not None for t in self.tools.values())
 
     def __bool__(self) -> bool:
         return bool(self.tools)
@@ -699,7 +792,9 @@ def build_toolbox(
     those; ``tools_source`` a registered source name or a list of names.
     Unknown names raise :class:`~llmport.errors.UnknownToolError`.
     """
-    if isinstance(tools, (Tool, Toolset)) or (callable(tools) and not isinstance(tools, type)):
+    if isinstance(tools, (Tool, Toolset, Handoff)) or (
+        callable(tools) and not isinstance(tools, type)
+    ):
         tools = [tools]
     collected: list[Tool] = []
     for t in tools or []:

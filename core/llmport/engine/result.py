@@ -81,6 +81,8 @@ class RunResult(Generic[T]):
     #: The results already settled for the last turn's other calls (policy refusals);
     #: :meth:`tool_message` puts them beside the caller's results.
     settled: list[ToolResult] = field(default_factory=list, repr=False)
+    #: The name of the handoff tool the model called (the output is the target's return).
+    handoff: str | None = None
     #: How to continue the run (the runtime and the call's parameters), manual runs only.
     continuation: Continuation | None = field(default=None, repr=False, compare=False)
 

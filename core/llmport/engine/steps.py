@@ -14,6 +14,7 @@ builds none.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import queue
 import time
 from collections.abc import Callable, Generator
@@ -364,6 +365,13 @@ def _loop(plan: Plan, run: RunResult[Any]) -> Steps:
             reply = mode.reply(final)
             messages.append(mode.acknowledge(response))
             break
+        taken = _handoff_of(plan, response, iteration)
+        if taken is not None:  # the conversation goes to another agentic function
+            handed = yield from _handoff(plan, run, response, taken, iteration)
+            run.text = reply
+            run.stop_reason = response.stop_reason
+            run.value = handed
+            return handed
         if plan.manual_tools:  # tool_execution="manual": the caller runs them
             outcomes = yield from _manual(plan, run, list(response.tool_calls), iteration)
             if run.pending_tool_calls:
@@ -1038,6 +1046,100 @@ def _record_tool(
             "error": outcome.error,
         }
         plan.hooks.observe("tool_end", payload, info)
+
+
+# --- handoffs ----------------------------------------------------------------------------
+
+
+def _handoff_of(plan: Plan, response: Response, iteration: int) -> tuple[ToolCall, Any] | None:
+    """The first call of a handoff tool this turn (one a run-stage policy does not deny)."""
+    box = plan.toolbox
+    if box is None or not box.handoffs:
+        return None
+    info = plan.call_info(iteration)
+    for call in response.tool_calls:
+        tool = box.tools.get(call.name)
+        if tool is None or tool.handoff is None:
+            continue
+        if plan.hooks.tool_verdict(ToolCheck(call.name, "run", info, call)) == "deny":
+            continue  # refused like any denied call, in the tool turn
+        return call, tool.handoff
+    return None
+
+
+def _handoff(
+    plan: Plan, run: RunResult[Any], response: Response, taken: tuple[ToolCall, Any], iteration: int
+) -> Steps:
+    """End the loop; hand the (filtered) conversation to the target; its return is the output."""
+    from ..agentic import handoff_claim
+
+    call, handoff = taken
+    results = tuple(
+        ToolResult(
+            c.id,
+            c.name,
+            f"Transferred to {handoff.target_name}."
+            if c.id == call.id
+            else "Not run: the conversation was handed off.",
+        )
+        for c in response.tool_calls
+    )
+    run.messages.append(Message("tool", tool_results=results))
+    run.handoff = handoff.name
+    if plan.stream:
+        yield Emit(ToolCallStarted(call))
+    conversation = list(run.messages)
+    if handoff.input_filter is not None:
+        conversation = list(handoff.input_filter(conversation))
+    claim: list[Any] = []
+    target = handoff.target
+    if inspect.iscoroutinefunction(target):
+
+        async def invoke() -> Any:
+            token = handoff_claim.set(claim)
+            try:
+                return await target(conversation)
+            finally:
+                handoff_claim.reset(token)
+
+    else:
+
+        def invoke() -> Any:  # type: ignore[misc]
+            token = handoff_claim.set(claim)
+            try:
+                return target(conversation)
+            finally:
+                handoff_claim.reset(token)
+
+    started = time.perf_counter()
+    try:
+        value = yield Invoke(invoke, {})
+    except BaseException as exc:
+        _record_handoff(plan, handoff.name, call.id, claim, exc, started)
+        raise
+    _record_handoff(plan, handoff.name, call.id, claim, None, started)
+    if plan.stream:
+        mine = next(r for r in results if r.call_id == call.id)
+        yield Emit(ToolResultEvent(mine, time.perf_counter() - started))
+    return value
+
+
+def _record_handoff(
+    plan: Plan,
+    name: str,
+    call_id: str,
+    claim: list[Any],
+    error: BaseException | None,
+    started: float,
+) -> None:
+    session = getattr(plan.frame, "session", None)
+    if session is None or plan.record is None:
+        return
+    from ..agentic import record_handoff
+
+    target = claim[0] if claim else None
+    elapsed = time.perf_counter() - started
+    record_handoff(session, plan.record.node_id, name, call_id, target, error, elapsed)
 
 
 # --- decisions ---------------------------------------------------------------------------
