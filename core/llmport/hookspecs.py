@@ -128,3 +128,17 @@ def llmport_session_stores(register: Callable[[str, Callable[..., Any]], None]) 
     Import the database driver lazily, inside the factory. Plain paths and
     ``sqlite://`` URLs use the core's embedded SQLite store.
     """
+
+
+# --- key-value store hooks ------------------------------------------------------------
+
+
+@hookspec
+def llmport_kv_stores(register: Callable[[str, Callable[..., Any]], None]) -> None:
+    """Register key-value stores (``RunContext.store``) by URL scheme.
+
+    ``register("postgresql", factory)``: ``factory(url)`` returns a
+    :class:`llmport.kvstore.Store` kept beside a session stored at that URL.
+    Plain paths and ``sqlite://`` URLs use the core's SQLite store (the
+    session's file, table ``llmport_kv``).
+    """

@@ -28,6 +28,7 @@ from .engine.plan import Targets, start, target
 from .engine.result import Continuation, RunResult, ToolCallRecord
 from .engine.steps import Steps, estimate_tokens, machine
 from .errors import OptionError
+from .kvstore import LazyStore, MemoryStore, Store
 from .limits import Gate, Limit, Limiter, check_limits, make_limiter, match_limits  # limits
 from .options import (
     CALL_PARAMS,
@@ -73,6 +74,7 @@ _RUNTIME_ARGS = (
     "context_policy",
     "limits",
     "limiter",
+    "store",
 )
 
 
@@ -117,6 +119,7 @@ class Runtime:
         context_policy: ContextPolicy | None = None,
         limits: Mapping[str, Limit] | None = None,
         limiter: str | Limiter | None = None,
+        store: Store | None = None,
         **settings: Any,
     ) -> None:
         if max_retries is not None:
@@ -163,6 +166,9 @@ class Runtime:
         self._limiter_arg = limiter
         self._limiter: Limiter | None = limiter if isinstance(limiter, Limiter) else None
         self._gates: dict[str, Gate | None] = {}
+        #: ``RunContext.store`` when given; else beside a stored session, else in memory.
+        self._kv: Store | None = store
+        self._kv_given = store is not None
 
     # -- configuration, plugins, providers ------------------------------------
 
@@ -207,6 +213,23 @@ class Runtime:
         """Add one run's usage to the runtime's total (the engine calls this)."""
         with self._lock:
             self._usage.add(usage)
+
+    # -- the run context's key-value store (llmport.kvstore) ----------------------------
+
+    @property
+    def store(self) -> Store:
+        """This runtime's key-value store: ``store=`` if given, else in memory (made once)."""
+        if self._kv is None:
+            with self._lock:
+                if self._kv is None:
+                    self._kv = MemoryStore()
+        return self._kv
+
+    def store_for(self, session: Any) -> Store:
+        """The store a run uses: ``store=``, else the stored session's, else :attr:`store`."""
+        if not self._kv_given and getattr(session, "_target", None) is not None:
+            return LazyStore(lambda: session.kv)
+        return self.store
 
     # -- rate limits (llmport.limits) ------------------------------------------------
 

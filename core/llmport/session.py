@@ -141,6 +141,8 @@ class Session:
         if resume and (new or id is not None):
             raise ValueError("resume=True continues the latest session: give no id= or new=True")
         self.path = os.fspath(path) if path is not None else None
+        self._target = self.path  # the path or URL as given (for the key-value store)
+        self._kv: Any = None
         self.readonly = readonly
         self._lock = threading.Lock()
         self._nodes: list[Node] = []
@@ -357,6 +359,24 @@ class Session:
         data: dict[str, Any] = {"covers": upto, "text": text, "model": model}
         result: dict[str, Any] = {"usage": usage.to_dict() if usage is not None else None}
         return self.record("summary", model or "summary", parent, data, "ok", result, 0.0)
+
+    @property
+    def kv(self) -> Any:
+        """The key-value store beside this session (:mod:`llmport.kvstore`), None in memory.
+
+        Same SQLite file (table ``llmport_kv``) or same PostgreSQL database;
+        opened on first use.
+        """
+        if self._target is None:
+            return None
+        if self._kv is None:
+            from .kvstore import open_kv
+
+            made = open_kv(self._target)
+            with self._lock:
+                if self._kv is None:
+                    self._kv = made
+        return self._kv
 
     def _next_seq(self) -> int:
         # In memory; a stored session's node takes the sequence number the database allocates.

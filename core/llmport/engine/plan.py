@@ -466,6 +466,7 @@ def _plan(
         candidates=[Candidate(provider, model, qualified, caps), *fallbacks],
         fallback_on=fallback_on,
         manual_tools=manual_tools,
+        store=rt.store_for(getattr(frame, "session", None)),
     )
 
 

@@ -11,12 +11,24 @@ from typing import Any
 
 from llmport import hookimpl
 
-from .store import PostgresStore, close_pools
+from .store import PostgresKV, PostgresStore, close_pools
 
-__all__ = ["PostgresStore", "close_pools", "llmport_session_stores"]
+__all__ = [
+    "PostgresKV",
+    "PostgresStore",
+    "close_pools",
+    "llmport_kv_stores",
+    "llmport_session_stores",
+]
 
 
 @hookimpl
 def llmport_session_stores(register: Callable[[str, Callable[..., Any]], None]) -> None:
     register("postgresql", PostgresStore)
     register("postgres", PostgresStore)
+
+
+@hookimpl
+def llmport_kv_stores(register: Callable[[str, Callable[..., Any]], None]) -> None:
+    register("postgresql", PostgresKV)
+    register("postgres", PostgresKV)

@@ -36,6 +36,7 @@ keeps rendered context byte-identical after reopening.
 from __future__ import annotations
 
 import atexit
+import json
 import os
 import threading
 import time
@@ -218,9 +219,7 @@ class PostgresStore:
             return
         with self._pool.connection() as conn, conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
-            exists = conn.execute(
-                "SELECT to_regclass('llmport_node_ends') IS NOT NULL"
-            ).fetchone()
+            exists = conn.execute("SELECT to_regclass('llmport_node_ends') IS NOT NULL").fetchone()
             if not (exists and exists[0]):
                 conn.execute(SCHEMA)
         _schema_ready.add(key)
@@ -232,9 +231,7 @@ class PostgresStore:
             with self._pool.connection() as conn:
                 return conn.execute(sql, params).fetchall()
         except psycopg.errors.UndefinedTable as exc:
-            raise SessionFileNotFoundError(
-                f"{self.display} holds no llmport sessions yet"
-            ) from exc
+            raise SessionFileNotFoundError(f"{self.display} holds no llmport sessions yet") from exc
 
     def attach(self, session_id: str | None, *, latest: bool = False) -> str:
         if session_id is None and latest:
@@ -304,3 +301,95 @@ class PostgresStore:
 
     def close(self) -> None:
         """Nothing to release per session: connections go back to the shared pool."""
+
+
+# --- the run context's key-value store (llmport.kvstore) ------------------------------------
+
+_KV_SCHEMA = """
+CREATE TABLE IF NOT EXISTS llmport_kv(
+    namespace TEXT NOT NULL,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    updated DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (namespace, key)
+)
+"""
+
+
+class PostgresKV:
+    """``RunContext.store`` beside a PostgreSQL session: table ``llmport_kv``, same database."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.display = display_url(url)
+        self._pool = _pool(url, False)
+        with self._pool.connection() as conn, conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK + 1,))
+            conn.execute(_KV_SCHEMA)
+
+    def get(self, namespace: Any, key: str) -> Any:
+        from llmport.kvstore import SEPARATOR, Item, namespace_of
+
+        ns = namespace_of(namespace)
+        with self._pool.connection() as conn:
+            row = conn.execute(
+                "SELECT value, updated FROM llmport_kv WHERE namespace = %s AND key = %s",
+                (SEPARATOR.join(ns), _kv_key(key)),
+            ).fetchone()
+        return Item(ns, key, json.loads(row[0]), row[1]) if row is not None else None
+
+    def put(self, namespace: Any, key: str, value: Any) -> None:
+        from llmport.kvstore import SEPARATOR, encode, namespace_of
+
+        ns, text = namespace_of(namespace), encode(value)
+        with self._pool.connection() as conn:
+            conn.execute(
+                "INSERT INTO llmport_kv(namespace, key, value, updated) VALUES (%s, %s, %s, %s) "
+                "ON CONFLICT (namespace, key) DO UPDATE SET value = EXCLUDED.value, "
+                "updated = EXCLUDED.updated",
+                (SEPARATOR.join(ns), _kv_key(key), text, time.time()),
+            )
+
+    def delete(self, namespace: Any, key: str) -> None:
+        from llmport.kvstore import SEPARATOR, namespace_of
+
+        ns = namespace_of(namespace)
+        with self._pool.connection() as conn:
+            conn.execute(
+                "DELETE FROM llmport_kv WHERE namespace = %s AND key = %s",
+                (SEPARATOR.join(ns), _kv_key(key)),
+            )
+
+    def search(
+        self,
+        namespace_prefix: Any = (),
+        *,
+        filter: Any = None,
+        limit: int = 10,
+    ) -> list[Any]:
+        from llmport.kvstore import SEPARATOR, Item, namespace_of, select
+
+        prefix = namespace_of(namespace_prefix) if namespace_prefix else ()
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            from llmport.errors import OptionError
+
+            raise OptionError(f"limit must be an integer >= 1, got {limit!r}")
+        joined = SEPARATOR.join(prefix)
+        sql = "SELECT namespace, key, value, updated FROM llmport_kv"
+        params: tuple[Any, ...] = ()
+        if prefix:
+            sql += " WHERE namespace = %s OR left(namespace, %s) = %s"
+            params = (joined, len(joined) + 1, joined + SEPARATOR)
+        sql += " ORDER BY updated DESC"
+        with self._pool.connection() as conn:
+            rows = conn.execute(sql, params).fetchall()
+        items = (Item(tuple(ns.split(SEPARATOR)), k, json.loads(v), at) for ns, k, v, at in rows)
+        return select(items, filter, limit)
+
+
+def _kv_key(key: Any) -> str:
+    if not isinstance(key, str) or not key:
+        from llmport.errors import OptionError
+
+        raise OptionError(f"a store key is a non-empty string, got {key!r}")
+    return key
