@@ -25,6 +25,7 @@ PAGES = [
     "features/native-tools.md",
     "features/files-and-vendor-fields.md",
     "mcp.md",
+    "agents.md",
 ]
 SKIP_MARK = "# my_tools/__init__.py"  # a sketch of a package, not a runnable example
 
