@@ -110,18 +110,36 @@ class MediaBlock:
     #: For text-like files: the vendor's own document part, inline text, or auto.
     send: SendMode = "auto"
     _b64: list[str] = field(default_factory=list, repr=False, compare=False)
+    _url: list[str] = field(default_factory=list, repr=False, compare=False)
 
     def base64(self) -> str:
-        """Standard base64 of ``data`` (cached)."""
-        if self.data is None:
-            raise ValueError("block has no inline data (it is a URL reference)")
+        """Standard base64 of ``data`` (cached; taken from the cached data URL if there is one)."""
         if not self._b64:
-            self._b64.append(base64.b64encode(self.data).decode("ascii"))
+            if self._url:
+                url = self._url[0]
+                self._b64.append(url[url.index(",") + 1 :])
+            else:
+                if self.data is None:
+                    raise ValueError("block has no inline data (it is a URL reference)")
+                self._b64.append(base64.b64encode(self.data).decode("ascii"))
         return self._b64[0]
 
     def data_url(self) -> str:
-        """``data:<media_type>;base64,...`` (cached base64)."""
-        return f"data:{self.media_type};base64,{self.base64()}"
+        """``data:<media_type>;base64,...``, built once and cached.
+
+        Every turn of a tool loop sends the same string. Built straight from
+        the bytes when the base64 form is not cached yet, so a plugin that
+        needs only the data URL never holds a second base64 copy.
+        """
+        if not self._url:
+            if self._b64:
+                self._url.append(f"data:{self.media_type};base64,{self._b64[0]}")
+            else:
+                if self.data is None:
+                    raise ValueError("block has no inline data (it is a URL reference)")
+                head = f"data:{self.media_type};base64,".encode("ascii")
+                self._url.append((head + base64.b64encode(self.data)).decode("ascii"))
+        return self._url[0]
 
     @property
     def size(self) -> int:
