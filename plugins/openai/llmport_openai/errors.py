@@ -59,10 +59,10 @@ def translate(exc: BaseException, provider: str = "openai") -> ProviderError | N
             code=exc.code,
             retryable=False if quota else None,
         )
-    if isinstance(exc, openai.APITimeoutError):
+    if isinstance(exc, openai.APITimeoutError) and not _aiohttp_disconnect(exc):
         return ProviderTimeoutError(f"{provider}: request timed out", provider=provider)
     if isinstance(exc, openai.APIConnectionError):
-        cause = exc.__cause__ or exc.__context__
+        cause = _aiohttp_disconnect(exc) or exc.__cause__ or exc.__context__
         kind = f" ({type(cause).__name__})" if cause is not None else ""
         return ProviderConnectionError(f"{provider}: connection failed{kind}", provider=provider)
     if isinstance(exc, openai.APIResponseValidationError):
@@ -87,3 +87,26 @@ def stream_error(
         code=code,
         retryable=transient,
     )
+
+
+def _aiohttp_disconnect(exc: BaseException) -> BaseException | None:
+    """The aiohttp connection error under a timeout the SDK's aiohttp transport reported.
+
+    openai's vendored httpx-aiohttp maps every ``aiohttp.ClientConnectionError``
+    (a reset, a server that hung up) to ``httpx.ConnectTimeout``, so the SDK
+    raises ``APITimeoutError`` for what is a connection failure. Anthropic's
+    copy maps them to connection errors; this restores the same classification
+    as on the httpx transport. Real aiohttp timeouts stay timeouts.
+    """
+    seen = 0
+    cause = exc.__cause__
+    while cause is not None and seen < 4:
+        module = type(cause).__module__
+        if module.startswith("aiohttp"):
+            name = type(cause).__name__
+            if "Timeout" in name or isinstance(cause, TimeoutError):
+                return None
+            return cause
+        cause = cause.__cause__
+        seen += 1
+    return None
