@@ -59,6 +59,40 @@ def benchmarks(session: nox.Session) -> None:
         session.run("python", script, *session.posargs)
 
 
+#: The benchmark environment: the peers and both transports of every SDK, never the
+#: project's own lock. LiteLLM is pinned below a release known to be compromised (1.107.0).
+BENCH_DEPS = (
+    "openai[aiohttp]",
+    "anthropic[aiohttp]",
+    "google-genai[aiohttp]",
+    "boto3",
+    "litellm>=1.70,<1.107",
+    "pydantic-ai-slim[openai,anthropic,google,bedrock]",
+)
+
+
+@nox.session(python=False)
+def bench(session: nox.Session) -> None:
+    """SPEC §8 side by side (llmport, raw SDKs on httpx and aiohttp, LiteLLM, pydantic-ai).
+
+    A separate uv venv (.nox/bench-env) with llmport and the four vendor plugins
+    installed from this checkout, plus the peers; runs benchmarks/bench_peers.py
+    there. Peers that fail to install are left out (their rows say n/a).
+    ``uvx nox -s bench -- --vendors openai --concurrency 500``
+    """
+    env_dir = ".nox/bench-env"
+    python = f"{env_dir}/bin/python"
+    session.run("uv", "venv", "--quiet", "--allow-existing", env_dir, external=True)
+    local = ["./core"] + [f"./plugins/{p}" for p in ("openai", "anthropic", "gemini", "bedrock")]
+    session.run("uv", "pip", "install", "--quiet", "--python", python, *local, external=True)
+    for dep in BENCH_DEPS:
+        try:
+            session.run("uv", "pip", "install", "--quiet", "--python", python, dep, external=True)
+        except Exception:  # nox raises its own CommandFailed; keep going without that peer
+            session.warn(f"could not install {dep}; its rows will say n/a")
+    session.run(python, "benchmarks/bench_peers.py", *session.posargs, external=True)
+
+
 @nox.session
 def record(session: nox.Session) -> None:
     """Re-record one vendor's cassettes live: ``nox -s record -- openai`` (needs its API key)."""
