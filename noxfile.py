@@ -83,14 +83,16 @@ def bench(session: nox.Session) -> None:
     env_dir = ".nox/bench-env"
     python = f"{env_dir}/bin/python"
     session.run("uv", "venv", "--quiet", "--allow-existing", env_dir, external=True)
-    local = ["./core"] + [f"./plugins/{p}" for p in ("openai", "anthropic", "gemini", "bedrock")]
+    local = ["."] + [f"./plugins/{p}" for p in ("openai", "anthropic", "gemini", "bedrock")]
     session.run("uv", "pip", "install", "--quiet", "--python", python, *local, external=True)
     for dep in BENCH_DEPS:
         try:
             session.run("uv", "pip", "install", "--quiet", "--python", python, dep, external=True)
         except Exception:  # nox raises its own CommandFailed; keep going without that peer
             session.warn(f"could not install {dep}; its rows will say n/a")
-    session.run(python, "benchmarks/bench_peers.py", *session.posargs, external=True)
+    # LiteLLM fetches its price list from the network at import unless told not to.
+    env = {"LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    session.run(python, "benchmarks/bench_peers.py", *session.posargs, external=True, env=env)
 
 
 @nox.session

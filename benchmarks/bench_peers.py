@@ -181,7 +181,7 @@ def sdk_sides(vendor: str, url: str) -> list[Side]:
                 )
 
             aio = _per_loop(make)
-            call = lambda aio=aio: aio().chat.completions.create(model=model, messages=messages)
+            call = lambda aio=aio: aio().chat.completions.create(model=model, messages=messages)  # noqa: E731
             if http:
                 out.append(Side(name, None, call))
             else:
