@@ -127,6 +127,8 @@ class Side:
         self.seq_us: list[float] = []
         self.conc_ms: list[float] = []
         self.error = ""
+        #: Rounds that raised (reported beside the medians of the rounds that completed).
+        self.failures: list[str] = []
 
 
 # -- llmport -------------------------------------------------------------------------
@@ -428,8 +430,11 @@ def run_vendor(vendor: str, args: argparse.Namespace) -> list[Side]:
                     await _close_all()
                     return took
 
-                s.seq_us.append(asyncio.run(seq()))
-                s.conc_ms.append(asyncio.run(conc()))
+                try:
+                    s.seq_us.append(asyncio.run(seq()))
+                    s.conc_ms.append(asyncio.run(conc()))
+                except Exception as exc:  # e.g. a connect timeout under load: note, go on
+                    s.failures.append(f"{type(exc).__name__}: {exc}"[:120])
     return sides
 
 
@@ -482,7 +487,14 @@ def main() -> None:
                 continue
             a, b, c = _med(s.sync_us), _med(s.seq_us), _med(s.conc_ms)
             print(f"{s.name:34} {_fmt(a, rs):>16} {_fmt(b, rq):>16} {_fmt(c, rc):>16}")
-            rows[s.name] = {"sync_us": a, "async_seq_us": b, "concurrent_ms": c}
+            if s.failures:
+                print(f"{'':34} {len(s.failures)} async round(s) failed: {s.failures[0]}")
+            rows[s.name] = {
+                "sync_us": a,
+                "async_seq_us": b,
+                "concurrent_ms": c,
+                "failed_rounds": len(s.failures),
+            }
         out["vendors"][vendor] = rows
     print(json.dumps(out))
 
