@@ -113,10 +113,16 @@ _LAZY = {
     "LimitWaitTimeout": ".limits",
     "InProcessLimiter": ".limits",
     "Trace": ".tracing",
+    "BatchJob": ".batch",
+    "BatchRequest": ".batch",
+    "BatchStatus": ".batch",
+    "BatchError": ".batch",
+    "BatchTimeout": ".batch",
 }
 
 if TYPE_CHECKING:
     from .agentic import agentic_function, compute_reads, render_dag_messages
+    from .batch import BatchError, BatchJob, BatchRequest, BatchStatus, BatchTimeout
     from .budget import Budget
     from .engine.result import Dropped
     from .hookspecs import hookimpl, hookspec
@@ -152,6 +158,11 @@ __all__ = [
     "AuthenticationError",
     "Backoff",
     "BadRequestError",
+    "BatchError",
+    "BatchJob",
+    "BatchRequest",
+    "BatchStatus",
+    "BatchTimeout",
     "Budget",
     "BudgetExceeded",
     "CacheControl",

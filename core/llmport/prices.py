@@ -13,7 +13,14 @@ import threading
 from decimal import Decimal
 from typing import Any
 
-__all__ = ["PROVIDER_IDS", "ModelPrice", "model_price", "price", "prices_available"]
+__all__ = [
+    "BATCH_DISCOUNT",
+    "PROVIDER_IDS",
+    "ModelPrice",
+    "model_price",
+    "price",
+    "prices_available",
+]
 
 #: llmport provider prefix -> genai-prices provider id.
 PROVIDER_IDS: dict[str, str] = {
@@ -104,20 +111,59 @@ def price(
     output_tokens: int,
     cache_read_tokens: int = 0,
     cache_write_tokens: int = 0,
+    batch: bool = False,
 ) -> Decimal | None:
-    """USD for one request's tokens (cached prices applied), or ``None`` when unknown."""
+    """USD for one request's tokens (cached prices applied), or ``None`` when unknown.
+
+    ``batch=True``: a request sent through the vendor's batch API. genai-prices'
+    batch price (its ``processing: batch`` variant) where the data has one;
+    else :data:`BATCH_DISCOUNT` of the standard price, the discount all four
+    vendors document for their batch APIs (Bedrock: "50% of on-demand" for
+    the models it batches).
+    """
     found = _lookup(provider, model)
     if found is None:
         return None
     from genai_prices import Usage
 
-    calc = found.model_price.calc_price(
-        Usage(
-            input_tokens=input_tokens,
-            output_tokens=output_tokens,
-            cache_read_tokens=cache_read_tokens,
-            cache_write_tokens=cache_write_tokens,
-        )
+    usage = Usage(
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        cache_read_tokens=cache_read_tokens,
+        cache_write_tokens=cache_write_tokens,
     )
-    total = calc["total_price"] if isinstance(calc, dict) else calc.total_price
-    return Decimal(total)
+    prices = found.model_price
+    if batch:
+        variant = _batch_prices(found)
+        if variant is not None:
+            prices = variant
+    calc = prices.calc_price(usage)
+    total = Decimal(calc["total_price"] if isinstance(calc, dict) else calc.total_price)
+    if batch and prices is found.model_price:
+        total *= BATCH_DISCOUNT
+    return total
+
+
+#: What a batch request costs relative to the standard price when genai-prices has no batch price.
+BATCH_DISCOUNT = Decimal("0.5")
+_batch_found: dict[int, Any] = {}
+
+
+def _batch_prices(found: Any) -> Any:
+    """The model's ``processing: batch`` prices from genai-prices, or None when it has none."""
+    key = id(found)
+    if key in _batch_found:
+        return _batch_found[key]
+    variant = None
+    try:
+        from datetime import UTC, datetime
+
+        model = found.model
+        variants = getattr(model, "price_variants", None) or ()
+        if any(v.when.get("processing") == "batch" for v in variants):
+            variant = model.get_prices(datetime.now(tz=UTC), {"processing": "batch"})
+    except Exception:
+        variant = None
+    with _lock:
+        _batch_found[key] = variant
+    return variant

@@ -181,6 +181,14 @@ class Provider:
 
         return await asyncio.to_thread(self.count_tokens, request)
 
+    def batch_backend(self) -> Any:
+        """This provider's :class:`llmport.batch.BatchBackend`, or None: no batch API (batch).
+
+        ``rt.batch`` raises :class:`~llmport.errors.UnsupportedFeatureError`
+        before any request for a provider that returns None.
+        """
+        return None
+
     def vendor_fields(self, request: Request) -> dict[str, Any]:
         """The fields ``exec(vendor={...})`` gave for this provider (merged into the body)."""
         return request.vendor.get(self.name, {})

@@ -14,9 +14,9 @@ from __future__ import annotations
 import asyncio
 import difflib
 import threading
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from types import TracebackType
-from typing import Any, TypeVar, Unpack, overload
+from typing import TYPE_CHECKING, Any, TypeVar, Unpack, overload
 
 from . import tokens
 from .budget import Budget, Ledger, as_budget
@@ -46,6 +46,9 @@ from .tokens import ModelInfo, TokenCount
 from .tools import toolset_owner
 from .types import StreamEvent, Usage
 from .window import ContextPolicy, as_policy
+
+if TYPE_CHECKING:
+    from .batch import BatchJob  # batch
 
 __all__ = [
     "CallableProvider",
@@ -405,6 +408,49 @@ class Runtime:
     def model_info(self, model: str | None = None) -> ModelInfo:
         """Context window, output limit, inputs, features and price of ``model``."""
         return tokens.model_info(self, model)
+
+    # -- batch (llmport.batch) ------------------------------------------------------------
+
+    def batch(
+        self,
+        requests: Iterable[Any],
+        *,
+        model: str | None = None,
+        batch_options: Mapping[str, Any] | None = None,
+        **common: Any,
+    ) -> BatchJob:
+        """Submit ``exec`` requests (each with a ``custom_id``) through the vendor's batch API."""
+        from . import batch
+
+        return batch.batch(self, requests, model=model, batch_options=batch_options, **common)
+
+    async def abatch(
+        self,
+        requests: Iterable[Any],
+        *,
+        model: str | None = None,
+        batch_options: Mapping[str, Any] | None = None,
+        **common: Any,
+    ) -> BatchJob:
+        """Async :meth:`batch`."""
+        from . import batch
+
+        return await batch.abatch(
+            self, requests, model=model, batch_options=batch_options, **common
+        )
+
+    def batch_job(
+        self,
+        job_id: str,
+        *,
+        requests: Iterable[Any] | None = None,
+        model: str | None = None,
+        **common: Any,
+    ) -> BatchJob:
+        """Resume the batch job ``job_id`` (``"provider:vendor-id"``), e.g. after a restart."""
+        from . import batch
+
+        return batch.batch_job(self, job_id, requests=requests, model=model, **common)
 
     # -- lifecycle ----------------------------------------------------------------------
 

@@ -349,10 +349,8 @@ class Usage:
     reasoning_tokens: int = 0
     requests: int = 0
     _cost: Decimal | None = field(default=None, repr=False, compare=False)
-    # (provider, model, input, output, cache read, cache write) not yet priced
-    _unpriced: list[tuple[str, str, int, int, int, int]] = field(
-        default_factory=list, repr=False, compare=False
-    )
+    # (provider, model, input, output, cache read, cache write[, batch]) not yet priced
+    _unpriced: list[tuple[Any, ...]] = field(default_factory=list, repr=False, compare=False)
     _unknown: bool = field(default=False, repr=False, compare=False)
 
     @property
@@ -365,8 +363,8 @@ class Usage:
         if self._unpriced:
             from .prices import price
 
-            for provider, model, inp, out, read, write in self._unpriced:
-                amount = price(provider, model, inp, out, read, write)
+            for provider, model, inp, out, read, write, *batch in self._unpriced:
+                amount = price(provider, model, inp, out, read, write, batch=bool(batch))
                 if amount is None:
                     self._unknown = True
                 else:
@@ -380,18 +378,21 @@ class Usage:
         self._cost = value
         self._unknown = False
 
-    def priced_as(self, provider: str, model: str) -> Usage:
-        """Mark these counts as one request to ``provider:model`` (priced when cost is read)."""
-        self._unpriced.append(
-            (
-                provider,
-                model,
-                self.input_tokens,
-                self.output_tokens,
-                self.cache_read_tokens,
-                self.cache_write_tokens,
-            )
+    def priced_as(self, provider: str, model: str, *, batch: bool = False) -> Usage:
+        """Mark these counts as one request to ``provider:model`` (priced when cost is read).
+
+        ``batch=True``: sent through the vendor's batch API (batch prices, see
+        :func:`llmport.prices.price`).
+        """
+        counts = (
+            provider,
+            model,
+            self.input_tokens,
+            self.output_tokens,
+            self.cache_read_tokens,
+            self.cache_write_tokens,
         )
+        self._unpriced.append((*counts, True) if batch else counts)
         return self
 
     def add(self, other: Usage) -> None:

@@ -189,6 +189,12 @@ class _OpenAIProvider(Provider):
     def _translating(self) -> translating:
         return translating(self.name, self._translate, self._secrets)
 
+    def batch_backend(self) -> Any:
+        """OpenAI batches (:mod:`llmport_openai.batch`)."""
+        from .batch import OpenAIBatch
+
+        return OpenAIBatch(self)
+
     def close(self) -> None:
         self.clients.close()
 
