@@ -38,6 +38,14 @@ REQUESTS: list[dict[str, Any]] = [
     {"custom_id": "too-long", "content": "Write a long story.", "max_tokens": 1_000_000},
 ]
 COMMON: dict[str, Any] = {"system": "Answer in one short sentence.", "max_tokens": 64}
+#: Per vendor, what the refused request adds: Anthropic's SDK refuses a non-streamed
+#: max_tokens this large unless a timeout is given (batch requests are never streamed).
+REFUSED_EXTRA: dict[str, dict[str, Any]] = {"anthropic": {"timeout": 600}}
+
+
+def requests_for(model: str) -> list[dict[str, Any]]:
+    extra = REFUSED_EXTRA.get(model.split(":", 1)[0], {})
+    return [*REQUESTS[:2], {**REQUESTS[2], **extra}]
 
 
 @dataclass
@@ -59,7 +67,7 @@ def run_flow(
     if mode == "async":
 
         async def go() -> None:
-            job = await rt.abatch(REQUESTS, model=model, batch_options=batch_options, **COMMON)
+            job = await rt.abatch(requests_for(model), model=model, batch_options=batch_options, **COMMON)
             out.job_id = job.id
             out.statuses.append(await job.astatus())
             out.waited = await job.wait_async(poll=POLL, timeout=30)
@@ -68,7 +76,7 @@ def run_flow(
 
         asyncio.run(go())
         return out
-    job = rt.batch(REQUESTS, model=model, batch_options=batch_options, **COMMON)
+    job = rt.batch(requests_for(model), model=model, batch_options=batch_options, **COMMON)
     out.job_id = job.id
     out.statuses.append(job.status())
     out.waited = job.wait(poll=POLL, timeout=30)

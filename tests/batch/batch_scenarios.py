@@ -196,8 +196,153 @@ def openai_scenarios() -> list[Scenario]:
     return [run, resume]
 
 
+# --- Anthropic ------------------------------------------------------------------------
+
+ANTHROPIC_MODEL = "claude-sonnet-4-5"
+
+
+def _anthropic_batch(
+    batch_id: str,
+    status: str,
+    counts: tuple[int, int, int, int, int],
+    *,
+    cancelled: bool = False,
+) -> Any:
+    """A MessageBatch; ``results_url`` (once ended) points at the server that answered."""
+    processing, succeeded, errored, canceled, expired = counts
+    ended = status == "ended"
+
+    def answer(request: Any) -> Reply:
+        host = request.headers.get("Host") or request.headers.get("host")
+        return Reply(
+            json={
+                "id": batch_id,
+                "type": "message_batch",
+                "processing_status": status,
+                "request_counts": {
+                    "processing": processing,
+                    "succeeded": succeeded,
+                    "errored": errored,
+                    "canceled": canceled,
+                    "expired": expired,
+                },
+                "ended_at": "2026-11-21T09:01:00.000000Z" if ended else None,
+                "created_at": "2026-11-21T09:00:00.000000Z",
+                "expires_at": "2026-11-22T09:00:00.000000Z",
+                "archived_at": None,
+                "cancel_initiated_at": "2026-11-21T09:00:30.000000Z" if cancelled else None,
+                "results_url": f"http://{host}/v1/messages/batches/{batch_id}/results"
+                if ended
+                else None,
+            }
+        )
+
+    return Reply(handler=answer)
+
+
+def _message(message_id: str, text: str, tokens: tuple[int, int]) -> dict[str, Any]:
+    return {
+        "id": message_id,
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-5-20250929",
+        "content": [{"type": "text", "text": text}],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {
+            "input_tokens": tokens[0],
+            "output_tokens": tokens[1],
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+            "service_tier": "batch",
+        },
+    }
+
+
+BINARY = {"content-type": "application/binary"}
+
+
+def anthropic_scenarios() -> list[Scenario]:
+    run_id, resume_id = "msgbatch_01RunBatch0001", "msgbatch_01ResBatch0002"
+    results = jsonl(
+        [
+            {
+                "custom_id": "capital",
+                "result": {
+                    "type": "succeeded",
+                    "message": _message(
+                        "msg_01Bat1", "The capital of France is Paris.", (21, 10)
+                    ),
+                },
+            },
+            {
+                "custom_id": "city",
+                "result": {
+                    "type": "succeeded",
+                    "message": _message(
+                        "msg_01Bat2", '{"city": "Osaka", "country": "Japan"}', (180, 16)
+                    ),
+                },
+            },
+            {
+                "custom_id": "too-long",
+                "result": {
+                    "type": "errored",
+                    "error": {
+                        "type": "error",
+                        "error": {
+                            "type": "invalid_request_error",
+                            "message": "max_tokens: 1000000 > 64000, which is the maximum "
+                            "allowed number of output tokens for claude-sonnet-4-5-20250929",
+                        },
+                    },
+                },
+            },
+        ]
+    )
+    run = Scenario(
+        "anthropic_run",
+        "anthropic",
+        f"anthropic:{ANTHROPIC_MODEL}",
+        "run",
+        [
+            _anthropic_batch(run_id, "in_progress", (3, 0, 0, 0, 0)),
+            _anthropic_batch(run_id, "in_progress", (3, 0, 0, 0, 0)),
+            _anthropic_batch(run_id, "in_progress", (2, 1, 0, 0, 0)),
+            _anthropic_batch(run_id, "ended", (0, 2, 1, 0, 0)),
+            _anthropic_batch(run_id, "ended", (0, 2, 1, 0, 0)),
+            Reply(body=results, headers=BINARY),
+        ],
+    )
+    partial = jsonl(
+        [
+            {
+                "custom_id": "capital",
+                "result": {"type": "succeeded", "message": _message("msg_01Bat3", "Paris.", (21, 3))},
+            },
+            {"custom_id": "city", "result": {"type": "canceled"}},
+            {"custom_id": "too-long", "result": {"type": "canceled"}},
+        ]
+    )
+    resume = Scenario(
+        "anthropic_resume",
+        "anthropic",
+        f"anthropic:{ANTHROPIC_MODEL}",
+        "resume",
+        [
+            _anthropic_batch(resume_id, "in_progress", (2, 1, 0, 0, 0)),
+            _anthropic_batch(resume_id, "canceling", (2, 1, 0, 0, 0), cancelled=True),
+            _anthropic_batch(resume_id, "ended", (0, 1, 0, 2, 0), cancelled=True),
+            _anthropic_batch(resume_id, "ended", (0, 1, 0, 2, 0), cancelled=True),
+            Reply(body=partial, headers=BINARY),
+        ],
+        job_id=f"anthropic:{resume_id}",
+    )
+    return [run, resume]
+
+
 def scenarios() -> dict[str, Scenario]:
-    found: list[Scenario] = [*openai_scenarios()]
+    found: list[Scenario] = [*openai_scenarios(), *anthropic_scenarios()]
     return {s.name: s for s in found}
 
 

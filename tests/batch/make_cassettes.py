@@ -81,6 +81,10 @@ def record(scenario: Scenario) -> Path:
         response["headers"] = {
             k: v for k, v in response["headers"].items() if k.lower() in KEEP_RESPONSE
         }
+        body = response.get("body", {}).get("string")
+        if isinstance(body, str) and "127.0.0.1" in body:  # e.g. Anthropic's results_url
+            host = rewrite("/", scenario.vendor).rstrip("/")
+            response["body"]["string"] = re.sub(r"http://127\.0\.0\.1:\d+", host, body)
     target = CASSETTES / scenario.cassette
     target.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=120))
     return target

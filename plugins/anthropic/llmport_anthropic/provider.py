@@ -115,6 +115,12 @@ class AnthropicProvider(Provider):
     async def aclose(self) -> None:
         await self.clients.aclose()
 
+    def batch_backend(self) -> Any:
+        """Anthropic message batches (:mod:`llmport_anthropic.batch`)."""
+        from .batch import AnthropicBatch
+
+        return AnthropicBatch(self)
+
     def capabilities(self, model: str) -> ModelCapabilities:
         """The registered capabilities, else (a provider made directly) the family table's."""
         if self.info is None:
