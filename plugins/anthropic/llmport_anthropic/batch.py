@@ -29,7 +29,8 @@ from .errors import BY_TYPE, VENDOR, translate
 if TYPE_CHECKING:
     from .provider import AnthropicProvider
 
-_CALL_ONLY = ("timeout", "extra_headers", "extra_query", "extra_body")
+#: Not body fields of a batch request (``stream``: batch requests are never streamed).
+_CALL_ONLY = ("timeout", "extra_headers", "extra_query", "extra_body", "stream")
 
 
 class AnthropicBatch(BatchBackend):
