@@ -341,8 +341,108 @@ def anthropic_scenarios() -> list[Scenario]:
     return [run, resume]
 
 
+# --- Gemini ---------------------------------------------------------------------------
+
+GEMINI_MODEL = "gemini-2.5-flash"
+
+
+def _gemini_job(
+    name: str, state: str, answers: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """The long-running operation ``batches.get`` returns (Developer API, v1beta)."""
+    metadata: dict[str, Any] = {
+        "@type": "type.googleapis.com/google.ai.generativelanguage.v1beta.GenerateContentBatch",
+        "model": f"models/{GEMINI_MODEL}",
+        "displayName": "llmport batch",
+        "createTime": "2026-11-21T09:00:00.000000Z",
+        "updateTime": "2026-11-21T09:01:00.000000Z",
+        "batchStats": {"requestCount": "3", "pendingRequestCount": "3"},
+        "state": state,
+        "name": name,
+    }
+    op: dict[str, Any] = {"name": name, "metadata": metadata}
+    if answers is not None:
+        metadata["endTime"] = "2026-11-21T09:01:00.000000Z"
+        output = {"inlinedResponses": {"inlinedResponses": answers}}
+        metadata["output"] = output
+        op["done"] = True
+        op["response"] = {
+            "@type": "type.googleapis.com/google.ai.generativelanguage.v1beta.GenerateContentBatchOutput",
+            **output,
+        }
+    return op
+
+
+def _gemini_answer(key: str, text: str, tokens: tuple[int, int]) -> dict[str, Any]:
+    return {
+        "response": {
+            "candidates": [
+                {
+                    "content": {"parts": [{"text": text}], "role": "model"},
+                    "finishReason": "STOP",
+                    "index": 0,
+                }
+            ],
+            "usageMetadata": {
+                "promptTokenCount": tokens[0],
+                "candidatesTokenCount": tokens[1],
+                "totalTokenCount": tokens[0] + tokens[1],
+                "promptTokensDetails": [{"modality": "TEXT", "tokenCount": tokens[0]}],
+            },
+            "modelVersion": GEMINI_MODEL,
+            "responseId": f"resp-{key}",
+        },
+        "metadata": {"key": key},
+    }
+
+
+def gemini_scenarios() -> list[Scenario]:
+    run_name, resume_name = "batches/llmportrun01", "batches/llmportres02"
+    answers = [
+        _gemini_answer("capital", "The capital of France is Paris.", (14, 8)),
+        _gemini_answer("city", '{"city": "Osaka", "country": "Japan"}', (16, 12)),
+        {
+            "error": {
+                "code": 3,
+                "message": "The maximum number of output tokens (1000000) exceeds the model's "
+                "limit of 65536.",
+            },
+            "metadata": {"key": "too-long"},
+        },
+    ]
+    run = Scenario(
+        "gemini_run",
+        "gemini",
+        f"gemini:{GEMINI_MODEL}",
+        "run",
+        [
+            Reply(json=_gemini_job(run_name, "BATCH_STATE_PENDING")),
+            Reply(json=_gemini_job(run_name, "BATCH_STATE_PENDING")),
+            Reply(json=_gemini_job(run_name, "BATCH_STATE_RUNNING")),
+            Reply(json=_gemini_job(run_name, "BATCH_STATE_SUCCEEDED", answers)),
+            Reply(json=_gemini_job(run_name, "BATCH_STATE_SUCCEEDED", answers)),
+        ],
+    )
+    partial = [_gemini_answer("capital", "Paris.", (14, 2))]
+    resume = Scenario(
+        "gemini_resume",
+        "gemini",
+        f"gemini:{GEMINI_MODEL}",
+        "resume",
+        [
+            Reply(json=_gemini_job(resume_name, "BATCH_STATE_RUNNING")),
+            Reply(json={}),  # :cancel answers an empty object
+            Reply(json=_gemini_job(resume_name, "BATCH_STATE_RUNNING")),
+            Reply(json=_gemini_job(resume_name, "BATCH_STATE_CANCELLED", partial)),
+            Reply(json=_gemini_job(resume_name, "BATCH_STATE_CANCELLED", partial)),
+        ],
+        job_id=f"gemini:{resume_name}",
+    )
+    return [run, resume]
+
+
 def scenarios() -> dict[str, Scenario]:
-    found: list[Scenario] = [*openai_scenarios(), *anthropic_scenarios()]
+    found: list[Scenario] = [*openai_scenarios(), *anthropic_scenarios(), *gemini_scenarios()]
     return {s.name: s for s in found}
 
 

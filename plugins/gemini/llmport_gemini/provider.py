@@ -284,6 +284,12 @@ class GeminiProvider(Provider):
     def _translating(self) -> translating:
         return translating(self.name, translate, self._secrets)
 
+    def batch_backend(self) -> Any:
+        """Gemini batch mode (:mod:`llmport_gemini.batch`)."""
+        from .batch import GeminiBatch
+
+        return GeminiBatch(self)
+
     def send(self, prepared: Prepared) -> Response:
         with self._translating():
             answer = self.client().models.generate_content(**prepared.payload)

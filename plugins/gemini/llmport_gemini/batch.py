@@ -1,0 +1,205 @@
+"""Gemini batch mode: ``models/{model}:batchGenerateContent`` with inline requests.
+
+Each request is an ``InlinedRequest`` built from exactly what the provider's
+``prepare`` built for ``generate_content`` (``contents`` and the
+``GenerateContentConfig``), with ``metadata: {"key": custom_id}``; the
+fields ``prepare`` puts in ``http_options.extra_body`` (function
+declarations, native tools, ``thinkingConfig``, ``vendor=`` fields) are
+merged into that request's wire form. ``client.batches.get`` polls; when
+the job ends its ``dest.inlined_responses`` hold one ``response`` (converted
+by the plugin's own :func:`~llmport_gemini.convert_out.response`) or
+``error`` (a ``google.rpc.Status``: typed by its code) per request.
+
+Gemini Developer API only: on Vertex AI batch prediction reads its input
+from Cloud Storage or BigQuery, which llmport does not write
+(:class:`~llmport.errors.UnsupportedFeatureError` before any request).
+google-genai does not expose the Developer API's ``batchStats``, so counts
+are known once the job has ended. ``batch_options``: ``display_name``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from llmport.batch import BatchBackend, BatchItem, BatchOutcome, BatchState, BatchStatus
+from llmport.errors import LlmportError, UnsupportedFeatureError
+from llmport.translate import status_error
+
+from .errors import VENDOR
+
+if TYPE_CHECKING:
+    from .provider import GeminiProvider
+
+#: google-genai job state -> neutral state.
+STATES: dict[str, BatchState] = {
+    "JOB_STATE_QUEUED": "queued",
+    "JOB_STATE_PENDING": "queued",
+    "JOB_STATE_RUNNING": "running",
+    "JOB_STATE_CANCELLING": "running",
+    "JOB_STATE_UPDATING": "running",
+    "JOB_STATE_PAUSED": "running",
+    "JOB_STATE_SUCCEEDED": "completed",
+    "JOB_STATE_PARTIALLY_SUCCEEDED": "completed",
+    "JOB_STATE_FAILED": "failed",
+    "JOB_STATE_CANCELLED": "cancelled",
+    "JOB_STATE_EXPIRED": "expired",
+}
+#: google.rpc.Code -> the HTTP status it stands for.
+RPC_STATUS = {1: 499, 3: 400, 4: 504, 5: 404, 7: 403, 8: 429, 9: 400, 13: 500, 14: 503, 16: 401}
+
+
+class GeminiBatch(BatchBackend):
+    """Batch mode of ``gemini:`` models (Developer API, inline requests)."""
+
+    options = frozenset({"display_name"})
+    provider: GeminiProvider
+
+    def check(self, model: str, options: Mapping[str, Any]) -> None:
+        super().check(model, options)
+        if self.provider.vertex:
+            raise UnsupportedFeatureError(
+                VENDOR,
+                model,
+                "batch on Vertex AI",
+                "Vertex AI batch prediction reads from Cloud Storage or BigQuery; "
+                "llmport sends inline requests (the Gemini Developer API)",
+            )
+
+    # -- submit ----------------------------------------------------------------------
+
+    def create_args(self, items: list[BatchItem], model: str, options: Mapping[str, Any]) -> Any:
+        """``batches.create`` arguments: one inline request per item, extra fields merged."""
+        from google.genai import types
+
+        inlined = []
+        extras: list[dict[str, Any]] = []
+        for item in items:
+            payload = item.prepared.payload
+            config = payload["config"]
+            http = config.http_options
+            extras.append(dict(http.extra_body or {}) if http is not None else {})
+            inlined.append(
+                types.InlinedRequest(
+                    contents=payload["contents"],
+                    config=config.model_copy(update={"http_options": None}),
+                    metadata={"key": item.custom_id},
+                )
+            )
+        config: dict[str, Any] = {"display_name": options.get("display_name", "llmport batch")}
+        if any(extras):  # the requests' wire form with prepare's extra_body fields merged in
+            config["http_options"] = types.HttpOptions(
+                extra_body={"batch": {"inputConfig": {"requests": {"requests": self.wire(
+                    inlined, extras
+                )}}}}
+            )
+        return {"model": model, "src": inlined, "config": types.CreateBatchJobConfig(**config)}
+
+    def wire(self, inlined: list[Any], extras: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Each inline request as google-genai writes it, ``extra_body`` merged into ``request``."""
+        from google.genai import _common, batches
+
+        from .convert_in import merge
+
+        client = self.provider.client()._api_client
+        out = []
+        for request, extra in zip(inlined, extras, strict=True):
+            converted = batches._InlinedRequest_to_mldev(client, request)
+            converted = _common.convert_to_dict(converted)
+            converted["request"] = merge(converted.get("request", {}), extra)
+            out.append(converted)
+        return out
+
+    def submit(self, items: list[BatchItem], model: str, options: Mapping[str, Any]) -> str:
+        args = self.create_args(items, model, options)
+        with self.provider._translating():
+            job = self.provider.client().batches.create(**args)
+        return str(job.name)
+
+    async def asubmit(self, items: list[BatchItem], model: str, options: Mapping[str, Any]) -> str:
+        args = self.create_args(items, model, options)
+        with self.provider._translating():
+            job = await self.provider.async_client().aio.batches.create(**args)
+        return str(job.name)
+
+    # -- status and cancel ------------------------------------------------------------------
+
+    def status(self, vendor_id: str) -> BatchStatus:
+        with self.provider._translating():
+            return neutral(self.provider.client().batches.get(name=vendor_id))
+
+    async def astatus(self, vendor_id: str) -> BatchStatus:
+        with self.provider._translating():
+            return neutral(await self.provider.async_client().aio.batches.get(name=vendor_id))
+
+    def cancel(self, vendor_id: str) -> BatchStatus:
+        with self.provider._translating():
+            self.provider.client().batches.cancel(name=vendor_id)
+        return self.status(vendor_id)
+
+    async def acancel(self, vendor_id: str) -> BatchStatus:
+        with self.provider._translating():
+            await self.provider.async_client().aio.batches.cancel(name=vendor_id)
+        return await self.astatus(vendor_id)
+
+    # -- results ------------------------------------------------------------------------------
+
+    def outcomes(self, vendor_id: str, items: Mapping[str, BatchItem]) -> list[BatchOutcome]:
+        with self.provider._translating():
+            job = self.provider.client().batches.get(name=vendor_id)
+        return self.parse(job)
+
+    async def aoutcomes(
+        self, vendor_id: str, items: Mapping[str, BatchItem]
+    ) -> list[BatchOutcome]:
+        with self.provider._translating():
+            job = await self.provider.async_client().aio.batches.get(name=vendor_id)
+        return self.parse(job)
+
+    def parse(self, job: Any) -> list[BatchOutcome]:
+        from .convert_out import response
+
+        model = str(job.model or "").removeprefix("models/")
+        out = []
+        for n, answer in enumerate(_inlined(job)):
+            custom_id = str((answer.metadata or {}).get("key", n))
+            if answer.error is not None:
+                out.append(BatchOutcome(custom_id, error=rpc_error(answer.error)))
+                continue
+            try:
+                out.append(BatchOutcome(custom_id, response=response(answer.response, model)))
+            except LlmportError as exc:
+                out.append(BatchOutcome(custom_id, error=exc))
+        return out
+
+
+def _inlined(job: Any) -> list[Any]:
+    dest = job.dest
+    return list(getattr(dest, "inlined_responses", None) or []) if dest is not None else []
+
+
+def neutral(job: Any) -> BatchStatus:
+    """A google-genai ``BatchJob`` as a neutral status (counts: Vertex's stats, or the answers)."""
+    raw = str(getattr(job.state, "value", job.state))
+    state = STATES.get(raw, "running")
+    stats = job.completion_stats
+    succeeded = failed = total = 0
+    if stats is not None:
+        succeeded = int(stats.successful_count or 0)
+        failed = int(stats.failed_count or 0)
+        total = succeeded + failed + int(stats.incomplete_count or 0)
+    else:
+        answers = _inlined(job)
+        failed = sum(1 for a in answers if a.error is not None)
+        succeeded, total = len(answers) - failed, len(answers)
+    return BatchStatus(
+        id=str(job.name), state=state, total=total, succeeded=succeeded, failed=failed, raw=raw
+    )
+
+
+def rpc_error(error: Any) -> LlmportError:
+    """A per-request ``google.rpc.Status`` as the typed error of the HTTP status it stands for."""
+    get = error.get if isinstance(error, dict) else lambda k: getattr(error, k, None)
+    code = int(get("code") or 13)
+    message = str(get("message") or f"rpc code {code}")
+    return status_error(RPC_STATUS.get(code, 500), message, provider=VENDOR, code=str(code))
