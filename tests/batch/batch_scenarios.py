@@ -441,8 +441,197 @@ def gemini_scenarios() -> list[Scenario]:
     return [run, resume]
 
 
+# --- Bedrock ----------------------------------------------------------------------------
+
+BEDROCK_MODEL = "amazon.nova-lite-v1:0"
+BUCKET = "llmport-batch-fake"
+# No real account id in a cassette (tests/test_cassette_secrets.py): a placeholder.
+ROLE = "arn:aws:iam::ACCOUNT_ID:role/llmport-batch-fake"
+BEDROCK_OPTIONS = {
+    "input_uri": f"s3://{BUCKET}/in/",
+    "output_uri": f"s3://{BUCKET}/out/",
+    "role_arn": ROLE,
+}
+BEDROCK_SETTINGS = {
+    "region": "us-east-1",
+    "aws_access_key_id": "fake-access-key-id",
+    "aws_secret_access_key": "fake-secret-access-key",
+}
+
+
+def _job_arn(job_id: str) -> str:
+    return f"arn:aws:bedrock:us-east-1:ACCOUNT_ID:model-invocation-job/{job_id}"
+
+
+def _bedrock_job(
+    job_id: str, name: str, status: str, counts: tuple[int, int, int, int]
+) -> dict[str, Any]:
+    """``GetModelInvocationJob``'s answer."""
+    total, processed, ok, failed = counts
+    job: dict[str, Any] = {
+        "jobArn": _job_arn(job_id),
+        "jobName": name,
+        "modelId": BEDROCK_MODEL,
+        "roleArn": ROLE,
+        "status": status,
+        "submitTime": "2026-11-21T09:00:00Z",
+        "lastModifiedTime": "2026-11-21T09:01:00Z",
+        "inputDataConfig": {
+            "s3InputDataConfig": {"s3InputFormat": "JSONL", "s3Uri": f"s3://{BUCKET}/in/{name}.jsonl"}
+        },
+        "outputDataConfig": {"s3OutputDataConfig": {"s3Uri": f"s3://{BUCKET}/out/"}},
+        "timeoutDurationInHours": 24,
+        "jobExpirationTime": "2026-11-22T09:00:00Z",
+        "modelInvocationType": "Converse",
+    }
+    if total:
+        job.update(
+            totalRecordCount=total,
+            processedRecordCount=processed,
+            successRecordCount=ok,
+            errorRecordCount=failed,
+        )
+    if status in ("Completed", "PartiallyCompleted", "Stopped", "Failed"):
+        job["endTime"] = "2026-11-21T09:01:00Z"
+    return job
+
+
+def _converse_output(content: list[dict[str, Any]], stop: str, tokens: tuple[int, int]) -> Any:
+    return {
+        "output": {"message": {"role": "assistant", "content": content}},
+        "stopReason": stop,
+        "usage": {
+            "inputTokens": tokens[0],
+            "outputTokens": tokens[1],
+            "totalTokens": tokens[0] + tokens[1],
+        },
+        "metrics": {"latencyMs": 412},
+    }
+
+
+class _Inputs:
+    """Keeps the JSONL the test PUT to S3, to echo each record's modelInput as Bedrock does."""
+
+    def __init__(self) -> None:
+        self.records: dict[str, Any] = {}
+
+    def put(self, request: Any) -> Reply:
+        for line in request.body.decode().splitlines():
+            record = json.loads(line)
+            self.records[record["recordId"]] = record["modelInput"]
+        return Reply(body=b"", headers={"etag": '"0f1e2d3c"'})
+
+    def output(self, lines: list[dict[str, Any]]) -> Reply:
+        def answer(request: Any) -> Reply:
+            out = []
+            for line in lines:
+                model_input = self.records.get(line["recordId"], {"messages": []})
+                out.append({"recordId": line["recordId"], "modelInput": model_input, **line["rest"]})
+            return Reply(body=jsonl(out), headers=OCTET)
+
+        return Reply(handler=answer)
+
+
+def bedrock_scenarios() -> list[Scenario]:
+    name = "llmport-batchrun"
+    run_id, resume_id = "r0nb4tch0001", "r3sb4tch0002"
+    inputs = _Inputs()
+    lines = [
+        {
+            "recordId": "capital",
+            "rest": {
+                "modelOutput": _converse_output(
+                    [{"text": "The capital of France is Paris."}], "end_turn", (19, 9)
+                )
+            },
+        },
+        {
+            "recordId": "city",
+            "rest": {
+                "modelOutput": _converse_output(
+                    [
+                        {
+                            "toolUse": {
+                                "toolUseId": "tooluse_b4tch01",
+                                "name": "response",
+                                "input": {"city": "Osaka", "country": "Japan"},
+                            }
+                        }
+                    ],
+                    "tool_use",
+                    (402, 31),
+                )
+            },
+        },
+        {
+            "recordId": "too-long",
+            "rest": {
+                "error": {
+                    "errorCode": 400,
+                    "errorMessage": "Malformed input request: The maximum tokens you requested "
+                    "exceeds the model limit of 10000.",
+                }
+            },
+        },
+    ]
+
+    def run_job(status: str, counts: tuple[int, int, int, int]) -> Reply:
+        return Reply(json=_bedrock_job(run_id, name, status, counts))
+
+    run = Scenario(
+        "bedrock_run",
+        "bedrock",
+        f"bedrock:{BEDROCK_MODEL}",
+        "run",
+        [
+            Reply(handler=inputs.put),
+            Reply(json={"jobArn": _job_arn(run_id)}),
+            run_job("Submitted", (0, 0, 0, 0)),
+            run_job("InProgress", (3, 1, 1, 0)),
+            run_job("Completed", (3, 3, 2, 1)),
+            run_job("Completed", (3, 3, 2, 1)),
+            inputs.output(lines),
+        ],
+        settings=dict(BEDROCK_SETTINGS),
+        batch_options={**BEDROCK_OPTIONS, "job_name": name},
+    )
+    resume_name = "llmport-batchres"
+    partial = [
+        {
+            "recordId": "capital",
+            "rest": {"modelOutput": _converse_output([{"text": "Paris."}], "end_turn", (19, 2))},
+        }
+    ]
+
+    def res_job(status: str, counts: tuple[int, int, int, int]) -> Reply:
+        return Reply(json=_bedrock_job(resume_id, resume_name, status, counts))
+
+    resume = Scenario(
+        "bedrock_resume",
+        "bedrock",
+        f"bedrock:{BEDROCK_MODEL}",
+        "resume",
+        [
+            res_job("InProgress", (3, 1, 1, 0)),
+            Reply(json={}),  # StopModelInvocationJob answers an empty object
+            res_job("Stopping", (3, 1, 1, 0)),
+            res_job("Stopped", (3, 1, 1, 0)),
+            res_job("Stopped", (3, 1, 1, 0)),
+            _Inputs().output(partial),
+        ],
+        settings=dict(BEDROCK_SETTINGS),
+        job_id=f"bedrock:{_job_arn(resume_id)}",
+    )
+    return [run, resume]
+
+
 def scenarios() -> dict[str, Scenario]:
-    found: list[Scenario] = [*openai_scenarios(), *anthropic_scenarios(), *gemini_scenarios()]
+    found: list[Scenario] = [
+        *openai_scenarios(),
+        *anthropic_scenarios(),
+        *gemini_scenarios(),
+        *bedrock_scenarios(),
+    ]
     return {s.name: s for s in found}
 
 
@@ -465,7 +654,7 @@ def loopback_settings(scenario: Scenario, url: str) -> dict[str, Any]:
         return {"base_url": url, "api_key": FAKE_KEY, **scenario.settings}
     if scenario.vendor == "gemini":
         return {"base_url": url, "api_key": FAKE_KEY, **scenario.settings}
-    return {"endpoint_url": url, **scenario.settings}
+    return {"control_endpoint_url": url, "s3_endpoint_url": url, **scenario.settings}
 
 
 def replay_settings(scenario: Scenario) -> dict[str, Any]:
@@ -478,5 +667,15 @@ def replay_settings(scenario: Scenario) -> dict[str, Any]:
 
 
 def rewrite_uri(path: str, vendor: str) -> str:
-    """A loopback path (``/v1/...``) as the URI the SDK sends to the vendor by default."""
-    return VENDOR_HOSTS[vendor] + path
+    """A loopback path (``/v1/...``) as the URI the SDK sends to the vendor by default.
+
+    Bedrock: the control plane's ``/model-invocation-job`` paths go to
+    ``bedrock.us-east-1``; S3's path-style ``/bucket/key`` (what boto3 uses
+    for an IP endpoint) becomes the virtual-hosted form it uses by default.
+    """
+    if vendor != "bedrock":
+        return VENDOR_HOSTS[vendor] + path
+    if path.startswith("/model-invocation-job") or path == "/":
+        return "https://bedrock.us-east-1.amazonaws.com" + path
+    bucket, _, key = path.lstrip("/").partition("/")
+    return f"https://{bucket}.s3.amazonaws.com/{key}"

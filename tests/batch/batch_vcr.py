@@ -27,6 +27,8 @@ def _header(request: Any, name: str) -> str:
 
 def _normal(request: Any) -> Any:
     body = request.body
+    if hasattr(body, "getvalue"):  # botocore may hand vcrpy a BytesIO
+        body = body.getvalue()
     if body is None or body in (b"", ""):
         return None
     if isinstance(body, bytes):
@@ -36,7 +38,7 @@ def _normal(request: Any) -> Any:
         return body.replace(found.group(1), "BOUNDARY")
     try:
         return json.loads(body)
-    except ValueError:
+    except (ValueError, TypeError):
         return body
 
 
@@ -44,7 +46,17 @@ def _batch_body(r1: Any, r2: Any) -> None:
     assert _normal(r1) == _normal(r2), "request body differs from the cassette"
 
 
+def _bytes_body(request: Any) -> Any:
+    """Store a file-like body (botocore's S3 uploads) as its bytes."""
+    if getattr(request, "_was_file", False) or getattr(request, "_was_iter", False):
+        body = request.body_bytes  # vcrpy would hand the body back as a BytesIO / iterator
+        request._was_file = request._was_iter = False
+        request.body = body
+    return request
+
+
 def batch_vcr(**overrides: Any) -> Any:
+    overrides.setdefault("before_record_request", _bytes_body)
     recorder = make_vcr(**overrides)
     recorder.register_matcher("batch_body", _batch_body)
     recorder.match_on = MATCH_ON

@@ -76,6 +76,8 @@ SETTINGS = frozenset(
         "timeout",
         "connect_timeout",
         "max_workers",
+        "control_endpoint_url",  # batch: the bedrock control-plane endpoint
+        "s3_endpoint_url",  # batch: the S3 endpoint
     }
 )
 DEFAULT_READ_TIMEOUT = 300.0
@@ -267,8 +269,20 @@ class BedrockProvider(Provider):
                 )
             return self._pool
 
+    def batch_backend(self) -> Any:
+        """Model-invocation jobs (:mod:`llmport_bedrock.batch`); one per provider."""
+        from .batch import BedrockBatch
+
+        with self._lock:
+            if getattr(self, "_batch", None) is None:
+                self._batch = BedrockBatch(self)
+            return self._batch
+
     def close(self) -> None:
         """Close every client and shut the pool down (without waiting; usable again after)."""
+        batch = getattr(self, "_batch", None)
+        if batch is not None:  # batch: its bedrock and s3 clients
+            batch.close()
         with self._lock:
             caches = list(self._clients.values())
             self._clients.clear()
