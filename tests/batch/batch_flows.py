@@ -67,7 +67,9 @@ def run_flow(
     if mode == "async":
 
         async def go() -> None:
-            job = await rt.abatch(requests_for(model), model=model, batch_options=batch_options, **COMMON)
+            job = await rt.abatch(
+                requests_for(model), model=model, batch_options=batch_options, **COMMON
+            )
             out.job_id = job.id
             out.statuses.append(await job.astatus())
             out.waited = await job.wait_async(poll=POLL, timeout=30)

@@ -79,7 +79,12 @@ def _chat(answer_id: str, text: str, prompt: int, completion: int) -> dict[str, 
         "choices": [
             {
                 "index": 0,
-                "message": {"role": "assistant", "content": text, "refusal": None, "annotations": []},
+                "message": {
+                    "role": "assistant",
+                    "content": text,
+                    "refusal": None,
+                    "annotations": [],
+                },
                 "logprobs": None,
                 "finish_reason": "stop",
             }
@@ -270,9 +275,7 @@ def anthropic_scenarios() -> list[Scenario]:
                 "custom_id": "capital",
                 "result": {
                     "type": "succeeded",
-                    "message": _message(
-                        "msg_01Bat1", "The capital of France is Paris.", (21, 10)
-                    ),
+                    "message": _message("msg_01Bat1", "The capital of France is Paris.", (21, 10)),
                 },
             },
             {
@@ -318,7 +321,10 @@ def anthropic_scenarios() -> list[Scenario]:
         [
             {
                 "custom_id": "capital",
-                "result": {"type": "succeeded", "message": _message("msg_01Bat3", "Paris.", (21, 3))},
+                "result": {
+                    "type": "succeeded",
+                    "message": _message("msg_01Bat3", "Paris.", (21, 3)),
+                },
             },
             {"custom_id": "city", "result": {"type": "canceled"}},
             {"custom_id": "too-long", "result": {"type": "canceled"}},
@@ -477,7 +483,10 @@ def _bedrock_job(
         "submitTime": "2026-11-21T09:00:00Z",
         "lastModifiedTime": "2026-11-21T09:01:00Z",
         "inputDataConfig": {
-            "s3InputDataConfig": {"s3InputFormat": "JSONL", "s3Uri": f"s3://{BUCKET}/in/{name}.jsonl"}
+            "s3InputDataConfig": {
+                "s3InputFormat": "JSONL",
+                "s3Uri": f"s3://{BUCKET}/in/{name}.jsonl",
+            }
         },
         "outputDataConfig": {"s3OutputDataConfig": {"s3Uri": f"s3://{BUCKET}/out/"}},
         "timeoutDurationInHours": 24,
@@ -526,7 +535,9 @@ class _Inputs:
             out = []
             for line in lines:
                 model_input = self.records.get(line["recordId"], {"messages": []})
-                out.append({"recordId": line["recordId"], "modelInput": model_input, **line["rest"]})
+                out.append(
+                    {"recordId": line["recordId"], "modelInput": model_input, **line["rest"]}
+                )
             return Reply(body=jsonl(out), headers=OCTET)
 
         return Reply(handler=answer)
