@@ -424,6 +424,7 @@ class _Bar:
 
     def __enter__(self) -> _Bar:
         if self.enabled:
+            from rich.console import Console
             from rich.progress import (
                 BarColumn,
                 MofNCompleteColumn,
@@ -432,13 +433,14 @@ class _Bar:
                 TimeElapsedColumn,
             )
 
+            console = self.console if self.console is not None else Console(stderr=True)
             self.progress = Progress(
                 TextColumn("[bold]{task.description}"),
                 BarColumn(),
                 MofNCompleteColumn(),
                 TextColumn("{task.fields[state]}"),
                 TimeElapsedColumn(),
-                console=self.console,
+                console=console,
                 transient=False,
             )
             self.progress.start()

@@ -29,6 +29,7 @@ chained, configured keys masked), keep clients in a :class:`ClientCache`
 
 from __future__ import annotations
 
+from .batch import BatchBackend, BatchError, BatchItem, BatchOutcome, BatchState, BatchStatus
 from .clients import ClientCache
 from .content import inline_text_file, is_text_like
 from .errors import (
@@ -95,6 +96,12 @@ __all__ = [
     "STANDARD_OPTIONS",
     "AuthenticationError",
     "BadRequestError",
+    "BatchBackend",
+    "BatchError",
+    "BatchItem",
+    "BatchOutcome",
+    "BatchState",
+    "BatchStatus",
     "Block",
     "ClientCache",
     "ConfigError",

@@ -372,10 +372,8 @@ def _gemini_job(
         output = {"inlinedResponses": {"inlinedResponses": answers}}
         metadata["output"] = output
         op["done"] = True
-        op["response"] = {
-            "@type": "type.googleapis.com/google.ai.generativelanguage.v1beta.GenerateContentBatchOutput",
-            **output,
-        }
+        kind = "type.googleapis.com/google.ai.generativelanguage.v1beta.GenerateContentBatchOutput"
+        op["response"] = {"@type": kind, **output}
     return op
 
 

@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from llmport.batch import BatchBackend, BatchError, BatchItem, BatchOutcome, BatchStatus
 from llmport.errors import LlmportError
+from llmport.plugin import BatchBackend, BatchError, BatchItem, BatchOutcome, BatchStatus
 from llmport.translate import status_error, translating
 from llmport.types import Request
 
@@ -101,9 +101,7 @@ class AnthropicBatch(BatchBackend):
             lines = list(self.provider.clients.sync().messages.batches.results(vendor_id))
         return [self.outcome(line, items) for line in lines]
 
-    async def aoutcomes(
-        self, vendor_id: str, items: Mapping[str, BatchItem]
-    ) -> list[BatchOutcome]:
+    async def aoutcomes(self, vendor_id: str, items: Mapping[str, BatchItem]) -> list[BatchOutcome]:
         with self._translating():
             batches = self.provider.clients.for_loop().messages.batches
             lines = [line async for line in await batches.results(vendor_id)]

@@ -37,9 +37,9 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from llmport.batch import BatchBackend, BatchItem, BatchOutcome, BatchState, BatchStatus
 from llmport.clients import ClientCache
 from llmport.errors import LlmportError, OptionError
+from llmport.plugin import BatchBackend, BatchItem, BatchOutcome, BatchState, BatchStatus
 from llmport.translate import status_error, translating
 from llmport.types import Request
 
@@ -197,9 +197,7 @@ class BedrockBatch(BatchBackend):
             answer = self.client("s3").get_object(Bucket=bucket, Key=key.lstrip("/"))
             text = answer["Body"].read().decode()
         model = str(job.get("modelId", ""))
-        return [
-            self.outcome(json.loads(line), items, model) for line in text.splitlines() if line
-        ]
+        return [self.outcome(json.loads(line), items, model) for line in text.splitlines() if line]
 
     def outcome(self, line: dict[str, Any], items: Mapping[str, BatchItem], model: str) -> Any:
         from .convert_in import ConversePrepared
@@ -237,6 +235,6 @@ def record_error(error: Any) -> LlmportError:
     if not isinstance(error, dict):
         return status_error(500, str(error), provider=VENDOR)
     code = error.get("errorCode")
-    status = int(code) if isinstance(code, int) or str(code).isdigit() else 400
+    status = int(str(code)) if str(code).isdigit() else 400
     message = str(error.get("errorMessage") or f"record failed ({code})")
     return status_error(status, message, provider=VENDOR)

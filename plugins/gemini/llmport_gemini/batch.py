@@ -22,8 +22,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from llmport.batch import BatchBackend, BatchItem, BatchOutcome, BatchState, BatchStatus
 from llmport.errors import LlmportError, UnsupportedFeatureError
+from llmport.plugin import BatchBackend, BatchItem, BatchOutcome, BatchState, BatchStatus
 from llmport.translate import status_error
 
 from .errors import VENDOR
@@ -86,14 +86,14 @@ class GeminiBatch(BatchBackend):
                     metadata={"key": item.custom_id},
                 )
             )
-        config: dict[str, Any] = {"display_name": options.get("display_name", "llmport batch")}
+        job: dict[str, Any] = {"display_name": options.get("display_name", "llmport batch")}
         if any(extras):  # the requests' wire form with prepare's extra_body fields merged in
-            config["http_options"] = types.HttpOptions(
-                extra_body={"batch": {"inputConfig": {"requests": {"requests": self.wire(
-                    inlined, extras
-                )}}}}
+            job["http_options"] = types.HttpOptions(
+                extra_body={
+                    "batch": {"inputConfig": {"requests": {"requests": self.wire(inlined, extras)}}}
+                }
             )
-        return {"model": model, "src": inlined, "config": types.CreateBatchJobConfig(**config)}
+        return {"model": model, "src": inlined, "config": types.CreateBatchJobConfig(**job)}
 
     def wire(self, inlined: list[Any], extras: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Each inline request as google-genai writes it, ``extra_body`` merged into ``request``."""
@@ -149,9 +149,7 @@ class GeminiBatch(BatchBackend):
             job = self.provider.client().batches.get(name=vendor_id)
         return self.parse(job)
 
-    async def aoutcomes(
-        self, vendor_id: str, items: Mapping[str, BatchItem]
-    ) -> list[BatchOutcome]:
+    async def aoutcomes(self, vendor_id: str, items: Mapping[str, BatchItem]) -> list[BatchOutcome]:
         with self.provider._translating():
             job = await self.provider.async_client().aio.batches.get(name=vendor_id)
         return self.parse(job)
@@ -199,7 +197,7 @@ def neutral(job: Any) -> BatchStatus:
 
 def rpc_error(error: Any) -> LlmportError:
     """A per-request ``google.rpc.Status`` as the typed error of the HTTP status it stands for."""
-    get = error.get if isinstance(error, dict) else lambda k: getattr(error, k, None)
-    code = int(get("code") or 13)
-    message = str(get("message") or f"rpc code {code}")
+    fields = error if isinstance(error, dict) else vars(error)
+    code = int(fields.get("code") or 13)
+    message = str(fields.get("message") or f"rpc code {code}")
     return status_error(RPC_STATUS.get(code, 500), message, provider=VENDOR, code=str(code))

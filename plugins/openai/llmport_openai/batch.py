@@ -21,8 +21,15 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from llmport.batch import BatchBackend, BatchError, BatchItem, BatchOutcome, BatchState, BatchStatus
 from llmport.errors import BadRequestError, LlmportError
+from llmport.plugin import (
+    BatchBackend,
+    BatchError,
+    BatchItem,
+    BatchOutcome,
+    BatchState,
+    BatchStatus,
+)
 from llmport.translate import status_error
 
 if TYPE_CHECKING:
@@ -57,7 +64,7 @@ class OpenAIBatch(BatchBackend):
         """The input file: one request line per item, bodies as ``prepare`` built them."""
         lines = []
         for item in items:
-            line = {"custom_id": item.custom_id, "method": "POST", "url": self.url}
+            line: dict[str, Any] = {"custom_id": item.custom_id, "method": "POST", "url": self.url}
             line["body"] = body_of(item.prepared)  # type: ignore[arg-type]
             lines.append(json.dumps(line, separators=(",", ":"), ensure_ascii=False))
         return ("\n".join(lines) + "\n").encode()
