@@ -8,7 +8,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-CASSETTES = Path(__file__).resolve().parent.parent / "cassettes"
+ROOT = Path(__file__).resolve().parent.parent
+CASSETTES = ROOT / "cassettes"
+#: Cassettes shipped inside packages (the demo's, in the core wheel).
+PACKAGED = ROOT / "core" / "llmport" / "_demo"
 
 SECRET_PATTERNS = {
     "OpenAI key": re.compile(r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"),
@@ -25,7 +28,12 @@ SECRET_HEADERS = {"authorization", "x-api-key", "api-key", "x-goog-api-key", "co
 
 
 def cassette_files() -> list[Path]:
-    return sorted(p for p in CASSETTES.rglob("*") if p.suffix in (".yaml", ".yml", ".json"))
+    found = [*CASSETTES.rglob("*"), *PACKAGED.rglob("*")]
+    return sorted(p for p in found if p.suffix in (".yaml", ".yml", ".json"))
+
+
+def test_the_shipped_demo_cassette_is_scanned() -> None:
+    assert PACKAGED / "trip.yaml" in cassette_files()
 
 
 def find_secrets(text: str) -> list[str]:
@@ -58,7 +66,7 @@ def test_scanner_catches_secrets() -> None:
     assert secret_headers({"interactions": [{"request": {"headers": {"Authorization": ["x"]}}}]})
 
 
-@pytest.mark.parametrize("path", cassette_files(), ids=lambda p: str(p.relative_to(CASSETTES)))
+@pytest.mark.parametrize("path", cassette_files(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_cassette_has_no_secrets(path: Path) -> None:
     text = path.read_text(encoding="utf-8", errors="replace")
     assert not find_secrets(text), f"{path}: looks like it holds a secret"
@@ -68,5 +76,5 @@ def test_cassette_has_no_secrets(path: Path) -> None:
 
 def test_every_cassette_is_described_in_readme() -> None:
     readme = (CASSETTES / "README.md").read_text()
-    missing = [str(p.relative_to(CASSETTES)) for p in cassette_files() if p.name not in readme]
+    missing = [str(p.relative_to(ROOT)) for p in cassette_files() if p.name not in readme]
     assert not missing, f"cassettes/README.md does not say how these were made: {missing}"

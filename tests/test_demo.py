@@ -7,7 +7,14 @@ import subprocess
 import sys
 from typing import Any
 
-from llmport.demo import CITIES, DEMO_ANTHROPIC, DEMO_OPENAI, build_agent, tiny_png
+from llmport.demo import (
+    CITIES,
+    DEMO_ANTHROPIC,
+    DEMO_CASSETTE,
+    DEMO_OPENAI,
+    build_agent,
+    tiny_png,
+)
 from llmport.retry import Backoff
 from llmport.runtime import Runtime
 from llmport.session import Session
@@ -42,9 +49,24 @@ def test_demo_cassette_matches_what_the_plugins_send(cassette: Any) -> None:
     rt = Runtime(
         model=DEMO_OPENAI, providers={"openai": fake, "anthropic": fake}, backoff=Backoff.none()
     )
-    with cassette("demo/trip.yaml") as cass, Session() as session:
+    with cassette(str(DEMO_CASSETTE)) as cass, Session() as session:
         result = build_agent(rt, DEMO_OPENAI, DEMO_ANTHROPIC)(tiny_png(), list(CITIES))
     assert cass.play_count == 7
     assert result["summary"]["coldest_city"] == "Oslo"
     kinds = [n.kind for n in session.nodes()]
     assert kinds.count("function") == 4 and kinds.count("tool") == 2
+
+
+def test_demo_names_exactly_the_distributions_the_replay_lacks(monkeypatch: Any) -> None:
+    import importlib.util
+
+    from llmport import demo
+
+    real = importlib.util.find_spec
+    absent = {"llmport_anthropic", "vcr"}
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name in absent else real(name, *a)
+    )
+    assert demo.missing_for_replay() == ["llmport-anthropic", "vcrpy"]
+    absent.clear()
+    assert demo.missing_for_replay() == []

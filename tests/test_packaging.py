@@ -9,10 +9,12 @@ build backend and opened to check that the files are really inside.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import subprocess
+import sys
 import tomllib
 import zipfile
 from email.parser import Parser
@@ -222,3 +224,102 @@ def test_built_wheels_contain_license_and_py_typed(
     requires = [Requirement(r) for r in metadata.get_all("Requires-Dist") or []]
     on_core = [str(r.specifier) for r in requires if r.name == "llmport"]
     assert on_core == ([str(Requirement(f"llmport{core_range}").specifier)] if core_range else [])
+
+
+# --- `llmport demo` from installed wheels -------------------------------------------------
+
+
+def fresh_venv(root: Path, name: str, wheels: list[Path], extras: list[str]) -> Path:
+    """A new virtualenv holding ``wheels`` and, from uv.lock, their third-party dependencies.
+
+    Offline: the dependencies come from the uv cache that ``uv sync`` filled, pinned by
+    the lockfile (``--no-install-workspace`` leaves the workspace's own packages out,
+    so llmport and its plugins are only the built wheels); ``uv pip check`` then
+    proves the wheels' declared requirements are met by what was installed.
+    """
+    venv = root / name
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    def run(*args: str | Path, **extra_env: str) -> None:
+        subprocess.run(args, cwd=ROOT, check=True, capture_output=True, env={**env, **extra_env})
+
+    run(uv(), "venv", "--quiet", "--python", sys.executable, venv)
+    extra = [f"--extra={name}" for name in extras]
+    sync = ["sync", "--frozen", "--offline", "--no-dev", "--no-install-workspace", *extra]
+    run(uv(), *sync, UV_PROJECT_ENVIRONMENT=str(venv))
+    python = venv / "bin" / "python"
+    run(uv(), "pip", "install", "--offline", "--no-deps", "--python", python, *wheels)
+    run(uv(), "pip", "check", "--python", python)
+    return venv
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Two venvs outside the repo: the core wheel alone, and ``llmport[demo]`` from wheels."""
+    root = tmp_path_factory.mktemp("installed")
+    for package in ("llmport", "llmport-openai", "llmport-anthropic"):
+        build = [uv(), "build", "--offline", "--quiet", "--wheel", "--package", package]
+        subprocess.run([*build, "-o", root / "wheels"], cwd=ROOT, check=True, capture_output=True)
+    wheels = sorted((root / "wheels").glob("*.whl"))
+    (core,) = [w for w in wheels if w.name.startswith("llmport-")]
+    return {
+        "core": fresh_venv(root, "core-only", [core], []),
+        "demo": fresh_venv(root, "with-demo-extra", wheels, ["demo"]),
+    }
+
+
+def run_installed(venv: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    # Run from an empty folder with a clean environment: nothing of the checkout can leak in.
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LLMPORT_", "VIRTUAL_ENV"))}
+    env.pop("PYTHONPATH", None)
+    env["COLUMNS"] = "80"
+    return subprocess.run(
+        [venv / "bin" / "llmport", *args],
+        cwd=venv.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+
+
+def test_the_core_wheel_ships_the_demo_cassette(installed: dict[str, Path]) -> None:
+    check = "import llmport.demo as d; print(d.DEMO_CASSETTE); print(d.DEMO_CASSETTE.is_file())"
+    out = subprocess.run(
+        [installed["core"] / "bin" / "python", "-c", check],
+        cwd=installed["core"].parent, capture_output=True, text=True, check=True,
+    ).stdout.split()
+    assert out[1] == "True"
+    assert Path(out[0]).is_relative_to(installed["core"]) and "site-packages" in out[0]
+
+
+def test_installed_demo_extra_replays_the_cassette_through_the_real_plugins(
+    installed: dict[str, Path],
+) -> None:
+    report = json.loads(run_installed(installed["demo"], "demo", "--json").stdout.splitlines()[-1])
+    assert report["mode"] == "cassettes" and report["missing"] == []
+    assert report["result"]["summary"] == {
+        "warmest_city": "Paris",
+        "coldest_city": "Oslo",
+        "needs_coat": True,
+    }
+    assert report["result"]["packed"].startswith("coat packed")
+    # the cassette's own answers (the scripted fallback words them differently)
+    assert report["result"]["scene"] == "A small, plain green square."
+    assert max(c["attempts"] for c in report["calls"]) == 2  # the recorded 529, retried
+    assert report["usage"]["requests"] == 6 and report["usage"]["input_tokens"] > 0
+    # (one run only: importing the vendor SDKs in a new venv takes seconds)
+
+
+def test_core_only_demo_names_exactly_what_to_install(installed: dict[str, Path]) -> None:
+    text = run_installed(installed["core"], "demo").stdout
+    hint = [line for line in text.splitlines() if "pip install" in line]
+    assert hint == [
+        "vendor answers: scripted (scripted providers; to replay the cassette: "
+        "pip install llmport-openai llmport-anthropic vcrpy)"
+    ]
+    assert "dev tools" not in text
+    report = json.loads(run_installed(installed["core"], "demo", "--json").stdout.splitlines()[-1])
+    assert report["mode"] == "scripted"
+    assert report["missing"] == ["llmport-openai", "llmport-anthropic", "vcrpy"]
+    assert report["result"]["summary"]["coldest_city"] == "Oslo"

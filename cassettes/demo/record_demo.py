@@ -1,4 +1,7 @@
-"""Make cassettes/demo/trip.yaml: the traffic `llmport demo` replays.
+"""Make core/llmport/_demo/trip.yaml: the traffic `llmport demo` replays.
+
+The cassette is package data of the core wheel, so `llmport demo` replays it
+from an installed ``llmport[demo]`` as well as from a clone.
 
 The request side is real: the demo's agent runs through the real
 llmport-openai and llmport-anthropic plugins and the real vendor SDKs,
@@ -13,18 +16,23 @@ rewritten to the vendors' hosts. Run again after changing the demo:
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import vcr
-from llmport.demo import CITIES, DEMO_ANTHROPIC, DEMO_OPENAI, build_agent, tiny_png
+from llmport.demo import (
+    CITIES,
+    DEMO_ANTHROPIC,
+    DEMO_CASSETTE,
+    DEMO_OPENAI,
+    build_agent,
+    tiny_png,
+)
 from llmport.loopback import LoopbackServer, Reply
 from llmport.retry import Backoff
 from llmport.runtime import Runtime
 from llmport.session import Session
 
-HERE = Path(__file__).resolve().parent
 HOSTS: dict[int, str] = {}
 
 
@@ -170,7 +178,7 @@ def to_vendor_host(request: Any) -> Any:
 
 
 def main() -> None:
-    target = HERE / "trip.yaml"
+    target = DEMO_CASSETTE
     target.unlink(missing_ok=True)
     recorder = vcr.VCR(
         record_mode="all",

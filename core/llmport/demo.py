@@ -5,17 +5,18 @@ through the real OpenAI and Anthropic plugins, switching vendor per call:
 an image described by Claude, a parallel tool loop and structured output on
 GPT, and a decision by Claude whose first request is answered with a 529
 (overloaded) and retried. The vendors' answers come from the cassettes in
-``cassettes/demo/`` (replayed with vcrpy, no keys, no network); afterwards the
-demo prints the session DAG and the token usage.
+``llmport/_demo/trip.yaml``, shipped inside the ``llmport`` wheel and replayed
+with vcrpy (no keys, no network); afterwards the demo prints the session DAG
+and the token usage. ``pip install "llmport[demo]"`` installs what the replay
+needs: the two plugins and vcrpy.
 
-Without vcrpy or the vendor plugins (a plain ``pip install llmport``) the
-same agent runs on two scripted providers instead, and says so.
+Without them (a plain ``pip install llmport``) the same agent runs on two
+scripted providers instead, and the demo names exactly what is missing.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import struct
 import time
 import zlib
@@ -58,18 +59,21 @@ def tiny_png(width: int = 8, height: int = 8, rgb: tuple[int, int, int] = (40, 1
     )
 
 
-def cassette_dir() -> Path | None:
-    """Where the demo cassettes are: $LLMPORT_CASSETTES, the working tree, or the checkout."""
-    candidates = []
-    if os.environ.get("LLMPORT_CASSETTES"):
-        candidates.append(Path(os.environ["LLMPORT_CASSETTES"]))
-    here = Path.cwd()
-    candidates += [folder / "cassettes" for folder in (here, *here.parents)]
-    candidates.append(Path(__file__).resolve().parents[2] / "cassettes")
-    for folder in candidates:
-        if (folder / "demo" / "trip.yaml").is_file():
-            return folder / "demo"
-    return None
+#: The vendor traffic the demo replays: package data of the core wheel.
+DEMO_CASSETTE = Path(__file__).resolve().parent / "_demo" / "trip.yaml"
+#: What the replay imports, and the distribution that provides it.
+REPLAY_NEEDS = {
+    "llmport_openai": "llmport-openai",
+    "llmport_anthropic": "llmport-anthropic",
+    "vcr": "vcrpy",
+}
+
+
+def missing_for_replay() -> list[str]:
+    """The distributions to install before the demo can replay its cassette (none: replay)."""
+    from importlib.util import find_spec
+
+    return [dist for module, dist in REPLAY_NEEDS.items() if find_spec(module) is None]
 
 
 def build_agent(rt: Any, openai_model: str, anthropic_model: str) -> Any:
@@ -142,7 +146,7 @@ def build_agent(rt: Any, openai_model: str, anthropic_model: str) -> Any:
     return plan_trip
 
 
-def _replay_runtime(folder: Path, hooks: list[Any]) -> tuple[Any, Any]:
+def _replay_runtime(path: Path, hooks: list[Any]) -> tuple[Any, Any]:
     """A runtime on the real plugins; vendor traffic replayed from the demo cassette."""
     import vcr  # type: ignore[import-untyped]
 
@@ -152,7 +156,7 @@ def _replay_runtime(folder: Path, hooks: list[Any]) -> tuple[Any, Any]:
     recorder = vcr.VCR(
         record_mode="none", match_on=["method", "host", "path"], decode_compressed_response=True
     )
-    cassette = recorder.use_cassette(str(folder / "trip.yaml"), allow_playback_repeats=False)
+    cassette = recorder.use_cassette(str(path), allow_playback_repeats=False)
     fake = {"api_key": "sk-demo-not-a-real-key"}  # cassettes never check keys
     rt = Runtime(
         model=DEMO_OPENAI,
@@ -191,12 +195,6 @@ def _scripted_runtime(hooks: list[Any]) -> Any:
     )
 
 
-def _plugins_installed() -> bool:
-    from importlib.util import find_spec
-
-    return all(find_spec(m) is not None for m in ("vcr", "llmport_openai", "llmport_anthropic"))
-
-
 class _Observer:
     """Collects every model call (a tracing policy hook) for the report."""
 
@@ -224,25 +222,22 @@ def run_demo(as_json: bool = False) -> int:
     from .session_cli import tree
 
     console = Console(highlight=False, quiet=as_json)
-    folder = cassette_dir()
+    missing = missing_for_replay()
     observer = _Observer()
     mode = "scripted"
     cassette = None
-    if folder is not None and _plugins_installed():
-        rt, cassette = _replay_runtime(folder, [observer])
+    if not missing:
+        rt, cassette = _replay_runtime(DEMO_CASSETTE, [observer])
         mode = "cassettes"
     else:
         rt = _scripted_runtime([observer])
 
     console.rule("[bold]llmport demo[/] (offline)")
-    console.print(
-        f"vendor answers: [bold]{mode}[/] "
-        + (
-            f"({folder}/trip.yaml through the real openai and anthropic plugins)"
-            if mode == "cassettes"
-            else "(scripted providers; install the dev tools for cassettes)"
-        )
-    )
+    if mode == "cassettes":
+        why = f"({DEMO_CASSETTE} through the real openai and anthropic plugins)"
+    else:
+        why = f"(scripted providers; to replay the cassette: pip install {' '.join(missing)})"
+    console.print(f"vendor answers: [bold]{mode}[/] {why}", soft_wrap=True)
     session = Session()
     started = time.perf_counter()
     plan_trip = build_agent(rt, DEMO_OPENAI, DEMO_ANTHROPIC)
@@ -280,6 +275,7 @@ def run_demo(as_json: bool = False) -> int:
             json.dumps(
                 {
                     "mode": mode,
+                    "missing": missing,
                     "result": result,
                     "calls": observer.calls,
                     "usage": usage.to_dict(),
