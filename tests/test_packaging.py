@@ -136,13 +136,25 @@ def test_the_core_readme_keeps_the_quickstart_and_cites_no_spec() -> None:
     assert "SPEC" not in text and "§" not in text
 
 
-def test_the_docs_cite_no_internal_spec() -> None:
-    cited = [
-        str(page.relative_to(ROOT))
-        for page in (ROOT / "docs").rglob("*.md")
-        if "SPEC" in page.read_text() or "§" in page.read_text()
-    ]
-    assert cited == []
+def published_texts() -> list[Path]:
+    """What users read: the docs site's sources, every README (PyPI pages), the changelog."""
+    docs = [p for p in sorted((ROOT / "docs").rglob("*")) if p.is_file()]
+    readmes = [project / "README.md" for project in PROJECTS]
+    return [*docs, *readmes, ROOT / "CHANGELOG.md", ROOT / "mkdocs.yml"]
+
+
+def test_the_published_texts_include_every_page_and_readme() -> None:
+    texts = set(published_texts())
+    assert ROOT / "docs" / "features" / "caching.md" in texts
+    assert ROOT / "plugins" / "otel" / "README.md" in texts
+    assert len([p for p in texts if p.name == "README.md"]) == len(PROJECTS)
+
+
+@pytest.mark.parametrize("path", published_texts(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_docs_and_readmes_cite_no_internal_spec(path: Path) -> None:
+    # Users have no SPEC file: a page or README must not send them to one.
+    text = path.read_text()
+    assert "SPEC" not in text and "§" not in text
 
 
 def test_the_core_readme_uses_the_registered_model_names() -> None:
