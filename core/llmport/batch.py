@@ -1,4 +1,4 @@
-"""Vendor batch APIs: many ``exec`` requests at once, at about half the price (SPEC §19).
+"""Vendor batch APIs: many ``exec`` requests at once, at about half the price.
 
 ``rt.batch(requests, *, model=None, batch_options=None, **common) -> BatchJob``
 (and ``await rt.abatch(...)``) plans and converts every request with the

@@ -4,7 +4,7 @@ A tool that declares a parameter ``ctx: RunContext[AppDeps]`` gets one; the
 parameter never appears in the tool's JSON schema (:mod:`llmport.schema`).
 
 Besides the user's ``deps`` and where the call happens, the context carries
-(SPEC §15, as in LangGraph's ``Runtime``):
+(as in LangGraph's ``Runtime``):
 
 * ``stream_writer(payload)``: hands ``payload`` to the caller of
   ``stream()`` / ``astream()`` as a :class:`~llmport.types.CustomEvent`, live,

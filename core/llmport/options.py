@@ -54,7 +54,7 @@ class CallOptions(TypedDict, total=False):
     max_iterations: int
     choices: Any
     vendor: Mapping[str, Mapping[str, Any]] | None
-    # Options, checked once by the core (SPEC §1), sent to the provider.
+    # Options, checked once by the core, sent to the provider.
     temperature: float | None
     top_p: float | None
     max_tokens: int | None

@@ -63,7 +63,7 @@ class Backoff:
 
 
 def is_retryable(exc: BaseException, *, plain_callable: bool) -> bool:
-    """The retry rule of SPEC §6."""
+    """The retry rule: which failures are retried, and how often."""
     if isinstance(exc, ProviderError):
         return exc.retryable
     if isinstance(exc, (InputError, TypeError, NotImplementedError)):

@@ -1,4 +1,4 @@
-"""Counting tokens before a call, and what is known about a model (SPEC §12).
+"""Counting tokens before a call, and what is known about a model.
 
 :meth:`llmport.Runtime.count_tokens` builds the request an ``exec`` with the
 same arguments would send and asks the vendor's counting endpoint

@@ -90,7 +90,7 @@ class Tool:
     strict: bool = False
     annotations: dict[str, Any] = field(default_factory=dict)
     #: JSON fields merged into one vendor's entry for this tool:
-    #: ``{"anthropic": {"defer_loading": True}}`` (SPEC §16, "Vendor fields").
+    #: ``{"anthropic": {"defer_loading": True}}``.
     vendor: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: A prompt-cache breakpoint after this tool's definition (``True`` or ``{"ttl": "1h"}``).
     cache: bool | dict[str, str] = False
@@ -278,7 +278,7 @@ def handoff(
     description: str | None = None,
     input_filter: Callable[[list[Any]], list[Any]] | None = None,
 ) -> Handoff:
-    """A tool for ``tools=[...]`` that hands the conversation to ``target`` (SPEC §14).
+    """A tool for ``tools=[...]`` that hands the conversation to ``target``.
 
     ``target`` is an ``@agentic_function`` whose first parameter takes the
     conversation (``list[Message]``). The model sees a tool named ``name``

@@ -2,7 +2,7 @@
 
 * :func:`status_error`: an HTTP error status (plus headers, code, message)
   to its typed :class:`~llmport.errors.ProviderError`, with the one retry
-  rule of SPEC §6: 408, 409, 429 and 5xx are transient, everything else is
+  retry rule: 408, 409, 429 and 5xx are transient, everything else is
   permanent, and an explicit ``x-should-retry`` header wins.
 * :func:`retry_after_from_headers` and :func:`retry_after_from_details`:
   ``retry-after-ms``, ``retry-after`` (seconds or an HTTP date) and
@@ -110,7 +110,7 @@ def retry_after_from_details(details: Any) -> float | None:
 
 
 def is_transient_status(status: int) -> bool:
-    """SPEC §6: 408, 409, 429 and every 5xx (Anthropic's 529 included) are retried."""
+    """408, 409, 429 and every 5xx (Anthropic's 529 included) are retried."""
     return status in (408, 409, 429) or status >= 500
 
 

@@ -1,4 +1,4 @@
-"""Keeping a conversation inside the model's context window (SPEC §13).
+"""Keeping a conversation inside the model's context window.
 
 ``context_policy=ContextPolicy(...)`` on the Runtime or per exec. Before each
 model request the engine estimates the request's input tokens; when they

@@ -152,7 +152,7 @@ class Plan:
     fallback_on: tuple[type[BaseException], ...] = ()
     #: Fallback models that could not take the request: (model, reason).
     skipped: list[tuple[str, str]] = field(default_factory=list)
-    #: ``tool_execution="manual"``: stop at the first turn with tool calls (SPEC §14).
+    #: ``tool_execution="manual"``: stop at the first turn with tool calls.
     manual_tools: bool = False
     #: ``RunContext.store``: the key-value store of this run (llmport.kvstore).
     store: Any = None
@@ -470,7 +470,7 @@ def _plan(
     )
 
 
-#: What makes a run try its next model when retries did not help (SPEC §17).
+#: What makes a run try its next model when retries did not help.
 DEFAULT_FALLBACK_ON: tuple[type[BaseException], ...] = (
     OverloadedError,
     RateLimitError,

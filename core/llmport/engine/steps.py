@@ -567,7 +567,7 @@ def _model(plan: Plan, run: RunResult[Any], request: Request) -> Generator[Effec
 def _with_fallbacks(
     plan: Plan, run: RunResult[Any], request: Request, info: Any
 ) -> Generator[Effect, Any, tuple[Response, Attempts]]:
-    """Try the run's models in order (SPEC §17); the one that answers stays for the run.
+    """Try the run's models in order; the one that answers stays for the run.
 
     A candidate that cannot take the request (content, tools, options) is
     skipped before anything is sent to it; one whose attempts end in a
@@ -695,7 +695,7 @@ def _admit(plan: Plan, request: Request) -> int:
 def _fit_window(
     plan: Plan, run: RunResult[Any], request: Request
 ) -> Generator[Effect, Any, Request]:
-    """Trim or summarize the oldest turns until the request fits (SPEC §13)."""
+    """Trim or summarize the oldest turns until the request fits."""
     limit = plan.window_limit
     assert limit is not None
     tokens = estimate_tokens(request)

@@ -885,7 +885,7 @@ _NAME_JUNK = re.compile(r"[^A-Za-z0-9\-()\[\]]+")
 
 
 def document_name(filename: str | None, index: int) -> str:
-    """A Converse-safe document name (SPEC §10).
+    """A Converse-safe document name.
 
     Only letters, digits, single spaces, hyphens, parentheses and square
     brackets are allowed: the extension is dropped (the format says it) and
