@@ -17,6 +17,9 @@ from typing import Any
 __all__ = ["log", "log_fallback", "log_retry", "log_usage"]
 
 log = logging.getLogger("llmport")
+# A library's logger prints nothing until the application configures logging
+# (without it, Python's last-resort handler would print WARNINGs to stderr).
+log.addHandler(logging.NullHandler())
 
 
 def log_retry(
