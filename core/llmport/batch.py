@@ -531,7 +531,7 @@ def _items(
                 f"the batch for {target}"
             )
         plan.fallback_on = ()
-        plan.candidates = plan.candidates[:1]
+        plan.candidates = []  # one model: no fallbacks in a batch
         mode = _OutputMode(plan)
         request = _request(
             plan,

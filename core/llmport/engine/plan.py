@@ -146,7 +146,7 @@ class Plan:
     #: ``time.monotonic()`` when the run must end (``deadline=``), and the seconds given.
     deadline: float | None = None
     deadline_seconds: float | None = None
-    #: The models this run may use, in order; ``index`` is the one in use.
+    #: The models this run may use, in order (empty: no fallbacks); ``index`` is the one in use.
     candidates: list[Candidate] = field(default_factory=list)
     index: int = 0
     fallback_on: tuple[type[BaseException], ...] = ()
@@ -321,8 +321,9 @@ def _plan(
             raise OptionError("model must be a 'provider:model' string or a non-empty list of them")
         requested, fallback_names = requested[0], list(requested[1:])
     provider, model, qualified, conf_options, plain = target(rt, requested)
-    conf_options = dict(conf_options)
-    fallback_names += list(conf_options.pop("fallbacks", None) or [])  # a configuration's own
+    if "fallbacks" in conf_options:  # a configuration's own
+        conf_options = dict(conf_options)
+        fallback_names += list(conf_options.pop("fallbacks") or [])
     # Per call beats named configuration beats runtime defaults.
     merged = {**rt.options, **conf_options, **options}
     # The plain call's fast path: the run options below are normalised only when given.
@@ -458,15 +459,22 @@ def _plan(
         context_policy=policy,
         window_limit=caps.context_window if policy is None else _window_limit(policy, caps),
         summaries=rt.summaries,
-        resolve_model=lambda name: rt.targets.resolve(rt, name)[:2],
+        resolve_model=(lambda name: rt.targets.resolve(rt, name)[:2])
+        if policy is not None
+        else _no_model,
         deadline=time.monotonic() + deadline_seconds if deadline_seconds is not None else None,
         deadline_seconds=deadline_seconds,
         gate=rt.gate(qualified),  # limits
         trace=trace,  # tracing
-        candidates=[Candidate(provider, model, qualified, caps), *fallbacks],
+        candidates=[Candidate(provider, model, qualified, caps), *fallbacks] if fallbacks else [],
         fallback_on=fallback_on,
         manual_tools=manual_tools,
-        store=rt.store_for(getattr(frame, "session", None)),
+        # Only tools and choices see a RunContext: no store is looked up for a plain call.
+        store=(
+            rt.store_for(getattr(frame, "session", None))
+            if toolbox is not None or decision is not None
+            else None
+        ),
     )
 
 
@@ -503,6 +511,10 @@ def _tool_execution(value: Any) -> bool:
     if value == "manual":
         return True
     raise OptionError(f"tool_execution must be 'auto' or 'manual', got {value!r}")
+
+
+def _no_model(name: str) -> tuple[Provider, str]:
+    raise AssertionError("a summary model is only resolved under a context policy")
 
 
 def _deadline(value: Any) -> float | None:

@@ -529,7 +529,7 @@ def _model(plan: Plan, run: RunResult[Any], request: Request) -> Generator[Effec
         _cap_timeout(plan, run, request)
     observed = plan.hooks.observed
     try:
-        if len(plan.candidates) > 1:
+        if plan.candidates:  # a model list: fall back on failure
             response, attempts = yield from _with_fallbacks(plan, run, request, info)
         else:
             prepared = plan.provider.prepare(request) or Prepared(request)  # None: first contract
@@ -793,7 +793,7 @@ def _failed(
             function_name=plan.info.function,
             attempts=attempts,
             on_failure=on_failure,
-            model=plan.qualified if len(plan.candidates) > 1 else "",
+            model=plan.qualified if plan.candidates else "",
         )
     except BaseException:
         run.attempts += attempts.count
