@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from typing import Any
@@ -37,9 +38,30 @@ def test_demo_command_replays_both_vendors() -> None:
     }
     assert report["result"]["packed"].startswith("coat packed")
     models = [c["model"] for c in report["calls"]]
-    assert models.count(DEMO_OPENAI) == 3 and models.count(DEMO_ANTHROPIC) == 3
+    assert models.count(DEMO_OPENAI) == 4 and models.count(DEMO_ANTHROPIC) == 4
     assert max(c["attempts"] for c in report["calls"]) == 2  # the 529 was retried
-    assert report["usage"]["requests"] == 6
+    assert report["usage"]["requests"] == 8
+    # the handoff: the last call runs inside the booking specialist, on the other vendor
+    assert report["calls"][-1] == {
+        "model": DEMO_ANTHROPIC,
+        "function": "book_hotel",
+        "attempts": 1,
+    }
+    assert report["result"]["booked"].startswith("Booked a warm room")
+
+
+def test_the_demo_shows_the_weather_tools_progress_and_the_handoff() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "llmport.cli", "demo"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+        env={**os.environ, "COLUMNS": "120"},
+    ).stdout
+    assert "progress: looking up the weather in Paris" in out
+    assert "progress: looking up the weather in Oslo" in out
+    assert "handoff transfer_to_book_hotel" in out  # the DAG tree draws the handoff node
 
 
 def test_demo_cassette_matches_what_the_plugins_send(cassette: Any) -> None:
@@ -51,10 +73,11 @@ def test_demo_cassette_matches_what_the_plugins_send(cassette: Any) -> None:
     )
     with cassette(str(DEMO_CASSETTE)) as cass, Session() as session:
         result = build_agent(rt, DEMO_OPENAI, DEMO_ANTHROPIC)(tiny_png(), list(CITIES))
-    assert cass.play_count == 7
+    assert cass.play_count == 9
     assert result["summary"]["coldest_city"] == "Oslo"
     kinds = [n.kind for n in session.nodes()]
-    assert kinds.count("function") == 4 and kinds.count("tool") == 2
+    assert kinds.count("function") == 5 and kinds.count("tool") == 2
+    assert kinds.count("handoff") == 1
 
 
 def test_demo_names_exactly_the_distributions_the_replay_lacks(monkeypatch: Any) -> None:

@@ -94,30 +94,81 @@ def anthropic_message(
     )
 
 
-OPENAI_REPLIES = [
-    openai_completion(
-        1,
-        {
-            "content": None,
-            "tool_calls": [
-                {
-                    "id": "call_demoParis",
-                    "type": "function",
-                    "function": {"name": "weather", "arguments": json.dumps({"city": "Paris"})},
-                },
-                {
-                    "id": "call_demoOslo",
-                    "type": "function",
-                    "function": {"name": "weather", "arguments": json.dumps({"city": "Oslo"})},
-                },
-            ],
+def chunk(
+    n: int, delta: dict[str, Any] | None, finish: str | None = None, usage: Any = None
+) -> Any:
+    """One Chat Completions stream chunk (as in wire-samples/openai-chat/stream-text.json)."""
+    choices = (
+        []
+        if delta is None
+        else [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]
+    )
+    return {
+        "data": {
+            "id": f"chatcmpl-demo{n}",
+            "object": "chat.completion.chunk",
+            "created": 1763700000 + n,
+            "model": "gpt-4o-mini-2024-07-18",
+            "service_tier": "default",
+            "system_fingerprint": "fp_demo",
+            "choices": choices,
+            "usage": usage,
+        }
+    }
+
+
+def stream_usage(prompt: int, completion: int) -> dict[str, Any]:
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+        "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+        "completion_tokens_details": {
+            "reasoning_tokens": 0,
+            "audio_tokens": 0,
+            "accepted_prediction_tokens": 0,
+            "rejected_prediction_tokens": 0,
         },
-        "tool_calls",
-        (118, 46),
-    ),
-    openai_completion(
-        2, {"content": "Paris is sunny at 22°C, while Oslo has snow at -3°C."}, "stop", (196, 19)
-    ),
+    }
+
+
+def streamed_weather_calls() -> Reply:
+    events: list[Any] = [chunk(1, {"role": "assistant", "content": None, "refusal": None})]
+    for index, city in enumerate(CITIES):
+        events.append(
+            chunk(
+                1,
+                {
+                    "tool_calls": [
+                        {
+                            "index": index,
+                            "id": f"call_demo{city}",
+                            "type": "function",
+                            "function": {"name": "weather", "arguments": ""},
+                        }
+                    ]
+                },
+            )
+        )
+        for piece in ['{"ci', 'ty": "', city, '"}']:
+            events.append(
+                chunk(1, {"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
+            )
+    events += [chunk(1, {}, "tool_calls"), chunk(1, None, usage=stream_usage(118, 46)), "[DONE]"]
+    return Reply(sse=events)
+
+
+def streamed_forecast() -> Reply:
+    words = ["Paris is sunny ", "at 22°C, while ", "Oslo has snow ", "at -3°C."]
+    events: list[Any] = [chunk(2, {"role": "assistant", "content": "", "refusal": None})]
+    events += [chunk(2, {"content": w}) for w in words]
+    events += [chunk(2, {}, "stop"), chunk(2, None, usage=stream_usage(196, 19)), "[DONE]"]
+    return Reply(sse=events)
+
+
+OPENAI_REPLIES = [
+    streamed_weather_calls(),
+    streamed_forecast(),
     openai_completion(
         3,
         {
@@ -127,6 +178,21 @@ OPENAI_REPLIES = [
         },
         "stop",
         (231, 17),
+    ),
+    openai_completion(
+        4,
+        {
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_demoHandoff",
+                    "type": "function",
+                    "function": {"name": "transfer_to_book_hotel", "arguments": "{}"},
+                }
+            ],
+        },
+        "tool_calls",
+        (288, 14),
     ),
 ]
 
@@ -165,6 +231,12 @@ ANTHROPIC_REPLIES = [
         ],
         "tool_use",
         (655, 48),
+    ),
+    anthropic_message(
+        4,
+        [{"type": "text", "text": "Booked a warm room at the Hotel Bristol in central Oslo."}],
+        "end_turn",
+        (731, 19),
     ),
 ]
 

@@ -2,9 +2,11 @@
 
 A small trip-packing agent built from nested ``@agentic_function`` calls runs
 through the real OpenAI and Anthropic plugins, switching vendor per call:
-an image described by Claude, a parallel tool loop and structured output on
-GPT, and a decision by Claude whose first request is answered with a 529
-(overloaded) and retried. The vendors' answers come from the cassettes in
+an image described by Claude, a streamed parallel tool loop on GPT whose
+tool reports progress through ``RunContext.stream_writer``, structured
+output on GPT, a decision by Claude whose first request is answered with a
+529 (overloaded) and retried, and a handoff from GPT to a booking
+specialist on Claude. The vendors' answers come from the cassettes in
 ``llmport/_demo/trip.yaml``, shipped inside the ``llmport`` wheel and replayed
 with vcrpy (no keys, no network); afterwards the demo prints the session DAG
 and the token usage. ``pip install "llmport[demo]"`` installs what the replay
@@ -76,14 +78,20 @@ def missing_for_replay() -> list[str]:
     return [dist for module, dist in REPLAY_NEEDS.items() if find_spec(module) is None]
 
 
-def build_agent(rt: Any, openai_model: str, anthropic_model: str) -> Any:
-    """The demo's agent: nested agentic functions over one runtime."""
+def build_agent(rt: Any, openai_model: str, anthropic_model: str, progress: Any = None) -> Any:
+    """The demo's agent: nested agentic functions over one runtime.
+
+    ``progress(text)`` receives the weather tool's progress lines as they are
+    streamed (``RunContext.stream_writer``).
+    """
     from .agentic import agentic_function
-    from .tools import tool
+    from .tools import RunContext, handoff, tool
+    from .types import CustomEvent, FinalEvent, Message
 
     @tool
-    def weather(city: str) -> str:
+    def weather(city: str, ctx: RunContext[None]) -> str:
         """Current weather for a city."""
+        ctx.stream_writer(f"looking up the weather in {city}")
         time.sleep(0.2)  # a slow API: both calls of one turn run at the same time
         return WEATHER.get(city, "unknown")
 
@@ -111,12 +119,25 @@ def build_agent(rt: Any, openai_model: str, anthropic_model: str) -> Any:
 
     @agentic_function
     def check_weather(cities: list[str]) -> str:
-        """Check the weather in each city."""
+        """Check the weather in each city (streamed: the tool's progress shows as it runs)."""
+        reply = ""
+        for event in rt.stream(
+            f"What is the weather in {' and '.join(cities)}?", tools=[weather], model=openai_model
+        ):
+            if isinstance(event, CustomEvent) and progress is not None:
+                progress(str(event.payload))
+            elif isinstance(event, FinalEvent):
+                reply = event.result.text
+        return reply
+
+    @agentic_function
+    def book_hotel(conversation: list[Message]) -> str:
+        """A booking specialist: books a hotel in the coldest city."""
         return str(
             rt.exec(
-                f"What is the weather in {' and '.join(cities)}?",
-                tools=[weather],
-                model=openai_model,
+                [*conversation, "Book a warm hotel in the coldest city; answer in one sentence."],
+                model=anthropic_model,
+                max_tokens=200,
             )
         )
 
@@ -141,7 +162,18 @@ def build_agent(rt: Any, openai_model: str, anthropic_model: str) -> Any:
             max_tokens=300,
             choices={"pack_coat": pack_coat, "pack_sunglasses": pack_sunglasses},
         )
-        return {"scene": scene, "forecast": forecast, "summary": summary, "packed": packed}
+        booked = rt.exec(
+            "Anything else to arrange for the trip?",
+            tools=[handoff(book_hotel, description="Hand over to the hotel booking specialist.")],
+            model=openai_model,
+        )
+        return {
+            "scene": scene,
+            "forecast": forecast,
+            "summary": summary,
+            "packed": packed,
+            "booked": booked,
+        }
 
     return plan_trip
 
@@ -179,6 +211,7 @@ def _scripted_runtime(hooks: list[Any]) -> Any:
             call_tools(("weather", {"city": "Paris"}), ("weather", {"city": "Oslo"})),
             reply("Paris is sunny (22°C); Oslo has snow (-3°C)."),
             reply('{"warmest_city": "Paris", "coldest_city": "Oslo", "needs_coat": true}'),
+            call_tools(("transfer_to_book_hotel", {})),
         ],
     )
     claude = Script(
@@ -188,6 +221,7 @@ def _scripted_runtime(hooks: list[Any]) -> Any:
             fail(OverloadedError("529 Overloaded", provider="anthropic")),
             reply("Oslo is snowy, so warmth matters most."),
             call_tools(("pack_coat", {"reason": "snow in Oslo"})),
+            reply("Booked a warm room at a hotel in central Oslo."),
         ],
     )
     return Runtime(
@@ -240,7 +274,12 @@ def run_demo(as_json: bool = False) -> int:
     console.print(f"vendor answers: [bold]{mode}[/] {why}", soft_wrap=True)
     session = Session()
     started = time.perf_counter()
-    plan_trip = build_agent(rt, DEMO_OPENAI, DEMO_ANTHROPIC)
+    plan_trip = build_agent(
+        rt,
+        DEMO_OPENAI,
+        DEMO_ANTHROPIC,
+        progress=lambda text: console.print(f"[dim]progress:[/] {text}", markup=True),
+    )
     if cassette is not None:
         with cassette as cass, session:
             result = plan_trip(tiny_png(), list(CITIES))
