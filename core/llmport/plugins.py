@@ -15,15 +15,17 @@ from __future__ import annotations
 import os
 import threading
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any
+from typing import Any, TypeVar
 
 import pluggy
 
 from . import hookspecs
 from .errors import UnknownToolError
+
+T = TypeVar("T")
 
 GROUP = "llmport"
 
@@ -131,6 +133,7 @@ class PluginHost:
         self._toolsets: dict[str, Any] | None = None
         self._sources: dict[str, Any] | None = None
         self._limiters: dict[str, Any] | None = None
+        self._memo: dict[str, Any] = {}
         self._lock = threading.Lock()
 
     @property
@@ -141,6 +144,18 @@ class PluginHost:
         """Register one more plugin object (before first use is best)."""
         self.pm.register(plugin, name=name)
         self._providers = self._toolsets = self._sources = self._limiters = None
+        self._memo = {}
+
+    def memo(self, name: str, make: Callable[[PluginHost], T]) -> T:
+        """``make(self)``, built once and kept until another plugin is registered.
+
+        The engine keeps what it looks up in the hooks per run (the hook
+        implementations of a run) here instead of asking pluggy on every call.
+        """
+        found = self._memo.get(name)
+        if found is None:
+            found = self._memo[name] = make(self)
+        return found
 
     def providers(self) -> dict[str, Any]:
         """prefix -> ProviderInfo, from every provider hook."""

@@ -377,7 +377,7 @@ def _plan(
         deps=deps,
         metadata={"trace": trace} if trace is not None else {},  # tracing
     )
-    hooks = RunHooks(rt.plugins)
+    hooks = rt.plugins.memo("run_hooks", RunHooks)
     # The DAG read takes at most half the policy's limit: room for the new content.
     read_budget = policy.max_tokens // 2 if policy is not None and policy.max_tokens else None
     messages = _messages(blocks, params["context"], frame, history, read_budget)
