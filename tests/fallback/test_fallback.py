@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import pytest
 from api_modes import run_via
@@ -17,6 +18,7 @@ from llmport import (
     TextBlock,
     ThinkingBlock,
     agentic_function,
+    hookimpl,
 )
 from llmport.config import Config
 from llmport.retry import Backoff
@@ -151,3 +153,85 @@ def test_named_configurations_carry_fallbacks_and_bad_values_are_errors() -> Non
         rt.exec("q", fallback_on=["overloaded"])
     with pytest.raises(OptionError, match="non-empty list"):
         rt.exec("q", model=[])
+
+
+class HalfStream:
+    """A provider whose stream sends some text, then drops the connection."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    @hookimpl
+    def llmport_providers(self, register: Any) -> None:
+        from llmport import ProviderConnectionError, ProviderInfo
+        from llmport.provider import Provider
+        from llmport.types import TextDelta
+
+        owner = self
+
+        class Half(Provider):
+            name = "half"
+
+            def _stream(self, request: Request) -> Any:
+                owner.calls += 1
+                yield TextDelta("Hel")
+                raise ProviderConnectionError("connection reset mid-stream")
+
+            async def _astream(self, request: Request) -> Any:
+                for event in self._stream(request):
+                    yield event
+
+        register(ProviderInfo(prefix="half", factory=Half))
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_a_stream_that_already_sent_text_does_not_fall_back_and_says_why(mode: str) -> None:
+    half = HalfStream()
+    b = Script(["never"], prefix="b")
+    rt = Runtime(
+        model=["half:m", "b:m"],
+        hooks=[half, b],
+        config=Config(),
+        backoff=Backoff.none(),
+        max_retries=1,
+    )
+    with pytest.raises(ExecFailed) as caught:
+        await run_via(mode, rt, "q", stream=True)
+    assert b.requests == [] and half.calls == 1
+    assert any("no fallback after half:m" in note for note in caught.value.__notes__)
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_fallback_from_openai_to_anthropic_over_the_wire(mode: str) -> None:
+    """Real plugins on loopback servers: OpenAI answers 503, Anthropic answers."""
+    import llmport_anthropic.plugin
+    import llmport_openai.plugin
+    from llmport.loopback import LoopbackServer, Reply
+
+    busy = Reply(status=503, json={"error": {"message": "overloaded", "type": "server_error"}})
+    message = {
+        "id": "msg_fb",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-haiku-4-5",
+        "content": [{"type": "text", "text": "from claude"}],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 5, "output_tokens": 3},
+    }
+    with LoopbackServer([busy, busy]) as gpt, LoopbackServer([Reply(json=message)]) as claude:
+        rt = Runtime(
+            model=["openai:gpt-4o-mini", "anthropic:claude-haiku-4-5"],
+            hooks=[llmport_openai.plugin, llmport_anthropic.plugin],
+            config=Config(),
+            backoff=Backoff.none(),
+            max_retries=2,
+            providers={
+                "openai": {"api_key": "sk-fake-test", "base_url": gpt.url + "/v1"},
+                "anthropic": {"api_key": "sk-ant-fake-test", "base_url": claude.url},
+            },
+        )
+        result = await run_via(mode, rt, "hello")
+        assert (len(gpt.requests), len(claude.requests)) == (2, 1)
+    assert result.text == "from claude" and result.model == "anthropic:claude-haiku-4-5"
+    assert [f.model for f in result.failures] == ["openai:gpt-4o-mini"] * 2

@@ -576,6 +576,8 @@ def _with_fallbacks(
     """
     failures: list[AttemptFailure] = []
     last: BaseException | None = None
+    # One reader for every candidate: it knows whether the caller already has text.
+    reader = StreamReader() if plan.stream else None
     for index in range(plan.index, len(plan.candidates)):
         if index != plan.index:
             previous = plan.qualified
@@ -599,7 +601,7 @@ def _with_fallbacks(
         attempts = Attempts()
         try:
             response = yield from _attempts(
-                plan, run, plan.provider, prepared, attempts, info, gate
+                plan, run, plan.provider, prepared, attempts, info, gate, reader
             )
         except RunTimeout:
             raise
@@ -607,6 +609,13 @@ def _with_fallbacks(
             failures.extend(attempts.failures or [AttemptFailure(1, exc, 0.0, plan.qualified)])
             if not isinstance(exc, (ExecFailed, *plan.fallback_on)):
                 raise  # a permanent error no other model would fix (a bad key, a bad request)
+            if reader is not None and reader.gate.sent:
+                # Another model's answer cannot continue text the caller already has.
+                exc.add_note(
+                    f"llmport: no fallback after {plan.qualified}: its stream had already "
+                    f"sent {reader.gate.sent} characters of text to the caller"
+                )
+                raise
             last = exc
             continue
         run.model = plan.qualified
@@ -624,12 +633,14 @@ def _attempts(
     attempts: Attempts,
     info: Any,
     gate: Gate | None = None,
+    reader: StreamReader | None = None,
 ) -> Generator[Effect, Any, Response]:
     """Send ``prepared`` until an attempt succeeds, backing off between failures.
 
     With rate limits (``gate``), each attempt first waits for capacity.
     """
-    reader = StreamReader() if plan.stream else None
+    if reader is None and plan.stream:
+        reader = StreamReader()
     deadline = plan.deadline
     while True:
         attempts.count += 1
