@@ -72,10 +72,12 @@ class GeminiBatch(BatchBackend):
         """``batches.create`` arguments: one inline request per item, extra fields merged."""
         from google.genai import types
 
+        from .convert_in import sdk_payload
+
         inlined = []
         extras: list[dict[str, Any]] = []
         for item in items:
-            payload = item.prepared.payload
+            payload = sdk_payload(item.prepared, self.provider.family(item.prepared.request.model))
             config = payload["config"]
             http = config.http_options
             extras.append(dict(http.extra_body or {}) if http is not None else {})

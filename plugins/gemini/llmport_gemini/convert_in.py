@@ -119,12 +119,13 @@ def prepare(
 
     ``caps`` / ``family`` are the model's (looked up once by the caller, after
     ``Provider.check`` ran the generic checks); ``vendor`` the request's
-    ``vendor["gemini"]`` fields. ``Prepared.payload`` is the keyword
-    arguments of ``models.generate_content`` (and ``..._stream``).
+    ``vendor["gemini"]`` fields. ``Prepared.payload`` is the request as
+    JSON (:func:`wire_request`: sent through google-genai's API client,
+    without building its pydantic models), or, on Vertex AI and for the
+    options only the SDK converts (:data:`_SDK_OPTIONS`), the keyword
+    arguments of ``models.generate_content`` (streams, which keep the
+    SDK's stream objects and continuation handling, too).
     """
-    from google.genai import types
-    from pydantic import ValidationError
-
     model = request.model
     _check_media(request, caps, vertex=vertex)
     options = request.options
@@ -147,20 +148,69 @@ def prepare(
         _check_native(request, family)
     if request.cache is not None:
         _check_cache(request)
+    stops = _stop_sequences(request)
+    timeout = _timeout_ms(request)
+    body = body_fields(request, vendor, thinking_config(request, family))
+    if (
+        vertex
+        or request.stream
+        or any(options.get(name) is not None for name in _SDK_OPTIONS)
+        or any(c in model for c in _SDK_MODEL_MARKS)
+    ):
+        payload = sdk_arguments(request, stops, timeout, body)
+        payload["contents"] = contents(request.messages, model, family)
+        return Prepared(request, payload)
+    return Prepared(request, wire_request(request, stops, timeout, body, family))
+
+
+#: Options whose wire form only google-genai's converters know (nested models,
+#: resource names): a request using one goes through the SDK's own path.
+_SDK_OPTIONS = ("safety_settings", "cached_content", "labels")
+#: Model names google-genai refuses (a ValueError of its own): left to the SDK.
+_SDK_MODEL_MARKS = ("..", "?", "&")
+#: Options sent in ``generationConfig``, wire name by option, in google-genai's order.
+_GENERATION_FIELDS = (
+    ("temperature", "temperature", "temperature"),
+    ("top_p", "top_p", "topP"),
+    ("top_k", "top_k", "topK"),
+    ("max_tokens", "max_output_tokens", "maxOutputTokens"),
+)
+_PENALTY_FIELDS = (
+    ("presence_penalty", "presence_penalty", "presencePenalty"),
+    ("frequency_penalty", "frequency_penalty", "frequencyPenalty"),
+    ("seed", "seed", "seed"),
+)
+_MODES = {"auto": "AUTO", "required": "ANY", "none": "NONE"}
+
+
+def sdk_arguments(
+    request: Request,
+    stops: list[str] | None,
+    timeout: int | None,
+    body: dict[str, Any],
+) -> dict[str, Any]:
+    """``model`` and ``config`` of ``models.generate_content`` as google-genai objects.
+
+    Vertex AI requests and requests with safety settings, a cached content
+    name or labels are sent this way (the SDK's converters write their wire
+    form); the batch backend and token counting also start from these.
+    ``contents`` is added by the caller.
+    """
+    from google.genai import types
+    from pydantic import ValidationError
+
+    options = request.options
     config: dict[str, Any] = {
         name: options[key] for key, name in _CONFIG_NAMES.items() if options.get(key) is not None
     }
-    stops = _stop_sequences(request)
     if stops is not None:
         config["stop_sequences"] = stops
     system = _system(request)
     if system:
         config["system_instruction"] = system
     http: dict[str, Any] = {}
-    timeout = _timeout_ms(request)
     if timeout is not None:
         http["timeout"] = timeout
-    body = body_fields(request, vendor, thinking_config(request, family))
     if body:
         http["extra_body"] = body
     if http:
@@ -177,12 +227,103 @@ def prepare(
         generate_config = types.GenerateContentConfig(**config)
     except ValidationError as exc:
         raise _option_error(exc, options) from None
-    payload = {
+    return {"model": request.model, "config": generate_config}
+
+
+def wire_request(
+    request: Request,
+    stops: list[str] | None,
+    timeout: int | None,
+    body: dict[str, Any],
+    family: Family,
+) -> dict[str, Any]:
+    """The Developer API's ``generateContent`` call as JSON, exactly as google-genai writes it.
+
+    The payload holds ``path`` (``models/<model>``, without the method),
+    ``body`` (the request JSON, ``body_fields`` merged in the way the SDK
+    merges ``extra_body``), ``http_options`` (``None``, or the request's
+    timeout) and the ``response_json_schema`` (for a fallback to the SDK's
+    response objects). Key order, value types (the SDK's coercion of option
+    values included) and base64 flavour match what ``generate_content``
+    sends for the same request (``tests/gemini/test_gemini_wire.py``).
+    """
+    from google.genai import _common, types
+    from pydantic import ValidationError
+
+    model = request.model
+    options = request.options
+    generation: dict[str, Any] = {}
+    given = {key: options[key] for key, _, _ in _GENERATION_FIELDS if options.get(key) is not None}
+    given.update(
+        {key: options[key] for key, _, _ in _PENALTY_FIELDS if options.get(key) is not None}
+    )
+    checked: Any = None
+    if given or stops is not None:
+        # The SDK's own validation (and coercion: top_k=40 is sent as 40.0).
+        fields = {_CONFIG_NAMES[key]: value for key, value in given.items()}
+        if stops is not None:
+            fields["stop_sequences"] = stops
+        try:
+            checked = types.GenerateContentConfig(**fields)
+        except ValidationError as exc:
+            raise _option_error(exc, options) from None
+    if checked is not None:
+        for key, name, field in _GENERATION_FIELDS:
+            if key in given:
+                generation[field] = getattr(checked, name)
+        if stops is not None:
+            generation["stopSequences"] = checked.stop_sequences
+        for key, name, field in _PENALTY_FIELDS:
+            if key in given:
+                generation[field] = getattr(checked, name)
+    rf = request.response_format
+    if rf is not None:
+        generation["responseMimeType"] = "application/json"
+        generation["responseJsonSchema"] = rf.schema
+    parts = contents(request.messages, model, family, wire=True)
+    wire: dict[str, Any] = {"contents": parts}
+    system = _system(request)
+    if system:
+        wire["systemInstruction"] = {"parts": [{"text": system}], "role": "user"}
+    if request.tools:
+        wire["toolConfig"] = {"functionCallingConfig": _function_calling_wire(request)}
+    wire["generationConfig"] = generation
+    if body:
+        _common.recursive_dict_update(wire, body)
+    path = model if model.startswith(("models/", "tunedModels/")) else f"models/{model}"
+    return {
         "model": model,
-        "contents": contents(request.messages, model, family),
-        "config": generate_config,
+        "path": path,
+        "body": wire,
+        "http_options": None if timeout is None else types.HttpOptions(timeout=timeout),
+        "response_json_schema": None if rf is None else rf.schema,
+        "empty": not parts,  # google-genai refuses a request without contents
+        "extra_body": body,
     }
-    return Prepared(request, payload)
+
+
+def sdk_payload(prepared: Prepared, family: Family) -> dict[str, Any]:
+    """``models.generate_content`` arguments (google-genai objects) for a prepared request.
+
+    What the batch backend and token counting start from; a JSON payload
+    (:func:`wire_request`) is rebuilt as the objects it stands for.
+    """
+    payload: dict[str, Any] = prepared.payload
+    if "body" not in payload:
+        return payload
+    request = prepared.request
+    args = sdk_arguments(
+        request, _stop_sequences(request), _timeout_ms(request), payload["extra_body"]
+    )
+    args["contents"] = contents(request.messages, request.model, family)
+    return args
+
+
+def _function_calling_wire(request: Request) -> dict[str, Any]:
+    choice = request.tool_choice
+    if isinstance(choice, dict):
+        return {"allowedFunctionNames": [choice["name"]], "mode": "ANY"}
+    return {"mode": _MODES[choice]}
 
 
 def _option_error(exc: Any, options: Mapping[str, Any]) -> OptionError:
@@ -503,8 +644,13 @@ def _system(request: Request) -> str:
 # ---------------------------------------------------------------------------
 
 
-def contents(messages: Iterable[Message], model: str, family: Family | None = None) -> list[Any]:
+def contents(
+    messages: Iterable[Message], model: str, family: Family | None = None, *, wire: bool = False
+) -> list[Any]:
     """Neutral messages -> Gemini ``contents`` (``user`` / ``model`` turns).
+
+    ``types.Content`` objects, or with ``wire`` the JSON google-genai would
+    write for them (:func:`wire_contents`).
 
     Tool results are ``functionResponse`` parts of a user turn, before any
     other content of that turn; consecutive turns of one role are merged.
@@ -513,6 +659,8 @@ def contents(messages: Iterable[Message], model: str, family: Family | None = No
     of a text part on that text part, code execution parts verbatim, then the
     function calls with theirs. Empty text parts are sent as they are.
     """
+    if wire:
+        return wire_contents(messages, model, family)
     from google.genai import types
 
     out: list[Any] = []
@@ -680,6 +828,182 @@ def part(block: TextBlock | MediaBlock, model: str) -> Any:
         return types.Part(inline_data=types.Blob(data=block.data, mime_type=mt))
     if block.type == "file" and is_text_like(mt):
         return types.Part(text=inline_text_file(block, VENDOR, model).text)
+    raise UnsupportedContentError(VENDOR, model, block.describe(), f"Gemini does not take {mt}")
+
+
+# ---------------------------------------------------------------------------
+# Contents as JSON: what google-genai writes for the objects above
+# ---------------------------------------------------------------------------
+#
+# Its converters (``models._Part_to_mldev``...) write a part's keys in this
+# order: fileData, functionCall, functionResponse, inlineData, text, thought,
+# thoughtSignature; nested objects they do not convert (``inlineData``,
+# ``fileData``, ``functionResponse``) keep their snake_case field names in
+# declaration order; bytes become URL-safe base64.
+
+
+def _b64(data: bytes | None) -> str:
+    return base64.urlsafe_b64encode(data or b"").decode("ascii")
+
+
+def _sig_wire(value: Any) -> str | None:
+    """A stored thought signature as google-genai sends it (URL-safe base64 of its bytes)."""
+    raw = _signature(value)
+    return None if raw is None else _b64(raw)
+
+
+def wire_contents(
+    messages: Iterable[Message], model: str, family: Family | None = None
+) -> list[dict[str, Any]]:
+    """:func:`contents` as the JSON google-genai sends (same checks, same order)."""
+    out: list[dict[str, Any]] = []
+    synthetic: set[str] = set()
+    for message in messages:
+        if message.role == "system":
+            continue
+        parts: list[dict[str, Any]]
+        if message.role == "assistant":
+            role = "model"
+            parts = _wire_model_parts(message)
+            for call in message.tool_calls:
+                if call.extra.get(SYNTHETIC_ID_KEY):
+                    synthetic.add(call.id)
+                fc: dict[str, Any] = {}
+                if call.id not in synthetic and call.id is not None:
+                    fc["id"] = call.id
+                if call.arguments is not None:
+                    fc["args"] = call.arguments
+                if call.name is not None:
+                    fc["name"] = call.name
+                entry: dict[str, Any] = {"functionCall": fc}
+                sig = _sig_wire(call.extra.get(SIGNATURE_KEY))
+                if sig is not None:
+                    entry["thoughtSignature"] = sig
+                parts.append(entry)
+        else:
+            role = "user"
+            parts = [
+                _wire_function_response(result, synthetic, model, family)
+                for result in message.tool_results
+            ]
+            for block in message.blocks:
+                if isinstance(block, (TextBlock, MediaBlock)):
+                    parts.append(wire_part(block, model))
+        if not parts:
+            continue
+        if out and out[-1]["role"] == role:
+            out[-1]["parts"].extend(parts)
+        else:
+            out.append({"parts": parts, "role": role})
+    return out
+
+
+def _text_part(text: str, sig: str | None, thought: bool = False) -> dict[str, Any]:
+    entry: dict[str, Any] = {"text": text}
+    if thought:
+        entry["thought"] = True
+    if sig is not None:
+        entry["thoughtSignature"] = sig
+    return entry
+
+
+def _wire_model_parts(message: Message) -> list[dict[str, Any]]:
+    """:func:`_model_parts` as JSON."""
+    parts: list[dict[str, Any]] = []
+    pending: str | None = None
+    legacy = message.extra.get(SIGNATURE_KEY) if message.extra else None
+    for block in message.blocks:
+        if isinstance(block, TextBlock):
+            sig = pending if pending is not None else _sig_wire(legacy)
+            legacy = pending = None
+            parts.append(_text_part(block.text, sig))
+            continue
+        if pending is not None:
+            parts.append(_text_part("", pending))
+            pending = None
+        if isinstance(block, ThinkingBlock):
+            if block.extra.get(SIGNED_PART_KEY) == "text" and not block.text:
+                pending = _sig_wire(block.signature)
+            elif block.text or block.signature:
+                parts.append(_text_part(block.text, _sig_wire(block.signature), thought=True))
+        elif isinstance(block, (ServerToolCall, ServerToolResult)) and block.raw:
+            parts.append(_sdk_part_wire(block.raw))
+        elif isinstance(block, MediaBlock):
+            parts.append(wire_part(block, ""))
+    if pending is not None:
+        parts.append(_text_part("", pending))
+    return parts
+
+
+def _sdk_part_wire(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """A part kept verbatim, written by google-genai's own converter (rare: code execution)."""
+    from google.genai import _common, models, types
+
+    converted = models._Part_to_mldev(raw_part(raw, types))
+    out: dict[str, Any] = _common.encode_unserializable_types(_common.convert_to_dict(converted))
+    return out
+
+
+def _wire_function_response(
+    result: ToolResult, synthetic: set[str], model: str, family: Family | None
+) -> dict[str, Any]:
+    """:func:`_function_response` as JSON (``FunctionResponse`` field order, snake_case)."""
+    key = "error" if result.is_error else "output"
+    response: dict[str, Any] = {}
+    if result.blocks:
+        response["parts"] = [_wire_response_part(b, model, family) for b in result.blocks]
+    if result.call_id not in synthetic and result.call_id is not None:
+        response["id"] = result.call_id
+    if result.name is not None:
+        response["name"] = result.name
+    response["response"] = {key: result.content}
+    return {"functionResponse": response}
+
+
+def _wire_response_part(block: Any, model: str, family: Family | None) -> dict[str, Any]:
+    if not isinstance(block, MediaBlock):
+        raise UnsupportedContentError(
+            VENDOR, model, f"{block.type} block in a tool result", "only media go beside the text"
+        )
+    if family is None or not family.media_in_tool_results:
+        raise UnsupportedContentError(
+            VENDOR,
+            model,
+            block.describe(),
+            "media in tool results (functionResponse.parts) need a Gemini 3 model",
+        )
+    if block.url is not None:
+        return {"file_data": {"file_uri": block.url, "mime_type": block.media_type}}
+    return {"inline_data": {"mime_type": block.media_type, "data": _b64(block.data)}}
+
+
+def wire_part(block: TextBlock | MediaBlock, model: str) -> dict[str, Any]:
+    """:func:`part` as JSON."""
+    if isinstance(block, TextBlock):
+        if block.cache is not None and block.cache.ttl is not None:
+            _ttl_error(model)
+        return {"text": block.text}
+    if block.cache is not None and block.cache.ttl is not None:
+        _ttl_error(model)
+    if block.citations:
+        raise UnsupportedContentError(
+            VENDOR,
+            model,
+            block.describe(),
+            "Gemini returns no document citations (only grounding citations)",
+        )
+    mt = block.media_type
+    native = mt in IMAGE_TYPES or mt in AUDIO_TYPES or mt in FILE_TYPES
+    if not native and block.send != "text" and mt in NATIVE_TEXT_FILES:
+        native = True
+    if native:
+        if block.url is not None:
+            return {"fileData": {"file_uri": block.url, "mime_type": mt}}
+        if block.data is None:
+            return {"inlineData": {"mime_type": mt}}
+        return {"inlineData": {"data": _b64(block.data), "mime_type": mt}}
+    if block.type == "file" and is_text_like(mt):
+        return {"text": inline_text_file(block, VENDOR, model).text}
     raise UnsupportedContentError(VENDOR, model, block.describe(), f"Gemini does not take {mt}")
 
 

@@ -241,6 +241,23 @@ class Turn:
         self.calls.append(made)
         return made
 
+    def call_json(self, call: dict[str, Any], signature: str | None) -> ToolCall:
+        """:meth:`_call` for a JSON ``functionCall``."""
+        args = call.get("args")
+        if not isinstance(args, dict):
+            args = {}
+        raw = json.dumps(args, ensure_ascii=False)
+        extra: dict[str, Any] = {}
+        if signature:
+            extra[SIGNATURE_KEY] = signature
+        call_id = call.get("id")
+        if not call_id:
+            call_id = f"gemini_call_{self.id or 'x'}_{len(self.calls)}"
+            extra[SYNTHETIC_ID_KEY] = True
+        made = ToolCall(call_id, call.get("name") or "", args, raw, extra)
+        self.calls.append(made)
+        return made
+
     def _server(
         self, part: Any, value: Any, signature: str | None, *, call: bool
     ) -> ServerToolCall | ServerToolResult:
@@ -339,12 +356,16 @@ def _citation(chunk: Any, cited: str, start: int, end: int) -> Citation | None:
 def response(answer: Any, model: str) -> Response:
     """A whole (non-streamed) ``GenerateContentResponse`` to ``model`` as a Response."""
     turn = Turn(model)
-    texts: list[str] = []
-    blocks: list[Block] | None = None
     candidates = getattr(answer, "candidates", None)
     if candidates and grounding_wanted(candidates[0]):
         turn.part_offsets = {}
-    for item in turn.feed(answer):
+    return _whole(turn, turn.feed(answer), usage(getattr(answer, "usage_metadata", None)))
+
+
+def _whole(turn: Turn, items: Iterator[Item], used: Usage) -> Response:
+    texts: list[str] = []
+    blocks: list[Block] | None = None
+    for item in items:
         if isinstance(item, TextDelta):
             texts.append(item.text)
             if blocks is not None:
@@ -372,13 +393,228 @@ def response(answer: Any, model: str) -> Response:
     return Response(
         text=text,
         tool_calls=list(turn.calls),
-        usage=usage(getattr(answer, "usage_metadata", None)),
+        usage=used,
         stop_reason=stop_reason(turn.finish, bool(turn.calls)),
         model=turn.model,
         id=turn.id,
         raw_stop_reason=turn.finish,
         extra=turn.extra,
         blocks=blocks or [],
+    )
+
+
+# ---------------------------------------------------------------------------
+# Whole answers read from their JSON, without google-genai's response objects
+# ---------------------------------------------------------------------------
+#
+# ``response_json`` reads the common answers (text, thoughts, signatures,
+# function calls, usage) straight from the JSON into the same Response that
+# ``response`` makes of google-genai's objects. Anything else (grounding,
+# code execution, several candidates, a continuation token, an unknown enum
+# value, a field of an unexpected type) returns None, and the caller builds
+# the SDK's objects (``sdk_response``) so validation, warnings and errors stay
+# google-genai's.
+
+_TOP_KEYS = frozenset({"candidates", "modelVersion", "responseId", "usageMetadata"})
+_CANDIDATE_KEYS = frozenset({"content", "finishReason", "index", "finishMessage"})
+_PART_KEYS = frozenset({"text", "thought", "thoughtSignature", "functionCall"})
+_CALL_KEYS = frozenset({"id", "name", "args"})
+_COUNT_KEYS = frozenset(
+    {
+        "promptTokenCount",
+        "candidatesTokenCount",
+        "totalTokenCount",
+        "thoughtsTokenCount",
+        "cachedContentTokenCount",
+        "toolUsePromptTokenCount",
+        "responseTokenCount",
+    }
+)
+_DETAIL_KEYS = frozenset(
+    {
+        "promptTokensDetails",
+        "candidatesTokensDetails",
+        "cacheTokensDetails",
+        "toolUsePromptTokensDetails",
+        "responseTokensDetails",
+    }
+)
+_ENUMS: dict[str, frozenset[str]] = {}
+
+
+def _enum(name: str) -> frozenset[str]:
+    """The values of a google-genai enum (looked up once)."""
+    found = _ENUMS.get(name)
+    if found is None:
+        from google.genai import types
+
+        found = _ENUMS[name] = frozenset(m.value for m in getattr(types, name))
+    return found
+
+
+def _sig_json(value: Any) -> str | bool | None:
+    """A JSON ``thoughtSignature`` as ``signature_text`` gives it; False: not read here.
+
+    Only padded standard base64 (what the API sends) is read here; any other
+    spelling is left to google-genai's decoder.
+    """
+    if not isinstance(value, str):
+        return False
+    if not value:
+        return None
+    if len(value) % 4:
+        return False
+    try:
+        raw = base64.b64decode(value, validate=True)
+    except ValueError:
+        return False
+    return signature_text(raw)
+
+
+def _usage_json(meta: Any) -> Usage | None:
+    if meta is None:
+        return Usage(requests=1)
+    if not isinstance(meta, dict):
+        return None
+    modalities = _enum("MediaModality")
+    for key, value in meta.items():
+        if key in _COUNT_KEYS:
+            if type(value) is not int:
+                return None
+        elif key in _DETAIL_KEYS:
+            if not isinstance(value, list):
+                return None
+            for item in value:
+                if not isinstance(item, dict) or not {"modality", "tokenCount"}.issuperset(item):
+                    return None
+                if item.get("modality", "TEXT") not in modalities:
+                    return None
+                if type(item.get("tokenCount", 0)) is not int:
+                    return None
+        elif key != "trafficType" or value not in _enum("TrafficType"):
+            return None
+    thoughts = meta.get("thoughtsTokenCount") or 0
+    return Usage(
+        input_tokens=(meta.get("promptTokenCount") or 0)
+        + (meta.get("toolUsePromptTokenCount") or 0),
+        output_tokens=(meta.get("candidatesTokenCount") or 0) + thoughts,
+        cache_read_tokens=meta.get("cachedContentTokenCount") or 0,
+        reasoning_tokens=thoughts,
+        requests=1,
+    )
+
+
+def _parts_json(turn: Turn, parts: list[Any]) -> list[Item] | None:
+    """``Turn.feed`` over JSON parts of the kinds read here (None: some other kind)."""
+    out: list[Item] = []
+    for part in parts:
+        if not isinstance(part, dict) or not _PART_KEYS.issuperset(part):
+            return None
+        text = part.get("text")
+        thought = part.get("thought")
+        if (text is not None and not isinstance(text, str)) or (
+            thought is not None and type(thought) is not bool
+        ):
+            return None
+        signature: str | None = None
+        if "thoughtSignature" in part and part["thoughtSignature"] is not None:
+            sig = _sig_json(part["thoughtSignature"])
+            if not isinstance(sig, str | None):
+                return None
+            signature = sig or None
+        call = part.get("functionCall")
+        if call is not None:
+            if not isinstance(call, dict) or not _CALL_KEYS.issuperset(call):
+                return None
+            if any(
+                call.get(k) is not None and not isinstance(call[k], str) for k in ("id", "name")
+            ):
+                return None
+            if call.get("args") is not None and not isinstance(call["args"], dict):
+                return None
+        if thought:
+            if not turn.in_thought:
+                turn.in_thought = True
+                turn.keys += 1
+            out.append(ThinkingDelta(text or "", turn.keys, signature, None, VENDOR))
+            continue
+        turn.in_thought = False
+        if text is None and call is not None:
+            out.append(turn.call_json(call, signature))
+            continue
+        if signature:
+            turn.keys += 1
+            out.append(ThinkingDelta("", turn.keys, signature, None, VENDOR, dict(_CARRIER)))
+        if text:
+            out.append(TextDelta(text))
+    return out
+
+
+def response_json(data: Any, model: str) -> Response | None:
+    """A whole answer's JSON as :func:`response` reads it, or None (see above)."""
+    if not isinstance(data, dict) or not _TOP_KEYS.issuperset(data):
+        return None
+    candidates = data.get("candidates")
+    if not isinstance(candidates, list) or len(candidates) != 1:
+        return None
+    candidate = candidates[0]
+    if not isinstance(candidate, dict) or not _CANDIDATE_KEYS.issuperset(candidate):
+        return None
+    finish = candidate.get("finishReason")
+    if finish is not None and (not isinstance(finish, str) or finish not in _enum("FinishReason")):
+        return None
+    if type(candidate.get("index", 0)) is not int or not isinstance(
+        candidate.get("finishMessage", ""), str
+    ):
+        return None
+    content = candidate.get("content")
+    parts: Any = []
+    if content is not None:
+        if not isinstance(content, dict) or not {"parts", "role"}.issuperset(content):
+            return None
+        if not isinstance(content.get("role", ""), str):
+            return None
+        parts = content.get("parts") or []
+        if not isinstance(parts, list):
+            return None
+    version, ident = data.get("modelVersion"), data.get("responseId")
+    if not isinstance(version, (str, type(None))) or not isinstance(ident, (str, type(None))):
+        return None
+    used = _usage_json(data.get("usageMetadata"))
+    if used is None:
+        return None
+    turn = Turn(model)
+    turn.model = version or model
+    turn.id = ident
+    items = _parts_json(turn, parts)
+    if items is None:
+        return None
+    if finish is not None:
+        turn.finish = finish
+    return _whole(turn, iter(items), used)
+
+
+def continues(data: Any) -> bool:
+    """Whether a whole answer carries a continuation token (google-genai follows it)."""
+    candidates = data.get("candidates") if isinstance(data, dict) else None
+    first = candidates[0] if isinstance(candidates, list) and candidates else None
+    return isinstance(first, dict) and bool(first.get("continuationToken"))
+
+
+def sdk_response(data: Any, response_json_schema: Any) -> Any:
+    """A whole answer's JSON as google-genai's ``GenerateContentResponse`` (as it builds it)."""
+    from google.genai import models, types
+
+    converted = models._GenerateContentResponse_from_mldev(data, None, None)
+    return types.GenerateContentResponse._from_response(
+        response=converted,
+        kwargs={
+            "config": {
+                "response_schema": None,
+                "response_json_schema": response_json_schema,
+                "include_all_fields": None,
+            }
+        },
     )
 
 

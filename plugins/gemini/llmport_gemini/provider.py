@@ -28,6 +28,7 @@ their loop when it shuts down, or by ``close()`` / ``aclose()``.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from collections.abc import AsyncIterator, Iterator, Mapping
@@ -235,7 +236,7 @@ class GeminiProvider(Provider):
         from google.genai import types
 
         prepared = self.prepare(request)
-        payload = prepared.payload
+        payload = convert_in.sdk_payload(prepared, self.family(request.model))
         config = payload["config"]
         contents = payload["contents"]
         http: dict[str, Any] = {}
@@ -291,19 +292,101 @@ class GeminiProvider(Provider):
         return GeminiBatch(self)
 
     def send(self, prepared: Prepared) -> Response:
+        payload = prepared.payload
+        model = prepared.request.model
+        if "body" not in payload:
+            with self._translating():
+                answer = self.client().models.generate_content(**payload)
+            return convert_out.response(answer, model)
         with self._translating():
-            answer = self.client().models.generate_content(**prepared.payload)
-        return convert_out.response(answer, prepared.request.model)
+            if payload["empty"]:
+                raise ValueError("contents are required.")
+            raw = self.client()._api_client.request(
+                "post",
+                payload["path"] + ":generateContent",
+                payload["body"],
+                payload["http_options"],
+            )
+            data = json.loads(raw.body) if raw.body else {}
+            done = convert_out.response_json(data, model)
+            if done is None:
+                answer = convert_out.sdk_response(data, payload["response_json_schema"])
+                if convert_out.continues(data):
+                    answer = self._continued(prepared, answer)
+        return done if done is not None else convert_out.response(answer, model)
 
     async def asend(self, prepared: Prepared) -> Response:
+        payload = prepared.payload
+        model = prepared.request.model
+        if "body" not in payload:
+            with self._translating():
+                answer = await self.async_client().aio.models.generate_content(**payload)
+            return convert_out.response(answer, model)
         with self._translating():
-            answer = await self.async_client().aio.models.generate_content(**prepared.payload)
-        return convert_out.response(answer, prepared.request.model)
+            if payload["empty"]:
+                raise ValueError("contents are required.")
+            raw = await self.async_client()._api_client.async_request(
+                "post",
+                payload["path"] + ":generateContent",
+                payload["body"],
+                payload["http_options"],
+            )
+            data = json.loads(raw.body) if raw.body else {}
+            done = convert_out.response_json(data, model)
+            if done is None:
+                answer = convert_out.sdk_response(data, payload["response_json_schema"])
+                if convert_out.continues(data):
+                    answer = await self._acontinued(prepared, answer)
+        return done if done is not None else convert_out.response(answer, model)
+
+    def _stream_args(self, prepared: Prepared) -> dict[str, Any]:
+        """Streams go through ``generate_content_stream`` (prepared as the SDK's objects)."""
+        return convert_in.sdk_payload(prepared, self.family(prepared.request.model))
+
+    def _continued(self, prepared: Prepared, first: Any) -> Any:
+        """A whole answer that carries a continuation token, completed as google-genai does.
+
+        ``generate_content`` follows ``continuationToken`` until the finish
+        reason is no longer resumable and merges the answers; so does this,
+        with the SDK's own helpers and requests.
+        """
+        from google.genai import _extra_utils
+
+        args = convert_in.sdk_payload(prepared, self.family(prepared.request.model))
+        responses = [first]
+        token = _extra_utils.should_continue_generation(first)
+        models = self.client().models
+        while token:
+            config = _extra_utils.prepare_continuation_config(args["config"], token)
+            answer = models._generate_content(
+                model=args["model"], contents=args["contents"], config=config
+            )
+            responses.append(answer)
+            token = _extra_utils.should_continue_generation(answer)
+        return _extra_utils.merge_continuation_responses(responses, config=args["config"])
+
+    async def _acontinued(self, prepared: Prepared, first: Any) -> Any:
+        """Async :meth:`_continued`."""
+        from google.genai import _extra_utils
+
+        args = convert_in.sdk_payload(prepared, self.family(prepared.request.model))
+        responses = [first]
+        token = _extra_utils.should_continue_generation(first)
+        models = self.async_client().aio.models
+        while token:
+            config = _extra_utils.prepare_continuation_config(args["config"], token)
+            answer = await models._generate_content(
+                model=args["model"], contents=args["contents"], config=config
+            )
+            responses.append(answer)
+            token = _extra_utils.should_continue_generation(answer)
+        return _extra_utils.merge_continuation_responses(responses, config=args["config"])
 
     def send_stream(self, prepared: Prepared) -> Iterator[ProviderEvent]:
         state = convert_out.StreamState(prepared.request.model)
+        args = self._stream_args(prepared)
         with self._translating():
-            chunks = self.client().models.generate_content_stream(**prepared.payload)
+            chunks = self.client().models.generate_content_stream(**args)
             try:
                 for chunk in chunks:
                     yield from state.feed(chunk)
@@ -313,10 +396,9 @@ class GeminiProvider(Provider):
 
     async def asend_stream(self, prepared: Prepared) -> AsyncIterator[ProviderEvent]:
         state = convert_out.StreamState(prepared.request.model)
+        args = self._stream_args(prepared)
         with self._translating():
-            chunks = await self.async_client().aio.models.generate_content_stream(
-                **prepared.payload
-            )
+            chunks = await self.async_client().aio.models.generate_content_stream(**args)
             try:
                 async for chunk in chunks:
                     for event in state.feed(chunk):
