@@ -166,18 +166,11 @@ class OpenAIBatch(BatchBackend):
     def convert(self, body: dict[str, Any], item: BatchItem | None) -> Any:
         """The response body through the plugin's own conversion (as ``send`` does)."""
         restore = _restore(item)
+        from .convert_out import chat_response, responses_response
+
         if self.provider.conversation == "input":
-            from openai.types.responses import Response as ResponsesResponse
-
-            from .convert_out import responses_response
-
-            answer = ResponsesResponse.model_validate(body)
-            return responses_response(answer, restore, self.provider.name)
-        from openai.types.chat import ChatCompletion
-
-        from .convert_out import chat_response
-
-        return chat_response(ChatCompletion.model_validate(body), restore, self.provider.name)
+            return responses_response(body, restore, self.provider.name)
+        return chat_response(body, restore, self.provider.name)
 
 
 def body_of(prepared: OpenAIPrepared) -> dict[str, Any]:

@@ -1,6 +1,10 @@
-"""``openai`` SDK responses and stream chunks -> neutral llmport types.
+"""OpenAI answers (the JSON body) and stream chunks -> neutral llmport types.
 
-Non-streamed answers become a :class:`~llmport.types.Response`; streamed
+Non-streamed answers are read from the vendor's JSON, parsed once with
+:func:`json.loads` (``send`` takes the SDK's raw response, so no SDK response
+model is built), and become a :class:`~llmport.types.Response`; an answer of
+the wrong shape is a :class:`~llmport.errors.MalformedResponseError`, as the
+SDK's own schema check reports it. Streamed
 ones become provider events (``TextDelta``, ``ToolCallDelta`` keyed by the
 vendor's tool-call index, ``UsageEvent``, ``StopEvent``) that the core's
 ``StreamAssembler`` joins. A stream that ends before its finish reason
@@ -66,8 +70,17 @@ INCOMPLETE_STOP: dict[str, StopReason] = {
 
 
 def _get(obj: Any, name: str, default: Any = None) -> Any:
-    value = getattr(obj, name, default)
+    """``obj[name]`` of a JSON object, or the attribute of an SDK stream model; None is missing."""
+    value = obj.get(name) if type(obj) is dict else getattr(obj, name, None)
     return default if value is None else value
+
+
+def _shape_error(vendor: str, exc: Exception) -> MalformedResponseError:
+    """An answer whose JSON is not shaped as the API's (a list where an object belongs, ...)."""
+    return MalformedResponseError(
+        f"{vendor}: the answer did not match the API schema ({type(exc).__name__}: {exc})",
+        provider=vendor,
+    )
 
 
 #: The caller's schema when strict mode's added nulls must be removed from replies
@@ -123,32 +136,35 @@ def chat_citation(annotation: Any, vendor: str) -> Citation | None:
 
 
 def chat_response(completion: Any, restore: Restore = None, vendor: str = "openai") -> Response:
-    """A ``ChatCompletion`` as a Response (the first choice)."""
-    choices = _get(completion, "choices", [])
+    """A Chat Completions answer (its JSON object) as a Response (the first choice)."""
+    try:
+        return _chat_response(completion, restore, vendor)
+    except (AttributeError, TypeError, KeyError, IndexError) as exc:
+        raise _shape_error(vendor, exc) from exc
+
+
+def _chat_response(completion: dict[str, Any], restore: Restore, vendor: str) -> Response:
+    choices = completion.get("choices")
     if not choices:
         raise MalformedResponseError("Chat Completions answer has no choices", provider="openai")
     choice = choices[0]
-    message = choice.message
-    raw_stop = _get(choice, "finish_reason")
+    message = choice.get("message") or {}
+    raw_stop = choice.get("finish_reason")
     stop = CHAT_STOP.get(raw_stop or "", "other")
-    text = _get(message, "content", "")
-    refusal = _get(message, "refusal")
+    text = message.get("content") or ""
+    refusal = message.get("refusal")
     if refusal and not text:
         text, stop = refusal, "refusal"
-    calls = [
-        ToolCall(
-            id=tc.id,
-            name=tc.function.name,
-            arguments=parse_arguments(tc.function.arguments or ""),
-            raw_arguments=tc.function.arguments or "",
-        )
-        for tc in _get(message, "tool_calls", [])
-        if _get(tc, "type", "function") == "function"
-    ]
+    calls = []
+    for tc in message.get("tool_calls") or ():
+        if (tc.get("type") or "function") == "function":
+            function = tc["function"]
+            raw = function.get("arguments") or ""
+            calls.append(ToolCall(tc["id"], function["name"], parse_arguments(raw), raw))
     if stop != "refusal":
         text = restore_optional(restore, text)
     blocks: list[Block] = []
-    annotations = _get(message, "annotations")
+    annotations = message.get("annotations")
     if annotations:
         cites = [c for c in (chat_citation(a, vendor) for a in annotations) if c is not None]
         if cites:
@@ -156,10 +172,10 @@ def chat_response(completion: Any, restore: Restore = None, vendor: str = "opena
     return Response(
         text=text,
         tool_calls=calls,
-        usage=chat_usage(_get(completion, "usage")),
+        usage=chat_usage(completion.get("usage")),
         stop_reason=stop,
-        model=_get(completion, "model", ""),
-        id=_get(completion, "id"),
+        model=completion.get("model") or "",
+        id=completion.get("id"),
         raw_stop_reason=raw_stop,
         blocks=blocks,
     )
@@ -253,7 +269,9 @@ def responses_usage(usage: Any) -> Usage:
 
 
 def _item_dict(item: Any) -> dict[str, Any]:
-    """An output item as the JSON the API sent (only the fields it set)."""
+    """An output item as the JSON the API sent (only the fields it set); a JSON object as is."""
+    if type(item) is dict:
+        return item
     if hasattr(item, "to_dict"):
         return dict(item.to_dict())
     return dict(item)
@@ -335,28 +353,36 @@ def responses_citation(annotation: Any, offset: int, vendor: str) -> Citation:
 def responses_response(
     response: Any, restore: Restore = None, vendor: str = "openai-responses"
 ) -> Response:
-    """A Responses API ``Response`` object as a neutral Response."""
+    """A Responses API answer (its JSON object) as a neutral Response."""
+    try:
+        return _responses_response(response, restore, vendor)
+    except (AttributeError, TypeError, KeyError, IndexError) as exc:
+        raise _shape_error(vendor, exc) from exc
+
+
+def _responses_response(response: dict[str, Any], restore: Restore, vendor: str) -> Response:
     texts: list[str] = []
     refusals: list[str] = []
     calls: list[ToolCall] = []
     blocks: list[Any] = []  # Blocks, and (text, citations) for messages until the end
     message_ids: list[str] = []
     rich = thinking = False
-    for item in _get(response, "output", []):
-        kind = _get(item, "type")
+    for item in response.get("output") or ():
+        kind = item.get("type")
         if kind == "message":
             parts: list[str] = []
             citations: list[Citation] = []
             size = 0
-            for part in _get(item, "content", []):
-                if _get(part, "type") == "output_text":
-                    text = _get(part, "text", "")
-                    for annotation in _get(part, "annotations", ()):
+            for part in item.get("content") or ():
+                part_type = part.get("type")
+                if part_type == "output_text":
+                    text = part.get("text") or ""
+                    for annotation in part.get("annotations") or ():
                         citations.append(responses_citation(annotation, size, vendor))
                     parts.append(text)
                     size += len(text)
-                elif _get(part, "type") == "refusal":
-                    refusals.append(_get(part, "refusal", ""))
+                elif part_type == "refusal":
+                    refusals.append(part.get("refusal") or "")
             joined = parts[0] if len(parts) == 1 else "".join(parts)
             texts.append(joined)
             if citations:
@@ -364,13 +390,13 @@ def responses_response(
             if joined:
                 # A placeholder until the answer proves rich (plain answers build no blocks).
                 blocks.append((joined, citations))
-                message_ids.append(_get(item, "id", ""))
+                message_ids.append(item.get("id") or "")
         elif kind == "function_call":
-            raw = _get(item, "arguments", "")
+            raw = item.get("arguments") or ""
             calls.append(
                 ToolCall(
-                    id=item.call_id,
-                    name=item.name,
+                    id=item["call_id"],
+                    name=item["name"],
                     arguments=parse_arguments(raw),
                     raw_arguments=raw,
                     extra=call_extra(item),
@@ -378,10 +404,10 @@ def responses_response(
             )
         elif kind == "reasoning":
             rich = thinking = True
-            blocks.append(thinking_block(_item_dict(item), vendor))
+            blocks.append(thinking_block(item, vendor))
         elif kind is not None:
             rich = True
-            blocks.extend(server_blocks(_item_dict(item), vendor))
+            blocks.extend(server_blocks(item, vendor))
     stop, raw_stop = responses_stop(response, bool(calls))
     text = "".join(texts)
     if refusals and not text:
@@ -401,10 +427,10 @@ def responses_response(
     return Response(
         text=text,
         tool_calls=calls,
-        usage=responses_usage(_get(response, "usage")),
+        usage=responses_usage(response.get("usage")),
         stop_reason=stop,
-        model=_get(response, "model", ""),
-        id=_get(response, "id"),
+        model=response.get("model") or "",
+        id=response.get("id"),
         raw_stop_reason=raw_stop,
         extra=extra,
         blocks=blocks,

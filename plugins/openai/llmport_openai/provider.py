@@ -18,6 +18,9 @@ Settings (``Runtime(providers={"openai": {...}})``, ``[providers.openai]`` in
 :meth:`prepare` checks and converts a request once (:mod:`.convert_in`);
 the ``send`` methods only call the SDK and convert the answer back
 (:mod:`.convert_out`), so a retry resends the same :class:`OpenAIPrepared`.
+A non-streamed answer is taken through the SDK's ``with_raw_response`` and
+its JSON parsed once into neutral types (no SDK response model is built);
+the SDK still raises its status and connection errors, translated as before.
 Clients come from a :class:`~llmport.clients.ClientCache` (one async client
 per event loop), created on first use with ``max_retries=0``: llmport is the
 one retry layer. The ``openai`` SDK is imported then, never before. Keys
@@ -27,6 +30,7 @@ never appear in ``repr()``, error messages or tracebacks.
 from __future__ import annotations
 
 import functools
+import json
 import os
 from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass, field, replace
@@ -235,6 +239,7 @@ class _OpenAIProvider(Provider):
         raise NotImplementedError
 
     def response(self, answer: Any, prepared: OpenAIPrepared) -> Response:
+        """The answer's parsed JSON body as a Response."""
         raise NotImplementedError
 
     def converter(self, prepared: OpenAIPrepared) -> _EventConverter:
@@ -244,13 +249,16 @@ class _OpenAIProvider(Provider):
         p = _as(prepared, self, stream=False)
         client = self.clients.sync()
         with self._translating():
-            return self.response(self.endpoint(client).create(**p.payload), p)
+            raw = self.endpoint(client).with_raw_response.create(**p.payload)
+            # A body that is not JSON raises JSONDecodeError: a MalformedResponseError.
+            return self.response(json.loads(raw.http_response.content), p)
 
     async def asend(self, prepared: Prepared) -> Response:
         p = _as(prepared, self, stream=False)
         client = self.clients.for_loop()
         with self._translating():
-            return self.response(await self.endpoint(client).create(**p.payload), p)
+            raw = await self.endpoint(client).with_raw_response.create(**p.payload)
+            return self.response(json.loads(raw.http_response.content), p)
 
     def send_stream(self, prepared: Prepared) -> Iterator[ProviderEvent]:
         p = _as(prepared, self, stream=True)
