@@ -120,7 +120,8 @@ class AnthropicBatch(BatchBackend):
             if not isinstance(prepared, AnthropicPrepared):  # resumed by id alone
                 prepared = AnthropicPrepared(Request(model=result.message.model, messages=[]), {})
             try:
-                return BatchOutcome(custom_id, response=response(result.message, prepared))
+                message = result.message.to_dict(mode="json")  # the answer's JSON, as send reads it
+                return BatchOutcome(custom_id, response=response(message, prepared))
             except LlmportError as exc:
                 return BatchOutcome(custom_id, error=exc)
         if kind == "errored":

@@ -1,7 +1,10 @@
 """Messages API answers -> neutral :class:`~llmport.types.Response` / provider events.
 
-Works on the SDK's ``Message`` and raw stream event objects by attribute
-(duck typing), so this module imports no SDK. Thinking, citations and
+A whole answer is read from its JSON object (``send`` parses the body of the
+SDK's raw response once: no SDK ``Message`` is built); an answer of the wrong
+shape is a :class:`~llmport.errors.MalformedResponseError`. Stream events stay
+the SDK's event objects, read by attribute (duck typing), so this module
+imports no SDK. Thinking, citations and
 server-tool blocks become :class:`~llmport.types.ThinkingBlock`, text
 citations and :class:`~llmport.types.ServerToolCall` /
 :class:`~llmport.types.ServerToolResult` blocks in ``Response.blocks``
@@ -11,10 +14,12 @@ the code-execution container goes to ``Response.extra["anthropic_container"]``.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterator
 from typing import Any
 
+from llmport.errors import MalformedResponseError
 from llmport.provider import parse_arguments
 from llmport.types import (
     Block,
@@ -57,7 +62,7 @@ def stop_reason(raw: str | None) -> StopReason:
 
 
 def usage(raw: Any) -> Usage:
-    """Anthropic usage -> neutral Usage.
+    """Anthropic usage (a JSON object, or a stream event's usage object) -> neutral Usage.
 
     ``input_tokens`` is the whole prompt (Anthropic's uncached ``input_tokens``
     plus cache reads and writes), as with the other vendors; the cache
@@ -67,9 +72,10 @@ def usage(raw: Any) -> Usage:
     """
     if raw is None:
         return Usage(requests=1)
-    cache_read = getattr(raw, "cache_read_input_tokens", None) or 0
-    cache_write = getattr(raw, "cache_creation_input_tokens", None) or 0
-    details = getattr(raw, "output_tokens_details", None)
+    get = raw.get if type(raw) is dict else functools.partial(getattr, raw)
+    cache_read = get("cache_read_input_tokens", None) or 0
+    cache_write = get("cache_creation_input_tokens", None) or 0
+    details = get("output_tokens_details", None)
     if details is None:
         thinking = 0
     elif isinstance(details, dict):
@@ -77,8 +83,8 @@ def usage(raw: Any) -> Usage:
     else:
         thinking = getattr(details, "thinking_tokens", None) or 0
     return Usage(
-        input_tokens=(getattr(raw, "input_tokens", None) or 0) + cache_read + cache_write,
-        output_tokens=getattr(raw, "output_tokens", None) or 0,
+        input_tokens=(get("input_tokens", None) or 0) + cache_read + cache_write,
+        output_tokens=get("output_tokens", None) or 0,
         cache_read_tokens=cache_read,
         cache_write_tokens=cache_write,
         reasoning_tokens=thinking,
@@ -145,19 +151,31 @@ def server_block(raw: dict[str, Any], names: dict[str, str]) -> ServerToolCall |
     )
 
 
-def thinking_block(block: Any) -> ThinkingBlock:
-    if block.type == "redacted_thinking":
-        return ThinkingBlock(redacted=block.data, vendor=VENDOR)
-    return ThinkingBlock(text=block.thinking or "", signature=block.signature, vendor=VENDOR)
+def thinking_block(block: dict[str, Any]) -> ThinkingBlock:
+    if block["type"] == "redacted_thinking":
+        return ThinkingBlock(redacted=block.get("data"), vendor=VENDOR)
+    return ThinkingBlock(
+        text=block.get("thinking") or "", signature=block.get("signature"), vendor=VENDOR
+    )
 
 
 def response(message: Any, prepared: AnthropicPrepared) -> Response:
-    """A whole (non-streamed) ``Message`` as a Response.
+    """A whole (non-streamed) answer, its JSON object, as a Response.
 
     ``blocks`` stays empty for a plain answer (text and tool calls only);
     with thinking, citations or server-tool blocks it holds the whole answer
     in order.
     """
+    try:
+        return _response(message, prepared)
+    except (AttributeError, TypeError, KeyError) as exc:
+        raise MalformedResponseError(
+            f"{VENDOR}: the answer did not match the API schema ({type(exc).__name__}: {exc})",
+            provider=VENDOR,
+        ) from exc
+
+
+def _response(message: dict[str, Any], prepared: AnthropicPrepared) -> Response:
     texts: list[str] = []
     calls: list[ToolCall] = []
     # Built only once the answer turns out not to be plain (the fast path allocates nothing).
@@ -165,46 +183,55 @@ def response(message: Any, prepared: AnthropicPrepared) -> Response:
     names: dict[str, str] = {}
     output = prepared.output_tool
     answered = False
-    for block in message.content:
-        kind = block.type
+    for block in message["content"]:
+        kind = block["type"]
         if kind == "text":
-            texts.append(block.text)
-            cites = getattr(block, "citations", None)
+            text = block["text"]
+            texts.append(text)
+            cites = block.get("citations")
             if cites:
                 if blocks is None:
                     blocks = [TextBlock(t) for t in texts[:-1]]
-                blocks.append(TextBlock(block.text, citations=tuple(citation(c) for c in cites)))
+                blocks.append(TextBlock(text, citations=tuple(citation(c) for c in cites)))
             elif blocks is not None:
-                blocks.append(TextBlock(block.text))
+                blocks.append(TextBlock(text))
         elif kind == "tool_use":
-            if output is not None and block.name == output.name:
-                reply = output.reply_text(block.input)
+            name = block["name"]
+            arguments = block["input"]
+            if output is not None and name == output.name:
+                reply = output.reply_text(arguments)
                 texts.append(reply)
                 if blocks is not None:
                     blocks.append(TextBlock(reply))
                 answered = True
                 continue
-            arguments = block.input if isinstance(block.input, dict) else {}
-            calls.append(ToolCall(block.id, block.name, arguments, json.dumps(block.input)))
+            calls.append(
+                ToolCall(
+                    block["id"],
+                    name,
+                    arguments if isinstance(arguments, dict) else {},
+                    json.dumps(arguments),
+                )
+            )
         else:
             if blocks is None:
                 blocks = [TextBlock(t) for t in texts]
             if kind in ("thinking", "redacted_thinking"):
                 blocks.append(thinking_block(block))
             else:
-                blocks.append(server_block(raw_block(block), names))
-    raw_stop = message.stop_reason
+                blocks.append(server_block(dict(block), names))
+    raw_stop = message.get("stop_reason")
     reason = "end_turn" if answered and not calls else stop_reason(raw_stop)
-    container = getattr(message, "container", None)
+    container = message.get("container")
     return Response(
         text="".join(texts),
         tool_calls=calls,
-        usage=usage(message.usage),
+        usage=usage(message.get("usage")),
         stop_reason=reason,
-        model=message.model,
-        id=message.id,
+        model=message.get("model") or "",
+        id=message.get("id"),
         raw_stop_reason=raw_stop,
-        extra={CONTAINER_KEY: raw_block(container)} if container is not None else {},
+        extra={CONTAINER_KEY: dict(container)} if container is not None else {},
         blocks=blocks if blocks is not None else [],
     )
 

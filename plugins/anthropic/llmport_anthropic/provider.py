@@ -12,7 +12,10 @@ Settings (``Runtime(providers={"anthropic": {...}})`` or ``[providers.anthropic]
 * ``default_headers``: extra headers on every request.
 
 :meth:`AnthropicProvider.prepare` checks and converts a request once; the
-``send`` methods only do I/O and convert the answer back. Clients are
+``send`` methods only do I/O and convert the answer back: a non-streamed
+answer through the SDK's ``with_raw_response``, its JSON parsed once into
+neutral types (no SDK ``Message`` is built); streams stay on the SDK's event
+objects. Clients are
 created on first use with ``max_retries=0`` (llmport is the one retry
 layer): one sync client, and one async client per event loop
 (:class:`~llmport.clients.ClientCache`). The SDK is imported here only, on
@@ -21,6 +24,7 @@ first use, never at plugin import.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -167,13 +171,17 @@ class AnthropicProvider(Provider):
     def send(self, prepared: Prepared) -> Response:
         own = _own(prepared)
         with translating(self.name, translate, self._secrets):
-            message = self.clients.sync().messages.create(**own.params)
+            # The raw response: the same request and SDK errors, and the JSON parsed once
+            # (a body that is not JSON raises JSONDecodeError: a MalformedResponseError).
+            raw = self.clients.sync().messages.with_raw_response.create(**own.params)
+            message = json.loads(raw.http_response.content)
         return convert_out.response(message, own)
 
     async def asend(self, prepared: Prepared) -> Response:
         own = _own(prepared)
         with translating(self.name, translate, self._secrets):
-            message = await self.clients.for_loop().messages.create(**own.params)
+            raw = await self.clients.for_loop().messages.with_raw_response.create(**own.params)
+            message = json.loads(raw.http_response.content)
         return convert_out.response(message, own)
 
     def send_stream(self, prepared: Prepared) -> Iterator[ProviderEvent]:
