@@ -7,6 +7,9 @@
    absolute overhead printed in microseconds.
 2. async: 500 concurrent ``async_exec`` vs ``asyncio.gather`` of raw
    ``AsyncAnthropic().messages.create``; target ratio <= 1.20; peak RSS.
+3. send: the provider's ``send`` alone (one prepared request: the HTTP call
+   and the answer's conversion), per-call µs and the cProfile function-call
+   count per send (deterministic, unlike the time).
 
 Prints a table and one JSON line.
 """
@@ -14,6 +17,10 @@ Prints a table and one JSON line.
 from __future__ import annotations
 
 import asyncio
+import cProfile
+import pstats
+import statistics
+import time
 from typing import Any
 
 import anthropic
@@ -63,6 +70,33 @@ async def bench_async(url: str, concurrency: int) -> dict[str, float]:
     return result
 
 
+def bench_send(url: str, calls: int, rounds: int = 5) -> dict[str, float]:
+    """``provider.send(prepared)`` per call: µs and function calls."""
+    from llmport.types import Message, Request, TextBlock
+    from llmport_anthropic.provider import AnthropicProvider
+
+    provider = AnthropicProvider({"api_key": "bench", "base_url": url})
+    prepared = provider.prepare(Request(MODEL, [Message("user", (TextBlock(PROMPT),))]))
+    for _ in range(50):
+        provider.send(prepared)
+    times = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for _ in range(calls):
+            provider.send(prepared)
+        times.append((time.perf_counter() - start) / calls)
+    profile = cProfile.Profile()
+    profile.enable()
+    for _ in range(100):
+        provider.send(prepared)
+    profile.disable()
+    provider.close()
+    return {
+        "send_us": statistics.median(times) * 1e6,
+        "calls_per_send": pstats.Stats(profile).total_calls / 100,
+    }
+
+
 def main() -> None:
     args = arguments(__doc__)
     with LoopbackServer([Reply(json=ANSWER)], repeat=True) as server:
@@ -73,7 +107,12 @@ def main() -> None:
         )
         rt.close()
         raw.close()
+        send = bench_send(server.url, args.calls)
         conc = asyncio.run(bench_async(server.url, args.concurrency))
+    print(
+        f"provider.send, per call: {send['send_us']:.0f} us, "
+        f"{send['calls_per_send']:.0f} function calls"
+    )
     report(
         "anthropic",
         "llmport-anthropic vs raw anthropic SDK (loopback)",

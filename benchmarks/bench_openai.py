@@ -7,6 +7,9 @@
 2. async: ``concurrency`` concurrent ``async_exec`` vs raw ``AsyncOpenAI``
    under ``asyncio.gather``; ratio (target <= 1.20) and peak RSS. Each async
    side runs in its own process so its peak RSS is its own.
+3. send: the provider's ``send`` alone (one prepared request: the HTTP call
+   and the answer's conversion), Chat and Responses, per-call µs and the
+   cProfile function-call count per send (deterministic, unlike the time).
 
 Prints a table and one JSON line (last line of output).
 """
@@ -189,6 +192,85 @@ def bench_sync(iterations: int, rounds: int = 5) -> dict[str, Any]:
     }
 
 
+# --- 3. send + convert alone ----------------------------------------------------------------
+
+RESPONSES_REPLY = json.dumps(
+    {
+        "id": "resp_bench",
+        "object": "response",
+        "created_at": 1763715600,
+        "status": "completed",
+        "model": MODEL,
+        "error": None,
+        "incomplete_details": None,
+        "output": [
+            {
+                "type": "message",
+                "id": "msg_bench",
+                "status": "completed",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": "Paris.", "annotations": []}],
+            }
+        ],
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+        "usage": {
+            "input_tokens": 14,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": 2,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": 16,
+        },
+    }
+).encode()
+
+
+def bench_send(calls: int, rounds: int = 5) -> dict[str, Any]:
+    """``provider.send(prepared)`` per call, Chat and Responses: µs and function calls."""
+    import cProfile
+    import pstats
+
+    from llmport.types import Message, Request, TextBlock
+    from llmport_openai.provider import OpenAIChatProvider, OpenAIResponsesProvider
+
+    out: dict[str, Any] = {}
+    for name, cls, reply in (
+        ("chat", OpenAIChatProvider, REPLY),
+        ("responses", OpenAIResponsesProvider, RESPONSES_REPLY),
+    ):
+
+        class Server(FastServer):
+            RESPONSE = (
+                b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+                b"content-length: " + str(len(reply)).encode() + b"\r\n\r\n" + reply
+            )
+
+        with Server() as srv:
+            provider = cls({"api_key": KEY, "base_url": srv.url + "/v1"})
+            prepared = provider.prepare(Request(MODEL, [Message("user", (TextBlock(PROMPT),))]))
+            assert provider.send(prepared).text == "Paris."
+            for _ in range(200):
+                provider.send(prepared)
+            times = []
+            for _ in range(rounds):
+                start = time.perf_counter()
+                for _ in range(calls):
+                    provider.send(prepared)
+                times.append((time.perf_counter() - start) / calls)
+            profile = cProfile.Profile()
+            profile.enable()
+            for _ in range(100):
+                provider.send(prepared)
+            profile.disable()
+            provider.close()
+        out[name] = {
+            "send_us": round(statistics.median(times) * 1e6, 1),
+            "calls_per_send": pstats.Stats(profile).total_calls // 100,
+        }
+    return out
+
+
 # --- 2. async (each side in its own process) --------------------------------------------------
 
 
@@ -277,6 +359,7 @@ def main() -> None:
         return
 
     sync = bench_sync(args.iterations)
+    send = bench_send(min(args.iterations, 1000))
     concurrent = bench_async(args.concurrency, args.repeats)
     rows = [
         (
@@ -294,6 +377,16 @@ def main() -> None:
             f"peak RSS {concurrent['raw_peak_rss_mb']} / {concurrent['llmport_peak_rss_mb']} MB",
         ),
     ]
+    rows += [
+        (
+            f"{api} provider.send, per call",
+            "",
+            f"{figures['send_us']} µs",
+            "",
+            f"{figures['calls_per_send']} function calls",
+        )
+        for api, figures in send.items()
+    ]
     header = ("benchmark", "raw openai SDK", "llmport", "ratio", "note")
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
     for row in [header, tuple("-" * w for w in widths), *rows]:
@@ -304,6 +397,7 @@ def main() -> None:
                 "benchmark": "openai",
                 "sync": sync,
                 "async": concurrent,
+                "send": send,
                 "targets_met": sync["ratio"] <= 1.10 and concurrent["ratio"] <= 1.20,
             }
         )
