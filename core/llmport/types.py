@@ -21,6 +21,7 @@ from .errors import MessageError
 
 Role = Literal["system", "user", "assistant", "tool"]
 BlockKind = Literal["text", "image", "audio", "file"]
+_URLSAFE = str.maketrans("+/", "-_")
 #: How a file block is sent: the vendor's own document part, inlined text, or auto.
 SendMode = Literal["auto", "native", "text"]
 #: Reasoning effort levels, lowest to highest (``"none"``: off where a model allows it).
@@ -111,6 +112,18 @@ class MediaBlock:
     send: SendMode = "auto"
     _b64: list[str] = field(default_factory=list, repr=False, compare=False)
     _url: list[str] = field(default_factory=list, repr=False, compare=False)
+    _b64url: list[str] = field(default_factory=list, repr=False, compare=False)
+
+    def urlsafe_base64(self) -> str:
+        """URL-safe base64 of ``data`` (Gemini's wire form), cached like :meth:`base64`."""
+        if not self._b64url:
+            if self._b64:
+                self._b64url.append(self._b64[0].translate(_URLSAFE))
+            elif self.data is None:
+                raise ValueError("block has no inline data (it is a URL reference)")
+            else:
+                self._b64url.append(base64.urlsafe_b64encode(self.data).decode("ascii"))
+        return self._b64url[0]
 
     def base64(self) -> str:
         """Standard base64 of ``data`` (cached; taken from the cached data URL if there is one)."""

@@ -12,6 +12,7 @@ from llmport.types import MediaBlock
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
 B64 = base64.b64encode(PNG).decode()  # computed before any counting
+SAFE = base64.urlsafe_b64encode(PNG).decode()
 
 
 @pytest.fixture
@@ -59,3 +60,31 @@ def test_url_reference_has_no_encoding() -> None:
         block.data_url()
     with pytest.raises(ValueError):
         block.base64()
+
+
+def test_urlsafe_base64_is_encoded_once_and_shared(encodes: list[int]) -> None:
+    block = MediaBlock("image", "image/png", data=PNG)
+    safe = block.urlsafe_base64()
+    assert safe == SAFE
+    assert block.urlsafe_base64() is safe
+    assert len(encodes) == 1
+    other = MediaBlock("image", "image/png", data=PNG)
+    other.base64()  # the standard form first: the URL-safe one is translated, not encoded
+    assert other.urlsafe_base64() == safe and len(encodes) == 2
+
+
+def test_gemini_encodes_an_image_once_for_every_turn(encodes: list[int]) -> None:
+    from llmport.types import Message, TextBlock, ToolCall, ToolResult
+    from llmport_gemini.convert_in import wire_contents
+
+    image = MediaBlock("image", "image/png", data=PNG)
+    turns = [Message("user", (TextBlock("what is this?"), image))]
+    for i in range(3):  # each turn of a tool loop converts the whole conversation again
+        bodies = wire_contents(turns, "gemini-2.5-flash")
+        assert bodies[0]["parts"][1]["inlineData"]["data"] == SAFE
+        call = ToolCall(f"c{i}", "look", {}, "{}")
+        turns += [
+            Message("assistant", tool_calls=(call,)),
+            Message("tool", tool_results=(ToolResult(f"c{i}", "look", "ok"),)),
+        ]
+    assert len(encodes) == 1

@@ -974,7 +974,7 @@ def _wire_response_part(block: Any, model: str, family: Family | None) -> dict[s
         )
     if block.url is not None:
         return {"file_data": {"file_uri": block.url, "mime_type": block.media_type}}
-    return {"inline_data": {"mime_type": block.media_type, "data": _b64(block.data)}}
+    return {"inline_data": {"mime_type": block.media_type, "data": block.urlsafe_base64()}}
 
 
 def wire_part(block: TextBlock | MediaBlock, model: str) -> dict[str, Any]:
@@ -1001,7 +1001,8 @@ def wire_part(block: TextBlock | MediaBlock, model: str) -> dict[str, Any]:
             return {"fileData": {"file_uri": block.url, "mime_type": mt}}
         if block.data is None:
             return {"inlineData": {"mime_type": mt}}
-        return {"inlineData": {"data": _b64(block.data), "mime_type": mt}}
+        # Encoded once per block and shared by every turn of a tool loop.
+        return {"inlineData": {"data": block.urlsafe_base64(), "mime_type": mt}}
     if block.type == "file" and is_text_like(mt):
         return {"text": inline_text_file(block, VENDOR, model).text}
     raise UnsupportedContentError(VENDOR, model, block.describe(), f"Gemini does not take {mt}")
