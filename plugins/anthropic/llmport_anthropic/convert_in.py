@@ -22,6 +22,7 @@ from llmport.errors import OptionError, UnsupportedContentError, UnsupportedFeat
 from llmport.options import unknown_option_error
 from llmport.provider import Prepared
 from llmport.structured import OutputTool, make_output_tool
+from llmport.thinking import EFFORT_BUDGETS, MIN_BUDGET, check_thinking_sampling
 from llmport.types import (
     Block,
     CacheControl,
@@ -48,19 +49,12 @@ VENDOR = "anthropic"
 CONTAINER_KEY = "anthropic_container"
 
 #: Thinking budgets (``thinking.budget_tokens``) per effort on budget-only models
-#: (capped to the model's output limit minus ANSWER_ROOM).
-THINKING_BUDGETS = {
-    "minimal": 1024,
-    "low": 2048,
-    "medium": 8192,
-    "high": 16384,
-    "xhigh": 24576,
-    "max": 32768,
-}
+#: (shared with Claude on Bedrock; capped to the model's output limit minus ANSWER_ROOM).
+THINKING_BUDGETS = EFFORT_BUDGETS
 #: Room left for the answer when max_tokens is defaulted around a thinking budget.
 ANSWER_ROOM = 4096
 #: Anthropic requires budget_tokens >= 1024.
-MIN_THINKING_BUDGET = 1024
+MIN_THINKING_BUDGET = MIN_BUDGET
 #: The SDK refuses non-streamed requests expected to exceed 10 minutes (60 min per 128k tokens).
 MAX_NONSTREAMING_TOKENS = 21_333
 
@@ -265,19 +259,7 @@ def _check_sampling(request: Request, family: Family, thinks: bool) -> None:
             "this model takes one of them, not both",
         )
     if thinks:
-        temperature = options.get("temperature")
-        top_p = options.get("top_p")
-        if (
-            (temperature is not None and temperature != 1)
-            or options.get("top_k") is not None
-            or (top_p is not None and top_p < 0.95)
-        ):
-            raise UnsupportedFeatureError(
-                VENDOR,
-                model,
-                "sampling options with thinking",
-                "extended thinking needs temperature 1, no top_k, and top_p >= 0.95",
-            )
+        check_thinking_sampling(VENDOR, model, options)
 
 
 # ---------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from llmport.content import inline_text_file, is_text_like
 from llmport.errors import OptionError, UnsupportedContentError, UnsupportedFeatureError
 from llmport.provider import Prepared, check_block
 from llmport.structured import OutputTool, make_output_tool
+from llmport.thinking import EFFORT_BUDGETS, MIN_BUDGET, check_thinking_sampling
 from llmport.types import (
     Block,
     CacheControl,
@@ -40,18 +41,11 @@ from .models import CLAUDE_THINKING, DOCUMENT_FORMATS, MAX_DOCUMENT_BYTES, Famil
 
 VENDOR = "bedrock"
 
-#: Thinking budgets (``thinking.budget_tokens``) for Claude per reasoning effort
-#: (the same table as llmport-anthropic; ``max`` is capped below the model's output limit).
-CLAUDE_BUDGETS = {
-    "minimal": 1024,
-    "low": 2048,
-    "medium": 8192,
-    "high": 16384,
-    "xhigh": 32768,
-    "max": 63999,
-}
+#: Thinking budgets (``thinking.budget_tokens``) for Claude per reasoning effort: the
+#: same table as llmport-anthropic (``llmport.thinking``), capped below the output limit.
+CLAUDE_BUDGETS = EFFORT_BUDGETS
 #: Claude requires ``budget_tokens >= 1024``.
-MIN_THINKING_BUDGET = 1024
+MIN_THINKING_BUDGET = MIN_BUDGET
 #: Nova 2 ``reasoningConfig.maxReasoningEffort`` per reasoning effort.
 NOVA_EFFORTS = {
     "minimal": "low",
@@ -418,19 +412,7 @@ def _check_claude_thinking(request: Request, output_tool: OutputTool | None) -> 
             f"tool_choice={request.tool_choice!r} with reasoning",
             "with extended thinking Claude allows only tool_choice 'auto' or 'none'",
         )
-    temperature = options.get("temperature")
-    top_p = options.get("top_p")
-    if (
-        (temperature is not None and temperature != 1)
-        or options.get("top_k") is not None
-        or (top_p is not None and top_p < 0.95)
-    ):
-        raise UnsupportedFeatureError(
-            VENDOR,
-            model,
-            "sampling options with reasoning",
-            "extended thinking needs temperature 1, no top_k, and top_p >= 0.95",
-        )
+    check_thinking_sampling(VENDOR, model, options)
 
 
 def _inference_config(request: Request) -> dict[str, Any]:
