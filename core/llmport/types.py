@@ -14,10 +14,12 @@ import base64
 import binascii
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from decimal import Decimal
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from .errors import MessageError
+
+if TYPE_CHECKING:
+    from decimal import Decimal  # imported where a cost is made: keeps `import llmport` light
 
 Role = Literal["system", "user", "assistant", "tool"]
 BlockKind = Literal["text", "image", "audio", "file"]
@@ -462,6 +464,8 @@ class Usage:
             requests=int(data.get("requests", 0)),
         )
         if data.get("cost") is not None:
+            from decimal import Decimal
+
             usage.cost = Decimal(data["cost"])
         return usage
 

@@ -13,19 +13,43 @@ or configure it once (``[mcp.servers.docs]`` in ``llmport.toml``) and write
 ``exec(toolset="mcp:docs")``. Serve any registered llmport toolset to MCP
 clients with ``llmport mcp serve TOOLSET [--http HOST:PORT]``.
 
-Importing this package does not import the ``mcp`` SDK; connecting does.
+Importing this package does not import the ``mcp`` SDK (connecting does),
+nor its own client machinery (first use of a name below does): llmport loads
+the plugin's entry point, ``llmport_mcp.plugin``, with every runtime.
 """
 
 from __future__ import annotations
 
-from .convert import MCPOutput
-from .server import (
-    MCPConnectionError,
-    MCPServer,
-    MCPServerError,
-    MCPTimeoutError,
-    MCPToolError,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .convert import MCPOutput
+    from .server import (
+        MCPConnectionError,
+        MCPServer,
+        MCPServerError,
+        MCPTimeoutError,
+        MCPToolError,
+    )
+
+_LAZY = {
+    "MCPOutput": ".convert",
+    "MCPConnectionError": ".server",
+    "MCPServer": ".server",
+    "MCPServerError": ".server",
+    "MCPTimeoutError": ".server",
+    "MCPToolError": ".server",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'llmport_mcp' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
 
 __all__ = [
     "MCPConnectionError",

@@ -8,7 +8,7 @@ from llmport.hookspecs import hookimpl
 
 
 def _make(url: str) -> object:
-    from . import RedisLimiter  # redis is imported when a runtime first needs it
+    from .limiter import RedisLimiter  # redis is imported when a runtime first needs it
 
     return RedisLimiter.from_url(url)
 
