@@ -93,15 +93,10 @@ class Ledger:
         """Replace a request's estimate with its real usage; raise if the output side is crossed."""
         with self.lock:
             used = self.used
-            used.input_tokens += usage.input_tokens - estimated_input
-            used.output_tokens += usage.output_tokens
-            used.cache_read_tokens += usage.cache_read_tokens
-            used.cache_write_tokens += usage.cache_write_tokens
-            used.reasoning_tokens += usage.reasoning_tokens
-            if self.budget.cost_usd is not None:
-                used._unpriced.extend(usage._unpriced)
-                if usage._cost is not None:
-                    used._cost = usage._cost if used._cost is None else used._cost + usage._cost
+            used.add(usage)
+            # admit() already counted the request and its estimated input.
+            used.input_tokens -= estimated_input
+            used.requests -= usage.requests
             self._check_output(used)
 
     def release(self, estimated_input: int) -> None:
