@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import inspect
 import json
 import statistics
 import sys
@@ -104,6 +105,177 @@ ANSWERS: dict[str, dict[str, Any]] = {
         "usage": {"inputTokens": 7, "outputTokens": 8, "totalTokens": 15},
     },
 }
+
+
+def _sse(events: list[tuple[str | None, Any]]) -> str:
+    out = []
+    for name, data in events:
+        text = data if isinstance(data, str) else json.dumps(data)
+        out.append((f"event: {name}\n" if name else "") + f"data: {text}\n\n")
+    return "".join(out)
+
+
+def _chat_chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-bench",
+        "object": "chat.completion.chunk",
+        "created": 1763715600,
+        "model": "gpt-4o-mini",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+
+
+#: Streamed answers (time to first token): the same text in two deltas, then usage.
+STREAMS: dict[str, dict[str, Any]] = {
+    "openai": {
+        "body": _sse(
+            [
+                (None, _chat_chunk({"role": "assistant", "content": ""})),
+                (None, _chat_chunk({"content": "The capital of France"})),
+                (None, _chat_chunk({"content": " is Paris."})),
+                (None, _chat_chunk({}, "stop")),
+                (
+                    None,
+                    {
+                        **_chat_chunk({}),
+                        "choices": [],
+                        "usage": {"prompt_tokens": 14, "completion_tokens": 8, "total_tokens": 22},
+                    },
+                ),
+                (None, "[DONE]"),
+            ]
+        )
+    },
+    "anthropic": {
+        "body": _sse(
+            [
+                (
+                    "message_start",
+                    {
+                        "type": "message_start",
+                        "message": {
+                            "id": "msg_bench",
+                            "type": "message",
+                            "role": "assistant",
+                            "model": "claude-haiku-4-5-20251001",
+                            "content": [],
+                            "stop_reason": None,
+                            "stop_sequence": None,
+                            "usage": {"input_tokens": 14, "output_tokens": 1},
+                        },
+                    },
+                ),
+                (
+                    "content_block_start",
+                    {
+                        "type": "content_block_start",
+                        "index": 0,
+                        "content_block": {"type": "text", "text": ""},
+                    },
+                ),
+                (
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": 0,
+                        "delta": {"type": "text_delta", "text": "The capital of France"},
+                    },
+                ),
+                (
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": 0,
+                        "delta": {"type": "text_delta", "text": " is Paris."},
+                    },
+                ),
+                ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+                (
+                    "message_delta",
+                    {
+                        "type": "message_delta",
+                        "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                        "usage": {"output_tokens": 8},
+                    },
+                ),
+                ("message_stop", {"type": "message_stop"}),
+            ]
+        )
+    },
+    "gemini": {
+        "body": _sse(
+            [
+                (
+                    None,
+                    {
+                        "candidates": [
+                            {
+                                "content": {
+                                    "parts": [{"text": "The capital of France"}],
+                                    "role": "model",
+                                },
+                                "index": 0,
+                            }
+                        ],
+                        "modelVersion": "gemini-2.5-flash",
+                    },
+                ),
+                (
+                    None,
+                    {
+                        "candidates": [
+                            {
+                                "content": {"parts": [{"text": " is Paris."}], "role": "model"},
+                                "finishReason": "STOP",
+                                "index": 0,
+                            }
+                        ],
+                        "usageMetadata": {
+                            "candidatesTokenCount": 8,
+                            "promptTokenCount": 8,
+                            "totalTokenCount": 16,
+                        },
+                        "modelVersion": "gemini-2.5-flash",
+                    },
+                ),
+            ]
+        )
+    },
+}
+
+
+def _bedrock_stream() -> dict[str, Any]:
+    """Converse-stream frames (binary; the encoder ships with the Bedrock plugin)."""
+    import base64
+
+    from llmport_bedrock.eventstream import encode_stream
+
+    events = [
+        {"event_type": "messageStart", "data": {"role": "assistant"}},
+        {
+            "event_type": "contentBlockDelta",
+            "data": {"contentBlockIndex": 0, "delta": {"text": "The capital of France"}},
+        },
+        {
+            "event_type": "contentBlockDelta",
+            "data": {"contentBlockIndex": 0, "delta": {"text": " is Paris."}},
+        },
+        {"event_type": "contentBlockStop", "data": {"contentBlockIndex": 0}},
+        {"event_type": "messageStop", "data": {"stopReason": "end_turn"}},
+        {
+            "event_type": "metadata",
+            "data": {
+                "usage": {"inputTokens": 7, "outputTokens": 8, "totalTokens": 15},
+                "metrics": {"latencyMs": 120},
+            },
+        },
+    ]
+    return {
+        "body_b64": base64.b64encode(encode_stream(events)).decode("ascii"),
+        "content_type": "application/vnd.amazon.eventstream",
+    }
+
+
 MODELS = {
     "openai": "gpt-4o-mini",
     "anthropic": "claude-haiku-4-5",
@@ -363,6 +535,190 @@ def pydantic_ai_side(vendor: str, url: str) -> Side:
     return Side("pydantic-ai", lambda: agent.run_sync(PROMPT), lambda: agent.run(PROMPT))
 
 
+# -- streams: time to first token -----------------------------------------------------
+
+
+class StreamSide:
+    """One way of streaming: each opener returns an iterator (sync) or async iterator."""
+
+    def __init__(
+        self,
+        name: str,
+        sync: Callable[[], Any],
+        aio: Callable[[], Any],
+        is_token: Callable[[Any], bool],
+    ) -> None:
+        self.name, self.sync, self.aio, self.is_token = name, sync, aio, is_token
+        self.sync_us: list[float] = []
+        self.aio_us: list[float] = []
+
+
+def _ttft(open_stream: Callable[[], Any], is_token: Callable[[Any], bool]) -> float:
+    """Microseconds from the call to its first text token; the rest of the stream is drained."""
+    start = time.perf_counter()
+    first = 0.0
+    stream = open_stream()
+    for event in stream:
+        if not first and is_token(event):
+            first = time.perf_counter() - start
+    close = getattr(stream, "close", None)
+    if close is not None:
+        close()
+    return first * 1e6
+
+
+async def _attft(open_stream: Callable[[], Any], is_token: Callable[[Any], bool]) -> float:
+    start = time.perf_counter()
+    first = 0.0
+    stream = open_stream()
+    if inspect.isawaitable(stream):
+        stream = await stream
+    async for event in stream:
+        if not first and is_token(event):
+            first = time.perf_counter() - start
+    return first * 1e6
+
+
+def stream_sides(vendor: str, url: str) -> list[StreamSide]:
+    """llmport's ``stream`` / ``astream`` and the raw SDK's own streaming call."""
+    from llmport import Runtime, TextDelta
+
+    model = MODELS[vendor]
+    base: dict[str, Any]
+    if vendor == "openai":
+        base = {"api_key": "sk-bench", "base_url": url + "/v1"}
+    elif vendor == "bedrock":
+        base = {**AWS, "region": REGION, "endpoint_url": url, "max_workers": 64}
+    else:
+        base = {"api_key": "bench", "base_url": url}
+    rt = Runtime(model=f"{vendor}:{model}", providers={vendor: base})
+    sides = [
+        StreamSide(
+            "llmport",
+            lambda: rt.stream(PROMPT),
+            lambda: rt.astream(PROMPT),
+            lambda e: type(e) is TextDelta and bool(e.text),
+        )
+    ]
+    messages = [{"role": "user", "content": PROMPT}]
+    if vendor == "openai":
+        import openai
+
+        sync = openai.OpenAI(api_key="sk-bench", base_url=url + "/v1", max_retries=0)
+        aio = _per_loop(
+            lambda: openai.AsyncOpenAI(api_key="sk-bench", base_url=url + "/v1", max_retries=0)
+        )
+        kw: dict[str, Any] = {
+            "model": model,
+            "messages": messages,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        sides.append(
+            StreamSide(
+                "raw SDK (httpx)",
+                lambda: sync.chat.completions.create(**kw),
+                lambda: aio().chat.completions.create(**kw),
+                lambda c: bool(c.choices and c.choices[0].delta.content),
+            )
+        )
+    elif vendor == "anthropic":
+        import anthropic
+
+        sync = anthropic.Anthropic(api_key="bench", base_url=url, max_retries=0)
+        aio = _per_loop(
+            lambda: anthropic.AsyncAnthropic(api_key="bench", base_url=url, max_retries=0)
+        )
+        kw = {"model": model, "max_tokens": 16384, "messages": messages, "stream": True}
+        sides.append(
+            StreamSide(
+                "raw SDK (httpx)",
+                lambda: sync.messages.create(**kw),
+                lambda: aio().messages.create(**kw),
+                lambda e: e.type == "content_block_delta",
+            )
+        )
+    elif vendor == "gemini":
+        from google import genai
+        from google.genai import types
+
+        def client() -> Any:
+            return genai.Client(
+                api_key="bench",
+                http_options=types.HttpOptions(
+                    base_url=url, retry_options=types.HttpRetryOptions(attempts=1)
+                ),
+            )
+
+        gsync = client()
+        gaio = _per_loop(client)
+        config = {"automatic_function_calling": {"disable": True}}
+        contents = [{"role": "user", "parts": [{"text": PROMPT}]}]
+        sides.append(
+            StreamSide(
+                "raw SDK (default: aiohttp async)",
+                lambda: gsync.models.generate_content_stream(
+                    model=model, contents=contents, config=config
+                ),
+                lambda: gaio().aio.models.generate_content_stream(
+                    model=model, contents=contents, config=config
+                ),
+                lambda c: bool(c.text),
+            )
+        )
+    else:
+        import boto3
+        from botocore.config import Config
+
+        bclient = boto3.session.Session(region_name=REGION, **AWS).client(
+            "bedrock-runtime",
+            endpoint_url=url,
+            config=Config(
+                retries={"total_max_attempts": 1, "mode": "standard"}, max_pool_connections=64
+            ),
+        )
+        body = {"modelId": model, "messages": [{"role": "user", "content": [{"text": PROMPT}]}]}
+
+        async def threaded() -> Any:  # boto3 has no async API: its stream read in a thread
+            events = await asyncio.to_thread(
+                lambda: list(bclient.converse_stream(**body)["stream"])
+            )
+            for event in events:
+                yield event
+
+        sides.append(
+            StreamSide(
+                "raw SDK (boto3; async = threads)",
+                lambda: bclient.converse_stream(**body)["stream"],
+                threaded,
+                lambda e: "contentBlockDelta" in e,
+            )
+        )
+    return sides
+
+
+def run_streams(vendor: str, args: argparse.Namespace) -> list[StreamSide]:
+    """Time to first token, every side interleaved round by round (median of rounds)."""
+    reply = _bedrock_stream() if vendor == "bedrock" else STREAMS[vendor]
+    with ServerProcess([reply]) as server:
+        sides = stream_sides(vendor, server.url)
+        calls = max(1, args.calls // 2)
+        for rnd in range(args.rounds + 1):  # round 0 warms up (imports, pools)
+            for s in sides:
+                took = [_ttft(s.sync, s.is_token) for _ in range(calls)]
+
+                async def aio(s: StreamSide = s) -> list[float]:
+                    out = [await _attft(s.aio, s.is_token) for _ in range(calls)]
+                    await _close_all()
+                    return out
+
+                atook = asyncio.run(aio())
+                if rnd:
+                    s.sync_us.append(statistics.median(took))
+                    s.aio_us.append(statistics.median(atook))
+    return sides
+
+
 # -- timing ------------------------------------------------------------------------
 
 
@@ -457,6 +813,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=500)
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--verbose", action="store_true")
+    parser.add_argument("--no-streams", action="store_true", help="skip time to first token")
     args = parser.parse_args()
     out: dict[str, Any] = {
         "bench": "peers",
@@ -495,6 +852,17 @@ def main() -> None:
                 "concurrent_ms": c,
                 "failed_rounds": len(s.failures),
             }
+        if not args.no_streams:
+            streams = run_streams(vendor, args)
+            sref = streams[-1]  # the raw SDK
+            r1, r2 = _med(sref.sync_us), _med(sref.aio_us)
+            print(f"{'stream: time to first token':34} {'sync us':>16} {'async us':>16}")
+            for st in streams:
+                a, b = _med(st.sync_us), _med(st.aio_us)
+                print(f"{st.name:34} {_fmt(a, r1):>16} {_fmt(b, r2):>16}")
+                rows.setdefault(st.name, {}).update(
+                    {"stream_ttft_sync_us": a, "stream_ttft_async_us": b}
+                )
         out["vendors"][vendor] = rows
     print(json.dumps(out))
 

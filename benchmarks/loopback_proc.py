@@ -9,14 +9,16 @@ can be scripted: ``[tool_call, tool_call, final]``.
     with ServerProcess([{"json": {...}}, {"json": {...}}]) as server:
         server.url  # http://127.0.0.1:PORT
 
-A reply is ``{"json": obj}`` or ``{"body": str, "content_type": str}``
-(e.g. server-sent events). Nothing here imports llmport or an SDK, so the
+A reply is ``{"json": obj}``, ``{"body": str, "content_type": str}``
+(e.g. server-sent events) or ``{"body_b64": str, "content_type": str}``
+(binary frames). Nothing here imports llmport or an SDK, so the
 separate benchmark environment (``nox -s bench``) runs it as it is.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import json
 import os
@@ -33,6 +35,9 @@ def _encode(reply: dict[str, Any]) -> bytes:
     if "json" in reply:
         body = json.dumps(reply["json"]).encode()
         ctype = "application/json"
+    elif "body_b64" in reply:  # binary frames (AWS event-stream)
+        body = base64.b64decode(reply["body_b64"])
+        ctype = reply["content_type"]
     else:
         body = reply["body"].encode()
         ctype = reply.get("content_type", "text/event-stream")
