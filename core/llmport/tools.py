@@ -737,6 +737,8 @@ class ToolSettings:
     def pop_from(cls, options: dict[str, Any]) -> ToolSettings:
         """Remove the tool-loop keys from ``options`` and check them."""
         found = {k: options.pop(k) for k in cls.KEYS if k in options}
+        if not found:  # the plain call: defaults are valid, and the history is made once
+            return cls()
         settings = cls(**found)
         if settings.approver is not None and not callable(settings.approver):
             raise TypeError("approver must be a function fn(check) -> bool")

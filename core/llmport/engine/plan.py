@@ -207,12 +207,26 @@ class Targets:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._instances: dict[str, Provider] = {}
+        # model string -> (the provider table it was resolved against, the answer):
+        # aliases and configurations are resolved once per model, not on every call.
+        self._routes: dict[str, tuple[Any, tuple[Provider, str, str, dict[str, Any]]]] = {}
 
     def resolve(self, rt: Runtime, model: str | None) -> tuple[Provider, str, str, dict[str, Any]]:
         """(provider, model name, qualified name, options from configuration)."""
         if model is not None and (not isinstance(model, str) or not model.strip()):
             raise OptionError(f"model must be a non-empty 'provider:model' string, got {model!r}")
         name = model or rt.model
+        table = rt.plugins.providers()
+        known = self._routes.get(name)
+        if known is not None and known[0] is table:
+            return known[1]
+        answer = self._resolve(rt, name, table)
+        self._routes[name] = (table, answer)
+        return answer
+
+    def _resolve(
+        self, rt: Runtime, name: str, table: Any
+    ) -> tuple[Provider, str, str, dict[str, Any]]:
         if name == "default":
             name = rt.config.default_model or ""
             if not name:
@@ -220,7 +234,7 @@ class Targets:
                     "no model to call: give one as 'provider:model' (Runtime(model=...) or "
                     "exec(model=...)), set default_model / LLMPORT_MODEL, or pass call="
                 )
-        route = resolve(name, rt.config, rt.plugins.providers())
+        route = resolve(name, rt.config, table)
         provider = self._instances.get(route.prefix)
         if provider is None:
             with self._lock:
@@ -243,6 +257,7 @@ class Targets:
         with self._lock:
             providers = list(self._instances.values())
             self._instances.clear()
+            self._routes.clear()
         return providers
 
 
