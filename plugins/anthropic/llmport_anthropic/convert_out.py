@@ -274,56 +274,60 @@ class StreamState:
         self.raw_stop: str | None = None
 
     def feed(self, event: Any) -> Iterator[ProviderEvent]:
-        kind = event.type
+        """Events for one stream event: its JSON object (an SDK event object is read as JSON)."""
+        if type(event) is not dict:
+            event = event.to_dict(mode="json", exclude_unset=True)
+        kind = event["type"]
         if kind == "content_block_delta":
-            delta = event.delta
-            dtype = delta.type
+            delta = event["delta"]
+            dtype = delta.get("type")
             if dtype == "text_delta":
-                if delta.text:
-                    yield TextDelta(delta.text)
+                if delta.get("text"):
+                    yield TextDelta(delta["text"])
             elif dtype == "input_json_delta":
-                index = event.index
+                index = event["index"]
+                part = delta.get("partial_json") or ""
                 if index == self.output_index:
-                    self.output_parts.append(delta.partial_json)
+                    self.output_parts.append(part)
                 elif index in self.server:
-                    self.server[index][1].append(delta.partial_json)
-                elif delta.partial_json:
-                    yield ToolCallDelta(key=index, arguments=delta.partial_json)
+                    self.server[index][1].append(part)
+                elif part:
+                    yield ToolCallDelta(key=index, arguments=part)
             elif dtype == "thinking_delta":
-                if delta.thinking:
-                    yield ThinkingDelta(delta.thinking, event.index, vendor=VENDOR)
+                if delta.get("thinking"):
+                    yield ThinkingDelta(delta["thinking"], event["index"], vendor=VENDOR)
             elif dtype == "signature_delta":
-                yield ThinkingDelta(key=event.index, signature=delta.signature, vendor=VENDOR)
+                yield ThinkingDelta(key=event["index"], signature=delta["signature"], vendor=VENDOR)
             elif dtype == "citations_delta":
-                self.citations.setdefault(event.index, []).append(citation(delta.citation))
+                self.citations.setdefault(event["index"], []).append(citation(delta["citation"]))
         elif kind == "content_block_start":
-            block = event.content_block
-            btype = block.type
-            index = event.index
+            block = event["content_block"]
+            btype = block.get("type")
+            index = event["index"]
             if btype == "text":
-                if getattr(block, "citations", None):
-                    self.citations[index] = [citation(c) for c in block.citations]
-                if block.text:
-                    yield TextDelta(block.text)
+                if block.get("citations"):
+                    self.citations[index] = [citation(c) for c in block["citations"]]
+                if block.get("text"):
+                    yield TextDelta(block["text"])
             elif btype == "tool_use":
-                if self.output is not None and block.name == self.output.name:
+                if self.output is not None and block.get("name") == self.output.name:
                     self.output_index = index
                 else:
-                    yield ToolCallDelta(key=index, id=block.id, name=block.name)
+                    yield ToolCallDelta(key=index, id=block.get("id"), name=block.get("name"))
             elif btype == "thinking":
                 # Opens the block here, so it keeps its place before the text.
                 yield ThinkingDelta(
-                    block.thinking or "",
+                    block.get("thinking") or "",
                     index,
-                    signature=block.signature or None,
+                    signature=block.get("signature") or None,
                     vendor=VENDOR,
                 )
             elif btype == "redacted_thinking":
-                yield ThinkingDelta(key=index, redacted=block.data, vendor=VENDOR)
+                yield ThinkingDelta(key=index, redacted=block.get("data"), vendor=VENDOR)
             else:
-                self.server[index] = (raw_block(block), [])
+                self.server[index] = (dict(block), [])
         elif kind == "content_block_stop":
-            index = event.index
+            index = event["index"]
             if index in self.citations:
                 for c in self.citations.pop(index):
                     yield CitationEvent(c)
@@ -336,19 +340,19 @@ class StreamState:
                 arguments = parse_arguments("".join(self.output_parts))
                 yield TextDelta(self.output.reply_text(arguments))
         elif kind == "message_start":
-            message = event.message
-            self.model = message.model
-            self.id = message.id
-            if getattr(message, "container", None) is not None:
-                self.container = raw_block(message.container)
-            yield UsageEvent(usage(message.usage))
+            message = event["message"]
+            self.model = message.get("model") or ""
+            self.id = message.get("id")
+            if message.get("container") is not None:
+                self.container = dict(message["container"])
+            yield UsageEvent(usage(message.get("usage")))
         elif kind == "message_delta":
-            self.raw_stop = event.delta.stop_reason
-            container = getattr(event.delta, "container", None)
-            if container is not None:
-                self.container = raw_block(container)
-            if event.usage is not None:
-                yield UsageEvent(usage(event.usage))
+            delta = event.get("delta") or {}
+            self.raw_stop = delta.get("stop_reason")
+            if delta.get("container") is not None:
+                self.container = dict(delta["container"])
+            if event.get("usage") is not None:
+                yield UsageEvent(usage(event["usage"]))
         elif kind == "message_stop":
             reason = stop_reason(self.raw_stop)
             if self.output_index is not None and reason == "tool_use":

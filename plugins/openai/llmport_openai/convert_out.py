@@ -201,40 +201,43 @@ class ChatStream:
         self.id: str | None = None
 
     def feed(self, chunk: Any) -> Iterator[ProviderEvent]:
-        self.id = _get(chunk, "id") or self.id
-        self.model = _get(chunk, "model") or self.model
-        usage = _get(chunk, "usage")
+        """Events for one chunk: its JSON object (an SDK chunk object is read as JSON)."""
+        if type(chunk) is not dict:
+            chunk = chunk.to_dict(mode="json", exclude_unset=True)
+        self.id = chunk.get("id") or self.id
+        self.model = chunk.get("model") or self.model
+        usage = chunk.get("usage")
         if usage is not None:
             yield UsageEvent(chat_usage(usage))
-        for choice in _get(chunk, "choices", []):
-            if _get(choice, "index", 0) != 0:
+        for choice in chunk.get("choices") or ():
+            if choice.get("index", 0) != 0:
                 continue
-            delta = _get(choice, "delta")
-            content = _get(delta, "content")
+            delta = choice.get("delta") or {}
+            content = delta.get("content")
             if content:
                 if self.hold_text:
                     self.held.append(content)
                 else:
                     self.sent_text = True
                     yield TextDelta(content)
-            refusal = _get(delta, "refusal")
+            refusal = delta.get("refusal")
             if refusal:
                 self.refusal.append(refusal)
-            for annotation in _get(delta, "annotations", ()):
+            for annotation in delta.get("annotations") or ():
                 citation = chat_citation(annotation, self.vendor)
                 if citation is not None:
                     yield CitationEvent(citation)
-            for position, tc in enumerate(_get(delta, "tool_calls", [])):
-                function = _get(tc, "function")
-                key = _get(tc, "index")
+            for position, tc in enumerate(delta.get("tool_calls") or ()):
+                function = tc.get("function") or {}
+                key = tc.get("index")
                 yield ToolCallDelta(
-                    key=key if key is not None else (_get(tc, "id") or position),
-                    id=_get(tc, "id"),
-                    name=_get(function, "name"),
-                    arguments=_get(function, "arguments", ""),
+                    key=key if key is not None else (tc.get("id") or position),
+                    id=tc.get("id"),
+                    name=function.get("name"),
+                    arguments=function.get("arguments") or "",
                 )
-            if _get(choice, "finish_reason"):
-                self.finish = choice.finish_reason
+            if choice.get("finish_reason"):
+                self.finish = choice["finish_reason"]
 
     def end(self) -> Iterator[ProviderEvent]:
         """Events after the last chunk; nothing if the stream never finished."""
@@ -464,64 +467,65 @@ class ResponsesStream:
         self.done: Any = None
 
     def feed(self, event: Any) -> Iterator[ProviderEvent]:
-        kind = _get(event, "type")
+        """Events for one stream event: its JSON object (an SDK event object is read as JSON)."""
+        if type(event) is not dict:
+            event = event.to_dict(mode="json", exclude_unset=True)
+        kind = event.get("type")
         if kind == "response.output_text.delta":
-            self.sizes[event.output_index] = self.sizes.get(event.output_index, 0) + len(
-                event.delta
-            )
+            index, delta = event["output_index"], event["delta"]
+            self.sizes[index] = self.sizes.get(index, 0) + len(delta)
             if self.hold_text:
-                self.held.append(event.delta)
+                self.held.append(delta)
             else:
-                yield TextDelta(event.delta)
+                yield TextDelta(delta)
         elif kind == "response.content_part.added":
-            self.offsets[(event.output_index, event.content_index)] = self.sizes.get(
-                event.output_index, 0
-            )
+            index = event["output_index"]
+            self.offsets[(index, event["content_index"])] = self.sizes.get(index, 0)
         elif kind == "response.output_text.annotation.added":
-            offset = self.offsets.get((event.output_index, event.content_index), 0)
-            yield CitationEvent(responses_citation(event.annotation, offset, self.vendor))
+            offset = self.offsets.get((event["output_index"], event["content_index"]), 0)
+            yield CitationEvent(responses_citation(event["annotation"], offset, self.vendor))
         elif kind == "response.reasoning_summary_text.delta":
-            self.thinking.add(event.output_index)
-            yield ThinkingDelta(event.delta, event.output_index, vendor=self.vendor)
-        elif kind == "response.reasoning_summary_part.added" and _get(event, "summary_index", 0):
-            yield ThinkingDelta("\n\n", event.output_index, vendor=self.vendor)
+            self.thinking.add(event["output_index"])
+            yield ThinkingDelta(event["delta"], event["output_index"], vendor=self.vendor)
+        elif kind == "response.reasoning_summary_part.added" and event.get("summary_index"):
+            yield ThinkingDelta("\n\n", event["output_index"], vendor=self.vendor)
         elif kind == "response.refusal.delta":
-            self.refusal.append(event.delta)
-        elif kind == "response.output_item.added" and _get(event.item, "type") == "function_call":
+            self.refusal.append(event["delta"])
+        elif kind == "response.output_item.added" and event["item"].get("type") == "function_call":
             self.calls += 1
-            item = event.item
+            item = event["item"]
             yield ToolCallDelta(
-                key=event.output_index,
-                id=item.call_id,
-                name=item.name,
-                arguments=_get(item, "arguments", ""),
+                key=event["output_index"],
+                id=item.get("call_id"),
+                name=item.get("name"),
+                arguments=item.get("arguments") or "",
                 extra=call_extra(item),
             )
         elif kind == "response.function_call_arguments.delta":
-            yield ToolCallDelta(key=event.output_index, arguments=event.delta)
+            yield ToolCallDelta(key=event["output_index"], arguments=event["delta"])
         elif kind == "response.output_item.done":
             yield from self.item_done(event)
         elif kind in ("response.completed", "response.incomplete", "response.failed"):
-            self.done = event.response
+            self.done = event["response"]
         elif kind == "error":
-            code = _get(event, "code")
-            raise stream_error(_get(event, "message"), code, code, provider="openai-responses")
+            code = event.get("code")
+            raise stream_error(event.get("message"), code, code, provider="openai-responses")
 
-    def item_done(self, event: Any) -> Iterator[ProviderEvent]:
-        item_type = _get(event.item, "type")
+    def item_done(self, event: dict[str, Any]) -> Iterator[ProviderEvent]:
+        item = event["item"]
+        item_type = item.get("type")
         if item_type in ("function_call", None):
             return
         if item_type == "message":
-            self.message_ids.append(_get(event.item, "id", ""))
+            self.message_ids.append(item.get("id") or "")
             return
-        item = _item_dict(event.item)
         if item_type == "reasoning":
             self.reasoned = True
             block = thinking_block(item, self.vendor)
-            text = "" if event.output_index in self.thinking else block.text
+            text = "" if event["output_index"] in self.thinking else block.text
             yield ThinkingDelta(
                 text,
-                event.output_index,
+                event["output_index"],
                 redacted=block.redacted,
                 vendor=self.vendor,
                 extra=block.extra,
