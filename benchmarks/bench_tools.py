@@ -2,9 +2,11 @@
 
     uv run python benchmarks/bench_tools.py [--repeat 3]
 
-Target (SPEC §8): <= 300 ms with parallel_tool_calls=True; ~1.6 s when False.
+Target (SPEC §8): <= 205 ms with parallel_tool_calls=True; ~1.6 s when False.
 The model is llmport.testing.Script (no network), so the time measured is the
-tool loop itself. Prints a table and one JSON line.
+tool loop itself: each runtime answers one plain call first (loading its
+plugins and creating its provider, a once-per-runtime cost), then the timed
+exec runs both turns and the eight tools. Prints a table and one JSON line.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from llmport.testing import Script, call_tools, reply
 
 N_TOOLS = 8
 TOOL_SECONDS = 0.2
+TARGET_MS = 205
 
 
 def make_tools(kind: str) -> list[Any]:
@@ -43,9 +46,11 @@ def make_tools(kind: str) -> list[Any]:
 
 
 def one_run(driver: str, kind: str, parallel: bool) -> float:
-    script = Script([call_tools(*[(f"tool_{i}", {"x": i}) for i in range(N_TOOLS)]), reply("done")])
+    calls = call_tools(*[(f"tool_{i}", {"x": i}) for i in range(N_TOOLS)])
+    script = Script([reply("warm"), calls, reply("done")])
     rt = script.runtime()
     tools = make_tools(kind)
+    rt.exec("warm up")  # plugins and provider: once per runtime, not the tool loop's cost
     started = time.perf_counter()
     if driver == "exec":
         rt.exec("go", tools=tools, parallel_tool_calls=parallel)
@@ -71,7 +76,7 @@ def main(argv: list[str] | None = None) -> None:
                 "tools": kind,
                 "parallel": parallel,
                 "median_ms": round(statistics.median(times) * 1000, 1),
-                "target_ms": 300 if parallel else None,
+                "target_ms": TARGET_MS if parallel else None,
             }
         )
     print(f"{'driver':<11} {'tools':<6} {'parallel':<9} {'median ms':>10} {'target':>8}")
@@ -79,7 +84,7 @@ def main(argv: list[str] | None = None) -> None:
         target = f"<= {r['target_ms']}" if r["target_ms"] else "~1600"
         cells = f"{r['driver']:<11} {r['tools']:<6} {r['parallel']!s:<9}"
         print(f"{cells} {r['median_ms']:>10} {target:>8}")
-    parallel_ok = all(r["median_ms"] <= 300 for r in rows if r["parallel"])
+    parallel_ok = all(r["median_ms"] <= TARGET_MS for r in rows if r["parallel"])
     print(
         json.dumps(
             {
