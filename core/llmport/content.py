@@ -316,6 +316,8 @@ def load_block(raw: Any, index: int, *, max_bytes: int = DEFAULT_MAX_BLOCK_BYTES
         cache=cache,
         citations=citations,
         send=send,
+        # Bytes read from a path are llmport's own: dropped once encoded (the caller holds none).
+        _own=[len(data), data] if source == "path" and data is not None else [],
     )
 
 
@@ -390,12 +392,13 @@ def inline_text_file(block: MediaBlock, vendor: str, model: str) -> TextBlock:
         ...the file's UTF-8 text...
         </file>
     """
-    if block.data is None:
+    data = block.data
+    if data is None:
         raise UnsupportedContentError(
             vendor, model, block.describe(), "a text file must be inline, not a URL"
         )
     try:
-        text = block.data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise UnsupportedContentError(
             vendor, model, block.describe(), "file is not UTF-8 text"

@@ -99,6 +99,12 @@ class MediaBlock:
     passed through to vendors that accept URLs) is set. ``media_type`` is
     always known. The base64 form is computed once and cached so a tool loop
     that resends the block does not encode it again.
+
+    A block whose bytes llmport read itself (a ``path`` source) drops them
+    once their base64 is cached (:meth:`base64_bytes`): ``data`` then decodes
+    them again on each read, and :attr:`size` stays known. Blocks made from
+    the caller's own bytes keep them. ``dataclasses.replace`` copies share
+    every cache.
     """
 
     type: Literal["image", "audio", "file"]
@@ -115,55 +121,144 @@ class MediaBlock:
     _b64: list[str] = field(default_factory=list, repr=False, compare=False)
     _url: list[str] = field(default_factory=list, repr=False, compare=False)
     _b64url: list[str] = field(default_factory=list, repr=False, compare=False)
+    _b64b: list[bytes] = field(default_factory=list, repr=False, compare=False)
+    #: ``[size, bytes]`` when llmport read the bytes itself: the bytes live here, shared
+    #: by every copy, and are dropped (``[size]``) once the base64 is cached.
+    _own: list[Any] = field(default_factory=list, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # Owned bytes live in the shared _own list, so that releasing them there releases
+        # them for every replace() copy too (a copy gets them through data, maybe decoded).
+        if self._own and _DATA_SLOT.__get__(self, MediaBlock) is not None:
+            _DATA_SLOT.__set__(self, _SHARED)
+
+    def _raw(self) -> bytes | None:
+        """The bytes held, without decoding (``None`` when released or a URL reference)."""
+        value = _DATA_SLOT.__get__(self, MediaBlock)
+        if value is _SHARED:
+            return self._own[1] if len(self._own) > 1 else None
+        return value  # type: ignore[no-any-return]
+
+    @property
+    def inline(self) -> bool:
+        """Whether the block carries its bytes (rather than a URL); never decodes."""
+        return _DATA_SLOT.__get__(self, MediaBlock) is not None
+
+    def base64_bytes(self) -> bytes:
+        """Standard base64 of ``data`` as ASCII bytes: encoded once, cached, shared by copies.
+
+        What request bodies splice in (:mod:`llmport.wire`). Once it is
+        cached, a block whose bytes llmport read itself releases them.
+        """
+        if not self._b64b:
+            if self._b64:
+                encoded = self._b64[0].encode("ascii")
+            elif self._url:
+                url = self._url[0]
+                encoded = url[url.index(",") + 1 :].encode("ascii")
+            else:
+                raw = self._raw()
+                if raw is None:
+                    raise ValueError("block has no inline data (it is a URL reference)")
+                encoded = base64.b64encode(raw)
+                del raw
+            self._b64b.append(encoded)
+            del self._own[1:]  # llmport's own bytes: released, for every copy at once
+        return self._b64b[0]
 
     def urlsafe_base64(self) -> str:
         """URL-safe base64 of ``data`` (Gemini's wire form), cached like :meth:`base64`."""
         if not self._b64url:
             if self._b64:
                 self._b64url.append(self._b64[0].translate(_URLSAFE))
-            elif self.data is None:
-                raise ValueError("block has no inline data (it is a URL reference)")
+            elif self._b64b:
+                self._b64url.append(self._b64b[0].translate(_URLSAFE_BYTES).decode("ascii"))
             else:
-                self._b64url.append(base64.urlsafe_b64encode(self.data).decode("ascii"))
+                raw = self._raw()
+                if raw is None:
+                    raise ValueError("block has no inline data (it is a URL reference)")
+                self._b64url.append(base64.urlsafe_b64encode(raw).decode("ascii"))
         return self._b64url[0]
 
     def base64(self) -> str:
-        """Standard base64 of ``data`` (cached; taken from the cached data URL if there is one)."""
+        """Standard base64 of ``data`` as a ``str`` (cached; from a cached form if there is one)."""
         if not self._b64:
-            if self._url:
+            if self._b64b:
+                self._b64.append(self._b64b[0].decode("ascii"))
+            elif self._url:
                 url = self._url[0]
                 self._b64.append(url[url.index(",") + 1 :])
             else:
-                if self.data is None:
+                raw = self._raw()
+                if raw is None:
                     raise ValueError("block has no inline data (it is a URL reference)")
-                self._b64.append(base64.b64encode(self.data).decode("ascii"))
+                self._b64.append(base64.b64encode(raw).decode("ascii"))
         return self._b64[0]
 
     def data_url(self) -> str:
         """``data:<media_type>;base64,...``, built once and cached.
 
         Every turn of a tool loop sends the same string. Built straight from
-        the bytes when the base64 form is not cached yet, so a plugin that
-        needs only the data URL never holds a second base64 copy.
+        the bytes when no base64 form is cached yet, so a plugin that needs
+        only the data URL never holds a second base64 copy.
         """
         if not self._url:
+            head = f"data:{self.media_type};base64,"
             if self._b64:
-                self._url.append(f"data:{self.media_type};base64,{self._b64[0]}")
+                self._url.append(head + self._b64[0])
+            elif self._b64b:
+                self._url.append((head.encode("ascii") + self._b64b[0]).decode("ascii"))
             else:
-                if self.data is None:
+                raw = self._raw()
+                if raw is None:
                     raise ValueError("block has no inline data (it is a URL reference)")
-                head = f"data:{self.media_type};base64,".encode("ascii")
-                self._url.append((head + base64.b64encode(self.data)).decode("ascii"))
+                self._url.append((head.encode("ascii") + base64.b64encode(raw)).decode("ascii"))
         return self._url[0]
 
     @property
     def size(self) -> int:
-        return len(self.data) if self.data is not None else 0
+        """The size of the raw bytes (0 for a URL reference); never decodes."""
+        if self._own:
+            return int(self._own[0])
+        raw = self._raw()
+        return len(raw) if raw is not None else 0
 
     def describe(self) -> str:
         """Short human description used in errors and logs (never the bytes)."""
         where = self.filename or self.url or f"{self.size} bytes"
         return f"{self.type} block #{self.index} ({self.media_type}, {where})"
+
+
+class _ReleasableData:
+    """``MediaBlock.data``: the slot's value, or the bytes decoded again once released."""
+
+    __slots__ = ("slot",)
+
+    def __init__(self, slot: Any) -> None:
+        self.slot = slot
+
+    def __get__(self, obj: MediaBlock | None, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        value = self.slot.__get__(obj, owner)
+        if value is _SHARED:
+            own = obj._own
+            # Decoded again when released, not cached: the point was to drop them.
+            return own[1] if len(own) > 1 else base64.b64decode(obj._b64b[0])
+        return value
+
+    def __set__(self, obj: MediaBlock, value: Any) -> None:
+        self.slot.__set__(obj, value)
+
+    def __delete__(self, obj: MediaBlock) -> None:
+        self.slot.__delete__(obj)
+
+
+#: In ``MediaBlock.data``'s slot when the bytes are llmport's own, kept in ``_own``.
+_SHARED: Any = object()
+_URLSAFE_BYTES = bytes.maketrans(b"+/", b"-_")
+_DATA_SLOT: Any = MediaBlock.__dict__["data"]
+setattr(MediaBlock, "data", _ReleasableData(_DATA_SLOT))  # noqa: B010
 
 
 @dataclass(slots=True, frozen=True)
@@ -834,7 +929,7 @@ def block_to_dict(block: Block) -> dict[str, Any]:
         _put(out, "cache", _cache_to(block.cache))
     elif isinstance(block, MediaBlock):
         out["media_type"] = block.media_type
-        if block.data is not None:
+        if block.inline:
             out["data"] = block.base64()
         _put(out, "url", block.url)
         _put(out, "filename", block.filename)
