@@ -31,6 +31,7 @@ from llmport.plugin import (
     BatchStatus,
 )
 from llmport.translate import status_error
+from llmport.wire import plain
 
 if TYPE_CHECKING:
     from .provider import OpenAIPrepared, _OpenAIProvider
@@ -179,7 +180,8 @@ def body_of(prepared: OpenAIPrepared) -> dict[str, Any]:
     extra = payload.pop("extra_body", None) or {}
     for call_only in ("timeout", "extra_headers", "extra_query"):
         payload.pop(call_only, None)
-    return {**payload, **extra}
+    body: dict[str, Any] = plain({**payload, **extra})
+    return body  # a JSONL line: media as strings
 
 
 def _restore(item: BatchItem | None) -> Any:

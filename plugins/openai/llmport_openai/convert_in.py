@@ -45,6 +45,7 @@ from llmport.types import (
     ToolResult,
     ToolSpec,
 )
+from llmport.wire import base64_of, data_url_of
 
 from .models import AUDIO_FORMATS, efforts_for, explicit_cache, reasoning_family
 
@@ -203,7 +204,7 @@ def _chat_part(block: Block, vendor: str, model: str, caps: ModelCapabilities) -
         raise document_citations(vendor, model)
     kind = media_kind(block, caps)
     if kind == "image":
-        return {"type": "image_url", "image_url": {"url": block.url or block.data_url()}}
+        return {"type": "image_url", "image_url": {"url": block.url or data_url_of(block)}}
     if kind == "audio":
         fmt = AUDIO_FORMATS.get(block.media_type)
         if fmt is None or "audio" not in caps.input_modalities:
@@ -215,12 +216,12 @@ def _chat_part(block: Block, vendor: str, model: str, caps: ModelCapabilities) -
                 "(e.g. gpt-4o-audio-preview)",
             )
         _need_inline(block, vendor, model)
-        return {"type": "input_audio", "input_audio": {"data": block.base64(), "format": fmt}}
+        return {"type": "input_audio", "input_audio": {"data": base64_of(block), "format": fmt}}
     if kind == "native_file":
         _need_inline(block, vendor, model)
         return {
             "type": "file",
-            "file": {"filename": file_name(block), "file_data": block.data_url()},
+            "file": {"filename": file_name(block), "file_data": data_url_of(block)},
         }
     return {"type": "text", "text": inline_file(block, kind, vendor, model).text}
 
@@ -438,7 +439,11 @@ def _responses_part(
         raise document_citations(vendor, model)
     kind = media_kind(block, caps)
     if kind == "image":
-        return {"type": "input_image", "image_url": block.url or block.data_url(), "detail": "auto"}
+        return {
+            "type": "input_image",
+            "image_url": block.url or data_url_of(block),
+            "detail": "auto",
+        }
     if kind == "audio":
         raise UnsupportedContentError(
             vendor,
@@ -450,7 +455,11 @@ def _responses_part(
     if kind == "native_file":
         if block.url is not None:
             return {"type": "input_file", "file_url": block.url}
-        return {"type": "input_file", "filename": file_name(block), "file_data": block.data_url()}
+        return {
+            "type": "input_file",
+            "filename": file_name(block),
+            "file_data": data_url_of(block),
+        }
     return {"type": "input_text", "text": inline_file(block, kind, vendor, model).text}
 
 
@@ -801,7 +810,7 @@ def inline_file(block: MediaBlock, kind: str, vendor: str, model: str) -> TextBl
 
 
 def _need_inline(block: MediaBlock, vendor: str, model: str) -> None:
-    if block.data is None:
+    if not block.inline:
         raise UnsupportedContentError(
             vendor, model, block.describe(), "this API needs the bytes inline, not a URL"
         )

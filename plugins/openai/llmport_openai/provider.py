@@ -18,9 +18,13 @@ Settings (``Runtime(providers={"openai": {...}})``, ``[providers.openai]`` in
 :meth:`prepare` checks and converts a request once (:mod:`.convert_in`);
 the ``send`` methods only call the SDK and convert the answer back
 (:mod:`.convert_out`), so a retry resends the same :class:`OpenAIPrepared`.
-A non-streamed answer is taken through the SDK's ``with_raw_response`` and
-its JSON parsed once into neutral types (no SDK response model is built);
-the SDK still raises its status and connection errors, translated as before.
+The request body is serialized once, to bytes, by :mod:`llmport.wire` (media
+spliced in as the blocks' cached base64 bytes) and posted with the client's
+low-level ``post``: the SDK's request-argument machinery (``maybe_transform``,
+its own ``json.dumps``) is skipped, while its headers, auth, URL (Azure
+deployments included), timeouts and errors stay the SDK's. A non-streamed
+answer comes back as the raw HTTP response, its JSON parsed once into neutral
+types (no SDK response model is built); streams keep the SDK's event models.
 Clients come from a :class:`~llmport.clients.ClientCache` (one async client
 per event loop), created on first use with ``max_retries=0``: llmport is the
 one retry layer. The ``openai`` SDK is imported then, never before. Keys
@@ -42,6 +46,8 @@ from llmport.provider import Prepared, Provider, ProviderInfo
 from llmport.redaction import register_secret
 from llmport.translate import translating
 from llmport.types import ModelCapabilities, ProviderEvent, Request, Response
+from llmport.wire import Body, plain
+from llmport.wire import encode as encode_body
 
 from . import convert_in, convert_out
 from .errors import translate
@@ -78,6 +84,9 @@ class OpenAIPrepared(Prepared):
 
     stream_payload: dict[str, Any] = field(default_factory=dict)
     restore: dict[str, Any] | None = None
+    #: The JSON body serialized once (first send), with the request options: every
+    #: attempt posts the same bytes.
+    wire: tuple[Body, dict[str, Any]] | None = field(default=None, repr=False, compare=False)
 
 
 class _EventConverter(Protocol):
@@ -234,10 +243,6 @@ class _OpenAIProvider(Provider):
 
     # -- I/O ---------------------------------------------------------------------
 
-    def endpoint(self, client: Any) -> Any:
-        """The SDK resource whose ``create`` sends a request."""
-        raise NotImplementedError
-
     def response(self, answer: Any, prepared: OpenAIPrepared) -> Response:
         """The answer's parsed JSON body as a Response."""
         raise NotImplementedError
@@ -245,27 +250,91 @@ class _OpenAIProvider(Provider):
     def converter(self, prepared: OpenAIPrepared) -> _EventConverter:
         raise NotImplementedError
 
+    #: The API's path, relative to the client's base URL.
+    path = "/chat/completions"
+
+    def sdk_types(self, is_async: bool) -> tuple[Any, Any]:
+        """``(cast_to, stream_cls)`` of the API's streamed ``create`` (the SDK's event models)."""
+        raise NotImplementedError
+
+    def wire(self, p: OpenAIPrepared, stream: bool) -> tuple[Body, dict[str, Any]]:
+        """The body serialized once (cached on ``p``) and the SDK request options.
+
+        The body is what ``create(**payload)`` put on the wire: ``model``,
+        ``stream`` when streaming, the conversation, then the ``extra_body``
+        fields; the options carry ``extra_headers``, ``extra_query`` and
+        ``timeout`` as ``create`` did.
+        """
+        if p.wire is None:
+            from openai._base_client import make_request_options
+
+            kwargs = p.stream_payload if stream else p.payload
+            body: dict[str, Any] = {"model": kwargs["model"]}
+            if kwargs.get("stream"):
+                body["stream"] = True
+            body[self.conversation] = kwargs[self.conversation]
+            body.update(kwargs.get("extra_body") or {})
+            call = {k: kwargs[k] for k in _CALL_ARGS if k in kwargs}
+            options = make_request_options(**call, security={"bearer_auth": True})
+            p.wire = (encode_body(body), dict(options))
+        return p.wire
+
+    def url_path(self, client: Any, p: OpenAIPrepared) -> str:
+        """The path to post to: on Azure without a deployment, the model's deployment path."""
+        # What AzureOpenAI._build_request does for a dict body (ours is bytes).
+        if (
+            self.is_azure
+            and self.path == "/chat/completions"
+            and "/deployments" not in str(client.base_url.path)
+        ):
+            from openai._utils import path_template
+
+            model = (p.payload or p.stream_payload)["model"]
+            return str(path_template("/deployments/{model}", model=model)) + self.path
+        return self.path
+
     def send(self, prepared: Prepared) -> Response:
         p = _as(prepared, self, stream=False)
         client = self.clients.sync()
         with self._translating():
-            raw = self.endpoint(client).with_raw_response.create(**p.payload)
+            body, options = self.wire(p, stream=False)
+            http = client.post(
+                self.url_path(client, p),
+                cast_to=_http_response(),
+                content=body.bytes(),
+                options=options,
+            )
             # A body that is not JSON raises JSONDecodeError: a MalformedResponseError.
-            return self.response(json.loads(raw.http_response.content), p)
+            return self.response(json.loads(http.content), p)
 
     async def asend(self, prepared: Prepared) -> Response:
         p = _as(prepared, self, stream=False)
         client = self.clients.for_loop()
         with self._translating():
-            raw = await self.endpoint(client).with_raw_response.create(**p.payload)
-            return self.response(json.loads(raw.http_response.content), p)
+            body, options = self.wire(p, stream=False)
+            http = await client.post(
+                self.url_path(client, p),
+                cast_to=_http_response(),
+                content=body.bytes(),
+                options=options,
+            )
+            return self.response(json.loads(http.content), p)
 
     def send_stream(self, prepared: Prepared) -> Iterator[ProviderEvent]:
         p = _as(prepared, self, stream=True)
         client = self.clients.sync()
         converter = self.converter(p)
         with self._translating():
-            stream = self.endpoint(client).create(**p.stream_payload)
+            body, options = self.wire(p, stream=True)
+            cast_to, stream_cls = self.sdk_types(is_async=False)
+            stream = client.post(
+                self.url_path(client, p),
+                cast_to=cast_to,
+                content=body.bytes(),
+                options=options,
+                stream=True,
+                stream_cls=stream_cls,
+            )
             try:
                 for item in stream:
                     yield from converter.feed(item)
@@ -278,7 +347,16 @@ class _OpenAIProvider(Provider):
         client = self.clients.for_loop()
         converter = self.converter(p)
         with self._translating():
-            stream = await self.endpoint(client).create(**p.stream_payload)
+            body, options = self.wire(p, stream=True)
+            cast_to, stream_cls = self.sdk_types(is_async=True)
+            stream = await client.post(
+                self.url_path(client, p),
+                cast_to=cast_to,
+                content=body.bytes(),
+                options=options,
+                stream=True,
+                stream_cls=stream_cls,
+            )
             try:
                 async for item in stream:
                     for event in converter.feed(item):
@@ -287,6 +365,18 @@ class _OpenAIProvider(Provider):
                 await stream.close()
             for event in converter.end():
                 yield event
+
+
+#: ``create`` arguments that are request options, not body fields.
+_CALL_ARGS = ("extra_headers", "extra_query", "timeout")
+
+
+@functools.cache
+def _http_response() -> Any:
+    """The SDK's HTTP response class: ``cast_to`` it and the SDK returns the response as is."""
+    import httpx2
+
+    return httpx2.Response
 
 
 def _as(prepared: Prepared, provider: _OpenAIProvider, *, stream: bool) -> OpenAIPrepared:
@@ -323,8 +413,11 @@ class OpenAIChatProvider(_OpenAIProvider):
             max_tokens_field=self.max_tokens_field,
         )
 
-    def endpoint(self, client: Any) -> Any:
-        return client.chat.completions
+    def sdk_types(self, is_async: bool) -> tuple[Any, Any]:
+        from openai import AsyncStream, Stream
+        from openai.types.chat import ChatCompletion, ChatCompletionChunk
+
+        return ChatCompletion, (AsyncStream if is_async else Stream)[ChatCompletionChunk]
 
     def response(self, answer: Any, prepared: OpenAIPrepared) -> Response:
         return convert_out.chat_response(answer, prepared.restore, self.name)
@@ -351,8 +444,14 @@ class OpenAIResponsesProvider(_OpenAIProvider):
             request, self.name, caps, fields=self.vendor_fields(request), keys=self.vendor_keys
         )
 
-    def endpoint(self, client: Any) -> Any:
-        return client.responses
+    path = "/responses"
+
+    def sdk_types(self, is_async: bool) -> tuple[Any, Any]:
+        from openai import AsyncStream, Stream
+        from openai.types.responses import Response as SDKResponse
+        from openai.types.responses import ResponseStreamEvent
+
+        return SDKResponse, (AsyncStream if is_async else Stream)[ResponseStreamEvent]
 
     def response(self, answer: Any, prepared: OpenAIPrepared) -> Response:
         return convert_out.responses_response(answer, prepared.restore, self.name)
@@ -366,7 +465,7 @@ class OpenAIResponsesProvider(_OpenAIProvider):
         """The SDK arguments of ``responses.input_tokens.count`` for ``request`` (checked first)."""
         caps = self.check(request)
         body, call = self.body(replace(request, stream=False), caps)
-        counted = convert_in.count_body(body)
+        counted = plain(convert_in.count_body(body))  # the SDK serializes this one
         kwargs: dict[str, Any] = {"model": counted.pop("model"), "input": counted.pop("input")}
         kwargs.update(call)
         if counted:
