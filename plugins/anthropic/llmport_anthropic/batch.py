@@ -23,6 +23,7 @@ from llmport.errors import LlmportError
 from llmport.plugin import BatchBackend, BatchError, BatchItem, BatchOutcome, BatchStatus
 from llmport.translate import status_error, translating
 from llmport.types import Request
+from llmport.wire import plain
 
 from .errors import BY_TYPE, VENDOR, translate
 
@@ -55,7 +56,8 @@ class AnthropicBatch(BatchBackend):
                 if beta.strip() and beta.strip() not in betas:
                     betas.append(beta.strip())
             body = {k: v for k, v in params.items() if k not in _CALL_ONLY}
-            requests.append({"custom_id": item.custom_id, "params": {**body, **extra}})
+            # The SDK serializes the batch: media as strings.
+            requests.append({"custom_id": item.custom_id, "params": plain({**body, **extra})})
         args: dict[str, Any] = {"requests": requests}
         if betas:
             args["extra_headers"] = {"anthropic-beta": ",".join(betas)}

@@ -14,7 +14,7 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from llmport.content import inline_text_file, is_text_like
@@ -40,6 +40,7 @@ from llmport.types import (
     ToolResult,
     ToolSpec,
 )
+from llmport.wire import base64_of, plain
 
 from .models import MAX_REQUEST_BYTES, WEB_FETCH_TOOL, WEB_SEARCH_TOOL, Family
 
@@ -111,6 +112,9 @@ class AnthropicPrepared(Prepared):
     """
 
     output_tool: OutputTool | None = None
+    #: The JSON body serialized once (first send) and its request options, per form
+    #: (``False``: as prepared, ``True``: streamed): every attempt posts the same bytes.
+    wire: dict[bool, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def params(self) -> dict[str, Any]:
@@ -513,7 +517,8 @@ def count_params(prepared: AnthropicPrepared) -> dict[str, Any]:
     config; ``max_tokens``, ``stream``, sampling, stop sequences, metadata and
     other generation-only fields are left out.
     """
-    return {k: v for k, v in prepared.params.items() if k in COUNT_FIELDS}
+    # The SDK serializes this one: media as strings.
+    return {k: plain(v) for k, v in prepared.params.items() if k in COUNT_FIELDS}
 
 
 # ---------------------------------------------------------------------------
@@ -896,12 +901,13 @@ def _media_param(block: MediaBlock, model: str) -> dict[str, Any]:
     if mt == "application/pdf":
         return _titled({"type": "document", "source": _source(block)}, block)
     if is_text_like(mt) and _as_document(block):
-        if block.data is None:
+        data = block.data
+        if data is None:
             raise UnsupportedContentError(
                 VENDOR, model, block.describe(), "a text document must be inline, not a URL"
             )
         try:
-            text = block.data.decode("utf-8")
+            text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise UnsupportedContentError(
                 VENDOR, model, block.describe(), "file is not UTF-8 text"
@@ -937,7 +943,8 @@ def _as_document(block: MediaBlock) -> bool:
 def _source(block: MediaBlock) -> dict[str, Any]:
     if block.url is not None:
         return {"type": "url", "url": block.url}
-    return {"type": "base64", "media_type": block.media_type, "data": block.base64()}
+    # A splice: the body is serialized with the block's cached base64 bytes (llmport.wire).
+    return {"type": "base64", "media_type": block.media_type, "data": base64_of(block)}
 
 
 def _titled(param: dict[str, Any], block: MediaBlock) -> dict[str, Any]:

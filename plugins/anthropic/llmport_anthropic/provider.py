@@ -12,10 +12,13 @@ Settings (``Runtime(providers={"anthropic": {...}})`` or ``[providers.anthropic]
 * ``default_headers``: extra headers on every request.
 
 :meth:`AnthropicProvider.prepare` checks and converts a request once; the
-``send`` methods only do I/O and convert the answer back: a non-streamed
-answer through the SDK's ``with_raw_response``, its JSON parsed once into
-neutral types (no SDK ``Message`` is built); streams stay on the SDK's event
-objects. Clients are
+``send`` methods only do I/O and convert the answer back. The body is
+serialized once, to bytes, by :mod:`llmport.wire` (media spliced in as the
+blocks' cached base64 bytes) and posted with the client's low-level ``post``,
+as ``messages.create`` would (same headers, timeout, errors) without the
+SDK's own copy of the body; a non-streamed answer comes back as the raw HTTP
+response, its JSON parsed once into neutral types (no SDK ``Message`` is
+built); streams stay on the SDK's event objects. Clients are
 created on first use with ``max_retries=0`` (llmport is the one retry
 layer): one sync client, and one async client per event loop
 (:class:`~llmport.clients.ClientCache`). The SDK is imported here only, on
@@ -24,10 +27,12 @@ first use, never at plugin import.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
 import re
+import warnings
 from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import replace
 from typing import Any
@@ -38,6 +43,8 @@ from llmport.provider import Prepared, Provider, ProviderInfo
 from llmport.redaction import register_secret
 from llmport.translate import translating
 from llmport.types import ModelCapabilities, ProviderEvent, Request, Response
+from llmport.wire import Body
+from llmport.wire import encode as encode_body
 
 from . import convert_in, convert_out
 from .convert_in import AnthropicPrepared
@@ -170,40 +177,169 @@ class AnthropicProvider(Provider):
 
     def send(self, prepared: Prepared) -> Response:
         own = _own(prepared)
+        client = self.clients.sync()
         with translating(self.name, translate, self._secrets):
-            # The raw response: the same request and SDK errors, and the JSON parsed once
-            # (a body that is not JSON raises JSONDecodeError: a MalformedResponseError).
-            raw = self.clients.sync().messages.with_raw_response.create(**own.params)
-            message = json.loads(raw.http_response.content)
+            body, options = _wire(own, client, stream=False)
+            http = client.post(
+                "/v1/messages", cast_to=_http_response(), content=body.bytes(), options=options
+            )
+            # A body that is not JSON raises JSONDecodeError: a MalformedResponseError.
+            message = json.loads(http.content)
         return convert_out.response(message, own)
 
     async def asend(self, prepared: Prepared) -> Response:
         own = _own(prepared)
+        client = self.clients.for_loop()
         with translating(self.name, translate, self._secrets):
-            raw = await self.clients.for_loop().messages.with_raw_response.create(**own.params)
-            message = json.loads(raw.http_response.content)
+            body, options = _wire(own, client, stream=False)
+            http = await client.post(
+                "/v1/messages", cast_to=_http_response(), content=body.bytes(), options=options
+            )
+            message = json.loads(http.content)
         return convert_out.response(message, own)
 
     def send_stream(self, prepared: Prepared) -> Iterator[ProviderEvent]:
         own = _own(prepared)
-        params = _streaming(own.params)
+        client = self.clients.sync()
         state = convert_out.StreamState(own)
-        with (
-            translating(self.name, translate, self._secrets),
-            self.clients.sync().messages.create(**params) as stream,
-        ):
-            for event in stream:
-                yield from state.feed(event)
+        with translating(self.name, translate, self._secrets):
+            body, options = _wire(own, client, stream=True)
+            message_cls, stream_cls = _sdk_types(is_async=False)
+            with client.post(
+                "/v1/messages",
+                cast_to=message_cls,
+                content=body.bytes(),
+                options=options,
+                stream=True,
+                stream_cls=stream_cls,
+            ) as stream:
+                for event in stream:
+                    yield from state.feed(event)
 
     async def asend_stream(self, prepared: Prepared) -> AsyncIterator[ProviderEvent]:
         own = _own(prepared)
-        params = _streaming(own.params)
+        client = self.clients.for_loop()
         state = convert_out.StreamState(own)
         with translating(self.name, translate, self._secrets):
-            async with await self.clients.for_loop().messages.create(**params) as stream:
+            body, options = _wire(own, client, stream=True)
+            message_cls, stream_cls = _sdk_types(is_async=True)
+            async with await client.post(
+                "/v1/messages",
+                cast_to=message_cls,
+                content=body.bytes(),
+                options=options,
+                stream=True,
+                stream_cls=stream_cls,
+            ) as stream:
                 async for event in stream:
                     for out in state.feed(event):
                         yield out
+
+
+#: The body fields in the order ``messages.create`` puts them (then ``extra_body``'s).
+_BODY_ORDER = (
+    "max_tokens",
+    "messages",
+    "model",
+    "cache_control",
+    "container",
+    "diagnostics",
+    "inference_geo",
+    "metadata",
+    "output_config",
+    "service_tier",
+    "speed",
+    "stop_sequences",
+    "stream",
+    "system",
+    "thinking",
+    "tool_choice",
+    "tools",
+)
+_CALL = frozenset({"timeout", "extra_body", "extra_headers", "extra_query"})
+
+
+def _wire(own: AnthropicPrepared, client: Any, *, stream: bool) -> tuple[Body, dict[str, Any]]:
+    """The body serialized once (cached on ``own``) and the request options.
+
+    Exactly what ``messages.create(**params)`` sent: the same body (its field
+    order, ``extra_body`` merged over it) and options (extra headers and
+    query, the timeout it would compute for a long non-streamed request,
+    its deprecation warnings).
+    """
+    cached = own.wire.get(stream)
+    if cached is not None:
+        return cached  # type: ignore[no-any-return]
+    from anthropic._base_client import make_request_options
+    from anthropic._constants import DEFAULT_TIMEOUT, MODEL_NONSTREAMING_TOKENS
+    from anthropic.lib._tracing import messages_create_request_attributes
+    from anthropic.resources.messages.messages import (
+        DEPRECATED_MODELS,
+        MODELS_TO_WARN_WITH_THINKING_ENABLED,
+    )
+
+    params = _streaming(own.params) if stream else own.params
+    body = {k: params[k] for k in _BODY_ORDER if k in params}
+    body.update((k, v) for k, v in params.items() if k not in body and k not in _CALL)
+    body.update(params.get("extra_body") or {})
+    model, thinking = params["model"], params.get("thinking")
+    timeout = params.get("timeout", NOT_GIVEN)
+    if not params.get("stream") and timeout is NOT_GIVEN and client.timeout == DEFAULT_TIMEOUT:
+        # Raises ValueError for a request too long to send unstreamed, as create() does.
+        timeout = client._calculate_nonstreaming_timeout(
+            params["max_tokens"], MODEL_NONSTREAMING_TOKENS.get(model, None)
+        )
+    if model in DEPRECATED_MODELS:
+        warnings.warn(
+            f"The model '{model}' is deprecated and will reach end-of-life on "
+            f"{DEPRECATED_MODELS[model]}.\nPlease migrate to a newer model. Visit "
+            "https://docs.anthropic.com/en/docs/resources/model-deprecations for more "
+            "information.",
+            DeprecationWarning,
+            stacklevel=4,
+        )
+    if model in MODELS_TO_WARN_WITH_THINKING_ENABLED and thinking and thinking["type"] == "enabled":
+        warnings.warn(
+            f"Using Claude with {model} and 'thinking.type=enabled' is deprecated. Use "
+            "'thinking.type=adaptive' instead which results in better model performance in our "
+            "testing: https://platform.claude.com/docs/en/build-with-claude/adaptive-thinking",
+            UserWarning,
+            stacklevel=4,
+        )
+    call: dict[str, Any] = {"extra_headers": dict(params.get("extra_headers") or {})}
+    if params.get("extra_query") is not None:
+        call["extra_query"] = params["extra_query"]
+    if timeout is not NOT_GIVEN:
+        call["timeout"] = timeout
+    options = make_request_options(
+        **call,
+        span_name="anthropic.messages.create",
+        span_route="/v1/messages",
+        span_attributes=messages_create_request_attributes,
+    )
+    own.wire[stream] = wired = (encode_body(body), dict(options))
+    return wired
+
+
+#: ``timeout`` not given (``None`` is a given timeout: no limit).
+NOT_GIVEN: Any = object()
+
+
+@functools.cache
+def _http_response() -> Any:
+    """The SDK's HTTP response class: ``cast_to`` it and the SDK returns the response as is."""
+    import httpx2
+
+    return httpx2.Response
+
+
+@functools.cache
+def _sdk_types(is_async: bool) -> tuple[Any, Any]:
+    """``(cast_to, stream_cls)`` of a streamed ``messages.create`` (the SDK's event models)."""
+    from anthropic import AsyncStream, Stream
+    from anthropic.types import Message, RawMessageStreamEvent
+
+    return Message, (AsyncStream if is_async else Stream)[RawMessageStreamEvent]
 
 
 def _check_settings(settings: Mapping[str, Any]) -> tuple[str, ...]:
