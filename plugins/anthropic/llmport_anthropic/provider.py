@@ -279,9 +279,12 @@ def _wire(own: AnthropicPrepared, client: Any, *, stream: bool) -> tuple[Body, d
     )
 
     params = _streaming(own.params) if stream else own.params
-    body = {k: params[k] for k in _BODY_ORDER if k in params}
-    body.update((k, v) for k, v in params.items() if k not in body and k not in _CALL)
-    body.update(params.get("extra_body") or {})
+    # create() lists every field (unset ones as omitted) and merges extra_body over
+    # them: an extra field the SDK knows takes its place in that order.
+    slots: dict[str, Any] = {k: params.get(k, NOT_GIVEN) for k in _BODY_ORDER}
+    slots.update((k, v) for k, v in params.items() if k not in slots and k not in _CALL)
+    slots.update(params.get("extra_body") or {})
+    body = {k: v for k, v in slots.items() if v is not NOT_GIVEN}
     model, thinking = params["model"], params.get("thinking")
     timeout = params.get("timeout", NOT_GIVEN)
     if not params.get("stream") and timeout is NOT_GIVEN and client.timeout == DEFAULT_TIMEOUT:
@@ -321,7 +324,7 @@ def _wire(own: AnthropicPrepared, client: Any, *, stream: bool) -> tuple[Body, d
     return wired
 
 
-#: ``timeout`` not given (``None`` is a given timeout: no limit).
+#: A field or ``timeout`` not given (``None`` is a given value: JSON null, no time limit).
 NOT_GIVEN: Any = object()
 
 
