@@ -10,7 +10,11 @@ warm-up exec that creates the client):
 * base64 encodes of the image: calls of ``binascii.b2a_base64`` on >= 1 MB
   (``base64.b64encode``, ``urlsafe_b64encode`` and botocore all go through
   it), however many turns;
-* data-URL builds: distinct ``MediaBlock.data_url()`` strings returned.
+* data-URL builds: distinct ``MediaBlock.data_url()`` strings returned (the
+  OpenAI and Anthropic plugins build none: their bodies splice the base64
+  bytes in, ``llmport.wire``);
+* base64 bytes forms: distinct ``MediaBlock.base64_bytes()`` objects returned
+  (what those bodies splice in; one per exec when the encoding is shared).
 
     uv run python benchmarks/bench_media.py [--mb 20] [--vendors openai,anthropic,...]
 """
@@ -134,8 +138,10 @@ def measure(vendor: str, path: Path, size: int) -> dict[str, Any]:
     replies = [{"json": make(False)}, {"json": make(False)}, {"json": make(True)}]
     encodes = 0
     urls: list[str] = []
+    forms: list[bytes] = []
     real_b2a = binascii.b2a_base64
     real_url = MediaBlock.data_url
+    real_bytes = MediaBlock.base64_bytes
 
     def counting_b2a(data: Any, *args: Any, **kw: Any) -> bytes:
         nonlocal encodes
@@ -148,6 +154,12 @@ def measure(vendor: str, path: Path, size: int) -> dict[str, Any]:
         if not any(u is url for u in urls):
             urls.append(url)
         return url
+
+    def counting_bytes(self: MediaBlock) -> bytes:
+        form = real_bytes(self)
+        if not any(f is form for f in forms):
+            forms.append(form)
+        return form
 
     content = [{"type": "text", "text": "look"}, {"type": "image", "path": str(path)}]
     with ServerProcess(replies * 2) as server:
@@ -165,11 +177,13 @@ def measure(vendor: str, path: Path, size: int) -> dict[str, Any]:
         # 2. the counts (every data URL kept alive, so each distinct build is its own object)
         binascii.b2a_base64 = counting_b2a
         MediaBlock.data_url = counting_url  # type: ignore[method-assign]
+        MediaBlock.base64_bytes = counting_bytes  # type: ignore[method-assign]
         try:
             rt.exec(content, tools=[noop])
         finally:
             binascii.b2a_base64 = real_b2a
             MediaBlock.data_url = real_url  # type: ignore[method-assign]
+            MediaBlock.base64_bytes = real_bytes  # type: ignore[method-assign]
         rt.close()
     return {
         "vendor": vendor,
@@ -180,6 +194,7 @@ def measure(vendor: str, path: Path, size: int) -> dict[str, Any]:
         "peak_mb": round(peak / 1e6, 1),
         "encodes": encodes,
         "data_urls": len(urls),
+        "base64_bytes_forms": len(forms),
     }
 
 
@@ -205,12 +220,12 @@ def main() -> None:
     print(f"{args.mb} MB PNG, one exec = 3-turn tool loop (target: peak <= 3x, 1 encode)")
     print(
         f"{'vendor':12} {'file MB':>8} {'peak x file':>11} {'peak MB':>8}"
-        f" {'encodes':>8} {'data URLs':>10}"
+        f" {'encodes':>8} {'data URLs':>10} {'b64 bytes':>10}"
     )
     for r in rows:
         print(
             f"{r['vendor']:12} {r['file_mb']:8.2f} {r['peak_x_file']:11.2f} {r['peak_mb']:8.1f} "
-            f"{r['encodes']:8d} {r['data_urls']:10d}"
+            f"{r['encodes']:8d} {r['data_urls']:10d} {r['base64_bytes_forms']:10d}"
         )
     print(json.dumps({"bench": "media", "file_mb": args.mb, "rows": rows}))
 
