@@ -84,9 +84,11 @@ class OpenAIPrepared(Prepared):
 
     stream_payload: dict[str, Any] = field(default_factory=dict)
     restore: dict[str, Any] | None = None
-    #: The JSON body serialized once (first send), with the request options: every
-    #: attempt posts the same bytes.
-    wire: tuple[Body, dict[str, Any]] | None = field(default=None, repr=False, compare=False)
+    #: The JSON body serialized once (first send) and its request options, per form
+    #: (``False``: ``payload``, ``True``: ``stream_payload``): every attempt posts the same bytes.
+    wire: dict[bool, tuple[Body, dict[str, Any]]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
 
 class _EventConverter(Protocol):
@@ -265,7 +267,8 @@ class _OpenAIProvider(Provider):
         fields; the options carry ``extra_headers``, ``extra_query`` and
         ``timeout`` as ``create`` did.
         """
-        if p.wire is None:
+        cached = p.wire.get(stream)
+        if cached is None:
             from openai._base_client import make_request_options
 
             kwargs = p.stream_payload if stream else p.payload
@@ -276,8 +279,8 @@ class _OpenAIProvider(Provider):
             body.update(kwargs.get("extra_body") or {})
             call = {k: kwargs[k] for k in _CALL_ARGS if k in kwargs}
             options = make_request_options(**call, security={"bearer_auth": True})
-            p.wire = (encode_body(body), dict(options))
-        return p.wire
+            p.wire[stream] = cached = (encode_body(body), dict(options))
+        return cached
 
     def url_path(self, client: Any, p: OpenAIPrepared) -> str:
         """The path to post to: on Azure without a deployment, the model's deployment path."""
