@@ -16,7 +16,7 @@ warm-up exec that creates the client):
 * base64 bytes forms: distinct ``MediaBlock.base64_bytes()`` objects returned
   (what those bodies splice in; one per exec when the encoding is shared).
 
-    uv run python benchmarks/bench_media.py [--mb 20] [--vendors openai,anthropic,...]
+    uv run python benchmarks/bench_media.py [--mb 20] [--vendors openai,openai-responses,...]
 """
 
 from __future__ import annotations
@@ -54,6 +54,36 @@ def _openai(final: bool) -> dict[str, Any]:
             {"index": 0, "message": message, "finish_reason": "stop" if final else "tool_calls"}
         ],
         "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+    }
+
+
+def _responses(final: bool) -> dict[str, Any]:
+    item: dict[str, Any] = (
+        {
+            "type": "message",
+            "id": "msg_1",
+            "status": "completed",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": "a picture", "annotations": []}],
+        }
+        if final
+        else {
+            "type": "function_call",
+            "id": "fc_1",
+            "call_id": "call_1",
+            "name": "noop",
+            "arguments": "{}",
+            "status": "completed",
+        }
+    )
+    return {
+        "id": "resp_1",
+        "object": "response",
+        "created_at": 0,
+        "status": "completed",
+        "model": "gpt-5-mini",
+        "output": [item],
+        "usage": {"input_tokens": 1, "output_tokens": 1, "total_tokens": 2},
     }
 
 
@@ -105,6 +135,11 @@ VENDORS: dict[str, tuple[Any, str, Any]] = {
     "openai": (
         _openai,
         "openai:gpt-4o-mini",
+        lambda url: {"api_key": "sk-bench", "base_url": url + "/v1"},
+    ),
+    "openai-responses": (
+        _responses,
+        "openai-responses:gpt-5-mini",
         lambda url: {"api_key": "sk-bench", "base_url": url + "/v1"},
     ),
     "anthropic": (
