@@ -236,7 +236,7 @@ def measure(vendor: str, path: Path, size: int) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--mb", type=int, default=20)
-    parser.add_argument("--vendors", default="openai,anthropic,gemini,bedrock")
+    parser.add_argument("--vendors", default="openai,openai-responses,anthropic,gemini,bedrock")
     args = parser.parse_args()
     size = args.mb * 1024 * 1024
     rows = []
