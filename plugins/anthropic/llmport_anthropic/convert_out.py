@@ -2,9 +2,9 @@
 
 A whole answer is read from its JSON object (``send`` parses the body of the
 SDK's raw response once: no SDK ``Message`` is built); an answer of the wrong
-shape is a :class:`~llmport.errors.MalformedResponseError`. Stream events stay
-the SDK's event objects, read by attribute (duck typing), so this module
-imports no SDK. Thinking, citations and
+shape is a :class:`~llmport.errors.MalformedResponseError`. Stream events
+are read as their JSON objects too (the SDK's SSE decoder hands them over
+parsed), so this module imports no SDK. Thinking, citations and
 server-tool blocks become :class:`~llmport.types.ThinkingBlock`, text
 citations and :class:`~llmport.types.ServerToolCall` /
 :class:`~llmport.types.ServerToolResult` blocks in ``Response.blocks``

@@ -18,7 +18,8 @@ blocks' cached base64 bytes) and posted with the client's low-level ``post``,
 as ``messages.create`` would (same headers, timeout, errors) without the
 SDK's own copy of the body; a non-streamed answer comes back as the raw HTTP
 response, its JSON parsed once into neutral types (no SDK ``Message`` is
-built); streams stay on the SDK's event objects. Clients are
+built); a stream's events come from the SDK's SSE decoder as their parsed
+JSON (no SDK event model either), its errors raised as before. Clients are
 created on first use with ``max_retries=0`` (llmport is the one retry
 layer): one sync client, and one async client per event loop
 (:class:`~llmport.clients.ClientCache`). The SDK is imported here only, on
@@ -204,10 +205,10 @@ class AnthropicProvider(Provider):
         state = convert_out.StreamState(own)
         with translating(self.name, translate, self._secrets):
             body, options = _wire(own, client, stream=True)
-            message_cls, stream_cls = _sdk_types(is_async=False)
+            cast_to, stream_cls = _sdk_types(is_async=False)
             with client.post(
                 "/v1/messages",
-                cast_to=message_cls,
+                cast_to=cast_to,
                 content=body.bytes(),
                 options=options,
                 stream=True,
@@ -222,10 +223,10 @@ class AnthropicProvider(Provider):
         state = convert_out.StreamState(own)
         with translating(self.name, translate, self._secrets):
             body, options = _wire(own, client, stream=True)
-            message_cls, stream_cls = _sdk_types(is_async=True)
+            cast_to, stream_cls = _sdk_types(is_async=True)
             async with await client.post(
                 "/v1/messages",
-                cast_to=message_cls,
+                cast_to=cast_to,
                 content=body.bytes(),
                 options=options,
                 stream=True,
@@ -338,11 +339,15 @@ def _http_response() -> Any:
 
 @functools.cache
 def _sdk_types(is_async: bool) -> tuple[Any, Any]:
-    """``(cast_to, stream_cls)`` of a streamed ``messages.create`` (the SDK's event models)."""
-    from anthropic import AsyncStream, Stream
-    from anthropic.types import Message, RawMessageStreamEvent
+    """``(cast_to, stream_cls)`` of a stream: the SDK's own SSE decoding, events as JSON.
 
-    return Message, (AsyncStream if is_async else Stream)[RawMessageStreamEvent]
+    ``object`` makes the SDK hand each event's parsed JSON over as is (it still
+    raises its errors for ``error`` events and statuses), instead of building
+    a pydantic model per event that the converter would only read.
+    """
+    from anthropic import AsyncStream, Stream
+
+    return object, (AsyncStream if is_async else Stream)[object]
 
 
 def _check_settings(settings: Mapping[str, Any]) -> tuple[str, ...]:

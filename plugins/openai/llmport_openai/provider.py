@@ -24,7 +24,8 @@ low-level ``post``: the SDK's request-argument machinery (``maybe_transform``,
 its own ``json.dumps``) is skipped, while its headers, auth, URL (Azure
 deployments included), timeouts and errors stay the SDK's. A non-streamed
 answer comes back as the raw HTTP response, its JSON parsed once into neutral
-types (no SDK response model is built); streams keep the SDK's event models.
+types (no SDK response model is built); a stream's events come from the
+SDK's SSE decoder as their parsed JSON (no event models either).
 Clients come from a :class:`~llmport.clients.ClientCache` (one async client
 per event loop), created on first use with ``max_retries=0``: llmport is the
 one retry layer. The ``openai`` SDK is imported then, never before. Keys
@@ -256,8 +257,15 @@ class _OpenAIProvider(Provider):
     path = "/chat/completions"
 
     def sdk_types(self, is_async: bool) -> tuple[Any, Any]:
-        """``(cast_to, stream_cls)`` of the API's streamed ``create`` (the SDK's event models)."""
-        raise NotImplementedError
+        """``(cast_to, stream_cls)`` of a stream: the SDK's own SSE decoding, events as JSON.
+
+        ``object`` makes the SDK hand each event's parsed JSON over as is (it
+        still raises its errors for error events and statuses), instead of
+        building a pydantic model the converter would only read.
+        """
+        from openai import AsyncStream, Stream
+
+        return object, (AsyncStream if is_async else Stream)[object]
 
     def wire(self, p: OpenAIPrepared, stream: bool) -> tuple[Body, dict[str, Any]]:
         """The body serialized once (cached on ``p``) and the SDK request options.
@@ -416,12 +424,6 @@ class OpenAIChatProvider(_OpenAIProvider):
             max_tokens_field=self.max_tokens_field,
         )
 
-    def sdk_types(self, is_async: bool) -> tuple[Any, Any]:
-        from openai import AsyncStream, Stream
-        from openai.types.chat import ChatCompletion, ChatCompletionChunk
-
-        return ChatCompletion, (AsyncStream if is_async else Stream)[ChatCompletionChunk]
-
     def response(self, answer: Any, prepared: OpenAIPrepared) -> Response:
         return convert_out.chat_response(answer, prepared.restore, self.name)
 
@@ -448,13 +450,6 @@ class OpenAIResponsesProvider(_OpenAIProvider):
         )
 
     path = "/responses"
-
-    def sdk_types(self, is_async: bool) -> tuple[Any, Any]:
-        from openai import AsyncStream, Stream
-        from openai.types.responses import Response as SDKResponse
-        from openai.types.responses import ResponseStreamEvent
-
-        return SDKResponse, (AsyncStream if is_async else Stream)[ResponseStreamEvent]
 
     def response(self, answer: Any, prepared: OpenAIPrepared) -> Response:
         return convert_out.responses_response(answer, prepared.restore, self.name)
