@@ -462,19 +462,41 @@ def test_unknown_setting_is_a_config_error() -> None:
     assert "secret-key" not in repr(GeminiProvider({"api_key": "secret-key"}))
 
 
-async def test_async_client_never_uses_aiohttp(monkeypatch: pytest.MonkeyPatch) -> None:
-    import httpx2
-    from google.genai import _api_client
+async def test_async_client_runs_on_our_aiohttp_session_by_default() -> None:
+    import aiohttp
     from llmport_gemini.provider import GeminiProvider
 
-    monkeypatch.setattr(_api_client, "has_aiohttp", True)  # as if aiohttp were installed
     provider = GeminiProvider({"api_key": "k"})
-    api = provider.async_client()._api_client
-    assert api._use_aiohttp() is False
-    assert isinstance(api._async_httpx_client, httpx2.AsyncClient)
+    held = provider._clients.for_loop()
+    api = held.client._api_client
+    assert isinstance(held.transport, aiohttp.ClientSession)
+    assert api._use_aiohttp() is True
+    assert await api._get_aiohttp_session() is held.transport  # ours, not one the SDK makes
     assert provider.async_client() is provider.async_client()  # one per event loop
     assert api._http_options.retry_options.attempts == 1
     await provider.aclose()
+    assert held.transport.closed
+
+
+async def test_async_transport_httpx_restores_the_httpx2_client() -> None:
+    import httpx2
+    from llmport_gemini.provider import GeminiProvider
+
+    provider = GeminiProvider({"api_key": "k", "async_transport": "httpx"})
+    held = provider._clients.for_loop()
+    api = held.client._api_client
+    assert api._use_aiohttp() is False  # even though aiohttp is installed
+    assert api._async_httpx_client is held.transport
+    assert isinstance(held.transport, httpx2.AsyncClient)
+    await provider.aclose()
+    assert held.transport.is_closed
+
+
+def test_async_transport_setting_is_checked_at_construction() -> None:
+    from llmport_gemini.provider import GeminiProvider
+
+    with pytest.raises(ConfigError, match="async_transport"):
+        GeminiProvider({"api_key": "k", "async_transport": "curl"})
 
 
 def test_importing_the_plugin_imports_no_sdk() -> None:

@@ -13,7 +13,11 @@ here is what only Gemini says:
   reason ``API_KEY_INVALID`` / ``API_KEY_EXPIRED``: an
   :class:`~llmport.errors.AuthenticationError` (code: the reason), not a
   bad request;
-* ``UnknownApiResponseError`` is an answer the SDK could not read.
+* ``UnknownApiResponseError`` is an answer the SDK could not read;
+* on the aiohttp transport, the SDK's ``ClientTimeout(total=...)`` expires
+  as a bare ``asyncio.TimeoutError`` (the builtin ``TimeoutError``), which
+  names no transport: inside a Gemini call it can only be the request's
+  timeout.
 
 The SDK is only touched through the exception passed in (its class name and
 attributes), so importing this module imports no SDK.
@@ -23,7 +27,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from llmport.errors import AuthenticationError, MalformedResponseError, ProviderError
+from llmport.errors import (
+    AuthenticationError,
+    MalformedResponseError,
+    ProviderError,
+    ProviderTimeoutError,
+)
 from llmport.translate import retry_after_from_details, status_error
 
 VENDOR = "gemini"
@@ -35,6 +44,8 @@ AUTH_REASONS = frozenset({"API_KEY_INVALID", "API_KEY_EXPIRED"})
 
 def translate(exc: BaseException) -> ProviderError | None:
     """The llmport error for a google-genai exception, or None if ``exc`` is not one."""
+    if type(exc) is TimeoutError:  # aiohttp's total timeout: see the module docstring
+        return ProviderTimeoutError(f"{VENDOR}: request timed out", provider=VENDOR)
     if not (type(exc).__module__ or "").startswith("google.genai"):
         return None
     names = {cls.__name__ for cls in type(exc).__mro__}
