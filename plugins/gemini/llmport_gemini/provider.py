@@ -192,16 +192,9 @@ class GeminiProvider(Provider):
         kwargs = self.client_kwargs()  # a ConfigError comes before any transport is opened
         transport: Any
         if self._transport == "aiohttp":
-            import aiohttp
+            from . import aio
 
-            # As google-genai builds its own session: no connection limit (llmport's
-            # limiter bounds concurrency), proxies from the environment, 4 MiB reads
-            # so long stream lines arrive whole.
-            transport = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=0),
-                trust_env=True,
-                read_bufsize=2**22,
-            )
+            transport = aio.session()
             update = {"aiohttp_client": transport}
         else:
             import httpx2

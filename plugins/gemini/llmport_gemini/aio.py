@@ -1,0 +1,61 @@
+"""The aiohttp session an async Gemini client runs on.
+
+Imported only when the provider builds an async client on aiohttp (never at
+plugin import), so it may import aiohttp at the top.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import aiohttp
+
+#: google-genai's own read buffer: long stream lines (a big image, a long
+#: function call) arrive whole.
+READ_BUFFER = 2**22
+
+
+class GeminiResponse(aiohttp.ClientResponse):
+    """An aiohttp response whose ``json()`` fails on a non-JSON body as the SDK expects.
+
+    google-genai reads an error answer with ``await response.json()`` and
+    falls back to the text and the reason phrase only on ``ContentTypeError``
+    (a body not labelled JSON). A body labelled JSON that is not JSON (a
+    proxy's error page), or an empty one, would otherwise raise
+    ``JSONDecodeError`` or give ``None`` instead of the status error, so a
+    503 would become an unreadable answer and a 400 would be retried. Raising
+    ``ContentTypeError`` there gives the same status error as on httpx.
+    Successful answers are read with ``text()`` and are unaffected.
+    """
+
+    async def json(self, *args: Any, **kwargs: Any) -> Any:
+        """The parsed body; ``ContentTypeError`` when it is empty or not JSON."""
+        try:
+            parsed = await super().json(*args, **kwargs)
+        except ValueError:  # json.JSONDecodeError (a ContentTypeError is not a ValueError)
+            parsed = None
+        else:
+            if parsed is not None or self._body is None or self._body.strip():
+                return parsed
+        raise aiohttp.ContentTypeError(
+            self.request_info,
+            self.history,
+            status=self.status,
+            message="the body is not JSON",
+            headers=self.headers,
+        )
+
+
+def session() -> aiohttp.ClientSession:
+    """A session like the one google-genai would make, with :class:`GeminiResponse`.
+
+    No connection limit (llmport's limiter bounds concurrency, and the SDK sets
+    none either), proxies from the environment (``trust_env``), the SDK's read
+    buffer. Must be called inside the event loop it will serve.
+    """
+    return aiohttp.ClientSession(
+        connector=aiohttp.TCPConnector(limit=0),
+        trust_env=True,
+        read_bufsize=READ_BUFFER,
+        response_class=GeminiResponse,
+    )
