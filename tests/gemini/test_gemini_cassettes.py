@@ -247,3 +247,24 @@ async def test_429_exhausting_attempts_raises_exec_failed(mode: str, cassette: A
             await run(mode, runtime(scenario.model, max_retries=1), **scenario.kwargs)
     assert isinstance(info.value.last_error, RateLimitError)
     assert "Attempt 1: RateLimitError: gemini 429 RESOURCE_EXHAUSTED" in str(info.value)
+
+
+@pytest.mark.parametrize("name", ["text", "stream_text"])
+async def test_async_cassettes_replay_through_aiohttp(
+    name: str, cassette: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The async client's default transport is aiohttp; vcrpy answers it from the cassette.
+    from llmport_gemini import aio
+
+    made: list[Any] = []
+
+    def session() -> Any:
+        made.append(aio_session())
+        return made[-1]
+
+    aio_session = aio.session
+    monkeypatch.setattr(aio, "session", session)
+    cass, result = await play("async", name, cassette)
+    assert len(made) == 1 and made[0].closed  # one session, closed with the runtime
+    assert cass.play_count == 1
+    assert result  # the answers themselves are checked by the tests above
