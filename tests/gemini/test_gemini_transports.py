@@ -348,3 +348,43 @@ async def test_answers_arrive_the_same(path: Any, streamed: bool) -> None:
     assert sent.method == "POST"
     assert sent.path.endswith(":streamGenerateContent?alt=sse" if streamed else ":generateContent")
     assert sent.json()["contents"] == [{"parts": [{"text": "Hi"}], "role": "user"}]
+
+
+# --- proxies from the environment -------------------------------------------------------------
+
+PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy", "no_proxy", "ws_proxy", "wss_proxy")
+
+
+@pytest.fixture
+def no_proxy_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in PROXY_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.upper(), raising=False)
+
+
+@pytest.mark.usefixtures("no_proxy_env")
+@pytest.mark.parametrize("path", PATHS)
+async def test_a_proxy_from_the_environment_is_used(
+    path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with server_of(OK) as proxy:
+        monkeypatch.setenv("HTTP_PROXY", proxy.url)
+        result = await call(path, False, "http://gemini.invalid")  # resolvable only by the proxy
+        sent = proxy.requests[0]
+    assert result.output == "fine"
+    assert sent.path == "http://gemini.invalid/v1/models/gemini-2.5-flash:generateContent"
+
+
+@pytest.mark.usefixtures("no_proxy_env")
+async def test_the_aiohttp_session_reads_the_environment_only_when_it_names_a_proxy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # With trust_env, aiohttp looks proxies and .netrc up in a thread on every request.
+    from llmport_gemini import aio
+
+    without = aio.session()
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.invalid:3128")
+    with_proxy = aio.session()
+    assert (without.trust_env, with_proxy.trust_env) == (False, True)
+    await without.close()
+    await with_proxy.close()
