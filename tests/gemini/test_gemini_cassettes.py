@@ -254,6 +254,8 @@ async def test_async_cassettes_replay_through_aiohttp(
     name: str, cassette: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The async client's default transport is aiohttp; vcrpy answers it from the cassette.
+    # (vcrpy matches the method as passed to aiohttp: the plugin's session upper-cases
+    # google-genai's "post", or no cassette recorded on httpx would match.)
     from llmport_gemini import aio
 
     made: list[Any] = []

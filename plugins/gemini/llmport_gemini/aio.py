@@ -7,6 +7,7 @@ plugin import), so it may import aiohttp at the top.
 from __future__ import annotations
 
 import urllib.request
+import warnings
 from typing import Any
 
 import aiohttp
@@ -47,8 +48,28 @@ class GeminiResponse(aiohttp.ClientResponse):
         )
 
 
+# aiohttp warns on any subclass of ClientSession (its internals may change); this one
+# overrides only the public request(). Silenced here, once, at class creation.
+with warnings.catch_warnings():
+    warnings.filterwarnings("ignore", "Inheritance class", DeprecationWarning)
+
+    class GeminiSession(aiohttp.ClientSession):
+        """A ``ClientSession`` whose ``request()`` upper-cases the HTTP method.
+
+        google-genai calls ``session.request(method="post", ...)``. aiohttp sends
+        ``POST`` either way, but whatever wraps ``ClientSession._request`` sees
+        the method as passed: vcrpy records and matches it as is, so cassettes
+        recorded on httpx (``POST``), the plugin's own and users', would not
+        replay on aiohttp.
+        """
+
+        def request(self, method: str, url: Any, **kwargs: Any) -> Any:
+            """``ClientSession.request`` with ``method`` upper-cased."""
+            return super().request(method.upper(), url, **kwargs)
+
+
 def session() -> aiohttp.ClientSession:
-    """A session like the one google-genai would make, with :class:`GeminiResponse`.
+    """A :class:`GeminiSession` like the one google-genai would make, with :class:`GeminiResponse`.
 
     No connection limit (llmport's limiter bounds concurrency, and the SDK sets
     none either) and the SDK's read buffer. Must be called inside the event
@@ -61,7 +82,7 @@ def session() -> aiohttp.ClientSession:
     proxy there is nothing for it to find but ``.netrc`` credentials, which
     the httpx2 transport does not read either.
     """
-    return aiohttp.ClientSession(
+    return GeminiSession(
         connector=aiohttp.TCPConnector(limit=0),
         trust_env=proxy_in_environment(),
         read_bufsize=READ_BUFFER,
