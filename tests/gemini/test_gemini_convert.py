@@ -492,6 +492,30 @@ async def test_async_transport_httpx_restores_the_httpx2_client() -> None:
     assert held.transport.is_closed
 
 
+async def test_a_client_the_sdk_refuses_leaves_no_open_session(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from google import genai
+    from llmport_gemini import aio
+    from llmport_gemini.provider import GeminiProvider
+
+    made: list[Any] = []
+    real = aio.session
+
+    def session() -> Any:
+        made.append(real())
+        return made[-1]
+
+    def refuse(**kwargs: Any) -> Any:
+        raise ValueError("Project or API key must be set when using the Vertex AI API.")
+
+    monkeypatch.setattr(aio, "session", session)
+    monkeypatch.setattr(genai, "Client", refuse)
+    with pytest.raises(ValueError, match="Project"):
+        GeminiProvider({"api_key": "k"}).async_client()
+    assert len(made) == 1 and made[0].closed
+
+
 def test_async_transport_setting_is_checked_at_construction() -> None:
     from llmport_gemini.provider import GeminiProvider
 

@@ -10,22 +10,21 @@ Settings (``Runtime(providers={"gemini": {...}})`` or ``[providers.gemini]``):
 * ``timeout``: seconds per request (an option ``timeout=`` on a call overrides it);
 * ``default_headers``: extra HTTP headers on every request;
 * ``vertexai`` (default ``GOOGLE_GENAI_USE_VERTEXAI``), ``project``,
-  ``location``: use Vertex AI instead of the Developer API.
+  ``location``: use Vertex AI instead of the Developer API;
+* ``async_transport``: ``"aiohttp"`` (the default when aiohttp is installed,
+  as it is with this plugin) or ``"httpx"``: what the async client runs on.
+  The sync client always uses httpx2.
 
 :meth:`GeminiProvider.prepare` checks and converts a request once
 (:func:`.convert_in.prepare`); the ``send`` methods only call the SDK and
 convert the answer (:mod:`.convert_out`), inside
 :class:`llmport.translate.translating` with :func:`.errors.translate`.
 
-* ``async_transport``: ``"aiohttp"`` (the default when aiohttp is installed,
-  as it is with this plugin) or ``"httpx"``: what the async client runs on.
-  The sync client always uses httpx2.
-
 Clients come from a :class:`llmport.clients.ClientCache`, created on first use
 with the SDK's retries off (``HttpRetryOptions(attempts=1)``): llmport is the
 one retry layer. The async client of each event loop runs on a transport we
 create in that loop and pass in ``http_options``: an ``aiohttp.ClientSession``
-(``aiohttp_client``; several times faster than httpx at hundreds of concurrent
+(``aiohttp_client``; faster than httpx2 per call and at hundreds of concurrent
 calls) or an ``httpx2.AsyncClient`` (``httpx_async_client``). That client, its
 transport and the SDK's own sync pool are closed in their loop when it shuts
 down, or by ``close()`` / ``aclose()``.
@@ -202,7 +201,15 @@ class GeminiProvider(Provider):
             transport = httpx2.AsyncClient(timeout=None, follow_redirects=True)
             update = {"httpx_async_client": transport}
         kwargs["http_options"] = kwargs["http_options"].model_copy(update=update)
-        return AsyncClient(genai.Client(**kwargs), transport)
+        try:
+            return AsyncClient(genai.Client(**kwargs), transport)
+        except BaseException:
+            # The SDK refused its arguments (Vertex AI without a project, ...): nothing
+            # was sent, so an aiohttp session only needs to let go of its empty pool,
+            # or it warns "Unclosed client session" when collected.
+            if hasattr(transport, "detach"):
+                transport.detach()
+            raise
 
     def client(self) -> Any:
         """The sync ``genai.Client`` (created once, on first use)."""
