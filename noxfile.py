@@ -61,13 +61,16 @@ def benchmarks(session: nox.Session) -> None:
 
 #: The benchmark environment: the peers and both transports of every SDK, never the
 #: project's own lock. LiteLLM is pinned below a release known to be compromised (1.107.0).
+#: The peers go in first: the SDKs come last, at the versions the plugins require, so
+#: llmport and the raw SDKs run on the same SDK the project tests (a peer that pins
+#: an older SDK, as pydantic-ai does google-genai < 3, then runs on the newer one).
 BENCH_DEPS = (
-    "openai[aiohttp]",
-    "anthropic[aiohttp]",
-    "google-genai[aiohttp]",
-    "boto3",
     "litellm>=1.70,<1.107",
     "pydantic-ai-slim[openai,anthropic,google,bedrock]",
+    "openai[aiohttp]>=3",
+    "anthropic[aiohttp]>=2",
+    "google-genai[aiohttp]>=3",
+    "boto3",
 )
 
 
