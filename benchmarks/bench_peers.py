@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import inspect
 import json
 import statistics
@@ -306,17 +307,20 @@ class Side:
 # -- llmport -------------------------------------------------------------------------
 
 
+def _llmport_settings(vendor: str, url: str) -> dict[str, Any]:
+    """The provider settings that point llmport's plugin for ``vendor`` at the server."""
+    if vendor == "openai":
+        return {"api_key": "sk-bench", "base_url": url + "/v1"}
+    if vendor == "bedrock":
+        return {**AWS, "region": REGION, "endpoint_url": url, "max_workers": 64}
+    return {"api_key": "bench", "base_url": url}
+
+
 def llmport_sides(vendor: str, url: str) -> list[Side]:
     from llmport import Runtime
 
     model = MODELS[vendor]
-    base: dict[str, Any]
-    if vendor == "openai":
-        base = {"api_key": "sk-bench", "base_url": url + "/v1"}
-    elif vendor == "bedrock":
-        base = {**AWS, "region": REGION, "endpoint_url": url, "max_workers": 64}
-    else:
-        base = {"api_key": "bench", "base_url": url}
+    base = _llmport_settings(vendor, url)
     sides = []
     variants: list[tuple[str, dict[str, Any]]] = [("llmport", {})]
     if vendor in ("openai", "anthropic"):
@@ -383,17 +387,7 @@ def sdk_sides(vendor: str, url: str) -> list[Side]:
                 out[0].aio = call
         return out
     if vendor == "gemini":
-        from google import genai
-        from google.genai import types
-
-        def client() -> Any:
-            return genai.Client(
-                api_key="bench",
-                http_options=types.HttpOptions(
-                    base_url=url, retry_options=types.HttpRetryOptions(attempts=1)
-                ),
-            )
-
+        client = functools.partial(_gemini_client, url)
         sync = client()
         aio = _per_loop(client)
         config = {"automatic_function_calling": {"disable": True}}
@@ -407,16 +401,7 @@ def sdk_sides(vendor: str, url: str) -> list[Side]:
                 ),
             )
         ]
-    import boto3
-    from botocore.config import Config
-
-    client = boto3.session.Session(region_name=REGION, **AWS).client(
-        "bedrock-runtime",
-        endpoint_url=url,
-        config=Config(
-            retries={"total_max_attempts": 1, "mode": "standard"}, max_pool_connections=64
-        ),
-    )
+    client = _bedrock_client(url)
     body = {
         "modelId": model,
         "messages": [{"role": "user", "content": [{"text": PROMPT}]}],
@@ -429,6 +414,31 @@ def sdk_sides(vendor: str, url: str) -> list[Side]:
             lambda: asyncio.to_thread(client.converse, **body),
         )
     ]
+
+
+def _gemini_client(url: str) -> Any:
+    from google import genai
+    from google.genai import types
+
+    return genai.Client(
+        api_key="bench",
+        http_options=types.HttpOptions(
+            base_url=url, retry_options=types.HttpRetryOptions(attempts=1)
+        ),
+    )
+
+
+def _bedrock_client(url: str) -> Any:
+    import boto3
+    from botocore.config import Config
+
+    return boto3.session.Session(region_name=REGION, **AWS).client(
+        "bedrock-runtime",
+        endpoint_url=url,
+        config=Config(
+            retries={"total_max_attempts": 1, "mode": "standard"}, max_pool_connections=64
+        ),
+    )
 
 
 def _per_loop(make: Callable[[], Any]) -> Callable[[], Any]:
@@ -584,13 +594,7 @@ def stream_sides(vendor: str, url: str) -> list[StreamSide]:
     from llmport import Runtime, TextDelta
 
     model = MODELS[vendor]
-    base: dict[str, Any]
-    if vendor == "openai":
-        base = {"api_key": "sk-bench", "base_url": url + "/v1"}
-    elif vendor == "bedrock":
-        base = {**AWS, "region": REGION, "endpoint_url": url, "max_workers": 64}
-    else:
-        base = {"api_key": "bench", "base_url": url}
+    base = _llmport_settings(vendor, url)
     rt = Runtime(model=f"{vendor}:{model}", providers={vendor: base})
     sides = [
         StreamSide(
@@ -639,17 +643,7 @@ def stream_sides(vendor: str, url: str) -> list[StreamSide]:
             )
         )
     elif vendor == "gemini":
-        from google import genai
-        from google.genai import types
-
-        def client() -> Any:
-            return genai.Client(
-                api_key="bench",
-                http_options=types.HttpOptions(
-                    base_url=url, retry_options=types.HttpRetryOptions(attempts=1)
-                ),
-            )
-
+        client = functools.partial(_gemini_client, url)
         gsync = client()
         gaio = _per_loop(client)
         config = {"automatic_function_calling": {"disable": True}}
@@ -667,16 +661,7 @@ def stream_sides(vendor: str, url: str) -> list[StreamSide]:
             )
         )
     else:
-        import boto3
-        from botocore.config import Config
-
-        bclient = boto3.session.Session(region_name=REGION, **AWS).client(
-            "bedrock-runtime",
-            endpoint_url=url,
-            config=Config(
-                retries={"total_max_attempts": 1, "mode": "standard"}, max_pool_connections=64
-            ),
-        )
+        bclient = _bedrock_client(url)
         body = {"modelId": model, "messages": [{"role": "user", "content": [{"text": PROMPT}]}]}
 
         async def threaded() -> Any:  # boto3 has no async API: its stream read in a thread
