@@ -175,8 +175,11 @@ async def test_botocore_debug_logs_show_no_credentials(
     assert result.output == "fine"
     messages = [record.getMessage() for record in caplog.records]
     # The records that used to carry the credentials were captured, masked:
-    # the signed request's headers, the canonical request and the echoed error body.
-    assert any("Credential=***" in m for m in messages)
+    # the signed request's headers (botocore logs them when it sends: streams; the
+    # direct converse path sends without that record), the canonical request and
+    # the echoed error body.
+    if stream:
+        assert any("Credential=***" in m for m in messages)
     assert any("x-amz-security-token:***" in m for m in messages)
     assert any("Response body" in m and "is not valid" in m for m in messages)
     for secret in LEAKS:

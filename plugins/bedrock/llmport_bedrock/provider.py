@@ -13,7 +13,8 @@ Settings (``Runtime(providers={"bedrock": {...}})`` or ``[providers.bedrock]``):
   slow); the per-call option ``timeout=`` overrides it;
 * ``connect_timeout``: seconds (default 10);
 * ``max_workers``: size of the thread pool that runs boto3 for the async
-  API (default 16; also the size of botocore's connection pool).
+  API (default 16; also the size of botocore's connection pool and the
+  connection limit of the async ``converse`` path).
 
 The contract (:mod:`llmport.provider`): :meth:`BedrockProvider.prepare` runs
 once per model request and does every check and the whole conversion
@@ -21,11 +22,22 @@ once per model request and does every check and the whole conversion
 boto3; ``send`` / ``asend`` / ``send_stream`` / ``asend_stream`` only send the
 prepared payload (every attempt the same one) and convert the answer back.
 
-boto3 has no async client, so the async methods run the blocking calls in a
-per-provider :class:`~concurrent.futures.ThreadPoolExecutor` of
-``max_workers`` threads and await them: the event loop never blocks, and at
-most ``max_workers`` Bedrock requests run at once per provider (more wait
-their turn). A stream takes a worker only while it waits for its next event.
+Non-streamed ``converse`` calls take a direct path (:mod:`llmport_bedrock.direct`):
+the body is validated and serialized once per prepared request by botocore's
+own serializer, each attempt is SigV4-signed by botocore and sent on the
+client's own HTTP session (sync) or on an aiohttp session per event loop
+(async, at most ``max_workers`` connections at once), and the JSON answer is
+read without botocore's shape walk. Errors are botocore's (``ClientError``
+parsed by botocore from the error body, its transport exceptions) or
+aiohttp's, translated as below. A client that does not sign with plain SigV4
+(a Bedrock API key in ``AWS_BEARER_TOKEN_BEDROCK``) uses ``client.converse``.
+
+boto3 has no async client, so the other async methods (streams, token
+counting) run the blocking calls in a per-provider
+:class:`~concurrent.futures.ThreadPoolExecutor` of ``max_workers`` threads
+and await them: the event loop never blocks, and at most ``max_workers``
+Bedrock requests run at once per provider (more wait their turn). A stream
+takes a worker only while it waits for its next event.
 
 Clients: botocore has no per-request read timeout, so there is one client
 per distinct read timeout (the setting, or a call's ``timeout=``), each in
@@ -60,6 +72,7 @@ from llmport.types import ModelCapabilities, ProviderEvent, Request, Response
 
 from . import convert_in, convert_out
 from .convert_in import ConversePrepared
+from .direct import Wire, usable
 from .errors import call, config_error, input_error, translate
 from .models import Family, base_model_id, family_for
 
@@ -96,6 +109,10 @@ def _seconds(settings: Mapping[str, Any], name: str, default: float) -> float:
     return float(value)
 
 
+def _no_sync_session() -> Any:
+    raise TypeError("the async converse path has no sync session")
+
+
 class BedrockProvider(Provider):
     """``bedrock:<model id>``: any Converse model (ids, inference profiles, ARNs)."""
 
@@ -127,6 +144,10 @@ class BedrockProvider(Provider):
         self._session: Any = None
         self._credentials: Any = None  # what the session resolved (botocore Credentials)
         self._clients: dict[float, ClientCache[Any, Any]] = {}  # read timeout -> its client
+        # read timeout -> (its client, the direct path for it or None); see _wire.
+        self._wires: dict[float, tuple[Any, Wire | None]] = {}
+        # One aiohttp session per event loop for the async converse path.
+        self._aio: ClientCache[Any, Any] = ClientCache(_no_sync_session, self._new_aio_session)
         self._pool: ThreadPoolExecutor | None = None
         self._families: dict[str, Family] = {}
 
@@ -240,25 +261,72 @@ class BedrockProvider(Provider):
         self._remember_credentials()
         return client
 
-    def _remember_credentials(self) -> None:
+    def _remember_credentials(self) -> Any:
         """Mask the credentials the session resolved (chain, files, roles) as configured ones.
 
         Called when a client is made and before every attempt: refreshable
         credentials (roles, SSO) change, and their new values must be masked too.
+        Returns the frozen credentials (None when the session has none).
         """
         credentials = self._credentials
         if credentials is None:
-            return
+            return None
         frozen = credentials.get_frozen_credentials()  # refreshes if due, as signing would
         known = self._secrets
         new = [v for v in (frozen.access_key, frozen.secret_key, frozen.token) if v]
         new = [v for v in new if v not in known]
         if not new:
-            return
+            return frozen
         for value in new:
             register_secret(value)
         with self._lock:
             self._secrets = tuple(dict.fromkeys((*self._secrets, *new)))
+        return frozen
+
+    def _signing_credentials(self) -> Any:
+        """The frozen credentials to sign an attempt (botocore's NoCredentialsError if none)."""
+        frozen = self._remember_credentials()
+        if frozen is None or not frozen.access_key or not frozen.secret_key:
+            from botocore.exceptions import NoCredentialsError  # type: ignore[import-untyped]
+
+            raise NoCredentialsError()
+        return frozen
+
+    async def _async_signing_credentials(self) -> Any:
+        """:meth:`_signing_credentials`; a due refresh (a network call) runs on the pool."""
+        refresh_needed = getattr(self._credentials, "refresh_needed", None)
+        if refresh_needed is not None and refresh_needed():
+            return await self._in_pool(self._signing_credentials)
+        return self._signing_credentials()
+
+    def _wire(self, read_timeout: float | None) -> tuple[Any, Wire | None]:
+        """The client for ``read_timeout`` and its direct path (None: use ``client.converse``)."""
+        client = self.client(read_timeout)
+        timeout = float(read_timeout or self.read_timeout)
+        entry = self._wires.get(timeout)
+        if entry is None or entry[0] is not client:  # first use, or the client was remade
+            entry = (client, Wire(client) if usable(client) else None)
+            with self._lock:
+                self._wires[timeout] = entry
+        return entry
+
+    def _new_aio_session(self) -> Any:
+        """An aiohttp session for the running loop, with the TLS settings botocore uses."""
+        import aiohttp
+        from botocore.httpsession import get_cert_path  # type: ignore[import-untyped]
+
+        verify: Any = True
+        for entry in list(self._wires.values()):
+            if entry[1] is not None:  # the client's own setting (AWS_CA_BUNDLE, ca_bundle)
+                verify = getattr(entry[1].http, "_verify", True)
+                break
+        ssl_setting: Any = False
+        if verify is not False:
+            import ssl
+
+            ssl_setting = ssl.create_default_context(cafile=get_cert_path(verify))
+        connector = aiohttp.TCPConnector(limit=self.max_workers, ssl=ssl_setting)
+        return aiohttp.ClientSession(connector=connector)  # proxies: Wire.env_proxy
 
     def executor(self) -> ThreadPoolExecutor:
         """The bounded pool that runs boto3 for the async API (``max_workers`` threads)."""
@@ -286,14 +354,17 @@ class BedrockProvider(Provider):
         with self._lock:
             caches = list(self._clients.values())
             self._clients.clear()
+            self._wires.clear()
             pool, self._pool = self._pool, None
         for cache in caches:
             cache.close()
+        self._aio.close()
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)
 
     async def aclose(self) -> None:
         """:meth:`close` from async code: it neither blocks nor waits for running workers."""
+        await self._aio.aclose()  # this loop's aiohttp session, closed inside its loop
         self.close()
 
     async def _in_pool(self, fn: Callable[..., T], *args: Any) -> T:
@@ -306,10 +377,43 @@ class BedrockProvider(Provider):
     # -- blocking calls (run directly, or on the pool) --------------------------------------
 
     def _converse(self, prepared: ConversePrepared) -> Any:
-        client = self.client(prepared.read_timeout)
+        client, wire = self._wire(prepared.read_timeout)
+        if wire is None:
+            with translating(self.name, translate, self.secrets()):
+                self._remember_credentials()
+                return call(input_error, client.converse, **prepared.payload)
+        path, body = wire.body(prepared)  # an OptionError here: nothing was sent
         with translating(self.name, translate, self.secrets()):
-            self._remember_credentials()
-            return call(input_error, client.converse, **prepared.payload)
+            return wire.send(path, body, self._signing_credentials())
+
+    async def _aconverse(self, prepared: ConversePrepared) -> Any:
+        timeout = float(prepared.read_timeout or self.read_timeout)
+        if timeout in self._wires:
+            _, wire = self._wire(prepared.read_timeout)  # made before: no I/O
+        else:
+            # Making the session and client reads files (and may ask an instance role).
+            _, wire = await self._in_pool(self._wire, prepared.read_timeout)
+        if wire is None:  # not plain SigV4: boto3's converse, on the pool
+            return await self._in_pool(self._converse, prepared)
+        import aiohttp
+        from yarl import URL
+
+        path, body = wire.body(prepared)
+        with translating(self.name, translate, self.secrets()):
+            request = wire.signed(path, body, await self._async_signing_credentials())
+            session = self._aio.for_loop()
+            limits = aiohttp.ClientTimeout(sock_connect=self.connect_timeout, sock_read=timeout)
+            proxy, proxy_auth = wire.env_proxy()
+            async with session.post(
+                URL(request.url, encoded=True),  # keep the signed %-escapes (%3A in model ids)
+                data=body,
+                headers=dict(request.headers.items()),
+                timeout=limits,
+                proxy=proxy,
+                proxy_auth=proxy_auth,
+            ) as answer:
+                content = await answer.read()
+            return wire.answer(answer.status, answer.headers, content)
 
     def _open_stream(self, prepared: ConversePrepared) -> tuple[Any, str | None]:
         client = self.client(prepared.read_timeout)
@@ -370,9 +474,9 @@ class BedrockProvider(Provider):
         return convert_out.response(self._converse(own), own)
 
     async def asend(self, prepared: Prepared) -> Response:
-        """:meth:`send` on the pool, awaited."""
+        """:meth:`send` on aiohttp (the event loop never blocks; signing is done inline)."""
         own = self._own(prepared)
-        return convert_out.response(await self._in_pool(self._converse, own), own)
+        return convert_out.response(await self._aconverse(own), own)
 
     def send_stream(self, prepared: Prepared) -> Iterator[ProviderEvent]:
         """One ``converse_stream`` call; its events as provider events (StopEvent last)."""
