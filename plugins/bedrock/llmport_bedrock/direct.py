@@ -151,9 +151,8 @@ class Wire:
         except ValueError:
             answer = None
         if not isinstance(answer, dict):
-            raise MalformedResponseError(
-                f"{VENDOR}: the answer could not be parsed (not a JSON object)", provider=VENDOR
-            )
+            # As botocore's parser: an empty answer, which the conversion rejects (retryable).
+            answer = {}
         try:
             _decode_blobs(answer)
         except (binascii.Error, TypeError, AttributeError, ValueError):
