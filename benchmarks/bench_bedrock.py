@@ -9,6 +9,10 @@
    ``client.converse`` run in a ``ThreadPoolExecutor`` of the same size
    (boto3 has no async client: a thread pool is how anyone awaits it);
    target ratio <= 1.20; peak RSS.
+3. send: the provider's ``send`` / ``asend`` alone (one prepared request:
+   the HTTP call and the answer's conversion) beside raw ``client.converse``,
+   per-call µs and the cProfile function-call count per call (deterministic,
+   unlike the time).
 
 Prints a table and one JSON line.
 """
@@ -16,6 +20,11 @@ Prints a table and one JSON line.
 from __future__ import annotations
 
 import asyncio
+import cProfile
+import pstats
+import statistics
+import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -80,6 +89,67 @@ async def bench_async(url: str, concurrency: int, workers: int) -> dict[str, flo
     return result
 
 
+def _per_call(fn: Callable[[], Any], calls: int, rounds: int = 5) -> tuple[float, float]:
+    """(median µs per call over ``rounds``, cProfile function calls per call)."""
+    times = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        times.append((time.perf_counter() - start) / calls)
+    profile = cProfile.Profile()
+    profile.enable()
+    for _ in range(100):
+        fn()
+    profile.disable()
+    return statistics.median(times) * 1e6, pstats.Stats(profile).total_calls / 100
+
+
+def bench_send(url: str, calls: int) -> dict[str, float]:
+    """``provider.send`` / ``asend`` of one prepared request vs raw ``client.converse``."""
+    from llmport.types import Message, Request, TextBlock
+    from llmport_bedrock.provider import BedrockProvider
+
+    provider = BedrockProvider({**CREDENTIALS, "region": REGION, "endpoint_url": url})
+    prepared = provider.prepare(Request(MODEL, [Message("user", (TextBlock(PROMPT),))]))
+    assert prepared.payload == RAW_KWARGS
+    raw = raw_client(url, 16)
+    for _ in range(50):
+        provider.send(prepared)
+        raw.converse(**RAW_KWARGS)
+    send_us, send_calls = _per_call(lambda: provider.send(prepared), calls)
+    raw_us, raw_calls = _per_call(lambda: raw.converse(**RAW_KWARGS), calls)
+
+    async def asend() -> tuple[float, float]:
+        for _ in range(50):
+            await provider.asend(prepared)
+        times = []
+        for _ in range(5):
+            start = time.perf_counter()
+            for _ in range(calls):
+                await provider.asend(prepared)
+            times.append((time.perf_counter() - start) / calls)
+        profile = cProfile.Profile()
+        profile.enable()
+        for _ in range(100):
+            await provider.asend(prepared)
+        profile.disable()
+        await provider.aclose()
+        return statistics.median(times) * 1e6, pstats.Stats(profile).total_calls / 100
+
+    asend_us, asend_calls = asyncio.run(asend())
+    provider.close()
+    raw.close()
+    return {
+        "send_us": send_us,
+        "send_calls": send_calls,
+        "asend_us": asend_us,
+        "asend_calls": asend_calls,
+        "raw_converse_us": raw_us,
+        "raw_converse_calls": raw_calls,
+    }
+
+
 def main() -> None:
     args = arguments(__doc__, workers=16)
     with LoopbackServer([Reply(json=ANSWER)], repeat=True) as server:
@@ -88,7 +158,13 @@ def main() -> None:
         sync = compare_sync(lambda: rt.exec(PROMPT), lambda: raw.converse(**RAW_KWARGS), args.calls)
         rt.close()
         raw.close()
+        send = bench_send(server.url, args.calls)
         conc = asyncio.run(bench_async(server.url, args.concurrency, args.workers))
+    print(
+        f"provider.send, per call: {send['send_us']:.0f} us, {send['send_calls']:.0f} function "
+        f"calls; asend {send['asend_us']:.0f} us, {send['asend_calls']:.0f} calls; raw "
+        f"client.converse {send['raw_converse_us']:.0f} us, {send['raw_converse_calls']:.0f} calls"
+    )
     report(
         "bedrock",
         "llmport-bedrock vs raw boto3 (loopback)",
@@ -98,6 +174,7 @@ def main() -> None:
         async_case=f"{args.concurrency} x async_exec vs gather (pool of {args.workers})",
         concurrency=args.concurrency,
         workers=args.workers,
+        send=send,
     )
 
 
