@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import socket
+import threading
 from typing import Any
 
 import pytest
@@ -339,7 +340,7 @@ async def test_a_bedrock_api_key_keeps_client_converse(
         assert server.requests == []
 
 
-async def test_async_sends_use_one_aiohttp_session_per_loop_and_no_pool() -> None:
+async def test_async_sends_use_one_aiohttp_session_per_loop() -> None:
     with LoopbackServer([OK], repeat=True) as server:
         p = provider(server)
         prepared = p.prepare(request())
@@ -368,3 +369,34 @@ async def test_json_not_shaped_as_an_answer_is_a_retryable_malformed_response(
     with LoopbackServer([reply]) as server, pytest.raises(MalformedResponseError) as info:
         await send(mode, provider(server))
     assert info.value.retryable
+
+
+async def test_a_due_credential_refresh_runs_off_the_loop_and_signs_the_attempt() -> None:
+    from botocore.credentials import ReadOnlyCredentials
+
+    class Refreshable:
+        """Stands in for botocore's RefreshableCredentials whose refresh is due."""
+
+        def __init__(self) -> None:
+            self.threads: list[int] = []
+
+        def refresh_needed(self) -> bool:
+            return True
+
+        def get_frozen_credentials(self) -> Any:
+            self.threads.append(threading.get_ident())  # a refresh may call STS / IMDS
+            return ReadOnlyCredentials("AKIAROLLEDDIRECT0001", "LEAKrolledsecret-abc", None)
+
+    with LoopbackServer([OK, OK]) as server:
+        p = provider(server)
+        prepared = p.prepare(request())
+        assert (await p.asend(prepared)).text == "fine"  # makes the client
+        rolled = Refreshable()
+        p._credentials = rolled
+        assert (await p.asend(prepared)).text == "fine"
+        await p.aclose()
+        sent = server.requests[1]
+    assert rolled.threads and threading.get_ident() not in rolled.threads
+    auth = {k.lower(): v for k, v in sent.headers.items()}["authorization"]
+    assert "Credential=AKIAROLLEDDIRECT0001/" in auth
+    assert "LEAKrolledsecret-abc" in p.secrets()

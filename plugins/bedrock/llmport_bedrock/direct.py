@@ -46,7 +46,7 @@ _MEDIA = ("image", "document", "video", "audio")
 def usable(client: Any) -> bool:
     """Whether ``client`` signs Converse with plain SigV4 (the only scheme done here)."""
     config = client.meta.config
-    if getattr(config, "signature_version", None) not in (None, "v4", "s3v4"):
+    if getattr(config, "signature_version", None) not in (None, "v4"):
         return False
     if getattr(config, "auth_scheme_preference", None):
         return False
