@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import socket
+import ssl
 import threading
 from typing import Any
 
@@ -400,3 +401,16 @@ async def test_a_due_credential_refresh_runs_off_the_loop_and_signs_the_attempt(
     auth = {k.lower(): v for k, v in sent.headers.items()}["authorization"]
     assert "Credential=AKIAROLLEDDIRECT0001/" in auth
     assert "LEAKrolledsecret-abc" in p.secrets()
+
+
+def test_the_async_tls_context_is_loaded_once_per_provider() -> None:
+    settings = {**CREDENTIALS, "region": REGION}
+    https = BedrockProvider({**settings, "endpoint_url": "https://127.0.0.1:9"}, provider_info())
+    https._wire(None)
+    context = https._tls()
+    assert isinstance(context, ssl.SSLContext) and https._tls() is context
+    https.close()
+    plain = BedrockProvider({**settings, "endpoint_url": "http://127.0.0.1:9"}, provider_info())
+    plain._wire(None)
+    assert plain._tls() is True  # aiohttp's default: no bundle loaded for plain HTTP
+    plain.close()

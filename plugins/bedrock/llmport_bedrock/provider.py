@@ -149,6 +149,7 @@ class BedrockProvider(Provider):
         # One aiohttp session per event loop for the async converse path.
         self._aio: ClientCache[Any, Any] = ClientCache(_no_sync_session, self._new_aio_session)
         self._pool: ThreadPoolExecutor | None = None
+        self._ssl: Any = None  # the async path's TLS context (see _tls)
         self._families: dict[str, Family] = {}
 
     def __repr__(self) -> str:
@@ -313,20 +314,31 @@ class BedrockProvider(Provider):
     def _new_aio_session(self) -> Any:
         """An aiohttp session for the running loop, with the TLS settings botocore uses."""
         import aiohttp
-        from botocore.httpsession import get_cert_path  # type: ignore[import-untyped]
 
-        verify: Any = True
-        for entry in list(self._wires.values()):
-            if entry[1] is not None:  # the client's own setting (AWS_CA_BUNDLE, ca_bundle)
-                verify = getattr(entry[1].http, "_verify", True)
-                break
-        ssl_setting: Any = False
-        if verify is not False:
-            import ssl
-
-            ssl_setting = ssl.create_default_context(cafile=get_cert_path(verify))
-        connector = aiohttp.TCPConnector(limit=self.max_workers, ssl=ssl_setting)
+        connector = aiohttp.TCPConnector(limit=self.max_workers, ssl=self._tls())
         return aiohttp.ClientSession(connector=connector)  # proxies: Wire.env_proxy
+
+    def _tls(self) -> Any:
+        """The async path's ``ssl`` argument: botocore's CA bundle, loaded once per provider.
+
+        Loading the bundle takes ~20 ms, so the context is shared by every
+        loop's session. A plain-HTTP endpoint (a local test server) needs none.
+        """
+        wire = next((w for _, w in list(self._wires.values()) if w is not None), None)
+        if wire is None or wire.endpoint_url.startswith("http://"):
+            return True  # aiohttp's own default context, made only if TLS is ever used
+        with self._lock:
+            if self._ssl is None:
+                from botocore.httpsession import get_cert_path  # type: ignore[import-untyped]
+
+                verify = getattr(wire.http, "_verify", True)  # AWS_CA_BUNDLE, ca_bundle
+                if verify is False:
+                    self._ssl = False
+                else:
+                    import ssl
+
+                    self._ssl = ssl.create_default_context(cafile=get_cert_path(verify))
+            return self._ssl
 
     def executor(self) -> ThreadPoolExecutor:
         """The bounded pool that runs boto3 for the async API (``max_workers`` threads)."""
