@@ -101,9 +101,10 @@ class MediaBlock:
     that resends the block does not encode it again.
 
     A block whose bytes llmport read itself (a ``path`` source) drops them
-    once their base64 is cached (:meth:`base64_bytes`): ``data`` then decodes
-    them again on each read, and :attr:`size` stays known. Blocks made from
-    the caller's own bytes keep them. ``dataclasses.replace`` copies share
+    once their base64 is cached (:meth:`base64_bytes` or
+    :meth:`urlsafe_base64_bytes`): ``data`` then decodes them again on each
+    read, and :attr:`size` stays known. Blocks made from the caller's own
+    bytes keep them. ``dataclasses.replace`` copies share
     every cache.
     """
 
@@ -122,6 +123,7 @@ class MediaBlock:
     _url: list[str] = field(default_factory=list, repr=False, compare=False)
     _b64url: list[str] = field(default_factory=list, repr=False, compare=False)
     _b64b: list[bytes] = field(default_factory=list, repr=False, compare=False)
+    _b64urlb: list[bytes] = field(default_factory=list, repr=False, compare=False)
     #: ``[size, bytes]`` when llmport read the bytes itself: the bytes live here, shared
     #: by every copy, and are dropped (``[size]``) once the base64 is cached.
     _own: list[Any] = field(default_factory=list, repr=False, compare=False)
@@ -156,6 +158,8 @@ class MediaBlock:
             elif self._url:
                 url = self._url[0]
                 encoded = url[url.index(",") + 1 :].encode("ascii")
+            elif self._b64urlb:
+                encoded = self._b64urlb[0].translate(_STANDARD_BYTES)
             else:
                 raw = self._raw()
                 if raw is None:
@@ -166,10 +170,46 @@ class MediaBlock:
             del self._own[1:]  # llmport's own bytes: released, for every copy at once
         return self._b64b[0]
 
+    def urlsafe_base64_bytes(self) -> bytes:
+        """URL-safe base64 of ``data`` as ASCII bytes (Gemini's wire form).
+
+        Like :meth:`base64_bytes`: encoded once (or translated from a cached
+        form), cached, shared by copies; a block whose bytes llmport read
+        itself releases them once it is cached. The standard form made on the
+        way is not kept beside it.
+        """
+        if not self._b64urlb:
+            if self._b64url:
+                encoded = self._b64url[0].encode("ascii")
+            elif self._b64b:
+                encoded = self._b64b[0].translate(_URLSAFE_BYTES)
+            elif self._b64:
+                encoded = self._b64[0].translate(_URLSAFE).encode("ascii")
+            elif self._url:
+                url = self._url[0]
+                encoded = url[url.index(",") + 1 :].encode("ascii").translate(_URLSAFE_BYTES)
+            else:
+                raw = self._raw()
+                if raw is None:
+                    raise ValueError("block has no inline data (it is a URL reference)")
+                standard = base64.b64encode(raw)
+                del raw
+                # llmport's own bytes go before the translated copy is made (the peak
+                # stays at two encoded copies); the block keeps a readable form meanwhile.
+                self._b64b.append(standard)
+                del self._own[1:]
+                encoded = standard.translate(_URLSAFE_BYTES)
+                del self._b64b[:], standard
+            self._b64urlb.append(encoded)
+            del self._own[1:]  # llmport's own bytes: released, for every copy at once
+        return self._b64urlb[0]
+
     def urlsafe_base64(self) -> str:
         """URL-safe base64 of ``data`` (Gemini's wire form), cached like :meth:`base64`."""
         if not self._b64url:
-            if self._b64:
+            if self._b64urlb:
+                self._b64url.append(self._b64urlb[0].decode("ascii"))
+            elif self._b64:
                 self._b64url.append(self._b64[0].translate(_URLSAFE))
             elif self._b64b:
                 self._b64url.append(self._b64b[0].translate(_URLSAFE_BYTES).decode("ascii"))
@@ -188,6 +228,8 @@ class MediaBlock:
             elif self._url:
                 url = self._url[0]
                 self._b64.append(url[url.index(",") + 1 :])
+            elif self._b64urlb:
+                self._b64.append(self._b64urlb[0].translate(_STANDARD_BYTES).decode("ascii"))
             else:
                 raw = self._raw()
                 if raw is None:
@@ -208,6 +250,9 @@ class MediaBlock:
                 self._url.append(head + self._b64[0])
             elif self._b64b:
                 self._url.append((head.encode("ascii") + self._b64b[0]).decode("ascii"))
+            elif self._b64urlb:
+                standard = self._b64urlb[0].translate(_STANDARD_BYTES)
+                self._url.append((head.encode("ascii") + standard).decode("ascii"))
             else:
                 raw = self._raw()
                 if raw is None:
@@ -244,7 +289,11 @@ class _ReleasableData:
         if value is _SHARED:
             own = obj._own
             # Decoded again when released, not cached: the point was to drop them.
-            return own[1] if len(own) > 1 else base64.b64decode(obj._b64b[0])
+            if len(own) > 1:
+                return own[1]
+            if obj._b64b:
+                return base64.b64decode(obj._b64b[0])
+            return base64.urlsafe_b64decode(obj._b64urlb[0])
         return value
 
     def __set__(self, obj: MediaBlock, value: Any) -> None:
@@ -257,6 +306,7 @@ class _ReleasableData:
 #: In ``MediaBlock.data``'s slot when the bytes are llmport's own, kept in ``_own``.
 _SHARED: Any = object()
 _URLSAFE_BYTES = bytes.maketrans(b"+/", b"-_")
+_STANDARD_BYTES = bytes.maketrans(b"-_", b"+/")
 _DATA_SLOT: Any = MediaBlock.__dict__["data"]
 setattr(MediaBlock, "data", _ReleasableData(_DATA_SLOT))  # noqa: B010
 
