@@ -4,16 +4,23 @@
 (``convert_in.wire_request``) instead of google-genai objects. Each case here
 also runs the objects it stands for (``convert_in.sdk_payload``) through the
 SDK's own converters, ``extra_body`` merge included, and compares
-``json.dumps`` of both: same keys, same order, same values.
+``json.dumps`` of both: same keys, same order, same values; the bytes llmport
+posts (``convert_in.wire_body``: serialized once, media spliced in as bytes)
+are that ``json.dumps`` string, encoded.
 """
 
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
+from llmport import wire
+from llmport.content import load_block
+from llmport.loopback import LoopbackServer, Reply
 from llmport.types import (
     MediaBlock,
     Message,
@@ -30,6 +37,7 @@ from llmport.types import (
     ToolResult,
     ToolSpec,
 )
+from llmport.wire import plain
 from llmport_gemini import convert_in
 from llmport_gemini.convert_in import SIGNATURE_KEY, SIGNED_PART_KEY, SYNTHETIC_ID_KEY, sdk_payload
 from llmport_gemini.convert_out import response, response_json, sdk_response
@@ -219,7 +227,9 @@ def test_the_json_body_is_the_one_google_genai_writes(name: str) -> None:
     )
     payload = prepared.payload
     assert "body" in payload  # the JSON path, not the SDK objects
-    assert json.dumps(payload["body"]) == sdk_body(provider, prepared)
+    expected = sdk_body(provider, prepared)
+    assert json.dumps(plain(payload["body"])) == expected
+    assert convert_in.wire_body(payload).bytes() == expected.encode()
     timeout = request.options.get("timeout")
     assert (payload["http_options"] is None) == (timeout is None)
 
@@ -331,3 +341,122 @@ def test_an_answer_read_from_json_equals_the_one_read_from_sdk_objects(index: in
 )
 def test_anything_else_is_left_to_the_sdk_objects(data: dict[str, Any]) -> None:
     assert response_json(data, "m") is None
+
+
+@pytest.mark.parametrize("transport", ["sync", "aiohttp", "httpx"])
+async def test_the_bytes_posted_are_the_ones_google_genai_posted(
+    transport: str, tmp_path: Path
+) -> None:
+    """The body (an image, non-ASCII text), URL, headers: as ``api_client.request`` sends them."""
+    (tmp_path / "chart.png").write_bytes(PNG)
+    image = load_block({"type": "image", "path": str(tmp_path / "chart.png")}, 1)
+    assert isinstance(image, MediaBlock)
+    request = Request(
+        model="gemini-2.5-flash",
+        messages=[user("Qu'est-ce que c'est ? \u2603", image)],
+        options={"timeout": 30},
+    )
+    settings: dict[str, Any] = {"api_key": "k"}
+    if transport != "sync":
+        settings["async_transport"] = transport
+    ok = Reply(json=ANSWERS[0])
+    with LoopbackServer([ok, ok]) as server:
+        provider = GeminiProvider({**settings, "base_url": server.url})
+        prepared = convert_in.prepare(
+            request, ModelCapabilities(), provider.family(request.model), vertex=False, vendor={}
+        )
+        payload = prepared.payload
+        # What the plugin posted before: the body as a dict, json.dumps-ed by google-genai.
+        args = ("post", payload["path"] + ":generateContent", plain(payload["body"]))
+        if transport == "sync":
+            provider.client()._api_client.request(*args, payload["http_options"])
+            answer = provider.send(prepared)
+            provider.close()
+        else:
+            api = provider.async_client()._api_client
+            await api.async_request(*args, payload["http_options"])
+            answer = await provider.asend(prepared)
+            await provider.aclose()
+    before, after = server.requests
+    assert answer.text == "Paris."
+    assert after.body == before.body
+    assert b"\\u2603" in after.body and base64.urlsafe_b64encode(PNG) in after.body
+    assert (after.method, after.path) == (before.method, before.path)
+    assert after.headers == before.headers
+    assert image._raw() is None  # read from a path: released once its base64 is cached
+    assert image.urlsafe_base64_bytes() == base64.urlsafe_b64encode(PNG)
+
+
+# --- the pieces the body is made of: URL-safe base64 bytes, json.dumps's format -------------
+
+
+def test_the_python_style_is_json_dumps_with_its_defaults() -> None:
+    image = MediaBlock("image", "image/png", data=PNG)
+    body = {"a": ["\u00e9t\u00e9 \u2603", 1.5, None], "b": {"data": wire.urlsafe_base64_of(image)}}
+    expected = json.dumps(wire.plain(body)).encode()
+    assert wire.dumps(body, style="python") == expected
+    assert b'"b": {"data": "' in expected and b"\\u2603" in expected
+    assert wire.dumps({"x": float("nan")}, style="python") == b'{"x": NaN}'  # as json.dumps
+    assert wire.dumps(body) != expected  # the default stays compact UTF-8
+
+
+def test_urlsafe_splices_compare_and_show_no_bytes() -> None:
+    image = MediaBlock("image", "image/png", data=PNG, filename="chart.png")
+    safe = wire.urlsafe_base64_of(image)
+    assert safe == base64.urlsafe_b64encode(PNG).decode()
+    assert safe == wire.urlsafe_base64_of(image) and safe != wire.base64_of(image)
+    assert hash(safe) != hash(wire.base64_of(image))
+    assert "chart.png" in repr(safe) and "urlsafe=True" in repr(safe)
+    assert base64.urlsafe_b64encode(PNG).decode()[:20] not in repr(safe)
+
+
+B64 = base64.b64encode(PNG)  # computed before any counting
+SAFE = base64.urlsafe_b64encode(PNG)
+
+
+@pytest.fixture
+def encodes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    import binascii
+
+    calls: list[int] = []
+    real = binascii.b2a_base64
+
+    def counting(data: Any, *args: Any, **kw: Any) -> bytes:
+        calls.append(len(data))
+        return real(data, *args, **kw)
+
+    monkeypatch.setattr(binascii, "b2a_base64", counting)
+    return calls
+
+
+def test_urlsafe_bytes_are_encoded_once_and_release_bytes_read_from_a_path(
+    tmp_path: Path, encodes: list[int]
+) -> None:
+    (tmp_path / "chart.png").write_bytes(PNG)
+    block = load_block({"type": "image", "path": str(tmp_path / "chart.png")}, 0)
+    assert isinstance(block, MediaBlock)
+    copy = dataclasses.replace(block, index=3)
+    safe = block.urlsafe_base64_bytes()
+    assert safe == SAFE and copy.urlsafe_base64_bytes() is safe
+    assert not block._b64b  # the standard form made on the way is not kept
+    assert block._raw() is None and copy._raw() is None  # released, for every copy
+    assert block.inline and block.size == len(PNG) and block.data == PNG  # decoded on demand
+    # Every other form comes from the cached one, without encoding again.
+    assert block.base64_bytes() == B64
+    assert block.base64() == B64.decode()
+    assert block.urlsafe_base64() == safe.decode()
+    assert block.data_url() == "data:image/png;base64," + B64.decode()
+    assert encodes == [len(PNG)]
+    back = Message.from_dict(json.loads(json.dumps(user("x", block).to_dict())))
+    assert back.blocks[1].data == PNG  # type: ignore[union-attr]
+
+
+def test_urlsafe_bytes_come_from_a_cached_form(encodes: list[int]) -> None:
+    for first in ("base64_bytes", "base64", "data_url", "urlsafe_base64"):
+        block = MediaBlock("image", "image/png", data=PNG)
+        getattr(block, first)()
+        assert block.urlsafe_base64_bytes() == SAFE
+        assert block.data is PNG  # the caller's own bytes are kept
+    assert len(encodes) == 4  # one per block
+    with pytest.raises(ValueError):
+        MediaBlock("image", "image/png", url="https://example.com/a.png").urlsafe_base64_bytes()

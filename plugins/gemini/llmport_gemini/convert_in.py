@@ -43,6 +43,7 @@ from llmport.types import (
     ThinkingBlock,
     ToolResult,
 )
+from llmport.wire import Body, encode, urlsafe_base64_of
 
 from .models import AUDIO_TYPES, FILE_TYPES, IMAGE_TYPES, NATIVE_TEXT_FILES, Family
 
@@ -241,11 +242,12 @@ def wire_request(
 
     The payload holds ``path`` (``models/<model>``, without the method),
     ``body`` (the request JSON, ``body_fields`` merged in the way the SDK
-    merges ``extra_body``), ``http_options`` (``None``, or the request's
-    timeout) and the ``response_json_schema`` (for a fallback to the SDK's
-    response objects). Key order, value types (the SDK's coercion of option
-    values included) and base64 flavour match what ``generate_content``
-    sends for the same request (``tests/gemini/test_gemini_wire.py``).
+    merges ``extra_body``; media as :class:`llmport.wire.Splice`, sent by
+    :func:`wire_body`), ``http_options`` (``None``, or the request's timeout) and the
+    ``response_json_schema`` (for a fallback to the SDK's response objects).
+    Key order, value types (the SDK's coercion of option values included)
+    and base64 flavour match what ``generate_content`` sends for the same
+    request (``tests/gemini/test_gemini_wire.py``).
     """
     from google.genai import _common, types
     from pydantic import ValidationError
@@ -300,6 +302,18 @@ def wire_request(
         "empty": not parts,  # google-genai refuses a request without contents
         "extra_body": body,
     }
+
+
+def wire_body(payload: dict[str, Any]) -> Body:
+    """The JSON payload's body serialized once, as google-genai's ``json.dumps`` writes it.
+
+    Media go in as cached URL-safe base64 bytes (:mod:`llmport.wire`); the
+    result is kept in the payload, so every attempt sends the same pieces.
+    """
+    body: Body | None = payload.get("wire")
+    if body is None:
+        body = payload["wire"] = encode(payload["body"], style="python")
+    return body
 
 
 def sdk_payload(prepared: Prepared, family: Family) -> dict[str, Any]:
@@ -974,7 +988,7 @@ def _wire_response_part(block: Any, model: str, family: Family | None) -> dict[s
         )
     if block.url is not None:
         return {"file_data": {"file_uri": block.url, "mime_type": block.media_type}}
-    return {"inline_data": {"mime_type": block.media_type, "data": block.urlsafe_base64()}}
+    return {"inline_data": {"mime_type": block.media_type, "data": urlsafe_base64_of(block)}}
 
 
 def wire_part(block: TextBlock | MediaBlock, model: str) -> dict[str, Any]:
@@ -999,10 +1013,10 @@ def wire_part(block: TextBlock | MediaBlock, model: str) -> dict[str, Any]:
     if native:
         if block.url is not None:
             return {"fileData": {"file_uri": block.url, "mime_type": mt}}
-        if block.data is None:
+        if not block.inline:  # (not block.data: that decodes a released block again)
             return {"inlineData": {"mime_type": mt}}
-        # Encoded once per block and shared by every turn of a tool loop.
-        return {"inlineData": {"data": block.urlsafe_base64(), "mime_type": mt}}
+        # Spliced in as bytes (llmport.wire), encoded once per block for every turn.
+        return {"inlineData": {"data": urlsafe_base64_of(block), "mime_type": mt}}
     if block.type == "file" and is_text_like(mt):
         return {"text": inline_text_file(block, VENDOR, model).text}
     raise UnsupportedContentError(VENDOR, model, block.describe(), f"Gemini does not take {mt}")

@@ -90,6 +90,33 @@ async def _close_async(held: AsyncClient) -> None:
             await (transport.aclose() if hasattr(transport, "aclose") else transport.close())
 
 
+def _request(api: Any, payload: dict[str, Any]) -> Any:
+    """google-genai's ``HttpRequest`` for ``generateContent``, carrying the body as bytes.
+
+    ``_build_request`` makes the URL, headers (API key included) and timeout
+    exactly as ``api.request`` would; given ``bytes`` instead of a dict, its
+    senders post them as they are, so the body is serialized once
+    (:func:`.convert_in.wire_body`) rather than ``json.dumps``-ed per send.
+    """
+    request = api._build_request(
+        "post", payload["path"] + ":generateContent", {}, payload["http_options"]
+    )
+    request.data = convert_in.wire_body(payload).bytes()
+    return request
+
+
+def _post(api: Any, payload: dict[str, Any]) -> str:
+    """POST the JSON payload through the SDK's sync machinery (its retries, its errors)."""
+    answer = api._request(_request(api, payload), payload["http_options"], stream=False)
+    return answer.response_stream[0] if answer.response_stream else ""
+
+
+async def _apost(api: Any, payload: dict[str, Any]) -> str:
+    """Async :func:`_post` (on the event loop's aiohttp or httpx2 transport)."""
+    answer = await api._async_request(_request(api, payload), payload["http_options"], stream=False)
+    return answer.response_stream[0] if answer.response_stream else ""
+
+
 class GeminiProvider(Provider):
     """``gemini:<model>``: Gemini through ``google-genai``."""
 
@@ -328,13 +355,8 @@ class GeminiProvider(Provider):
         with self._translating():
             if payload["empty"]:
                 raise ValueError("contents are required.")
-            raw = self.client()._api_client.request(
-                "post",
-                payload["path"] + ":generateContent",
-                payload["body"],
-                payload["http_options"],
-            )
-            data = json.loads(raw.body) if raw.body else {}
+            text = _post(self.client()._api_client, payload)
+            data = json.loads(text) if text else {}
             done = convert_out.response_json(data, model)
             if done is None:
                 answer = convert_out.sdk_response(data, payload["response_json_schema"])
@@ -352,13 +374,8 @@ class GeminiProvider(Provider):
         with self._translating():
             if payload["empty"]:
                 raise ValueError("contents are required.")
-            raw = await self.async_client()._api_client.async_request(
-                "post",
-                payload["path"] + ":generateContent",
-                payload["body"],
-                payload["http_options"],
-            )
-            data = json.loads(raw.body) if raw.body else {}
+            text = await _apost(self.async_client()._api_client, payload)
+            data = json.loads(text) if text else {}
             done = convert_out.response_json(data, model)
             if done is None:
                 answer = convert_out.sdk_response(data, payload["response_json_schema"])
