@@ -12,6 +12,9 @@
 3. streams: time to the first text delta of ``Runtime.astream`` (aiohttp, then
    httpx) vs the first chunk of raw ``generate_content_stream``, sequential,
    interleaved, median; target ratio <= 1.02.
+4. ``provider.send`` / ``asend`` of one prepared text prompt alone: Python
+   function calls per call (cProfile) and µs per call (``--send_only 1``
+   runs just this part, e.g. against another checkout via ``PYTHONPATH``).
 
 Prints a table, the time-to-first-token lines and one JSON line.
 """
@@ -19,6 +22,8 @@ Prints a table, the time-to-first-token lines and one JSON line.
 from __future__ import annotations
 
 import asyncio
+import cProfile
+import pstats
 import statistics
 import time
 from collections.abc import Awaitable, Callable
@@ -28,6 +33,7 @@ from google import genai
 from google.genai import types
 from llmport import Runtime, TextDelta
 from llmport.loopback import LoopbackServer, Reply
+from llmport.types import Message, Request, TextBlock
 from vendor_bench import arguments, compare_async, compare_sync, report
 
 MODEL = "gemini-2.5-flash"
@@ -123,8 +129,70 @@ async def bench_first_token(url: str, calls: int) -> dict[str, float]:
     return out
 
 
+def bench_send(url: str, calls: int) -> dict[str, float]:
+    """``provider.send`` / ``asend`` of one prepared prompt: calls (cProfile) and µs per call."""
+    from llmport_gemini.provider import GeminiProvider
+
+    provider = GeminiProvider({"api_key": "bench", "base_url": url})
+    request = Request(model=MODEL, messages=[Message("user", (TextBlock(PROMPT),))])
+    prepared = provider.prepare(request)
+
+    def measure(run: Callable[[], Any]) -> tuple[float, float]:
+        run()  # warm-up
+        profile = cProfile.Profile()
+        profile.enable()
+        run()
+        profile.disable()
+        start = time.perf_counter()
+        run()
+        took = time.perf_counter() - start
+        return pstats.Stats(profile).total_calls / calls, took / calls * 1e6  # type: ignore[attr-defined]
+
+    def sync() -> None:
+        for _ in range(calls):
+            provider.send(prepared)
+
+    async def many() -> None:
+        for _ in range(calls):
+            await provider.asend(prepared)
+
+    async def in_loop() -> tuple[float, float]:
+        loop = asyncio.get_running_loop()
+        profile = cProfile.Profile()
+        await many()  # warm-up
+        profile.enable()
+        await many()
+        profile.disable()
+        start = loop.time()
+        await many()
+        took = loop.time() - start
+        await provider.aclose()
+        return pstats.Stats(profile).total_calls / calls, took / calls * 1e6  # type: ignore[attr-defined]
+
+    sync_calls, sync_us = measure(sync)
+    async_calls, async_us = asyncio.run(in_loop())
+    provider.close()
+    return {
+        "sync_calls": sync_calls,
+        "sync_us": sync_us,
+        "async_calls": async_calls,
+        "async_us": async_us,
+    }
+
+
+def print_send(send: dict[str, float]) -> None:
+    print(
+        f"provider.send: {send['sync_calls']:.0f} calls, {send['sync_us']:.0f} us; "
+        f"provider.asend: {send['async_calls']:.0f} calls, {send['async_us']:.0f} us"
+    )
+
+
 def main() -> None:
-    args = arguments(__doc__, streams=200)
+    args = arguments(__doc__, streams=200, send_only=0)
+    if args.send_only:
+        with LoopbackServer([Reply(json=ANSWER)], repeat=True) as server:
+            print_send(bench_send(server.url, args.calls))
+        return
     with LoopbackServer([Reply(json=ANSWER)], repeat=True) as server:
         rt = runtime(server.url)
         raw = raw_client(server.url)
@@ -134,6 +202,7 @@ def main() -> None:
         rt.close()
         conc = asyncio.run(bench_async(server.url, args.concurrency))
         conc_httpx = asyncio.run(bench_async(server.url, args.concurrency, async_transport="httpx"))
+        send = bench_send(server.url, args.calls)
     with LoopbackServer([Reply(sse=STREAM)], repeat=True) as server:
         ttft = asyncio.run(bench_first_token(server.url, args.streams))
     print(
@@ -141,6 +210,7 @@ def main() -> None:
         f"({ttft['ratio']:.3f}x), llmport httpx {ttft['llmport_httpx_us']:.0f} us "
         f"({ttft['httpx_ratio']:.3f}x), raw SDK {ttft['raw_us']:.0f} us; target <= 1.02"
     )
+    print_send(send)
     report(
         "gemini",
         "llmport-gemini vs raw google-genai SDK, both on aiohttp async (loopback)",
@@ -151,6 +221,7 @@ def main() -> None:
         concurrency=args.concurrency,
         httpx_transport={k: round(v, 3) for k, v in conc_httpx.items()},
         first_token={k: round(v, 3) for k, v in ttft.items()},
+        send={k: round(v, 1) for k, v in send.items()},
     )
 
 

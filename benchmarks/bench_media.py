@@ -13,8 +13,9 @@ warm-up exec that creates the client):
 * data-URL builds: distinct ``MediaBlock.data_url()`` strings returned (the
   OpenAI and Anthropic plugins build none: their bodies splice the base64
   bytes in, ``llmport.wire``);
-* base64 bytes forms: distinct ``MediaBlock.base64_bytes()`` objects returned
-  (what those bodies splice in; one per exec when the encoding is shared).
+* base64 bytes forms: distinct ``MediaBlock.base64_bytes()`` (or, for
+  Gemini, ``urlsafe_base64_bytes()``) objects returned (what those bodies
+  splice in; one per exec when the encoding is shared).
 
     uv run python benchmarks/bench_media.py [--mb 20] [--vendors openai,openai-responses,...]
 """
@@ -177,6 +178,7 @@ def measure(vendor: str, path: Path, size: int) -> dict[str, Any]:
     real_b2a = binascii.b2a_base64
     real_url = MediaBlock.data_url
     real_bytes = MediaBlock.base64_bytes
+    real_urlsafe = MediaBlock.urlsafe_base64_bytes
 
     def counting_b2a(data: Any, *args: Any, **kw: Any) -> bytes:
         nonlocal encodes
@@ -192,6 +194,12 @@ def measure(vendor: str, path: Path, size: int) -> dict[str, Any]:
 
     def counting_bytes(self: MediaBlock) -> bytes:
         form = real_bytes(self)
+        if not any(f is form for f in forms):
+            forms.append(form)
+        return form
+
+    def counting_urlsafe(self: MediaBlock) -> bytes:
+        form = real_urlsafe(self)
         if not any(f is form for f in forms):
             forms.append(form)
         return form
@@ -213,12 +221,14 @@ def measure(vendor: str, path: Path, size: int) -> dict[str, Any]:
         binascii.b2a_base64 = counting_b2a
         MediaBlock.data_url = counting_url  # type: ignore[method-assign]
         MediaBlock.base64_bytes = counting_bytes  # type: ignore[method-assign]
+        MediaBlock.urlsafe_base64_bytes = counting_urlsafe  # type: ignore[method-assign]
         try:
             rt.exec(content, tools=[noop])
         finally:
             binascii.b2a_base64 = real_b2a
             MediaBlock.data_url = real_url  # type: ignore[method-assign]
             MediaBlock.base64_bytes = real_bytes  # type: ignore[method-assign]
+            MediaBlock.urlsafe_base64_bytes = real_urlsafe  # type: ignore[method-assign]
         rt.close()
     return {
         "vendor": vendor,
