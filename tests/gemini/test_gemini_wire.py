@@ -245,7 +245,6 @@ def test_the_json_body_is_the_one_google_genai_writes(name: str) -> None:
                 ]
             }
         },
-        {"stream": True},
     ],
 )
 def test_what_only_the_sdk_converts_keeps_the_sdk_path(case: dict[str, Any]) -> None:

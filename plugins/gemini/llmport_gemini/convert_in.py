@@ -124,8 +124,8 @@ def prepare(
     JSON (:func:`wire_request`: sent through google-genai's API client,
     without building its pydantic models), or, on Vertex AI and for the
     options only the SDK converts (:data:`_SDK_OPTIONS`), the keyword
-    arguments of ``models.generate_content`` (streams, which keep the
-    SDK's stream objects and continuation handling, too).
+    arguments of ``models.generate_content`` (or ``_stream``). Streams
+    take the same JSON body.
     """
     model = request.model
     _check_media(request, caps, vertex=vertex)
@@ -154,7 +154,6 @@ def prepare(
     body = body_fields(request, vendor, thinking_config(request, family))
     if (
         vertex
-        or request.stream
         or any(options.get(name) is not None for name in _SDK_OPTIONS)
         or any(c in model for c in _SDK_MODEL_MARKS)
     ):

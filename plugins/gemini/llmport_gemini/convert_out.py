@@ -594,6 +594,73 @@ def response_json(data: Any, model: str) -> Response | None:
     return _whole(turn, iter(items), used)
 
 
+def _chunk_json(turn: Turn, data: Any) -> tuple[list[Item], Usage | None] | None:
+    """``Turn.feed`` over one stream chunk's JSON, and its usage; None: not read here.
+
+    Reads what :func:`response_json` reads (a chunk may also have no
+    candidate); on None, ``turn`` is as it was, so the chunk can be fed as
+    google-genai's object instead.
+    """
+    if not isinstance(data, dict) or not _TOP_KEYS.issuperset(data):
+        return None
+    version, ident = data.get("modelVersion"), data.get("responseId")
+    if not isinstance(version, (str, type(None))) or not isinstance(ident, (str, type(None))):
+        return None
+    used: Usage | None = None
+    if data.get("usageMetadata") is not None:
+        used = _usage_json(data["usageMetadata"])
+        if used is None:
+            return None
+    candidates = data.get("candidates")
+    candidate: Any = None
+    parts: Any = []
+    if candidates is not None:
+        if not isinstance(candidates, list) or len(candidates) > 1:
+            return None
+        candidate = candidates[0] if candidates else None
+    if candidate is not None:
+        if not isinstance(candidate, dict) or not _CANDIDATE_KEYS.issuperset(candidate):
+            return None
+        finish = candidate.get("finishReason")
+        if finish is not None and (
+            not isinstance(finish, str) or finish not in _enum("FinishReason")
+        ):
+            return None
+        if type(candidate.get("index", 0)) is not int or not isinstance(
+            candidate.get("finishMessage", ""), str
+        ):
+            return None
+        content = candidate.get("content")
+        if content is not None:
+            if not isinstance(content, dict) or not {"parts", "role"}.issuperset(content):
+                return None
+            if not isinstance(content.get("role", ""), str):
+                return None
+            parts = content.get("parts") or []
+            if not isinstance(parts, list):
+                return None
+    saved = (turn.model, turn.id, turn.in_thought, turn.keys, len(turn.calls))
+    turn.model = version or turn.model or turn.asked
+    turn.id = ident or turn.id  # before the parts: it names calls that come without an id
+    items = _parts_json(turn, parts)
+    if items is None:  # undo what was read so far
+        turn.model, turn.id, turn.in_thought, turn.keys = saved[:4]
+        del turn.calls[saved[4] :]
+        return None
+    if candidate is not None and candidate.get("finishReason") is not None:
+        turn.finish = candidate["finishReason"]
+    return items, used
+
+
+def hands_over(data: Any) -> bool:
+    """Whether a stream chunk may continue in another request (google-genai follows those)."""
+    candidates = data.get("candidates") if isinstance(data, dict) else None
+    first = candidates[0] if isinstance(candidates, list) and candidates else None
+    return isinstance(first, dict) and (
+        bool(first.get("continuationToken")) or first.get("finishReason") == "CONTINUATION"
+    )
+
+
 def continues(data: Any) -> bool:
     """Whether a whole answer carries a continuation token (google-genai follows it)."""
     candidates = data.get("candidates") if isinstance(data, dict) else None
@@ -676,7 +743,31 @@ class StreamState:
         self.run_start = 0  # where the current run of text began (characters)
 
     def feed(self, chunk: Any) -> Iterator[ProviderEvent]:
-        for item in self.turn.feed(chunk):
+        """The events of one chunk, a google-genai ``GenerateContentResponse``."""
+        yield from self._events(self.turn.feed(chunk))
+        meta = getattr(chunk, "usage_metadata", None)
+        if meta is not None:
+            yield UsageEvent(usage(meta))
+
+    def feed_json(self, data: Any, response_json_schema: Any) -> Iterator[ProviderEvent]:
+        """The events of one chunk's JSON: the same as :meth:`feed` gives for its object.
+
+        Read straight from the JSON when it holds only what whole answers are
+        read from (text, thoughts, signatures, function calls, usage); any
+        other chunk (grounding, code execution, ...) is built as google-genai's
+        object first (:func:`sdk_response`).
+        """
+        read = _chunk_json(self.turn, data)
+        if read is None:
+            yield from self.feed(sdk_response(data, response_json_schema))
+            return
+        items, used = read
+        yield from self._events(iter(items))
+        if used is not None:
+            yield UsageEvent(used)
+
+    def _events(self, items: Iterator[Item]) -> Iterator[ProviderEvent]:
+        for item in items:
             if isinstance(item, TextDelta):
                 self.text.append(item.text)
                 yield item
@@ -692,9 +783,6 @@ class StreamState:
                 if self.text:
                     self.run_start = sum(map(len, self.text))
                 yield item
-        meta = getattr(chunk, "usage_metadata", None)
-        if meta is not None:
-            yield UsageEvent(usage(meta))
 
     def end(self) -> Iterator[ProviderEvent]:
         turn = self.turn

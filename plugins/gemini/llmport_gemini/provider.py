@@ -90,17 +90,19 @@ async def _close_async(held: AsyncClient) -> None:
             await (transport.aclose() if hasattr(transport, "aclose") else transport.close())
 
 
-def _request(api: Any, payload: dict[str, Any]) -> Any:
-    """google-genai's ``HttpRequest`` for ``generateContent``, carrying the body as bytes.
+_WHOLE = ":generateContent"
+_STREAM = ":streamGenerateContent?alt=sse"
+
+
+def _request(api: Any, payload: dict[str, Any], method: str = _WHOLE) -> Any:
+    """google-genai's ``HttpRequest`` for ``method``, carrying the body as bytes.
 
     ``_build_request`` makes the URL, headers (API key included) and timeout
     exactly as ``api.request`` would; given ``bytes`` instead of a dict, its
     senders post them as they are, so the body is serialized once
     (:func:`.convert_in.wire_body`) rather than ``json.dumps``-ed per send.
     """
-    request = api._build_request(
-        "post", payload["path"] + ":generateContent", {}, payload["http_options"]
-    )
+    request = api._build_request("post", payload["path"] + method, {}, payload["http_options"])
     request.data = convert_in.wire_body(payload).bytes()
     return request
 
@@ -115,6 +117,38 @@ async def _apost(api: Any, payload: dict[str, Any]) -> str:
     """Async :func:`_post` (on the event loop's aiohttp or httpx2 transport)."""
     answer = await api._async_request(_request(api, payload), payload["http_options"], stream=False)
     return answer.response_stream[0] if answer.response_stream else ""
+
+
+def _stream_error(data: Any, response: Any) -> None:
+    """An error sent as a stream event, raised as ``request_streamed`` raises it."""
+    if isinstance(data, dict) and next(iter(data), None) == "error":
+        from google.genai import errors
+
+        errors.APIError.raise_error(data.get("error", {}).get("code"), data, response)
+
+
+async def _astream_error(data: Any, response: Any) -> None:
+    """Async :func:`_stream_error` (as ``async_request_streamed`` raises it)."""
+    if isinstance(data, dict) and next(iter(data), None) == "error":
+        from google.genai import errors
+
+        await errors.APIError.raise_error_async(data.get("error", {}).get("code"), data, response)
+
+
+def _close(response: Any) -> None:
+    """Let go of a sync stream's HTTP response (an httpx2 response) when left early."""
+    close = getattr(response.response_stream, "close", None)
+    if close is not None:
+        close()
+
+
+async def _aclose(response: Any) -> None:
+    """Let go of an async stream's HTTP response: httpx2 ``aclose()``, aiohttp ``release()``."""
+    stream = response.response_stream
+    if hasattr(stream, "aclose"):
+        await stream.aclose()
+    elif hasattr(stream, "release"):
+        stream.release()
 
 
 class GeminiProvider(Provider):
@@ -384,7 +418,7 @@ class GeminiProvider(Provider):
         return done if done is not None else convert_out.response(answer, model)
 
     def _stream_args(self, prepared: Prepared) -> dict[str, Any]:
-        """Streams go through ``generate_content_stream`` (prepared as the SDK's objects)."""
+        """``generate_content_stream`` arguments as the SDK's objects (its path; continuations)."""
         return convert_in.sdk_payload(prepared, self.family(prepared.request.model))
 
     def _continued(self, prepared: Prepared, first: Any) -> Any:
@@ -427,27 +461,147 @@ class GeminiProvider(Provider):
         return _extra_utils.merge_continuation_responses(responses, config=args["config"])
 
     def send_stream(self, prepared: Prepared) -> Iterator[ProviderEvent]:
+        payload = prepared.payload
         state = convert_out.StreamState(prepared.request.model)
-        args = self._stream_args(prepared)
+        if "body" not in payload:
+            args = self._stream_args(prepared)
+            with self._translating():
+                chunks = self.client().models.generate_content_stream(**args)
+                try:
+                    for chunk in chunks:
+                        yield from state.feed(chunk)
+                finally:
+                    chunks.close()
+            yield from state.end()
+            return
+        schema = payload["response_json_schema"]
         with self._translating():
-            chunks = self.client().models.generate_content_stream(**args)
+            if payload["empty"]:
+                raise ValueError("contents are required.")
+            api = self.client()._api_client
+            response = api._request(
+                _request(api, payload, _STREAM), payload["http_options"], stream=True
+            )
+            seen: list[Any] = []  # this request's chunks, for a hand-over (see _handover)
+            handover: Any = None
+            error: Exception | None = None
+            segments = response.segments()
             try:
-                for chunk in chunks:
-                    yield from state.feed(chunk)
+                for data in segments:
+                    _stream_error(data, response)
+                    if handover is None and convert_out.hands_over(data):
+                        handover = self._handover(prepared, seen)
+                    if handover is None:
+                        seen.append(data)
+                        yield from state.feed_json(data, schema)
+                    else:
+                        chunk = handover.observe(convert_out.sdk_response(data, schema))
+                        yield from state.feed(chunk)
+            except Exception as exc:
+                if handover is None:
+                    raise
+                error = exc  # the continuation decides, as in google-genai
             finally:
-                chunks.close()
+                segments.close()
+                _close(response)
+            if handover is not None:
+                models = self.client().models
+                args = self._stream_args(prepared)
+                while handover.end_hop(error):
+                    error = None
+                    try:
+                        for chunk in models._generate_content_stream(
+                            model=args["model"],
+                            contents=args["contents"],
+                            config=handover.start_hop(),
+                        ):
+                            yield from state.feed(handover.observe(chunk))
+                    except Exception as exc:
+                        error = exc
         yield from state.end()
 
     async def asend_stream(self, prepared: Prepared) -> AsyncIterator[ProviderEvent]:
+        payload = prepared.payload
         state = convert_out.StreamState(prepared.request.model)
-        args = self._stream_args(prepared)
+        if "body" not in payload:
+            args = self._stream_args(prepared)
+            with self._translating():
+                chunks = await self.async_client().aio.models.generate_content_stream(**args)
+                try:
+                    async for chunk in chunks:
+                        for event in state.feed(chunk):
+                            yield event
+                finally:
+                    await chunks.aclose()
+            for event in state.end():
+                yield event
+            return
+        schema = payload["response_json_schema"]
         with self._translating():
-            chunks = await self.async_client().aio.models.generate_content_stream(**args)
+            if payload["empty"]:
+                raise ValueError("contents are required.")
+            api = self.async_client()._api_client
+            response = await api._async_request(
+                _request(api, payload, _STREAM), payload["http_options"], stream=True
+            )
+            seen: list[Any] = []
+            handover: Any = None
+            error: Exception | None = None
+            segments = response.async_segments()
             try:
-                async for chunk in chunks:
-                    for event in state.feed(chunk):
+                async for data in segments:
+                    await _astream_error(data, response)
+                    if handover is None and convert_out.hands_over(data):
+                        handover = self._handover(prepared, seen)
+                    if handover is None:
+                        seen.append(data)
+                        events = state.feed_json(data, schema)
+                    else:
+                        chunk = handover.observe(convert_out.sdk_response(data, schema))
+                        events = state.feed(chunk)
+                    for event in events:
                         yield event
+            except Exception as exc:
+                if handover is None:
+                    raise
+                error = exc
             finally:
-                await chunks.aclose()
+                await segments.aclose()
+                await _aclose(response)
+            if handover is not None:
+                models = self.async_client().aio.models
+                args = self._stream_args(prepared)
+                while handover.end_hop(error):
+                    error = None
+                    try:
+                        chunks = await models._generate_content_stream(
+                            model=args["model"],
+                            contents=args["contents"],
+                            config=handover.start_hop(),
+                        )
+                        async for chunk in chunks:
+                            for event in state.feed(handover.observe(chunk)):
+                                yield event
+                    except Exception as exc:
+                        error = exc
         for event in state.end():
             yield event
+
+    def _handover(self, prepared: Prepared, seen: list[Any]) -> Any:
+        """google-genai's continuation state, as if it had read this stream from the start.
+
+        A chunk with a continuation token (or an intermediate ``CONTINUATION``
+        finish) means the answer may go on in further requests, which
+        ``generate_content_stream`` follows. From that chunk on the stream is
+        read as the SDK's objects through its own ``StreamContinuation``,
+        which first observes the chunks already read (their events are
+        unchanged by it), then the SDK makes any further request.
+        """
+        from google.genai import _extra_utils
+
+        schema = prepared.payload["response_json_schema"]
+        handover = _extra_utils.StreamContinuation(self._stream_args(prepared)["config"])
+        handover.start_hop()
+        for data in seen:
+            handover.observe(convert_out.sdk_response(data, schema))
+        return handover
