@@ -12,7 +12,8 @@
 3. streams: time to the first text delta of ``Runtime.astream`` (aiohttp, then
    httpx) vs the first chunk of raw ``generate_content_stream``, sequential,
    interleaved, median; target ratio <= 1.02.
-4. ``provider.send`` / ``asend`` of one prepared text prompt alone: Python
+4. ``provider.send`` / ``asend`` of one prepared text prompt alone, and
+   ``provider.send_stream`` of the same prompt streamed (four chunks): Python
    function calls per call (cProfile) and µs per call (``--send_only 1``
    runs just this part, e.g. against another checkout via ``PYTHONPATH``).
 
@@ -180,10 +181,37 @@ def bench_send(url: str, calls: int) -> dict[str, float]:
     }
 
 
+def bench_stream_calls(url: str, calls: int) -> dict[str, float]:
+    """``provider.send_stream`` of one prepared streamed prompt: calls (cProfile), µs per stream."""
+    from llmport_gemini.provider import GeminiProvider
+
+    provider = GeminiProvider({"api_key": "bench", "base_url": url})
+    request = Request(model=MODEL, messages=[Message("user", (TextBlock(PROMPT),))], stream=True)
+    prepared = provider.prepare(request)
+
+    def run() -> None:
+        for _ in range(calls):
+            for _event in provider.send_stream(prepared):
+                pass
+
+    run()  # warm-up
+    profile = cProfile.Profile()
+    profile.enable()
+    run()
+    profile.disable()
+    start = time.perf_counter()
+    run()
+    took = time.perf_counter() - start
+    provider.close()
+    calls_per = pstats.Stats(profile).total_calls / calls  # type: ignore[attr-defined]
+    return {"stream_calls": calls_per, "stream_us": took / calls * 1e6}
+
+
 def print_send(send: dict[str, float]) -> None:
     print(
         f"provider.send: {send['sync_calls']:.0f} calls, {send['sync_us']:.0f} us; "
-        f"provider.asend: {send['async_calls']:.0f} calls, {send['async_us']:.0f} us"
+        f"provider.asend: {send['async_calls']:.0f} calls, {send['async_us']:.0f} us; "
+        f"provider.send_stream: {send['stream_calls']:.0f} calls, {send['stream_us']:.0f} us"
     )
 
 
@@ -191,7 +219,10 @@ def main() -> None:
     args = arguments(__doc__, streams=200, send_only=0)
     if args.send_only:
         with LoopbackServer([Reply(json=ANSWER)], repeat=True) as server:
-            print_send(bench_send(server.url, args.calls))
+            send = bench_send(server.url, args.calls)
+        with LoopbackServer([Reply(sse=STREAM)], repeat=True) as server:
+            send.update(bench_stream_calls(server.url, args.calls))
+        print_send(send)
         return
     with LoopbackServer([Reply(json=ANSWER)], repeat=True) as server:
         rt = runtime(server.url)
@@ -205,6 +236,7 @@ def main() -> None:
         send = bench_send(server.url, args.calls)
     with LoopbackServer([Reply(sse=STREAM)], repeat=True) as server:
         ttft = asyncio.run(bench_first_token(server.url, args.streams))
+        send.update(bench_stream_calls(server.url, args.calls))
     print(
         f"time to first token: llmport aiohttp {ttft['llmport_us']:.0f} us "
         f"({ttft['ratio']:.3f}x), llmport httpx {ttft['llmport_httpx_us']:.0f} us "
