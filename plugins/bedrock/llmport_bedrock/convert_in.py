@@ -129,13 +129,15 @@ class ConversePrepared(Prepared):
     ``output_tool``: the forced tool standing for ``response_format`` (its
     input is the reply), if any. ``read_timeout``: the call's ``timeout``
     option (None: the provider's setting), which picks the client.
-    ``wire``: the URL path and JSON body, serialized on the first send and
-    reused by every attempt (set by the provider, never by prepare).
+    ``wire`` / ``stream_wire``: the URL path and JSON body of Converse /
+    ConverseStream, serialized on the first send and reused by every attempt
+    (set by the provider, never by prepare).
     """
 
     output_tool: OutputTool | None = None
     read_timeout: float | None = None
     wire: tuple[str, bytes] | None = None
+    stream_wire: tuple[str, bytes] | None = None
 
     @property
     def model(self) -> str:

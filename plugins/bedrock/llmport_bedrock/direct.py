@@ -1,10 +1,10 @@
-"""Non-streamed Converse without botocore's per-call machinery.
+"""Converse and ConverseStream without botocore's per-call machinery.
 
 ``client.converse`` spends most of its Python time on work llmport does not
 need per attempt: the event hooks, the user-agent string rebuilt per call,
 the endpoint ruleset, validating and serializing the same parameters again
 on every retry, and walking the answer's shape model. This module does a
-Converse call with only what the wire needs:
+Converse (or ConverseStream) call with only what the wire needs:
 
 * the body is serialized **once per prepared request** with botocore's own
   rest-json serializer and parameter validator (so the bytes, the URL and
@@ -18,11 +18,17 @@ Converse call with only what the wire needs:
 * a 2xx JSON answer is read with ``json.loads``; the blob members a Converse
   answer can hold are base64-decoded as botocore would; an error status is
   parsed by botocore's own rest-json parser into the ``ClientError`` that
-  ``client.converse`` raises, so every error is classified as before.
+  ``client.converse`` raises, so every error is classified as before;
+* a 2xx ConverseStream answer is read as its bytes arrive and cut into
+  frames by botocore's :class:`~botocore.eventstream.EventStreamBuffer`;
+  each frame is parsed by botocore's event-stream parser against the
+  ConverseStream event shape, so the event dicts (bytes members included)
+  and the ``EventStreamError`` of an exception frame are exactly what
+  ``client.converse_stream(...)["stream"]`` yields and raises.
 
 Used only when the client signs with SigV4 (no ``AWS_BEARER_TOKEN_BEDROCK``
 API key, no ``auth_scheme_preference`` or ``signature_version``
-configured); otherwise the provider calls ``client.converse``.
+configured); otherwise the provider calls boto3.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ import base64
 import binascii
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, NoReturn
 
 from llmport.errors import MalformedResponseError
@@ -41,6 +47,9 @@ from .errors import call, input_error
 
 #: Members of a Converse content block whose ``source.bytes`` is a blob.
 _MEDIA = ("image", "document", "video", "audio")
+
+#: Most bytes taken from the socket per read of a stream (a read returns what has arrived).
+_CHUNK = 65536
 
 
 def usable(client: Any) -> bool:
@@ -59,6 +68,8 @@ class Wire:
 
     __slots__ = (
         "endpoint_url",
+        "event_parser",
+        "event_shape",
         "http",
         "operation",
         "parser",
@@ -66,6 +77,7 @@ class Wire:
         "region",
         "serializer",
         "signing_name",
+        "stream_operation",
         "user_agent",
     )
 
@@ -76,8 +88,14 @@ class Wire:
         meta = client.meta
         model = meta.service_model
         self.operation = model.operation_model("Converse")
+        self.stream_operation = model.operation_model("ConverseStream")
         self.serializer = create_serializer(model.protocol, include_validation=True)
         self.parser = create_parser(model.protocol)
+        # What botocore's EventStream parses each frame with: the parser's own
+        # event-stream parser and the shape of the answer's ``stream`` member.
+        self.event_parser: Any = self.parser._event_stream_parser
+        output = self.stream_operation.output_shape
+        self.event_shape: Any = output.members[output.serialization["payload"]]
         self.endpoint_url: str = meta.endpoint_url.rstrip("/")
         self.region: str = meta.region_name
         self.signing_name: str = model.signing_name or model.endpoint_prefix
@@ -110,18 +128,22 @@ class Wire:
         """
         wire = prepared.wire
         if wire is None:
-            request = call(
-                input_error,
-                self.serializer.serialize_to_request,
-                prepared.payload,
-                self.operation,
-            )
-            body = request["body"]
-            wire = prepared.wire = (
-                request["url_path"],
-                body if isinstance(body, bytes) else body.encode("utf-8"),
-            )
+            wire = prepared.wire = self._serialize(prepared, self.operation)
         return wire
+
+    def stream_body(self, prepared: ConversePrepared) -> tuple[str, bytes]:
+        """:meth:`body` for ConverseStream (``/model/{id}/converse-stream``)."""
+        wire = prepared.stream_wire
+        if wire is None:
+            wire = prepared.stream_wire = self._serialize(prepared, self.stream_operation)
+        return wire
+
+    def _serialize(self, prepared: ConversePrepared, operation: Any) -> tuple[str, bytes]:
+        request = call(
+            input_error, self.serializer.serialize_to_request, prepared.payload, operation
+        )
+        body = request["body"]
+        return request["url_path"], body if isinstance(body, bytes) else body.encode("utf-8")
 
     def signed(self, path: str, body: bytes, credentials: Any) -> Any:
         """A botocore ``AWSRequest`` for one attempt, SigV4-signed now (fresh timestamp)."""
@@ -165,17 +187,118 @@ class Wire:
         }
         return answer
 
-    def _raise(self, status: int, headers: Mapping[str, str], content: bytes) -> NoReturn:
+    def _raise(
+        self, status: int, headers: Mapping[str, str], content: bytes, operation: Any = None
+    ) -> NoReturn:
         from botocore.awsrequest import HeadersDict
         from botocore.exceptions import ClientError  # type: ignore[import-untyped]
 
+        operation = operation or self.operation
         response = {
             "status_code": status,
             "headers": HeadersDict({str(k): str(v) for k, v in headers.items()}),
             "body": content,
         }
-        parsed = self.parser.parse(response, self.operation.output_shape)
-        raise ClientError(parsed, self.operation.name)
+        parsed = self.parser.parse(response, operation.output_shape)
+        raise ClientError(parsed, operation.name)
+
+    # -- ConverseStream ------------------------------------------------------------
+
+    def open_stream(self, path: str, body: bytes, credentials: Any) -> tuple[Events, str | None]:
+        """One signed ConverseStream POST on the client's HTTP session, its body left unread.
+
+        Returns the events (read as they arrive) and the request id; an error
+        status raises the ``ClientError`` ``client.converse_stream`` raises.
+        """
+        request = self.signed(path, body, credentials).prepare()
+        request.stream_output = True  # botocore's session then leaves the body unread
+        response = self.http.send(request)
+        if response.status_code >= 300:
+            self.stream_error(response.status_code, response.headers, response.content)
+        return Events(self, response.raw), _header(response.headers, "x-amzn-requestid")
+
+    def stream_error(self, status: int, headers: Mapping[str, str], content: bytes) -> NoReturn:
+        """Raise the ``ClientError`` of a ConverseStream answer with an error status."""
+        self._raise(status, headers, content, self.stream_operation)
+
+    def event(self, message: Any) -> dict[str, Any]:
+        """One decoded frame as botocore's ``EventStream`` yields it (an exception frame raises).
+
+        The same steps as ``EventStream._parse_event``: the frame as a
+        response dict, parsed against the ``stream`` member's shape, and an
+        ``EventStreamError`` for an exception or error frame.
+        """
+        response = message.to_response_dict()
+        parsed: dict[str, Any] = self.event_parser.parse(response, self.event_shape)
+        if response["status_code"] == 200:
+            return parsed
+        from botocore.exceptions import EventStreamError
+
+        raise EventStreamError(parsed, self.stream_operation.name)
+
+
+class Events:
+    """The events of a ConverseStream answer on urllib3, decoded as its bytes arrive.
+
+    Iterating gives what ``client.converse_stream(...)["stream"]`` gives;
+    :meth:`close` closes the response (its connection too, unless the body
+    was read to the end, which returned it to the pool).
+    """
+
+    __slots__ = ("_raw", "_wire")
+
+    def __init__(self, wire: Wire, raw: Any) -> None:
+        self._wire = wire
+        self._raw = raw
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        from botocore.eventstream import EventStreamBuffer  # type: ignore[import-untyped]
+
+        buffer = EventStreamBuffer()
+        event = self._wire.event
+        # read1: what has arrived (up to _CHUNK), not a full _CHUNK as stream() waits for.
+        read = self._raw.read1
+        while chunk := read(_CHUNK):
+            buffer.add_data(chunk)
+            for message in buffer:
+                parsed = event(message)
+                if parsed:
+                    yield parsed
+
+    def close(self) -> None:
+        """Close the response."""
+        self._raw.close()
+
+
+class AsyncEvents:
+    """The events of a ConverseStream answer on aiohttp, decoded as its bytes arrive."""
+
+    __slots__ = ("_buffer", "_response", "_wire")
+
+    def __init__(self, wire: Wire, response: Any) -> None:
+        from botocore.eventstream import EventStreamBuffer
+
+        self._wire = wire
+        self._response = response
+        self._buffer = EventStreamBuffer()
+
+    async def next(self) -> dict[str, Any] | None:
+        """The next event; None at the end of the body."""
+        buffer, event = self._buffer, self._wire.event
+        while True:
+            for message in buffer:
+                parsed = event(message)
+                if parsed:
+                    return parsed
+            # readany: what has arrived (iter_any's step), b"" at the end of the body.
+            chunk = await self._response.content.readany()
+            if not chunk:
+                return None
+            buffer.add_data(chunk)
+
+    def close(self) -> None:
+        """Close the response (a body read to the end has already freed its connection)."""
+        self._response.close()
 
 
 def _header(headers: Mapping[str, str], name: str) -> str | None:

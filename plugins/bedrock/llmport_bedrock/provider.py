@@ -72,7 +72,7 @@ from llmport.types import ModelCapabilities, ProviderEvent, Request, Response
 
 from . import convert_in, convert_out
 from .convert_in import ConversePrepared
-from .direct import Wire, usable
+from .direct import AsyncEvents, Wire, usable
 from .errors import call, config_error, input_error, translate
 from .models import Family, base_model_id, family_for
 
@@ -407,33 +407,62 @@ class BedrockProvider(Provider):
             _, wire = await self._in_pool(self._wire, prepared.read_timeout)
         if wire is None:  # not plain SigV4: boto3's converse, on the pool
             return await self._in_pool(self._converse, prepared)
-        import aiohttp
-        from yarl import URL
-
         path, body = wire.body(prepared)
         with translating(self.name, translate, self.secrets()):
             request = wire.signed(path, body, await self._async_signing_credentials())
-            session = self._aio.for_loop()
-            limits = aiohttp.ClientTimeout(sock_connect=self.connect_timeout, sock_read=timeout)
-            proxy, proxy_auth = wire.env_proxy()
-            async with session.post(
-                URL(request.url, encoded=True),  # keep the signed %-escapes (%3A in model ids)
-                data=body,
-                headers=dict(request.headers.items()),
-                timeout=limits,
-                proxy=proxy,
-                proxy_auth=proxy_auth,
-            ) as answer:
+            async with await self._apost(wire, request, body, timeout) as answer:
                 content = await answer.read()
             return wire.answer(answer.status, answer.headers, content)
 
     def _open_stream(self, prepared: ConversePrepared) -> tuple[Any, str | None]:
-        client = self.client(prepared.read_timeout)
+        client, wire = self._wire(prepared.read_timeout)
+        if wire is None:
+            with translating(self.name, translate, self.secrets()):
+                self._remember_credentials()
+                answer = call(input_error, client.converse_stream, **prepared.payload)
+            meta = answer.get("ResponseMetadata") or {}
+            return answer["stream"], meta.get("RequestId")
+        path, body = wire.stream_body(prepared)  # an OptionError here: nothing was sent
         with translating(self.name, translate, self.secrets()):
-            self._remember_credentials()
-            answer = call(input_error, client.converse_stream, **prepared.payload)
-        meta = answer.get("ResponseMetadata") or {}
-        return answer["stream"], meta.get("RequestId")
+            return wire.open_stream(path, body, self._signing_credentials())
+
+    async def _aopen_stream(self, prepared: ConversePrepared) -> tuple[Any, str | None]:
+        """The stream on aiohttp (an :class:`AsyncEvents`), or boto3's opened on the pool."""
+        timeout = float(prepared.read_timeout or self.read_timeout)
+        if timeout in self._wires:
+            _, wire = self._wire(prepared.read_timeout)
+        else:
+            _, wire = await self._in_pool(self._wire, prepared.read_timeout)
+        if wire is None:
+            return await self._in_pool(self._open_stream, prepared)
+        path, body = wire.stream_body(prepared)
+        with translating(self.name, translate, self.secrets()):
+            request = wire.signed(path, body, await self._async_signing_credentials())
+            answer = await self._apost(wire, request, body, timeout)
+            try:
+                if answer.status >= 300:
+                    wire.stream_error(answer.status, answer.headers, await answer.read())
+            except BaseException:
+                answer.close()
+                raise
+        return AsyncEvents(wire, answer), answer.headers.get("x-amzn-requestid")
+
+    async def _apost(self, wire: Wire, request: Any, body: bytes, read_timeout: float) -> Any:
+        """The signed ``request`` POSTed on this loop's aiohttp session; the response unread."""
+        import aiohttp
+        from yarl import URL
+
+        session = self._aio.for_loop()
+        limits = aiohttp.ClientTimeout(sock_connect=self.connect_timeout, sock_read=read_timeout)
+        proxy, proxy_auth = wire.env_proxy()
+        return await session.post(
+            URL(request.url, encoded=True),  # keep the signed %-escapes (%3A in model ids)
+            data=body,
+            headers=dict(request.headers.items()),
+            timeout=limits,
+            proxy=proxy,
+            proxy_auth=proxy_auth,
+        )
 
     def _count(self, arguments: dict[str, Any]) -> int:
         client = self.client()
@@ -445,6 +474,11 @@ class BedrockProvider(Provider):
     def _next_event(self, events: Iterator[Any]) -> Any:
         with translating(self.name, translate, self.secrets()):
             return next(events, _END)
+
+    async def _anext_event(self, events: AsyncEvents) -> Any:
+        with translating(self.name, translate, self.secrets()):
+            event = await events.next()
+        return _END if event is None else event
 
     # -- token counting -------------------------------------------------------------
 
@@ -504,16 +538,21 @@ class BedrockProvider(Provider):
         yield from state.end()
 
     async def asend_stream(self, prepared: Prepared) -> AsyncIterator[ProviderEvent]:
-        """:meth:`send_stream` with every blocking read on the pool."""
+        """:meth:`send_stream` on aiohttp (boto3's stream on the pool when not plain SigV4)."""
         own = self._own(prepared)
-        stream, request_id = await self._in_pool(self._open_stream, own)
+        stream, request_id = await self._aopen_stream(own)
         state = convert_out.StreamState(own, request_id)
-        events = iter(stream)
         try:
-            # One pool hop per event: a worker is held only while a frame is awaited.
-            while (event := await self._in_pool(self._next_event, events)) is not _END:
-                for out in state.feed(event):
-                    yield out
+            if isinstance(stream, AsyncEvents):
+                while (event := await self._anext_event(stream)) is not _END:
+                    for out in state.feed(event):
+                        yield out
+            else:
+                events = iter(stream)
+                # One pool hop per event: a worker is held only while a frame is awaited.
+                while (event := await self._in_pool(self._next_event, events)) is not _END:
+                    for out in state.feed(event):
+                        yield out
         finally:
             stream.close()
         for out in state.end():
