@@ -13,6 +13,9 @@
    the HTTP call and the answer's conversion) beside raw ``client.converse``,
    per-call µs and the cProfile function-call count per call (deterministic,
    unlike the time).
+4. stream: the provider's ``send_stream`` / ``asend_stream`` of one prepared
+   request, drained, beside raw ``client.converse_stream`` drained, with the
+   same figures per stream (six events: two text deltas).
 
 Prints a table and one JSON line.
 """
@@ -32,6 +35,7 @@ import boto3
 from botocore.config import Config
 from llmport import Runtime
 from llmport.loopback import LoopbackServer, Reply
+from llmport_bedrock.eventstream import encode_stream
 from vendor_bench import arguments, compare_async, compare_sync, report
 
 MODEL = "us.amazon.nova-micro-v1:0"
@@ -150,6 +154,79 @@ def bench_send(url: str, calls: int) -> dict[str, float]:
     }
 
 
+STREAM_EVENTS = [
+    {"event_type": "messageStart", "data": {"role": "assistant"}},
+    {
+        "event_type": "contentBlockDelta",
+        "data": {"contentBlockIndex": 0, "delta": {"text": "The capital "}},
+    },
+    {
+        "event_type": "contentBlockDelta",
+        "data": {"contentBlockIndex": 0, "delta": {"text": "is Paris."}},
+    },
+    {"event_type": "contentBlockStop", "data": {"contentBlockIndex": 0}},
+    {"event_type": "messageStop", "data": {"stopReason": "end_turn"}},
+    {"event_type": "metadata", "data": {"metrics": {"latencyMs": 120}, "usage": ANSWER["usage"]}},
+]
+
+
+def bench_stream(url: str, calls: int) -> dict[str, float]:
+    """``provider.send_stream`` / ``asend_stream`` drained vs raw ``converse_stream`` drained."""
+    from llmport.types import Message, Request, TextBlock
+    from llmport_bedrock.provider import BedrockProvider
+
+    provider = BedrockProvider({**CREDENTIALS, "region": REGION, "endpoint_url": url})
+    prepared = provider.prepare(Request(MODEL, [Message("user", (TextBlock(PROMPT),))]))
+    raw = raw_client(url, 16)
+
+    def stream() -> None:
+        for _ in provider.send_stream(prepared):
+            pass
+
+    def raw_stream() -> None:
+        for _ in raw.converse_stream(**RAW_KWARGS)["stream"]:
+            pass
+
+    for _ in range(50):
+        stream()
+        raw_stream()
+    stream_us, stream_calls = _per_call(stream, calls)
+    raw_us, raw_calls = _per_call(raw_stream, calls)
+
+    async def astream() -> tuple[float, float]:
+        async def one() -> None:
+            async for _ in provider.asend_stream(prepared):
+                pass
+
+        for _ in range(50):
+            await one()
+        times = []
+        for _ in range(5):
+            start = time.perf_counter()
+            for _ in range(calls):
+                await one()
+            times.append((time.perf_counter() - start) / calls)
+        profile = cProfile.Profile()
+        profile.enable()
+        for _ in range(100):
+            await one()
+        profile.disable()
+        await provider.aclose()
+        return statistics.median(times) * 1e6, pstats.Stats(profile).total_calls / 100
+
+    astream_us, astream_calls = asyncio.run(astream())
+    provider.close()
+    raw.close()
+    return {
+        "stream_us": stream_us,
+        "stream_calls": stream_calls,
+        "astream_us": astream_us,
+        "astream_calls": astream_calls,
+        "raw_stream_us": raw_us,
+        "raw_stream_calls": raw_calls,
+    }
+
+
 def main() -> None:
     args = arguments(__doc__, workers=16)
     with LoopbackServer([Reply(json=ANSWER)], repeat=True) as server:
@@ -160,10 +237,22 @@ def main() -> None:
         raw.close()
         send = bench_send(server.url, args.calls)
         conc = asyncio.run(bench_async(server.url, args.concurrency, args.workers))
+    stream_reply = Reply(
+        body=encode_stream(STREAM_EVENTS),
+        headers={"content-type": "application/vnd.amazon.eventstream"},
+    )
+    with LoopbackServer([stream_reply], repeat=True) as server:
+        streams = bench_stream(server.url, args.calls)
     print(
         f"provider.send, per call: {send['send_us']:.0f} us, {send['send_calls']:.0f} function "
         f"calls; asend {send['asend_us']:.0f} us, {send['asend_calls']:.0f} calls; raw "
         f"client.converse {send['raw_converse_us']:.0f} us, {send['raw_converse_calls']:.0f} calls"
+    )
+    print(
+        f"provider.send_stream, per stream: {streams['stream_us']:.0f} us, "
+        f"{streams['stream_calls']:.0f} function calls; asend_stream {streams['astream_us']:.0f} "
+        f"us, {streams['astream_calls']:.0f} calls; raw client.converse_stream "
+        f"{streams['raw_stream_us']:.0f} us, {streams['raw_stream_calls']:.0f} calls"
     )
     report(
         "bedrock",
@@ -175,6 +264,7 @@ def main() -> None:
         concurrency=args.concurrency,
         workers=args.workers,
         send=send,
+        stream=streams,
     )
 
 
