@@ -14,7 +14,7 @@ Settings (``Runtime(providers={"bedrock": {...}})`` or ``[providers.bedrock]``):
 * ``connect_timeout``: seconds (default 10);
 * ``max_workers``: size of the thread pool that runs boto3 for the async
   API (default 16; also the size of botocore's connection pool and the
-  connection limit of the async ``converse`` path).
+  connection limit of the async direct path).
 
 The contract (:mod:`llmport.provider`): :meth:`BedrockProvider.prepare` runs
 once per model request and does every check and the whole conversion
@@ -22,22 +22,25 @@ once per model request and does every check and the whole conversion
 boto3; ``send`` / ``asend`` / ``send_stream`` / ``asend_stream`` only send the
 prepared payload (every attempt the same one) and convert the answer back.
 
-Non-streamed ``converse`` calls take a direct path (:mod:`llmport_bedrock.direct`):
+Converse and ConverseStream calls take a direct path (:mod:`llmport_bedrock.direct`):
 the body is validated and serialized once per prepared request by botocore's
 own serializer, each attempt is SigV4-signed by botocore and sent on the
 client's own HTTP session (sync) or on an aiohttp session per event loop
-(async, at most ``max_workers`` connections at once), and the JSON answer is
-read without botocore's shape walk. Errors are botocore's (``ClientError``
-parsed by botocore from the error body, its transport exceptions) or
+(async, at most ``max_workers`` connections at once); the JSON answer is
+read without botocore's shape walk, and a stream's frames are decoded as
+they arrive by botocore's event-stream decoder and parser. Errors are
+botocore's (``ClientError`` parsed by botocore from the error body,
+``EventStreamError`` from an exception frame, its transport exceptions) or
 aiohttp's, translated as below. A client that does not sign with plain SigV4
-(a Bedrock API key in ``AWS_BEARER_TOKEN_BEDROCK``) uses ``client.converse``.
+(a Bedrock API key in ``AWS_BEARER_TOKEN_BEDROCK``) uses boto3's
+``converse`` / ``converse_stream``.
 
-boto3 has no async client, so the other async methods (streams, token
-counting) run the blocking calls in a per-provider
-:class:`~concurrent.futures.ThreadPoolExecutor` of ``max_workers`` threads
-and await them: the event loop never blocks, and at most ``max_workers``
-Bedrock requests run at once per provider (more wait their turn). A stream
-takes a worker only while it waits for its next event.
+boto3 has no async client, so the other async methods (token counting, and
+both calls when the direct path is off) run the blocking calls in a
+per-provider :class:`~concurrent.futures.ThreadPoolExecutor` of
+``max_workers`` threads and await them: the event loop never blocks, and at
+most ``max_workers`` Bedrock requests run at once per provider (more wait
+their turn). A boto3 stream takes a worker only while it waits for its next event.
 
 Clients: botocore has no per-request read timeout, so there is one client
 per distinct read timeout (the setting, or a call's ``timeout=``), each in
@@ -525,7 +528,7 @@ class BedrockProvider(Provider):
         return convert_out.response(await self._aconverse(own), own)
 
     def send_stream(self, prepared: Prepared) -> Iterator[ProviderEvent]:
-        """One ``converse_stream`` call; its events as provider events (StopEvent last)."""
+        """One ConverseStream call; its events as provider events (StopEvent last)."""
         own = self._own(prepared)
         stream, request_id = self._open_stream(own)
         state = convert_out.StreamState(own, request_id)
