@@ -43,6 +43,7 @@ from llmport.plugin import BatchBackend, BatchItem, BatchOutcome, BatchState, Ba
 from llmport.translate import status_error, translating
 from llmport.types import Request
 
+from .convert_in import materialize
 from .errors import VENDOR, translate
 
 if TYPE_CHECKING:
@@ -136,7 +137,8 @@ class BedrockBatch(BatchBackend):
     def jsonl(self, items: list[BatchItem]) -> bytes:
         lines = []
         for item in items:
-            body = {k: v for k, v in item.prepared.payload.items() if k != "modelId"}
+            payload = materialize(item.prepared.payload)
+            body = {k: v for k, v in payload.items() if k != "modelId"}
             record = {"recordId": item.custom_id, "modelInput": body}
             lines.append(json.dumps(record, default=_wire, separators=(",", ":")))
         return ("\n".join(lines) + "\n").encode()

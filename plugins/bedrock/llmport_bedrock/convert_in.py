@@ -3,8 +3,10 @@
 :func:`build` checks every rule that can reject a request (``prepare()``
 calls it before any network call) and produces the keyword arguments of
 ``client.converse`` / ``client.converse_stream``. Pure functions of the
-request: no boto3 import, no I/O. Binary fields (image and document
-``bytes``) are raw bytes: botocore base64-encodes them on the wire.
+request: no boto3 import, no I/O. Inline media (image, document and video
+``bytes``) are :class:`MediaBytes` markers standing for the block's bytes:
+the direct path splices the block's cached base64 into the serialized body,
+and :func:`materialize` gives the real bytes to anything that calls boto3.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import base64
 import binascii
 import copy
 import json
+import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -143,6 +146,86 @@ class ConversePrepared(Prepared):
     def model(self) -> str:
         """The model id sent (``modelId``)."""
         return str(self.payload["modelId"])
+
+
+class MediaBytes(bytes):
+    """A media block's bytes in a prepared payload, standing in for them until sent.
+
+    Its value is a short marker unique to the block: the direct path
+    serializes the payload with it and splices the block's cached base64
+    (:meth:`MediaBlock.base64_bytes`, one encode per exec) in its place, so no
+    turn of a tool loop encodes the image again and no copy of its raw bytes
+    sits in the payload. Whatever hands a payload to boto3 itself (the
+    fallback, token counting, batch files) takes :func:`materialize`. Compares
+    equal to the bytes it stands for.
+    """
+
+    block: MediaBlock
+
+    @classmethod
+    def of(cls, block: MediaBlock) -> MediaBytes:
+        marker = cls(b"llmport-media:" + os.urandom(12))
+        marker.block = block
+        return marker
+
+    def real(self) -> bytes:
+        """The block's bytes (decoded again if llmport released them)."""
+        data = self.block.data
+        assert data is not None
+        return data
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, MediaBytes):
+            return other.block is self.block
+        if isinstance(other, bytes | bytearray):
+            return bytes(other) == self.block.data
+        return NotImplemented
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    def __hash__(self) -> int:
+        return hash(id(self.block))
+
+    def __copy__(self) -> MediaBytes:
+        return self
+
+    def __deepcopy__(self, memo: Any) -> MediaBytes:
+        return self  # the block is shared, never copied (it may hold megabytes)
+
+    def __repr__(self) -> str:
+        return f"MediaBytes({self.block.describe()})"
+
+
+def materialize(value: Any) -> Any:
+    """``value`` with every :class:`MediaBytes` replaced by the bytes it stands for.
+
+    Returns ``value`` itself when it holds none (no copy of a plain payload).
+    """
+    if isinstance(value, MediaBytes):
+        return value.real()
+    if isinstance(value, dict):
+        items = {k: materialize(v) for k, v in value.items()}
+        return value if all(items[k] is value[k] for k in value) else items
+    if isinstance(value, list):
+        out = [materialize(v) for v in value]
+        return value if all(a is b for a, b in zip(out, value, strict=True)) else out
+    return value
+
+
+def media_of(value: Any, found: list[MediaBytes] | None = None) -> list[MediaBytes]:
+    """Every :class:`MediaBytes` in ``value`` (a payload), in order."""
+    found = [] if found is None else found
+    if isinstance(value, MediaBytes):
+        found.append(value)
+    elif isinstance(value, dict):
+        for v in value.values():
+            media_of(v, found)
+    elif isinstance(value, list):
+        for v in value:
+            media_of(v, found)
+    return found
 
 
 # ---------------------------------------------------------------------------
@@ -852,8 +935,8 @@ def _native_files(family: Family) -> frozenset[str]:
 
 def _source(block: MediaBlock, model: str, family: Family) -> dict[str, Any]:
     if block.url is None:
-        assert block.data is not None
-        return {"bytes": block.data}
+        assert block.inline
+        return {"bytes": MediaBytes.of(block)}
     if block.url.startswith("s3://"):
         if not family.s3:
             raise UnsupportedContentError(

@@ -42,7 +42,7 @@ from typing import Any, NoReturn
 
 from llmport.errors import MalformedResponseError
 
-from .convert_in import VENDOR, ConversePrepared
+from .convert_in import VENDOR, ConversePrepared, MediaBytes, media_of
 from .errors import call, input_error
 
 #: Members of a Converse content block whose ``source.bytes`` is a blob.
@@ -139,11 +139,15 @@ class Wire:
         return wire
 
     def _serialize(self, prepared: ConversePrepared, operation: Any) -> tuple[str, bytes]:
+        media = media_of(prepared.payload)
+        for marker in media:  # encoded (once per exec) before botocore builds anything
+            marker.block.base64_bytes()
         request = call(
             input_error, self.serializer.serialize_to_request, prepared.payload, operation
         )
         body = request["body"]
-        return request["url_path"], body if isinstance(body, bytes) else body.encode("utf-8")
+        data = body if isinstance(body, bytes) else body.encode("utf-8")
+        return request["url_path"], _splice(data, media)
 
     def signed(self, path: str, body: bytes, credentials: Any) -> Any:
         """A botocore ``AWSRequest`` for one attempt, SigV4-signed now (fresh timestamp)."""
@@ -299,6 +303,27 @@ class AsyncEvents:
     def close(self) -> None:
         """Close the response (a body read to the end has already freed its connection)."""
         self._response.close()
+
+
+def _splice(body: bytes, media: list[MediaBytes]) -> bytes:
+    """``body`` with each media marker's base64 replaced by its block's cached base64.
+
+    botocore serialized the payload with the markers (a few bytes each); the
+    image goes in once, as the bytes the block already encoded, so a tool
+    loop encodes it once and the body is the only other copy.
+    """
+    if not media:
+        return body
+    # (bytes, is JSON text): botocore orders fields by its shape, not the payload's.
+    pieces: list[tuple[bytes, bool]] = [(body, True)]
+    for marker in media:
+        token = base64.b64encode(marker)
+        at = next((i for i, (p, text) in enumerate(pieces) if text and token in p), None)
+        if at is None:  # cannot happen: botocore writes every blob as its base64
+            raise ValueError(f"{marker!r} is missing from the serialized body")
+        head, _, tail = pieces[at][0].partition(token)
+        pieces[at : at + 1] = [(head, True), (marker.block.base64_bytes(), False), (tail, True)]
+    return b"".join(p for p, _ in pieces)
 
 
 def _header(headers: Mapping[str, str], name: str) -> str | None:

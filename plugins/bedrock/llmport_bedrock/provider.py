@@ -74,7 +74,7 @@ from llmport.translate import translating
 from llmport.types import ModelCapabilities, ProviderEvent, Request, Response
 
 from . import convert_in, convert_out
-from .convert_in import ConversePrepared
+from .convert_in import ConversePrepared, materialize
 from .direct import AsyncEvents, Wire, usable
 from .errors import call, config_error, input_error, translate
 from .models import Family, base_model_id, family_for
@@ -396,7 +396,7 @@ class BedrockProvider(Provider):
         if wire is None:
             with translating(self.name, translate, self.secrets()):
                 self._remember_credentials()
-                return call(input_error, client.converse, **prepared.payload)
+                return call(input_error, client.converse, **materialize(prepared.payload))
         path, body = wire.body(prepared)  # an OptionError here: nothing was sent
         with translating(self.name, translate, self.secrets()):
             return wire.send(path, body, self._signing_credentials())
@@ -422,7 +422,7 @@ class BedrockProvider(Provider):
         if wire is None:
             with translating(self.name, translate, self.secrets()):
                 self._remember_credentials()
-                answer = call(input_error, client.converse_stream, **prepared.payload)
+                answer = call(input_error, client.converse_stream, **materialize(prepared.payload))
             meta = answer.get("ResponseMetadata") or {}
             return answer["stream"], meta.get("RequestId")
         path, body = wire.stream_body(prepared)  # an OptionError here: nothing was sent
@@ -499,7 +499,7 @@ class BedrockProvider(Provider):
                 "token counting",
                 "Bedrock's CountTokens supports Anthropic Claude models only",
             )
-        payload = self.prepare(request).payload
+        payload = materialize(self.prepare(request).payload)
         converse = {
             key: payload[key]
             for key in ("messages", "system", "toolConfig", "additionalModelRequestFields")
