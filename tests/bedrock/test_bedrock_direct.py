@@ -35,7 +35,7 @@ from llmport_bedrock.plugin import provider_info
 from llmport_bedrock.provider import BedrockProvider
 
 MODEL = "us.amazon.nova-micro-v1:0"
-KEY_ID = "AKIALLMPORTDIRECTTST1"
+KEY_ID = "FAKEAKIDDIRECTTEST01"
 SECRET = "LEAKdirectsecret/abc+xyz-0123456789"
 TOKEN = "LEAKdirecttoken-0123456789abcdef"
 CREDENTIALS = {
@@ -386,7 +386,7 @@ async def test_a_due_credential_refresh_runs_off_the_loop_and_signs_the_attempt(
 
         def get_frozen_credentials(self) -> Any:
             self.threads.append(threading.get_ident())  # a refresh may call STS / IMDS
-            return ReadOnlyCredentials("AKIAROLLEDDIRECT0001", "LEAKrolledsecret-abc", None)
+            return ReadOnlyCredentials("FAKEAKIDROLLED000001", "LEAKrolledsecret-abc", None)
 
     with LoopbackServer([OK, OK]) as server:
         p = provider(server)
@@ -399,7 +399,7 @@ async def test_a_due_credential_refresh_runs_off_the_loop_and_signs_the_attempt(
         sent = server.requests[1]
     assert rolled.threads and threading.get_ident() not in rolled.threads
     auth = {k.lower(): v for k, v in sent.headers.items()}["authorization"]
-    assert "Credential=AKIAROLLEDDIRECT0001/" in auth
+    assert "Credential=FAKEAKIDROLLED000001/" in auth
     assert "LEAKrolledsecret-abc" in p.secrets()
 
 

@@ -37,7 +37,7 @@ from llmport.errors import (
 from llmport.loopback import LoopbackServer, Reply
 
 MODEL = "gemini:gemini-2.5-flash"
-KEY = "AIzaSyTransportSecret0123456789abcdefXYZ"
+KEY = "fake-gemini-transport-key-0123456789abcd"
 PATHS = [
     pytest.param(("sync", None), id="sync"),
     pytest.param(("async", "aiohttp"), id="async-aiohttp"),
