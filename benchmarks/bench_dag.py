@@ -35,14 +35,23 @@ RANGE = {"callers": 50, "subcalls": 20}
 
 def build(nodes: int) -> tuple[Session, AgenticFrame]:
     session = Session()
-    main = session.begin("function", "main", session.root, {"arguments": {"goal": "ship it"},
-                                                            "doc": "Run the agent."})
+    main = session.begin(
+        "function",
+        "main",
+        session.root,
+        {"arguments": {"goal": "ship it"}, "doc": "Run the agent."},
+    )
     for i in range(max(0, (nodes - 22) // 3)):  # main + worker + 20 leaves + 3 a step
         step = session.begin("function", "step", main, {"arguments": {"i": i}}, expose="full")
-        llm = session.begin("llm", "openai:gpt-4o-mini", step,
-                            {"content": [{"type": "text", "text": f"do step {i}"}]})
-        session.record("tool", "lookup", llm, {"arguments": {"q": i}}, "ok",
-                       {"content": f"found {i}"}, 0.001)
+        llm = session.begin(
+            "llm",
+            "openai:gpt-4o-mini",
+            step,
+            {"content": [{"type": "text", "text": f"do step {i}"}]},
+        )
+        session.record(
+            "tool", "lookup", llm, {"arguments": {"q": i}}, "ok", {"content": f"found {i}"}, 0.001
+        )
         session.end(llm, "ok", {"reply": f"step {i} done", "usage": {"input_tokens": 10}}, 0.01)
         session.end(step, "ok", {"result": f"done {i}"}, 0.01)
     worker = session.begin("function", "worker", main, {"arguments": {}, "render_range": RANGE})
@@ -61,8 +70,13 @@ def bench_context(nodes: int, repeat: int) -> dict[str, Any]:
         history = frame.context_messages()
         times.append(time.perf_counter() - t0)
     reads = getattr(history, "reads", [])
-    return {"nodes": len(session), "reads": len(reads), "messages": len(history),
-            "median_ms": statistics.median(times) * 1000, "p95_ms": _p95(times) * 1000}
+    return {
+        "nodes": len(session),
+        "reads": len(reads),
+        "messages": len(history),
+        "median_ms": statistics.median(times) * 1000,
+        "p95_ms": _p95(times) * 1000,
+    }
 
 
 def _p95(values: list[float]) -> float:
@@ -98,8 +112,11 @@ def bench_append(count: int, folder: Path) -> dict[str, float]:
         t0 = time.perf_counter()
         main()
         agentic_rate = count / (time.perf_counter() - t0)
-    return {"function_nodes_per_s": function_rate, "tool_nodes_per_s": tool_rate,
-            "agentic_calls_per_s": agentic_rate}
+    return {
+        "function_nodes_per_s": function_rate,
+        "tool_nodes_per_s": tool_rate,
+        "agentic_calls_per_s": agentic_rate,
+    }
 
 
 def main() -> None:
@@ -110,24 +127,37 @@ def main() -> None:
         append = bench_append(2_000 if quick else 10_000, Path(tmp))
 
     print(f"context per exec (render_range={RANGE})")
-    print(f"{'session nodes':>14} {'nodes read':>11} {'messages':>9} {'median ms':>10} "
-          f"{'p95 ms':>8}")
+    print(
+        f"{'session nodes':>14} {'nodes read':>11} {'messages':>9} {'median ms':>10} {'p95 ms':>8}"
+    )
     for row in context:
-        print(f"{row['nodes']:>14,} {row['reads']:>11} {row['messages']:>9} "
-              f"{row['median_ms']:>10.3f} {row['p95_ms']:>8.3f}")
+        print(
+            f"{row['nodes']:>14,} {row['reads']:>11} {row['messages']:>9} "
+            f"{row['median_ms']:>10.3f} {row['p95_ms']:>8.3f}"
+        )
     growth = context[-1]["median_ms"] / context[0]["median_ms"]
-    print(f"growth {context[0]['nodes']:,} -> {context[-1]['nodes']:,} nodes: x{growth:.2f}  "
-          f"(target: <= 2 ms, flat)")
+    print(
+        f"growth {context[0]['nodes']:,} -> {context[-1]['nodes']:,} nodes: x{growth:.2f}  "
+        f"(target: <= 2 ms, flat)"
+    )
     print()
     print("SQLite append (WAL, one transaction per write)")
     print(f"  function nodes (insert + complete): {append['function_nodes_per_s']:>10,.0f} nodes/s")
     print(f"  tool nodes (one insert):            {append['tool_nodes_per_s']:>10,.0f} nodes/s")
     print(f"  @agentic_function calls:            {append['agentic_calls_per_s']:>10,.0f} nodes/s")
     print("  target: >= 5,000 nodes/s")
-    ok = (all(r["median_ms"] <= 2.0 for r in context)
-          and min(append.values()) >= 5000)
-    print(json.dumps({"bench": "dag", "context": context, "context_growth": round(growth, 3),
-                      "append": {k: round(v) for k, v in append.items()}, "targets_met": ok}))
+    ok = all(r["median_ms"] <= 2.0 for r in context) and min(append.values()) >= 5000
+    print(
+        json.dumps(
+            {
+                "bench": "dag",
+                "context": context,
+                "context_growth": round(growth, 3),
+                "append": {k: round(v) for k, v in append.items()},
+                "targets_met": ok,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -3,11 +3,11 @@
     uv run python benchmarks/bench_gemini.py [--calls 400] [--concurrency 500] [--streams 200]
 
 1. sync: ``Runtime.exec`` vs ``client.models.generate_content`` (same server,
-   same request body), median of interleaved rounds; target ratio <= 1.10,
+   same request body), median of interleaved rounds; target ratio <= 1.00,
    absolute overhead printed in microseconds.
 2. async: 500 concurrent ``async_exec`` vs ``asyncio.gather`` of raw
    ``client.aio.models.generate_content``, both on their default transport
-   (aiohttp); target ratio <= 1.20; peak RSS. The same again with llmport's
+   (aiohttp); target: faster than raw; peak RSS. The same again with llmport's
    ``async_transport="httpx"``, for the JSON line.
 3. streams: time to the first text delta of ``Runtime.astream`` (aiohttp, then
    httpx) vs the first chunk of raw ``generate_content_stream``, sequential,

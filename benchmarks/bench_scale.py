@@ -72,8 +72,12 @@ def run_writers(url: str, count: int, folder: Path, env: dict[str, str]) -> dict
     script.write_text(WRITER)
     go = folder / f"go-{sid}"
     procs = [
-        subprocess.Popen([sys.executable, str(script), url, sid, str(k), str(count), str(go)],
-                         stdout=subprocess.PIPE, text=True, env=env)
+        subprocess.Popen(
+            [sys.executable, str(script), url, sid, str(k), str(count), str(go)],
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
         for k in range(WORKERS)
     ]
     for proc in procs:
@@ -89,27 +93,46 @@ def run_writers(url: str, count: int, folder: Path, env: dict[str, str]) -> dict
     nodes = stored.nodes()
     total = WORKERS * count
     ordered = all(
-        [n.data["arguments"]["i"] for n in nodes
-         if n.name == "step" and n.data["arguments"]["who"] == str(k)] == list(range(count - 1))
+        [
+            n.data["arguments"]["i"]
+            for n in nodes
+            if n.name == "step" and n.data["arguments"]["who"] == str(k)
+        ]
+        == list(range(count - 1))
         for k in range(WORKERS)
     )
     dense = [n.seq for n in nodes] == list(range(1, len(nodes) + 1))
     stored.close()
-    return {"nodes": total, "stored": len(nodes), "lost": total - len(nodes),
-            "dense": dense, "order_kept": ordered, "seconds": round(elapsed, 3),
-            "nodes_per_s": round(total / elapsed)}
+    return {
+        "nodes": total,
+        "stored": len(nodes),
+        "lost": total - len(nodes),
+        "dense": dense,
+        "order_kept": ordered,
+        "seconds": round(elapsed, 3),
+        "nodes_per_s": round(total / elapsed),
+    }
 
 
 def build(nodes: int) -> tuple[Session, AgenticFrame]:
     session = Session()
-    main = session.begin("function", "main", session.root,
-                         {"arguments": {"goal": "ship it"}, "doc": "Run the agent."})
+    main = session.begin(
+        "function",
+        "main",
+        session.root,
+        {"arguments": {"goal": "ship it"}, "doc": "Run the agent."},
+    )
     for i in range(max(0, (nodes - 2) // 3)):
         step = session.begin("function", "step", main, {"arguments": {"i": i}}, expose="full")
-        llm = session.begin("llm", "openai:gpt-4o-mini", step,
-                            {"content": [{"type": "text", "text": f"do step {i}"}]})
-        session.record("tool", "lookup", llm, {"arguments": {"q": i}}, "ok",
-                       {"content": f"found {i}"}, 0.001)
+        llm = session.begin(
+            "llm",
+            "openai:gpt-4o-mini",
+            step,
+            {"content": [{"type": "text", "text": f"do step {i}"}]},
+        )
+        session.record(
+            "tool", "lookup", llm, {"arguments": {"q": i}}, "ok", {"content": f"found {i}"}, 0.001
+        )
         session.end(llm, "ok", {"reply": f"step {i} done", "usage": {"input_tokens": 10}}, 0.01)
         session.end(step, "ok", {"result": f"done {i}"}, 0.01)
     worker = session.begin("function", "worker", main, {"arguments": {}})
@@ -126,9 +149,13 @@ def bench_context(nodes: int, repeat: int) -> dict[str, Any]:
         times.append(time.perf_counter() - t0)
     reads: Any = getattr(history, "reads", [])
     ordered = sorted(times)
-    return {"nodes": len(session), "reads": len(reads), "tokens": reads.tokens,
-            "median_ms": round(statistics.median(times) * 1000, 3),
-            "p95_ms": round(ordered[int(len(ordered) * 0.95) - 1] * 1000, 3)}
+    return {
+        "nodes": len(session),
+        "reads": len(reads),
+        "tokens": reads.tokens,
+        "median_ms": round(statistics.median(times) * 1000, 3),
+        "p95_ms": round(ordered[int(len(ordered) * 0.95) - 1] * 1000, 3),
+    }
 
 
 def main() -> None:
@@ -160,19 +187,34 @@ def main() -> None:
     print(f"{WORKERS} processes x {count:,} nodes into one session")
     print(f"{'store':>10} {'nodes/s':>9} {'seconds':>8} {'lost':>5} {'dense':>6} {'order':>6}")
     for name, row in (("postgresql", postgres), ("sqlite", sqlite)):
-        print(f"{name:>10} {row['nodes_per_s']:>9,} {row['seconds']:>8} {row['lost']:>5} "
-              f"{row['dense']!s:>6} {row['order_kept']!s:>6}")
+        print(
+            f"{name:>10} {row['nodes_per_s']:>9,} {row['seconds']:>8} {row['lost']:>5} "
+            f"{row['dense']!s:>6} {row['order_kept']!s:>6}"
+        )
     print()
     print(f"context per exec, default render_range (token budget {DEFAULT_READ_TOKENS:,})")
-    print(f"{'session nodes':>14} {'nodes read':>11} {'est. tokens':>12} {'median ms':>10} "
-          f"{'p95 ms':>8}")
+    print(
+        f"{'session nodes':>14} {'nodes read':>11} {'est. tokens':>12} {'median ms':>10} "
+        f"{'p95 ms':>8}"
+    )
     for row in context:
-        print(f"{row['nodes']:>14,} {row['reads']:>11} {row['tokens']:>12,} "
-              f"{row['median_ms']:>10.3f} {row['p95_ms']:>8.3f}")
+        print(
+            f"{row['nodes']:>14,} {row['reads']:>11} {row['tokens']:>12,} "
+            f"{row['median_ms']:>10.3f} {row['p95_ms']:>8.3f}"
+        )
     growth = context[-1]["median_ms"] / context[0]["median_ms"]
     print(f"growth x{growth:.2f} (target: <= 2 ms, flat)")
-    print(json.dumps({"bench": "scale", "postgresql": postgres, "sqlite": sqlite,
-                      "context": context, "context_growth": round(growth, 3)}))
+    print(
+        json.dumps(
+            {
+                "bench": "scale",
+                "postgresql": postgres,
+                "sqlite": sqlite,
+                "context": context,
+                "context_growth": round(growth, 3),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":
