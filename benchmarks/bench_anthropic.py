@@ -21,7 +21,7 @@ from typing import Any
 
 import anthropic
 from llmport import Runtime
-from llmport.loopback import LoopbackServer, Reply
+from llmport.testing.loopback import LoopbackServer, Reply
 from vendor_bench import arguments, compare_async, compare_sync, per_call, report
 
 MODEL = "claude-haiku-4-5"
@@ -68,7 +68,7 @@ async def bench_async(url: str, concurrency: int) -> dict[str, float]:
 
 def bench_send(url: str, calls: int, rounds: int = 5) -> dict[str, float]:
     """``provider.send(prepared)`` per call: µs and function calls."""
-    from llmport.types import Message, Request, TextBlock
+    from llmport.messages.types import Message, Request, TextBlock
     from llmport_anthropic.provider import AnthropicProvider
 
     provider = AnthropicProvider({"api_key": "bench", "base_url": url})

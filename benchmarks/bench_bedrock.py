@@ -29,7 +29,7 @@ from typing import Any
 import boto3
 from botocore.config import Config
 from llmport import Runtime
-from llmport.loopback import LoopbackServer, Reply
+from llmport.testing.loopback import LoopbackServer, Reply
 from llmport_bedrock.eventstream import encode_stream
 from vendor_bench import aper_call, arguments, compare_async, compare_sync, per_call, report
 
@@ -90,7 +90,7 @@ async def bench_async(url: str, concurrency: int, workers: int) -> dict[str, flo
 
 def bench_send(url: str, calls: int) -> dict[str, float]:
     """``provider.send`` / ``asend`` of one prepared request vs raw ``client.converse``."""
-    from llmport.types import Message, Request, TextBlock
+    from llmport.messages.types import Message, Request, TextBlock
     from llmport_bedrock.provider import BedrockProvider
 
     provider = BedrockProvider({**CREDENTIALS, "region": REGION, "endpoint_url": url})
@@ -140,7 +140,7 @@ STREAM_EVENTS = [
 
 def bench_stream(url: str, calls: int) -> dict[str, float]:
     """``provider.send_stream`` / ``asend_stream`` drained vs raw ``converse_stream`` drained."""
-    from llmport.types import Message, Request, TextBlock
+    from llmport.messages.types import Message, Request, TextBlock
     from llmport_bedrock.provider import BedrockProvider
 
     provider = BedrockProvider({**CREDENTIALS, "region": REGION, "endpoint_url": url})

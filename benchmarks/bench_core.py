@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from llmport import Runtime, tool
-from llmport.config import Config
+from llmport.provider.config import Config
 from llmport.testing import Script, call_tools
 
 

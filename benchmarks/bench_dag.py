@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from llmport import Session, agentic_function
-from llmport.agentic import AgenticFrame
+from llmport.sessions.agentic import AgenticFrame
 
 RANGE = {"callers": 50, "subcalls": 20}
 

@@ -33,8 +33,8 @@ from typing import Any
 from google import genai
 from google.genai import types
 from llmport import Runtime, TextDelta
-from llmport.loopback import LoopbackServer, Reply
-from llmport.types import Message, Request, TextBlock
+from llmport.messages.types import Message, Request, TextBlock
+from llmport.testing.loopback import LoopbackServer, Reply
 from vendor_bench import arguments, compare_async, compare_sync, report
 
 MODEL = "gemini-2.5-flash"

@@ -32,7 +32,7 @@ VENDOR_MODULES = [
 ]
 
 PROBE = (
-    "import sys, json; import llmport; from llmport.plugins import PluginHost; "
+    "import sys, json; import llmport; from llmport.plugins.host import PluginHost; "
     "host = PluginHost(); host.providers(); "
     f"print(json.dumps([m for m in {VENDOR_MODULES!r} if m in sys.modules]))"
 )

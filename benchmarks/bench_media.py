@@ -12,7 +12,7 @@ warm-up exec that creates the client):
   it), however many turns;
 * data-URL builds: distinct ``MediaBlock.data_url()`` strings returned (the
   OpenAI and Anthropic plugins build none: their bodies splice the base64
-  bytes in, ``llmport.wire``);
+  bytes in, ``llmport.provider.wire``);
 * base64 bytes forms: distinct ``MediaBlock.base64_bytes()`` (or, for
   Gemini, ``urlsafe_base64_bytes()``) objects returned (what those bodies
   splice in; one per exec when the encoding is shared).
@@ -34,7 +34,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 from llmport import Runtime
-from llmport.types import MediaBlock
+from llmport.messages.types import MediaBlock
 from loopback_proc import ServerProcess
 
 AWS = {"aws_access_key_id": "AKIDEXAMPLEFAKE", "aws_secret_access_key": "fake-secret"}

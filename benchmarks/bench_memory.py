@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from llmport import Runtime
-from llmport.loopback import LoopbackServer, Reply
+from llmport.messages.types import MediaBlock, Request, Response, ToolCall
 from llmport.testing import Script, respond
-from llmport.types import MediaBlock, Request, Response, ToolCall
+from llmport.testing.loopback import LoopbackServer, Reply
 
 
 def make_image(path: Path, size: int) -> None:

@@ -76,7 +76,7 @@ REPLY = json.dumps(
 class FastServer:
     """A keep-alive HTTP/1.1 server on 127.0.0.1 that answers every request with REPLY.
 
-    llmport.loopback.LoopbackServer is built for scripted faults, not speed: it
+    llmport.testing.loopback.LoopbackServer is built for scripted faults, not speed: it
     writes headers and body in two sends without TCP_NODELAY (a ~40 ms
     delayed-ACK stall per request) and listens with a backlog of 5. This one
     answers from an asyncio loop in one write, so the numbers measure the
@@ -145,7 +145,7 @@ def server() -> FastServer:
 def runtime(base_url: str) -> Any:
     import llmport_openai.plugin
     from llmport import Runtime
-    from llmport.plugins import PluginHost
+    from llmport.plugins.host import PluginHost
 
     host = PluginHost(extra=[llmport_openai.plugin], load_entry_points=False)
     return Runtime(
@@ -233,7 +233,7 @@ RESPONSES_REPLY = json.dumps(
 
 def bench_send(calls: int, rounds: int = 5) -> dict[str, Any]:
     """``provider.send(prepared)`` per call, Chat and Responses: µs and function calls."""
-    from llmport.types import Message, Request, TextBlock
+    from llmport.messages.types import Message, Request, TextBlock
     from llmport_openai.provider import OpenAIChatProvider, OpenAIResponsesProvider
 
     out: dict[str, Any] = {}

@@ -11,7 +11,7 @@
    first process started). Then checks: 0 lost, sequence dense, each
    process's order kept.
 2. Context per exec with the **default** ``render_range`` (token-bounded
-   reads, :data:`llmport.dag.DEFAULT_READ_TOKENS`) on sessions of 1,000 /
+   reads, :data:`llmport.sessions.dag.DEFAULT_READ_TOKENS`) on sessions of 1,000 /
    10,000 / 100,000 nodes (``main`` calling ``step(i)``, each step an exec
    that ran a tool), measured the way ``exec`` computes it
    (:meth:`AgenticFrame.context_messages`).
@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from llmport import Session
-from llmport.agentic import AgenticFrame
-from llmport.dag import DEFAULT_READ_TOKENS
+from llmport.sessions.agentic import AgenticFrame
+from llmport.sessions.dag import DEFAULT_READ_TOKENS
 
 WORKERS = 8
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from llmport import RunResult, Runtime
-from llmport.types import FinalEvent, StreamEvent
+from llmport.messages.types import FinalEvent, StreamEvent
 
 MODES = ["sync", "async"]
 

@@ -18,8 +18,7 @@ def isolated_from_host(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> Iterat
     ``discover()`` caches per ``LLMPORT_PLUGINS`` value, so the cache starts empty too.
     Test folders whose tests must not see the host use it from an autouse fixture.
     """
-    from llmport import plugins as plugins_module
-
+    from llmport.plugins import host as plugins_module
     for key in list(os.environ):
         if key.startswith("LLMPORT_"):
             monkeypatch.delenv(key)

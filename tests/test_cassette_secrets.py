@@ -11,7 +11,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 CASSETTES = ROOT / "cassettes"
 #: Cassettes shipped inside packages (the demo's, in the core wheel).
-PACKAGED = ROOT / "core" / "llmport" / "_demo"
+PACKAGED = ROOT / "core" / "llmport" / "cli" / "_demo"
 
 SECRET_PATTERNS = {
     "OpenAI key": re.compile(r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"),

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from typing import Any
 
-from llmport.demo import (
+from llmport.cli.demo import (
     CITIES,
     DEMO_ANTHROPIC,
     DEMO_CASSETTE,
@@ -16,9 +16,9 @@ from llmport.demo import (
     build_agent,
     tiny_png,
 )
-from llmport.retry import Backoff
+from llmport.controls.retry import Backoff
 from llmport.runtime import Runtime
-from llmport.session import Session
+from llmport.sessions.session import Session
 
 
 def test_demo_command_replays_both_vendors() -> None:
@@ -83,8 +83,7 @@ def test_demo_cassette_matches_what_the_plugins_send(cassette: Any) -> None:
 def test_demo_names_exactly_the_distributions_the_replay_lacks(monkeypatch: Any) -> None:
     import importlib.util
 
-    from llmport import demo
-
+    from llmport.cli import demo
     real = importlib.util.find_spec
     absent = {"llmport_anthropic", "vcr"}
     monkeypatch.setattr(

@@ -296,7 +296,7 @@ def run_installed(venv: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_the_core_wheel_ships_the_demo_cassette(installed: dict[str, Path]) -> None:
-    check = "import llmport.demo as d; print(d.DEMO_CASSETTE); print(d.DEMO_CASSETTE.is_file())"
+    check = "import llmport.cli.demo as d; print(d.DEMO_CASSETTE); print(d.DEMO_CASSETTE.is_file())"
     out = subprocess.run(
         [installed["core"] / "bin" / "python", "-c", check],
         cwd=installed["core"].parent, capture_output=True, text=True, check=True,

@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import vcr
-from llmport.demo import (
+from llmport.cli.demo import (
     CITIES,
     DEMO_ANTHROPIC,
     DEMO_CASSETTE,
@@ -28,10 +28,10 @@ from llmport.demo import (
     build_agent,
     tiny_png,
 )
-from llmport.loopback import LoopbackServer, Reply
-from llmport.retry import Backoff
+from llmport.testing.loopback import LoopbackServer, Reply
+from llmport.controls.retry import Backoff
 from llmport.runtime import Runtime
-from llmport.session import Session
+from llmport.sessions.session import Session
 
 HOSTS: dict[int, str] = {}
 

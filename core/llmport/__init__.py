@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .controls.retry import Backoff
 from .errors import (
     AttemptFailure,
     AuthenticationError,
@@ -50,7 +51,6 @@ from .errors import (
     UnsupportedContentError,
     UnsupportedFeatureError,
 )
-from .retry import Backoff
 
 __version__ = "0.1.0"
 
@@ -59,109 +59,109 @@ __version__ = "0.1.0"
 # the neutral types are ~30 slotted dataclasses, whose creation costs ~20 ms
 # on CPython 3.11).
 _LAZY = {
-    "CacheControl": ".types",
-    "Citation": ".types",
-    "CitationEvent": ".types",
-    "CustomEvent": ".types",
-    "FinalEvent": ".types",
-    "MediaBlock": ".types",
-    "Message": ".types",
-    "NativeTool": ".types",
-    "Reasoning": ".types",
-    "ServerToolCall": ".types",
-    "ServerToolEvent": ".types",
-    "ServerToolResult": ".types",
-    "TextBlock": ".types",
-    "TextDelta": ".types",
-    "ThinkingBlock": ".types",
-    "ThinkingDelta": ".types",
-    "ToolCall": ".types",
-    "ToolCallStarted": ".types",
-    "ToolResult": ".types",
-    "ToolResultEvent": ".types",
-    "Usage": ".types",
-    "UsageEvent": ".types",
+    "CacheControl": ".messages.types",
+    "Citation": ".messages.types",
+    "CitationEvent": ".messages.types",
+    "CustomEvent": ".messages.types",
+    "FinalEvent": ".messages.types",
+    "MediaBlock": ".messages.types",
+    "Message": ".messages.types",
+    "NativeTool": ".messages.types",
+    "Reasoning": ".messages.types",
+    "ServerToolCall": ".messages.types",
+    "ServerToolEvent": ".messages.types",
+    "ServerToolResult": ".messages.types",
+    "TextBlock": ".messages.types",
+    "TextDelta": ".messages.types",
+    "ThinkingBlock": ".messages.types",
+    "ThinkingDelta": ".messages.types",
+    "ToolCall": ".messages.types",
+    "ToolCallStarted": ".messages.types",
+    "ToolResult": ".messages.types",
+    "ToolResultEvent": ".messages.types",
+    "Usage": ".messages.types",
+    "UsageEvent": ".messages.types",
     "RunResult": ".runtime",
     "Dropped": ".engine.result",
-    "Budget": ".budget",
-    "ContextPolicy": ".window",
-    "TokenCount": ".tokens",
-    "ModelInfo": ".tokens",
+    "Budget": ".controls.budget",
+    "ContextPolicy": ".controls.window",
+    "TokenCount": ".engine.tokens",
+    "ModelInfo": ".engine.tokens",
     "Runtime": ".runtime",
     "ToolCallRecord": ".runtime",
-    "RunContext": ".tools",
-    "Tool": ".tools",
-    "Toolset": ".tools",
-    "tool": ".tools",
-    "handoff": ".tools",
-    "Handoff": ".tools",
-    "hookimpl": ".hookspecs",
-    "hookspec": ".hookspecs",
-    "agentic_function": ".agentic",
-    "Session": ".session",
-    "compute_reads": ".agentic",
-    "render_dag_messages": ".agentic",
+    "RunContext": ".tools.tool",
+    "Tool": ".tools.tool",
+    "Toolset": ".tools.tool",
+    "tool": ".tools.tool",
+    "handoff": ".tools.tool",
+    "Handoff": ".tools.tool",
+    "hookimpl": ".plugins.hookspecs",
+    "hookspec": ".plugins.hookspecs",
+    "agentic_function": ".sessions.agentic",
+    "Session": ".sessions.session",
+    "compute_reads": ".sessions.agentic",
+    "render_dag_messages": ".sessions.agentic",
     # Plugin authors' names, still reachable here; their home is llmport.plugin.
-    "ModelCapabilities": ".types",
-    "Provider": ".provider",
-    "ProviderInfo": ".provider",
-    "Request": ".types",
-    "Response": ".types",
-    "ResponseFormat": ".types",
-    "ToolSpec": ".types",
-    "Limit": ".limits",
-    "LimitWaitTimeout": ".limits",
-    "InProcessLimiter": ".limits",
-    "Trace": ".tracing",
-    "BatchJob": ".batch",
-    "BatchRequest": ".batch",
-    "BatchStatus": ".batch",
-    "BatchError": ".batch",
-    "BatchTimeout": ".batch",
+    "ModelCapabilities": ".messages.types",
+    "Provider": ".provider.contract",
+    "ProviderInfo": ".provider.contract",
+    "Request": ".messages.types",
+    "Response": ".messages.types",
+    "ResponseFormat": ".messages.types",
+    "ToolSpec": ".messages.types",
+    "Limit": ".controls.limits",
+    "LimitWaitTimeout": ".controls.limits",
+    "InProcessLimiter": ".controls.limits",
+    "Trace": ".observe.tracing",
+    "BatchJob": ".engine.batch",
+    "BatchRequest": ".engine.batch",
+    "BatchStatus": ".engine.batch",
+    "BatchError": ".engine.batch",
+    "BatchTimeout": ".engine.batch",
 }
 
 if TYPE_CHECKING:
-    from .agentic import agentic_function, compute_reads, render_dag_messages
-    from .batch import BatchError, BatchJob, BatchRequest, BatchStatus, BatchTimeout
-    from .budget import Budget
+    from .controls.budget import Budget
+    from .controls.limits import InProcessLimiter, Limit, LimitWaitTimeout
+    from .controls.window import ContextPolicy
+    from .engine.batch import BatchError, BatchJob, BatchRequest, BatchStatus, BatchTimeout
     from .engine.result import Dropped
-    from .hookspecs import hookimpl, hookspec
-    from .limits import InProcessLimiter, Limit, LimitWaitTimeout
-    from .provider import Provider as Provider
-    from .provider import ProviderInfo as ProviderInfo
+    from .engine.tokens import ModelInfo, TokenCount
+    from .messages.types import CacheControl as CacheControl
+    from .messages.types import Citation as Citation
+    from .messages.types import CitationEvent as CitationEvent
+    from .messages.types import CustomEvent as CustomEvent
+    from .messages.types import FinalEvent as FinalEvent
+    from .messages.types import MediaBlock as MediaBlock
+    from .messages.types import Message as Message
+    from .messages.types import ModelCapabilities as ModelCapabilities
+    from .messages.types import NativeTool as NativeTool
+    from .messages.types import Reasoning as Reasoning
+    from .messages.types import Request as Request
+    from .messages.types import Response as Response
+    from .messages.types import ResponseFormat as ResponseFormat
+    from .messages.types import ServerToolCall as ServerToolCall
+    from .messages.types import ServerToolEvent as ServerToolEvent
+    from .messages.types import ServerToolResult as ServerToolResult
+    from .messages.types import TextBlock as TextBlock
+    from .messages.types import TextDelta as TextDelta
+    from .messages.types import ThinkingBlock as ThinkingBlock
+    from .messages.types import ThinkingDelta as ThinkingDelta
+    from .messages.types import ToolCall as ToolCall
+    from .messages.types import ToolCallStarted as ToolCallStarted
+    from .messages.types import ToolResult as ToolResult
+    from .messages.types import ToolResultEvent as ToolResultEvent
+    from .messages.types import ToolSpec as ToolSpec
+    from .messages.types import Usage as Usage
+    from .messages.types import UsageEvent as UsageEvent
+    from .observe.tracing import Trace
+    from .plugins.hookspecs import hookimpl, hookspec
+    from .provider.contract import Provider as Provider
+    from .provider.contract import ProviderInfo as ProviderInfo
     from .runtime import RunResult, Runtime, ToolCallRecord
-    from .session import Session
-    from .tokens import ModelInfo, TokenCount
-    from .tools import Handoff, RunContext, Tool, Toolset, handoff, tool
-    from .tracing import Trace
-    from .types import CacheControl as CacheControl
-    from .types import Citation as Citation
-    from .types import CitationEvent as CitationEvent
-    from .types import CustomEvent as CustomEvent
-    from .types import FinalEvent as FinalEvent
-    from .types import MediaBlock as MediaBlock
-    from .types import Message as Message
-    from .types import ModelCapabilities as ModelCapabilities
-    from .types import NativeTool as NativeTool
-    from .types import Reasoning as Reasoning
-    from .types import Request as Request
-    from .types import Response as Response
-    from .types import ResponseFormat as ResponseFormat
-    from .types import ServerToolCall as ServerToolCall
-    from .types import ServerToolEvent as ServerToolEvent
-    from .types import ServerToolResult as ServerToolResult
-    from .types import TextBlock as TextBlock
-    from .types import TextDelta as TextDelta
-    from .types import ThinkingBlock as ThinkingBlock
-    from .types import ThinkingDelta as ThinkingDelta
-    from .types import ToolCall as ToolCall
-    from .types import ToolCallStarted as ToolCallStarted
-    from .types import ToolResult as ToolResult
-    from .types import ToolResultEvent as ToolResultEvent
-    from .types import ToolSpec as ToolSpec
-    from .types import Usage as Usage
-    from .types import UsageEvent as UsageEvent
-    from .window import ContextPolicy
+    from .sessions.agentic import agentic_function, compute_reads, render_dag_messages
+    from .sessions.session import Session
+    from .tools.tool import Handoff, RunContext, Tool, Toolset, handoff, tool
 
 
 def __getattr__(name: str) -> Any:

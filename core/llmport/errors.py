@@ -38,7 +38,7 @@
     │   └── OutputGuardrailTripped    raised on the way out (an after_response hook)
     └── ToolApprovalRequired          a tool needs approval and no approver granted it
 
-Secrets: messages are redacted (:mod:`llmport.redaction`), and a
+Secrets: messages are redacted (:mod:`llmport.observe.redaction`), and a
 :class:`ProviderError` that reaches the caller chains no vendor exception
 (whose body or request may hold a key): ``vendor_error`` keeps a redacted
 summary of it as text instead.
@@ -51,9 +51,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-# Redaction lives in llmport.redaction; re-exported here for plugins and older imports.
-from .redaction import redact as redact
-from .redaction import redact_settings as redact_settings
+# Redaction lives in llmport.observe.redaction; re-exported here for plugins and older imports.
+from .observe.redaction import redact as redact
+from .observe.redaction import redact_settings as redact_settings
 
 
 class LlmportError(Exception):
@@ -165,7 +165,7 @@ class ContextWindowExceeded(InputError):
 
 
 class BudgetExceeded(LlmportError):
-    """A :class:`~llmport.budget.Budget` ran out. Never retried.
+    """A :class:`~llmport.controls.budget.Budget` ran out. Never retried.
 
     ``kind`` is the limit that was crossed (``input_tokens``, ``output_tokens``,
     ``total_tokens``, ``cost_usd``, ``requests``), ``used`` what had been used
@@ -213,7 +213,7 @@ class ProviderError(LlmportError):
     ``retry_after`` is the delay in seconds the vendor asked for, if any;
     ``headers`` the vendor's rate-limit headers of the failed response
     (``x-ratelimit-*``, ``anthropic-ratelimit-*``, ``retry-after``), which
-    tighten the rate-limit buckets (:mod:`llmport.limits`).
+    tighten the rate-limit buckets (:mod:`llmport.controls.limits`).
     """
 
     default_retryable = False

@@ -29,9 +29,8 @@ chained, configured keys masked), keep clients in a :class:`ClientCache`
 
 from __future__ import annotations
 
-from .batch import BatchBackend, BatchError, BatchItem, BatchOutcome, BatchState, BatchStatus
-from .clients import ClientCache
-from .content import inline_text_file, is_text_like
+from .controls.options import STANDARD_OPTIONS
+from .engine.batch import BatchBackend, BatchError, BatchItem, BatchOutcome, BatchState, BatchStatus
 from .errors import (
     AuthenticationError,
     BadRequestError,
@@ -49,28 +48,8 @@ from .errors import (
     UnsupportedContentError,
     UnsupportedFeatureError,
 )
-from .hookspecs import hookimpl
-from .options import STANDARD_OPTIONS
-from .provider import (
-    Prepared,
-    Provider,
-    ProviderInfo,
-    StreamAssembler,
-    assemble,
-    check_block,
-    parse_arguments,
-    response_events,
-)
-from .redaction import redact, register_secret
-from .structured import drop_keywords, inline_refs, make_output_tool, schema_tool
-from .translate import (
-    retry_after_from_details,
-    retry_after_from_headers,
-    status_error,
-    translating,
-    transport_error,
-)
-from .types import (
+from .messages.content import inline_text_file, is_text_like
+from .messages.types import (
     Block,
     MediaBlock,
     Message,
@@ -90,6 +69,27 @@ from .types import (
     ToolSpec,
     Usage,
     UsageEvent,
+)
+from .observe.redaction import redact, register_secret
+from .output.structured import drop_keywords, inline_refs, make_output_tool, schema_tool
+from .plugins.hookspecs import hookimpl
+from .provider.clients import ClientCache
+from .provider.contract import (
+    Prepared,
+    Provider,
+    ProviderInfo,
+    StreamAssembler,
+    assemble,
+    check_block,
+    parse_arguments,
+    response_events,
+)
+from .provider.translate import (
+    retry_after_from_details,
+    retry_after_from_headers,
+    status_error,
+    translating,
+    transport_error,
 )
 
 __all__ = [

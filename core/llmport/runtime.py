@@ -6,7 +6,7 @@ is the run as one generator of effects, :mod:`~llmport.engine.drive`
 performs them (sync or async). ``exec``, ``run`` and ``stream`` use the sync
 driver; ``async_exec``, ``arun`` and ``astream`` the async one, so every
 parameter behaves the same in both worlds by construction. The parameters
-are declared once, in :class:`~llmport.options.CallParams`.
+are declared once, in :class:`~llmport.controls.options.CallParams`.
 """
 
 from __future__ import annotations
@@ -18,19 +18,16 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack, overload
 
-from . import tokens
-from .budget import Budget, Ledger, as_budget
-from .callable import CallableProvider, request_to_content
-from .config import Config, load_config
-from .content import DEFAULT_MAX_BLOCK_BYTES
-from .engine.drive import adrive, drive
-from .engine.plan import Targets, start, target
-from .engine.result import Continuation, RunResult, ToolCallRecord
-from .engine.steps import Steps, estimate_tokens, machine
-from .errors import OptionError
-from .kvstore import LazyStore, MemoryStore, Store
-from .limits import Gate, Limit, Limiter, check_limits, make_limiter, match_limits  # limits
-from .options import (
+from .controls.budget import Budget, Ledger, as_budget
+from .controls.limits import (  # limits
+    Gate,
+    Limit,
+    Limiter,
+    check_limits,
+    make_limiter,
+    match_limits,
+)
+from .controls.options import (
     CALL_PARAMS,
     LOOP_OPTIONS,
     REQUEST_OPTIONS,
@@ -39,16 +36,26 @@ from .options import (
     CallParams,
     split_call,
 )
-from .plugins import PluginHost
-from .redaction import install_log_redaction
-from .retry import Backoff
-from .tokens import ModelInfo, TokenCount
-from .tools import toolset_owner
-from .types import StreamEvent, Usage
-from .window import ContextPolicy, as_policy
+from .controls.retry import Backoff
+from .controls.window import ContextPolicy, as_policy
+from .engine import tokens
+from .engine.drive import adrive, drive
+from .engine.plan import Targets, start, target
+from .engine.result import Continuation, RunResult, ToolCallRecord
+from .engine.steps import Steps, estimate_tokens, machine
+from .engine.tokens import ModelInfo, TokenCount
+from .errors import OptionError
+from .messages.content import DEFAULT_MAX_BLOCK_BYTES
+from .messages.types import StreamEvent, Usage
+from .observe.redaction import install_log_redaction
+from .plugins.host import PluginHost
+from .provider.callable import CallableProvider, request_to_content
+from .provider.config import Config, load_config
+from .sessions.kv import LazyStore, MemoryStore, Store
+from .tools.tool import toolset_owner
 
 if TYPE_CHECKING:
-    from .batch import BatchJob  # batch
+    from .engine.batch import BatchJob  # batch
 
 __all__ = [
     "CallableProvider",
@@ -92,11 +99,11 @@ class Runtime:
     * ``max_retries``: total attempts per model request, first included (>= 1);
       when not given, ``max_retries`` from configuration (``LLMPORT_MAX_RETRIES``), else 2.
 
-    Settings: ``backoff`` (:class:`~llmport.retry.Backoff`), ``providers``
+    Settings: ``backoff`` (:class:`~llmport.controls.retry.Backoff`), ``providers``
     (``{"openai": {"base_url": ...}}``), ``hooks`` (objects with hookimpls:
     policies, providers, toolsets, for this runtime only), ``config``
-    (a :class:`~llmport.config.Config`; default: loaded from files and
-    environment), ``plugins`` (a :class:`~llmport.plugins.PluginHost`),
+    (a :class:`~llmport.provider.config.Config`; default: loaded from files and
+    environment), ``plugins`` (a :class:`~llmport.plugins.host.PluginHost`),
     ``input_token_budget``, ``max_block_bytes``; anything else is a default
     option for every call (``temperature=0.2``). A keyword that looks like a
     misspelt argument (``modle=``) is an :class:`~llmport.errors.OptionError`.
@@ -137,7 +144,7 @@ class Runtime:
         if not all(isinstance(m, str) and m.strip() for m in fallbacks):
             raise OptionError(f"fallback models must be non-empty strings, got {fallbacks!r}")
         _check_settings(settings)
-        install_log_redaction()  # idempotent; see llmport.redaction for why it is process-wide
+        install_log_redaction()  # idempotent; observe.redaction says why it is process-wide
         self.call = call
         self.model = model
         #: Models tried in order when ``model`` fails (``Runtime(model=[first, *fallbacks])``).
@@ -164,7 +171,7 @@ class Runtime:
         self.summaries: dict[str, str] = {}
         #: Toolsets holding connections (MCP servers) used by this runtime's runs.
         self._resources: list[Any] = []
-        # limits (llmport.limits): checked now, the limiter made on first use
+        # limits (llmport.controls.limits): checked now, the limiter made on first use
         self._limits_arg = check_limits(limits)
         self._limiter_arg = limiter
         self._limiter: Limiter | None = limiter if isinstance(limiter, Limiter) else None
@@ -217,7 +224,7 @@ class Runtime:
         with self._lock:
             self._usage.add(usage)
 
-    # -- the run context's key-value store (llmport.kvstore) ----------------------------
+    # -- the run context's key-value store (llmport.sessions.kv) ----------------------------
 
     @property
     def store(self) -> Store:
@@ -234,7 +241,7 @@ class Runtime:
             return LazyStore(lambda: session.kv)
         return self.store
 
-    # -- rate limits (llmport.limits) ------------------------------------------------
+    # -- rate limits (llmport.controls.limits) ------------------------------------------------
 
     @property
     def limits(self) -> dict[str, Limit]:
@@ -365,7 +372,7 @@ class Runtime:
         return (await self.arun(content, **params)).output
 
     def stream(self, content: Any = None, **params: Unpack[CallParams]) -> Iterator[StreamEvent]:
-        """Yield :data:`~llmport.types.StreamEvent` objects; the last is a FinalEvent."""
+        """Yield :data:`~llmport.messages.types.StreamEvent` objects; the last is a FinalEvent."""
         yield from drive(self._begin(content, params, stream=True)[1])
 
     async def astream(
@@ -409,7 +416,7 @@ class Runtime:
         """Context window, output limit, inputs, features and price of ``model``."""
         return tokens.model_info(self, model)
 
-    # -- batch (llmport.batch) ------------------------------------------------------------
+    # -- batch (llmport.engine.batch) ------------------------------------------------------------
 
     def batch(
         self,
@@ -420,7 +427,7 @@ class Runtime:
         **common: Any,
     ) -> BatchJob:
         """Submit ``exec`` requests (each with a ``custom_id``) through the vendor's batch API."""
-        from . import batch
+        from .engine import batch
 
         return batch.batch(self, requests, model=model, batch_options=batch_options, **common)
 
@@ -433,7 +440,7 @@ class Runtime:
         **common: Any,
     ) -> BatchJob:
         """Async :meth:`batch`."""
-        from . import batch
+        from .engine import batch
 
         return await batch.abatch(
             self, requests, model=model, batch_options=batch_options, **common
@@ -448,7 +455,7 @@ class Runtime:
         **common: Any,
     ) -> BatchJob:
         """Resume the batch job ``job_id`` (``"provider:vendor-id"``), e.g. after a restart."""
-        from . import batch
+        from .engine import batch
 
         return batch.batch_job(self, job_id, requests=requests, model=model, **common)
 

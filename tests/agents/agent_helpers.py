@@ -6,8 +6,8 @@ from typing import Any
 
 from api_modes import events_via, run_via
 from llmport import Runtime
-from llmport.config import Config
-from llmport.retry import Backoff
+from llmport.controls.retry import Backoff
+from llmport.provider.config import Config
 from llmport.testing import Script
 
 #: (mode, stream): run/arun and stream/astream.

@@ -6,9 +6,9 @@ import llmport
 import pytest
 from agent_helpers import WAY_IDS, WAYS, run, runtime
 from llmport import GuardrailTripped, InputGuardrailTripped, OutputGuardrailTripped, hookimpl
-from llmport.policy import CallInfo
+from llmport.messages.types import Request, Response
 from llmport.testing import Script
-from llmport.types import Request, Response
+from llmport.tools.policy import CallInfo
 
 
 class PlainInput:

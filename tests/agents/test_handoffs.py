@@ -19,10 +19,10 @@ from llmport import (
     handoff,
     tool,
 )
-from llmport.filters import chain, last_n_turns, remove_tool_calls
-from llmport.session_cli import show
+from llmport.cli.session import show
+from llmport.messages.types import Request, Response, Usage
 from llmport.testing import Script, call_tools, respond
-from llmport.types import Request, Response, Usage
+from llmport.tools.filters import chain, last_n_turns, remove_tool_calls
 from rich.console import Console
 
 

@@ -18,8 +18,8 @@ from llmport import (
     hookimpl,
     tool,
 )
-from llmport.policy import ToolCheck
 from llmport.testing import Script, call_tools
+from llmport.tools.policy import ToolCheck
 
 RAN: list[str] = []
 

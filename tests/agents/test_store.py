@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from agent_helpers import WAY_IDS, WAYS, run, runtime
 from llmport import OptionError, RunContext, Session, agentic_function, tool
-from llmport.kvstore import MemoryStore, SqliteKV
+from llmport.sessions.kv import MemoryStore, SqliteKV
 from llmport.testing import Script, call_tools
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from llmport.loopback import Reply
+from llmport.testing.loopback import Reply
 
 DATA = Path(__file__).resolve().parent / "data"
 IMAGE_URL = "https://upload.wikimedia.org/wikipedia/commons/b/b8/Kiwi_fruit.jpg"
@@ -697,8 +697,8 @@ def cache_answer(msg_id: str, write: int, read: int) -> dict[str, Any]:
 def _depth() -> list[Scenario]:
     """One scenario per feature; each also has a ``stream_`` twin with the same answers."""
     from llmport import NativeTool, Reasoning
-    from llmport.loopback import Reply
-    from llmport.types import MediaBlock, Message, TextBlock, ToolCall, ToolResult
+    from llmport.messages.types import MediaBlock, Message, TextBlock, ToolCall, ToolResult
+    from llmport.testing.loopback import Reply
 
     loop = sample_replies("reasoning-tool-loop.json")
     redacted = sample_replies("reasoning-redacted.json")
@@ -853,7 +853,7 @@ COUNT_TOKENS = "anthropic/count_tokens.yaml"
 
 def count_request() -> Any:
     """The request count_tokens.yaml counts (as in wire-samples/anthropic/count-tokens.json)."""
-    from llmport.types import Message, Request, TextBlock
+    from llmport.messages.types import Message, Request, TextBlock
 
     text = "The quick brown fox jumps over the lazydog."
     return Request("claude-sonnet-4-5", [Message("user", (TextBlock(text),))])

@@ -3,7 +3,7 @@
     uv run python tests/anthropic/make_cassettes.py [NAME ...]
 
 For each scenario in ``anthropic_scenarios.py``: serve its documented-format
-answers from a :class:`~llmport.loopback.LoopbackServer`, run the scenario's
+answers from a :class:`~llmport.testing.loopback.LoopbackServer`, run the scenario's
 call through the real Runtime, plugin and ``anthropic`` SDK while vcrpy
 records, then rewrite the loopback address to ``https://api.anthropic.com``
 and keep only the headers that matter (no credentials, no client details).
@@ -22,7 +22,7 @@ sys.path[:0] = [str(HERE), str(HERE.parent)]
 from anthropic_scenarios import COUNT_TOKENS, SCENARIOS, Scenario, count_request  # noqa: E402
 from cassette_support import CASSETTES, make_vcr, rewrite_recording  # noqa: E402
 from llmport import Backoff, ProviderError, Runtime  # noqa: E402
-from llmport.loopback import LoopbackServer  # noqa: E402
+from llmport.testing.loopback import LoopbackServer  # noqa: E402
 
 KEEP_REQUEST_HEADERS = {"content-type", "accept", "anthropic-version"}
 KEEP_RESPONSE_HEADERS = {
@@ -71,7 +71,7 @@ def record(scenario: Scenario) -> Path:
 
 
 def record_count_tokens() -> Path:
-    from llmport.loopback import Reply
+    from llmport.testing.loopback import Reply
     from llmport_anthropic.provider import AnthropicProvider
 
     path = CASSETTES / COUNT_TOKENS

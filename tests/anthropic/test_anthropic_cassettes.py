@@ -129,7 +129,7 @@ async def test_text_document_and_inlined_csv(mode: str, cassette: Any) -> None:
             "data": "Meeting notes, 3 March\n- ship the Anthropic plugin\n- write the docs\n",
         },
     }
-    # The documented inlining rule (llmport.content.inline_text_file).
+    # The documented inlining rule (llmport.messages.content.inline_text_file).
     assert csv == {
         "type": "text",
         "text": '<file name="prices.csv" media_type="text/csv">\n'

@@ -14,9 +14,8 @@ from llmport import (
     UnsupportedContentError,
     UnsupportedFeatureError,
 )
-from llmport.content import normalize_content
-from llmport.loopback import LoopbackServer
-from llmport.types import (
+from llmport.messages.content import normalize_content
+from llmport.messages.types import (
     CacheControl,
     CacheSettings,
     Message,
@@ -30,6 +29,7 @@ from llmport.types import (
     ToolResult,
     ToolSpec,
 )
+from llmport.testing.loopback import LoopbackServer
 from llmport_anthropic import convert_in
 from llmport_anthropic.models import MAX_IMAGE_BYTES, family_for
 from llmport_anthropic.plugin import llmport_providers
@@ -561,7 +561,7 @@ def test_plugin_import_does_not_import_the_sdk() -> None:
         "llmport_anthropic.convert_in, llmport_anthropic.convert_out, llmport_anthropic.errors\n"
         "print('anthropic' in sys.modules)\n"
         # Creating the provider and preparing a request import no SDK either: only sending does.
-        "from llmport.types import Message, Request, TextBlock\n"
+        "from llmport.messages.types import Message, Request, TextBlock\n"
         "from llmport_anthropic.provider import AnthropicProvider\n"
         "p = AnthropicProvider({'api_key': 'test-key'})\n"
         "p.prepare(Request('claude-sonnet-4-6', [Message('user', (TextBlock('Hi'),))]))\n"

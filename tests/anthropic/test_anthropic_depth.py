@@ -20,8 +20,7 @@ from llmport import (
     UnsupportedContentError,
     UnsupportedFeatureError,
 )
-from llmport.loopback import LoopbackServer, Reply
-from llmport.types import (
+from llmport.messages.types import (
     CitationEvent,
     FinalEvent,
     ServerToolCall,
@@ -31,6 +30,7 @@ from llmport.types import (
     ThinkingBlock,
     ThinkingDelta,
 )
+from llmport.testing.loopback import LoopbackServer, Reply
 from llmport_anthropic.provider import AnthropicProvider
 
 MODES = ["sync", "async", "stream", "astream"]

@@ -24,9 +24,9 @@ from llmport import (
     UnsupportedFeatureError,
 )
 from llmport.errors import OptionError
-from llmport.loopback import LoopbackServer, RecordedRequest, Reply
+from llmport.messages.types import Message, Reasoning, Request, TextBlock, ToolSpec
 from llmport.testing import recording_backoff
-from llmport.types import Message, Reasoning, Request, TextBlock, ToolSpec
+from llmport.testing.loopback import LoopbackServer, RecordedRequest, Reply
 from llmport_anthropic import convert_in
 from llmport_anthropic import provider as provider_module
 from llmport_anthropic.provider import AnthropicProvider
@@ -124,7 +124,7 @@ def test_prepare_returns_the_payload_send_uses() -> None:
 
 
 def test_send_refuses_what_another_provider_prepared() -> None:
-    from llmport.provider import Prepared
+    from llmport.provider.contract import Prepared
 
     provider = AnthropicProvider({"api_key": "test-key"})
     with pytest.raises(TypeError, match="prepare"):

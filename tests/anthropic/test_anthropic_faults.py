@@ -17,8 +17,8 @@ from llmport import (
     Runtime,
 )
 from llmport.errors import MalformedResponseError, ProviderConnectionError, ProviderTimeoutError
-from llmport.loopback import LoopbackServer, Reply
 from llmport.testing import recording_backoff
+from llmport.testing.loopback import LoopbackServer, Reply
 
 MODEL = "claude-haiku-4-5-20251001"
 OK = Reply(

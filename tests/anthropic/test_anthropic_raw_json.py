@@ -15,8 +15,8 @@ from anthropic_scenarios import error, message, usage
 from api_modes import MODES, run_via
 from llmport import RateLimitError, Runtime
 from llmport.errors import MalformedResponseError
-from llmport.loopback import LoopbackServer, Reply
-from llmport.types import ServerToolCall, ServerToolResult
+from llmport.messages.types import ServerToolCall, ServerToolResult
+from llmport.testing.loopback import LoopbackServer, Reply
 
 MODEL = "claude-haiku-4-5-20251001"
 OK = Reply(

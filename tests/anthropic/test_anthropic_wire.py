@@ -1,4 +1,5 @@
-"""The request goes out as the body serialized once by ``llmport.wire``, through ``client.post``.
+"""The request goes out as the body serialized once by ``llmport.provider.wire``
+(through ``client.post``).
 
 It must be what ``messages.create(**params)`` sent before (the old path):
 path, headers (the effort beta header included) and the body byte for byte;
@@ -19,9 +20,9 @@ import pytest
 from anthropic._utils._json import openapi_dumps
 from anthropic_scenarios import error, message, usage
 from llmport import Runtime
-from llmport.loopback import LoopbackServer, Reply
-from llmport.types import MediaBlock, Message, Reasoning, Request, TextBlock
-from llmport.wire import plain
+from llmport.messages.types import MediaBlock, Message, Reasoning, Request, TextBlock
+from llmport.provider.wire import plain
+from llmport.testing.loopback import LoopbackServer, Reply
 from llmport_anthropic.provider import AnthropicProvider, _wire
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 40

@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from llmport.loopback import Reply
+from llmport.testing.loopback import Reply
 
 CREATED = 1763715600
 

@@ -4,7 +4,7 @@
 
 Each scenario of ``batch_scenarios.py`` runs its flow (``batch_flows.py``)
 through the real plugin and the real vendor SDK against a
-:class:`~llmport.loopback.LoopbackServer` serving the scripted answers
+:class:`~llmport.testing.loopback.LoopbackServer` serving the scripted answers
 (written from the vendor's documented batch format: no batch recording
 exists), recorded by vcrpy with the tests' settings; then the loopback host
 becomes the vendor's and only non-identifying headers are kept.
@@ -29,8 +29,8 @@ from batch_scenarios import Scenario, scenarios  # noqa: E402
 from batch_vcr import batch_vcr  # noqa: E402
 from cassette_support import CASSETTES  # noqa: E402
 from llmport import Runtime  # noqa: E402
-from llmport.loopback import LoopbackServer  # noqa: E402
-from llmport.plugins import PluginHost  # noqa: E402
+from llmport.plugins.host import PluginHost  # noqa: E402
+from llmport.testing.loopback import LoopbackServer  # noqa: E402
 
 KEEP_REQUEST = {"content-type", "accept", "anthropic-beta"}
 KEEP_RESPONSE = {"content-type", "x-request-id", "request-id", "x-amzn-requestid"}

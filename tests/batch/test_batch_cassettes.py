@@ -16,7 +16,7 @@ import pytest
 from batch_flows import resume_flow, run_flow
 from batch_scenarios import Scenario, replay_settings, scenarios
 from llmport import BadRequestError, BatchError, RunResult, Runtime
-from llmport.plugins import PluginHost
+from llmport.plugins.host import PluginHost
 
 SC = scenarios()
 VENDORS = sorted({s.vendor for s in SC.values()})
@@ -94,7 +94,7 @@ def test_batch_prices_half_the_standard_price(vendor: str, batch_cassette: Any) 
     assert isinstance(capital, RunResult)
     cost = capital.usage.cost
     assert cost is not None and cost > 0
-    from llmport.prices import price
+    from llmport.observe.prices import price
 
     u = capital.usage
     model = capital.model.split(":", 1)[1]

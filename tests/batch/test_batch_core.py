@@ -1,4 +1,4 @@
-"""The core of llmport.batch without any vendor: planning, checks, the job, the progress bar."""
+"""The core of llmport.engine.batch without any vendor: planning, checks, the job, the bar."""
 
 from __future__ import annotations
 
@@ -22,10 +22,10 @@ from llmport import (
     UnsupportedFeatureError,
     hookimpl,
 )
-from llmport.batch import BatchBackend, BatchItem, BatchOutcome
-from llmport.plugins import PluginHost
-from llmport.provider import Provider, ProviderInfo
-from llmport.types import Response, Usage
+from llmport.engine.batch import BatchBackend, BatchItem, BatchOutcome
+from llmport.messages.types import Response, Usage
+from llmport.plugins.host import PluginHost
+from llmport.provider.contract import Provider, ProviderInfo
 
 
 class ScriptedBackend(BatchBackend):
@@ -224,7 +224,7 @@ def test_resume_needs_a_provider_prefixed_id() -> None:
 
 def test_batch_price_uses_genai_prices_batch_variant_or_half() -> None:
     pytest.importorskip("genai_prices")
-    from llmport.prices import price
+    from llmport.observe.prices import price
 
     full = price("openai", "gpt-4o-mini", 1_000_000, 1_000_000)
     half = price("openai", "gpt-4o-mini", 1_000_000, 1_000_000, batch=True)

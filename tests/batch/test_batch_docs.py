@@ -22,11 +22,11 @@ def example() -> str:
 def test_docs_example_prints_what_its_comments_say(
     monkeypatch: pytest.MonkeyPatch, batch_cassette: Any
 ) -> None:
-    import llmport.batch
+    import llmport.engine.batch
 
     monkeypatch.delenv("LLMPORT_PLUGINS")  # the installed vendor plugins, as for a user
     monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-docs")
-    monkeypatch.setattr(llmport.batch.time, "sleep", lambda seconds: None)  # poll=30 in the doc
+    monkeypatch.setattr(llmport.engine.batch.time, "sleep", lambda seconds: None)  # poll=30
     code = example()
     out = io.StringIO()
     with batch_cassette("openai/batch_run.yaml"), contextlib.redirect_stdout(out):

@@ -15,8 +15,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from llmport.loopback import Reply
-from llmport.types import MediaBlock, Message, NativeTool, Request, TextBlock, ToolCall, ToolResult
+from llmport.messages.types import (
+    MediaBlock,
+    Message,
+    NativeTool,
+    Request,
+    TextBlock,
+    ToolCall,
+    ToolResult,
+)
+from llmport.testing.loopback import Reply
 from llmport_bedrock.eventstream import encode_stream
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -373,7 +381,7 @@ def cache_kwargs() -> dict[str, Any]:
 
 def count_request() -> Request:
     """count-tokens.json's request: one user turn and one tool, Claude Sonnet 4."""
-    from llmport.types import ToolSpec
+    from llmport.messages.types import ToolSpec
 
     return Request(
         model=SONNET_4,

@@ -4,7 +4,7 @@
 
 For each scenario in ``bedrock_scenarios.py``: serve its documented-format
 answers (JSON, or AWS event-stream frames from
-``llmport_bedrock.eventstream``) from a :class:`~llmport.loopback.LoopbackServer`,
+``llmport_bedrock.eventstream``) from a :class:`~llmport.testing.loopback.LoopbackServer`,
 run the scenario's call through the real Runtime, plugin, boto3 and botocore
 (``endpoint_url`` = the loopback) while vcrpy records, then rewrite the
 loopback address to the real regional endpoint and keep only the headers
@@ -23,7 +23,7 @@ sys.path[:0] = [str(HERE), str(HERE.parent)]
 from bedrock_scenarios import CREDENTIALS, HOST, REGION, SCENARIOS, Scenario  # noqa: E402
 from cassette_support import CASSETTES, make_vcr, rewrite_recording  # noqa: E402
 from llmport import Backoff, ProviderError, Runtime  # noqa: E402
-from llmport.loopback import LoopbackServer  # noqa: E402
+from llmport.testing.loopback import LoopbackServer  # noqa: E402
 
 KEEP_REQUEST_HEADERS = {"content-type"}
 KEEP_RESPONSE_HEADERS = {"content-type", "x-amzn-requestid", "x-amzn-errortype", "retry-after"}

@@ -23,9 +23,9 @@ from bedrock_scenarios import (
 )
 from llmport import Runtime
 from llmport.errors import OptionError
-from llmport.loopback import LoopbackServer, Reply
+from llmport.messages.types import Message, Request, TextBlock, ToolSpec
 from llmport.testing import recording_backoff
-from llmport.types import Message, Request, TextBlock, ToolSpec
+from llmport.testing.loopback import LoopbackServer, Reply
 from llmport_bedrock import convert_in
 from llmport_bedrock.convert_in import ConversePrepared
 from llmport_bedrock.plugin import provider_info
@@ -99,7 +99,7 @@ async def test_a_retry_resends_the_payload_prepared_once(
 def test_prepare_imports_no_sdk_and_the_provider_does_not_import_the_entry_point() -> None:
     code = (
         "import sys\n"
-        "from llmport.types import Message, Request, TextBlock\n"
+        "from llmport.messages.types import Message, Request, TextBlock\n"
         "from llmport_bedrock.provider import BedrockProvider\n"
         "p = BedrockProvider({'region': 'us-east-1'})\n"
         "prepared = p.prepare(Request(model='us.amazon.nova-micro-v1:0',\n"
@@ -116,7 +116,7 @@ def test_a_plain_prepared_is_converted_by_send() -> None:
     # The runtime always hands back what prepare() returned; anything else is prepared here.
     with LoopbackServer([OK]) as server:
         p = provider(server)
-        from llmport.provider import Prepared
+        from llmport.provider.contract import Prepared
 
         response = p.send(Prepared(request()))
         p.close()

@@ -33,9 +33,7 @@ from llmport.errors import (
     UnsupportedContentError,
     UnsupportedFeatureError,
 )
-from llmport.loopback import LoopbackServer
-from llmport.provider import assemble
-from llmport.types import (
+from llmport.messages.types import (
     CacheControl,
     CacheSettings,
     MediaBlock,
@@ -51,6 +49,8 @@ from llmport.types import (
     ToolResult,
     ToolSpec,
 )
+from llmport.provider.contract import assemble
+from llmport.testing.loopback import LoopbackServer
 from llmport_bedrock import convert_out
 from llmport_bedrock.convert_in import (
     DOCUMENT_PROMPT,

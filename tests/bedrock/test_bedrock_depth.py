@@ -27,7 +27,7 @@ from bedrock_scenarios import (
 )
 from cassette_support import request_json
 from llmport import FinalEvent, RunResult, TextDelta
-from llmport.types import (
+from llmport.messages.types import (
     Citation,
     CitationEvent,
     Message,

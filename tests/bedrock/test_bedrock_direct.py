@@ -27,9 +27,9 @@ from llmport.errors import (
     ProviderError,
     ProviderTimeoutError,
 )
-from llmport.loopback import LoopbackServer, Reply
+from llmport.messages.types import Message, Request, Response, TextBlock
 from llmport.testing import recording_backoff
-from llmport.types import Message, Request, Response, TextBlock
+from llmport.testing.loopback import LoopbackServer, Reply
 from llmport_bedrock import provider as provider_module
 from llmport_bedrock.plugin import provider_info
 from llmport_bedrock.provider import BedrockProvider

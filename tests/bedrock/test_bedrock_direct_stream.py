@@ -36,9 +36,9 @@ from llmport.errors import (
     ProviderError,
     ProviderTimeoutError,
 )
-from llmport.loopback import LoopbackServer, Reply
+from llmport.messages.types import Message, Request, TextBlock
 from llmport.testing import recording_backoff
-from llmport.types import Message, Request, TextBlock
+from llmport.testing.loopback import LoopbackServer, Reply
 from llmport_bedrock import provider as provider_module
 from llmport_bedrock.direct import AsyncEvents, Events
 from llmport_bedrock.eventstream import encode_frame, encode_stream, exception_frame

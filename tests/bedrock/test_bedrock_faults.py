@@ -36,8 +36,8 @@ from llmport.errors import (
     ProviderConnectionError,
     ProviderTimeoutError,
 )
-from llmport.loopback import LoopbackServer, RecordedRequest, Reply
 from llmport.testing import recording_backoff
+from llmport.testing.loopback import LoopbackServer, RecordedRequest, Reply
 
 MODEL = "bedrock:us.amazon.nova-micro-v1:0"
 OK = Reply(json=answer([{"text": "fine"}], "end_turn", usage(5, 1)))

@@ -26,9 +26,9 @@ from bedrock_scenarios import (
 )
 from llmport import AuthenticationError, ExecFailed, RateLimitError, Runtime
 from llmport.errors import ProviderError
-from llmport.loopback import LoopbackServer, Reply
+from llmport.messages.types import Request
 from llmport.testing import recording_backoff
-from llmport.types import Request
+from llmport.testing.loopback import LoopbackServer, Reply
 from llmport_bedrock.plugin import provider_info
 from llmport_bedrock.provider import BedrockProvider
 

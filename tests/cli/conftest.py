@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from llmport import plugins as plugins_module
+from llmport.plugins import host as plugins_module
 from llmport.testing import Script, Step
 
 

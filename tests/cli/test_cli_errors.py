@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from llmport.cli import main
+from llmport.cli.main import main
 from llmport.errors import ConfigError, RateLimitError
+from llmport.messages.types import Request, Response
 from llmport.testing import fail, respond
-from llmport.types import Request, Response
 
 MODEL = "scripted:test"
 KEY = "sk-proj-fake-key-for-cli-tests"
@@ -339,7 +339,7 @@ def test_installed_command_prints_no_traceback(tmp_path: Path) -> None:
 
 def test_session_list_is_wired_into_the_command(tmp_path: Path, capsys: Any) -> None:
     from llmport import Runtime, agentic_function
-    from llmport.session import Session
+    from llmport.sessions.session import Session
 
     path = tmp_path / "runs.sqlite"
 

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from llmport.cli import main
-from llmport.plugins import PluginHost
+from llmport.cli.main import main
+from llmport.plugins.host import PluginHost
 
 VENDOR_PREFIXES = {"openai", "openai-responses", "anthropic", "gemini", "bedrock"}
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from llmport import Runtime
-from llmport.loopback import LoopbackServer
+from llmport.testing.loopback import LoopbackServer
 from wire import Wire, make_runtime
 
 _HOST_PREFIXES = (

@@ -16,8 +16,8 @@ import pytest
 from api_modes import MODES, run_via
 from llmport import NativeTool, Runtime
 from llmport.errors import UnsupportedContentError, UnsupportedFeatureError
-from llmport.loopback import LoopbackServer
-from llmport.types import NATIVE_TOOL_KINDS
+from llmport.messages.types import NATIVE_TOOL_KINDS
+from llmport.testing.loopback import LoopbackServer
 from wire import TARGETS, Wire
 
 Make = Callable[..., Runtime]
@@ -41,7 +41,7 @@ FEATURES: dict[str, tuple[Callable[[Any], bool], dict[str, Any]]] = {
 
 def capabilities(wire: Wire) -> Any:
     """The model's row of its plugin's capability table (what the runtime checks against)."""
-    from llmport.plugins import PluginHost
+    from llmport.plugins.host import PluginHost
 
     prefix, _, model = wire.model.partition(":")
     return PluginHost().providers()[prefix].capabilities_for(model)

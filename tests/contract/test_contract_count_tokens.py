@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from llmport import Runtime
-from llmport.loopback import LoopbackServer, Reply
+from llmport.testing.loopback import LoopbackServer, Reply
 from wire import TARGETS, Wire
 
 each_target = pytest.mark.parametrize("wire", TARGETS, ids=str)

@@ -7,8 +7,8 @@ from collections.abc import Callable
 
 import pytest
 from llmport import Runtime
-from llmport.loopback import LoopbackServer
-from llmport.types import FinalEvent
+from llmport.messages.types import FinalEvent
+from llmport.testing.loopback import LoopbackServer
 from wire import TARGETS, Wire
 
 each_target = pytest.mark.parametrize("wire", TARGETS, ids=str)

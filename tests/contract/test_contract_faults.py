@@ -27,8 +27,8 @@ from llmport.errors import (
     ProviderError,
     ProviderTimeoutError,
 )
-from llmport.loopback import LoopbackServer, Reply
-from llmport.types import FinalEvent, TextDelta
+from llmport.messages.types import FinalEvent, TextDelta
+from llmport.testing.loopback import LoopbackServer, Reply
 from wire import TARGETS, Wire, raised
 
 each_target = pytest.mark.parametrize("wire", TARGETS, ids=str)

@@ -14,7 +14,7 @@ import pytest
 from api_modes import MODES, run_via
 from llmport import Backoff, Runtime
 from llmport.errors import ConfigError, ContentError, InputError, OptionError
-from llmport.loopback import LoopbackServer
+from llmport.testing.loopback import LoopbackServer
 from wire import TARGETS, Wire, raised
 
 each_target = pytest.mark.parametrize("wire", TARGETS, ids=str)

@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 from bench_media import VENDORS, noop
 from llmport import Runtime
-from llmport.loopback import LoopbackServer, Reply
+from llmport.testing.loopback import LoopbackServer, Reply
 
 IMAGE = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 5000  # ~1.2 MB: counted as a big encode
 

@@ -29,10 +29,10 @@ import pytest
 from api_modes import MODES
 from leaks import LeakCheck, Observer
 from llmport import Runtime, Session, agentic_function
-from llmport.cli import main
+from llmport.cli.main import main
 from llmport.errors import AuthenticationError, ExecFailed, LlmportError
-from llmport.loopback import LoopbackServer, RecordedRequest, Reply
-from llmport.types import FinalEvent
+from llmport.messages.types import FinalEvent
+from llmport.testing.loopback import LoopbackServer, RecordedRequest, Reply
 from wire import TARGETS, Wire
 
 KEY_FORMATS = ["standard", "custom"]

@@ -7,8 +7,8 @@ from collections.abc import Callable
 import pytest
 from api_modes import MODES, events_via, run_via
 from llmport import Runtime
-from llmport.loopback import LoopbackServer
-from llmport.types import FinalEvent, TextDelta, ToolCallStarted, ToolResultEvent
+from llmport.messages.types import FinalEvent, TextDelta, ToolCallStarted, ToolResultEvent
+from llmport.testing.loopback import LoopbackServer
 from wire import TARGETS, Wire
 
 each_target = pytest.mark.parametrize("wire", TARGETS, ids=str)

@@ -8,7 +8,7 @@ from collections.abc import Callable
 import pytest
 from api_modes import MODES, run_via
 from llmport import Runtime
-from llmport.loopback import LoopbackServer
+from llmport.testing.loopback import LoopbackServer
 from wire import TARGETS, Wire
 
 each_target = pytest.mark.parametrize("wire", TARGETS, ids=str)

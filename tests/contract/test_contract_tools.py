@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from api_modes import MODES, run_via
 from llmport import Runtime
-from llmport.loopback import LoopbackServer, Reply
+from llmport.testing.loopback import LoopbackServer, Reply
 from wire import TARGETS, Wire
 
 each_target = pytest.mark.parametrize("wire", TARGETS, ids=str)

@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from llmport import Runtime
-from llmport.loopback import LoopbackServer, Reply
 from llmport.testing import recording_backoff
+from llmport.testing.loopback import LoopbackServer, Reply
 
 # The vendor scenario helpers live beside the vendor tests (not packages):
 # make them importable however pytest was started (e.g. `pytest tests/contract`).

@@ -16,8 +16,8 @@ from llmport import (
     TokenLimitExceeded,
     agentic_function,
 )
+from llmport.messages.types import Usage
 from llmport.testing import Script, call_tools, reply
-from llmport.types import Usage
 
 LONG = "x" * 400  # ~100 estimated input tokens
 

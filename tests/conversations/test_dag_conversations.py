@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from conversation_helpers import runtime
 from llmport import ContextPolicy, Session, TextBlock, ThinkingBlock, agentic_function
+from llmport.messages.types import Request, Response, Usage
 from llmport.testing import Script, respond
-from llmport.types import Request, Response, Usage
 
 
 def thinking(vendor: str, text: str) -> object:

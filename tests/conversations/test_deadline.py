@@ -18,10 +18,10 @@ from llmport import (
     Tool,
     hookimpl,
 )
-from llmport.provider import Provider
-from llmport.retry import Backoff
+from llmport.controls.retry import Backoff
+from llmport.messages.types import ProviderEvent, Request, StopEvent, TextDelta, UsageEvent
+from llmport.provider.contract import Provider
 from llmport.testing import Script, call_tools, fail
-from llmport.types import ProviderEvent, Request, StopEvent, TextDelta, UsageEvent
 
 SLACK = 0.05  # the deadline holds within 50 ms
 

@@ -18,8 +18,16 @@ from llmport import (
     ThinkingBlock,
     agentic_function,
 )
+from llmport.messages.types import (
+    MediaBlock,
+    Message,
+    Request,
+    Response,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
 from llmport.testing import Script, call_tools, respond
-from llmport.types import MediaBlock, Message, Request, Response, ToolCall, ToolResult, Usage
 
 PNG = (
     b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00"

@@ -18,9 +18,9 @@ from llmport import (
     UnsupportedFeatureError,
     hookimpl,
 )
-from llmport.provider import Provider
+from llmport.messages.types import CacheControl, Request, Response, TextBlock, ToolCall, Usage
+from llmport.provider.contract import Provider
 from llmport.testing import ALL_INPUTS, Script, call_tools, respond
-from llmport.types import CacheControl, Request, Response, TextBlock, ToolCall, Usage
 
 CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 

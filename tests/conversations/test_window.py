@@ -7,8 +7,8 @@ from dataclasses import replace
 import pytest
 from conversation_helpers import WAY_IDS, WAYS, run, runtime
 from llmport import ContextPolicy, ContextWindowExceeded, OptionError
+from llmport.messages.types import Message, TextBlock, ToolCall, ToolResult
 from llmport.testing import ALL_INPUTS, Script
-from llmport.types import Message, TextBlock, ToolCall, ToolResult
 
 BIG = "w" * 400  # ~100 estimated tokens
 

@@ -6,8 +6,8 @@ import asyncio
 from typing import Any
 
 from llmport import Runtime
-from llmport.config import Config
-from llmport.retry import Backoff
+from llmport.controls.retry import Backoff
+from llmport.provider.config import Config
 from llmport.testing import Script
 
 
@@ -50,7 +50,7 @@ def scripted(script: Script, **settings: Any) -> Runtime:
 
 def make_tool(fn: Any, **properties: dict[str, Any]) -> Any:
     """A Tool built by hand, so these core tests do not depend on schema generation."""
-    from llmport.tools import Tool
+    from llmport.tools.tool import Tool
 
     schema = {"type": "object", "properties": properties, "required": sorted(properties)}
     return Tool(name=fn.__name__, description=fn.__doc__ or "", parameters=schema, fn=fn)

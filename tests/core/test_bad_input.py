@@ -9,8 +9,8 @@ import llmport
 import pytest
 from api_modes import MODES, run_via
 from llmport import NoModelError, OptionError, Runtime, tool
-from llmport.config import Config
 from llmport.errors import ContentError, InputError
+from llmport.provider.config import Config
 from llmport.testing import Script
 
 STREAM = [False, True]

@@ -8,7 +8,7 @@ import threading
 from typing import Any
 
 import pytest
-from llmport.clients import ClientCache
+from llmport.provider.clients import ClientCache
 
 
 class FakeClient:

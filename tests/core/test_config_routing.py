@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from core_helpers import Driver
 from llmport import ConfigError, ProviderInfo, Runtime, UnknownModelError
-from llmport.config import Config, load_config
-from llmport.retry import Backoff
-from llmport.routing import resolve
+from llmport.controls.retry import Backoff
+from llmport.provider.config import Config, load_config
+from llmport.provider.routing import resolve
 from llmport.testing import Script, fail
 
 NO_ENV: dict[str, str] = {}

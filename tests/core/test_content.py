@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from core_helpers import Driver, make_tool, scripted
 from llmport import ContentError, MediaBlock, TextBlock, UnsupportedContentError
-from llmport.content import (
+from llmport.messages.content import (
     block_to_dict,
     inline_text_file,
     is_text_like,
@@ -18,8 +18,8 @@ from llmport.content import (
     normalize_content,
     sniff_media_type,
 )
+from llmport.messages.types import ModelCapabilities
 from llmport.testing import ALL_INPUTS, Script, call_tools, reply
-from llmport.types import ModelCapabilities
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(32))
 JPEG = b"\xff\xd8\xff\xe0" + bytes(32)
@@ -415,8 +415,8 @@ def test_files_are_read_once_per_exec_not_per_turn(
 
 def _encoding(step: Any) -> Any:
     """A step that base64-encodes every media block of the request, then answers as ``step``."""
+    from llmport.messages.types import Response
     from llmport.testing import respond
-    from llmport.types import Response
 
     def answer(request: Any) -> Response:
         for message in request.messages:

@@ -9,7 +9,7 @@ import llmport.errors as errors_module
 import pytest
 from core_helpers import Driver, scripted
 from llmport import Runtime
-from llmport.config import Config
+from llmport.controls.retry import Backoff
 from llmport.errors import (
     AttemptFailure,
     AuthenticationError,
@@ -37,8 +37,8 @@ from llmport.errors import (
     redact,
     redact_settings,
 )
-from llmport.provider import Provider
-from llmport.retry import Backoff
+from llmport.provider.config import Config
+from llmport.provider.contract import Provider
 from llmport.testing import Script, fail
 
 

@@ -8,7 +8,7 @@ import socket
 from typing import Any
 
 import pytest
-from llmport.loopback import LoopbackServer, RecordedRequest, Reply, sse_bytes
+from llmport.testing.loopback import LoopbackServer, RecordedRequest, Reply, sse_bytes
 
 
 def post(

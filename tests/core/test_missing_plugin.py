@@ -12,11 +12,11 @@ from importlib.metadata import distribution
 import pytest
 from core_helpers import Driver, scripted
 from llmport import Runtime
-from llmport import plugins as plugins_module
-from llmport.cli import main
+from llmport.cli.main import main
 from llmport.errors import UnknownModelError
-from llmport.plugins import PluginHost
-from llmport.routing import KNOWN_PLUGINS
+from llmport.plugins import host as plugins_module
+from llmport.plugins.host import PluginHost
+from llmport.provider.routing import KNOWN_PLUGINS
 from llmport.testing import Script
 
 PREFIXES = [

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from core_helpers import Driver
 from llmport import ProviderInfo, Runtime, UnknownModelError, hookimpl
-from llmport import plugins as plugins_module
-from llmport.config import Config
-from llmport.plugins import PluginHost, discover
+from llmport.plugins import host as plugins_module
+from llmport.plugins.host import PluginHost, discover
+from llmport.provider.config import Config
 from llmport.testing import Script
-from llmport.tools import Toolset
+from llmport.tools.tool import Toolset
 
 
 class FakeDist:
@@ -273,7 +273,7 @@ def test_import_llmport_imports_no_vendor_sdk_or_heavy_module() -> None:
 def test_loading_every_plugin_imports_no_vendor_sdk() -> None:
     # Plugins import their SDK on first use, never when they are discovered.
     loaded = _modules_after(
-        "import llmport.plugins as p\nassert all(l.error is None for l in p.discover())"
+        "import llmport.plugins.host as p\nassert all(l.error is None for l in p.discover())"
     )
     vendors = ["openai", "anthropic", "google.genai", "boto3", "botocore", "httpx", "httpx2"]
     assert sorted(m for m in vendors if m in loaded) == []

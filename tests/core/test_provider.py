@@ -23,9 +23,9 @@ from llmport import (
     Usage,
 )
 from llmport.errors import MalformedResponseError
-from llmport.provider import StreamAssembler, assemble, parse_arguments, response_events
+from llmport.messages.types import StopEvent, TextDelta, ToolCallDelta, UsageEvent
+from llmport.provider.contract import StreamAssembler, assemble, parse_arguments, response_events
 from llmport.testing import Script, ScriptExhausted, call_tools, reply
-from llmport.types import StopEvent, TextDelta, ToolCallDelta, UsageEvent
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(16)
 

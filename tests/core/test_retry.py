@@ -24,8 +24,8 @@ from llmport import (
     TextDelta,
     UnsupportedFeatureError,
 )
+from llmport.controls.retry import Backoff, is_retryable
 from llmport.errors import MalformedResponseError
-from llmport.retry import Backoff, is_retryable
 from llmport.testing import Script, call_tools, fail, reply
 
 
@@ -407,7 +407,7 @@ def test_retry_after_from_headers() -> None:
     import email.utils
     import time
 
-    from llmport.retry import retry_after_from_headers as parse
+    from llmport.controls.retry import retry_after_from_headers as parse
 
     assert parse(None) is None and parse({}) is None
     assert parse({"retry-after-ms": "1500", "retry-after": "9"}) == 1.5  # ms wins

@@ -28,10 +28,10 @@ from llmport import (
     UsageEvent,
     hookimpl,
 )
-from llmport.config import Config
-from llmport.retry import Backoff
+from llmport.controls.retry import Backoff
+from llmport.messages.types import StopEvent, ToolCallDelta
+from llmport.provider.config import Config
 from llmport.testing import Script, call_tools, fail, reply
-from llmport.types import StopEvent, ToolCallDelta
 
 
 def echo(content: list[dict[str, Any]], model: str, response_format: dict[str, Any] | None) -> str:

@@ -8,9 +8,8 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from llmport import ProviderConnectionError, ProviderInfo, Runtime, hookimpl
-from llmport.provider import Provider
-from llmport.retry import Backoff
-from llmport.types import (
+from llmport.controls.retry import Backoff
+from llmport.messages.types import (
     FinalEvent,
     ProviderEvent,
     Request,
@@ -19,6 +18,7 @@ from llmport.types import (
     Usage,
     UsageEvent,
 )
+from llmport.provider.contract import Provider
 
 
 class FlakyStream(Provider):

@@ -14,8 +14,8 @@ from llmport.errors import (
     ProviderTimeoutError,
     RateLimitError,
 )
-from llmport.redaction import register_secret
-from llmport.translate import (
+from llmport.observe.redaction import register_secret
+from llmport.provider.translate import (
     detach,
     retry_after_from_details,
     status_error,

@@ -1,4 +1,4 @@
-"""``llmport.wire`` bodies, and MediaBlock's one encoding and released bytes."""
+"""``llmport.provider.wire`` bodies, and MediaBlock's one encoding and released bytes."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from llmport import wire
-from llmport.content import load_block
-from llmport.types import MediaBlock, Message, TextBlock
+from llmport.messages.content import load_block
+from llmport.messages.types import MediaBlock, Message, TextBlock
+from llmport.provider import wire
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 20
 B64 = base64.b64encode(PNG)
@@ -143,7 +143,7 @@ def test_a_url_block_has_no_inline_bytes() -> None:
 
 def test_importing_wire_imports_nothing_heavy() -> None:
     code = (
-        "import sys, llmport, llmport.wire; "
+        "import sys, llmport, llmport.provider.wire; "
         "print(sorted(m for m in ('httpx', 'httpx2', 'openai', 'anthropic', 'pydantic') "
         "if m in sys.modules))"
     )

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from llmport import agentic_function
-from llmport.types import Message, TextBlock
+from llmport.messages.types import Message, TextBlock
 
 
 @dataclass

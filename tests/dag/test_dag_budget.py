@@ -6,14 +6,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-import llmport.dag as dag_module
+import llmport.sessions.dag as dag_module
 import pytest
 from dag_helpers import texts
 from llmport import Session, agentic_function, compute_reads, render_dag_messages
-from llmport.agentic import AgenticFrame
-from llmport.dag import DEFAULT_READ_TOKENS, node_tokens
+from llmport.messages.types import Usage
+from llmport.sessions.agentic import AgenticFrame
+from llmport.sessions.dag import DEFAULT_READ_TOKENS, node_tokens
 from llmport.testing import Script
-from llmport.types import Usage
 
 
 def long_run(session: Session, steps: int, text: str = "") -> Any:
@@ -177,7 +177,7 @@ def test_the_newest_summary_wins_and_execs_reuse_it() -> None:
         rt.exec("three")
         rt.exec("four")
 
-    from llmport.agentic import current_session as current
+    from llmport.sessions.agentic import current_session as current
 
     with Session():
         chat()

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import llmport.dag as dag_module
+import llmport.sessions.dag as dag_module
 import pytest
 from dag_helpers import build, call, exec_, fn, ids, texts
 from llmport import Session, agentic_function, compute_reads, render_dag_messages, tool
-from llmport.agentic import current_session
+from llmport.sessions.agentic import current_session
 from llmport.testing import Script, call_tools
 
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 from llmport import Session
-from llmport import sqlite_store as session_module
-from llmport.session_cli import show
+from llmport.cli.session import show
+from llmport.sessions import sqlite as session_module
 from rich.console import Console
 
 CALLS = 100  # per process: main + 100 x (step, its exec) = 201 nodes

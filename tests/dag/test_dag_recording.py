@@ -9,8 +9,8 @@ import pytest
 from dag_helpers import build, call, exec_, fn, raise_, texts
 from llmport import Session, agentic_function, tool
 from llmport.errors import BadRequestError
+from llmport.messages.types import Usage
 from llmport.testing import Script, call_tools, fail
-from llmport.types import Usage
 
 
 @tool
@@ -241,7 +241,7 @@ def test_without_a_session_each_top_level_call_gets_its_own() -> None:
 
     @agentic_function
     def who() -> None:
-        from llmport.agentic import current_session
+        from llmport.sessions.agentic import current_session
 
         seen.append(current_session())
 

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 from llmport import Session, agentic_function, tool
+from llmport.cli.session import show
 from llmport.errors import LlmportError
-from llmport.session import SessionError, SessionFileNotFoundError, UnknownSessionError
-from llmport.session_cli import show
+from llmport.messages.types import Usage
+from llmport.sessions.session import SessionError, SessionFileNotFoundError, UnknownSessionError
 from llmport.testing import Script, call_tools
-from llmport.types import Usage
 from rich.console import Console
 
 

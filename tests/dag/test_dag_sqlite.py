@@ -15,7 +15,7 @@ import pytest
 from dag_helpers import build, exec_, fn, texts
 from llmport import Session, agentic_function
 from llmport.errors import AuthenticationError
-from llmport.session import list_sessions
+from llmport.sessions.session import list_sessions
 from llmport.testing import Script, fail
 
 SECRET = "sk-test-secret-0123456789abcdefXYZ"

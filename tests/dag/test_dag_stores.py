@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 from llmport import Session
-from llmport.session import list_sessions
-from llmport.store import MissingSessionStoreError, split_target
+from llmport.sessions.session import list_sessions
+from llmport.sessions.stores import MissingSessionStoreError, split_target
 
 
 def test_plain_paths_and_sqlite_urls_use_the_embedded_store(

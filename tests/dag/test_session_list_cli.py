@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 from llmport import Session
+from llmport.cli.session import add_list_parser, show, show_list
 from llmport.errors import LlmportError
-from llmport.session import SessionError, SessionFileNotFoundError
-from llmport.session_cli import add_list_parser, show, show_list
-from llmport.sqlite_store import SqliteStore
+from llmport.sessions.session import SessionError, SessionFileNotFoundError
+from llmport.sessions.sqlite import SqliteStore
 from rich.console import Console
 
 MARKUP = "[bold]x[/bold] [session] [red]"

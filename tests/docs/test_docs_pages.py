@@ -24,13 +24,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from llmport import plugins as plugins_module
-from llmport.demo import tiny_png
-from llmport.hookspecs import hookimpl
-from llmport.plugins import add_global_plugin, remove_global_plugin
-from llmport.provider import ProviderInfo
+from llmport.cli.demo import tiny_png
+from llmport.messages.types import Request, Response, Usage
+from llmport.plugins import host as plugins_module
+from llmport.plugins.hookspecs import hookimpl
+from llmport.plugins.host import add_global_plugin, remove_global_plugin
+from llmport.provider.contract import ProviderInfo
 from llmport.testing import ScriptedProvider, Step, respond
-from llmport.types import Request, Response, Usage
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"

@@ -20,10 +20,10 @@ from llmport import (
     agentic_function,
     hookimpl,
 )
-from llmport.config import Config
-from llmport.retry import Backoff
+from llmport.controls.retry import Backoff
+from llmport.messages.types import Request, Response, Usage
+from llmport.provider.config import Config
 from llmport.testing import ALL_INPUTS, Script, fail, respond
-from llmport.types import Request, Response, Usage
 
 WAYS = [("sync", False), ("async", False), ("sync", True), ("async", True)]
 IDS = ["exec", "async_exec", "stream", "astream"]
@@ -106,7 +106,7 @@ def test_the_answering_model_stays_for_the_run_and_is_recorded_in_the_dag() -> N
     a = Script([fail(OverloadedError("busy"))], prefix="a")
 
     def call_tool(request: Request) -> Response:
-        from llmport.types import ToolCall
+        from llmport.messages.types import ToolCall
 
         return Response(
             tool_calls=[ToolCall("c1", "noop", {}, "{}")],
@@ -164,8 +164,8 @@ class HalfStream:
     @hookimpl
     def llmport_providers(self, register: Any) -> None:
         from llmport import ProviderConnectionError, ProviderInfo
-        from llmport.provider import Provider
-        from llmport.types import TextDelta
+        from llmport.messages.types import TextDelta
+        from llmport.provider.contract import Provider
 
         owner = self
 
@@ -206,7 +206,7 @@ async def test_fallback_from_openai_to_anthropic_over_the_wire(mode: str) -> Non
     """Real plugins on loopback servers: OpenAI answers 503, Anthropic answers."""
     import llmport_anthropic.plugin
     import llmport_openai.plugin
-    from llmport.loopback import LoopbackServer, Reply
+    from llmport.testing.loopback import LoopbackServer, Reply
 
     busy = Reply(status=503, json={"error": {"message": "overloaded", "type": "server_error"}})
     message = {

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from llmport import NativeTool
-from llmport.loopback import Reply
-from llmport.types import Message, Request, TextBlock, ToolSpec
+from llmport.messages.types import Message, Request, TextBlock, ToolSpec
+from llmport.testing.loopback import Reply
 
 DATA = Path(__file__).resolve().parent / "data"
 FLASH = "gemini-2.5-flash"

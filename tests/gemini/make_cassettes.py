@@ -3,7 +3,7 @@
     uv run python tests/gemini/make_cassettes.py [NAME ...]
 
 For each scenario in ``gemini_scenarios.py``: serve its documented-format
-answers from a :class:`~llmport.loopback.LoopbackServer`, run the scenario's
+answers from a :class:`~llmport.testing.loopback.LoopbackServer`, run the scenario's
 call through the real Runtime, plugin and ``google-genai`` SDK while vcrpy
 records, then rewrite the loopback address to
 ``https://generativelanguage.googleapis.com`` and keep only the headers that
@@ -22,7 +22,7 @@ sys.path[:0] = [str(HERE), str(HERE.parent)]
 from cassette_support import CASSETTES, make_vcr, rewrite_recording  # noqa: E402
 from gemini_scenarios import SCENARIOS, Scenario  # noqa: E402
 from llmport import Backoff, ProviderError, Runtime  # noqa: E402
-from llmport.loopback import LoopbackServer  # noqa: E402
+from llmport.testing.loopback import LoopbackServer  # noqa: E402
 
 HOST = "https://generativelanguage.googleapis.com"
 KEEP_REQUEST_HEADERS = {"content-type"}

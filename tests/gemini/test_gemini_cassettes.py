@@ -84,7 +84,7 @@ async def test_pdf_inline_and_csv_inlined_as_text(mode: str, cassette: Any) -> N
     assert (
         base64.urlsafe_b64decode(pdf["inlineData"]["data"]) == (DATA / "invoice.pdf").read_bytes()
     )
-    # send="text": the documented inlining rule (llmport.content.inline_text_file).
+    # send="text": the documented inlining rule (llmport.messages.content.inline_text_file).
     assert csv == {
         "text": '<file name="prices.csv" media_type="text/csv">\n'
         "item,price\napple,1.20\npear,0.90\n\n</file>"

@@ -14,8 +14,8 @@ from gemini_helpers import isolated, run, runtime  # noqa: F401  (isolated: auto
 from gemini_scenarios import answer, error, text_stream, usage
 from llmport import AuthenticationError, BadRequestError, ExecFailed, OverloadedError
 from llmport.errors import PermissionDeniedError
-from llmport.loopback import LoopbackServer, RecordedRequest, Reply
-from llmport.types import Message, Request, TextBlock, ToolSpec
+from llmport.messages.types import Message, Request, TextBlock, ToolSpec
+from llmport.testing.loopback import LoopbackServer, RecordedRequest, Reply
 
 MODES = ["sync", "async"]
 FLASH = "gemini:gemini-2.5-flash"

@@ -16,8 +16,15 @@ from gemini_helpers import isolated, run, runtime, stream  # noqa: F401  (isolat
 from gemini_scenarios import DATA, SIGNATURE, SIGNATURE_URLSAFE, answer, get_weather, usage
 from llmport import ConfigError, NativeTool, TextDelta, ToolCallStarted
 from llmport.errors import OptionError, UnsupportedContentError, UnsupportedFeatureError
-from llmport.loopback import LoopbackServer, Reply
-from llmport.types import MediaBlock, Message, TextBlock, ThinkingBlock, ToolCall, ToolResult
+from llmport.messages.types import (
+    MediaBlock,
+    Message,
+    TextBlock,
+    ThinkingBlock,
+    ToolCall,
+    ToolResult,
+)
+from llmport.testing.loopback import LoopbackServer, Reply
 from llmport_gemini.convert_in import SIGNATURE_KEY, SIGNED_PART_KEY
 
 MODES = ["sync", "async"]
@@ -260,7 +267,7 @@ async def test_bad_option_values_are_option_errors(
 
 def test_prepare_itself_rejects_bad_values_with_option_errors() -> None:
     # Without the core's value checks (a direct caller of the provider contract).
-    from llmport.types import Message, Request, TextBlock
+    from llmport.messages.types import Message, Request, TextBlock
     from llmport_gemini.provider import GeminiProvider
 
     provider = GeminiProvider({"api_key": "k"})

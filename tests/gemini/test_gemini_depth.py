@@ -28,7 +28,7 @@ from gemini_scenarios import (
     WEATHER_SF,
 )
 from llmport import AuthenticationError, FinalEvent
-from llmport.types import (
+from llmport.messages.types import (
     CitationEvent,
     Message,
     ServerToolCall,

@@ -22,7 +22,7 @@ from llmport.errors import (
     ProviderConnectionError,
     ProviderTimeoutError,
 )
-from llmport.loopback import LoopbackServer, Reply
+from llmport.testing.loopback import LoopbackServer, Reply
 
 MODEL = "gemini:gemini-2.5-flash"
 OK = Reply(json=answer("ok", [{"text": "fine"}], usage(5, 1)))

@@ -34,7 +34,7 @@ from llmport.errors import (
     ProviderError,
     ProviderTimeoutError,
 )
-from llmport.loopback import LoopbackServer, Reply
+from llmport.testing.loopback import LoopbackServer, Reply
 
 MODEL = "gemini:gemini-2.5-flash"
 KEY = "fake-gemini-transport-key-0123456789abcd"

@@ -18,10 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from llmport import wire
-from llmport.content import load_block
-from llmport.loopback import LoopbackServer, Reply
-from llmport.types import (
+from llmport.messages.content import load_block
+from llmport.messages.types import (
     MediaBlock,
     Message,
     ModelCapabilities,
@@ -37,7 +35,9 @@ from llmport.types import (
     ToolResult,
     ToolSpec,
 )
-from llmport.wire import plain
+from llmport.provider import wire
+from llmport.provider.wire import plain
+from llmport.testing.loopback import LoopbackServer, Reply
 from llmport_gemini import convert_in
 from llmport_gemini.convert_in import SIGNATURE_KEY, SIGNED_PART_KEY, SYNTHETIC_ID_KEY, sdk_payload
 from llmport_gemini.convert_out import response, response_json, sdk_response

@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 from llmport import ConfigError, Limit, LimitWaitTimeout, RateLimitError, Runtime
-from llmport.config import Config, load_config
-from llmport.limits import (
+from llmport.controls.limits import (
     Acquire,
     Gate,
     InProcessLimiter,
@@ -21,9 +20,10 @@ from llmport.limits import (
     match_limits,
     rate_info_from_headers,
 )
-from llmport.retry import Backoff
+from llmport.controls.retry import Backoff
+from llmport.messages.types import Usage
+from llmport.provider.config import Config, load_config
 from llmport.testing import Script, fail, reply
-from llmport.types import Usage
 
 
 class FakeClock:
@@ -300,8 +300,8 @@ def test_limits_from_configuration(tmp_path: Path) -> None:
 
 def test_a_vendors_rate_limit_headers_reach_the_limiter_through_the_plugin() -> None:
     """A real plugin's 429 keeps x-ratelimit-* on the error; the bucket waits for the reset."""
-    from llmport.loopback import LoopbackServer, Reply
-    from llmport.translate import status_error
+    from llmport.provider.translate import status_error
+    from llmport.testing.loopback import LoopbackServer, Reply
 
     error = status_error(
         429,

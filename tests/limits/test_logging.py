@@ -6,11 +6,11 @@ import logging
 
 import pytest
 from llmport import ExecFailed, ProviderConnectionError
-from llmport.config import Config
-from llmport.logs import log_fallback
-from llmport.redaction import LOGGERS, install_log_redaction
+from llmport.messages.types import Usage
+from llmport.observe.logs import log_fallback
+from llmport.observe.redaction import LOGGERS, install_log_redaction
+from llmport.provider.config import Config
 from llmport.testing import Script, fail, reply
-from llmport.types import Usage
 
 
 def test_retries_warn_and_usage_is_debug(caplog: pytest.LogCaptureFixture) -> None:

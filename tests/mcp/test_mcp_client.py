@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 from llmport import Runtime, hookimpl
+from llmport.messages.types import MediaBlock, TextBlock
 from llmport.testing import Script, call_tools, reply
-from llmport.types import MediaBlock, TextBlock
 from llmport_mcp import MCPConnectionError, MCPOutput, MCPServer, MCPToolError
 from mcp_support import demo, process_gone
 

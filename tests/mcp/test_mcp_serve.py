@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from llmport.cli import main
+from llmport.cli.main import main
 from llmport_mcp import MCPServer, MCPToolError
 from mcp_support import free_port, wait_for_port
 

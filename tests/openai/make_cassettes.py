@@ -3,7 +3,7 @@
     uv run python tests/openai/make_cassettes.py [NAME ...]
 
 For each scenario of ``openai_scenarios.py`` this runs the real plugin and
-the real ``openai`` SDK against a :class:`~llmport.loopback.LoopbackServer`
+the real ``openai`` SDK against a :class:`~llmport.testing.loopback.LoopbackServer`
 that serves the hand-written vendor replies, records the exchange with
 vcrpy (the same recorder settings as the tests), then rewrites the host to
 ``https://api.openai.com`` and keeps only non-identifying headers. So the
@@ -26,8 +26,8 @@ sys.path[:0] = [str(HERE), str(HERE.parent)]
 import llmport_openai.plugin  # noqa: E402
 from cassette_support import CASSETTES, clean_recording, make_vcr  # noqa: E402
 from llmport import Backoff, ExecFailed, ProviderError, Runtime  # noqa: E402
-from llmport.loopback import LoopbackServer  # noqa: E402
-from llmport.plugins import PluginHost  # noqa: E402
+from llmport.plugins.host import PluginHost  # noqa: E402
+from llmport.testing.loopback import LoopbackServer  # noqa: E402
 from openai_scenarios import FAKE_KEY, Scenario, scenarios, write_data  # noqa: E402
 
 KEEP_REQUEST_HEADERS = {"content-type", "accept"}
@@ -54,7 +54,7 @@ def run(rt: Runtime, scenario: Scenario) -> Any:
 
 def count_request(scenario: Scenario) -> Any:
     """The Request a count_tokens scenario counts (the tool of count-tokens.json)."""
-    from llmport.types import Message, Request, TextBlock, ToolSpec
+    from llmport.messages.types import Message, Request, TextBlock, ToolSpec
 
     return Request(
         model=scenario.model.split(":", 1)[1],

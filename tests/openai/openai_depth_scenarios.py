@@ -13,9 +13,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from llmport.loopback import Reply
-from llmport.tools import Tool
-from llmport.types import NativeTool, Reasoning
+from llmport.messages.types import NativeTool, Reasoning
+from llmport.testing.loopback import Reply
+from llmport.tools.tool import Tool
 from openai_scenarios import (
     CREATED,
     DATA,

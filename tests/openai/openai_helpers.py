@@ -7,9 +7,9 @@ from typing import Any
 
 import llmport_openai.plugin
 from llmport import Backoff, Runtime
-from llmport.plugins import PluginHost
+from llmport.messages.types import StreamEvent
+from llmport.plugins.host import PluginHost
 from llmport.testing import recording_backoff
-from llmport.types import StreamEvent
 
 __all__ = ["Delays", "Driver", "make_runtime", "request_json"]
 from cassette_support import request_json

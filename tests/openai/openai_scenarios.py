@@ -6,7 +6,7 @@ modelled on the real recordings in ``../shared/wire-samples/openai-chat``
 and ``openai-responses`` (same field sets, ids, usage details). The request
 bodies in the cassettes are whatever the real plugin and the real ``openai``
 SDK send for those arguments: ``make_cassettes.py`` runs them against
-:class:`llmport.loopback.LoopbackServer` under vcrpy.
+:class:`llmport.testing.loopback.LoopbackServer` under vcrpy.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from llmport.loopback import Reply
-from llmport.tools import Tool
+from llmport.testing.loopback import Reply
+from llmport.tools.tool import Tool
 
 DATA = Path(__file__).resolve().parent / "data"
 FAKE_KEY = "sk-test-not-a-key"  # short on purpose: the cassette secret scan must not see a key

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from llmport import AuthenticationError, BadRequestError, RateLimitError
-from llmport.types import FinalEvent, TextDelta, ToolCallStarted, ToolResultEvent
+from llmport.messages.types import FinalEvent, TextDelta, ToolCallStarted, ToolResultEvent
 from openai_helpers import request_json
 from openai_scenarios import CSV_TEXT, DATA, scenarios
 

@@ -11,7 +11,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from llmport.types import (
+from llmport.messages.types import (
     CitationEvent,
     FinalEvent,
     Message,

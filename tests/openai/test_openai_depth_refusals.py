@@ -10,8 +10,7 @@ from typing import Any
 import llmport_openai.plugin as plugin
 import pytest
 from llmport import OptionError, UnsupportedContentError, UnsupportedFeatureError
-from llmport.loopback import LoopbackServer, Reply
-from llmport.types import (
+from llmport.messages.types import (
     CacheControl,
     CacheSettings,
     MediaBlock,
@@ -24,6 +23,7 @@ from llmport.types import (
     ToolCall,
     ToolResult,
 )
+from llmport.testing.loopback import LoopbackServer, Reply
 from openai_scenarios import DATA, FAKE_KEY, chat_usage, completion
 
 OK = Reply(json=completion("chatcmpl-ok", content="fine", usage=chat_usage(3, 1)))

@@ -21,8 +21,8 @@ from llmport import (
     ProviderTimeoutError,
     RateLimitError,
 )
-from llmport.loopback import LoopbackServer, Reply
-from llmport.types import TextDelta
+from llmport.messages.types import TextDelta
+from llmport.testing.loopback import LoopbackServer, Reply
 from openai_scenarios import (
     _responses_stream_events,
     _stream_text_chunks,

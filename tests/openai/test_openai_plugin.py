@@ -19,7 +19,7 @@ from llmport import (
     RateLimitError,
     UnsupportedFeatureError,
 )
-from llmport.plugins import PluginHost
+from llmport.plugins.host import PluginHost
 from llmport_openai import models
 from llmport_openai.convert_in import drop_added_nulls, has_optional, to_strict
 from llmport_openai.errors import stream_error, translate
@@ -36,8 +36,7 @@ def test_importing_llmport_and_the_plugin_imports_no_sdk() -> None:
 
 def test_entry_point_registers_both_prefixes(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LLMPORT_PLUGINS", "openai")
-    from llmport import plugins
-
+    from llmport.plugins import host as plugins
     monkeypatch.setattr(plugins, "_loaded", {})
     providers = PluginHost().providers()
     assert {"openai", "openai-responses"} <= set(providers)

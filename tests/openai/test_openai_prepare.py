@@ -2,7 +2,7 @@
 
 Most tests run through a Runtime against a LoopbackServer; the per-tool
 ``vendor`` fields are driven at the provider level (``prepare`` then
-``send``), since they live on :class:`~llmport.types.ToolSpec`.
+``send``), since they live on :class:`~llmport.messages.types.ToolSpec`.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import llmport_openai.convert_in as convert_in
 import llmport_openai.plugin as plugin
 import pytest
 from llmport import OptionError, UnsupportedContentError
-from llmport.loopback import LoopbackServer, Reply
-from llmport.provider import Prepared
-from llmport.types import MediaBlock, Message, Request, TextBlock, ToolSpec
+from llmport.messages.types import MediaBlock, Message, Request, TextBlock, ToolSpec
+from llmport.provider.contract import Prepared
+from llmport.testing.loopback import LoopbackServer, Reply
 from llmport_openai.provider import OpenAIPrepared
 from openai_scenarios import (
     FAKE_KEY,

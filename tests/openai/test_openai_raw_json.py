@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from llmport import MalformedResponseError, RateLimitError
-from llmport.loopback import LoopbackServer, Reply
+from llmport.testing.loopback import LoopbackServer, Reply
 from openai_scenarios import chat_usage, completion, error_body, response_obj
 
 CHAT = "openai:gpt-4o-mini"

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from llmport import ConfigError, OptionError, UnsupportedContentError, UnsupportedFeatureError
-from llmport.loopback import LoopbackServer, Reply
+from llmport.testing.loopback import LoopbackServer, Reply
 from openai_scenarios import (
     DATA,
     _stream_text_chunks,
@@ -155,7 +155,7 @@ def test_schema_strict_mode_cannot_express_is_refused(
 
 
 def test_strict_tool_with_an_open_schema_is_refused(drive: Any, runtime: Any) -> None:
-    from llmport.tools import Tool
+    from llmport.tools.tool import Tool
 
     loose = Tool.from_schema(
         "tag",

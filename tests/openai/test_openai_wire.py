@@ -1,4 +1,5 @@
-"""The request goes out as the body serialized once by ``llmport.wire``, through ``client.post``.
+"""The request goes out as the body serialized once by ``llmport.provider.wire``
+(through ``client.post``).
 
 Whatever the SDK's ``create(**payload)`` sent before (the old path), the new
 path must send the same: path and query, headers, and the body byte for byte
@@ -16,9 +17,9 @@ from typing import Any
 
 import pytest
 from llmport import Runtime
-from llmport.loopback import LoopbackServer, Reply
-from llmport.types import MediaBlock, Message, Request, TextBlock
-from llmport.wire import plain
+from llmport.messages.types import MediaBlock, Message, Request, TextBlock
+from llmport.provider.wire import plain
+from llmport.testing.loopback import LoopbackServer, Reply
 from llmport_openai import plugin
 from openai._utils._json import openapi_dumps
 from openai_scenarios import chat_usage, completion, error_body

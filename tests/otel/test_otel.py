@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 from llmport import ProviderConnectionError, RateLimitError, agentic_function, tool
-from llmport.config import Config
+from llmport.messages.types import Usage
+from llmport.provider.config import Config
 from llmport.testing import Script, call_tools, fail, reply
-from llmport.types import Usage
 from llmport_otel import SEMCONV_VERSION, OpenTelemetry, instrument, uninstrument
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter

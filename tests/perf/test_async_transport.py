@@ -6,8 +6,8 @@ import asyncio
 from typing import Any
 
 import pytest
-from llmport.clients import async_transport
 from llmport.errors import ConfigError
+from llmport.provider.clients import async_transport
 
 
 def test_default_is_aiohttp_when_installed() -> None:

@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from llmport.types import MediaBlock
+from llmport.messages.types import MediaBlock
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
 B64 = base64.b64encode(PNG).decode()  # computed before any counting
@@ -74,7 +74,7 @@ def test_urlsafe_base64_is_encoded_once_and_shared(encodes: list[int]) -> None:
 
 
 def test_gemini_encodes_an_image_once_for_every_turn(encodes: list[int]) -> None:
-    from llmport.types import Message, TextBlock, ToolCall, ToolResult
+    from llmport.messages.types import Message, TextBlock, ToolCall, ToolResult
     from llmport_gemini.convert_in import wire_contents
 
     image = MediaBlock("image", "image/png", data=PNG)

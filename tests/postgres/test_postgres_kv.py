@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from llmport import RunContext, Runtime, Session, agentic_function, tool
-from llmport.config import Config
-from llmport.retry import Backoff
+from llmport.controls.retry import Backoff
+from llmport.provider.config import Config
 from llmport.testing import Script, call_tools
 
 

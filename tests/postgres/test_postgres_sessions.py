@@ -14,11 +14,11 @@ from typing import Any
 import psycopg
 import pytest
 from llmport import Session, agentic_function
-from llmport.cli import main as cli_main
-from llmport.session import UnknownSessionError, list_sessions
-from llmport.store import MissingSessionStoreError
+from llmport.cli.main import main as cli_main
+from llmport.messages.types import Usage
+from llmport.sessions.session import UnknownSessionError, list_sessions
+from llmport.sessions.stores import MissingSessionStoreError
 from llmport.testing import Script, fail
-from llmport.types import Usage
 from llmport_postgres import PostgresStore
 from llmport_postgres.store import display_url
 
@@ -278,7 +278,7 @@ def test_a_missing_store_plugin_names_the_package(pg_url: str,
 
 
 def test_the_store_is_registered_through_the_hook(pg_url: str) -> None:
-    from llmport.store import session_stores
+    from llmport.sessions.stores import session_stores
 
     stores: dict[str, Any] = session_stores()
     assert stores["postgresql"] is PostgresStore and stores["postgres"] is PostgresStore

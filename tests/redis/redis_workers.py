@@ -9,7 +9,7 @@ from typing import Any
 
 def plugins() -> Any:
     """A plugin host with llmport-redis (the tests run with LLMPORT_PLUGINS="")."""
-    from llmport.plugins import PluginHost
+    from llmport.plugins.host import PluginHost
     from llmport_redis import plugin
 
     return PluginHost([plugin], load_entry_points=False)
@@ -25,7 +25,7 @@ def send_for(limiter_url: str, server_url: str, seconds: float, rpm: float, rend
     from pathlib import Path
 
     from llmport import Limit, Runtime
-    from llmport.config import Config
+    from llmport.provider.config import Config
 
     def call(content: Any, model: str, response_format: Any) -> str:
         with urllib.request.urlopen(server_url + "/v1/chat", data=b"{}", timeout=5) as r:
@@ -62,7 +62,7 @@ def send_for(limiter_url: str, server_url: str, seconds: float, rpm: float, rend
 def hold_slots(limiter_url: str, server_url: str, calls: int) -> int:
     """Make ``calls`` requests that each hold a concurrency slot for 0.2 s."""
     from llmport import Limit, Runtime
-    from llmport.config import Config
+    from llmport.provider.config import Config
 
     def call(content: Any, model: str, response_format: Any) -> str:
         with urllib.request.urlopen(server_url + "/v1/slow", data=b"{}", timeout=10) as r:

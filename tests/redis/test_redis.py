@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 from llmport import ConfigError, Limit, Runtime
-from llmport.config import Config
-from llmport.limits import RateInfo
-from llmport.loopback import LoopbackServer, RecordedRequest, Reply
-from llmport.plugins import PluginHost
+from llmport.controls.limits import RateInfo
+from llmport.plugins.host import PluginHost
+from llmport.provider.config import Config
+from llmport.testing.loopback import LoopbackServer, RecordedRequest, Reply
 from llmport_redis import RedisLimiter
 from llmport_redis import plugin as redis_plugin
 from redis_workers import hold_slots, plugins, send_for

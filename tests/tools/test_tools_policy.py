@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from llmport import Request, Response, hookimpl, tool
 from llmport.errors import GuardrailTripped, ToolApprovalRequired
-from llmport.policy import CallInfo, ToolCheck
 from llmport.testing import Script, call_tools, reply
+from llmport.tools.policy import CallInfo, ToolCheck
 
 Run = Callable[..., Any]
 ran: list[str] = []

@@ -14,7 +14,7 @@ import pydantic
 import pytest
 from llmport import RunContext, tool
 from llmport.errors import SchemaError
-from llmport.schema import coerce, function_schema, parse_docstring, type_schema
+from llmport.schema.build import coerce, function_schema, parse_docstring, type_schema
 
 
 class Color(enum.Enum):

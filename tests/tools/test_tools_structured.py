@@ -10,10 +10,10 @@ from typing import Any, TypedDict
 import pydantic
 import pytest
 from llmport.errors import SchemaError, StructuredOutputError
-from llmport.structured import drop_keywords, inline_refs, schema_tool
+from llmport.messages.types import ResponseFormat
+from llmport.output.structured import drop_keywords, inline_refs, schema_tool
 from llmport.testing import Script, call_tools
-from llmport.tools import tool
-from llmport.types import ResponseFormat
+from llmport.tools.tool import tool
 
 Run = Callable[..., Any]
 CITY = {
@@ -176,7 +176,7 @@ def test_schema_tool() -> None:
 
 
 def test_make_output_tool_names_apart_and_unwraps() -> None:
-    from llmport.structured import OutputTool, make_output_tool
+    from llmport.output.structured import OutputTool, make_output_tool
 
     rf = ResponseFormat({"type": "array", "items": {"type": "integer"}}, name="numbers")
     tool, spec = make_output_tool(rf, taken={"numbers"}, default_description="Answer here.")

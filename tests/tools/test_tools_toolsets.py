@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from llmport import Toolset, hookimpl, tool
 from llmport.errors import UnknownToolError
-from llmport.policy import CallInfo
 from llmport.testing import Script, call_tools, reply
+from llmport.tools.policy import CallInfo
 
 Run = Callable[..., Any]
 

@@ -14,5 +14,5 @@
 * :mod:`.result`: :class:`RunResult` and :class:`ToolCallRecord`.
 
 The callable provider (``Runtime(call=fn)`` and ``_call`` overrides) lives
-in :mod:`llmport.callable`.
+in :mod:`llmport.provider.callable`.
 """

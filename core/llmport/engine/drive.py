@@ -2,7 +2,7 @@
 
 Both run :func:`~llmport.engine.steps.machine` the same way: send it the
 answer of each effect, or throw it the exception the effect raised (after
-:func:`~llmport.translate.detach` drops the vendor exception a translated
+:func:`~llmport.provider.translate.detach` drops the vendor exception a translated
 error replaced), and hand every emitted event to the caller. Only the I/O
 differs: blocking calls and ``time.sleep`` here, awaits there.
 """
@@ -17,11 +17,11 @@ import time
 from collections.abc import AsyncIterator, Generator, Iterator
 from typing import Any
 
-from ..limits import Acquire, aacquire, acquire  # limits
-from ..policy import aask_approval, ask_approval
-from ..tools import run_coroutine_blocking
-from ..translate import detach
-from ..types import StreamEvent
+from ..controls.limits import Acquire, aacquire, acquire  # limits
+from ..messages.types import StreamEvent
+from ..provider.translate import detach
+from ..tools.policy import aask_approval, ask_approval
+from ..tools.tool import run_coroutine_blocking
 from .plan import tool_scope
 from .steps import (
     Approve,

@@ -16,9 +16,9 @@ import logging
 from typing import Any, TypeVar
 
 from ..errors import GuardrailTripped, InputGuardrailTripped, OutputGuardrailTripped
-from ..plugins import PluginHost
-from ..policy import CallInfo, ToolCheck, combine_verdicts
-from ..types import Request, Response
+from ..messages.types import Request, Response
+from ..plugins.host import PluginHost
+from ..tools.policy import CallInfo, ToolCheck, combine_verdicts
 
 __all__ = ["RunHooks"]
 

@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any
 
-from .. import structured
-from ..budget import Ledger, as_budget
-from ..content import normalize_content
-from ..dag import Frame, LlmRecord, Prompt, current_frame
-from ..decisions import Decision
+from ..controls.budget import Ledger, as_budget
+from ..controls.limits import Gate  # limits
+from ..controls.options import cache_setting, check_options, check_vendor_fields, reasoning_setting
+from ..controls.retry import Backoff
+from ..controls.window import ContextPolicy, as_policy
 from ..errors import (
     ContentError,
     NoModelError,
@@ -34,15 +34,8 @@ from ..errors import (
     ToolApprovalRequired,
     UnsupportedFeatureError,
 )
-from ..limits import Gate  # limits
-from ..options import cache_setting, check_options, check_vendor_fields, reasoning_setting
-from ..policy import CallInfo, ToolCheck
-from ..provider import Provider
-from ..retry import Backoff
-from ..routing import resolve
-from ..tools import ToolBox, ToolSettings, build_toolbox
-from ..tracing import Trace  # tracing
-from ..types import (
+from ..messages.content import normalize_content
+from ..messages.types import (
     Block,
     CacheSettings,
     Message,
@@ -57,7 +50,14 @@ from ..types import (
     ToolChoice,
     Usage,
 )
-from ..window import ContextPolicy, as_policy
+from ..observe.tracing import Trace  # tracing
+from ..output import structured
+from ..output.decisions import Decision
+from ..provider.contract import Provider
+from ..provider.routing import resolve
+from ..sessions.dag import Frame, LlmRecord, Prompt, current_frame
+from ..tools.policy import CallInfo, ToolCheck
+from ..tools.tool import ToolBox, ToolSettings, build_toolbox
 from .hooks import RunHooks
 from .result import Dropped, RunResult
 
@@ -154,7 +154,7 @@ class Plan:
     skipped: list[tuple[str, str]] = field(default_factory=list)
     #: ``tool_execution="manual"``: stop at the first turn with tool calls.
     manual_tools: bool = False
-    #: ``RunContext.store``: the key-value store of this run (llmport.kvstore).
+    #: ``RunContext.store``: the key-value store of this run (llmport.sessions.kv).
     store: Any = None
 
     def use(self, index: int) -> None:
@@ -189,11 +189,11 @@ class Plan:
         in_dag = self.messages.dag_count if isinstance(self.messages, Prompt) else 1 << 30
         if session is None or not reads or dropped < in_dag:
             return
-        from ..dag import node_seq
+        from ..sessions.dag import node_seq
 
         session.add_summary(max(node_seq(r) for r in reads), text, usage, model=model)
 
-    gate: Gate | None = None  # limits: the rate limits on this target (llmport.limits)
+    gate: Gate | None = None  # limits: the rate limits on this target (llmport.controls.limits)
     trace: Trace | None = None  # tracing: exec(trace=...)
 
     def call_info(self, iteration: int) -> CallInfo:
@@ -649,7 +649,7 @@ def _native_tools(params: dict[str, Any]) -> tuple[list[NativeTool], dict[str, A
     if not isinstance(tools, (list, tuple)) or not any(isinstance(t, NativeTool) for t in tools):
         return [], params
     native = [t for t in tools if isinstance(t, NativeTool)]
-    from ..types import NATIVE_TOOL_KINDS
+    from ..messages.types import NATIVE_TOOL_KINDS
 
     for t in native:
         if t.kind not in NATIVE_TOOL_KINDS:
@@ -692,7 +692,7 @@ def _messages(
     if frame is None:
         return messages
     # Inside an agentic function: keep the exec's own blocks and what the
-    # history was read from, for its llm node (see llmport.dag.Prompt).
+    # history was read from, for its llm node (see llmport.sessions.dag.Prompt).
     prompt = Prompt(messages, content=blocks, reads=getattr(history, "reads", None))
     prompt.dag_count = len(history)
     return prompt

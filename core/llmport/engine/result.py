@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from ..errors import AttemptFailure, OptionError
-from ..types import Message, StreamEvent, ToolCall, ToolResult, Usage
+from ..messages.types import Message, StreamEvent, ToolCall, ToolResult, Usage
 
 if TYPE_CHECKING:
     from ..runtime import Runtime
@@ -90,7 +90,7 @@ class RunResult(Generic[T]):
         """The ``tool`` message answering every call of the last turn.
 
         ``values`` maps each pending call id to what its tool returned (a
-        string, any JSON-able value, a :class:`~llmport.types.ToolResult`) or to
+        string, any JSON-able value, a :class:`~llmport.messages.types.ToolResult`) or to
         an exception (an error result). Calls a policy refused keep their
         refusal. Every pending id must be given, and nothing else
         (:class:`~llmport.errors.OptionError`). For ``exec(history=...)``::
@@ -185,6 +185,6 @@ def _result_of(call: ToolCall, value: Any) -> ToolResult:
             f"Error: tool {call.name!r} raised {type(value).__name__}: {value}",
             True,
         )
-    from ..tools import stringify
+    from ..tools.tool import stringify
 
     return ToolResult(call.id, call.name, stringify(value))

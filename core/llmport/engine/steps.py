@@ -21,8 +21,15 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .. import structured
-from ..decisions import Choice, InvalidPick, resolve_call
+from ..controls.limits import Acquire, Gate, LimitWaitTimeout, rate_info_of_error  # limits
+from ..controls.retry import Attempts, Backoff, after_failure
+from ..controls.window import (
+    SUMMARY_PROMPT,
+    conversation_key,
+    current_turn_start,
+    split_turns,
+    summary_message,
+)
 from ..errors import (
     AttemptFailure,
     ContextWindowExceeded,
@@ -34,14 +41,8 @@ from ..errors import (
     TokenLimitExceeded,
     ToolApprovalRequired,
 )
-from ..estimate import estimate_tokens
-from ..limits import Acquire, Gate, LimitWaitTimeout, rate_info_of_error  # limits
-from ..logs import log_fallback, log_retry, log_usage  # logging
-from ..policy import ToolCheck
-from ..provider import Prepared, Provider, StreamAssembler
-from ..retry import Attempts, Backoff, after_failure
-from ..tools import RunContext, ToolBox, ToolOutcome, refusal
-from ..types import (
+from ..messages.estimate import estimate_tokens
+from ..messages.types import (
     CacheControl,
     CitationEvent,
     CustomEvent,
@@ -67,13 +68,12 @@ from ..types import (
     Usage,
     UsageEvent,
 )
-from ..window import (
-    SUMMARY_PROMPT,
-    conversation_key,
-    current_turn_start,
-    split_turns,
-    summary_message,
-)
+from ..observe.logs import log_fallback, log_retry, log_usage  # logging
+from ..output import structured
+from ..output.decisions import Choice, InvalidPick, resolve_call
+from ..provider.contract import Prepared, Provider, StreamAssembler
+from ..tools.policy import ToolCheck
+from ..tools.tool import RunContext, ToolBox, ToolOutcome, refusal
 from .plan import Plan, portable
 from .result import RunResult, ToolCallRecord
 
@@ -821,7 +821,7 @@ def _limited(
     prepared: Prepared,
     reader: StreamReader | None,
 ) -> Generator[Effect, Any, Response]:
-    """One attempt under the rate limits (llmport.limits): capacity first, released after."""
+    """One attempt under the rate limits (controls.limits): capacity first, released after."""
     tokens = estimate_tokens(prepared.request)
     permit = yield Acquire(gate, tokens, plan.backoff, plan.deadline)
     response: Response
@@ -1082,7 +1082,7 @@ def _handoff(
     plan: Plan, run: RunResult[Any], response: Response, taken: tuple[ToolCall, Any], iteration: int
 ) -> Steps:
     """End the loop; hand the (filtered) conversation to the target; its return is the output."""
-    from ..agentic import handoff_claim
+    from ..sessions.agentic import handoff_claim
 
     call, handoff = taken
     results = tuple(
@@ -1146,7 +1146,7 @@ def _record_handoff(
     session = getattr(plan.frame, "session", None)
     if session is None or plan.record is None:
         return
-    from ..agentic import record_handoff
+    from ..sessions.agentic import record_handoff
 
     target = claim[0] if claim else None
     elapsed = time.perf_counter() - started

@@ -8,7 +8,7 @@ request needs (``anthropic-beta``) go on the batch's own request. Results
 ``succeeded`` (the ``message``, converted by the plugin's own
 :func:`~llmport_anthropic.convert_out.response`), ``errored`` (Anthropic's
 error object, typed through :data:`~llmport_anthropic.errors.BY_TYPE`),
-``canceled`` or ``expired`` (:class:`~llmport.batch.BatchError`).
+``canceled`` or ``expired`` (:class:`~llmport.engine.batch.BatchError`).
 
 No ``batch_options``. Calls go through the provider's cached clients and its
 error translation.
@@ -20,10 +20,10 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from llmport.errors import LlmportError
+from llmport.messages.types import Request
 from llmport.plugin import BatchBackend, BatchError, BatchItem, BatchOutcome, BatchStatus
-from llmport.translate import status_error, translating
-from llmport.types import Request
-from llmport.wire import plain
+from llmport.provider.translate import status_error, translating
+from llmport.provider.wire import plain
 
 from .errors import BY_TYPE, VENDOR, translate
 

@@ -1,10 +1,10 @@
-"""Neutral :class:`~llmport.types.Request` -> Messages API keyword arguments.
+"""Neutral :class:`~llmport.messages.types.Request` -> Messages API keyword arguments.
 
 :func:`build` runs once per model request (from ``AnthropicProvider.prepare``):
 it applies every Anthropic rule that can reject a request, then produces the
 ``messages.create`` keyword arguments, with the caller's vendor fields
 (``exec(vendor={"anthropic": {...}})``, ``Tool(vendor=...)``) merged in.
-The core's :meth:`~llmport.provider.Provider.check` has already checked
+The core's :meth:`~llmport.provider.contract.Provider.check` has already checked
 option names and each media block. Pure functions of the request: no SDK
 import, no I/O.
 """
@@ -17,13 +17,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from llmport.content import inline_text_file, is_text_like
+from llmport.controls.options import unknown_option_error
 from llmport.errors import OptionError, UnsupportedContentError, UnsupportedFeatureError
-from llmport.options import unknown_option_error
-from llmport.provider import Prepared
-from llmport.structured import OutputTool, make_output_tool
-from llmport.thinking import EFFORT_BUDGETS, MIN_BUDGET, check_thinking_sampling
-from llmport.types import (
+from llmport.messages.content import inline_text_file, is_text_like
+from llmport.messages.types import (
     Block,
     CacheControl,
     Citation,
@@ -40,7 +37,10 @@ from llmport.types import (
     ToolResult,
     ToolSpec,
 )
-from llmport.wire import base64_of, plain
+from llmport.output.structured import OutputTool, make_output_tool
+from llmport.provider.contract import Prepared
+from llmport.provider.thinking import EFFORT_BUDGETS, MIN_BUDGET, check_thinking_sampling
+from llmport.provider.wire import base64_of, plain
 
 from .models import MAX_REQUEST_BYTES, WEB_FETCH_TOOL, WEB_SEARCH_TOOL, Family
 
@@ -943,7 +943,7 @@ def _as_document(block: MediaBlock) -> bool:
 def _source(block: MediaBlock) -> dict[str, Any]:
     if block.url is not None:
         return {"type": "url", "url": block.url}
-    # A splice: the body is serialized with the block's cached base64 bytes (llmport.wire).
+    # A splice: the body is serialized with the block's cached base64 bytes (llmport.provider.wire).
     return {"type": "base64", "media_type": block.media_type, "data": base64_of(block)}
 
 

@@ -1,13 +1,13 @@
-"""Messages API answers -> neutral :class:`~llmport.types.Response` / provider events.
+"""Messages API answers -> neutral :class:`~llmport.messages.types.Response` / provider events.
 
 A whole answer is read from its JSON object (``send`` parses the body of the
 SDK's raw response once: no SDK ``Message`` is built); an answer of the wrong
 shape is a :class:`~llmport.errors.MalformedResponseError`. Stream events
 are read as their JSON objects too (the SDK's SSE decoder hands them over
 parsed), so this module imports no SDK. Thinking, citations and
-server-tool blocks become :class:`~llmport.types.ThinkingBlock`, text
-citations and :class:`~llmport.types.ServerToolCall` /
-:class:`~llmport.types.ServerToolResult` blocks in ``Response.blocks``
+server-tool blocks become :class:`~llmport.messages.types.ThinkingBlock`, text
+citations and :class:`~llmport.messages.types.ServerToolCall` /
+:class:`~llmport.messages.types.ServerToolResult` blocks in ``Response.blocks``
 (vendor ``"anthropic"``, the vendor's block kept verbatim for the echo);
 the code-execution container goes to ``Response.extra["anthropic_container"]``.
 """
@@ -20,8 +20,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from llmport.errors import MalformedResponseError
-from llmport.provider import parse_arguments
-from llmport.types import (
+from llmport.messages.types import (
     Block,
     Citation,
     CitationEvent,
@@ -41,6 +40,7 @@ from llmport.types import (
     Usage,
     UsageEvent,
 )
+from llmport.provider.contract import parse_arguments
 
 from .convert_in import _CITATION_RANGE, CONTAINER_KEY, VENDOR, AnthropicPrepared
 

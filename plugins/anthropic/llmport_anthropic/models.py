@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Literal
 
-from llmport.types import ModelCapabilities
+from llmport.messages.types import ModelCapabilities
 
 __all__ = [
     "ALIASES",

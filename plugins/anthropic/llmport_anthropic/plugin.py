@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import llmport
-from llmport.provider import ProviderInfo
+from llmport.provider.contract import ProviderInfo
 
 from .models import ALIASES, DEFAULT_FAMILY, caps
 

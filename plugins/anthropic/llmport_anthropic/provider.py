@@ -13,7 +13,7 @@ Settings (``Runtime(providers={"anthropic": {...}})`` or ``[providers.anthropic]
 
 :meth:`AnthropicProvider.prepare` checks and converts a request once; the
 ``send`` methods only do I/O and convert the answer back. The body is
-serialized once, to bytes, by :mod:`llmport.wire` (media spliced in as the
+serialized once, to bytes, by :mod:`llmport.provider.wire` (media spliced in as the
 blocks' cached base64 bytes) and posted with the client's low-level ``post``,
 as ``messages.create`` would (same headers, timeout, errors) without the
 SDK's own copy of the body; a non-streamed answer comes back as the raw HTTP
@@ -22,7 +22,7 @@ built); a stream's events come from the SDK's SSE decoder as their parsed
 JSON (no SDK event model either), its errors raised as before. Clients are
 created on first use with ``max_retries=0`` (llmport is the one retry
 layer): one sync client, and one async client per event loop
-(:class:`~llmport.clients.ClientCache`). The SDK is imported here only, on
+(:class:`~llmport.provider.clients.ClientCache`). The SDK is imported here only, on
 first use, never at plugin import.
 """
 
@@ -38,14 +38,14 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import replace
 from typing import Any
 
-from llmport.clients import ClientCache, async_transport
 from llmport.errors import ConfigError
-from llmport.provider import Prepared, Provider, ProviderInfo
-from llmport.redaction import register_secret
-from llmport.translate import translating
-from llmport.types import ModelCapabilities, ProviderEvent, Request, Response
-from llmport.wire import Body
-from llmport.wire import encode as encode_body
+from llmport.messages.types import ModelCapabilities, ProviderEvent, Request, Response
+from llmport.observe.redaction import register_secret
+from llmport.provider.clients import ClientCache, async_transport
+from llmport.provider.contract import Prepared, Provider, ProviderInfo
+from llmport.provider.translate import translating
+from llmport.provider.wire import Body
+from llmport.provider.wire import encode as encode_body
 
 from . import convert_in, convert_out
 from .convert_in import AnthropicPrepared

@@ -37,11 +37,11 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from llmport.clients import ClientCache
 from llmport.errors import LlmportError, OptionError
+from llmport.messages.types import Request
 from llmport.plugin import BatchBackend, BatchItem, BatchOutcome, BatchState, BatchStatus
-from llmport.translate import status_error, translating
-from llmport.types import Request
+from llmport.provider.clients import ClientCache
+from llmport.provider.translate import status_error, translating
 
 from .convert_in import materialize
 from .errors import VENDOR, translate

@@ -1,4 +1,4 @@
-"""Neutral :class:`~llmport.types.Request` -> boto3 ``converse`` keyword arguments.
+"""Neutral :class:`~llmport.messages.types.Request` -> boto3 ``converse`` keyword arguments.
 
 :func:`build` checks every rule that can reject a request (``prepare()``
 calls it before any network call) and produces the keyword arguments of
@@ -21,12 +21,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from llmport.content import inline_text_file, is_text_like
 from llmport.errors import OptionError, UnsupportedContentError, UnsupportedFeatureError
-from llmport.provider import Prepared, check_block
-from llmport.structured import OutputTool, make_output_tool
-from llmport.thinking import EFFORT_BUDGETS, MIN_BUDGET, check_thinking_sampling
-from llmport.types import (
+from llmport.messages.content import inline_text_file, is_text_like
+from llmport.messages.types import (
     Block,
     CacheControl,
     MediaBlock,
@@ -39,13 +36,16 @@ from llmport.types import (
     ToolResult,
     ToolSpec,
 )
+from llmport.output.structured import OutputTool, make_output_tool
+from llmport.provider.contract import Prepared, check_block
+from llmport.provider.thinking import EFFORT_BUDGETS, MIN_BUDGET, check_thinking_sampling
 
 from .models import CLAUDE_THINKING, DOCUMENT_FORMATS, MAX_DOCUMENT_BYTES, Family
 
 VENDOR = "bedrock"
 
 #: Thinking budgets (``thinking.budget_tokens``) for Claude per reasoning effort: the
-#: same table as llmport-anthropic (``llmport.thinking``), capped below the output limit.
+#: same table as llmport-anthropic (``llmport.provider.thinking``), capped below the output limit.
 CLAUDE_BUDGETS = EFFORT_BUDGETS
 #: Claude requires ``budget_tokens >= 1024``.
 MIN_THINKING_BUDGET = MIN_BUDGET

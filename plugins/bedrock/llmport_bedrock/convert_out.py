@@ -1,14 +1,14 @@
-"""Converse answers -> neutral :class:`~llmport.types.Response` / provider events.
+"""Converse answers -> neutral :class:`~llmport.messages.types.Response` / provider events.
 
 boto3 returns plain dicts (``converse``) and an iterator of event dicts
 (``converse_stream``), so this module imports no SDK. Plain text answers
 leave ``Response.blocks`` empty (the fast path); answers with reasoning,
 citations or server-side tools get their content in order in ``blocks``:
-``reasoningContent`` -> :class:`~llmport.types.ThinkingBlock` (echoed back
+``reasoningContent`` -> :class:`~llmport.messages.types.ThinkingBlock` (echoed back
 verbatim in a tool loop, as Bedrock requires with extended thinking),
-``citationsContent`` -> :class:`~llmport.types.TextBlock` with citations,
+``citationsContent`` -> :class:`~llmport.messages.types.TextBlock` with citations,
 server ``toolUse`` / ``toolResult`` (Nova's code interpreter) ->
-:class:`~llmport.types.ServerToolCall` / :class:`~llmport.types.ServerToolResult`.
+:class:`~llmport.messages.types.ServerToolCall` / :class:`~llmport.messages.types.ServerToolResult`.
 """
 
 from __future__ import annotations
@@ -19,8 +19,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from llmport.errors import MalformedResponseError
-from llmport.provider import parse_arguments
-from llmport.types import (
+from llmport.messages.types import (
     Block,
     Citation,
     CitationEvent,
@@ -40,6 +39,7 @@ from llmport.types import (
     Usage,
     UsageEvent,
 )
+from llmport.provider.contract import parse_arguments
 
 from .convert_in import VENDOR, ConversePrepared
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 
-from llmport.types import ModelCapabilities
+from llmport.messages.types import ModelCapabilities
 
 #: Converse's per-image limit (3.75 MB) and per-document limit (4.5 MB).
 MAX_IMAGE_BYTES = 3_750_000

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from llmport import hookimpl
-from llmport.provider import Provider, ProviderInfo
+from llmport.provider.contract import Provider, ProviderInfo
 
 from .models import ALIASES, DEFAULT_FAMILY, FAMILIES
 

@@ -16,7 +16,7 @@ Settings (``Runtime(providers={"bedrock": {...}})`` or ``[providers.bedrock]``):
   API (default 16; also the size of botocore's connection pool and the
   connection limit of the async direct path).
 
-The contract (:mod:`llmport.provider`): :meth:`BedrockProvider.prepare` runs
+The contract (:mod:`llmport.provider.contract`): :meth:`BedrockProvider.prepare` runs
 once per model request and does every check and the whole conversion
 (:func:`llmport_bedrock.convert_in.build`), without I/O and without importing
 boto3; ``send`` / ``asend`` / ``send_stream`` / ``asend_stream`` only send the
@@ -44,13 +44,13 @@ their turn). A boto3 stream takes a worker only while it waits for its next even
 
 Clients: botocore has no per-request read timeout, so there is one client
 per distinct read timeout (the setting, or a call's ``timeout=``), each in
-its own :class:`~llmport.clients.ClientCache`, all from one boto3 session
+its own :class:`~llmport.provider.clients.ClientCache`, all from one boto3 session
 (so credentials are resolved once). They are created on first use, with
 botocore retries off (``total_max_attempts=1``: llmport is the one retry
 layer); boto3 is imported then, never at plugin import.
 
 Errors: every boto3 call and every stream read runs inside
-:class:`llmport.translate.translating` with :func:`llmport_bedrock.errors.translate`;
+:class:`llmport.provider.translate.translating` with :func:`llmport_bedrock.errors.translate`;
 the credentials (configured, and those the session resolved from the chain)
 are masked literally in messages and registered for log redaction.
 """
@@ -66,12 +66,12 @@ from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from llmport.clients import ClientCache
 from llmport.errors import ConfigError, UnsupportedFeatureError
-from llmport.provider import Prepared, Provider, ProviderInfo
-from llmport.redaction import register_secret
-from llmport.translate import translating
-from llmport.types import ModelCapabilities, ProviderEvent, Request, Response
+from llmport.messages.types import ModelCapabilities, ProviderEvent, Request, Response
+from llmport.observe.redaction import register_secret
+from llmport.provider.clients import ClientCache
+from llmport.provider.contract import Prepared, Provider, ProviderInfo
+from llmport.provider.translate import translating
 
 from . import convert_in, convert_out
 from .convert_in import ConversePrepared, materialize

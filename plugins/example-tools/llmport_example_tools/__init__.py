@@ -5,7 +5,7 @@ It registers, through its ``llmport`` entry point and nothing else:
 * the toolset ``"units"`` (length and temperature conversion), enabled with
   ``rt.exec(..., toolset="units")``;
 * the tool source ``"clock"``, called at exec time with the call's
-  :class:`~llmport.policy.CallInfo`, enabled with
+  :class:`~llmport.tools.policy.CallInfo`, enabled with
   ``rt.exec(..., tools_source="clock")``.
 
 The entry point in pyproject.toml is all the wiring there is::

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from llmport import Tool, tool
-from llmport.policy import CallInfo
+from llmport.tools.policy import CallInfo
 
 
 @tool

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from llmport.errors import LlmportError, UnsupportedFeatureError
 from llmport.plugin import BatchBackend, BatchItem, BatchOutcome, BatchState, BatchStatus
-from llmport.translate import status_error
+from llmport.provider.translate import status_error
 
 from .errors import VENDOR
 

@@ -1,7 +1,7 @@
-"""Neutral :class:`~llmport.types.Request` -> ``generate_content`` arguments, once.
+"""Neutral :class:`~llmport.messages.types.Request` -> ``generate_content`` arguments, once.
 
 :func:`prepare` runs once per model request (``GeminiProvider.prepare``,
-after the core's :meth:`~llmport.provider.Provider.check`): it raises every
+after the core's :meth:`~llmport.provider.contract.Provider.check`): it raises every
 Gemini-specific input error and builds the ``model`` / ``contents`` /
 ``config`` arguments as ``google.genai.types`` objects, so the SDK
 serialises them with its own field names. Every attempt resends the result.
@@ -28,10 +28,9 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from llmport.content import inline_text_file, is_text_like
 from llmport.errors import OptionError, UnsupportedContentError, UnsupportedFeatureError
-from llmport.provider import Prepared
-from llmport.types import (
+from llmport.messages.content import inline_text_file, is_text_like
+from llmport.messages.types import (
     MediaBlock,
     Message,
     ModelCapabilities,
@@ -43,7 +42,8 @@ from llmport.types import (
     ThinkingBlock,
     ToolResult,
 )
-from llmport.wire import Body, encode, urlsafe_base64_of
+from llmport.provider.contract import Prepared
+from llmport.provider.wire import Body, encode, urlsafe_base64_of
 
 from .models import AUDIO_TYPES, FILE_TYPES, IMAGE_TYPES, NATIVE_TEXT_FILES, Family
 
@@ -241,7 +241,7 @@ def wire_request(
 
     The payload holds ``path`` (``models/<model>``, without the method),
     ``body`` (the request JSON, ``body_fields`` merged in the way the SDK
-    merges ``extra_body``; media as :class:`llmport.wire.Splice`, sent by
+    merges ``extra_body``; media as :class:`llmport.provider.wire.Splice`, sent by
     :func:`wire_body`), ``http_options`` (``None``, or the request's timeout) and the
     ``response_json_schema`` (for a fallback to the SDK's response objects).
     Key order, value types (the SDK's coercion of option values included)
@@ -306,7 +306,7 @@ def wire_request(
 def wire_body(payload: dict[str, Any]) -> Body:
     """The JSON payload's body serialized once, as google-genai's ``json.dumps`` writes it.
 
-    Media go in as cached URL-safe base64 bytes (:mod:`llmport.wire`); the
+    Media go in as cached URL-safe base64 bytes (:mod:`llmport.provider.wire`); the
     result is kept in the payload, so every attempt sends the same pieces.
     """
     body: Body | None = payload.get("wire")
@@ -1014,7 +1014,7 @@ def wire_part(block: TextBlock | MediaBlock, model: str) -> dict[str, Any]:
             return {"fileData": {"file_uri": block.url, "mime_type": mt}}
         if not block.inline:  # (not block.data: that decodes a released block again)
             return {"inlineData": {"mime_type": mt}}
-        # Spliced in as bytes (llmport.wire), encoded once per block for every turn.
+        # Spliced in as bytes (llmport.provider.wire), encoded once per block for every turn.
         return {"inlineData": {"data": urlsafe_base64_of(block), "mime_type": mt}}
     if block.type == "file" and is_text_like(mt):
         return {"text": inline_text_file(block, VENDOR, model).text}

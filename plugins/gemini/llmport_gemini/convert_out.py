@@ -1,19 +1,19 @@
-"""``GenerateContentResponse`` -> neutral :class:`~llmport.types.Response` / provider events.
+"""``GenerateContentResponse`` -> neutral :class:`~llmport.messages.types.Response` and events.
 
 Works on the SDK's response objects by attribute (duck typing), so this
 module imports no SDK. Gemini sends function calls whole (never in
-fragments), so a streamed call is one :class:`~llmport.types.ToolCallDelta`.
+fragments), so a streamed call is one :class:`~llmport.messages.types.ToolCallDelta`.
 
 What a part becomes:
 
-* ``thought: true`` -> :class:`~llmport.types.ThinkingBlock` (text, signature);
+* ``thought: true`` -> :class:`~llmport.messages.types.ThinkingBlock` (text, signature);
 * a ``thoughtSignature`` on a text part -> an empty ThinkingBlock carrying the
   signature (``extra[SIGNED_PART_KEY] == "text"``) right before the text, so
   the next turn puts it back on that text part;
-* ``functionCall`` -> :class:`~llmport.types.ToolCall` (signature in ``extra``);
+* ``functionCall`` -> :class:`~llmport.messages.types.ToolCall` (signature in ``extra``);
 * ``executableCode`` / ``codeExecutionResult`` -> ServerToolCall / ServerToolResult
   (``raw``: the part verbatim, echoed back as it came);
-* ``groundingMetadata`` -> :class:`~llmport.types.Citation` objects on the text
+* ``groundingMetadata`` -> :class:`~llmport.messages.types.Citation` objects on the text
   (byte offsets turned into character offsets); the metadata itself
   (``webSearchQueries``, ``searchEntryPoint``...) is kept in
   ``Response.extra["gemini_grounding"]`` and ``urlContextMetadata`` in
@@ -29,7 +29,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from llmport.types import (
+from llmport.messages.types import (
     Block,
     Citation,
     CitationEvent,

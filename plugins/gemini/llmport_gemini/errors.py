@@ -1,7 +1,7 @@
 """google-genai's own exceptions -> llmport's typed errors: Gemini's codes only.
 
-Everything shared lives in :mod:`llmport.translate`: the status table and
-retry rule (:func:`~llmport.translate.status_error`: 408, 409, 429 and 5xx
+Everything shared lives in :mod:`llmport.provider.translate`: the status table and
+retry rule (:func:`~llmport.provider.translate.status_error`: 408, 409, 429 and 5xx
 are transient), ``Retry-After`` and Google's ``RetryInfo`` parsing, and the
 httpx / httpx2 / aiohttp / JSON / pydantic transport mapping. What is left
 here is what only Gemini says:
@@ -33,7 +33,7 @@ from llmport.errors import (
     ProviderError,
     ProviderTimeoutError,
 )
-from llmport.translate import retry_after_from_details, status_error
+from llmport.provider.translate import retry_after_from_details, status_error
 
 VENDOR = "gemini"
 

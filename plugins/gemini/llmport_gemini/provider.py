@@ -18,9 +18,9 @@ Settings (``Runtime(providers={"gemini": {...}})`` or ``[providers.gemini]``):
 :meth:`GeminiProvider.prepare` checks and converts a request once
 (:func:`.convert_in.prepare`); the ``send`` methods only call the SDK and
 convert the answer (:mod:`.convert_out`), inside
-:class:`llmport.translate.translating` with :func:`.errors.translate`.
+:class:`llmport.provider.translate.translating` with :func:`.errors.translate`.
 
-Clients come from a :class:`llmport.clients.ClientCache`, created on first use
+Clients come from a :class:`llmport.provider.clients.ClientCache`, created on first use
 with the SDK's retries off (``HttpRetryOptions(attempts=1)``): llmport is the
 one retry layer. The async client of each event loop runs on a transport we
 create in that loop and pass in ``http_options``: an ``aiohttp.ClientSession``
@@ -39,12 +39,12 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from llmport.clients import ClientCache, async_transport
 from llmport.errors import ConfigError
-from llmport.provider import Prepared, Provider, ProviderInfo
-from llmport.redaction import register_secret
-from llmport.translate import translating
-from llmport.types import ProviderEvent, Request, Response
+from llmport.messages.types import ProviderEvent, Request, Response
+from llmport.observe.redaction import register_secret
+from llmport.provider.clients import ClientCache, async_transport
+from llmport.provider.contract import Prepared, Provider, ProviderInfo
+from llmport.provider.translate import translating
 
 from . import convert_in, convert_out
 from .errors import translate

@@ -1,7 +1,7 @@
 """MCP tool results as neutral llmport content.
 
-Every MCP content item becomes a :class:`~llmport.types.TextBlock` or a
-:class:`~llmport.types.MediaBlock`, and a line of text for the model:
+Every MCP content item becomes a :class:`~llmport.messages.types.TextBlock` or a
+:class:`~llmport.messages.types.MediaBlock`, and a line of text for the model:
 
 * text → the text;
 * image / audio → a ``MediaBlock`` (bytes decoded from base64) and, in the
@@ -26,7 +26,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from llmport.types import Block, MediaBlock, TextBlock
+from llmport.messages.types import Block, MediaBlock, TextBlock
 
 __all__ = ["MCPOutput", "convert_content", "convert_result"]
 

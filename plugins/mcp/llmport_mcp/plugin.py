@@ -70,7 +70,7 @@ def server_from_config(name: str, settings: Mapping[str, Any]) -> Any:
 
 
 def _configured_servers() -> dict[str, Any]:
-    from llmport.config import load_config
+    from llmport.provider.config import load_config
 
     try:
         config = load_config()

@@ -1,8 +1,8 @@
 """Serve a registered llmport toolset as an MCP server (``llmport mcp serve``).
 
 Every tool of the toolset is offered with its llmport schema
-(:class:`~llmport.types.ToolSpec`); a call runs through llmport's own tool
-machinery (:meth:`~llmport.tools.ToolBox.arun`), so arguments are checked
+(:class:`~llmport.messages.types.ToolSpec`); a call runs through llmport's own tool
+machinery (:meth:`~llmport.tools.tool.ToolBox.arun`), so arguments are checked
 against the schema, timeouts apply, and a failing tool answers with an MCP
 ``isError`` result instead of breaking the session.
 """
@@ -12,12 +12,12 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from llmport.context import RunContext
 from llmport.errors import UnknownToolError
-from llmport.plugins import PluginHost
-from llmport.policy import CallInfo
-from llmport.tools import ToolBox, build_toolbox
-from llmport.types import ToolCall
+from llmport.messages.types import ToolCall
+from llmport.plugins.host import PluginHost
+from llmport.tools.context import RunContext
+from llmport.tools.policy import CallInfo
+from llmport.tools.tool import ToolBox, build_toolbox
 
 __all__ = ["build_server", "parse_address", "serve"]
 

@@ -31,8 +31,8 @@ from concurrent.futures import Future
 from typing import Any, TypeVar
 
 from llmport.errors import LlmportError
-from llmport.redaction import redact, register_secret
-from llmport.tools import Tool, Toolset
+from llmport.observe.redaction import redact, register_secret
+from llmport.tools.tool import Tool, Toolset
 
 from .convert import MCPOutput, convert_result
 

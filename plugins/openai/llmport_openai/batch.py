@@ -30,8 +30,8 @@ from llmport.plugin import (
     BatchState,
     BatchStatus,
 )
-from llmport.translate import status_error
-from llmport.wire import plain
+from llmport.provider.translate import status_error
+from llmport.provider.wire import plain
 
 if TYPE_CHECKING:
     from .provider import OpenAIPrepared, _OpenAIProvider

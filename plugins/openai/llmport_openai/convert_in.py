@@ -1,4 +1,4 @@
-"""Neutral :class:`~llmport.types.Request` -> the OpenAI wire body and SDK arguments.
+"""Neutral :class:`~llmport.messages.types.Request` -> the OpenAI wire body and SDK arguments.
 
 Two target shapes: Chat Completions (:func:`chat_body`) and Responses
 (:func:`responses_body`). Both take the model's capabilities and either
@@ -10,7 +10,7 @@ The conversion rules (also in docs/providers/openai.md):
 * images: a ``data:`` URL of the cached base64, or the caller's URL;
 * audio (Chat only, audio models): ``input_audio`` with format wav/mp3;
 * PDF: a ``file`` / ``input_file`` part with base64 ``file_data``;
-* other text-like files: inlined by :func:`llmport.content.inline_text_file`;
+* other text-like files: inlined by :func:`llmport.messages.content.inline_text_file`;
 * anything else: :class:`~llmport.errors.UnsupportedContentError`;
 * ``vendor={"openai": {...}}`` fields are merged into the body last
   (:func:`merge_vendor_fields`: dicts recursively, other values replaced,
@@ -24,10 +24,10 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from llmport.content import inline_text_file, is_text_like
+from llmport.controls.options import STANDARD_OPTIONS
 from llmport.errors import OptionError, UnsupportedContentError, UnsupportedFeatureError
-from llmport.options import STANDARD_OPTIONS
-from llmport.types import (
+from llmport.messages.content import inline_text_file, is_text_like
+from llmport.messages.types import (
     Block,
     CacheControl,
     MediaBlock,
@@ -45,7 +45,7 @@ from llmport.types import (
     ToolResult,
     ToolSpec,
 )
-from llmport.wire import base64_of, data_url_of
+from llmport.provider.wire import base64_of, data_url_of
 
 from .models import AUDIO_FORMATS, efforts_for, explicit_cache, reasoning_family
 
@@ -528,7 +528,7 @@ def message_item(item_id: str, block: TextBlock) -> dict[str, Any]:
 
 
 def annotation(citation: Any) -> dict[str, Any]:
-    """The Responses annotation a :class:`~llmport.types.Citation` came from."""
+    """The Responses annotation a :class:`~llmport.messages.types.Citation` came from."""
     raw = citation.extra.get("annotation")
     if isinstance(raw, Mapping):
         return dict(raw)

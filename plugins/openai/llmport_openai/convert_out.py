@@ -2,7 +2,7 @@
 
 Non-streamed answers are read from the vendor's JSON, parsed once with
 :func:`json.loads` (``send`` takes the SDK's raw response, so no SDK response
-model is built), and become a :class:`~llmport.types.Response`; an answer of
+model is built), and become a :class:`~llmport.messages.types.Response`; an answer of
 the wrong shape is a :class:`~llmport.errors.MalformedResponseError`, as the
 SDK's own schema check reports it. Streamed
 ones become provider events (``TextDelta``, ``ToolCallDelta`` keyed by the
@@ -31,8 +31,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from llmport.errors import MalformedResponseError
-from llmport.provider import parse_arguments
-from llmport.types import (
+from llmport.messages.types import (
     Block,
     Citation,
     CitationEvent,
@@ -52,6 +51,7 @@ from llmport.types import (
     Usage,
     UsageEvent,
 )
+from llmport.provider.contract import parse_arguments
 
 from .convert_in import MESSAGE_IDS, drop_added_nulls
 from .errors import stream_error

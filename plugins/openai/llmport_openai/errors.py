@@ -3,7 +3,7 @@
 The status table, the retry rule (408/409/429/5xx transient, an explicit
 ``x-should-retry`` wins), the ``retry-after-ms`` / ``retry-after`` parsing,
 transport failures and redaction are the core's
-(:mod:`llmport.translate`). What is OpenAI's:
+(:mod:`llmport.provider.translate`). What is OpenAI's:
 
 * a 429 whose code is ``insufficient_quota`` is permanent (waiting does not
   add credit);
@@ -28,7 +28,7 @@ from llmport.errors import (
     ProviderTimeoutError,
     RateLimitError,
 )
-from llmport.translate import status_error
+from llmport.provider.translate import status_error
 
 #: Stream error types/codes that mean "try again" (the server's fault, or load).
 TRANSIENT_STREAM_ERRORS = frozenset(

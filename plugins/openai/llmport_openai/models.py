@@ -18,7 +18,7 @@ import functools
 from dataclasses import replace
 from fnmatch import fnmatchcase
 
-from llmport.types import ModelCapabilities
+from llmport.messages.types import ModelCapabilities
 
 __all__ = [
     "ALIASES",

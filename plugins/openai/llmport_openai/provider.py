@@ -18,7 +18,7 @@ Settings (``Runtime(providers={"openai": {...}})``, ``[providers.openai]`` in
 :meth:`prepare` checks and converts a request once (:mod:`.convert_in`);
 the ``send`` methods only call the SDK and convert the answer back
 (:mod:`.convert_out`), so a retry resends the same :class:`OpenAIPrepared`.
-The request body is serialized once, to bytes, by :mod:`llmport.wire` (media
+The request body is serialized once, to bytes, by :mod:`llmport.provider.wire` (media
 spliced in as the blocks' cached base64 bytes) and posted with the client's
 low-level ``post``: the SDK's request-argument machinery (``maybe_transform``,
 its own ``json.dumps``) is skipped, while its headers, auth, URL (Azure
@@ -26,7 +26,7 @@ deployments included), timeouts and errors stay the SDK's. A non-streamed
 answer comes back as the raw HTTP response, its JSON parsed once into neutral
 types (no SDK response model is built); a stream's events come from the
 SDK's SSE decoder as their parsed JSON (no event models either).
-Clients come from a :class:`~llmport.clients.ClientCache` (one async client
+Clients come from a :class:`~llmport.provider.clients.ClientCache` (one async client
 per event loop), created on first use with ``max_retries=0``: llmport is the
 one retry layer. The ``openai`` SDK is imported then, never before. Keys
 never appear in ``repr()``, error messages or tracebacks.
@@ -41,14 +41,14 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from llmport.clients import ClientCache, async_transport
 from llmport.errors import ConfigError
-from llmport.provider import Prepared, Provider, ProviderInfo
-from llmport.redaction import register_secret
-from llmport.translate import translating
-from llmport.types import ModelCapabilities, ProviderEvent, Request, Response
-from llmport.wire import Body, plain
-from llmport.wire import encode as encode_body
+from llmport.messages.types import ModelCapabilities, ProviderEvent, Request, Response
+from llmport.observe.redaction import register_secret
+from llmport.provider.clients import ClientCache, async_transport
+from llmport.provider.contract import Prepared, Provider, ProviderInfo
+from llmport.provider.translate import translating
+from llmport.provider.wire import Body, plain
+from llmport.provider.wire import encode as encode_body
 
 from . import convert_in, convert_out
 from .errors import translate

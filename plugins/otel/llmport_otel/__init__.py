@@ -31,10 +31,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from llmport.hookspecs import hookimpl
-from llmport.plugins import add_global_plugin, remove_global_plugin
-from llmport.policy import CallInfo
-from llmport.tracing import Trace, add_function_observer, remove_function_observer
+from llmport.observe.tracing import Trace, add_function_observer, remove_function_observer
+from llmport.plugins.hookspecs import hookimpl
+from llmport.plugins.host import add_global_plugin, remove_global_plugin
+from llmport.tools.policy import CallInfo
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, TracerProvider
@@ -119,7 +119,7 @@ class OpenTelemetry:
         self._lock = threading.Lock()
         self._runs: dict[int, _Run] = {}
 
-    # -- agentic functions (llmport.tracing.FunctionObserver) ----------------------------
+    # -- agentic functions (llmport.observe.tracing.FunctionObserver) ----------------------------
 
     def start(self, name: str, node_id: str | None, arguments: Mapping[str, Any]) -> Any:
         attributes: dict[str, Any] = {
@@ -250,7 +250,7 @@ class OpenTelemetry:
             "llmport.attempt.failed",
             {
                 "llmport.attempt": payload.get("attempt", 0),
-                "llmport.retry.delay": float(payload.get("delay") or 0.0),
+                "llmport.controls.retry.delay": float(payload.get("delay") or 0.0),
                 "error.type": _error_type(error),
                 "exception.message": str(error),
             },

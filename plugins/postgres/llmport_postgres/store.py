@@ -45,7 +45,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
-from llmport.store import (
+from llmport.sessions.stores import (
     SessionError,
     SessionFileNotFoundError,
     UnknownSessionError,
@@ -54,7 +54,7 @@ from llmport.store import (
 )
 
 if TYPE_CHECKING:
-    from llmport.dag import Node
+    from llmport.sessions.dag import Node
     from psycopg_pool import ConnectionPool
 
 __all__ = ["PostgresStore", "close_pools"]
@@ -303,7 +303,7 @@ class PostgresStore:
         """Nothing to release per session: connections go back to the shared pool."""
 
 
-# --- the run context's key-value store (llmport.kvstore) ------------------------------------
+# --- the run context's key-value store (llmport.sessions.kv) ------------------------------------
 
 _KV_SCHEMA = """
 CREATE TABLE IF NOT EXISTS llmport_kv(
@@ -328,7 +328,7 @@ class PostgresKV:
             conn.execute(_KV_SCHEMA)
 
     def get(self, namespace: Any, key: str) -> Any:
-        from llmport.kvstore import SEPARATOR, Item, namespace_of
+        from llmport.sessions.kv import SEPARATOR, Item, namespace_of
 
         ns = namespace_of(namespace)
         with self._pool.connection() as conn:
@@ -339,7 +339,7 @@ class PostgresKV:
         return Item(ns, key, json.loads(row[0]), row[1]) if row is not None else None
 
     def put(self, namespace: Any, key: str, value: Any) -> None:
-        from llmport.kvstore import SEPARATOR, encode, namespace_of
+        from llmport.sessions.kv import SEPARATOR, encode, namespace_of
 
         ns, text = namespace_of(namespace), encode(value)
         with self._pool.connection() as conn:
@@ -351,7 +351,7 @@ class PostgresKV:
             )
 
     def delete(self, namespace: Any, key: str) -> None:
-        from llmport.kvstore import SEPARATOR, namespace_of
+        from llmport.sessions.kv import SEPARATOR, namespace_of
 
         ns = namespace_of(namespace)
         with self._pool.connection() as conn:
@@ -367,7 +367,7 @@ class PostgresKV:
         filter: Any = None,
         limit: int = 10,
     ) -> list[Any]:
-        from llmport.kvstore import SEPARATOR, Item, namespace_of, select
+        from llmport.sessions.kv import SEPARATOR, Item, namespace_of, select
 
         prefix = namespace_of(namespace_prefix) if namespace_prefix else ()
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:

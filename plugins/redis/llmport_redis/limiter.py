@@ -9,7 +9,7 @@ import weakref
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from llmport.limits import CONCURRENCY_POLL, Limit, Permit, RateInfo
+from llmport.controls.limits import CONCURRENCY_POLL, Limit, Permit, RateInfo
 
 __all__ = ["RedisLimiter"]
 
@@ -114,7 +114,7 @@ def _shape(limits: Limits) -> list[float]:
 
 
 class RedisLimiter:
-    """The :class:`llmport.limits.Limiter` whose buckets live in Redis.
+    """The :class:`llmport.controls.limits.Limiter` whose buckets live in Redis.
 
     One sync client for sync runs, one async client per event loop for
     async runs (redis-py's async connections belong to one loop).

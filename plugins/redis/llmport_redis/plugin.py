@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from llmport.hookspecs import hookimpl
+from llmport.plugins.hookspecs import hookimpl
 
 
 def _make(url: str) -> object:

@@ -1,0 +1,638 @@
+"""The ``llmport`` command line: models, plugins, run, demo, session show and list, mcp serve.
+
+Output goes through rich; ``--json`` prints machine-readable JSON instead.
+
+Errors: a user error (any :class:`~llmport.errors.LlmportError`, an
+``OSError`` from a file the user named, bad JSON the user gave) prints one
+line, ``error: <Type>: <message>`` (secrets redacted), to stderr and exits
+1; Ctrl-C prints ``error: interrupted`` and exits 130; bad arguments exit 2
+with argparse's usage message. ``llmport --debug ...`` re-raises instead, so
+the full traceback shows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+
+def _console(stderr: bool = False) -> Any:
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False)
+
+
+def _esc(value: object) -> str:
+    """``value`` as text that rich prints literally (``[session]`` is not a tag)."""
+    from rich.markup import escape
+
+    return escape(str(value))
+
+
+class UsageError(Exception):
+    """A bad command line found after parsing: reported by argparse, exit status 2."""
+
+
+def _emit_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
+
+
+def _caps_dict(caps: Any) -> dict[str, Any]:
+    return {
+        "inputs": sorted(caps.input_modalities),
+        "files": sorted(caps.file_types),
+        "audio": sorted(caps.audio_types),
+        "tools": caps.native_tools,
+        "structured_output": caps.native_structured_output,
+        "streaming": caps.streaming,
+        "context_window": caps.context_window,
+        "max_output_tokens": caps.max_output_tokens,
+        "reasoning": caps.reasoning,
+        "caching": caps.caching,
+        "citations": caps.citations,
+        "native_tools": sorted(caps.native_tool_kinds),
+        "count_tokens": caps.count_tokens,
+    }
+
+
+def _price_of(prefix: str, pattern: str) -> dict[str, str] | None:
+    """USD per million input/output tokens from genai-prices (a glob is priced by its stem)."""
+    from ..observe.prices import model_price
+
+    found = model_price(prefix, pattern.rstrip("*").rstrip("-"))
+    if found is None or found.input is None or found.output is None:
+        return None
+    return {"input_per_mtok": str(found.input), "output_per_mtok": str(found.output)}
+
+
+def _tokens(n: int | None) -> str:
+    if not n:
+        return "-"
+    return f"{n // 1_000_000}M" if n % 1_000_000 == 0 else f"{round(n / 1000)}k"
+
+
+def cmd_models(args: argparse.Namespace) -> int:
+    from ..plugins.host import PluginHost
+    from ..provider.config import load_config
+
+    host = PluginHost()
+    config = load_config()
+    rows = []
+    for prefix, info in sorted(host.providers().items()):
+        rows.append(
+            {
+                "prefix": prefix,
+                "plugin": info.plugin,
+                "description": info.description,
+                "models": {
+                    pattern: {**_caps_dict(c), "price": _price_of(prefix, pattern)}
+                    for pattern, c in info.models.items()
+                },
+                "default": {**_caps_dict(info.default), "price": None},
+                "aliases": info.aliases,
+            }
+        )
+    data = {
+        "providers": rows,
+        "aliases": config.aliases,
+        "configurations": config.configurations,
+        "default_model": config.default_model,
+    }
+    if args.json:
+        _emit_json(data)
+        return 0
+
+    console = _console()
+    if not rows:
+        console.print(
+            "[yellow]No provider plugins are installed.[/] Try: pip install llmport-openai"
+        )
+    for row in rows:
+        _print_models(console, row)
+        _print_aliases(console, "  aliases:", row["aliases"])
+    if config.aliases:
+        console.print(
+            "[bold]configured aliases:[/] "
+            + _esc(", ".join(f"{a} → {t}" for a, t in config.aliases.items())),
+            overflow="fold",
+        )
+    if config.configurations:
+        console.print("[bold]named configurations:[/] " + _esc(", ".join(config.configurations)))
+    return 0
+
+
+#: Input modalities in reading order (the JSON output keeps them sorted).
+_MODALITY_ORDER = ("text", "image", "audio", "file", "video")
+
+#: Short names for the file types whose subtype is long or unfamiliar.
+_SHORT_FILE_TYPES = {
+    "application/msword": "doc",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "docx",
+    "application/vnd.ms-excel": "xls",
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": "xlsx",
+    "text/plain": "txt",
+    "text/markdown": "md",
+    "video/quicktime": "mov",
+    "video/x-msvideo": "avi",
+    "video/x-ms-wmv": "wmv",
+    "video/3gpp": "3gp",
+}
+
+
+def _short_file_type(media_type: str) -> str:
+    """``application/pdf`` -> ``pdf``; long Office types -> ``docx``, ``xlsx``, ..."""
+    short = _SHORT_FILE_TYPES.get(media_type)
+    if short is not None:
+        return short
+    return media_type.rpartition("/")[2].removeprefix("x-")
+
+
+def _model_groups(
+    row: dict[str, Any], with_price: bool = True
+) -> list[tuple[list[str], dict[str, Any]]]:
+    """The provider's patterns in order, consecutive ones with equal capabilities together.
+
+    Only neighbours are merged, so the order (first matching pattern wins) is kept.
+    The default capabilities come last, as ``(any other)``.
+    """
+    groups: list[tuple[list[str], dict[str, Any]]] = []
+    for pattern, caps in row["models"].items():
+        if not with_price:
+            caps = {**caps, "price": None}
+        if groups and groups[-1][1] == caps:  # same capabilities (and price, when shown)
+            groups[-1][0].append(pattern)
+        else:
+            groups.append(([pattern], caps))
+    groups.append((["(any other)"], row["default"]))
+    return groups
+
+
+#: Room the table needs beside the model column: below that, a list is printed.
+_TABLE_ROOM = 44
+#: Room for the window and price columns too.
+_WIDE_TABLE_ROOM = 72
+
+
+def _print_models(console: Any, row: dict[str, Any]) -> None:
+    """One provider's models and capabilities: a table, or a list on a narrow terminal.
+
+    Patterns and aliases are never cut (no ``…``): a pattern is one line of the
+    table's first column, as wide as the longest pattern, and the other columns
+    wrap; a terminal too narrow for that gets one paragraph per group instead.
+    """
+    widest = max([len(p) for p in row["models"]] + [len("(any other)")])
+    wide = console.width >= widest + _WIDE_TABLE_ROOM
+    groups = _model_groups(row, with_price=wide or console.width < widest + _TABLE_ROOM)
+    if console.width >= widest + _TABLE_ROOM:
+        console.print(_models_table(row, groups, widest, wide))
+        return
+    console.print(
+        _esc(f"{row['prefix']}:  ({row['plugin']}) {row['description']}"), overflow="fold"
+    )
+    for patterns, caps in groups:
+        for pattern in patterns:
+            console.print(_esc(pattern), overflow="fold")
+        inputs, files = _inputs_and_files(caps)
+        features = [
+            name
+            for name, key in (
+                ("tools", "tools"),
+                ("json", "structured_output"),
+                ("stream", "streaming"),
+            )
+            if caps[key]
+        ]
+        console.print(
+            _esc(
+                f"    inputs: {inputs}; files: {files}; {', '.join(features) or '-'}; "
+                f"window: {_tokens(caps['context_window'])}; price: {_price_text(caps)}"
+            ),
+            overflow="fold",
+        )
+    console.print("  (first matching pattern wins)")
+
+
+def _inputs_and_files(caps: dict[str, Any]) -> tuple[str, str]:
+    inputs = [m for m in _MODALITY_ORDER if m in caps["inputs"]]
+    inputs += [m for m in caps["inputs"] if m not in _MODALITY_ORDER]
+    files = sorted({_short_file_type(f) for f in caps["files"]})
+    return ", ".join(inputs), ", ".join(files) or "-"
+
+
+def _models_table(
+    row: dict[str, Any], groups: list[tuple[list[str], dict[str, Any]]], widest: int, wide: bool
+) -> Any:
+    """One provider's capability table: patterns one per line, the other columns wrap."""
+    from rich import box
+    from rich.table import Table
+
+    table = Table(
+        title=_esc(f"{row['prefix']}:  ({row['plugin']}) {row['description']}"),
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        caption="first matching pattern wins",
+        caption_justify="left",
+    )
+    table.add_column("model", no_wrap=True, overflow="fold", min_width=widest)
+    table.add_column("inputs", overflow="fold")
+    table.add_column("files", overflow="fold")
+    table.add_column("tools", overflow="fold")
+    table.add_column("json", overflow="fold")
+    table.add_column("stream", overflow="fold")
+    if wide:  # window and price need a wide terminal (--json always has them)
+        table.add_column("window", overflow="fold")
+        table.add_column("$/MTok in/out", overflow="fold")
+    for patterns, caps in groups:
+        inputs, files = _inputs_and_files(caps)
+        cells = [
+            "\n".join(_esc(p) for p in patterns),
+            _esc(inputs),
+            _esc(files),
+            _yes(caps["tools"]),
+            _yes(caps["structured_output"]),
+            _yes(caps["streaming"]),
+        ]
+        if wide:
+            cells += [_tokens(caps["context_window"]), _esc(_price_text(caps))]
+        table.add_row(*cells)
+    return table
+
+
+def _price_text(caps: dict[str, Any]) -> str:
+    price = caps.get("price")
+    if not price:
+        return "-"
+    return f"{_money(price['input_per_mtok'])}/{_money(price['output_per_mtok'])}"
+
+
+def _money(value: str) -> str:
+    return value.rstrip("0").rstrip(".") if "." in value else value
+
+
+def _print_aliases(console: Any, heading: str, aliases: dict[str, str]) -> None:
+    """``heading`` then one ``alias → target`` per line (never cut, folded if too long)."""
+    if not aliases:
+        return
+    console.print(heading)
+    for alias, target in aliases.items():
+        console.print(f"    {_esc(alias)} → {_esc(target)}", overflow="fold")
+
+
+def _yes(flag: bool) -> str:
+    return "yes" if flag else "-"
+
+
+def cmd_plugins(args: argparse.Namespace) -> int:
+    from ..plugins.host import discover
+
+    loads = discover()
+    data = [
+        {
+            "name": x.name,
+            "entry_point": x.value,
+            "distribution": x.distribution,
+            "version": x.version,
+            "ok": x.error is None,
+            "error": x.error,
+        }
+        for x in loads
+    ]
+    if args.json:
+        _emit_json(data)
+        return 0
+    from rich.table import Table
+
+    table = Table(title="llmport plugins (entry-point group 'llmport')", title_justify="left")
+    for col in ("name", "distribution", "version", "status"):
+        table.add_column(col)
+    for row in data:
+        status = "[green]loaded[/]" if row["ok"] else f"[red]failed:[/] {_esc(row['error'])}"
+        table.add_row(
+            _esc(row["name"]),
+            _esc(row["distribution"] or ""),
+            _esc(row["version"] or ""),
+            status,
+        )
+    _console().print(table if data else "No plugins found.")
+    return 0
+
+
+def _option(raw: str) -> tuple[str, Any]:
+    """``-o KEY=VALUE``: the value is JSON if it parses as JSON, else the plain string."""
+    key, sep, value = raw.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"{raw!r} must be KEY=VALUE, e.g. temperature=0")
+    try:
+        return key.strip(), json.loads(value)
+    except json.JSONDecodeError:
+        return key.strip(), value
+
+
+def _read_prompt(args: argparse.Namespace) -> str:
+    """The prompt argument; ``-`` (or no prompt with piped input) reads stdin."""
+    from ..errors import InputError
+
+    if args.prompt is not None and args.prompt != "-":
+        return str(args.prompt)
+    stdin = sys.stdin
+    if stdin is None or (args.prompt is None and stdin.isatty()):
+        raise UsageError(
+            "the prompt is missing: give it as an argument, pipe it in, or pass '-' to type it"
+        )
+    try:
+        text = stdin.read()
+    except UnicodeDecodeError as exc:
+        raise InputError(f"the prompt on stdin is not text: {exc}") from exc
+    if not text.strip():
+        raise UsageError("the prompt read from stdin is empty")
+    return text
+
+
+def _load_schema(value: str) -> Any:
+    """``--schema``: inline JSON (starts with ``{`` or ``[``), else a JSON file."""
+    from ..errors import InputError
+
+    if value.lstrip().startswith(("{", "[")):
+        text, where = value, "inline JSON"
+    else:
+        path = Path(value)
+        if not path.is_file():
+            problem = "not a file" if path.exists() else "file not found"
+            raise FileNotFoundError(
+                f"--schema {value}: {problem} (give a JSON file or inline JSON)"
+            )
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(f"--schema {value}: not a UTF-8 text file: {exc}") from exc
+        where = value
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise json.JSONDecodeError(f"--schema {where}: {exc.msg}", exc.doc, exc.pos) from exc
+
+
+_NO_MODEL = (
+    "no model given: pass -m provider:model (an alias or named configuration works too; "
+    "see `llmport models`), or set LLMPORT_MODEL or default_model in llmport.toml"
+)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from ..errors import NoModelError
+    from ..messages.types import FinalEvent, TextDelta
+    from ..runtime import Runtime
+
+    content: list[Any] = [{"type": "text", "text": _read_prompt(args)}]
+    for attachment in args.attach or []:
+        content.append({"type": _kind_of(attachment), "path": attachment})
+    options = dict(args.option or [])
+    if args.system:
+        options["system"] = args.system
+    schema = _load_schema(args.schema) if args.schema else None
+    rt = Runtime(model=args.model, max_retries=args.retries)
+    try:
+        if args.json or not args.stream:
+            result = rt.run(content, response_format=schema, **options)
+            if args.json:
+                _emit_json(
+                    {
+                        "model": result.model,
+                        "output": result.output,
+                        "usage": result.usage.to_dict(),
+                        "stop_reason": result.stop_reason,
+                        "attempts": result.attempts,
+                        "latency_s": round(result.latency, 4),
+                    }
+                )
+            else:
+                sys.stdout.write(str(result.output) + "\n")
+            return 0
+        final = None
+        started = False
+        try:
+            for event in rt.stream(content, response_format=schema, **options):
+                if isinstance(event, TextDelta):
+                    started = True
+                    sys.stdout.write(event.text)
+                    sys.stdout.flush()
+                elif isinstance(event, FinalEvent):
+                    final = event.result
+        except BaseException:
+            if started:  # end the partial line before the error is reported
+                sys.stdout.write("\n")
+                sys.stdout.flush()
+            raise
+        sys.stdout.write("\n")
+        if final is not None:
+            _console(stderr=True).print(
+                f"[dim]{_esc(final.model)} · {final.usage.input_tokens} in / "
+                f"{final.usage.output_tokens} out · {final.latency:.2f}s[/]"
+            )
+        return 0
+    except NoModelError as exc:
+        if args.model != "default":
+            raise
+        raise NoModelError(_NO_MODEL) from exc
+
+
+def _kind_of(path: str) -> str:
+    from ..messages.content import guess_from_name
+
+    media = guess_from_name(path) or ""
+    if media.startswith("image/"):
+        return "image"
+    if media.startswith("audio/"):
+        return "audio"
+    return "file"
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from .demo import run_demo
+
+    return run_demo(as_json=args.json)
+
+
+def cmd_session(args: argparse.Namespace) -> int:
+    from .session import show
+
+    return int(show(args.target, as_json=args.json, console=_console()))
+
+
+_DEBUG_HELP = "show the full traceback of an error instead of one line"
+
+
+def cmd_mcp_serve(args: argparse.Namespace) -> int:
+    """Serve a registered toolset as an MCP server (the llmport-mcp plugin does the work)."""
+    try:
+        import llmport_mcp.serve as mcp_serve
+    except ImportError:
+        sys.stderr.write("error: llmport mcp needs the MCP plugin: pip install llmport-mcp\n")
+        return 2
+    if args.http is not None:
+        try:
+            mcp_serve.parse_address(args.http)
+        except ValueError as exc:
+            raise UsageError(f"--http: {exc}") from None
+    mcp_serve.serve(args.toolset, http=args.http)
+    return 0
+
+
+def _add_debug(parser: argparse.ArgumentParser) -> None:
+    # SUPPRESS: a subcommand without --debug leaves the top-level value alone.
+    parser.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="llmport", description="llmport: one SDK, every LLM vendor."
+    )
+    parser.add_argument("--debug", action="store_true", help=_DEBUG_HELP)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("models", help="list providers, models, capabilities and aliases")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_models)
+    _add_debug(p)
+
+    p = sub.add_parser("plugins", help="list installed plugins and load errors")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_plugins)
+    _add_debug(p)
+
+    p = sub.add_parser("run", help="run one prompt")
+    p.add_argument(
+        "prompt",
+        nargs="?",
+        help="the prompt; '-' reads it from stdin (as does no prompt with piped input)",
+    )
+    p.add_argument(
+        "-m", "--model", default="default", help="provider:model, alias or configuration"
+    )
+    p.add_argument(
+        "-a", "--attach", action="append", metavar="FILE", help="attach an image/audio/file"
+    )
+    p.add_argument("-s", "--system", help="system prompt")
+    p.add_argument("--schema", help="JSON schema (file or inline JSON) for structured output")
+    p.add_argument(
+        "-o",
+        "--option",
+        action="append",
+        type=_option,
+        metavar="KEY=VALUE",
+        help="model option, e.g. temperature=0",
+    )
+    p.add_argument(
+        "--no-stream", dest="stream", action="store_false", help="wait for the whole reply"
+    )
+    p.add_argument(
+        "--retries",
+        type=int,
+        default=None,
+        help="total attempts per request (default: configuration, else 2)",
+    )
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_run, parser=p)
+    _add_debug(p)
+
+    p = sub.add_parser("demo", help="the offline showcase (replays shipped cassettes)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_demo)
+    _add_debug(p)
+
+    p = sub.add_parser("session", help="inspect stored sessions")
+    _add_debug(p)
+    ssub = p.add_subparsers(dest="session_command", required=True)
+    show = ssub.add_parser("show", help="print a session's DAG as a tree")
+    show.add_argument("target", help="a session database path, or a session id")
+    show.add_argument("--json", action="store_true")
+    show.set_defaults(func=cmd_session)
+    from .session import add_list_parser
+
+    add_list_parser(ssub)
+    _add_debug(show)
+
+    p = sub.add_parser("mcp", help="MCP: serve a toolset to MCP clients (needs llmport-mcp)")
+    _add_debug(p)
+    msub = p.add_subparsers(dest="mcp_command", required=True)
+    serve = msub.add_parser("serve", help="serve a registered toolset as an MCP server")
+    serve.add_argument("toolset", help="a registered toolset name (see `llmport plugins`)")
+    serve.add_argument(
+        "--http",
+        metavar="HOST:PORT",
+        help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio",
+    )
+    serve.set_defaults(func=cmd_mcp_serve, parser=serve)
+    _add_debug(serve)
+    return parser
+
+
+def _one_line(exc: BaseException) -> str:
+    """``<Type>: <message>`` on one line, redacted.
+
+    Continuation lines (ExecFailed's attempts, a schema error's ``- ...``
+    list) are joined with "; " (just a space after a line ending in ":").
+    """
+    from ..errors import redact
+
+    message = ""
+    for line in (part.strip() for part in str(exc).splitlines()):
+        if message and line.startswith("- "):
+            line = line[2:].strip()
+        if not line:
+            continue
+        if not message:
+            message = line
+        elif message.endswith(":"):
+            message += " " + line
+        else:
+            message += "; " + line
+    name = type(exc).__name__
+    return redact(f"{name}: {message}" if message else name)
+
+
+def _report(text: str) -> None:
+    """Print ``error: <text>`` as one stderr line; ``text`` is never read as markup."""
+    from rich.text import Text
+
+    line = Text("error:", style="bold red")
+    line.append(" " + text)
+    _console(stderr=True).print(line, soft_wrap=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``llmport`` command; returns the exit status.
+
+    Bad arguments raise ``SystemExit(2)`` (argparse). User errors print one
+    line and return 1 (130 for Ctrl-C) unless ``--debug`` was given.
+    """
+    from ..errors import LlmportError
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    debug = bool(getattr(args, "debug", False))
+    try:
+        result = int(args.func(args))
+    except UsageError as exc:
+        command_parser: argparse.ArgumentParser = getattr(args, "parser", parser)
+        command_parser.error(str(exc))  # prints the usage and exits 2
+    except KeyboardInterrupt:
+        if debug:
+            raise
+        _report("interrupted")
+        return 130
+    except (LlmportError, OSError, json.JSONDecodeError) as exc:
+        if debug:
+            raise
+        _report(_one_line(exc))
+        return 1
+    return result
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,152 @@
+"""Counting tokens before a call, and what is known about a model.
+
+:meth:`llmport.Runtime.count_tokens` builds the request an ``exec`` with the
+same arguments would send and asks the vendor's counting endpoint
+(Anthropic ``count_tokens``, Gemini ``countTokens``, Bedrock ``CountTokens``,
+OpenAI Responses ``input_tokens``) when the model's capabilities say it has
+one: ``TokenCount(n, exact=True, source="vendor")``. Elsewhere, or when a
+compatible server lacks the endpoint, it estimates locally:
+``exact=False, source="estimate"``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from ..controls.options import CALL_DEFAULTS
+from ..errors import NotFoundError, UnsupportedFeatureError
+from ..messages.types import ModelCapabilities, Request
+from ..observe.prices import ModelPrice, model_price
+
+if TYPE_CHECKING:
+    from ..runtime import Runtime
+    from .plan import Plan
+
+__all__ = ["ModelInfo", "TokenCount", "acount_tokens", "count_tokens", "model_info"]
+
+
+@dataclass(slots=True, frozen=True)
+class TokenCount:
+    """Input tokens of a request; ``exact`` when the vendor counted them."""
+
+    input_tokens: int
+    exact: bool
+    source: Literal["vendor", "estimate"]
+
+
+@dataclass(slots=True, frozen=True)
+class ModelInfo:
+    """What llmport knows about a model: limits, inputs, features and price."""
+
+    provider: str
+    model: str
+    qualified: str
+    context_window: int | None
+    max_output_tokens: int | None
+    input_modalities: frozenset[str]
+    features: frozenset[str]
+    native_tools: frozenset[str]
+    #: USD per million tokens from genai-prices (``llmport[prices]``), or ``None``.
+    price: ModelPrice | None
+    capabilities: ModelCapabilities
+
+
+def _counting(
+    rt: Runtime,
+    content: Any,
+    model: str | None,
+    system: Any,
+    tools: Any,
+    history: Any,
+) -> tuple[Plan, Request]:
+    from .plan import _plan
+    from .steps import _request
+
+    params = dict(CALL_DEFAULTS)
+    params.update(content=content, model=model, tools=tools)
+    options: dict[str, Any] = {}
+    if system is not None:
+        options["system"] = system
+    if history is not None:
+        options["history"] = history
+    plan = _plan(rt, params, options, None, stream=False)
+    request = _request(plan, plan.messages, tools=True, tool_choice="auto", response_format=None)
+    return plan, request
+
+
+def _estimate(request: Request) -> TokenCount:
+    from .steps import estimate_tokens
+
+    return TokenCount(estimate_tokens(request), False, "estimate")
+
+
+def count_tokens(
+    rt: Runtime,
+    content: Any,
+    *,
+    model: str | None = None,
+    system: Any = None,
+    tools: Any = None,
+    history: Any = None,
+) -> TokenCount:
+    plan, request = _counting(rt, content, model, system, tools, history)
+    if plan.plain_callable or not plan.caps.count_tokens:
+        return _estimate(request)
+    try:
+        return TokenCount(plan.provider.count_tokens(request), True, "vendor")
+    except (NotFoundError, UnsupportedFeatureError):
+        return _estimate(request)  # e.g. a compatible server without the endpoint
+
+
+async def acount_tokens(
+    rt: Runtime,
+    content: Any,
+    *,
+    model: str | None = None,
+    system: Any = None,
+    tools: Any = None,
+    history: Any = None,
+) -> TokenCount:
+    plan, request = _counting(rt, content, model, system, tools, history)
+    if plan.plain_callable or not plan.caps.count_tokens:
+        return _estimate(request)
+    try:
+        return TokenCount(await plan.provider.acount_tokens(request), True, "vendor")
+    except (NotFoundError, UnsupportedFeatureError):
+        return _estimate(request)
+
+
+def model_info(rt: Runtime, model: str | None = None) -> ModelInfo:
+    from .plan import target
+
+    provider, name, qualified, _, _ = target(rt, model)
+    caps = provider.capabilities(name)
+    price = model_price(provider.name, name)
+    features = {
+        feature
+        for feature, present in (
+            ("tools", caps.native_tools),
+            ("structured_output", caps.native_structured_output),
+            ("streaming", caps.streaming),
+            ("parallel_tool_calls", caps.parallel_tool_calls),
+            ("reasoning", caps.reasoning),
+            ("caching", caps.caching),
+            ("citations", caps.citations),
+            ("count_tokens", caps.count_tokens),
+        )
+        if present
+    }
+    window = caps.context_window or (price.context_window if price is not None else None)
+    return ModelInfo(
+        provider=provider.name,
+        model=name,
+        qualified=qualified,
+        context_window=window,
+        max_output_tokens=caps.max_output_tokens,
+        input_modalities=caps.input_modalities,
+        features=frozenset(features),
+        native_tools=caps.native_tool_kinds,
+        price=price,
+        capabilities=caps,
+    )

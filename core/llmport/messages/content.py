@@ -1,0 +1,423 @@
+"""Content blocks: from the caller's dicts to loaded, type-checked blocks.
+
+``normalize_content`` runs once per ``exec`` and before any network call; it
+reads every file once, decides every media type and raises
+:class:`~llmport.errors.ContentError` (naming the block index) for anything
+wrong. Plugins receive :class:`~llmport.messages.types.MediaBlock` objects whose bytes
+and base64 form are already cached.
+
+Media type rules, in order: the ``media_type`` the caller declared; else the
+file name or URL extension; else the magic bytes. A declared type that the
+magic bytes contradict is an error.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import mimetypes
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from ..errors import ContentError, UnsupportedContentError
+from .types import (
+    Block,
+    CacheControl,
+    MediaBlock,
+    ServerToolCall,
+    ServerToolResult,
+    TextBlock,
+    ThinkingBlock,
+)
+
+DEFAULT_MAX_BLOCK_BYTES = 50 * 1024 * 1024
+SOURCE_KEYS = ("path", "url", "data", "base64")
+MEDIA_KINDS = ("image", "audio", "file")
+
+# Our own table first: mimetypes depends on the host's /etc/mime.types.
+_EXTENSIONS: dict[str, str] = {
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
+    ".heic": "image/heic",
+    ".wav": "audio/wav",
+    ".mp3": "audio/mpeg",
+    ".ogg": "audio/ogg",
+    ".flac": "audio/flac",
+    ".m4a": "audio/mp4",
+    ".aac": "audio/aac",
+    ".webm": "audio/webm",
+    ".pdf": "application/pdf",
+    ".csv": "text/csv",
+    ".tsv": "text/tab-separated-values",
+    ".txt": "text/plain",
+    ".log": "text/plain",
+    ".md": "text/markdown",
+    ".markdown": "text/markdown",
+    ".json": "application/json",
+    ".jsonl": "application/jsonl",
+    ".xml": "application/xml",
+    ".yaml": "application/yaml",
+    ".yml": "application/yaml",
+    ".html": "text/html",
+    ".htm": "text/html",
+    ".py": "text/x-python",
+    ".toml": "application/toml",
+    ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    ".xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    ".doc": "application/msword",
+}
+
+# Aliases vendors and users write for the same thing.
+_CANONICAL = {
+    "image/jpg": "image/jpeg",
+    "audio/x-wav": "audio/wav",
+    "audio/wave": "audio/wav",
+    "audio/mp3": "audio/mpeg",
+    "application/x-yaml": "application/yaml",
+    "text/x-markdown": "text/markdown",
+}
+
+_TEXT_LIKE_APPLICATION = {
+    "application/json",
+    "application/jsonl",
+    "application/xml",
+    "application/yaml",
+    "application/toml",
+    "application/javascript",
+    "application/x-sh",
+}
+
+
+def canonical_media_type(media_type: str) -> str:
+    mt = media_type.split(";", 1)[0].strip().lower()
+    return _CANONICAL.get(mt, mt)
+
+
+def is_text_like(media_type: str) -> bool:
+    """True for media types that are UTF-8 text and may be inlined as text."""
+    mt = canonical_media_type(media_type)
+    return mt.startswith("text/") or mt in _TEXT_LIKE_APPLICATION or mt.endswith("+json")
+
+
+def sniff_media_type(data: bytes) -> str | None:
+    """The media type told by magic bytes, or None."""
+    head = data[:16]
+    if head.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if head.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if head.startswith((b"GIF87a", b"GIF89a")):
+        return "image/gif"
+    if head.startswith(b"RIFF") and data[8:12] == b"WEBP":
+        return "image/webp"
+    if head.startswith(b"RIFF") and data[8:12] == b"WAVE":
+        return "audio/wav"
+    if b"%PDF-" in data[:1024]:  # readers allow leading junk before the header
+        return "application/pdf"
+    if head.startswith(b"ID3") or head[:2] in (b"\xff\xfb", b"\xff\xf3", b"\xff\xf2"):
+        return "audio/mpeg"
+    if head.startswith(b"OggS"):
+        return "audio/ogg"
+    if head.startswith(b"fLaC"):
+        return "audio/flac"
+    if data[4:8] == b"ftyp" and data[8:12] in (b"M4A ", b"M4B "):
+        return "audio/mp4"
+    if head.startswith(b"PK\x03\x04"):
+        return "application/zip"
+    return None
+
+
+# Types whose files always carry a signature sniff_media_type knows: a block
+# declared as one of these whose bytes show no signature is not that type.
+_SIGNED_TYPES = frozenset(
+    {
+        "image/png",
+        "image/jpeg",
+        "image/gif",
+        "image/webp",
+        "audio/wav",
+        "audio/flac",
+        "audio/ogg",
+        "application/pdf",
+    }
+)
+
+
+def _compatible(declared: str, sniffed: str) -> bool:
+    # Office documents are zip archives.
+    if sniffed == "application/zip":
+        return declared.startswith("application/vnd.openxmlformats") or declared.endswith("zip")
+    return declared == sniffed
+
+
+def guess_from_name(name: str) -> str | None:
+    suffix = os.path.splitext(name.split("?", 1)[0].split("#", 1)[0])[1].lower()
+    if suffix in _EXTENSIONS:
+        return _EXTENSIONS[suffix]
+    guessed, _ = mimetypes.guess_type("x" + suffix) if suffix else (None, None)
+    return canonical_media_type(guessed) if guessed else None
+
+
+def _kind_matches(kind: str, media_type: str) -> bool:
+    if kind == "image":
+        return media_type.startswith("image/")
+    if kind == "audio":
+        return media_type.startswith("audio/")
+    return True  # a "file" may be anything, including an image or audio
+
+
+def load_block(raw: Any, index: int, *, max_bytes: int = DEFAULT_MAX_BLOCK_BYTES) -> Block:
+    """Turn one caller block (dict, str, or an already loaded block) into a Block."""
+    if isinstance(raw, (TextBlock, MediaBlock, ThinkingBlock, ServerToolCall, ServerToolResult)):
+        return raw
+    if isinstance(raw, str):
+        return TextBlock(raw)
+    if not isinstance(raw, Mapping):
+        hint = (
+            " (a Message goes first in content, or in history=)"
+            if type(raw).__name__ == "Message"
+            else ""
+        )
+        raise ContentError(index, f"expected a dict or str, got {type(raw).__name__}{hint}")
+    kind = raw.get("type")
+    cache = _cache_mark(raw.get("cache"), index)
+    if kind == "text":
+        text = raw.get("text")
+        if not isinstance(text, str):
+            raise ContentError(index, "text block needs a 'text' string")
+        return TextBlock(text, cache=cache)
+    if kind not in MEDIA_KINDS:
+        raise ContentError(
+            index, f"unknown block type {kind!r} (expected text, image, audio or file)"
+        )
+    sources = [k for k in SOURCE_KEYS if raw.get(k) is not None]
+    if not sources:
+        raise ContentError(
+            index, f"{kind} block has no source key (one of {', '.join(SOURCE_KEYS)})"
+        )
+    if len(sources) > 1:
+        raise ContentError(index, f"{kind} block has two source keys: {' and '.join(sources)}")
+    source = sources[0]
+    declared = raw.get("media_type")
+    if declared is not None and not isinstance(declared, str):
+        raise ContentError(index, "media_type must be a string")
+    declared = canonical_media_type(declared) if declared else None
+    filename = raw.get("filename") or raw.get("name")
+
+    url: str | None = None
+    data: bytes | None = None
+    if source == "path":
+        path = Path(os.fspath(raw["path"]))
+        filename = filename or path.name
+        if not path.exists():
+            raise ContentError(index, f"file not found: {path}")
+        if not path.is_file():
+            raise ContentError(index, f"not a regular file: {path}")
+        try:
+            size = path.stat().st_size
+            if size > max_bytes:
+                raise ContentError(
+                    index, f"{path} is {size} bytes, over the {max_bytes}-byte limit"
+                )
+            data = path.read_bytes()
+        except OSError as exc:
+            raise ContentError(index, f"cannot read {path}: {exc.strerror or exc}") from exc
+    elif source == "url":
+        url = raw["url"]
+        if not isinstance(url, str):
+            raise ContentError(index, "url must be a string")
+        if url.startswith("data:"):
+            declared_in_url, data = _decode_data_url(url, index)
+            declared = declared or declared_in_url
+            url = None
+        elif not url.startswith(("http://", "https://", "gs://", "s3://")):
+            raise ContentError(index, f"unsupported URL scheme in {url[:40]!r}")
+        else:
+            filename = filename or url.rsplit("/", 1)[-1].split("?", 1)[0] or None
+    elif source == "data":
+        value = raw["data"]
+        if isinstance(value, (bytearray, memoryview)):
+            value = bytes(value)
+        if not isinstance(value, bytes):
+            raise ContentError(index, f"'data' must be bytes, got {type(value).__name__}")
+        data = value
+    else:
+        value = raw["base64"]
+        if not isinstance(value, str):
+            raise ContentError(index, "'base64' must be a string")
+        try:
+            data = decode_base64(value)
+        except ValueError as exc:
+            raise ContentError(index, "'base64' is not valid base64") from exc
+
+    if data is not None:
+        if not data:
+            raise ContentError(index, f"{kind} block is empty")
+        if len(data) > max_bytes:
+            raise ContentError(
+                index, f"{kind} block is {len(data)} bytes, over the {max_bytes}-byte limit"
+            )
+
+    media_type = declared or (guess_from_name(filename) if filename else None)
+    sniffed = sniff_media_type(data) if data is not None else None
+    if declared and sniffed and not _compatible(declared, sniffed):
+        raise ContentError(index, f"declared media type {declared} but the bytes are {sniffed}")
+    if declared in _SIGNED_TYPES and data is not None and sniffed is None:
+        raise ContentError(
+            index, f"declared media type {declared} but the bytes are not {declared}"
+        )
+    if not declared and media_type is not None and data is not None:
+        # The name says one type and the bytes another (or nothing): refuse rather
+        # than send what the user did not mean; an explicit media_type decides.
+        if sniffed is not None and not _compatible(media_type, sniffed):
+            raise ContentError(
+                index,
+                f"{filename} is named as {media_type} but its bytes are {sniffed} "
+                f"(rename it, or pass media_type={sniffed!r})",
+            )
+        if sniffed is None and media_type in _SIGNED_TYPES:
+            raise ContentError(
+                index,
+                f"{filename} is named as {media_type} but its bytes are not {media_type} "
+                "(pass media_type if the name is wrong)",
+            )
+    media_type = media_type or sniffed
+    if media_type is None:
+        if url is not None:
+            media_type = {"image": "image/*", "audio": "audio/*"}.get(
+                kind, "application/octet-stream"
+            )
+        elif data is not None and kind == "file" and _looks_like_text(data):
+            media_type = "text/plain"
+        else:
+            raise ContentError(index, f"cannot tell the media type of this {kind}; pass media_type")
+    if not _kind_matches(kind, media_type):
+        raise ContentError(index, f"{kind} block holds {media_type}")
+    citations = raw.get("citations", False)
+    if not isinstance(citations, bool):
+        raise ContentError(index, f"'citations' must be true or false, got {citations!r}")
+    send = raw.get("send", "auto")
+    if send not in ("auto", "native", "text"):
+        raise ContentError(index, f"'send' must be 'auto', 'native' or 'text', got {send!r}")
+    if send != "auto" and not is_text_like(media_type):
+        raise ContentError(index, f"'send' applies to text-like files, not {media_type}")
+    return MediaBlock(
+        kind,
+        media_type,
+        data=data,
+        url=url,
+        filename=filename,
+        index=index,
+        cache=cache,
+        citations=citations,
+        send=send,
+        # Bytes read from a path are llmport's own: dropped once encoded (the caller holds none).
+        _own=[len(data), data] if source == "path" and data is not None else [],
+    )
+
+
+def _cache_mark(value: Any, index: int) -> CacheControl | None:
+    """A block's ``"cache"``: ``True`` or ``{"ttl": "1h"}`` (a prompt-cache breakpoint)."""
+    if value is None or value is False:
+        return None
+    if value is True:
+        return CacheControl()
+    if isinstance(value, Mapping) and set(value) <= {"ttl"}:
+        ttl = value.get("ttl")
+        if ttl is not None and not isinstance(ttl, str):
+            raise ContentError(index, f"cache ttl must be a string like '5m' or '1h', got {ttl!r}")
+        return CacheControl(ttl)
+    raise ContentError(index, f"'cache' must be true or {{'ttl': '1h'}}, got {value!r}")
+
+
+def _decode_data_url(url: str, index: int) -> tuple[str | None, bytes]:
+    header, _, payload = url.partition(",")
+    if not header.endswith(";base64"):
+        raise ContentError(index, "only base64 data: URLs are supported")
+    media_type = header[5:-7] or None
+    try:
+        data = decode_base64(payload)
+    except ValueError as exc:
+        raise ContentError(index, "data: URL holds invalid base64") from exc
+    return (canonical_media_type(media_type) if media_type else None), data
+
+
+def decode_base64(value: str) -> bytes:
+    """Standard or URL-safe base64, padding optional; ``ValueError`` for anything else.
+
+    Both alphabets are checked strictly: a lenient decoder would drop stray
+    characters and hand a vendor silently corrupted bytes.
+    """
+    compact = "".join(value.split())  # pasted base64 often has line breaks
+    compact += "=" * (-len(compact) % 4)
+    try:
+        return base64.b64decode(compact, validate=True)
+    except binascii.Error:
+        return base64.b64decode(compact.translate(_URLSAFE), validate=True)
+
+
+_URLSAFE = str.maketrans("-_", "+/")
+
+
+def _looks_like_text(data: bytes) -> bool:
+    try:
+        data[:4096].decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return b"\x00" not in data[:4096]
+
+
+def normalize_content(
+    content: str | Iterable[Any] | None, *, max_bytes: int = DEFAULT_MAX_BLOCK_BYTES
+) -> list[Block]:
+    """Load and check every block. A ``str`` is one text block."""
+    if content is None:
+        return []
+    if isinstance(content, (str, Mapping, TextBlock, MediaBlock, ThinkingBlock)):
+        content = [content]
+    return [load_block(raw, i, max_bytes=max_bytes) for i, raw in enumerate(content)]
+
+
+def inline_text_file(block: MediaBlock, vendor: str, model: str) -> TextBlock:
+    """The documented rule for text-like files a vendor cannot take as files.
+
+    The file becomes one text block::
+
+        <file name="data.csv" media_type="text/csv">
+        ...the file's UTF-8 text...
+        </file>
+    """
+    data = block.data
+    if data is None:
+        raise UnsupportedContentError(
+            vendor, model, block.describe(), "a text file must be inline, not a URL"
+        )
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UnsupportedContentError(
+            vendor, model, block.describe(), "file is not UTF-8 text"
+        ) from exc
+    name = block.filename or f"block-{block.index}"
+    return TextBlock(f'<file name="{name}" media_type="{block.media_type}">\n{text}\n</file>')
+
+
+def block_to_dict(block: Block) -> dict[str, Any]:
+    """The seed-API dict form handed to ``call=`` functions and ``_call`` overrides."""
+    if isinstance(block, TextBlock):
+        return {"type": "text", "text": block.text}
+    if not isinstance(block, MediaBlock):
+        return {"type": "text", "text": block.text if isinstance(block, ThinkingBlock) else ""}
+    out: dict[str, Any] = {"type": block.type, "media_type": block.media_type}
+    if block.url is not None:
+        out["url"] = block.url
+    else:
+        out["data"] = block.data
+    if block.filename:
+        out["filename"] = block.filename
+    return out

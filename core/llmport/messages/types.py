@@ -1,0 +1,1165 @@
+"""Vendor-neutral types: the only shapes the core and the plugins share.
+
+Plugins convert a :class:`Request` into their vendor's wire format and the
+vendor's answer back into a :class:`Response` (or a stream of
+:class:`StreamEvent`). Nothing outside a plugin knows a vendor's format.
+
+Every type is a slotted dataclass; blocks and messages are treated as
+immutable once built.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+
+from ..errors import MessageError
+
+if TYPE_CHECKING:
+    from decimal import Decimal  # imported where a cost is made: keeps `import llmport` light
+
+Role = Literal["system", "user", "assistant", "tool"]
+BlockKind = Literal["text", "image", "audio", "file"]
+_URLSAFE = str.maketrans("+/", "-_")
+#: How a file block is sent: the vendor's own document part, inlined text, or auto.
+SendMode = Literal["auto", "native", "text"]
+#: Reasoning effort levels, lowest to highest (``"none"``: off where a model allows it).
+EFFORTS: tuple[str, ...] = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
+
+# ---------------------------------------------------------------------------
+# Block annotations: cache breakpoints and citations
+# ---------------------------------------------------------------------------
+
+
+@dataclass(slots=True, frozen=True)
+class CacheControl:
+    """A prompt-cache breakpoint: everything up to and including this block is cached.
+
+    ``ttl`` is the vendor's lifetime string (``"5m"``, ``"1h"``) or ``None`` for
+    the vendor's default. Vendors that cache implicitly (OpenAI, Gemini) accept
+    the mark and cache on their own.
+    """
+
+    ttl: str | None = None
+
+
+@dataclass(slots=True, frozen=True)
+class Citation:
+    """Where a piece of an answer comes from.
+
+    ``kind`` is ``"url"`` (web pages: search results, grounding chunks,
+    annotations), ``"document"`` (a document the caller sent; ``document_index``
+    is its position among the request's documents) or ``"file"`` (a
+    vendor-hosted file, e.g. file search). ``start``/``end`` are character
+    offsets into the answer's text block the citation is attached to (OpenAI
+    annotations, Gemini grounding supports); ``source_start``/``source_end``
+    the cited range in the source document (Anthropic character or page
+    locations, Bedrock document locations), when the vendor gives them.
+    ``extra`` keeps vendor data that must be echoed back verbatim (e.g.
+    Anthropic ``encrypted_index``).
+    """
+
+    kind: str
+    url: str | None = None
+    title: str | None = None
+    cited_text: str | None = None
+    document_index: int | None = None
+    file_id: str | None = None
+    start: int | None = None
+    end: int | None = None
+    vendor: str = ""
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+    source_start: int | None = None
+    source_end: int | None = None
+
+
+# ---------------------------------------------------------------------------
+# Content blocks
+# ---------------------------------------------------------------------------
+
+
+@dataclass(slots=True, frozen=True)
+class TextBlock:
+    """Plain text, with the citations a model attached to it and an optional cache mark."""
+
+    text: str
+    type: Literal["text"] = "text"
+    citations: tuple[Citation, ...] = ()
+    cache: CacheControl | None = None
+
+
+@dataclass(slots=True, frozen=True, eq=False)
+class MediaBlock:
+    """An image, audio clip or file, already loaded and type-checked.
+
+    Exactly one of ``data`` (the raw bytes) or ``url`` (a remote reference
+    passed through to vendors that accept URLs) is set. ``media_type`` is
+    always known. The base64 form is computed once and cached so a tool loop
+    that resends the block does not encode it again.
+
+    A block whose bytes llmport read itself (a ``path`` source) drops them
+    once their base64 is cached (:meth:`base64_bytes` or
+    :meth:`urlsafe_base64_bytes`): ``data`` then decodes them again on each
+    read, and :attr:`size` stays known. Blocks made from the caller's own
+    bytes keep them. ``dataclasses.replace`` copies share
+    every cache.
+    """
+
+    type: Literal["image", "audio", "file"]
+    media_type: str
+    data: bytes | None = None
+    url: str | None = None
+    filename: str | None = None
+    index: int = 0  # position in the caller's content list, for error messages
+    cache: CacheControl | None = None
+    #: Ask the vendor to cite passages of this document (Anthropic, Bedrock).
+    citations: bool = False
+    #: For text-like files: the vendor's own document part, inline text, or auto.
+    send: SendMode = "auto"
+    _b64: list[str] = field(default_factory=list, repr=False, compare=False)
+    _url: list[str] = field(default_factory=list, repr=False, compare=False)
+    _b64url: list[str] = field(default_factory=list, repr=False, compare=False)
+    _b64b: list[bytes] = field(default_factory=list, repr=False, compare=False)
+    _b64urlb: list[bytes] = field(default_factory=list, repr=False, compare=False)
+    #: ``[size, bytes]`` when llmport read the bytes itself: the bytes live here, shared
+    #: by every copy, and are dropped (``[size]``) once the base64 is cached.
+    _own: list[Any] = field(default_factory=list, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # Owned bytes live in the shared _own list, so that releasing them there releases
+        # them for every replace() copy too (a copy gets them through data, maybe decoded).
+        if self._own and _DATA_SLOT.__get__(self, MediaBlock) is not None:
+            _DATA_SLOT.__set__(self, _SHARED)
+
+    def _raw(self) -> bytes | None:
+        """The bytes held, without decoding (``None`` when released or a URL reference)."""
+        value = _DATA_SLOT.__get__(self, MediaBlock)
+        if value is _SHARED:
+            return self._own[1] if len(self._own) > 1 else None
+        return value  # type: ignore[no-any-return]
+
+    @property
+    def inline(self) -> bool:
+        """Whether the block carries its bytes (rather than a URL); never decodes."""
+        return _DATA_SLOT.__get__(self, MediaBlock) is not None
+
+    def base64_bytes(self) -> bytes:
+        """Standard base64 of ``data`` as ASCII bytes: encoded once, cached, shared by copies.
+
+        What request bodies splice in (:mod:`llmport.provider.wire`). Once it is
+        cached, a block whose bytes llmport read itself releases them.
+        """
+        if not self._b64b:
+            if self._b64:
+                encoded = self._b64[0].encode("ascii")
+            elif self._url:
+                url = self._url[0]
+                encoded = url[url.index(",") + 1 :].encode("ascii")
+            elif self._b64urlb:
+                encoded = self._b64urlb[0].translate(_STANDARD_BYTES)
+            else:
+                raw = self._raw()
+                if raw is None:
+                    raise ValueError("block has no inline data (it is a URL reference)")
+                encoded = base64.b64encode(raw)
+                del raw
+            self._b64b.append(encoded)
+            del self._own[1:]  # llmport's own bytes: released, for every copy at once
+        return self._b64b[0]
+
+    def urlsafe_base64_bytes(self) -> bytes:
+        """URL-safe base64 of ``data`` as ASCII bytes (Gemini's wire form).
+
+        Like :meth:`base64_bytes`: encoded once (or translated from a cached
+        form), cached, shared by copies; a block whose bytes llmport read
+        itself releases them once it is cached. The standard form made on the
+        way is not kept beside it.
+        """
+        if not self._b64urlb:
+            if self._b64url:
+                encoded = self._b64url[0].encode("ascii")
+            elif self._b64b:
+                encoded = self._b64b[0].translate(_URLSAFE_BYTES)
+            elif self._b64:
+                encoded = self._b64[0].translate(_URLSAFE).encode("ascii")
+            elif self._url:
+                url = self._url[0]
+                encoded = url[url.index(",") + 1 :].encode("ascii").translate(_URLSAFE_BYTES)
+            else:
+                raw = self._raw()
+                if raw is None:
+                    raise ValueError("block has no inline data (it is a URL reference)")
+                standard = base64.b64encode(raw)
+                del raw
+                # llmport's own bytes go before the translated copy is made (the peak
+                # stays at two encoded copies); the block keeps a readable form meanwhile.
+                self._b64b.append(standard)
+                del self._own[1:]
+                encoded = standard.translate(_URLSAFE_BYTES)
+                del self._b64b[:], standard
+            self._b64urlb.append(encoded)
+            del self._own[1:]  # llmport's own bytes: released, for every copy at once
+        return self._b64urlb[0]
+
+    def urlsafe_base64(self) -> str:
+        """URL-safe base64 of ``data`` (Gemini's wire form), cached like :meth:`base64`."""
+        if not self._b64url:
+            if self._b64urlb:
+                self._b64url.append(self._b64urlb[0].decode("ascii"))
+            elif self._b64:
+                self._b64url.append(self._b64[0].translate(_URLSAFE))
+            elif self._b64b:
+                self._b64url.append(self._b64b[0].translate(_URLSAFE_BYTES).decode("ascii"))
+            else:
+                raw = self._raw()
+                if raw is None:
+                    raise ValueError("block has no inline data (it is a URL reference)")
+                self._b64url.append(base64.urlsafe_b64encode(raw).decode("ascii"))
+        return self._b64url[0]
+
+    def base64(self) -> str:
+        """Standard base64 of ``data`` as a ``str`` (cached; from a cached form if there is one)."""
+        if not self._b64:
+            if self._b64b:
+                self._b64.append(self._b64b[0].decode("ascii"))
+            elif self._url:
+                url = self._url[0]
+                self._b64.append(url[url.index(",") + 1 :])
+            elif self._b64urlb:
+                self._b64.append(self._b64urlb[0].translate(_STANDARD_BYTES).decode("ascii"))
+            else:
+                raw = self._raw()
+                if raw is None:
+                    raise ValueError("block has no inline data (it is a URL reference)")
+                self._b64.append(base64.b64encode(raw).decode("ascii"))
+        return self._b64[0]
+
+    def data_url(self) -> str:
+        """``data:<media_type>;base64,...``, built once and cached.
+
+        Every turn of a tool loop sends the same string. Built straight from
+        the bytes when no base64 form is cached yet, so a plugin that needs
+        only the data URL never holds a second base64 copy.
+        """
+        if not self._url:
+            head = f"data:{self.media_type};base64,"
+            if self._b64:
+                self._url.append(head + self._b64[0])
+            elif self._b64b:
+                self._url.append((head.encode("ascii") + self._b64b[0]).decode("ascii"))
+            elif self._b64urlb:
+                standard = self._b64urlb[0].translate(_STANDARD_BYTES)
+                self._url.append((head.encode("ascii") + standard).decode("ascii"))
+            else:
+                raw = self._raw()
+                if raw is None:
+                    raise ValueError("block has no inline data (it is a URL reference)")
+                self._url.append((head.encode("ascii") + base64.b64encode(raw)).decode("ascii"))
+        return self._url[0]
+
+    @property
+    def size(self) -> int:
+        """The size of the raw bytes (0 for a URL reference); never decodes."""
+        if self._own:
+            return int(self._own[0])
+        raw = self._raw()
+        return len(raw) if raw is not None else 0
+
+    def describe(self) -> str:
+        """Short human description used in errors and logs (never the bytes)."""
+        where = self.filename or self.url or f"{self.size} bytes"
+        return f"{self.type} block #{self.index} ({self.media_type}, {where})"
+
+
+class _ReleasableData:
+    """``MediaBlock.data``: the slot's value, or the bytes decoded again once released."""
+
+    __slots__ = ("slot",)
+
+    def __init__(self, slot: Any) -> None:
+        self.slot = slot
+
+    def __get__(self, obj: MediaBlock | None, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        value = self.slot.__get__(obj, owner)
+        if value is _SHARED:
+            own = obj._own
+            # Decoded again when released, not cached: the point was to drop them.
+            if len(own) > 1:
+                return own[1]
+            if obj._b64b:
+                return base64.b64decode(obj._b64b[0])
+            return base64.urlsafe_b64decode(obj._b64urlb[0])
+        return value
+
+    def __set__(self, obj: MediaBlock, value: Any) -> None:
+        self.slot.__set__(obj, value)
+
+    def __delete__(self, obj: MediaBlock) -> None:
+        self.slot.__delete__(obj)
+
+
+#: In ``MediaBlock.data``'s slot when the bytes are llmport's own, kept in ``_own``.
+_SHARED: Any = object()
+_URLSAFE_BYTES = bytes.maketrans(b"+/", b"-_")
+_STANDARD_BYTES = bytes.maketrans(b"-_", b"+/")
+_DATA_SLOT: Any = MediaBlock.__dict__["data"]
+setattr(MediaBlock, "data", _ReleasableData(_DATA_SLOT))  # noqa: B010
+
+
+@dataclass(slots=True, frozen=True)
+class ThinkingBlock:
+    """A model's reasoning, kept so it can be echoed back verbatim.
+
+    ``text`` is the readable thinking (or its summary); ``signature`` the
+    vendor's proof that it is unaltered (Anthropic/Bedrock ``signature``,
+    Gemini ``thoughtSignature``); ``redacted`` opaque data that replaces or
+    accompanies the text (Anthropic ``redacted_thinking``, OpenAI
+    ``encrypted_content``). ``vendor`` is the provider prefix that produced it:
+    it is sent back to that vendor only. ``extra`` keeps vendor fields needed
+    for the echo (e.g. an OpenAI reasoning item id).
+    """
+
+    text: str = ""
+    signature: str | None = None
+    redacted: str | None = None
+    vendor: str = ""
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+    type: Literal["thinking"] = "thinking"
+
+
+@dataclass(slots=True, frozen=True)
+class ServerToolCall:
+    """A provider-native tool the vendor ran on its side (web search, code execution...).
+
+    ``raw`` is the vendor's own block or item, echoed back verbatim to the same vendor.
+    """
+
+    id: str
+    name: str
+    input: dict[str, Any] = field(default_factory=dict)
+    vendor: str = ""
+    raw: dict[str, Any] = field(default_factory=dict, compare=False)
+    type: Literal["server_tool_call"] = "server_tool_call"
+
+
+@dataclass(slots=True, frozen=True)
+class ServerToolResult:
+    """The outcome of a :class:`ServerToolCall` (JSON ``content`` as the vendor gave it)."""
+
+    call_id: str
+    name: str
+    content: Any = None
+    vendor: str = ""
+    raw: dict[str, Any] = field(default_factory=dict, compare=False)
+    type: Literal["server_tool_result"] = "server_tool_result"
+
+
+Block: TypeAlias = TextBlock | MediaBlock | ThinkingBlock | ServerToolCall | ServerToolResult
+#: Blocks only a vendor can produce; sent back only to the vendor named in ``vendor``.
+VendorBlock: TypeAlias = ThinkingBlock | ServerToolCall | ServerToolResult
+
+
+# ---------------------------------------------------------------------------
+# Tools
+# ---------------------------------------------------------------------------
+
+
+@dataclass(slots=True, frozen=True)
+class ToolSpec:
+    """What a model is told about a tool: name, description, JSON schema."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    strict: bool = False
+    #: JSON fields merged into one vendor's tool entry: ``{"anthropic": {"defer_loading": True}}``.
+    vendor: dict[str, dict[str, Any]] = field(default_factory=dict, compare=False)
+    #: A prompt-cache breakpoint after this tool's definition.
+    cache: CacheControl | None = None
+
+
+@dataclass(slots=True, frozen=True)
+class NativeTool:
+    """A tool the vendor runs itself: ``NativeTool("web_search", max_uses=3)``.
+
+    ``kind`` is ``"web_search"``, ``"code_execution"``, ``"url_context"`` or
+    ``"file_search"``; ``options`` are mapped per vendor (each plugin's
+    capability table says which kinds and options it takes).
+    """
+
+    kind: str
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def __init__(self, kind: str, /, **options: Any) -> None:
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "options", options)
+
+
+NATIVE_TOOL_KINDS: frozenset[str] = frozenset(
+    {"web_search", "code_execution", "url_context", "file_search"}
+)
+
+
+@dataclass(slots=True, frozen=True)
+class ToolCall:
+    """A model's request to run a tool.
+
+    ``arguments`` is the parsed JSON object; ``raw_arguments`` keeps the exact
+    text the vendor sent (it may be invalid JSON, which the tool loop reports
+    back to the model). ``extra`` carries opaque vendor data that must be
+    echoed back (e.g. Gemini ``thoughtSignature``).
+    """
+
+    id: str
+    name: str
+    arguments: dict[str, Any]
+    raw_arguments: str = ""
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+
+
+@dataclass(slots=True, frozen=True)
+class ToolResult:
+    """The outcome of a tool call, sent back to the model."""
+
+    call_id: str
+    name: str
+    content: str
+    is_error: bool = False
+    #: Media (or documents) the tool returned beside its text (vendors that take them).
+    blocks: tuple[Block, ...] = ()
+
+
+ToolChoice: TypeAlias = Literal["auto", "required", "none"] | dict[str, str]
+
+
+# ---------------------------------------------------------------------------
+# Messages, requests, responses
+# ---------------------------------------------------------------------------
+
+
+@dataclass(slots=True, frozen=True)
+class Message:
+    """One turn of a conversation.
+
+    ``user`` and ``system`` messages carry blocks; an ``assistant`` message
+    carries blocks and/or ``tool_calls``; a ``tool`` message carries
+    ``tool_results`` (vendors differ on where results go; plugins decide).
+    ``extra`` keeps opaque vendor data to echo (reasoning items, signatures).
+    """
+
+    role: Role
+    blocks: tuple[Block, ...] = ()
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_results: tuple[ToolResult, ...] = ()
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def text(self) -> str:
+        """The concatenated text blocks."""
+        return "".join(b.text for b in self.blocks if isinstance(b, TextBlock))
+
+    @property
+    def thinking(self) -> str:
+        """The concatenated readable thinking."""
+        return "".join(b.text for b in self.blocks if isinstance(b, ThinkingBlock))
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe dict (bytes as base64); :meth:`from_dict` turns it back exactly."""
+        return message_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Message:
+        """The message :meth:`to_dict` described; raises ``MessageError`` on a malformed dict."""
+        return message_from_dict(data)
+
+
+@dataclass(slots=True, frozen=True)
+class ResponseFormat:
+    """A JSON schema the reply must satisfy."""
+
+    schema: dict[str, Any]
+    name: str = "response"
+    strict: bool = True
+    description: str | None = None
+
+
+@dataclass(slots=True)
+class Usage:
+    """Token counts and cost. Unknown counts stay 0.
+
+    ``input_tokens`` counts every input token, cached ones included;
+    ``cache_read_tokens`` and ``cache_write_tokens`` say how many of them were
+    read from or written to the vendor's prompt cache.
+
+    :attr:`cost` is in USD (a ``Decimal``), from the ``genai-prices`` data
+    (``pip install "llmport[prices]"``) with cached prices applied; ``None``
+    when any part of the usage has no known price. It is computed when first
+    read, so a call that never looks at it pays nothing for it.
+    """
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
+    requests: int = 0
+    _cost: Decimal | None = field(default=None, repr=False, compare=False)
+    # (provider, model, input, output, cache read, cache write[, batch]) not yet priced
+    _unpriced: list[tuple[Any, ...]] = field(default_factory=list, repr=False, compare=False)
+    _unknown: bool = field(default=False, repr=False, compare=False)
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    @property
+    def cost(self) -> Decimal | None:
+        """USD cost, or ``None`` when unknown (no price data, or a model without a price)."""
+        if self._unpriced:
+            from ..observe.prices import price
+
+            for provider, model, inp, out, read, write, *batch in self._unpriced:
+                amount = price(provider, model, inp, out, read, write, batch=bool(batch))
+                if amount is None:
+                    self._unknown = True
+                else:
+                    self._cost = amount if self._cost is None else self._cost + amount
+            self._unpriced.clear()
+        return None if self._unknown else self._cost
+
+    @cost.setter
+    def cost(self, value: Decimal | None) -> None:
+        self._unpriced.clear()
+        self._cost = value
+        self._unknown = False
+
+    def priced_as(self, provider: str, model: str, *, batch: bool = False) -> Usage:
+        """Mark these counts as one request to ``provider:model`` (priced when cost is read).
+
+        ``batch=True``: sent through the vendor's batch API (batch prices, see
+        :func:`llmport.observe.prices.price`).
+        """
+        counts = (
+            provider,
+            model,
+            self.input_tokens,
+            self.output_tokens,
+            self.cache_read_tokens,
+            self.cache_write_tokens,
+        )
+        self._unpriced.append((*counts, True) if batch else counts)
+        return self
+
+    def add(self, other: Usage) -> None:
+        """Accumulate ``other`` into this object."""
+        self.input_tokens += other.input_tokens
+        self.output_tokens += other.output_tokens
+        self.cache_read_tokens += other.cache_read_tokens
+        self.cache_write_tokens += other.cache_write_tokens
+        self.reasoning_tokens += other.reasoning_tokens
+        self.requests += other.requests
+        if other._unpriced:
+            self._unpriced.extend(other._unpriced)
+        if other._cost is not None:
+            self._cost = other._cost if self._cost is None else self._cost + other._cost
+        if other._unknown:
+            self._unknown = True
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cache_read_tokens": self.cache_read_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
+            "reasoning_tokens": self.reasoning_tokens,
+            "requests": self.requests,
+        }
+        # The cost only when already known: pricing is paid for by readers of .cost.
+        if not self._unpriced and not self._unknown and self._cost is not None:
+            out["cost"] = str(self._cost)
+        return out
+
+    def copy(self) -> Usage:
+        """An independent copy (pending prices included)."""
+        return Usage(
+            self.input_tokens,
+            self.output_tokens,
+            self.cache_read_tokens,
+            self.cache_write_tokens,
+            self.reasoning_tokens,
+            self.requests,
+            self._cost,
+            list(self._unpriced),
+            self._unknown,
+        )
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Usage:
+        usage = cls(
+            input_tokens=int(data.get("input_tokens", 0)),
+            output_tokens=int(data.get("output_tokens", 0)),
+            cache_read_tokens=int(data.get("cache_read_tokens", 0)),
+            cache_write_tokens=int(data.get("cache_write_tokens", 0)),
+            reasoning_tokens=int(data.get("reasoning_tokens", 0)),
+            requests=int(data.get("requests", 0)),
+        )
+        if data.get("cost") is not None:
+            from decimal import Decimal
+
+            usage.cost = Decimal(data["cost"])
+        return usage
+
+
+@dataclass(slots=True, frozen=True)
+class Reasoning:
+    """How much a model should think: ``Reasoning(effort="high")``.
+
+    ``effort`` is one of :data:`EFFORTS`; ``budget_tokens`` a thinking-token
+    budget (vendors that take only one of the two get it converted per model
+    family); ``summary`` asks for readable thought summaries (``"auto"``,
+    ``"concise"``, ``"detailed"``; ``True`` means ``"auto"``).
+    """
+
+    effort: str | None = None
+    budget_tokens: int | None = None
+    summary: str | bool | None = None
+
+
+@dataclass(slots=True, frozen=True)
+class CacheSettings:
+    """The run's ``cache=`` option, normalised.
+
+    ``auto`` places breakpoints on the tools, the system prompt and the last
+    user turn; ``ttl`` is the lifetime for those breakpoints; ``key`` and
+    ``retention`` are OpenAI's ``prompt_cache_key`` / ``prompt_cache_retention``.
+    """
+
+    auto: bool = False
+    ttl: str | None = None
+    key: str | None = None
+    retention: str | None = None
+
+
+StopReason: TypeAlias = Literal[
+    "end_turn", "tool_use", "max_tokens", "stop_sequence", "content_filter", "refusal", "other"
+]
+
+
+@dataclass(slots=True)
+class Request:
+    """Everything a provider needs for one model request.
+
+    ``options`` holds the per-call options (``temperature``, ``max_tokens``,
+    ``timeout``, ``stop``, ``seed``, ``reasoning_effort`` and vendor extras).
+    A plugin must either honour each option or raise
+    :class:`~llmport.errors.UnsupportedFeatureError`; it never drops one.
+    """
+
+    model: str
+    messages: list[Message]
+    system: str | None = None
+    tools: list[ToolSpec] = field(default_factory=list)
+    tool_choice: ToolChoice = "auto"
+    parallel_tool_calls: bool = True
+    response_format: ResponseFormat | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    stream: bool = False
+    #: JSON fields merged into one vendor's request body: ``{"openai": {"user": "u1"}}``.
+    vendor: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: The system prompt as blocks (cache marks kept); ``system`` is their text.
+    system_blocks: tuple[TextBlock, ...] = ()
+    #: Provider-native tools offered beside ``tools``.
+    native_tools: list[NativeTool] = field(default_factory=list)
+    #: Normalised ``reasoning=`` / ``reasoning_effort=`` (``None``: the model's default).
+    reasoning: Reasoning | None = None
+    #: Normalised ``cache=`` (``None``: only the breakpoints marked on blocks and tools).
+    cache: CacheSettings | None = None
+
+
+@dataclass(slots=True)
+class Response:
+    """A provider's answer to one request.
+
+    ``blocks`` is the answer's content in order (thinking, text with
+    citations, server-side tool calls and results); a plugin whose answer is
+    plain text may leave it empty and set ``text`` only. ``text`` is always
+    the concatenated answer text.
+    """
+
+    text: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    stop_reason: StopReason = "end_turn"
+    model: str = ""
+    id: str | None = None
+    raw_stop_reason: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    blocks: list[Block] = field(default_factory=list)
+
+    @property
+    def thinking(self) -> str:
+        """The concatenated readable thinking of this answer."""
+        return "".join(b.text for b in self.blocks if isinstance(b, ThinkingBlock))
+
+    def content_blocks(self) -> tuple[Block, ...]:
+        """The answer as blocks (``blocks``, else one text block)."""
+        if self.blocks:
+            return tuple(self.blocks)
+        return (TextBlock(self.text),) if self.text else ()
+
+    def as_message(self) -> Message:
+        """The assistant message to append to the conversation."""
+        if self.blocks:
+            blocks: tuple[Block, ...] = tuple(self.blocks)
+        else:
+            blocks = (TextBlock(self.text),) if self.text else ()
+        return Message("assistant", blocks, tuple(self.tool_calls), extra=dict(self.extra))
+
+
+# ---------------------------------------------------------------------------
+# Stream events
+# ---------------------------------------------------------------------------
+# Providers yield TextDelta / ToolCallDelta / UsageEvent / StopEvent; the core
+# assembles them (one assembler for every vendor) and re-emits TextDelta,
+# ToolCallStarted, ToolResultEvent, UsageEvent and FinalEvent to the caller.
+
+
+@dataclass(slots=True, frozen=True)
+class TextDelta:
+    text: str
+    kind: Literal["text_delta"] = "text_delta"
+
+
+@dataclass(slots=True, frozen=True)
+class ToolCallDelta:
+    """A fragment of a streamed tool call.
+
+    ``key`` identifies the call within one response (vendor index or id);
+    ``id`` and ``name`` arrive on the first fragment; ``arguments`` is a
+    piece of the JSON text (a whole object for vendors that do not
+    fragment). ``extra`` is merged into the assembled :class:`ToolCall`.
+    """
+
+    key: str | int
+    arguments: str = ""
+    id: str | None = None
+    name: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    kind: Literal["tool_call_delta"] = "tool_call_delta"
+
+
+@dataclass(slots=True, frozen=True)
+class ThinkingDelta:
+    """A piece of streamed thinking.
+
+    ``key`` identifies the thinking block within one response (vendor index);
+    ``text`` extends it, ``signature`` / ``redacted`` (when set) complete it,
+    ``extra`` is merged into the assembled :class:`ThinkingBlock`. The caller
+    sees every delta; the assembled block is in the final result.
+    """
+
+    text: str = ""
+    key: str | int = 0
+    signature: str | None = None
+    redacted: str | None = None
+    vendor: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+    kind: Literal["thinking_delta"] = "thinking_delta"
+
+
+@dataclass(slots=True, frozen=True)
+class CitationEvent:
+    """A citation for the text streamed so far (attached to the current text block)."""
+
+    citation: Citation
+    kind: Literal["citation"] = "citation"
+
+
+@dataclass(slots=True, frozen=True)
+class ServerToolEvent:
+    """A complete server-side tool call or result, in stream order."""
+
+    block: ServerToolCall | ServerToolResult
+    kind: Literal["server_tool"] = "server_tool"
+
+
+@dataclass(slots=True, frozen=True)
+class UsageEvent:
+    usage: Usage
+    kind: Literal["usage"] = "usage"
+
+
+@dataclass(slots=True, frozen=True)
+class StopEvent:
+    """The provider's last word on a streamed response."""
+
+    stop_reason: StopReason
+    raw_stop_reason: str | None = None
+    model: str = ""
+    id: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    kind: Literal["stop"] = "stop"
+
+
+@dataclass(slots=True, frozen=True)
+class ToolCallStarted:
+    """A tool call, with its arguments fully assembled, about to run."""
+
+    call: ToolCall
+    kind: Literal["tool_call_started"] = "tool_call_started"
+
+
+@dataclass(slots=True, frozen=True)
+class ToolResultEvent:
+    result: ToolResult
+    duration: float
+    kind: Literal["tool_result"] = "tool_result"
+
+
+@dataclass(slots=True, frozen=True)
+class CustomEvent:
+    """What a tool wrote with ``ctx.stream_writer(payload)``, in the order written.
+
+    ``tool_call_id`` / ``tool_name`` say which call wrote it (empty for a
+    chosen callable of a decision).
+    """
+
+    payload: Any
+    tool_call_id: str = ""
+    tool_name: str = ""
+    kind: Literal["custom"] = "custom"
+
+
+@dataclass(slots=True, frozen=True)
+class FinalEvent:
+    """The end of a run; ``result`` is the :class:`~llmport.runtime.RunResult`."""
+
+    result: Any
+    kind: Literal["final"] = "final"
+
+
+ProviderEvent: TypeAlias = (
+    TextDelta
+    | ThinkingDelta
+    | CitationEvent
+    | ServerToolEvent
+    | ToolCallDelta
+    | UsageEvent
+    | StopEvent
+)
+StreamEvent: TypeAlias = (
+    TextDelta
+    | ThinkingDelta
+    | CitationEvent
+    | ServerToolEvent
+    | ToolCallStarted
+    | ToolResultEvent
+    | UsageEvent
+    | CustomEvent
+    | FinalEvent
+)
+
+
+# ---------------------------------------------------------------------------
+# Capabilities
+# ---------------------------------------------------------------------------
+
+
+@dataclass(slots=True, frozen=True)
+class ModelCapabilities:
+    """What a model accepts. Checked before any request is sent."""
+
+    input_modalities: frozenset[str] = frozenset({"text"})
+    file_types: frozenset[str] = frozenset()  # media types taken natively as files
+    image_types: frozenset[str] = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+    audio_types: frozenset[str] = frozenset()
+    native_tools: bool = True
+    native_structured_output: bool = True
+    streaming: bool = True
+    parallel_tool_calls: bool = True
+    tool_choice_none: bool = True
+    image_urls: bool = True
+    max_image_bytes: int | None = None
+    max_request_bytes: int | None = None
+    #: Context window and output limit in tokens (``None``: unknown).
+    context_window: int | None = None
+    max_output_tokens: int | None = None
+    #: Takes ``reasoning=`` (effort and/or budget).
+    reasoning: bool = False
+    #: Honours cache breakpoints (explicitly, or by caching implicitly).
+    caching: bool = False
+    #: Returns citations (annotations, grounding, document citations).
+    citations: bool = False
+    #: Provider-native tool kinds it runs (see :class:`NativeTool`).
+    native_tool_kinds: frozenset[str] = frozenset()
+    #: Media types of text-like files it takes as its own document/file part.
+    native_text_files: frozenset[str] = frozenset()
+    #: Has a token-counting endpoint.
+    count_tokens: bool = False
+
+
+# ---------------------------------------------------------------------------
+# JSON form: Message.to_dict / Message.from_dict
+# ---------------------------------------------------------------------------
+# Exact: message_to_dict(message_from_dict(d)) == d for every dict written
+# here; bytes travel as standard base64 and vendor data (signatures,
+# encrypted reasoning, raw server-tool blocks) verbatim, so a stored
+# conversation resumes byte-identically. Fields at their default are left out.
+
+_ROLES = ("system", "user", "assistant", "tool")
+
+
+def _put(out: dict[str, Any], key: str, value: Any, default: Any = None) -> None:
+    if value != default:
+        out[key] = value
+
+
+def _cache_to(cache: CacheControl | None) -> dict[str, Any] | None:
+    if cache is None:
+        return None
+    return {"ttl": cache.ttl} if cache.ttl else {}
+
+
+def _cache_from(data: Any) -> CacheControl | None:
+    if data is None:
+        return None
+    if not isinstance(data, dict):
+        raise MessageError(f"'cache' must be an object, got {type(data).__name__}")
+    return CacheControl(ttl=data.get("ttl"))
+
+
+def citation_to_dict(c: Citation) -> dict[str, Any]:
+    out: dict[str, Any] = {"kind": c.kind}
+    for key in (
+        "url",
+        "title",
+        "cited_text",
+        "document_index",
+        "file_id",
+        "start",
+        "end",
+        "source_start",
+        "source_end",
+    ):
+        _put(out, key, getattr(c, key))
+    _put(out, "vendor", c.vendor, "")
+    _put(out, "extra", c.extra, {})
+    return out
+
+
+def citation_from_dict(d: dict[str, Any]) -> Citation:
+    return Citation(
+        kind=d["kind"],
+        url=d.get("url"),
+        title=d.get("title"),
+        cited_text=d.get("cited_text"),
+        document_index=d.get("document_index"),
+        file_id=d.get("file_id"),
+        start=d.get("start"),
+        end=d.get("end"),
+        vendor=d.get("vendor", ""),
+        extra=dict(d.get("extra", {})),
+        source_start=d.get("source_start"),
+        source_end=d.get("source_end"),
+    )
+
+
+def block_to_dict(block: Block) -> dict[str, Any]:
+    """One content block as a JSON-safe dict."""
+    out: dict[str, Any] = {"type": block.type}
+    if isinstance(block, TextBlock):
+        out["text"] = block.text
+        if block.citations:
+            out["citations"] = [citation_to_dict(c) for c in block.citations]
+        _put(out, "cache", _cache_to(block.cache))
+    elif isinstance(block, MediaBlock):
+        out["media_type"] = block.media_type
+        if block.inline:
+            out["data"] = block.base64()
+        _put(out, "url", block.url)
+        _put(out, "filename", block.filename)
+        _put(out, "index", block.index, 0)
+        _put(out, "cache", _cache_to(block.cache))
+        _put(out, "citations", block.citations, False)
+        _put(out, "send", block.send, "auto")
+    elif isinstance(block, ThinkingBlock):
+        _put(out, "text", block.text, "")
+        _put(out, "signature", block.signature)
+        _put(out, "redacted", block.redacted)
+        _put(out, "vendor", block.vendor, "")
+        _put(out, "extra", block.extra, {})
+    elif isinstance(block, ServerToolCall):
+        out["id"] = block.id
+        out["name"] = block.name
+        _put(out, "input", block.input, {})
+        _put(out, "vendor", block.vendor, "")
+        _put(out, "raw", block.raw, {})
+    else:
+        out["call_id"] = block.call_id
+        out["name"] = block.name
+        _put(out, "content", block.content)
+        _put(out, "vendor", block.vendor, "")
+        _put(out, "raw", block.raw, {})
+    return out
+
+
+def _text(d: dict[str, Any]) -> Block:
+    return TextBlock(
+        d["text"],
+        citations=tuple(citation_from_dict(c) for c in d.get("citations", ())),
+        cache=_cache_from(d.get("cache")),
+    )
+
+
+def _media(d: dict[str, Any]) -> Block:
+    data = d.get("data")
+    raw: bytes | None = None
+    if data is not None:
+        try:
+            raw = base64.b64decode(data, validate=True)
+        except (binascii.Error, ValueError, TypeError):
+            raise MessageError(f"{d['type']} block: 'data' is not valid base64") from None
+    if (raw is None) == (d.get("url") is None):
+        raise MessageError(f"{d['type']} block needs exactly one of 'data' or 'url'")
+    block = MediaBlock(
+        type=d["type"],
+        media_type=d["media_type"],
+        data=raw,
+        url=d.get("url"),
+        filename=d.get("filename"),
+        index=d.get("index", 0),
+        cache=_cache_from(d.get("cache")),
+        citations=bool(d.get("citations", False)),
+        send=d.get("send", "auto"),
+    )
+    if data is not None:
+        block._b64.append(data)  # the caller's encoding is the block's encoding
+    return block
+
+
+def _thinking(d: dict[str, Any]) -> Block:
+    return ThinkingBlock(
+        text=d.get("text", ""),
+        signature=d.get("signature"),
+        redacted=d.get("redacted"),
+        vendor=d.get("vendor", ""),
+        extra=dict(d.get("extra", {})),
+    )
+
+
+def _server_call(d: dict[str, Any]) -> Block:
+    return ServerToolCall(
+        id=d["id"],
+        name=d["name"],
+        input=dict(d.get("input", {})),
+        vendor=d.get("vendor", ""),
+        raw=dict(d.get("raw", {})),
+    )
+
+
+def _server_result(d: dict[str, Any]) -> Block:
+    return ServerToolResult(
+        call_id=d["call_id"],
+        name=d["name"],
+        content=d.get("content"),
+        vendor=d.get("vendor", ""),
+        raw=dict(d.get("raw", {})),
+    )
+
+
+_READERS: dict[str, Callable[[dict[str, Any]], Block]] = {
+    "text": _text,
+    "image": _media,
+    "audio": _media,
+    "file": _media,
+    "thinking": _thinking,
+    "server_tool_call": _server_call,
+    "server_tool_result": _server_result,
+}
+
+
+def block_from_dict(d: dict[str, Any]) -> Block:
+    """The block :func:`block_to_dict` described."""
+    if not isinstance(d, dict):
+        raise MessageError(f"a block must be an object, got {type(d).__name__}")
+    reader = _READERS.get(d.get("type", ""))
+    if reader is None:
+        raise MessageError(
+            f"unknown block type {d.get('type')!r}; expected one of {sorted(_READERS)}"
+        )
+    try:
+        return reader(d)
+    except KeyError as exc:
+        raise MessageError(f"{d['type']} block is missing {exc.args[0]!r}") from None
+
+
+def message_to_dict(message: Message) -> dict[str, Any]:
+    out: dict[str, Any] = {"role": message.role}
+    if message.blocks:
+        out["blocks"] = [block_to_dict(b) for b in message.blocks]
+    if message.tool_calls:
+        out["tool_calls"] = [_call_to(c) for c in message.tool_calls]
+    if message.tool_results:
+        out["tool_results"] = [_result_to(r) for r in message.tool_results]
+    _put(out, "extra", message.extra, {})
+    return out
+
+
+def message_from_dict(data: dict[str, Any]) -> Message:
+    if not isinstance(data, dict):
+        raise MessageError(f"a message must be an object, got {type(data).__name__}")
+    role = data.get("role")
+    if role not in _ROLES:
+        raise MessageError(f"message role must be one of {list(_ROLES)}, got {role!r}")
+    try:
+        return Message(
+            role,
+            tuple(block_from_dict(b) for b in data.get("blocks", ())),
+            tuple(_call_from(c) for c in data.get("tool_calls", ())),
+            tuple(_result_from(r) for r in data.get("tool_results", ())),
+            extra=dict(data.get("extra", {})),
+        )
+    except KeyError as exc:
+        raise MessageError(
+            f"{role} message: a tool call or result is missing {exc.args[0]!r}"
+        ) from None
+
+
+def _call_to(c: ToolCall) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": c.id, "name": c.name, "arguments": c.arguments}
+    _put(out, "raw_arguments", c.raw_arguments, "")
+    _put(out, "extra", c.extra, {})
+    return out
+
+
+def _call_from(d: dict[str, Any]) -> ToolCall:
+    return ToolCall(
+        id=d["id"],
+        name=d["name"],
+        arguments=dict(d.get("arguments", {})),
+        raw_arguments=d.get("raw_arguments", ""),
+        extra=dict(d.get("extra", {})),
+    )
+
+
+def _result_to(r: ToolResult) -> dict[str, Any]:
+    out: dict[str, Any] = {"call_id": r.call_id, "name": r.name, "content": r.content}
+    _put(out, "is_error", r.is_error, False)
+    if r.blocks:
+        out["blocks"] = [block_to_dict(b) for b in r.blocks]
+    return out
+
+
+def _result_from(d: dict[str, Any]) -> ToolResult:
+    return ToolResult(
+        call_id=d["call_id"],
+        name=d["name"],
+        content=d["content"],
+        is_error=bool(d.get("is_error", False)),
+        blocks=tuple(block_from_dict(b) for b in d.get("blocks", ())),
+    )

@@ -1,0 +1,283 @@
+"""Structured output: normalise ``response_format``, check it, validate replies.
+
+``response_format`` may be a JSON schema, a ``{"type": "json_schema", ...}``
+wrapper (OpenAI's shape), a pydantic model class, a dataclass or a
+TypedDict. The schema is itself checked with jsonschema before any request
+(:class:`~llmport.errors.SchemaError`).
+
+The reply is always validated against the caller's full schema, whatever
+subset a vendor was sent. So vendor helpers (:func:`inline_refs`,
+:func:`drop_keywords`) may drop constraints a vendor cannot express
+(``uniqueItems``, ``default``...) without weakening the guarantee: a
+reply that breaks one gets the repair round, then
+:class:`~llmport.errors.StructuredOutputError`. What cannot be expressed
+at all (a free-form ``dict``, a tuple) raises ``SchemaError`` naming the
+JSON pointer, so a plugin can reject it with a clear error before sending.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+from collections.abc import Collection
+from typing import Any
+
+from ..errors import SchemaError, StructuredOutputError
+from ..messages.types import ResponseFormat, ToolSpec
+from ..schema.build import check_schema, coerce, type_schema, validation_errors
+
+__all__ = [
+    "OutputTool",
+    "check_schema",
+    "drop_keywords",
+    "inline_refs",
+    "make_output_tool",
+    "output_type",
+    "parse_reply",
+    "prepare",
+    "schema_tool",
+    "to_output",
+    "validation_errors",
+]
+
+
+def _is_class_format(value: Any) -> bool:
+    import typing
+
+    return isinstance(value, type) and (
+        hasattr(value, "model_json_schema")
+        or dataclasses.is_dataclass(value)
+        or typing.is_typeddict(value)
+    )
+
+
+def _schema_of_class(cls: type) -> tuple[dict[str, Any], str]:
+    if not _is_class_format(cls):
+        raise SchemaError(
+            f"response_format class {cls.__name__} is not a pydantic model, a dataclass "
+            "or a TypedDict"
+        )
+    schema = type_schema(cls)
+    if "$ref" in schema:  # a recursive class: its definition is in $defs
+        schema = {**schema["$defs"][cls.__name__], "$defs": schema["$defs"]}
+    return schema, cls.__name__
+
+
+def prepare(response_format: Any) -> ResponseFormat | None:
+    """Normalise and check a ``response_format`` argument (None passes through)."""
+    if response_format is None or isinstance(response_format, ResponseFormat):
+        if response_format is not None:
+            check_schema(response_format.schema)
+        return response_format
+    name = "response"
+    strict = True
+    description = None
+    if isinstance(response_format, type):
+        schema, name = _schema_of_class(response_format)
+    elif isinstance(response_format, dict):
+        if response_format.get("type") == "json_schema":
+            inner = response_format.get("json_schema", response_format)
+            if not isinstance(inner, dict):
+                raise SchemaError("json_schema wrapper: 'json_schema' must be an object")
+            found = inner.get("schema")
+            name = inner.get("name", name)
+            strict = bool(inner.get("strict", True))
+            description = inner.get("description")
+            if not isinstance(found, dict):
+                raise SchemaError("json_schema wrapper needs a 'schema' object")
+            schema = found
+        else:
+            schema = response_format
+    else:
+        raise SchemaError(
+            f"response_format must be a JSON schema dict, a json_schema wrapper, a pydantic model, "
+            f"a dataclass or a TypedDict, not {type(response_format).__name__}"
+        )
+    check_schema(schema)
+    return ResponseFormat(
+        schema=schema, name=_safe_name(str(name)), strict=strict, description=description
+    )
+
+
+def output_type(response_format: Any) -> type | None:
+    """The class to build the parsed value into (pydantic model or dataclass), if one was given."""
+    if isinstance(response_format, type) and _is_class_format(response_format):
+        import typing
+
+        return None if typing.is_typeddict(response_format) else response_format
+    return None
+
+
+def to_output(value: Any, cls: type | None) -> Any:
+    """The parsed JSON as an instance of ``cls`` (None: the JSON value itself)."""
+    if cls is None:
+        return value
+    return coerce(value, cls)
+
+
+def _safe_name(name: str) -> str:
+    cleaned = "".join(c if c.isalnum() or c in "_-" else "_" for c in name)
+    return cleaned[:64] or "response"
+
+
+def parse_reply(rf: ResponseFormat, text: str) -> tuple[Any, list[str]]:
+    """(value, errors): the parsed JSON and what is wrong with it."""
+    stripped = strip_fences(text)
+    try:
+        value = json.loads(stripped)
+    except json.JSONDecodeError as exc:
+        return None, [f"reply is not JSON: {exc.msg} at position {exc.pos}"]
+    return value, validation_errors(rf.schema, value)
+
+
+def strip_fences(text: str) -> str:
+    s = text.strip()
+    if s.startswith("```"):
+        s = s.split("\n", 1)[1] if "\n" in s else ""
+        if s.rstrip().endswith("```"):
+            s = s.rstrip()[:-3]
+    return s.strip()
+
+
+def repair_prompt(errors: list[str]) -> str:
+    return (
+        "Your previous reply did not match the required JSON schema:\n"
+        + "\n".join(f"- {e}" for e in errors)
+        + "\nReply again with only the corrected JSON."
+    )
+
+
+def prompt_instruction(rf: ResponseFormat) -> str:
+    """The system-prompt text of ``output_mode="prompted"``: the schema, and JSON only."""
+    schema = json.dumps(rf.schema, ensure_ascii=False, sort_keys=True)
+    about = f" ({rf.description})" if rf.description else ""
+    return (
+        f"Reply with a single JSON value{about} that matches this JSON schema, "
+        f"and nothing else (no prose, no code fences):\n{schema}"
+    )
+
+
+def fail(errors: list[str], text: str) -> StructuredOutputError:
+    return StructuredOutputError(
+        "reply does not match the response schema after a repair round", errors, text
+    )
+
+
+# --- vendor subsets -------------------------------------------------------------------
+
+
+def _resolve(root: dict[str, Any], ref: str, where: str) -> dict[str, Any]:
+    if ref == "#":
+        return root
+    if not ref.startswith("#/"):
+        raise SchemaError(f"{where}: only local $refs (#/...) can be resolved, got {ref!r}")
+    node: Any = root
+    for part in ref[2:].split("/"):
+        part = part.replace("~1", "/").replace("~0", "~")
+        if not isinstance(node, dict) or part not in node:
+            raise SchemaError(f"{where}: $ref {ref!r} points nowhere")
+        node = node[part]
+    if not isinstance(node, dict):
+        raise SchemaError(f"{where}: $ref {ref!r} is not a schema")
+    return node
+
+
+def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema with every local ``$ref`` replaced by its target and ``$defs`` removed.
+
+    For vendors that do not resolve references. A recursive schema cannot
+    be inlined: :class:`~llmport.errors.SchemaError`.
+    """
+    root = copy.deepcopy(schema)
+
+    def walk(node: Any, seen: tuple[str, ...], where: str) -> Any:
+        if isinstance(node, list):
+            return [walk(v, seen, f"{where}/{i}") for i, v in enumerate(node)]
+        if not isinstance(node, dict):
+            return node
+        if "$ref" in node:
+            ref = node["$ref"]
+            if ref in seen:
+                raise SchemaError(f"{where}: recursive $ref {ref!r} cannot be inlined")
+            target = _resolve(root, ref, where)
+            merged = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
+            return walk(merged, (*seen, ref), where)
+        return {
+            k: walk(v, seen, f"{where}/{k}")
+            for k, v in node.items()
+            if k not in ("$defs", "definitions")
+        }
+
+    out: dict[str, Any] = walk(root, (), "#")
+    return out
+
+
+def drop_keywords(schema: dict[str, Any], keywords: set[str] | frozenset[str]) -> dict[str, Any]:
+    """The schema without ``keywords`` anywhere (property *names* are kept)."""
+
+    def walk(node: Any, in_properties: bool = False) -> Any:
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        if not isinstance(node, dict):
+            return node
+        if in_properties:  # keys here are property names, not keywords
+            return {k: walk(v) for k, v in node.items()}
+        return {
+            k: walk(v, k in ("properties", "$defs", "definitions"))
+            for k, v in node.items()
+            if k not in keywords
+        }
+
+    out: dict[str, Any] = walk(copy.deepcopy(schema))
+    return out
+
+
+def schema_tool(rf: ResponseFormat) -> ToolSpec:
+    """The response schema as a tool to force, for vendors whose structured output is a tool call.
+
+    The tool's arguments are the answer; a plugin that uses it returns
+    ``json.dumps(arguments)`` as the reply text. A non-object schema is
+    wrapped as ``{"value": ...}`` (unwrap it before returning).
+    """
+    params = (
+        rf.schema
+        if rf.schema.get("type") == "object"
+        else {"type": "object", "properties": {"value": rf.schema}, "required": ["value"]}
+    )
+    return ToolSpec(
+        rf.name, rf.description or "Reply with the answer as this tool's arguments.", params, True
+    )
+
+
+@dataclasses.dataclass(slots=True, frozen=True)
+class OutputTool:
+    """The forced tool that carries structured output, for models without native JSON output.
+
+    ``wrapped``: the schema's root is not an object, so the tool's input is
+    ``{"value": ...}`` and the reply is its ``value``.
+    """
+
+    name: str
+    wrapped: bool
+
+    def reply_text(self, arguments: Any) -> str:
+        """The structured reply carried by the tool call's arguments, as JSON text."""
+        if self.wrapped and isinstance(arguments, dict):
+            arguments = arguments.get("value")
+        return json.dumps(arguments, ensure_ascii=False)
+
+
+def make_output_tool(
+    rf: ResponseFormat, taken: Collection[str] = (), default_description: str | None = None
+) -> tuple[OutputTool, ToolSpec]:
+    """The forced output tool for ``rf`` and its spec, named apart from the request's tools.
+
+    Plugins send the spec in their vendor's tool format, force it, and turn
+    the call's arguments back into the reply with :meth:`OutputTool.reply_text`.
+    """
+    spec = schema_tool(rf)
+    name = spec.name if spec.name not in taken else f"{spec.name}_output"
+    description = rf.description or default_description or spec.description
+    tool = OutputTool(name, rf.schema.get("type") != "object")
+    return tool, ToolSpec(name, description, spec.parameters, spec.strict)

@@ -1,0 +1,7 @@
+"""The plugin host.
+
+The pluggy hook specifications (:mod:`.hookspecs`) and plugin discovery through
+the ``llmport`` entry-point group (:mod:`.host`, re-exported here).
+"""
+
+from .host import *  # noqa: F403

@@ -1,0 +1,144 @@
+"""The hooks plugins implement, in three families.
+
+Provider hooks register vendors; tool-source hooks register named toolsets
+and sources of tools; policy hooks allow/deny tools, rewrite or reject
+requests and responses (guardrails) and observe every model and tool call.
+
+Implement them in a module or object decorated with ``llmport.hookimpl``
+and expose it through the ``llmport`` entry-point group::
+
+    [project.entry-points.llmport]
+    my_plugin = "my_package.plugin"
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+if TYPE_CHECKING:
+    from ..messages.types import Request, Response
+    from ..provider.contract import ProviderInfo
+    from ..tools.policy import CallInfo, ToolCheck
+
+hookspec = pluggy.HookspecMarker("llmport")
+hookimpl = pluggy.HookimplMarker("llmport")
+
+
+# --- provider hooks -----------------------------------------------------------
+
+
+@hookspec
+def llmport_providers(register: Callable[[ProviderInfo], None]) -> None:
+    """Register provider classes with their prefix, aliases and capabilities.
+
+    Call ``register(ProviderInfo(prefix="openai", factory=..., ...))`` once
+    per provider. Import the vendor SDK lazily, inside the factory.
+    """
+
+
+# --- tool-source hooks ----------------------------------------------------------
+
+
+@hookspec
+def llmport_toolsets(register: Callable[..., None]) -> None:
+    """Register named toolsets: ``register("web", toolset_or_factory)``.
+
+    Users then enable them by name: ``rt.exec(..., toolset="web")``. A
+    factory (a zero-argument callable) is called on first use.
+    """
+
+
+@hookspec
+def llmport_tool_sources(register: Callable[..., None]) -> None:
+    """Register named tool sources: ``register("mcp", source)``.
+
+    A source is a callable ``source(info) -> Iterable[tool]`` called at
+    exec time (``exec(..., tools_source="mcp")``), ``info`` being a
+    :class:`~llmport.tools.policy.CallInfo` for the call.
+    """
+
+
+# --- policy hooks -------------------------------------------------------------
+
+
+@hookspec
+def llmport_tool_policy(check: ToolCheck) -> str | None:
+    """Decide whether a tool may be offered or run.
+
+    Return ``"allow"``, ``"deny"`` or ``"approve"`` (require approval), or
+    ``None`` for no opinion. ``check.stage`` is ``"offer"`` (building the
+    request) or ``"run"`` (a call arrived, ``check.call`` is set). Deny wins
+    over approve, approve over allow.
+    """
+
+
+@hookspec
+def llmport_before_request(request: Request, info: CallInfo) -> Request | None:
+    """Inspect or rewrite a request before it is sent (input guardrail).
+
+    Return a new Request to replace it, ``None`` to keep it, or raise
+    :class:`~llmport.errors.GuardrailTripped` to stop the run.
+    """
+
+
+@hookspec
+def llmport_after_response(request: Request, response: Response, info: CallInfo) -> Response | None:
+    """Inspect or rewrite a response (output guardrail); same contract."""
+
+
+@hookspec
+def llmport_observe(event: str, payload: dict[str, Any], info: CallInfo) -> None:
+    """Observe model and tool calls (tracing).
+
+    ``event`` is one of ``run_start``, ``run_end`` (payload ``run``,
+    ``trace``, and ``error`` at the end), ``model_start``, ``model_end``,
+    ``model_error`` (with ``delay``: the backoff before the next attempt),
+    ``tool_start``, ``tool_end``. ``info.metadata["trace"]`` is the run's
+    :class:`~llmport.observe.tracing.Trace` when ``exec(trace=...)`` gave one.
+    Observers must not raise; an exception here is logged and swallowed.
+    """
+
+
+# --- limiter hooks ------------------------------------------------------------
+
+
+@hookspec
+def llmport_limiters(register: Callable[..., None]) -> None:
+    """Register rate limiters by URL scheme: ``register("redis", factory)``.
+
+    ``factory(url) -> Limiter`` (see :class:`llmport.controls.limits.Limiter`) is called
+    when a runtime is configured with ``limiter="redis://..."`` (or
+    ``limiter = "..."`` in configuration). Without one, the in-process
+    :class:`llmport.controls.limits.InProcessLimiter` keeps the buckets.
+    """
+
+
+# --- session-store hooks ------------------------------------------------------------
+
+
+@hookspec
+def llmport_session_stores(register: Callable[[str, Callable[..., Any]], None]) -> None:
+    """Register session stores by URL scheme: ``register("postgresql", factory)``.
+
+    ``Session("postgresql://...")`` then calls ``factory(url, readonly=...,
+    durable=...)``, which returns a :class:`llmport.sessions.stores.SessionStore`.
+    Import the database driver lazily, inside the factory. Plain paths and
+    ``sqlite://`` URLs use the core's embedded SQLite store.
+    """
+
+
+# --- key-value store hooks ------------------------------------------------------------
+
+
+@hookspec
+def llmport_kv_stores(register: Callable[[str, Callable[..., Any]], None]) -> None:
+    """Register key-value stores (``RunContext.store``) by URL scheme.
+
+    ``register("postgresql", factory)``: ``factory(url)`` returns a
+    :class:`llmport.sessions.kv.Store` kept beside a session stored at that URL.
+    Plain paths and ``sqlite://`` URLs use the core's SQLite store (the
+    session's file, table ``llmport_kv``).
+    """

@@ -1,0 +1,555 @@
+"""The provider contract every vendor plugin implements.
+
+A provider works in two steps, as pydantic-ai's models do:
+
+1. :meth:`Provider.prepare` runs **once per model request**: every check
+   (capabilities, options, content), every conversion to the vendor's
+   format and every capability lookup. It raises typed input errors and
+   sends nothing. It returns a :class:`Prepared`.
+2. :meth:`Provider.send` / :meth:`~Provider.asend` /
+   :meth:`~Provider.send_stream` / :meth:`~Provider.asend_stream` do the
+   I/O and convert the answer back to a :class:`~llmport.messages.types.Response`
+   (or :data:`~llmport.messages.types.ProviderEvent` objects). A retry resends the
+   same :class:`Prepared`: nothing is converted twice.
+
+Providers raise llmport's typed :class:`~llmport.errors.ProviderError`
+subclasses (wrap SDK calls in :class:`llmport.provider.translate.translating`) and
+never retry on their own: llmport is the one retry layer.
+
+The first contract still works: a provider that only implements
+``_call(request)`` / ``_async_call`` / ``_stream`` / ``_astream`` gets them
+called by the default ``send*`` methods.
+
+Plugins register a :class:`ProviderInfo` through the ``llmport_providers``
+hook; the provider class itself is created lazily (on first use), so no
+vendor SDK is imported by ``import llmport``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from ..controls.options import STANDARD_OPTIONS, unknown_option_error
+from ..errors import UnsupportedContentError, UnsupportedFeatureError
+from ..messages.types import (
+    Block,
+    Citation,
+    CitationEvent,
+    MediaBlock,
+    ModelCapabilities,
+    ProviderEvent,
+    Request,
+    Response,
+    ServerToolEvent,
+    StopEvent,
+    TextBlock,
+    TextDelta,
+    ThinkingBlock,
+    ThinkingDelta,
+    ToolCall,
+    ToolCallDelta,
+    Usage,
+    UsageEvent,
+)
+from ..observe.redaction import redact_settings, register_settings, secret_values
+
+__all__ = [
+    "STANDARD_OPTIONS",
+    "Prepared",
+    "Provider",
+    "ProviderInfo",
+    "StreamAssembler",
+    "assemble",
+    "check_block",
+    "parse_arguments",
+    "response_events",
+]
+
+
+@dataclass(slots=True)
+class Prepared:
+    """A request converted once for its vendor; every attempt resends it.
+
+    ``payload`` is what the plugin sends (the SDK's keyword arguments or the
+    JSON body); plugins subclass this to keep what converting the answer
+    back needs.
+    """
+
+    request: Request
+    payload: Any = None
+
+
+class Provider:
+    """Base class of vendor providers.
+
+    Subclasses set ``name`` and ``options`` (the option names they model
+    beyond :data:`STANDARD_OPTIONS`), override :meth:`prepare` (calling
+    :meth:`check` first) and the four ``send`` methods. ``settings`` are the
+    provider's own settings (``api_key``, ``base_url``, ...) from
+    configuration and the runtime; their secret values are registered for
+    redaction (:mod:`llmport.observe.redaction`).
+    """
+
+    name: str = "provider"
+    #: Option names this provider models; any other option is an error before a request.
+    options: frozenset[str] = STANDARD_OPTIONS
+
+    def __init__(self, settings: Mapping[str, Any] | None = None, info: ProviderInfo | None = None):
+        self.settings: dict[str, Any] = dict(settings or {})
+        self.info = info
+        self._caps: dict[str, ModelCapabilities] = {}
+        register_settings(self.settings)
+
+    def __repr__(self) -> str:
+        # Settings may hold the API key: never print it.
+        settings = redact_settings(self.settings)
+        return f"{type(self).__name__}(name={self.name!r}, settings={settings!r})"
+
+    def secrets(self) -> tuple[str, ...]:
+        """The configured secret values, masked literally in this provider's errors."""
+        return secret_values(self.settings)
+
+    # -- capabilities and checks -------------------------------------------
+
+    def capabilities(self, model: str) -> ModelCapabilities:
+        """The capabilities of ``model`` (from the registration, else defaults); cached."""
+        caps = self._caps.get(model)
+        if caps is None:
+            info = self.info
+            caps = info.capabilities_for(model) if info is not None else ModelCapabilities()
+            self._caps[model] = caps
+        return caps
+
+    def check(self, request: Request) -> ModelCapabilities:
+        """Raise input errors for what the model cannot take; return its capabilities.
+
+        The default checks option names, media blocks, tools, streaming and
+        ``tool_choice="none"`` against the model's capabilities.
+        """
+        unknown = set(request.options) - self.options
+        if unknown:
+            raise unknown_option_error(unknown, self.options, f"{self.name} option")
+        caps = self.capabilities(request.model)
+        cached = False
+        for t in request.tools:
+            cached = cached or t.cache is not None
+        for b in request.system_blocks:
+            cached = cached or b.cache is not None
+        for message in request.messages:
+            for block in message.blocks:
+                if isinstance(block, MediaBlock):
+                    check_block(self.name, request.model, caps, block)
+                    cached = cached or block.cache is not None
+                elif isinstance(block, TextBlock):
+                    cached = cached or block.cache is not None
+        if cached and not caps.caching:
+            raise UnsupportedFeatureError(self.name, request.model, "prompt caching")
+        if request.reasoning is not None and not caps.reasoning:
+            raise UnsupportedFeatureError(self.name, request.model, "reasoning")
+        for native in request.native_tools:
+            if native.kind not in caps.native_tool_kinds:
+                raise UnsupportedFeatureError(
+                    self.name, request.model, f"native tool {native.kind!r}"
+                )
+        if request.tools and not caps.native_tools:
+            raise UnsupportedFeatureError(self.name, request.model, "tools")
+        if request.stream and not caps.streaming:
+            raise UnsupportedFeatureError(self.name, request.model, "streaming")
+        if request.tool_choice == "none" and request.tools and not caps.tool_choice_none:
+            raise UnsupportedFeatureError(self.name, request.model, 'tool_choice="none"')
+        return caps
+
+    def prepare(self, request: Request) -> Prepared:
+        """Check and convert ``request`` once (no I/O); the default only checks."""
+        self.check(request)
+        return Prepared(request)
+
+    def count_tokens(self, request: Request) -> int:
+        """Input tokens of ``request`` from the vendor's counting endpoint.
+
+        Plugins whose capabilities say ``count_tokens=True`` implement it;
+        :meth:`llmport.Runtime.count_tokens` estimates locally otherwise.
+        """
+        raise UnsupportedFeatureError(self.name, request.model, "token counting")
+
+    async def acount_tokens(self, request: Request) -> int:
+        """Async :meth:`count_tokens`; the default runs it in a thread."""
+        import asyncio
+
+        return await asyncio.to_thread(self.count_tokens, request)
+
+    def batch_backend(self) -> Any:
+        """This provider's ``BatchBackend`` (engine.batch), or None: no batch API (batch).
+
+        ``rt.batch`` raises :class:`~llmport.errors.UnsupportedFeatureError`
+        before any request for a provider that returns None.
+        """
+        return None
+
+    def vendor_fields(self, request: Request) -> dict[str, Any]:
+        """The fields ``exec(vendor={...})`` gave for this provider (merged into the body)."""
+        return request.vendor.get(self.name, {})
+
+    # -- I/O -------------------------------------------------------------------
+
+    def send(self, prepared: Prepared) -> Response:
+        """Send a prepared request and return the converted answer."""
+        return self._call(prepared.request)
+
+    async def asend(self, prepared: Prepared) -> Response:
+        """Async :meth:`send`."""
+        return await self._async_call(prepared.request)
+
+    def send_stream(self, prepared: Prepared) -> Iterator[ProviderEvent]:
+        """Send a prepared request and yield its events; the last is a ``StopEvent``."""
+        return self._stream(prepared.request)
+
+    def asend_stream(self, prepared: Prepared) -> AsyncIterator[ProviderEvent]:
+        """Async :meth:`send_stream`."""
+        return self._astream(prepared.request)
+
+    # -- the first contract (still honoured) ------------------------------------
+
+    def _call(self, request: Request) -> Response:
+        raise NotImplementedError(f"{type(self).__name__} does not implement send or _call")
+
+    async def _async_call(self, request: Request) -> Response:
+        # Default: run the sync send in a thread, never blocking the loop.
+        import asyncio
+
+        if type(self).send is not Provider.send:
+            return await asyncio.to_thread(self.send, self.prepare(request))
+        return await asyncio.to_thread(self._call, request)
+
+    def _stream(self, request: Request) -> Iterator[ProviderEvent]:
+        # Default: one non-streamed call replayed as events.
+        yield from response_events(self._call(request))
+
+    async def _astream(self, request: Request) -> AsyncIterator[ProviderEvent]:
+        for event in response_events(await self._async_call(request)):
+            yield event
+
+    def close(self) -> None:
+        """Release clients (optional)."""
+
+    async def aclose(self) -> None:
+        """Release the running event loop's clients (optional); default :meth:`close`."""
+        self.close()
+
+
+def check_block(vendor: str, model: str, caps: ModelCapabilities, block: MediaBlock) -> None:
+    """Raise UnsupportedContentError if ``caps`` rules ``block`` out.
+
+    Text-like files are not rejected here: plugins inline them by the
+    documented rule (:func:`llmport.messages.content.inline_text_file`).
+    """
+    from ..messages.content import is_text_like
+
+    mt = block.media_type
+    if block.citations and not caps.citations:
+        raise UnsupportedContentError(
+            vendor, model, block.describe(), "model returns no document citations"
+        )
+    if block.type == "image":
+        if "image" not in caps.input_modalities:
+            raise UnsupportedContentError(vendor, model, block.describe(), "model takes no images")
+        if mt != "image/*" and mt not in caps.image_types:
+            raise UnsupportedContentError(
+                vendor,
+                model,
+                block.describe(),
+                f"image type {mt} not accepted (accepted: {', '.join(sorted(caps.image_types))})",
+            )
+        if block.url is not None and not caps.image_urls:
+            raise UnsupportedContentError(
+                vendor, model, block.describe(), "image URLs not accepted"
+            )
+        if caps.max_image_bytes is not None and block.size > caps.max_image_bytes:
+            raise UnsupportedContentError(
+                vendor,
+                model,
+                block.describe(),
+                f"image is {block.size} bytes, over the vendor limit of {caps.max_image_bytes}",
+            )
+    elif block.type == "audio" or (block.type == "file" and mt.startswith("audio/")):
+        if "audio" not in caps.input_modalities:
+            raise UnsupportedContentError(
+                vendor, model, block.describe(), "model takes no audio input"
+            )
+        if mt not in caps.audio_types:
+            raise UnsupportedContentError(
+                vendor,
+                model,
+                block.describe(),
+                f"audio type {mt} not accepted "
+                f"(accepted: {', '.join(sorted(caps.audio_types)) or 'none'})",
+            )
+    else:
+        if mt.startswith("image/"):
+            return check_block(vendor, model, caps, _as_kind(block, "image"))
+        if mt in caps.file_types:
+            return
+        if is_text_like(mt):
+            if block.send == "native" and mt not in caps.native_text_files:
+                raise UnsupportedContentError(
+                    vendor,
+                    model,
+                    block.describe(),
+                    f'send="native": {mt} has no native document part here '
+                    f"(native: {', '.join(sorted(caps.native_text_files)) or 'none'})",
+                )
+            return  # inlined as text by the plugin, or its native document part
+        raise UnsupportedContentError(
+            vendor,
+            model,
+            block.describe(),
+            f"files of type {mt} are not accepted "
+            f"(native: {', '.join(sorted(caps.file_types)) or 'none'}; "
+            "text-like files are inlined)",
+        )
+
+
+def _as_kind(block: MediaBlock, kind: Literal["image", "audio", "file"]) -> MediaBlock:
+    return replace(block, type=kind)
+
+
+# ---------------------------------------------------------------------------
+# Registration
+# ---------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class ProviderInfo:
+    """How a plugin registers a provider.
+
+    ``factory`` is called lazily with the provider's settings; importing the
+    vendor SDK belongs inside it (or inside the provider), never at plugin
+    import. ``models`` maps model names (or ``fnmatch`` patterns like
+    ``"gpt-4o*"``) to capabilities; the first match wins, else ``default``.
+    """
+
+    prefix: str
+    factory: Callable[..., Provider]
+    description: str = ""
+    aliases: dict[str, str] = field(default_factory=dict)
+    models: dict[str, ModelCapabilities] = field(default_factory=dict)
+    default: ModelCapabilities = field(default_factory=ModelCapabilities)
+    plugin: str = ""
+
+    def capabilities_for(self, model: str) -> ModelCapabilities:
+        from fnmatch import fnmatchcase
+
+        if model in self.models:
+            return self.models[model]
+        for pattern, caps in self.models.items():
+            if fnmatchcase(model, pattern):
+                return caps
+        return self.default
+
+    def create(self, settings: Mapping[str, Any]) -> Provider:
+        provider = self.factory(settings=dict(settings), info=self)
+        return provider
+
+
+# ---------------------------------------------------------------------------
+# Stream assembly: one implementation for every vendor
+# ---------------------------------------------------------------------------
+
+
+class StreamAssembler:
+    """Builds a :class:`Response` from provider events.
+
+    Content blocks keep their stream order: consecutive text deltas form one
+    text block (citations attach to the current one), thinking deltas are
+    joined per ``key``, server-tool events are whole blocks. Tool-call
+    fragments are joined per ``key`` (vendor index or id) in the order calls
+    first appeared.
+    """
+
+    def __init__(self) -> None:
+        self.text_parts: list[str] = []
+        self.calls: dict[str | int, dict[str, Any]] = {}
+        self.usage = Usage()
+        self.stop: StopEvent | None = None
+        # Ordered content: ("text", [parts], [citations]) | ("thinking", key) | ("block", Block)
+        self._order: list[tuple[Any, ...]] = []
+        self._thinking: dict[str | int, dict[str, Any]] = {}
+        self._rich = False
+
+    def _text_slot(self) -> tuple[Any, ...]:
+        if not self._order or self._order[-1][0] != "text":
+            self._order.append(("text", [], []))
+        return self._order[-1]
+
+    def feed(self, event: ProviderEvent) -> None:
+        if isinstance(event, TextDelta):
+            self.text_parts.append(event.text)
+            if self._rich:
+                self._text_slot()[1].append(event.text)
+            elif not self._order:
+                self._order.append(("text", self.text_parts, []))
+        elif isinstance(event, ToolCallDelta):
+            slot = self.calls.setdefault(
+                event.key, {"id": None, "name": None, "args": [], "extra": {}}
+            )
+            if event.id:
+                slot["id"] = event.id
+            if event.name:
+                slot["name"] = event.name
+            if event.arguments:
+                slot["args"].append(event.arguments)
+            slot["extra"].update(event.extra)
+        elif isinstance(event, UsageEvent):
+            # Vendors send cumulative usage; the last report wins per field.
+            u = event.usage
+            self.usage = Usage(
+                input_tokens=u.input_tokens or self.usage.input_tokens,
+                output_tokens=u.output_tokens or self.usage.output_tokens,
+                cache_read_tokens=u.cache_read_tokens or self.usage.cache_read_tokens,
+                cache_write_tokens=u.cache_write_tokens or self.usage.cache_write_tokens,
+                reasoning_tokens=u.reasoning_tokens or self.usage.reasoning_tokens,
+                requests=1,
+            )
+        elif isinstance(event, StopEvent):
+            self.stop = event
+        else:
+            self._feed_rich(event)
+
+    def _feed_rich(self, event: ThinkingDelta | CitationEvent | ServerToolEvent) -> None:
+        if not self._rich:
+            # Until now the only content was plain text: keep it as its own block.
+            self._rich = True
+            if self._order:
+                self._order[0] = ("text", list(self.text_parts), [])
+        if isinstance(event, ThinkingDelta):
+            slot = self._thinking.get(event.key)
+            if slot is None:
+                slot = {"text": [], "signature": None, "redacted": None, "vendor": "", "extra": {}}
+                self._thinking[event.key] = slot
+                self._order.append(("thinking", event.key))
+            if event.text:
+                slot["text"].append(event.text)
+            if event.signature is not None:
+                slot["signature"] = (slot["signature"] or "") + event.signature
+            if event.redacted is not None:
+                slot["redacted"] = event.redacted
+            if event.vendor:
+                slot["vendor"] = event.vendor
+            slot["extra"].update(event.extra)
+        elif isinstance(event, CitationEvent):
+            self._text_slot()[2].append(event.citation)
+        else:
+            self._order.append(("block", event.block))
+
+    def blocks(self) -> list[Block]:
+        """The content blocks assembled so far (empty for plain text answers)."""
+        if not self._rich:
+            return []
+        out: list[Block] = []
+        for entry in self._order:
+            if entry[0] == "text":
+                citations: list[Citation] = entry[2]
+                out.append(TextBlock("".join(entry[1]), citations=tuple(citations)))
+            elif entry[0] == "thinking":
+                slot = self._thinking[entry[1]]
+                out.append(
+                    ThinkingBlock(
+                        text="".join(slot["text"]),
+                        signature=slot["signature"],
+                        redacted=slot["redacted"],
+                        vendor=slot["vendor"],
+                        extra=slot["extra"],
+                    )
+                )
+            else:
+                out.append(entry[1])
+        return out
+
+    def tool_call(self, key: str | int) -> ToolCall:
+        slot = self.calls[key]
+        raw = "".join(slot["args"])
+        return ToolCall(
+            id=slot["id"] or f"call_{key}",
+            name=slot["name"] or "",
+            arguments=parse_arguments(raw),
+            raw_arguments=raw,
+            extra=slot["extra"],
+        )
+
+    def response(self) -> Response:
+        from ..errors import MalformedResponseError
+
+        if self.stop is None:
+            raise MalformedResponseError(
+                "stream ended before the response was complete", retryable=True
+            )
+        calls = [self.tool_call(k) for k in self.calls]
+        usage = self.usage
+        usage.requests = 1
+        return Response(
+            text="".join(self.text_parts),
+            tool_calls=calls,
+            usage=usage,
+            stop_reason=self.stop.stop_reason,
+            raw_stop_reason=self.stop.raw_stop_reason,
+            model=self.stop.model,
+            id=self.stop.id,
+            extra=dict(self.stop.extra),
+            blocks=self.blocks(),
+        )
+
+
+def parse_arguments(raw: str) -> dict[str, Any]:
+    """Parse tool-call arguments; invalid JSON yields ``{}`` (raw text is kept)."""
+    if not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def response_events(response: Response) -> Iterable[ProviderEvent]:
+    """A non-streamed response as a sequence of provider events."""
+    if response.blocks:
+        for n, block in enumerate(response.blocks):
+            if isinstance(block, TextBlock):
+                yield TextDelta(block.text)
+                for citation in block.citations:
+                    yield CitationEvent(citation)
+            elif isinstance(block, ThinkingBlock):
+                yield ThinkingDelta(
+                    block.text, n, block.signature, block.redacted, block.vendor, dict(block.extra)
+                )
+            elif not isinstance(block, MediaBlock):
+                yield ServerToolEvent(block)
+    elif response.text:
+        yield TextDelta(response.text)
+    for i, call in enumerate(response.tool_calls):
+        yield ToolCallDelta(
+            key=i,
+            id=call.id,
+            name=call.name,
+            arguments=call.raw_arguments or json.dumps(call.arguments),
+            extra=call.extra,
+        )
+    yield UsageEvent(response.usage)
+    yield StopEvent(
+        response.stop_reason,
+        response.raw_stop_reason,
+        response.model,
+        response.id,
+        dict(response.extra),
+    )
+
+
+def assemble(events: Iterable[ProviderEvent]) -> Response:
+    """Assemble a complete list of provider events into a Response."""
+    asm = StreamAssembler()
+    for event in events:
+        asm.feed(event)
+    return asm.response()

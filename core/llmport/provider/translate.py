@@ -1,0 +1,303 @@
+"""Vendor errors to llmport errors: written once, used by every plugin.
+
+* :func:`status_error`: an HTTP error status (plus headers, code, message)
+  to its typed :class:`~llmport.errors.ProviderError`, with the one retry
+  retry rule: 408, 409, 429 and 5xx are transient, everything else is
+  permanent, and an explicit ``x-should-retry`` header wins.
+* :func:`retry_after_from_headers` and :func:`retry_after_from_details`:
+  ``retry-after-ms``, ``retry-after`` (seconds or an HTTP date) and
+  Google's ``google.rpc.RetryInfo``.
+* :func:`transport_error`: httpx / httpx2 / httpcore / aiohttp errors and
+  unreadable answers (bad JSON, schema mismatch) by class name, so no
+  transport library is imported here.
+* :class:`translating`: the context manager a plugin wraps its SDK calls
+  in. It turns vendor exceptions into llmport's, masks the provider's
+  configured secrets literally, and keeps only a redacted summary of the
+  vendor exception (``ProviderError.vendor_error``), never the exception
+  itself: ``raise ... from None``. The runtime also detaches the implicit
+  ``__context__`` Python sets while the vendor exception is being handled
+  (:func:`detach`), so nothing reaching the caller chains an object that
+  holds a secret.
+
+A plugin keeps only its vendor codes: a ``translate(exc)`` function that
+returns a :class:`ProviderError` for the SDK's own exceptions (using
+:func:`status_error`) or ``None``.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Iterable, Mapping
+from types import TracebackType
+from typing import Any, Literal
+
+from ..errors import (
+    LlmportError,
+    MalformedResponseError,
+    ProviderConnectionError,
+    ProviderError,
+    ProviderTimeoutError,
+    error_class_for_status,
+)
+from ..observe.redaction import redact
+
+__all__ = [
+    "Translator",
+    "detach",
+    "is_transient_status",
+    "retry_after_from_details",
+    "retry_after_from_headers",
+    "status_error",
+    "translating",
+    "transport_error",
+    "vendor_summary",
+]
+
+#: A plugin's mapping of its SDK's exceptions: a ProviderError, an input error the
+#: SDK found before sending (an :class:`~llmport.errors.InputError`), or None.
+Translator = Callable[[BaseException], "LlmportError | None"]
+
+_RETRY_INFO = "type.googleapis.com/google.rpc.RetryInfo"
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
+
+
+# --- retry-after ------------------------------------------------------------------
+
+
+def retry_after_from_headers(headers: Mapping[str, Any] | None) -> float | None:
+    """Seconds a vendor asked us to wait: ``retry-after-ms``, else ``retry-after``.
+
+    ``retry-after`` may be seconds or an HTTP date. Unparseable values are
+    ignored (None); negative waits become 0.
+    """
+    if not headers:
+        return None
+    raw_ms = headers.get("retry-after-ms")
+    if raw_ms is not None:
+        try:
+            return max(0.0, float(raw_ms) / 1000)
+        except ValueError:
+            pass
+    raw = headers.get("retry-after")
+    if raw is None:
+        return None
+    try:
+        return max(0.0, float(raw))
+    except ValueError:
+        pass
+    import email.utils  # only for HTTP-date values: keeps ``import llmport`` cheap
+
+    parsed = email.utils.parsedate_tz(str(raw))
+    if parsed is None:
+        return None
+    return max(0.0, email.utils.mktime_tz(parsed) - time.time())
+
+
+def retry_after_from_details(details: Any) -> float | None:
+    """Seconds from a ``google.rpc.RetryInfo`` detail (``"retryDelay": "7s"``), if any."""
+    error = details.get("error", details) if isinstance(details, dict) else None
+    items = error.get("details") if isinstance(error, dict) else None
+    for item in items or []:
+        if isinstance(item, dict) and item.get("@type") == _RETRY_INFO:
+            match = _DURATION.match(str(item.get("retryDelay", "")))
+            if match:
+                return float(match.group(1))
+    return None
+
+
+# --- statuses ---------------------------------------------------------------------
+
+
+def is_transient_status(status: int) -> bool:
+    """408, 409, 429 and every 5xx (Anthropic's 529 included) are retried."""
+    return status in (408, 409, 429) or status >= 500
+
+
+def status_error(
+    status: int,
+    message: str,
+    *,
+    provider: str,
+    headers: Mapping[str, Any] | None = None,
+    code: str | None = None,
+    retryable: bool | None = None,
+    cls: type[ProviderError] | None = None,
+    retry_after: float | None = None,
+) -> ProviderError:
+    """The typed error for an HTTP error status.
+
+    ``cls`` and ``retryable`` let a vendor code refine the status (Anthropic's
+    ``overloaded_error``, OpenAI's ``insufficient_quota``); an explicit
+    ``x-should-retry: true|false`` header from the server wins over both.
+    """
+    error_cls = cls or error_class_for_status(status)
+    transient = is_transient_status(status) if retryable is None else retryable
+    should = headers.get("x-should-retry") if headers is not None else None
+    if should in ("true", "false"):
+        transient = should == "true"
+    label = f"{status} {code}" if code else str(status)
+    if retry_after is None:
+        retry_after = retry_after_from_headers(headers)
+    error = error_cls(
+        f"{provider} {label}: {message}",
+        provider=provider,
+        status=status,
+        retryable=transient,
+        retry_after=retry_after,
+        code=code,
+    )
+    if headers is not None:
+        limits = {
+            str(k).lower(): str(v)
+            for k, v in headers.items()
+            if str(k).lower().startswith(_RATE_LIMIT_HEADERS)
+        }
+        if limits:  # the limiter tightens its buckets with them (llmport.controls.limits)
+            error.headers = limits
+    return error
+
+
+_RATE_LIMIT_HEADERS = ("x-ratelimit-", "anthropic-ratelimit-", "retry-after")
+
+
+# --- transports and unreadable answers ---------------------------------------------
+
+
+def transport_error(exc: BaseException, provider: str) -> ProviderError | None:
+    """The llmport error for a transport failure or an unreadable answer, else None.
+
+    Matched by class name and module (httpx, httpx2, httpcore, aiohttp,
+    urllib3, pydantic, json), so nothing is imported to check.
+    """
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    module = type(exc).__module__ or ""
+    if module.startswith(("httpx", "httpcore")):
+        if "TimeoutException" in names or "TimeoutError" in names:
+            return ProviderTimeoutError(f"{provider}: request timed out", provider=provider)
+        if "RemoteProtocolError" in names:
+            return ProviderConnectionError(
+                f"{provider}: connection closed before the answer was complete",
+                provider=provider,
+            )
+        if names & {"TransportError", "NetworkError", "ProtocolError", "ConnectError"}:
+            return ProviderConnectionError(
+                f"{provider}: connection failed ({type(exc).__name__})", provider=provider
+            )
+        return None
+    if module.startswith("aiohttp"):
+        if isinstance(exc, TimeoutError) or "ServerTimeoutError" in names:
+            return ProviderTimeoutError(f"{provider}: request timed out", provider=provider)
+        if "ClientError" in names:
+            return ProviderConnectionError(
+                f"{provider}: connection failed ({type(exc).__name__})", provider=provider
+            )
+        return None
+    if "JSONDecodeError" in names:
+        return MalformedResponseError(
+            f"{provider}: the answer is not valid JSON ({getattr(exc, 'msg', exc)})",
+            provider=provider,
+        )
+    if "ValidationError" in names and module.startswith("pydantic"):
+        return MalformedResponseError(
+            f"{provider}: the answer did not match the API schema", provider=provider
+        )
+    return None
+
+
+# --- the helper plugins use -----------------------------------------------------------
+
+
+def vendor_summary(exc: BaseException, secrets: Iterable[str] = ()) -> str:
+    """``Type: message`` of a vendor exception, redacted and cut to 300 characters."""
+    text = f"{type(exc).__name__}: {exc}".replace("\n", " ")
+    return redact(text, secrets)[:300]
+
+
+def detach(exc: BaseException) -> BaseException:
+    """Cut every link to a foreign exception from the chain of an llmport error.
+
+    Python sets ``__context__`` to the exception being handled when another is
+    raised, so an llmport error raised while a vendor exception was handled
+    (in :class:`translating`, or by a plugin raising ``ConfigError`` from a
+    client-creation failure) still points at that vendor exception, which may
+    hold a request with a key. The runtime calls this on every exception a
+    provider raises; llmport errors in the chain are kept. Other exceptions
+    (a bug in a plugin) pass unchanged.
+    """
+    if not isinstance(exc, LlmportError):
+        return exc
+    seen: set[int] = set()
+    node: BaseException | None = exc
+    while node is not None and id(node) not in seen:
+        seen.add(id(node))
+        if node.__cause__ is not None and not isinstance(node.__cause__, LlmportError):
+            node.__cause__ = None
+        if node.__context__ is not None and not isinstance(node.__context__, LlmportError):
+            node.__context__ = None
+            node.__suppress_context__ = True
+        node = node.__cause__ or node.__context__
+    return exc
+
+
+class translating:
+    """Wrap SDK calls: vendor exceptions leave as typed llmport errors.
+
+    ::
+
+        with translating(self.name, translate, self.secrets()):
+            answer = client.messages.create(**payload)
+
+    ``translate(exc)`` is the plugin's mapping of its SDK's exceptions (None
+    for anything else); transport failures and unreadable answers are
+    mapped here for every plugin. ``secrets`` (the configured key values)
+    are masked literally in the message. An exception that is neither
+    passes through unchanged; an llmport error raised inside has its
+    message masked too.
+    """
+
+    __slots__ = ("provider", "secrets", "translate")
+
+    def __init__(
+        self, provider: str, translate: Translator | None = None, secrets: Iterable[str] = ()
+    ) -> None:
+        self.provider = provider
+        self.translate = translate
+        self.secrets = tuple(s for s in secrets if s)
+
+    def __enter__(self) -> translating:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> Literal[False]:
+        if exc is None or not isinstance(exc, Exception):
+            return False
+        if isinstance(exc, LlmportError):
+            if self.secrets and exc.args and isinstance(exc.args[0], str):
+                exc.args = (redact(exc.args[0], self.secrets), *exc.args[1:])
+            return False
+        mapped = self.map(exc)
+        if mapped is None:
+            return False
+        summary = vendor_summary(exc, self.secrets)
+        # The frame's own references to the vendor exception and its traceback go too.
+        del exc, tb
+        if isinstance(mapped, ProviderError):
+            mapped.vendor_error = summary
+        raise mapped from None
+
+    def map(self, exc: BaseException) -> LlmportError | None:
+        """The llmport error for ``exc`` (None when it is not a vendor or transport error)."""
+        mapped: LlmportError | None = self.translate(exc) if self.translate is not None else None
+        if mapped is None:
+            mapped = transport_error(exc, self.provider)
+        if mapped is None:
+            return None
+        if mapped.args and isinstance(mapped.args[0], str):
+            mapped.args = (redact(mapped.args[0], self.secrets),)
+        mapped._llmport_translated = True  # type: ignore[attr-defined]
+        return mapped

@@ -1,0 +1,197 @@
+"""JSON request bodies serialized once, to ``bytes``, with media spliced in as bytes.
+
+A plugin's converter puts a :class:`Splice` where a media block's base64 (or
+data URL) goes; :func:`encode` serializes the rest of the body once (compact
+separators, ``ensure_ascii=False``: what most vendor SDKs send; or, with
+``style="python"``, ``json.dumps``'s defaults, as google-genai sends) and
+keeps the JSON pieces between the splices. :meth:`Body.bytes` joins those
+pieces with each block's cached base64 bytes (:meth:`MediaBlock.base64_bytes`,
+or :meth:`MediaBlock.urlsafe_base64_bytes` for :func:`urlsafe_base64_of`), so
+a 20 MB image exists once encoded, once in the body, and never as a ``str``.
+
+Consumers that need plain JSON (batch files, token counting through an SDK)
+take :func:`plain`, which puts the strings in. Imports nothing beyond the
+standard library's ``json`` and ``os``: ``import llmport`` stays light.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from ..messages.types import MediaBlock
+
+__all__ = [
+    "Body",
+    "Splice",
+    "base64_of",
+    "data_url_of",
+    "dumps",
+    "encode",
+    "plain",
+    "urlsafe_base64_of",
+]
+
+#: ``"compact"``: ``,`` / ``:`` separators, UTF-8 text, no NaN (the OpenAI and
+#: Anthropic SDKs' bodies); ``"python"``: ``json.dumps``'s defaults (``", "`` /
+#: ``": "``, ASCII escapes, NaN written as ``json.dumps`` writes it), google-genai's.
+Style = Literal["compact", "python"]
+
+
+class Splice:
+    """Where a media block's base64 goes in a JSON body: one string, ``prefix`` + base64.
+
+    ``urlsafe`` selects URL-safe base64 (``-`` / ``_``) instead of the
+    standard alphabet. Compares equal to the string it stands for (so a
+    converted body can be checked against plain JSON), and to another splice
+    of the same block, prefix and alphabet. Its ``repr`` never shows the bytes.
+    """
+
+    __slots__ = ("block", "prefix", "urlsafe")
+
+    def __init__(self, block: MediaBlock, prefix: str = "", *, urlsafe: bool = False) -> None:
+        self.block = block
+        self.prefix = prefix
+        self.urlsafe = urlsafe
+
+    def text(self) -> str:
+        """The string this splice stands for (builds it: for plain JSON, not the wire)."""
+        if self.urlsafe:
+            return self.prefix + self.block.urlsafe_base64()
+        if self.prefix == f"data:{self.block.media_type};base64,":
+            return self.block.data_url()
+        return self.prefix + self.block.base64()
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Splice):
+            return (
+                other.block is self.block
+                and other.prefix == self.prefix
+                and other.urlsafe == self.urlsafe
+            )
+        if isinstance(other, str):
+            return other == self.text()
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((id(self.block), self.prefix, self.urlsafe))
+
+    def __repr__(self) -> str:
+        safe = ", urlsafe=True" if self.urlsafe else ""
+        return f"Splice({self.block.describe()}, prefix={self.prefix!r}{safe})"
+
+
+def base64_of(block: MediaBlock) -> Splice:
+    """The block's standard base64, as a JSON string."""
+    return Splice(block)
+
+
+def data_url_of(block: MediaBlock) -> Splice:
+    """``data:<media_type>;base64,...`` of the block, as a JSON string."""
+    return Splice(block, f"data:{block.media_type};base64,")
+
+
+def urlsafe_base64_of(block: MediaBlock) -> Splice:
+    """The block's URL-safe base64 (``-`` / ``_``, padded), as a JSON string."""
+    return Splice(block, urlsafe=True)
+
+
+class Body:
+    """A JSON body serialized once: its UTF-8 JSON pieces and the media between them.
+
+    ``pieces`` has one more item than ``media``; the body is ``pieces[0]``,
+    ``media[0]``'s base64, ``pieces[1]``, ... ``urlsafe`` (when given) says,
+    per medium, whether its URL-safe base64 goes in. Cheap to keep (the
+    media are references to blocks); :meth:`bytes` builds the body for one send.
+    """
+
+    __slots__ = ("media", "pieces", "urlsafe")
+
+    def __init__(
+        self,
+        pieces: list[bytes],
+        media: list[MediaBlock],
+        urlsafe: list[bool] | None = None,
+    ) -> None:
+        self.pieces = pieces
+        self.media = media
+        self.urlsafe = urlsafe
+
+    def bytes(self) -> bytes:
+        """The whole body (one join; no copy at all when it holds no media)."""
+        if not self.media:
+            return self.pieces[0]
+        parts = [self.pieces[0]]
+        safe = self.urlsafe or [False] * len(self.media)
+        for block, urlsafe, piece in zip(self.media, safe, self.pieces[1:], strict=True):
+            parts.append(block.urlsafe_base64_bytes() if urlsafe else block.base64_bytes())
+            parts.append(piece)
+        return b"".join(parts)
+
+    def __len__(self) -> int:
+        """The body's size in bytes (without building it)."""
+        size = sum(len(p) for p in self.pieces)
+        return size + sum(4 * ((b.size + 2) // 3) for b in self.media)
+
+    def __repr__(self) -> str:
+        return f"Body({len(self)} bytes, {len(self.media)} media)"
+
+
+def encode(body: Any, *, style: Style = "compact") -> Body:
+    """Serialize ``body`` once, as the SDKs would, splices kept apart.
+
+    ``style="compact"`` (the default): compact, UTF-8, no NaN;
+    ``style="python"``: ``json.dumps(body)`` with its defaults, encoded.
+    """
+    token = f"llmport-splice-{os.urandom(8).hex()}"
+    media: list[MediaBlock] = []
+    urlsafe: list[bool] = []
+
+    def default(value: Any) -> Any:
+        if isinstance(value, Splice):
+            media.append(value.block)
+            urlsafe.append(value.urlsafe)
+            return value.prefix + token
+        return _jsonable(value)
+
+    if style == "python":
+        text = json.dumps(body, default=default)
+    else:
+        text = json.dumps(
+            body, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=default
+        )
+    data = text.encode()
+    pieces = data.split(token.encode()) if media else [data]
+    if len(pieces) != len(media) + 1:  # the token turned up elsewhere: cannot happen by chance
+        raise ValueError("a JSON string in the body holds the splice marker")
+    return Body(pieces, media, urlsafe if any(urlsafe) else None)
+
+
+def dumps(body: Any, *, style: Style = "compact") -> bytes:
+    """``body`` as the UTF-8 JSON bytes sent on the wire, media spliced in as bytes."""
+    return encode(body, style=style).bytes()
+
+
+def plain(value: Any) -> Any:
+    """``value`` with every :class:`Splice` replaced by its string (for plain-JSON consumers)."""
+    if isinstance(value, Splice):
+        return value.text()
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    return value
+
+
+def _jsonable(value: Any) -> Any:
+    # What the SDKs' encoders also accept beyond plain JSON types.
+    if callable(getattr(value, "isoformat", None)):  # dates and datetimes
+        return value.isoformat()
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, Iterable) and not isinstance(value, str | bytes | bytearray):
+        return list(value)
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")

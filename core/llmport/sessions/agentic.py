@@ -1,0 +1,626 @@
+"""``@agentic_function``: functions whose calls, execs and tool runs form a session DAG.
+
+    from llmport import Runtime, agentic_function
+
+    rt = Runtime(model="anthropic:claude-sonnet-4-5")
+
+    @agentic_function(expose="io", render_range={"callers": 10, "subcalls": 5})
+    def observe(task: str) -> str:
+        \"\"\"Look at the screen.\"\"\"
+        return rt.exec(f"Find: {task}")
+
+Each call appends a ``function`` node; each ``exec`` inside appends an
+``llm`` node whose context is computed from the DAG (:func:`compute_reads`,
+rendered by :func:`render_dag_messages`); each tool run a ``tool`` node.
+The rules, with worked examples, are in ``docs/dag.md``.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import dataclasses
+import functools
+import inspect
+import logging
+import math
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, TypeVar, overload
+
+from ..messages.types import Block, Message, Usage, block_to_dict
+from ..observe.tracing import function_observers, functions_end, functions_start  # tracing
+from . import dag
+from .dag import (
+    DEFAULT_READ_TOKENS,
+    EXPOSE_VALUES,
+    RENDER_RANGE_KEYS,
+    Expose,
+    History,
+    Node,
+    Reads,
+    Status,
+    message_to_stored,
+    node_tokens,
+    prompt_content,
+    render_nodes,
+)
+from .session import Session, bound_session
+
+__all__ = ["agentic_function", "compute_reads", "current_session", "render_dag_messages"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+_log = logging.getLogger("llmport")
+
+#: Longest repr kept for a value that is not JSON (arguments, results).
+MAX_REPR = 2000
+
+#: Set by a handoff while it calls its target: the first agentic call started
+#: under it appends its function node (the handoff node links to it).
+handoff_claim: contextvars.ContextVar[list[Node] | None] = contextvars.ContextVar(
+    "llmport_handoff_claim", default=None
+)
+
+
+# --- the decorator ------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(slots=True, frozen=True)
+class AgenticSpec:
+    """How one decorated function records its calls."""
+
+    name: str
+    qualname: str
+    module: str
+    doc: str | None
+    expose: Expose
+    callers: int | None
+    subcalls: int | None
+    tokens: int | None
+    render_range: dict[str, int | None] | None
+    session: Session | None
+    signature: inspect.Signature | None
+
+
+@overload
+def agentic_function(fn: F, /) -> F: ...
+
+
+@overload
+def agentic_function(
+    *,
+    expose: Expose = "io",
+    render_range: Mapping[str, int | None] | None = None,
+    session: Session | None = None,
+) -> Callable[[F], F]: ...
+
+
+def agentic_function(
+    fn: Any = None,
+    /,
+    *,
+    expose: Expose = "io",
+    render_range: Mapping[str, int | None] | None = None,
+    session: Session | None = None,
+) -> Any:
+    """Record each call of a sync or async function as a node of the session DAG.
+
+    * ``expose``: what later readers outside this call see of its subtree:
+      ``"io"`` (the call and its result), ``"full"`` (everything inside, inner
+      functions as they expose themselves), ``"llm"`` (the exchanges of its
+      execs, nothing else), ``"hidden"`` (nothing).
+    * ``render_range``: ``{"callers": N, "subcalls": M, "tokens": T}``; an exec
+      inside reads at most N entries of its callers' scope and the M most
+      recently finished sub-calls of its own call (``None``: no limit, ``0``:
+      none), and at most T estimated tokens, newest first (default
+      :data:`llmport.sessions.dag.DEFAULT_READ_TOKENS`; ``None``: no bound).
+    * ``session``: the session a top-level call records into (nested calls
+      record into their caller's session).
+
+    Works bare (``@agentic_function``) or with arguments. Exceptions propagate
+    unchanged after being recorded as a failed node.
+    """
+    if expose not in EXPOSE_VALUES:
+        known = ", ".join(map(repr, EXPOSE_VALUES))
+        raise ValueError(f"expose must be one of {known}, got {expose!r}")
+    callers, subcalls, tokens, kept_range = _check_render_range(render_range)
+    if session is not None and not isinstance(session, Session):
+        raise TypeError(f"session must be a llmport.Session, got {type(session).__name__}")
+
+    def decorate(func: F) -> F:
+        if not callable(func):
+            raise TypeError(f"@agentic_function needs a function, got {func!r}")
+        if inspect.isgeneratorfunction(func) or inspect.isasyncgenfunction(func):
+            raise TypeError(f"@agentic_function cannot record generator function {func.__name__}()")
+        try:
+            signature: inspect.Signature | None = inspect.signature(func)
+        except (TypeError, ValueError):
+            signature = None
+        spec = AgenticSpec(
+            name=getattr(func, "__name__", type(func).__name__),
+            qualname=getattr(func, "__qualname__", ""),
+            module=getattr(func, "__module__", "") or "",
+            doc=inspect.getdoc(func),
+            expose=expose,
+            callers=callers,
+            subcalls=subcalls,
+            tokens=tokens,
+            render_range=kept_range,
+            session=session,
+            signature=signature,
+        )
+        wrapper: Any
+        if inspect.iscoroutinefunction(func):
+
+            async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+                call = _Call(spec, args, kwargs)
+                try:
+                    result = await func(*args, **kwargs)
+                except BaseException as exc:
+                    call.failed(exc)
+                    raise
+                call.returned(result)
+                return result
+
+            wrapper = functools.wraps(func)(async_wrapper)
+        else:
+
+            def sync_wrapper(*args: Any, **kwargs: Any) -> Any:
+                call = _Call(spec, args, kwargs)
+                try:
+                    result = func(*args, **kwargs)
+                except BaseException as exc:
+                    call.failed(exc)
+                    raise
+                call.returned(result)
+                return result
+
+            wrapper = functools.wraps(func)(sync_wrapper)
+        wrapper.__agentic__ = spec
+        return wrapper  # type: ignore[no-any-return]
+
+    return decorate(fn) if fn is not None else decorate
+
+
+_Limits = tuple[int | None, int | None, int | None, dict[str, int | None] | None]
+
+
+def _check_render_range(value: Mapping[str, int | None] | None) -> _Limits:
+    if value is None:
+        return None, None, DEFAULT_READ_TOKENS, None
+    if not isinstance(value, Mapping):
+        raise ValueError(
+            f"render_range must be a dict like {{'callers': 3, 'subcalls': 2}}, got {value!r}"
+        )
+    unknown = sorted(set(value) - set(RENDER_RANGE_KEYS))
+    if unknown:
+        raise ValueError(
+            f"render_range: unknown key(s) {', '.join(map(repr, unknown))}; "
+            f"known: {', '.join(map(repr, RENDER_RANGE_KEYS))}"
+        )
+    for key, limit in value.items():
+        bad = isinstance(limit, bool) or not isinstance(limit, int) or limit < 0
+        if limit is not None and bad:
+            raise ValueError(
+                f"render_range[{key!r}] must be an integer >= 0 or None, got {limit!r}"
+            )
+    tokens = value.get("tokens", DEFAULT_READ_TOKENS)
+    return value.get("callers"), value.get("subcalls"), tokens, dict(value)
+
+
+def _read_tokens(render_range: Mapping[str, Any] | None) -> int | None:
+    """The token budget a stored ``render_range`` sets (its default when absent)."""
+    if render_range is None or "tokens" not in render_range:
+        return DEFAULT_READ_TOKENS
+    value = render_range["tokens"]
+    return None if value is None else int(value)
+
+
+class _Call:
+    """One running call: its node, its frame bound in the context, its clock."""
+
+    __slots__ = ("frame", "observed", "owned", "session", "started", "token")
+
+    def __init__(self, spec: AgenticSpec, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        outer = dag._current.get()
+        self.owned: Session | None = None
+        if isinstance(outer, AgenticFrame):
+            session, parent = outer.session, outer.node
+        else:
+            chosen = spec.session if spec.session is not None else bound_session()
+            if chosen is None:
+                chosen = self.owned = Session.from_config()
+            session, parent = chosen, chosen.root
+        arguments = _arguments(spec.signature, args, kwargs)
+        claim = handoff_claim.get()
+        handed = claim is not None and not claim
+        if handed and arguments:  # a handoff target: the conversation is in its execs already
+            first = next(iter(arguments))
+            count = len(args[0]) if args and isinstance(args[0], list) else "the"
+            arguments[first] = f"<{count} messages handed off>"
+        data: dict[str, Any] = {
+            "qualname": spec.qualname,
+            "module": spec.module,
+            "doc": spec.doc,
+            "arguments": arguments,
+        }
+        if spec.render_range is not None:
+            data["render_range"] = spec.render_range
+        node = session.begin("function", spec.name, parent, data, expose=spec.expose)
+        if handed:  # the target of a handoff (its first call): the handoff node links to it
+            assert claim is not None
+            claim.append(node)
+        self.session = session
+        fixed = spec.render_range is not None and "tokens" in spec.render_range
+        self.frame = AgenticFrame(
+            session, node, spec.callers, spec.subcalls, spec.tokens, fixed_tokens=fixed
+        )
+        self.started = time.perf_counter()
+        self.token = dag._current.set(self.frame)
+        self.observed = (  # tracing: process-wide observers of agentic calls (span per call)
+            functions_start(spec.name, node.id, data["arguments"]) if function_observers() else None
+        )
+
+    def returned(self, value: Any) -> None:
+        if self.observed is not None:  # tracing
+            functions_end(self.observed, value, None)
+        dag._current.reset(self.token)
+        try:
+            self.session.end(self.frame.node, "ok", {"result": jsonable(value)}, self._elapsed())
+        finally:
+            self._release()
+
+    def failed(self, exc: BaseException) -> None:
+        if self.observed is not None:  # tracing
+            functions_end(self.observed, None, exc)
+        dag._current.reset(self.token)
+        try:
+            self.session.end(self.frame.node, "error", {"error": error_info(exc)}, self._elapsed())
+        except Exception:  # never hide the caller's exception behind a recording problem
+            _log.exception("could not record the failure of %s()", self.frame.name)
+        finally:
+            self._release()
+
+    def _elapsed(self) -> float:
+        return time.perf_counter() - self.started
+
+    def _release(self) -> None:
+        if self.owned is not None:
+            self.owned.close()
+
+
+# --- the frame the runtime talks to -----------------------------------------------------------
+
+
+class AgenticFrame:
+    """A running ``@agentic_function`` call, as the runtime sees it (a dag ``Frame``)."""
+
+    __slots__ = ("callers", "fixed_tokens", "node", "session", "subcalls", "tokens")
+
+    def __init__(
+        self,
+        session: Session,
+        node: Node,
+        callers: int | None,
+        subcalls: int | None,
+        tokens: int | None = DEFAULT_READ_TOKENS,
+        *,
+        fixed_tokens: bool = False,
+    ) -> None:
+        self.session = session
+        self.node = node
+        self.callers = callers
+        self.subcalls = subcalls
+        self.tokens = tokens
+        self.fixed_tokens = fixed_tokens
+
+    @property
+    def name(self) -> str:
+        return self.node.name
+
+    @property
+    def node_id(self) -> str:
+        return self.node.id
+
+    def context_messages(self, max_tokens: int | None = None) -> list[Message]:
+        """The rendered context of an exec starting now (a :class:`~llmport.sessions.dag.History`).
+
+        The read budget: the function's ``render_range["tokens"]`` if it sets
+        one, lowered to ``max_tokens`` if that is smaller; else ``max_tokens``
+        (a context policy's room for history); else
+        :data:`~llmport.sessions.dag.DEFAULT_READ_TOKENS`.
+        """
+        budget = self.tokens
+        if max_tokens is not None:
+            if not self.fixed_tokens or budget is None:
+                budget = max_tokens
+            else:
+                budget = min(budget, max_tokens)
+        nodes, cutoff, tokens = self.session.context(self.node, self.callers, self.subcalls, budget)
+        reads = Reads(
+            (n.id for n in nodes), cutoff=cutoff, frame=self.node.id, budget=budget, tokens=tokens
+        )
+        return History(render_nodes(nodes, cutoff), reads=reads)
+
+    def previous(self) -> Any:
+        """The last successful return value of this function in this session (else None).
+
+        The newest finished ``ok`` call of the same function (same name and
+        qualified name) other than this one, as recorded (JSON). Walks the
+        session newest first; stops at the first match.
+        """
+        me = self.node
+        qualname = me.data.get("qualname")
+        for node in reversed(self.session.nodes()):
+            if node is me or node.kind != "function" or node.name != me.name:
+                continue
+            if node.status != "ok" or node.end is None or node.data.get("qualname") != qualname:
+                continue
+            return (node.result or {}).get("result")
+        return None
+
+    def begin_llm(
+        self, *, model: str, messages: list[Message], system: str | None, context_override: bool
+    ) -> LlmRecord:
+        reads: Reads | None = getattr(messages, "reads", None)
+        data: dict[str, Any] = {
+            "model": model,
+            "function": self.name,
+            "content": [dag.block_to_stored(b) for b in prompt_content(messages)],
+            "messages": [message_to_stored(m) for m in messages],
+            "system": system,
+            "context_override": context_override,
+            "reads": list(reads) if reads is not None else [],
+            "cutoff": reads.cutoff if reads is not None else None,
+            "read_tokens": reads.budget if reads is not None else self.tokens,
+        }
+        return LlmRecord(self.session, self.session.begin("llm", model, self.node, data))
+
+    def record_tool(
+        self,
+        *,
+        llm_node_id: str,
+        call: Any,
+        result: Any,
+        duration: float,
+        error: str | None,
+        iteration: int,
+    ) -> str:
+        llm = self.session.node(llm_node_id)
+        data = {
+            "call_id": call.id,
+            "arguments": jsonable(call.arguments),
+            "iteration": iteration,
+            "llm": llm_node_id,
+        }
+        is_error = bool(getattr(result, "is_error", False))
+        outcome = {"content": getattr(result, "content", ""), "is_error": is_error, "error": error}
+        status: Status = "error" if (error or is_error) else "ok"
+        node = self.session.record("tool", call.name, llm, data, status, outcome, duration)
+        return node.id
+
+
+def record_handoff(
+    session: Session,
+    llm_node_id: str,
+    name: str,
+    call_id: str,
+    target: Node | None,
+    error: BaseException | None,
+    duration: float,
+) -> Node:
+    """Append a ``handoff`` node under the exec's llm node, linking it to the target's call."""
+    llm = session.node(llm_node_id)
+    data = {
+        "call_id": call_id,
+        "from": llm_node_id,
+        "to": target.id if target is not None else None,
+        "target": target.name if target is not None else None,
+    }
+    status: Status = "error" if error is not None else "ok"
+    outcome: dict[str, Any] = {"error": error_info(error)} if error is not None else {}
+    if target is not None and error is None and target.result is not None:
+        outcome["result"] = target.result.get("result")
+    return session.record("handoff", name, llm, data, status, outcome, duration)
+
+
+class LlmRecord:
+    """An llm node being recorded (:class:`llmport.sessions.dag.LlmRecord`)."""
+
+    __slots__ = ("node", "session", "started")
+
+    def __init__(self, session: Session, node: Node) -> None:
+        self.session = session
+        self.node = node
+        self.started = time.perf_counter()
+
+    @property
+    def node_id(self) -> str:
+        return self.node.id
+
+    def finish(
+        self,
+        *,
+        reply: str,
+        usage: Usage,
+        tool_calls: list[Any],
+        stop_reason: str,
+        output: Any,
+        attempts: int,
+        thinking: Sequence[Block] = (),
+        model: str | None = None,
+    ) -> None:
+        result: dict[str, Any] = {
+            "reply": reply,
+            "usage": usage.to_dict(),
+            "stop_reason": stop_reason,
+            "attempts": attempts,
+            "tool_calls": [
+                {"id": c.id, "name": c.name, "arguments": jsonable(c.arguments)} for c in tool_calls
+            ],
+        }
+        if not (isinstance(output, str) and output == reply):
+            result["output"] = jsonable(output)
+        if model is not None and model != self.node.name:
+            result["model"] = model  # a fallback answered: the model that did
+        if thinking:  # signatures included: rendered back (to the same vendor only) later
+            result["thinking"] = [block_to_dict(b) for b in thinking]
+        self.session.end(self.node, "ok", result, time.perf_counter() - self.started)
+
+    def fail(self, error: BaseException, *, attempts: int) -> None:
+        self.session.end(
+            self.node,
+            "error",
+            {"error": error_info(error), "attempts": attempts},
+            time.perf_counter() - self.started,
+        )
+
+
+# --- public helpers -----------------------------------------------------------------------------
+
+
+def current_session() -> Session | None:
+    """The session of the running agentic call, else of the innermost ``with session:``."""
+    frame = dag._current.get()
+    if isinstance(frame, AgenticFrame):
+        return frame.session
+    return bound_session()
+
+
+def _session_for(session: Session | None) -> Session:
+    found = session if session is not None else current_session()
+    if found is None:
+        raise ValueError(
+            "no session: pass session=, or call inside an agentic function or `with session:`"
+        )
+    return found
+
+
+def compute_reads(node: Node | str | None = None, session: Session | None = None) -> Reads:
+    """The ids of the nodes an exec reads, in session order.
+
+    * ``node`` is a function node (or its id): what an exec started now in
+      that call would read (for a finished call: an exec at its very end);
+    * an llm node: what that exec read (recomputed from the DAG, equal to
+      what was recorded);
+    * None: the running agentic call's node.
+
+    The function's own ``render_range`` applies (for an llm node, the token
+    budget it was read with). Cost: the entries looked at (bounded by
+    ``render_range`` and the token budget) plus the nodes read; never the
+    size of the session.
+    """
+    if node is None:
+        frame = dag._current.get()
+        if not isinstance(frame, AgenticFrame):
+            raise ValueError("compute_reads() without a node must run inside an agentic function")
+        session, node = frame.session, frame.node
+    found = _session_for(session)
+    target = found.node(node) if isinstance(node, str) else node
+    if target.kind == "llm":
+        assert target.parent is not None
+        if target.data.get("context_override"):
+            return Reads(cutoff=target.data.get("cutoff"), frame=target.parent.id)
+        frame_node, cutoff = target.parent, target.data.get("cutoff") or target.start
+        limits = frame_node.data.get("render_range") or {}
+        # Nodes recorded before reads were token-bounded carry no "read_tokens".
+        budget = target.data.get("read_tokens")
+    elif target.kind == "function":
+        frame_node = target
+        cutoff = target.end if target.end is not None else found.clock + 1
+        limits = frame_node.data.get("render_range") or {}
+        budget = _read_tokens(limits)
+    else:
+        raise ValueError(f"compute_reads takes a function or llm node, not a {target.kind} node")
+    nodes = found.reads(frame_node, cutoff, limits.get("callers"), limits.get("subcalls"), budget)
+    tokens = sum(node_tokens(n, cutoff) for n in nodes)
+    return Reads(
+        (n.id for n in nodes), cutoff=cutoff, frame=frame_node.id, budget=budget, tokens=tokens
+    )
+
+
+def render_dag_messages(
+    reads: Iterable[str | Node], session: Session | None = None
+) -> list[Message]:
+    """Vendor-neutral messages for the given nodes (see ``docs/dag.md`` for the format).
+
+    ``reads`` is what :func:`compute_reads` returned (its clock decides
+    which callers count as still running) or any list of node ids, rendered
+    as of now. Deterministic; cost O(len(reads)).
+    """
+    cutoff = getattr(reads, "cutoff", None)
+    items = list(reads)
+    nodes: list[Node]
+    if all(isinstance(item, Node) for item in items):
+        nodes = [item for item in items if isinstance(item, Node)]
+    else:
+        found = _session_for(session)
+        nodes = [item if isinstance(item, Node) else found.node(item) for item in items]
+    nodes.sort(key=lambda n: n.seq)
+    return render_nodes(nodes, cutoff)
+
+
+# --- recording values -------------------------------------------------------------------
+
+
+def _arguments(
+    signature: inspect.Signature | None, args: Sequence[Any], kwargs: Mapping[str, Any]
+) -> dict[str, Any]:
+    if signature is not None:
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError:
+            pass  # the call itself will raise; keep what was passed
+        else:
+            items = list(bound.arguments.items())
+            if items and items[0][0] in ("self", "cls"):
+                items = items[1:]
+            out: dict[str, Any] = {}
+            for name, value in items:
+                if signature.parameters[name].kind is inspect.Parameter.VAR_KEYWORD:
+                    # **kwargs are recorded as the caller wrote them
+                    out.update((k, jsonable(v)) for k, v in value.items())
+                else:
+                    out[name] = jsonable(value)
+            return out
+    passed: dict[str, Any] = {f"arg{i}": jsonable(v) for i, v in enumerate(args)}
+    passed.update({k: jsonable(v) for k, v in kwargs.items()})
+    return passed
+
+
+def jsonable(value: Any, depth: int = 0) -> Any:
+    """A JSON-ready copy of ``value``: JSON types as is, bytes as a size, others as a short repr."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else repr(value)
+    if depth > 20:
+        return _short_repr(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return f"<{len(value)} bytes>"
+    if isinstance(value, Mapping):
+        return {str(k): jsonable(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [jsonable(v, depth + 1) for v in value]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {
+            f.name: jsonable(getattr(value, f.name), depth + 1) for f in dataclasses.fields(value)
+        }
+    dump = getattr(value, "model_dump", None)
+    if callable(dump) and not isinstance(value, type):
+        try:
+            return jsonable(dump(mode="json"), depth + 1)
+        except Exception:  # a model that cannot dump itself is shown by repr
+            pass
+    return _short_repr(value)
+
+
+def _short_repr(value: Any) -> str:
+    try:
+        text = repr(value)
+    except Exception:
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= MAX_REPR else text[:MAX_REPR] + "..."
+
+
+def error_info(exc: BaseException) -> dict[str, Any]:
+    return {"type": type(exc).__name__, "message": str(exc)}

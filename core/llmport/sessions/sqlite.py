@@ -1,0 +1,277 @@
+"""The embedded session store: one SQLite file (WAL), many sessions.
+
+See :mod:`llmport.sessions.session` for the guarantees (append-only rows, crash
+safety, many writers per session). ``Session("runs.sqlite")`` and
+``Session("sqlite:///runs.sqlite")`` use it.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from .stores import (
+    SessionError,
+    SessionFileNotFoundError,
+    UnknownSessionError,
+    dump,
+    parent_seq,
+)
+
+if TYPE_CHECKING:
+    import sqlite3
+
+    from .dag import Node
+
+__all__ = ["SqliteStore"]
+
+
+def _new_id() -> str:
+    import uuid
+
+    return uuid.uuid4().hex[:12]
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS llmport_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+INSERT OR IGNORE INTO llmport_meta(key, value) VALUES ('schema', '1');
+CREATE TABLE IF NOT EXISTS sessions(id TEXT PRIMARY KEY, created REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS nodes(
+    session TEXT NOT NULL REFERENCES sessions(id),
+    seq INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    name TEXT NOT NULL,
+    parent INTEGER,
+    expose TEXT,
+    start_clock INTEGER NOT NULL,
+    started_at REAL NOT NULL,
+    start_data TEXT NOT NULL,
+    status TEXT NOT NULL,
+    end_clock INTEGER,
+    duration REAL,
+    end_data TEXT,
+    PRIMARY KEY (session, seq)
+);
+CREATE TRIGGER IF NOT EXISTS sessions_append_only BEFORE DELETE ON sessions
+BEGIN SELECT RAISE(ABORT, 'llmport sessions are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS nodes_append_only BEFORE DELETE ON nodes
+BEGIN SELECT RAISE(ABORT, 'llmport sessions are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS nodes_complete_once BEFORE UPDATE ON nodes
+WHEN OLD.end_clock IS NOT NULL OR OLD.status != 'running'
+  OR NEW.session IS NOT OLD.session OR NEW.seq IS NOT OLD.seq OR NEW.kind IS NOT OLD.kind
+  OR NEW.name IS NOT OLD.name OR NEW.parent IS NOT OLD.parent OR NEW.expose IS NOT OLD.expose
+  OR NEW.start_clock IS NOT OLD.start_clock OR NEW.started_at IS NOT OLD.started_at
+  OR NEW.start_data IS NOT OLD.start_data
+BEGIN SELECT RAISE(ABORT, 'llmport sessions are append-only: a node is completed once'); END;
+"""
+
+_COLUMNS = (
+    "seq, kind, name, parent, expose, start_clock, started_at, start_data, status, "
+    "end_clock, duration, end_data"
+)
+
+
+# Waiting for another writer: SQLite's busy handler first (``busy_timeout``), then a
+# bounded number of retries with a growing, jittered pause (a lock can also be refused
+# without the busy handler, e.g. while another process recovers or checkpoints the WAL).
+_BUSY_TIMEOUT_MS = 10_000
+_RETRIES = 8
+_PAUSE = 0.01  # seconds, doubled on each retry: about 2.5 s in all at most
+
+_T = TypeVar("_T")
+
+# A node's sequence number. A writer first claims the number after the last node it knows
+# of (one plain INSERT: the whole cost when it is the only writer). The primary key makes
+# that claim fail if another process took the number; from then on the store lets the
+# database allocate: the INSERT below reads MAX(seq) + 1 inside its own write transaction
+# (SQLite takes the write lock before the statement reads), so two processes never get
+# the same number and the sequence stays dense. MAX(seq) is one probe of the key index.
+_INSERT_AT = f"INSERT INTO nodes(session, {_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"
+_INSERT_NEXT = (
+    f"INSERT INTO nodes(session, {_COLUMNS}) "
+    "SELECT ?1, COALESCE(MAX(seq), 0) + 1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12 "
+    "FROM nodes WHERE session = ?1"
+)
+
+
+def _busy(exc: Exception) -> bool:
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
+class SqliteStore:
+    """The rows of one database file. Callers serialise access (the session lock)."""
+
+    def __init__(self, path: str, *, durable: bool, readonly: bool) -> None:
+        import sqlite3
+
+        self.path = path
+        self.display = path
+        self.durable = durable
+        self.readonly = readonly
+        self._sqlite = sqlite3  # imported here: `import llmport` stays free of sqlite3
+        self._db: sqlite3.Connection | None = None
+        self._shared = False  # True once another writer appended to this store's session
+        if readonly and not Path(path).is_file():
+            raise SessionFileNotFoundError(f"no session database at {path}")
+        self._conn()
+
+    def _retry(self, action: Callable[[], _T]) -> _T:
+        """``action()``, run again while another process holds the database locked."""
+        import sqlite3
+
+        for attempt in range(_RETRIES + 1):
+            try:
+                return action()
+            except sqlite3.OperationalError as exc:
+                if attempt == _RETRIES or not _busy(exc):
+                    raise
+            time.sleep(_PAUSE * 2**attempt * (0.5 + random.random()))
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _write(self, sql: str, params: tuple[Any, ...]) -> sqlite3.Cursor:
+        """Run one write statement (its own transaction), retried while the database is locked."""
+        db = self._conn()
+        try:
+            return db.execute(sql, params)
+        except self._sqlite.OperationalError as exc:
+            if not _busy(exc):
+                raise
+        return self._retry(lambda: db.execute(sql, params))
+
+    def _conn(self) -> sqlite3.Connection:
+        if self._db is not None:
+            return self._db
+        import sqlite3
+
+        try:
+            db = self._retry(self._open)
+        except sqlite3.OperationalError as exc:
+            if _busy(exc):
+                raise
+            raise SessionError(f"cannot open session database {self.path} ({exc})") from exc
+        except sqlite3.DatabaseError as exc:
+            raise SessionError(f"{self.path} is not an llmport session database ({exc})") from exc
+        self._db = db
+        return db
+
+    def _open(self) -> sqlite3.Connection:
+        import sqlite3
+
+        if self.readonly:
+            db = sqlite3.connect(
+                Path(self.path).resolve().as_uri() + "?mode=ro",
+                uri=True,
+                isolation_level=None,
+                check_same_thread=False,
+                timeout=_BUSY_TIMEOUT_MS / 1000,
+            )
+            try:
+                db.execute("SELECT value FROM llmport_meta WHERE key = 'schema'").fetchone()
+            except sqlite3.OperationalError as exc:
+                db.close()
+                if _busy(exc):
+                    raise
+                raise sqlite3.DatabaseError(str(exc)) from exc
+            except BaseException:
+                db.close()
+                raise
+            return db
+        # isolation_level=None: every statement is its own transaction.
+        db = sqlite3.connect(
+            self.path,
+            isolation_level=None,
+            check_same_thread=False,
+            timeout=_BUSY_TIMEOUT_MS / 1000,
+        )
+        try:
+            db.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute(f"PRAGMA synchronous={'FULL' if self.durable else 'NORMAL'}")
+            db.executescript(_SCHEMA)
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    def attach(self, session_id: str | None, *, latest: bool = False) -> str:
+        db = self._conn()
+        if session_id is None and latest:
+            row = db.execute("SELECT id FROM sessions ORDER BY rowid DESC LIMIT 1").fetchone()
+            if row is not None:
+                return str(row[0])
+        session_id = session_id or _new_id()
+        if self.readonly:
+            if db.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None:
+                raise UnknownSessionError(f"{self.path} has no session {session_id!r}")
+        else:
+            self._write(
+                "INSERT OR IGNORE INTO sessions(id, created) VALUES (?, ?)",
+                (session_id, time.time()),
+            )
+        return session_id
+
+    def load(self, session_id: str) -> list[tuple[Any, ...]]:
+        query = f"SELECT {_COLUMNS} FROM nodes WHERE session = ? ORDER BY seq"
+        return self._conn().execute(query, (session_id,)).fetchall()
+
+    def sessions(self) -> list[tuple[str, float, int]]:
+        return (
+            self._conn()
+            .execute(
+                "SELECT s.id, s.created, COUNT(n.seq) FROM sessions s "
+                "LEFT JOIN nodes n ON n.session = s.id GROUP BY s.id ORDER BY s.rowid"
+            )
+            .fetchall()
+        )
+
+    def insert(self, session_id: str, node: Node) -> int:
+        """Insert ``node``'s row; return its sequence number (``node.seq`` unless taken)."""
+        parent = parent_seq(node)
+        row = (
+            node.kind,
+            node.name,
+            parent,
+            node.expose if node.kind == "function" else None,
+            node.start,
+            node.started_at,
+            dump(node.data),
+            node.status,
+            node.end,
+            node.duration,
+            dump(node.result),
+        )
+        if not self._shared:
+            try:
+                self._write(_INSERT_AT, (session_id, node.seq, *row))
+                return node.seq
+            except self._sqlite.IntegrityError as exc:
+                if "UNIQUE" not in str(exc):
+                    raise
+                self._shared = True  # another process appends to this session too
+        rowid = self._write(_INSERT_NEXT, (session_id, *row)).lastrowid
+        found = self._conn().execute("SELECT seq FROM nodes WHERE rowid = ?", (rowid,))
+        return int(found.fetchone()[0])
+
+    def complete(
+        self,
+        session_id: str,
+        seq: int,
+        status: str,
+        end: int,
+        duration: float,
+        result: dict[str, Any],
+    ) -> None:
+        self._write(
+            "UPDATE nodes SET status = ?, end_clock = ?, duration = ?, end_data = ? "
+            "WHERE session = ? AND seq = ?",
+            (status, end, duration, dump(result), session_id, seq),
+        )
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None

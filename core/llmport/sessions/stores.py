@@ -1,0 +1,222 @@
+"""Session stores: where a :class:`~llmport.Session` keeps its nodes, chosen by URL.
+
+Stores are a hook family. A plugin implements
+:func:`llmport.plugins.hookspecs.llmport_session_stores` and registers a factory per
+URL scheme::
+
+    @hookimpl
+    def llmport_session_stores(register):
+        register("postgresql", PostgresStore)   # factory(url, *, readonly, durable)
+
+``Session(target)`` then picks the store by the target's scheme:
+
+* a plain path, or ``sqlite:///relative.db`` / ``sqlite:////abs/path.db``
+  (SQLAlchemy's spelling): the embedded SQLite store of the core;
+* ``postgresql://...`` (or ``postgres://...``): ``llmport-postgres``;
+* any other ``scheme://``: whichever installed plugin registered it, else
+  :class:`MissingSessionStoreError` naming the package to install.
+
+A store holds the rows of one database; the session serialises its calls
+(one session object calls one store from one thread at a time). Rows are
+append-only: a node is inserted when it starts and completed once.
+Everything a store writes goes through :func:`dump` (JSON, every string
+redacted by :func:`llmport.errors.redact`), so API keys never reach it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+
+from ..errors import ConfigError, redact
+
+if TYPE_CHECKING:
+    from .dag import Node
+
+__all__ = [
+    "MissingSessionStoreError",
+    "NodeRow",
+    "SessionError",
+    "SessionFileNotFoundError",
+    "SessionStore",
+    "StoreFactory",
+    "UnknownSessionError",
+    "dump",
+    "parent_seq",
+    "redacted",
+    "session_stores",
+    "split_target",
+]
+
+
+class SessionError(ConfigError):
+    """A session database or session the caller named cannot be used.
+
+    Also raised for a file that is not an llmport session database.
+    """
+
+
+class SessionFileNotFoundError(SessionError, FileNotFoundError):
+    """No session database at the path given (opening read-only, listing, showing)."""
+
+
+class UnknownSessionError(SessionError, KeyError):
+    """A session id (or prefix) names no session, or several, in the database."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+class MissingSessionStoreError(SessionError):
+    """No installed plugin stores sessions at URLs of this scheme."""
+
+
+class NodeRow(NamedTuple):
+    """One stored node as :meth:`SessionStore.load` returns it (or a plain tuple in this order).
+
+    ``start_data``/``end_data`` are JSON text or already-decoded dicts.
+    """
+
+    seq: int
+    kind: str
+    name: str
+    parent: int | None
+    expose: str | None
+    start_clock: int
+    started_at: float
+    start_data: str | dict[str, Any]
+    status: str
+    end_clock: int | None
+    duration: float | None
+    end_data: str | dict[str, Any] | None
+
+
+class SessionStore(Protocol):
+    """The rows of one session database (SQLite file, PostgreSQL database, ...)."""
+
+    #: What to show for this store (a path, or a URL without its password).
+    display: str
+
+    def attach(self, session_id: str | None, *, latest: bool = False) -> str:
+        """Return the id of the session to use, creating it unless read-only.
+
+        ``session_id`` None: a new session, or with ``latest`` the newest one
+        (a new one if there is none). Read-only stores raise
+        :class:`~llmport.sessions.session.UnknownSessionError` for an unknown id.
+        """
+        ...
+
+    def load(self, session_id: str) -> Sequence[NodeRow | tuple[Any, ...]]:
+        """Every node of the session, in sequence order."""
+        ...
+
+    def insert(self, session_id: str, node: Node) -> int:
+        """Append ``node``'s row; return the sequence number it was stored under.
+
+        ``node.seq`` is the number the caller expects next; a store that
+        shares the session with other writers returns the number its
+        database allocated instead.
+        """
+        ...
+
+    def complete(
+        self,
+        session_id: str,
+        seq: int,
+        status: str,
+        end: int,
+        duration: float,
+        result: dict[str, Any],
+    ) -> None:
+        """Record the end of a running node (once)."""
+        ...
+
+    def sessions(self) -> list[tuple[str, float, int]]:
+        """``(id, created, node count)`` of every session, oldest first."""
+        ...
+
+    def close(self) -> None:
+        """Release connections (the store reopens them on the next call)."""
+        ...
+
+
+StoreFactory = Callable[..., SessionStore]
+"""``factory(url, *, readonly: bool, durable: bool) -> SessionStore``."""
+
+#: Packages that provide a store, by scheme, for the "not installed" message.
+KNOWN_PACKAGES = {
+    "postgresql": "llmport-postgres",
+    "postgres": "llmport-postgres",
+}
+
+_URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://")
+
+
+def split_target(target: str) -> tuple[str, str]:
+    """``(scheme, rest)``: ``"sqlite"`` and a file path for plain paths and ``sqlite:`` URLs."""
+    match = _URL.match(target)
+    if match is None:
+        return "sqlite", target
+    scheme = match.group(1).lower()
+    if scheme == "sqlite":
+        rest = target[match.end() :]
+        if not rest.startswith("/") or rest == "/":
+            raise ConfigError(f"{target!r}: write sqlite:///relative.db or sqlite:////abs/path.db")
+        return "sqlite", rest[1:]
+    return scheme, target
+
+
+_registry_lock = threading.Lock()
+_registries: dict[str | None, dict[str, StoreFactory]] = {}
+
+
+def session_stores() -> dict[str, StoreFactory]:
+    """scheme -> factory, from every ``llmport_session_stores`` hook (cached per process)."""
+    import os
+
+    key = os.environ.get("LLMPORT_PLUGINS")
+    with _registry_lock:
+        found = _registries.get(key)
+        if found is None:
+            from ..plugins.host import PluginHost
+
+            found = {}
+
+            def register(scheme: str, factory: StoreFactory) -> None:
+                found[scheme.lower()] = factory
+
+            host = PluginHost()
+            host.hook.llmport_session_stores(register=register)
+            _registries[key] = found
+        return found
+
+
+# --- helpers for stores ---------------------------------------------------------------------
+
+
+def redacted(value: Any) -> Any:
+    """``value`` with every string passed through :func:`llmport.errors.redact`."""
+    # String by string, before encoding: a pattern never cuts through JSON escapes.
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {k: redacted(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redacted(v) for v in value]
+    return value
+
+
+def dump(data: dict[str, Any] | None) -> str | None:
+    """The JSON text a store writes for a node's data or result (redacted)."""
+    if data is None:
+        return None
+    return json.dumps(redacted(data), ensure_ascii=False, separators=(",", ":"), default=repr)
+
+
+def parent_seq(node: Node) -> int | None:
+    """The stored parent of ``node``: its parent's seq, None for top-level calls."""
+    owner = node.parent
+    return owner.seq if owner is not None and owner.kind != "session" else None

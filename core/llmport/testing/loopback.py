@@ -1,0 +1,206 @@
+"""A loopback HTTP server that plays scripted replies and faults.
+
+For tests and benchmarks: point a vendor plugin's ``base_url`` at
+``server.url`` and script what the "vendor" does, request by request::
+
+    from llmport.testing.loopback import LoopbackServer, Reply
+
+    with LoopbackServer([
+        Reply(status=429, headers={"retry-after": "0"}, json={"error": {"message": "slow down"}}),
+        Reply(reset=True),                      # connection reset, no response
+        Reply(delay=5.0, json={...}),           # slower than the client's timeout
+        Reply(body=b'{"truncated'),             # malformed JSON
+        Reply(sse=[{"event": "x", "data": {...}}], truncate=True),  # stream cut short
+        Reply(json={...}),                      # a good answer
+    ]) as server:
+        ...
+        server.requests   # every request received: method, path, headers, body
+
+With ``repeat`` the last reply is served forever (benchmarks). Only
+127.0.0.1 is ever bound.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import struct
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass(slots=True)
+class Reply:
+    """One scripted answer. ``json``/``body``/``sse`` give the payload."""
+
+    status: int = 200
+    json: Any = None
+    body: bytes | None = None
+    sse: list[dict[str, Any] | str] | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+    reset: bool = False
+    truncate: bool = False
+    handler: Callable[[RecordedRequest], Reply] | None = None
+
+
+@dataclass(slots=True, frozen=True)
+class RecordedRequest:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body) if self.body else None
+
+
+def sse_bytes(events: Iterable[dict[str, Any] | str]) -> bytes:
+    """Encode events as Server-Sent Events.
+
+    Each event is ``{"event": name, "data": obj}`` or a raw data string.
+    """
+    out = []
+    for event in events:
+        if isinstance(event, str):
+            out.append(f"data: {event}\n\n")
+            continue
+        lines = []
+        if event.get("event"):
+            lines.append(f"event: {event['event']}")
+        data = event.get("data")
+        lines.append("data: " + (data if isinstance(data, str) else json.dumps(data)))
+        out.append("\n".join(lines) + "\n\n")
+    return "".join(out).encode()
+
+
+class _Server(ThreadingHTTPServer):
+    # Benchmarks open hundreds of connections at once; the default backlog is 5.
+    request_queue_size = 2048
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # Clients hanging up mid-reply is what timeout and reset tests do: not news.
+        import sys
+
+        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            super().handle_error(request, client_address)
+
+
+class LoopbackServer:
+    """Serves :class:`Reply` objects in order on 127.0.0.1 (threaded)."""
+
+    def __init__(self, replies: Iterable[Reply] = (), *, repeat: bool = False) -> None:
+        self.replies = list(replies)
+        self.repeat = repeat
+        self.requests: list[RecordedRequest] = []
+        self._lock = threading.Lock()
+        self._index = 0
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            # Headers and body are written separately: without TCP_NODELAY, Nagle plus
+            # delayed ACK adds ~40 ms to every keep-alive exchange.
+            disable_nagle_algorithm = True
+
+            def log_message(self, format: str, *args: Any) -> None:  # quiet
+                return
+
+            def _handle(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                body = self.rfile.read(length) if length else b""
+                recorded = RecordedRequest(
+                    self.command, self.path, dict(self.headers.items()), body
+                )
+                reply = server._next(recorded)
+                if reply.handler is not None:
+                    reply = reply.handler(recorded)
+                if reply.delay:
+                    time.sleep(reply.delay)
+                if reply.reset:
+                    # RST instead of FIN: SO_LINGER with a zero timeout.
+                    self.connection.setsockopt(
+                        socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
+                    )
+                    self.connection.close()
+                    self.close_connection = True
+                    return
+                if reply.sse is not None:
+                    payload = sse_bytes(reply.sse)
+                    ctype = "text/event-stream"
+                elif reply.body is not None:
+                    payload = reply.body
+                    ctype = "application/json"
+                else:
+                    payload = json.dumps(reply.json if reply.json is not None else {}).encode()
+                    ctype = "application/json"
+                headers = {"content-type": ctype, **reply.headers}
+                if reply.truncate:
+                    # Say the connection ends here, so pooled clients do not reuse it.
+                    headers["connection"] = "close"
+                    payload = payload[: max(1, len(payload) // 2)]
+                self.send_response(reply.status)
+                for k, v in headers.items():
+                    self.send_header(k, v)
+                if reply.truncate and reply.sse is None:
+                    # Promise more than we send, then hang up.
+                    self.send_header("content-length", str(len(payload) * 2))
+                    self.end_headers()
+                    self.wfile.write(payload)
+                    self.wfile.flush()
+                    self.close_connection = True
+                    return
+                self.send_header("content-length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+                if reply.truncate:
+                    self.close_connection = True
+
+            do_POST = do_GET = do_PUT = do_DELETE = _handle
+
+        self._server = _Server(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    def _next(self, request: RecordedRequest) -> Reply:
+        with self._lock:
+            self.requests.append(request)
+            if self._index < len(self.replies):
+                reply = self.replies[self._index]
+                self._index += 1
+                return reply
+            if self.repeat and self.replies:
+                return self.replies[-1]
+        return Reply(status=599, json={"error": {"message": "loopback script exhausted"}})
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    @property
+    def unplayed(self) -> int:
+        with self._lock:
+            return len(self.replies) - self._index
+
+    def start(self) -> LoopbackServer:
+        # A short poll interval: stop() waits one interval, and tests stop many servers.
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> LoopbackServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
