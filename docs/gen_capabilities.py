@@ -7,7 +7,7 @@ tests/test_docs_capabilities.py fails when the page and the plugins disagree.
 
 from __future__ import annotations
 
-from llmport.plugins import PluginHost
+from llmport.plugins.host import PluginHost
 from llmport.types import ModelCapabilities
 
 HEADER = """# Capability table

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -125,14 +124,12 @@ def test_context_cost_stays_flat_as_the_session_grows() -> None:
 
         dag_module._Acc.take = counting  # type: ignore[method-assign]
         try:
-            t0 = time.perf_counter()
             history = frame.context_messages()
-            costs.append((looked, time.perf_counter() - t0, len(history.reads)))  # type: ignore[attr-defined]
+            costs.append((looked, len(history.reads)))  # type: ignore[attr-defined]
         finally:
             dag_module._Acc.take = real  # type: ignore[method-assign]
     # About the same nodes looked at for 10x the session (longer numbers cost more tokens).
-    assert costs[2][0] <= costs[1][0] * 1.2 and costs[2][2] <= costs[1][2] * 1.2
-    assert costs[2][1] < 0.05  # the unbounded read took ~0.5 s here
+    assert costs[2][0] <= costs[1][0] * 1.2 and costs[2][1] <= costs[1][1] * 1.2
 
 
 # --- summary nodes -----------------------------------------------------------------------

@@ -57,7 +57,7 @@ def test_the_api_reference_documents_the_public_api(
     site: Path, page: str, objects: list[str]
 ) -> None:
     html = (site / "api" / page / "index.html").read_text()
-    module = "llmport" if page == "llmport" else f"llmport.{page}"
+    module = {"llmport": "llmport", "types": "llmport.messages.types"}.get(page, f"llmport.{page}")
     documented = set(re.findall(rf'id="{re.escape(module)}\.(\w+)"', html))
     assert set(objects) <= documented
     assert not {name for name in documented if name.startswith("_")}

@@ -1,7 +1,5 @@
 """The plugin host.
 
 The pluggy hook specifications (:mod:`.hookspecs`) and plugin discovery through
-the ``llmport`` entry-point group (:mod:`.host`, re-exported here).
+the ``llmport`` entry-point group (:mod:`.host`).
 """
-
-from .host import *  # noqa: F403
