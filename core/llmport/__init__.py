@@ -43,6 +43,7 @@ from .errors import (
     RateLimitError,
     RunTimeout,
     SchemaError,
+    StreamInterrupted,
     StructuredOutputError,
     TokenLimitExceeded,
     ToolApprovalRequired,
@@ -81,6 +82,7 @@ _LAZY = {
     "ToolResultEvent": ".messages.types",
     "Usage": ".messages.types",
     "UsageEvent": ".messages.types",
+    "StreamRestarted": ".messages.types",
     "RunResult": ".runtime",
     "Dropped": ".engine.result",
     "Budget": ".controls.budget",
@@ -143,6 +145,7 @@ if TYPE_CHECKING:
     from .messages.types import ServerToolCall as ServerToolCall
     from .messages.types import ServerToolEvent as ServerToolEvent
     from .messages.types import ServerToolResult as ServerToolResult
+    from .messages.types import StreamRestarted as StreamRestarted
     from .messages.types import TextBlock as TextBlock
     from .messages.types import TextDelta as TextDelta
     from .messages.types import ThinkingBlock as ThinkingBlock
@@ -235,6 +238,8 @@ __all__ = [
     "ServerToolEvent",
     "ServerToolResult",
     "Session",
+    "StreamInterrupted",
+    "StreamRestarted",
     "StructuredOutputError",
     "TextBlock",
     "TextDelta",

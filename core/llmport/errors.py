@@ -25,7 +25,8 @@
     │   ├── OverloadedError           5xx, Anthropic 529       transient
     │   ├── ProviderTimeoutError      (also TimeoutError)      transient
     │   ├── ProviderConnectionError   (also ConnectionError)   transient
-    │   └── MalformedResponseError    unreadable answer        transient
+    │   ├── MalformedResponseError    unreadable answer        transient
+    │   └── StreamInterrupted         a stream failed after the caller saw part of it; .run
     ├── ExecFailed                    (also RuntimeError) every attempt failed; .attempts
     ├── MaxIterationsExceeded         the tool loop hit max_iterations; .run
     ├── StructuredOutputError         the reply broke the schema after a repair round
@@ -244,6 +245,28 @@ class ProviderError(LlmportError):
         return (
             f"{type(self).__name__}({str(self)!r}, provider={self.provider!r}, "
             f"status={self.status!r}, retryable={self.retryable!r})"
+        )
+
+
+class StreamInterrupted(ProviderError):
+    """A stream failed after part of its answer reached the caller (SPEC §20 I3).
+
+    llmport never continues such a stream with another answer. ``run`` is the
+    partial :class:`~llmport.RunResult` (``run.text``: the text the caller was
+    shown by this model call); ``error`` is the failure, also the ``__cause__``.
+    ``stream_retry="restart"`` opts in to a retry announced by
+    :class:`~llmport.StreamRestarted` instead.
+    """
+
+    def __init__(self, error: BaseException, run: Any, *, provider: str = "") -> None:
+        self.error = error
+        self.run = run
+        shown = len(getattr(run, "text", "") or "")
+        super().__init__(
+            f"the stream failed after {shown} characters reached the caller: {error}",
+            provider=provider,
+            status=getattr(error, "status", None),
+            retryable=False,
         )
 
 

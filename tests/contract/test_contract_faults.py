@@ -20,6 +20,8 @@ from llmport import (
     OverloadedError,
     RateLimitError,
     Runtime,
+    StreamInterrupted,
+    StreamRestarted,
 )
 from llmport.errors import (
     MalformedResponseError,
@@ -27,7 +29,7 @@ from llmport.errors import (
     ProviderError,
     ProviderTimeoutError,
 )
-from llmport.messages.types import FinalEvent, TextDelta
+from llmport.messages.types import FinalEvent, StreamEvent, TextDelta
 from llmport.testing.loopback import LoopbackServer, Reply
 from wire import TARGETS, Wire, raised
 
@@ -103,24 +105,82 @@ async def test_malformed_json_is_retried(wire: Wire, mode: str, runtime: Make) -
     assert isinstance(failure, MalformedResponseError) and failure.retryable, repr(failure)
 
 
+FIRST = ["Hel", "lo ", "wor", "ld, ", "how ", "are ", "you ", "all ", "today?"]
+SECOND = ["Bonjour ", "le monde ", "entier."]
+
+
+def shown(events: list[StreamEvent]) -> str:
+    return "".join(e.text for e in events if isinstance(e, TextDelta))
+
+
 @each_mode
 @each_target
-async def test_truncated_stream_is_retried_without_duplicated_text(
+async def test_stream_cut_after_text_raises_stream_interrupted_never_splices(
     wire: Wire, mode: str, runtime: Make
 ) -> None:
-    chunks = ["The capital ", "of France ", "is Paris, ", "a city ", "on the Seine."]
+    """SPEC §20 I3: once the caller has text, no other answer continues it."""
     with LoopbackServer(
-        [wire.truncated_stream_reply(chunks), wire.stream_text_reply(chunks)]
+        [wire.truncated_stream_reply(FIRST), wire.stream_text_reply(SECOND)]
+    ) as server:
+        rt = runtime(wire, server)
+        events: list[StreamEvent] = []
+        try:
+            if mode == "sync":
+                for event in rt.stream("hi"):
+                    events.append(event)
+            else:
+                async for event in rt.astream("hi"):
+                    events.append(event)
+        except StreamInterrupted as exc:
+            err = exc
+        else:
+            raise AssertionError(f"no StreamInterrupted; the caller saw {shown(events)!r}")
+        assert len(server.requests) == 1, "the cut stream was retried behind the caller's back"
+    text = shown(events)
+    assert text and "".join(FIRST).startswith(text), text
+    assert err.run.text == text, "the partial result is not what the caller was shown"
+    cause = err.__cause__
+    assert isinstance(err, ProviderError) and isinstance(cause, ProviderError) and cause.retryable
+    assert not any(isinstance(e, FinalEvent) for e in events)
+
+
+@each_mode
+@each_target
+async def test_stream_retry_restart_announces_the_restart_then_the_whole_new_answer(
+    wire: Wire, mode: str, runtime: Make
+) -> None:
+    with LoopbackServer(
+        [wire.truncated_stream_reply(FIRST), wire.stream_text_reply(SECOND)]
+    ) as server:
+        events = await events_via(mode, runtime(wire, server), "hi", stream_retry="restart")
+        assert len(server.requests) == 2
+    restarts = [i for i, e in enumerate(events) if isinstance(e, StreamRestarted)]
+    assert len(restarts) == 1, events
+    before, after = events[: restarts[0]], events[restarts[0] + 1 :]
+    assert "".join(FIRST).startswith(shown(before)) and shown(before)
+    assert shown(after) == "".join(SECOND), "the restarted answer is not whole"
+    assert events[restarts[0]] == StreamRestarted(2)
+    final = events[-1]
+    assert isinstance(final, FinalEvent) and final.result.output == "".join(SECOND)
+    assert final.result.failures and all(f.error.retryable for f in final.result.failures)
+
+
+@each_mode
+@each_target
+async def test_stream_failing_before_any_event_is_retried_unseen(
+    wire: Wire, mode: str, runtime: Make
+) -> None:
+    with LoopbackServer(
+        [wire.error_reply(500, "internal error"), wire.stream_text_reply(SECOND)]
     ) as server:
         events = await events_via(mode, runtime(wire, server), "hi")
-        assert len(server.requests) >= 2
+        assert len(server.requests) == 2
+    assert not any(isinstance(e, StreamRestarted) for e in events)
+    assert shown(events) == "".join(SECOND)
     final = events[-1]
-    assert isinstance(final, FinalEvent)
-    assert final.result.output == "".join(chunks)
-    streamed = "".join(e.text for e in events if isinstance(e, TextDelta))
-    assert streamed == "".join(chunks), "the caller saw text twice (or lost some) across the retry"
-    assert final.result.failures, "the cut stream was not reported as a failed attempt"
-    assert all(f.error.retryable for f in final.result.failures)
+    assert isinstance(final, FinalEvent) and [type(f.error) for f in final.result.failures] == [
+        OverloadedError
+    ]
 
 
 @each_mode

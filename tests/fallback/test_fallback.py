@@ -6,22 +6,25 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from api_modes import run_via
+from api_modes import events_via, run_via
 from llmport import (
     AuthenticationError,
     ExecFailed,
     OptionError,
     OverloadedError,
+    ProviderConnectionError,
     RateLimitError,
     Runtime,
     Session,
+    StreamInterrupted,
+    StreamRestarted,
     TextBlock,
     ThinkingBlock,
     agentic_function,
     hookimpl,
 )
 from llmport.controls.retry import Backoff
-from llmport.messages.types import Request, Response, Usage
+from llmport.messages.types import Request, Response, TextDelta, Usage, UsageEvent
 from llmport.provider.config import Config
 from llmport.testing import ALL_INPUTS, Script, fail, respond
 
@@ -184,21 +187,39 @@ class HalfStream:
         register(ProviderInfo(prefix="half", factory=Half))
 
 
-@pytest.mark.parametrize("mode", ["sync", "async"])
-async def test_a_stream_that_already_sent_text_does_not_fall_back_and_says_why(mode: str) -> None:
-    half = HalfStream()
-    b = Script(["never"], prefix="b")
-    rt = Runtime(
+def fallback_runtime(half: HalfStream, b: Script) -> Runtime:
+    return Runtime(
         model=["half:m", "b:m"],
         hooks=[half, b],
         config=Config(),
         backoff=Backoff.none(),
         max_retries=1,
     )
-    with pytest.raises(ExecFailed) as caught:
-        await run_via(mode, rt, "q", stream=True)
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_a_stream_that_already_sent_text_does_not_fall_back(mode: str) -> None:
+    half = HalfStream()
+    b = Script(["never"], prefix="b")
+    with pytest.raises(StreamInterrupted) as caught:
+        await run_via(mode, fallback_runtime(half, b), "q", stream=True)
     assert b.requests == [] and half.calls == 1
-    assert any("no fallback after half:m" in note for note in caught.value.__notes__)
+    assert caught.value.run.text == "Hel"
+    assert isinstance(caught.value.__cause__, ProviderConnectionError)
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_with_stream_retry_restart_the_fallback_model_restarts_the_stream(mode: str) -> None:
+    half = HalfStream()
+    b = Script(["a whole new answer"], prefix="b")
+    events = await events_via(mode, fallback_runtime(half, b), "q", stream_retry="restart")
+    assert half.calls == 1 and len(b.requests) == 1
+    kinds = [type(e).__name__ for e in events if not isinstance(e, UsageEvent)]
+    assert kinds[:2] == ["TextDelta", "StreamRestarted"], kinds
+    restart = next(i for i, e in enumerate(events) if isinstance(e, StreamRestarted))
+    after = "".join(e.text for e in events[restart:] if isinstance(e, TextDelta))
+    assert after == "a whole new answer"
+    assert events[-1].result.output == "a whole new answer"  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])

@@ -172,7 +172,7 @@ async def test_truncated_body_is_transient(mode: str) -> None:
 async def test_truncated_stream_is_retried(mode: str) -> None:
     cut = Reply(sse=text_stream("cut", ["never ", "finished ", "at all"], 5, 3), truncate=True)
     with LoopbackServer([cut, OK_STREAM]) as server:
-        result = await go(mode, server, streamed=True)
+        result = await go(mode, server, streamed=True, stream_retry="restart")
         assert len(server.requests) == 2
     failure = result.failures[0].error
     assert isinstance(failure, (MalformedResponseError, ProviderConnectionError))
@@ -185,7 +185,7 @@ async def test_stream_without_finish_reason_is_incomplete(mode: str) -> None:
     # Every event arrives and parses, but none says the answer is finished.
     unfinished = Reply(sse=[{"data": answer("u", [{"text": "half"}], usage(5, 1), finish=None)}])
     with LoopbackServer([unfinished, OK_STREAM]) as server:
-        result = await go(mode, server, streamed=True)
+        result = await go(mode, server, streamed=True, stream_retry="restart")
     assert isinstance(result.failures[0].error, MalformedResponseError)
     assert result.output == "fine"
 

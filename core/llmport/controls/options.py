@@ -78,6 +78,7 @@ class CallOptions(TypedDict, total=False):
     max_tool_errors: int
     max_repeated_calls: int | None
     tool_execution: Literal["auto", "manual"]
+    stream_retry: Literal["restart"] | None  # SPEC §20 I3: opt in to restarting a stream
     trace: Mapping[str, Any] | None  # tracing: {"workflow", "group_id", "metadata"}
 
 
@@ -131,6 +132,7 @@ LOOP_OPTIONS = frozenset(
         "max_tool_errors",
         "max_repeated_calls",
         "tool_execution",
+        "stream_retry",
     }
     | {"trace"}  # tracing (llmport.observe.tracing.Trace)
 )

@@ -85,6 +85,7 @@ _RUN_OPTIONS = frozenset(
         "deadline",
         "trace",
         "tool_execution",
+        "stream_retry",
     }
 )
 
@@ -146,6 +147,9 @@ class Plan:
     #: ``time.monotonic()`` when the run must end (``deadline=``), and the seconds given.
     deadline: float | None = None
     deadline_seconds: float | None = None
+    #: ``stream_retry="restart"``: a stream that failed after the caller saw part of it
+    #: is retried after a ``StreamRestarted`` event, instead of ``StreamInterrupted``.
+    stream_restart: bool = False
     #: The models this run may use, in order (empty: no fallbacks); ``index`` is the one in use.
     candidates: list[Candidate] = field(default_factory=list)
     index: int = 0
@@ -359,6 +363,7 @@ def _plan(
     history: list[Message] = []
     manual_tools = False
     reasoning = cache = budget = deadline_seconds = trace = output_mode = None
+    stream_restart = False
     if given:
         history = _history(merged.pop("history", None))
         reasoning = reasoning_setting(
@@ -370,6 +375,7 @@ def _plan(
         deadline_seconds = _deadline(merged.pop("deadline", None))
         trace = Trace.of(merged.pop("trace", None))  # tracing: never sent to providers
         manual_tools = _tool_execution(merged.pop("tool_execution", None))
+        stream_restart = _stream_retry(merged.pop("stream_retry", None))
     policy = merged.pop("context_policy", rt.context_policy)
     if policy is not None and type(policy) is not ContextPolicy:
         policy = as_policy(policy)
@@ -479,6 +485,7 @@ def _plan(
         else _no_model,
         deadline=time.monotonic() + deadline_seconds if deadline_seconds is not None else None,
         deadline_seconds=deadline_seconds,
+        stream_restart=stream_restart,
         gate=rt.gate(qualified),  # limits
         trace=trace,  # tracing
         candidates=[Candidate(provider, model, qualified, caps), *fallbacks] if fallbacks else [],
@@ -530,6 +537,13 @@ def _tool_execution(value: Any) -> bool:
 
 def _no_model(name: str) -> tuple[Provider, str]:
     raise AssertionError("a summary model is only resolved under a context policy")
+
+
+def _stream_retry(value: Any) -> bool:
+    """``stream_retry=``: None (a failed stream the caller saw ends the run) or "restart"."""
+    if value is None or value == "restart":
+        return value is not None
+    raise OptionError(f'stream_retry must be "restart" or None, got {value!r}')
 
 
 def _deadline(value: Any) -> float | None:

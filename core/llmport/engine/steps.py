@@ -14,6 +14,7 @@ builds none.
 from __future__ import annotations
 
 import contextlib
+import copy
 import inspect
 import queue
 import time
@@ -38,6 +39,7 @@ from ..errors import (
     MaxIterationsExceeded,
     ModelBehaviorError,
     RunTimeout,
+    StreamInterrupted,
     TokenLimitExceeded,
     ToolApprovalRequired,
 )
@@ -55,6 +57,7 @@ from ..messages.types import (
     ResponseFormat,
     ServerToolEvent,
     StreamEvent,
+    StreamRestarted,
     TextBlock,
     TextDelta,
     ThinkingBlock,
@@ -127,35 +130,45 @@ class Stream:
 
 
 class StreamReader:
-    """Assembles one attempt's events; lets through only text the caller has not seen.
+    """Assembles one attempt's events and remembers what reached the caller.
 
-    The same reader serves every attempt of a request (:class:`_TextGate`), so a
-    retried stream never repeats text the caller already received.
+    The same reader serves every attempt (and every fallback model) of one
+    request, so it knows whether the caller has already been handed part of
+    an answer: once it has, a failed attempt is never continued by another
+    answer (SPEC §20 I3). ``shown`` is the text the caller has of this request.
     """
 
-    __slots__ = ("assembler", "gate")
+    __slots__ = ("assembler", "delivered", "shown")
 
     def __init__(self) -> None:
-        self.gate = _TextGate()
         self.assembler = StreamAssembler()
+        #: Events of this request handed to the caller (0: a retry is invisible).
+        self.delivered = 0
+        self.shown: list[str] = []
 
     def start(self) -> StreamReader:
-        """Begin an attempt (fresh assembly, same caller-facing text)."""
-        self.gate.new_attempt()
+        """Begin an attempt: a fresh assembly."""
         self.assembler = StreamAssembler()
         return self
 
+    def restart(self) -> None:
+        """The caller was told to discard what it was shown (``StreamRestarted``)."""
+        self.delivered = 0
+        self.shown = []
+
     def feed(self, event: ProviderEvent) -> StreamEvent | None:
-        """Take one provider event; return the event to emit, if any."""
+        """Take one provider event; return the event to hand the caller, if any."""
         self.assembler.feed(event)
         kind = type(event)
         if kind is TextDelta:
-            piece = self.gate.admit(event.text)  # type: ignore[union-attr]
-            return TextDelta(piece) if piece else None
-        if kind is ThinkingDelta or kind is CitationEvent or kind is ServerToolEvent:
-            # Not gated: a retried attempt's thinking is a new block, shown as it comes.
-            return event  # type: ignore[return-value]
-        return None
+            text = event.text  # type: ignore[union-attr]
+            if not text:
+                return None
+            self.shown.append(text)
+        elif not (kind is ThinkingDelta or kind is CitationEvent or kind is ServerToolEvent):
+            return None
+        self.delivered += 1
+        return event  # type: ignore[return-value]
 
     def response(self) -> Response:
         return self.assembler.response()
@@ -603,19 +616,16 @@ def _with_fallbacks(
             response = yield from _attempts(
                 plan, run, plan.provider, prepared, attempts, info, gate, reader
             )
-        except RunTimeout:
+        except (RunTimeout, StreamInterrupted):
             raise
         except Exception as exc:
             failures.extend(attempts.failures or [AttemptFailure(1, exc, 0.0, plan.qualified)])
             if not isinstance(exc, (ExecFailed, *plan.fallback_on)):
                 raise  # a permanent error no other model would fix (a bad key, a bad request)
-            if reader is not None and reader.gate.sent:
-                # Another model's answer cannot continue text the caller already has.
-                exc.add_note(
-                    f"llmport: no fallback after {plan.qualified}: its stream had already "
-                    f"sent {reader.gate.sent} characters of text to the caller"
-                )
-                raise
+            if reader is not None and reader.delivered:
+                # Only a restart the caller was told of may hand over to another model.
+                yield Emit(StreamRestarted(attempts.count + 1))
+                reader.restart()
             last = exc
             continue
         run.model = plan.qualified
@@ -659,11 +669,57 @@ def _attempts(
             if deadline is not None and (waited_out or time.monotonic() >= deadline - 0.001):
                 attempts.failures.append(AttemptFailure(attempts.count, exc))
                 raise _timeout(plan, run, attempts) from None
-            delay = _failed(plan, run, attempts, exc, info)
+            if reader is not None and reader.delivered:
+                delay = yield from _restart_or_interrupt(plan, run, attempts, reader, exc, info)
+            else:
+                delay = _failed(plan, run, attempts, exc, info)
         if deadline is not None:
             delay = min(delay, max(0.0, deadline - time.monotonic()))
         if delay > 0:
             yield Sleep(plan.backoff, delay)
+
+
+def _restart_or_interrupt(
+    plan: Plan,
+    run: RunResult[Any],
+    attempts: Attempts,
+    reader: StreamReader,
+    exc: Exception,
+    info: Any,
+) -> Generator[Effect, Any, float]:
+    """A stream failed after the caller was handed part of it (SPEC §20 I3).
+
+    Another answer must never continue what the caller already has: without
+    ``stream_retry="restart"`` the run ends in :class:`StreamInterrupted`;
+    with it, a retry first tells the caller to discard what it was shown.
+    """
+    if not plan.stream_restart:
+        attempts.failures.append(AttemptFailure(attempts.count, exc))
+        raise interrupted(plan, run, attempts, reader, exc) from exc
+    try:
+        delay = _failed(plan, run, attempts, exc, info)
+    except Exception as final:
+        if plan.candidates and isinstance(final, (ExecFailed, *plan.fallback_on)):
+            raise  # the next model restarts the stream (_with_fallbacks)
+        attempts.count, attempts.failures = 0, []  # counted on the run by _failed
+        raise interrupted(plan, run, attempts, reader, final) from final
+    yield Emit(StreamRestarted(attempts.count + 1))
+    reader.restart()
+    return delay
+
+
+def interrupted(
+    plan: Plan, run: RunResult[Any], attempts: Attempts, reader: StreamReader, exc: Exception
+) -> StreamInterrupted:
+    """The :class:`StreamInterrupted` of ``exc``, carrying the partial run (the text shown)."""
+    run.attempts += attempts.count
+    run.failures.extend(attempts.failures)
+    attempts.count = 0
+    attempts.failures = []
+    partial = copy.copy(run)
+    partial.text = "".join(reader.shown)
+    partial.model = plan.qualified
+    return StreamInterrupted(exc, partial, provider=plan.provider.name)
 
 
 def _timeout(plan: Plan, run: RunResult[Any], attempts: Attempts) -> RunTimeout:
@@ -855,34 +911,6 @@ def _one_request(usage: Usage) -> Usage:
         usage.reasoning_tokens,
         1,
     )
-
-
-class _TextGate:
-    """Keeps a retried stream from repeating text the caller already received.
-
-    Deltas are counted per attempt; only text past what was already sent is
-    let through. If a retried reply differs from the failed one, the
-    caller's text is the failed prefix plus the new remainder; the
-    FinalEvent's ``result.text`` is always the complete reply that succeeded.
-    """
-
-    __slots__ = ("seen", "sent")
-
-    def __init__(self) -> None:
-        self.sent = 0
-        self.seen = 0
-
-    def new_attempt(self) -> None:
-        self.seen = 0
-
-    def admit(self, text: str) -> str:
-        start = self.seen
-        self.seen += len(text)
-        if self.seen <= self.sent:
-            return ""
-        piece = text[max(0, self.sent - start) :]
-        self.sent = self.seen
-        return piece
 
 
 # --- one turn of tool calls ---------------------------------------------------------------

@@ -836,6 +836,19 @@ class CustomEvent:
 
 
 @dataclass(slots=True, frozen=True)
+class StreamRestarted:
+    """The stream failed after the caller was shown part of an answer and is retried.
+
+    Only with ``stream_retry="restart"``: discard what this model call has
+    shown so far (its text, thinking and citations); attempt ``attempt``
+    streams the whole new answer from its start.
+    """
+
+    attempt: int
+    kind: Literal["stream_restarted"] = "stream_restarted"
+
+
+@dataclass(slots=True, frozen=True)
 class FinalEvent:
     """The end of a run; ``result`` is the :class:`~llmport.runtime.RunResult`."""
 
@@ -861,6 +874,7 @@ StreamEvent: TypeAlias = (
     | ToolResultEvent
     | UsageEvent
     | CustomEvent
+    | StreamRestarted
     | FinalEvent
 )
 
