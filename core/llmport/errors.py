@@ -249,7 +249,7 @@ class ProviderError(LlmportError):
 
 
 class StreamInterrupted(ProviderError):
-    """A stream failed after part of its answer reached the caller (SPEC §20 I3).
+    """A stream failed after part of its answer reached the caller.
 
     llmport never continues such a stream with another answer. ``run`` is the
     partial :class:`~llmport.RunResult` (``run.text``: the text the caller was

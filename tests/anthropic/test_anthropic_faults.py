@@ -180,7 +180,8 @@ async def test_truncated_stream_is_retried(mode: str) -> None:
     with LoopbackServer([cut, OK_STREAM]) as server:
         # Three attempts: the loopback closes the cut connection without "Connection: close",
         # so a pooled client may first hit that stale keep-alive socket (a connection error).
-        result = await go(mode, rt_for(server, [], max_retries=3), stream=True)
+        rt = rt_for(server, [], max_retries=3)
+        result = await go(mode, rt, stream=True, stream_retry="restart")
         assert len(server.requests) == 2
     failure = result.failures[0].error
     assert (
@@ -202,7 +203,7 @@ async def test_error_event_after_200_in_a_stream(mode: str) -> None:
         }
     )
     with LoopbackServer([Reply(sse=events), OK_STREAM]) as server:
-        result = await go(mode, rt_for(server, []), stream=True)
+        result = await go(mode, rt_for(server, []), stream=True, stream_retry="restart")
     failure = result.failures[0].error
     assert isinstance(failure, OverloadedError)
     assert (failure.status, failure.retryable, failure.code) == (529, True, "overloaded_error")

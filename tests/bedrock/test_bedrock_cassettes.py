@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from llmport import (
     RateLimitError,
     RunResult,
     Runtime,
+    StreamRestarted,
     TextDelta,
     ToolCallStarted,
     ToolResultEvent,
@@ -333,6 +335,7 @@ async def test_streaming_tool_use_fragments_assembled(mode: str, cassette: Any) 
 @pytest.mark.parametrize("mode", MODES)
 async def test_exception_frame_in_stream_is_typed_and_retried(mode: str, cassette: Any) -> None:
     scenario = SCENARIOS["stream_exception"]
+    scenario = replace(scenario, kwargs={**scenario.kwargs, "stream_retry": "restart"})
     with cassette(scenario.cassette):
         events = await stream(mode, scenario)
     final = events[-1].result
@@ -344,8 +347,10 @@ async def test_exception_frame_in_stream_is_typed_and_retried(mode: str, cassett
         424,
     )
     assert "stopped producing output" in str(failure)
-    # The caller sees "Hel" once: the retried stream's repeat of it is held back.
-    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Hello!"
+    # The caller saw "Hel", was told the answer restarts, then got the whole retried one.
+    restart = next(i for i, e in enumerate(events) if isinstance(e, StreamRestarted))
+    assert "".join(e.text for e in events[:restart] if isinstance(e, TextDelta)) == "Hel"
+    assert "".join(e.text for e in events[restart:] if isinstance(e, TextDelta)) == "Hello!"
     assert final.output == "Hello!"
 
 

@@ -183,7 +183,7 @@ async def test_truncated_event_stream_is_retried(mode: str) -> None:
     cut = stream_reply(text_events(["never", " finished"], 5, 2), "cut")
     cut.truncate = True
     with LoopbackServer([cut, OK_STREAM]) as server:
-        result = await go(mode, rt_for(server, []), stream=True)
+        result = await go(mode, rt_for(server, []), stream=True, stream_retry="restart")
         assert len(server.requests) == 2
     failure = result.failures[0].error
     assert (

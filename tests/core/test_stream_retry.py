@@ -1,4 +1,4 @@
-"""A stream that fails after sending text and is retried must not repeat that text."""
+"""A stream that fails after the caller got text is never continued by another answer."""
 
 from __future__ import annotations
 
@@ -7,7 +7,16 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-from llmport import ProviderConnectionError, ProviderInfo, Runtime, hookimpl
+import pytest
+from llmport import (
+    OptionError,
+    ProviderConnectionError,
+    ProviderInfo,
+    Runtime,
+    StreamInterrupted,
+    StreamRestarted,
+    hookimpl,
+)
 from llmport.controls.retry import Backoff
 from llmport.messages.types import (
     FinalEvent,
@@ -60,30 +69,50 @@ def runtime(pieces: tuple[str, ...]) -> Runtime:
     return Runtime(model="flaky:m", hooks=[Plugin()], backoff=Backoff.none(), max_retries=2)
 
 
-def texts(events: list[Any]) -> tuple[list[str], str]:
-    deltas = [e.text for e in events if isinstance(e, TextDelta)]
+def split(events: list[Any]) -> tuple[str, str, str]:
+    """(text before a StreamRestarted, text after it, the final result's text)."""
+    restart = next((i for i, e in enumerate(events) if isinstance(e, StreamRestarted)), 0)
+    before = "".join(e.text for e in events[:restart] if isinstance(e, TextDelta))
+    after = "".join(e.text for e in events[restart:] if isinstance(e, TextDelta))
     final = next(e for e in events if isinstance(e, FinalEvent))
-    return deltas, final.result.text
+    return before, after, final.result.text
 
 
-def test_retried_stream_does_not_repeat_sent_text() -> None:
-    deltas, final = texts(list(runtime(("Hel", "lo")).stream("hi")))
-    assert deltas == ["Hel", "lo"]
-    assert "".join(deltas) == final == "Hello"
+def test_a_stream_cut_after_text_is_interrupted_not_spliced() -> None:
+    shown: list[str] = []
+    with pytest.raises(StreamInterrupted) as caught:
+        for event in runtime(("Bonjour", " le monde")).stream("hi"):
+            if isinstance(event, TextDelta):
+                shown.append(event.text)
+    assert shown == ["Hel"] and caught.value.run.text == "Hel"
+    assert isinstance(caught.value.__cause__, ProviderConnectionError)
+    assert caught.value.run.attempts == 1 and len(caught.value.run.failures) == 1
 
 
-def test_retried_stream_split_differently_sends_only_the_rest() -> None:
-    deltas, final = texts(list(runtime(("H", "ello", " there")).stream("hi")))
-    assert "".join(deltas) == final == "Hello there"
+async def test_an_astream_cut_after_text_is_interrupted_not_spliced() -> None:
+    shown: list[str] = []
+    with pytest.raises(StreamInterrupted) as caught:
+        async for event in runtime(("Bonjour", " le monde")).astream("hi"):
+            if isinstance(event, TextDelta):
+                shown.append(event.text)
+    assert shown == ["Hel"] and caught.value.run.text == "Hel"
 
 
-async def test_retried_astream_does_not_repeat_sent_text() -> None:
-    rt = runtime(("Hel", "lo"))
-    events = [e async for e in rt.astream("hi")]
-    deltas, final = texts(events)
-    assert deltas == ["Hel", "lo"]
-    assert final == "Hello"
+def test_restart_streams_the_whole_new_answer_after_stream_restarted() -> None:
+    events = list(runtime(("H", "ello", " there")).stream("hi", stream_retry="restart"))
+    assert split(events) == ("Hel", "Hello there", "Hello there")
+    assert [e for e in events if isinstance(e, StreamRestarted)] == [StreamRestarted(2)]
+
+
+async def test_arestart_streams_the_whole_new_answer_after_stream_restarted() -> None:
+    events = [e async for e in runtime(("Bonjour",)).astream("hi", stream_retry="restart")]
+    assert split(events) == ("Hel", "Bonjour", "Bonjour")
     await asyncio.sleep(0)
+
+
+def test_stream_retry_takes_only_restart() -> None:
+    with pytest.raises(OptionError, match="stream_retry"):
+        list(runtime(("x",)).stream("hi", stream_retry="always"))
 
 
 def test_recording_backoff_records_instead_of_sleeping_sync_and_async() -> None:

@@ -111,7 +111,7 @@ def test_truncated_stream_is_retried(drive: Any, runtime: Any) -> None:
         ]
     ) as server:
         rt = runtime(MODEL, base_url=server.url + "/v1")
-        events = drive.stream(rt, content="hi")
+        events = drive.stream(rt, content="hi", stream_retry="restart")
     run = events[-1].result
     assert run.output == "The capital of Mexico is Mexico City."
     # The cut stream ends without a finish reason: a retryable MalformedResponseError.
@@ -133,7 +133,7 @@ def test_an_error_chunk_mid_stream_is_classified_by_its_type(drive: Any, runtime
         [Reply(sse=broken), Reply(sse=_stream_text_chunks("b", words)), Reply(sse=refused)]
     ) as server:
         rt = runtime(MODEL, base_url=server.url + "/v1")
-        run = drive.stream(rt, content="hi")[-1].result
+        run = drive.stream(rt, content="hi", stream_retry="restart")[-1].result
         assert run.output == "The capital" and len(server.requests) == 2
         failure = run.failures[0].error
         assert isinstance(failure, ProviderError) and failure.retryable and "boom" in str(failure)
