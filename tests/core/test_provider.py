@@ -159,6 +159,49 @@ def test_default_async_call_runs_the_sync_call_in_a_thread() -> None:
     assert worker != loop_thread
 
 
+def test_a_sync_stream_alone_streams_async_too_in_a_worker_thread() -> None:
+    import threading
+
+    class SyncStream(Provider):
+        """The optional _stream without _astream: async streams must still stream."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.threads: list[str] = []
+            self.closed = False
+
+        def _call(self, request: Request) -> Response:
+            raise AssertionError("the whole answer replayed instead of the stream")
+
+        def _stream(self, request: Request) -> Any:
+            try:
+                for word in ("one ", "two ", "three"):
+                    self.threads.append(threading.current_thread().name)
+                    yield TextDelta(word)
+                yield StopEvent("end_turn")
+            finally:
+                self.closed = True
+
+    async def main(provider: SyncStream, take: int) -> tuple[list[Any], str]:
+        events = []
+        async for event in provider._astream(request_with()):
+            events.append(event)
+            if len(events) == take:
+                break
+        return events, threading.current_thread().name
+
+    whole = SyncStream()
+    events, loop_thread = asyncio.run(main(whole, 0))
+    assert [e.text for e in events if isinstance(e, TextDelta)] == ["one ", "two ", "three"]
+    assert isinstance(events[-1], StopEvent)
+    assert loop_thread not in whole.threads and whole.closed
+
+    left = SyncStream()
+    events, _ = asyncio.run(main(left, 1))
+    assert len(events) == 1 and len(left.threads) == 1
+    assert left.closed, "a stream left early was not closed"
+
+
 # --- stream assembly --------------------------------------------------------------------------
 
 

@@ -27,6 +27,7 @@ vendor SDK is imported by ``import llmport``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
@@ -229,8 +230,26 @@ class Provider:
         yield from response_events(self._call(request))
 
     async def _astream(self, request: Request) -> AsyncIterator[ProviderEvent]:
-        for event in response_events(await self._async_call(request)):
-            yield event
+        # Default: the plugin's sync _stream, pulled in a worker thread (so an async
+        # stream streams too), else one non-streamed async call replayed as events.
+        if type(self)._stream is Provider._stream:
+            for event in response_events(await self._async_call(request)):
+                yield event
+            return
+        import asyncio
+
+        events = self._stream(request)
+
+        def pull() -> ProviderEvent | None:
+            return next(events, None)
+
+        try:
+            while (pulled := await asyncio.to_thread(pull)) is not None:
+                yield pulled
+        finally:
+            close = getattr(events, "close", None)
+            if close is not None:
+                await asyncio.to_thread(_close_quietly, close)
 
     def close(self) -> None:
         """Release clients (optional)."""
@@ -238,6 +257,13 @@ class Provider:
     async def aclose(self) -> None:
         """Release the running event loop's clients (optional); default :meth:`close`."""
         self.close()
+
+
+def _close_quietly(close: Callable[[], Any]) -> None:
+    # A cancelled pull may still be running in its thread: the generator is then
+    # closed when it is collected instead.
+    with contextlib.suppress(ValueError):
+        close()
 
 
 def check_block(vendor: str, model: str, caps: ModelCapabilities, block: MediaBlock) -> None:
