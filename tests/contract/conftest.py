@@ -17,8 +17,9 @@ from typing import Any
 
 import pytest
 from llmport import Runtime
+from llmport.plugins.host import add_global_plugin, remove_global_plugin
 from llmport.testing.loopback import LoopbackServer
-from wire import Wire, make_runtime
+from wire import TARGETS, Wire, make_runtime
 
 _HOST_PREFIXES = (
     "LLMPORT_",
@@ -28,6 +29,7 @@ _HOST_PREFIXES = (
     "GEMINI_",
     "GOOGLE_",
     "AWS_",
+    "CALLONLY_",
 )
 
 
@@ -85,6 +87,21 @@ def isolated(
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     monkeypatch.chdir(tmp_path)
     yield
+
+
+@pytest.fixture(autouse=True)
+def installed() -> Iterator[None]:
+    """The suite's own plugins (``Wire.plugins``), seen by every Runtime and the CLI.
+
+    As an installed entry point would be; registered for the test only, so
+    no other test directory sees them.
+    """
+    plugins = [p for wire in TARGETS for p in wire.plugins]
+    for plugin in plugins:
+        add_global_plugin(plugin)
+    yield
+    for plugin in plugins:
+        remove_global_plugin(plugin)
 
 
 def _local(host: Any) -> bool:

@@ -44,7 +44,7 @@ def capabilities(wire: Wire) -> Any:
     from llmport.plugins.host import PluginHost
 
     prefix, _, model = wire.model.partition(":")
-    return PluginHost().providers()[prefix].capabilities_for(model)
+    return PluginHost(wire.plugins).providers()[prefix].capabilities_for(model)
 
 
 #: (target, feature) for every feature the target's model lacks: the cases to refuse.

@@ -25,6 +25,8 @@ COUNTS: dict[str, tuple[dict[str, Any], str] | None] = {
     "anthropic": ({"input_tokens": 37}, "/v1/messages/count_tokens"),
     "gemini": ({"totalTokens": 37}, ":countTokens"),
     "bedrock": ({"inputTokens": 37}, "/count-tokens"),
+    "callonly": None,  # tiny chat has no counting endpoint
+    "callonly-stream": None,
 }
 
 

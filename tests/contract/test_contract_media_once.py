@@ -3,7 +3,9 @@
 Three requests (tool call, tool call, answer) each carry the image; the
 block's one cached base64 goes into every body, sync and async, and what
 each server receives decodes back to the file. The answers are the ones
-``benchmarks/bench_media.py`` measures memory with.
+``benchmarks/bench_media.py`` measures memory with; the ``_call``-only
+targets (no ``prepare``, so their body is built again for every request)
+hold too when they take the block's cached base64.
 """
 
 from __future__ import annotations
@@ -23,8 +25,22 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from bench_media import VENDORS, noop
 from llmport import Runtime
 from llmport.testing.loopback import LoopbackServer, Reply
+from wire import TARGETS, Wire
 
 IMAGE = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 5000  # ~1.2 MB: counted as a big encode
+
+
+def _call_only(wire: Wire) -> tuple[Any, str, Any]:
+    """A ``_call``-only target as a row of the benchmark's table."""
+
+    def make(final: bool) -> Any:
+        reply = wire.text_reply("a picture") if final else wire.tool_call_reply("noop", {}, "c1")
+        return reply.json
+
+    return make, wire.model, lambda url: {**wire.endpoint_settings(url), **wire.credentials()}
+
+
+CASES = {**VENDORS, **{w.id: _call_only(w) for w in TARGETS if w.id.startswith("callonly")}}
 
 
 def _sent_image(vendor: str, body: dict[str, Any]) -> str:
@@ -37,15 +53,17 @@ def _sent_image(vendor: str, body: dict[str, Any]) -> str:
         return str(body["messages"][0]["content"][1]["source"]["data"])
     if vendor == "gemini":
         return str(body["contents"][0]["parts"][1]["inlineData"]["data"])
+    if vendor.startswith("callonly"):
+        return str(body["messages"][0]["content"][1]["data"])
     return str(body["messages"][0]["content"][1]["image"]["source"]["bytes"])
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("vendor", sorted(VENDORS))
+@pytest.mark.parametrize("vendor", sorted(CASES))
 async def test_a_file_image_is_encoded_once_for_every_turn(
     vendor: str, mode: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    make, model, settings = VENDORS[vendor]
+    make, model, settings = CASES[vendor]
     path = tmp_path / "picture.png"
     path.write_bytes(IMAGE)
     encodes: list[int] = []

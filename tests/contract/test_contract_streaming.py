@@ -9,7 +9,7 @@ from api_modes import MODES, events_via, run_via
 from llmport import Runtime
 from llmport.messages.types import FinalEvent, TextDelta, ToolCallStarted, ToolResultEvent
 from llmport.testing.loopback import LoopbackServer
-from wire import TARGETS, Wire
+from wire import TARGETS, Wire, targets
 
 each_target = pytest.mark.parametrize("wire", TARGETS, ids=str)
 each_mode = pytest.mark.parametrize("mode", MODES)
@@ -29,7 +29,7 @@ async def test_text_reply_and_endpoint(wire: Wire, mode: str, runtime: Make) -> 
 
 
 @each_mode
-@each_target
+@pytest.mark.parametrize("wire", targets("test_text_deltas_add_up_to_the_final_text"), ids=str)
 async def test_text_deltas_add_up_to_the_final_text(wire: Wire, mode: str, runtime: Make) -> None:
     chunks = ["The ", "capital ", "of France ", "is ", "Paris."]
     with LoopbackServer([wire.stream_text_reply(chunks)]) as server:

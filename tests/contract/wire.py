@@ -12,8 +12,11 @@ every adapter in :data:`TARGETS`. An adapter knows, for one target:
 * where things land in the vendor's request body (``tool_results``,
   ``structured_schema``, ``vendor_field``) and the request ``path``.
 
-Adding a fifth vendor = one more :class:`Wire` subclass appended to
-:data:`TARGETS`; every contract test then runs for it.
+Adding a vendor = one more :class:`Wire` subclass appended to
+:data:`TARGETS`; every contract test then runs for it. ``callonly`` is a
+plugin of this suite's own (``call_only.py``) written against the ``_call``
+contract alone (SPEC §26); the few checks that cannot apply to it are listed
+with their reason in :data:`NOT_APPLICABLE`.
 """
 
 from __future__ import annotations
@@ -37,10 +40,11 @@ for _vendor in ("openai", "anthropic", "gemini", "bedrock"):
 
 import anthropic_scenarios as anth  # noqa: E402
 import bedrock_scenarios as bed  # noqa: E402
+import call_only  # noqa: E402
 import gemini_scenarios as gem  # noqa: E402
 import openai_scenarios as oai  # noqa: E402
 
-__all__ = ["MISSING", "TARGETS", "Wire", "make_runtime", "raised"]
+__all__ = ["MISSING", "NOT_APPLICABLE", "TARGETS", "Wire", "make_runtime", "raised", "targets"]
 
 #: ``vendor_field`` found nothing.
 MISSING: Any = type("Missing", (), {"__repr__": lambda self: "<missing>"})()
@@ -67,6 +71,9 @@ class Wire:
     transient_statuses: ClassVar[tuple[int, ...]] = (500, 503)
     #: Whether the vendor's tool calls carry ids (then each tool result must answer its id).
     tool_call_ids: ClassVar[bool] = True
+    #: Plugin objects the target needs that are not installed entry points (registered
+    #: process-wide for each test by the ``installed`` fixture, as installing would).
+    plugins: ClassVar[tuple[Any, ...]] = ()
 
     # -- configuration ---------------------------------------------------------------
 
@@ -698,14 +705,121 @@ class BedrockWire(Wire):
         return bed.error_reply(status, code, message, "c-error", headers)
 
 
-#: Every target of the contract. A fifth vendor: add its adapter here.
+# ---------------------------------------------------------------------------
+# tiny chat: this suite's plugin written against the `_call` contract only (call_only.py)
+# ---------------------------------------------------------------------------
+
+
+class CallOnlyStreamWire(Wire):
+    """``_call`` / ``_async_call`` / ``_stream`` / ``_astream``, and nothing else."""
+
+    id = "callonly-stream"
+    model = f"{call_only.STREAMING_PREFIX}:tiny-1"
+    provider = call_only.STREAMING_PREFIX
+    company = "tiny"
+    key_env = (call_only.ENV_KEY,)
+    plugins = (call_only,)
+
+    def endpoint_settings(self, url: str) -> dict[str, Any]:
+        return {"base_url": url}
+
+    def credentials(self, fmt: str = "test") -> dict[str, str]:
+        return {
+            "test": {"api_key": "contract-test-key"},
+            "standard": {"api_key": "tiny-live-fake-test-key-for-the-call-only-contract"},
+            "custom": {"api_key": CUSTOM_KEY},
+        }[fmt]
+
+    def env(self, creds: dict[str, str]) -> dict[str, str]:
+        return {call_only.ENV_KEY: creds["api_key"]}
+
+    def path(self, stream: bool = False) -> str:
+        return "/v1/tiny/stream" if stream else "/v1/tiny/chat"
+
+    def tool_results(self, body: Any) -> list[tuple[str | None, str]]:
+        return [
+            (m.get("id"), json.dumps(m.get("output")))
+            for m in body.get("messages", [])
+            if m.get("role") == "tool"
+        ]
+
+    def structured_schema(self, body: Any) -> dict[str, Any]:
+        schema = body.get("schema")
+        assert isinstance(schema, dict), f"tiny chat: a 'schema' expected, got {schema!r}"
+        return schema
+
+    def _answer(self, **fields: Any) -> dict[str, Any]:
+        return {"id": "tiny-contract", "model": "tiny-1", "stop": "end", **fields}
+
+    def text_reply(self, text: str) -> Reply:
+        return Reply(json=self._answer(text=text, usage={"in": 5, "out": 1}))
+
+    def tool_call_reply(self, name: str, args: dict[str, Any], call_id: str) -> Reply:
+        calls = [{"id": call_id, "name": name, "args": args}]
+        return Reply(json=self._answer(calls=calls, stop="tool_use", usage={"in": 20, "out": 10}))
+
+    def _done(self, stop: str) -> dict[str, Any]:
+        return {"data": {"type": "done", **self._answer(stop=stop, usage={"in": 5, "out": 2})}}
+
+    def stream_text_reply(self, chunks: list[str]) -> Reply:
+        events = [{"data": {"type": "text", "text": c}} for c in chunks]
+        return Reply(sse=[*events, self._done("end")])
+
+    def stream_tool_call_reply(self, name: str, fragments: list[str], call_id: str) -> Reply:
+        start = {"data": {"type": "call", "id": call_id, "name": name}}
+        args = [{"data": {"type": "args", "id": call_id, "fragment": f}} for f in fragments]
+        return Reply(sse=[start, *args, self._done("tool_use")])
+
+    def error_reply(
+        self, status: int, message: str, headers: dict[str, str] | None = None
+    ) -> Reply:
+        body = {"error": {"message": message, "code": f"tiny_{status}"}}
+        return Reply(status=status, json=body, headers=headers or {})
+
+
+class CallOnlyWire(CallOnlyStreamWire):
+    """``_call`` / ``_async_call`` only: a stream is the whole answer, replayed by the core."""
+
+    id = "callonly"
+    model = f"{call_only.PREFIX}:tiny-1"
+    provider = call_only.PREFIX
+
+    def path(self, stream: bool = False) -> str:
+        return "/v1/tiny/chat"
+
+    def stream_text_reply(self, chunks: list[str]) -> Reply:
+        return self.text_reply("".join(chunks))
+
+    def stream_tool_call_reply(self, name: str, fragments: list[str], call_id: str) -> Reply:
+        return self.tool_call_reply(name, json.loads("".join(fragments)), call_id)
+
+    def truncated_stream_reply(self, chunks: list[str]) -> Reply:
+        return self.malformed_reply()  # the whole answer, cut short
+
+
+#: Every target of the contract. A new vendor: add its adapter here.
 TARGETS: list[Wire] = [
     OpenAIChatWire(),
     OpenAIResponsesWire(),
     AnthropicWire(),
     GeminiWire(),
     BedrockWire(),
+    CallOnlyWire(),
+    CallOnlyStreamWire(),
 ]
+
+#: (target id, contract test) -> why that check cannot apply to that target.
+NOT_APPLICABLE: dict[tuple[str, str], str] = {
+    ("callonly", "test_text_deltas_add_up_to_the_final_text"): (
+        "a plugin without _stream has no incremental stream: the core replays its whole "
+        "answer as one text delta (the stream's other checks run on it)"
+    ),
+}
+
+
+def targets(test: str) -> list[Wire]:
+    """The targets ``test`` runs on: every target but those :data:`NOT_APPLICABLE` says."""
+    return [w for w in TARGETS if (w.id, test) not in NOT_APPLICABLE]
 
 
 def make_runtime(

@@ -1,0 +1,45 @@
+"""The ``_call``-only targets really are ``_call``-only, and the exceptions table is true.
+
+SPEC §26: a plugin with only ``_call`` / ``_async_call`` (optionally
+``_stream`` / ``_astream``) is complete. The contract suite proves it by
+running on ``call_only.py``'s two providers; that proof holds only while they
+override none of the fast contract's methods, and while every entry of
+``wire.NOT_APPLICABLE`` names a real target and a real contract test.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+import call_only
+import pytest
+from llmport.plugin import Provider
+from wire import NOT_APPLICABLE, TARGETS
+
+FAST_CONTRACT = ("prepare", "send", "asend", "send_stream", "asend_stream")
+
+
+@pytest.mark.parametrize(
+    "cls", [call_only.CallOnlyProvider, call_only.CallOnlyStreamingProvider], ids=str
+)
+def test_the_plugin_implements_the_call_contract_only(cls: type[Provider]) -> None:
+    for name in FAST_CONTRACT:
+        assert getattr(cls, name) is getattr(Provider, name), f"{cls.__name__} overrides {name}"
+    for name in ("_call", "_async_call"):
+        assert getattr(cls, name) is not getattr(Provider, name), f"{name} missing"
+    streams = cls is call_only.CallOnlyStreamingProvider
+    for name in ("_stream", "_astream"):
+        assert (getattr(cls, name) is not getattr(Provider, name)) == streams
+
+
+def test_every_exception_names_a_target_and_a_contract_test() -> None:
+    ids = {w.id for w in TARGETS}
+    tests: set[str] = set()
+    for path in Path(__file__).parent.glob("test_contract_*.py"):
+        module = importlib.import_module(path.stem)
+        tests |= {name for name in vars(module) if name.startswith("test_")}
+    for (target, test), reason in NOT_APPLICABLE.items():
+        assert target in ids, f"no target {target!r}"
+        assert test in tests, f"no contract test {test!r}"
+        assert len(reason) > 20, f"give the reason {target!r} cannot run {test!r}"
