@@ -16,9 +16,10 @@ Providers raise llmport's typed :class:`~llmport.errors.ProviderError`
 subclasses (wrap SDK calls in :class:`llmport.provider.translate.translating`) and
 never retry on their own: llmport is the one retry layer.
 
-The first contract still works: a provider that only implements
-``_call(request)`` / ``_async_call`` / ``_stream`` / ``_astream`` gets them
-called by the default ``send*`` methods.
+The ``_call`` contract is complete too: a provider that only
+implements ``_call(request)`` and ``_async_call(request)`` (optionally
+``_stream`` / ``_astream``) gets them called by the default ``prepare``
+(which only checks) and ``send*`` methods; it converts on every attempt.
 
 Plugins register a :class:`ProviderInfo` through the ``llmport_providers``
 hook; the provider class itself is created lazily (on first use), so no
@@ -87,8 +88,9 @@ class Provider:
     """Base class of vendor providers.
 
     Subclasses set ``name`` and ``options`` (the option names they model
-    beyond :data:`STANDARD_OPTIONS`), override :meth:`prepare` (calling
-    :meth:`check` first) and the four ``send`` methods. ``settings`` are the
+    beyond :data:`STANDARD_OPTIONS`), and override either :meth:`prepare`
+    (calling :meth:`check` first) and the four ``send`` methods, or just
+    ``_call`` and ``_async_call`` (and optionally ``_stream`` / ``_astream``). ``settings`` are the
     provider's own settings (``api_key``, ``base_url``, ...) from
     configuration and the runtime; their secret values are registered for
     redaction (:mod:`llmport.observe.redaction`).
