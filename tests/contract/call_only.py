@@ -53,6 +53,7 @@ from llmport.plugin import (
     Usage,
     UsageEvent,
     hookimpl,
+    inline_text_file,
     register_secret,
     status_error,
     translating,
@@ -78,15 +79,19 @@ STOPS = {"end": "end_turn", "tool_use": "tool_use", "max_tokens": "max_tokens"}
 # -- neutral request -> tiny chat body ----------------------------------------------------
 
 
-def content_entry(block: Any) -> dict[str, Any]:
-    if isinstance(block, MediaBlock):
+def content_entry(block: Any, vendor: str, model: str) -> dict[str, Any]:
+    if isinstance(block, MediaBlock) and block.type == "image" and not block.inline:
+        return {"type": "image", "media_type": block.media_type, "url": block.url}
+    if isinstance(block, MediaBlock) and block.media_type.startswith("image/"):
         # base64() is encoded once per block and cached: every turn reuses it.
         return {"type": "image", "media_type": block.media_type, "data": block.base64()}
+    if isinstance(block, MediaBlock):  # check() let through text-like files only
+        block = inline_text_file(block, vendor, model)
     assert isinstance(block, TextBlock)
     return {"type": "text", "text": block.text}
 
 
-def message_entries(message: Message) -> list[dict[str, Any]]:
+def message_entries(message: Message, vendor: str, model: str) -> list[dict[str, Any]]:
     if message.role == "assistant":
         calls = [{"id": c.id, "name": c.name, "args": c.arguments} for c in message.tool_calls]
         return [{"role": "assistant", "text": message.text, "calls": calls}]
@@ -94,16 +99,13 @@ def message_entries(message: Message) -> list[dict[str, Any]]:
         {"role": "tool", "id": r.call_id, "name": r.name, "output": r.content}
         for r in message.tool_results
     ]
-    blocks = [content_entry(b) for b in message.blocks]
+    blocks = [content_entry(b, vendor, model) for b in message.blocks]
     return results + ([{"role": "user", "content": blocks}] if blocks else [])
 
 
-def request_body(request: Request, vendor_fields: dict[str, Any]) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "model": request.model,
-        "system": request.system,
-        "messages": [e for m in request.messages for e in message_entries(m)],
-    }
+def request_body(request: Request, vendor: str, vendor_fields: dict[str, Any]) -> dict[str, Any]:
+    entries = [e for m in request.messages for e in message_entries(m, vendor, request.model)]
+    body: dict[str, Any] = {"model": request.model, "system": request.system, "messages": entries}
     if request.tools:
         body["tools"] = [
             {"name": t.name, "description": t.description, "parameters": t.parameters}
@@ -217,7 +219,7 @@ class CallOnlyProvider(Provider):
         """What httpx sends; the key is checked first, so nothing is sent without one."""
         headers = {"authorization": f"Bearer {self.key()}", "content-type": "application/json"}
         base = str(self.settings.get("base_url", "https://tiny.invalid")).rstrip("/")
-        body = request_body(request, self.vendor_fields(request))
+        body = request_body(request, self.name, self.vendor_fields(request))
         return {
             "url": f"{base}/v1/tiny/{'stream' if stream else 'chat'}",
             "content": json.dumps(body).encode(),
