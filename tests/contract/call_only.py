@@ -36,6 +36,7 @@ import httpx2 as httpx
 from llmport.plugin import (
     ClientCache,
     ConfigError,
+    MalformedResponseError,
     MediaBlock,
     Message,
     ModelCapabilities,
@@ -126,27 +127,46 @@ def usage_of(data: dict[str, Any]) -> Usage:
     return Usage(input_tokens=data.get("in", 0), output_tokens=data.get("out", 0), requests=1)
 
 
-def response_of(data: dict[str, Any]) -> Response:
-    calls = [
-        ToolCall(c["id"], c["name"], c["args"], raw_arguments=json.dumps(c["args"]))
-        for c in data.get("calls", [])
-    ]
+def malformed(provider: str, what: str) -> MalformedResponseError:
+    message = f"{provider}: {what} is not in the tiny chat form"
+    return MalformedResponseError(message, provider=provider)
+
+
+def response_of(data: Any, provider: str) -> Response:
+    """A 200 answer as a Response; anything but the documented success shape is malformed."""
+    try:
+        calls = [
+            ToolCall(c["id"], c["name"], c["args"], raw_arguments=json.dumps(c["args"]))
+            for c in data.get("calls", [])
+        ]
+        stop = data["stop"]
+        usage = usage_of(data["usage"])
+        text = data.get("text", "")
+    except (KeyError, TypeError, AttributeError):
+        raise malformed(provider, "the answer") from None
     return Response(
-        text=data.get("text", ""),
+        text=text,
         tool_calls=calls,
-        usage=usage_of(data.get("usage", {})),
-        stop_reason=STOPS.get(data.get("stop", "end"), "end_turn"),  # type: ignore[arg-type]
-        raw_stop_reason=data.get("stop"),
+        usage=usage,
+        stop_reason=STOPS.get(stop, "end_turn"),  # type: ignore[arg-type]
+        raw_stop_reason=stop,
         model=data.get("model", ""),
         id=data.get("id"),
     )
 
 
-def events_of(line: str) -> list[ProviderEvent]:
+def events_of(line: str, provider: str) -> list[ProviderEvent]:
     """The provider events of one line of the event stream (none for blank lines)."""
     if not line.startswith("data:"):
         return []
     data = json.loads(line[5:])
+    try:
+        return event_list(data)
+    except (KeyError, TypeError, AttributeError):
+        raise malformed(provider, f"stream event {line[:60]!r}") from None
+
+
+def event_list(data: Any) -> list[ProviderEvent]:
     kind = data["type"]
     if kind == "text":
         return [TextDelta(data["text"])]
@@ -154,10 +174,12 @@ def events_of(line: str) -> list[ProviderEvent]:
         return [ToolCallDelta(key=data["id"], id=data["id"], name=data["name"])]
     if kind == "args":
         return [ToolCallDelta(key=data["id"], arguments=data["fragment"])]
-    stop = STOPS.get(data.get("stop", "end"), "end_turn")
+    if kind != "done":
+        raise KeyError(kind)
+    stop = data["stop"]
     return [
-        UsageEvent(usage_of(data.get("usage", {}))),
-        StopEvent(stop, data.get("stop"), data.get("model", ""), data.get("id")),  # type: ignore[arg-type]
+        UsageEvent(usage_of(data["usage"])),
+        StopEvent(STOPS.get(stop, "end_turn"), stop, data.get("model", ""), data.get("id")),  # type: ignore[arg-type]
     ]
 
 
@@ -237,14 +259,14 @@ class CallOnlyProvider(Provider):
         with self.errors():
             response = self.clients.sync().post(**self.post_args(request, stream=False))
             raise_for_status(response)
-            return response_of(response.json())
+            return response_of(response.json(), self.name)
 
     async def _async_call(self, request: Request) -> Response:
         with self.errors():
             client = self.clients.for_loop()
             response = await client.post(**self.post_args(request, stream=False))
             raise_for_status(response)
-            return response_of(response.json())
+            return response_of(response.json(), self.name)
 
     def close(self) -> None:
         self.clients.close()
@@ -265,7 +287,7 @@ class CallOnlyStreamingProvider(CallOnlyProvider):
                 r.read()
             raise_for_status(r)
             for line in r.iter_lines():
-                yield from events_of(line)
+                yield from events_of(line, self.name)
 
     async def _astream(self, request: Request) -> AsyncIterator[ProviderEvent]:
         with self.errors():
@@ -275,7 +297,7 @@ class CallOnlyStreamingProvider(CallOnlyProvider):
                     await r.aread()
                 raise_for_status(r)
                 async for line in r.aiter_lines():
-                    for event in events_of(line):
+                    for event in events_of(line, self.name):
                         yield event
 
 
