@@ -31,7 +31,7 @@ from llmport.errors import (
 )
 from llmport.messages.types import FinalEvent, StreamEvent, TextDelta
 from llmport.testing.loopback import LoopbackServer, Reply
-from wire import TARGETS, Wire, raised
+from wire import TARGETS, Wire, raised, targets
 
 each_target = pytest.mark.parametrize("wire", TARGETS, ids=str)
 each_mode = pytest.mark.parametrize("mode", MODES)
@@ -109,12 +109,19 @@ FIRST = ["Hel", "lo ", "wor", "ld, ", "how ", "are ", "you ", "all ", "today?"]
 SECOND = ["Bonjour ", "le monde ", "entier."]
 
 
+#: Targets that stream incrementally (a whole-answer plugin cannot be cut after text).
+STREAMING_CUT = targets("test_stream_cut_after_text_raises_stream_interrupted_never_splices")
+STREAMING_RESTART = targets(
+    "test_stream_retry_restart_announces_the_restart_then_the_whole_new_answer"
+)
+
+
 def shown(events: list[StreamEvent]) -> str:
     return "".join(e.text for e in events if isinstance(e, TextDelta))
 
 
 @each_mode
-@each_target
+@pytest.mark.parametrize("wire", STREAMING_CUT, ids=str)
 async def test_stream_cut_after_text_raises_stream_interrupted_never_splices(
     wire: Wire, mode: str, runtime: Make
 ) -> None:
@@ -145,7 +152,7 @@ async def test_stream_cut_after_text_raises_stream_interrupted_never_splices(
 
 
 @each_mode
-@each_target
+@pytest.mark.parametrize("wire", STREAMING_RESTART, ids=str)
 async def test_stream_retry_restart_announces_the_restart_then_the_whole_new_answer(
     wire: Wire, mode: str, runtime: Make
 ) -> None:

@@ -814,6 +814,17 @@ NOT_APPLICABLE: dict[tuple[str, str], str] = {
         "a plugin without _stream has no incremental stream: the core replays its whole "
         "answer as one text delta (the stream's other checks run on it)"
     ),
+    **{
+        ("callonly", test): (
+            "a plugin without _stream delivers its answer only once whole: a cut answer "
+            "fails before the caller has any of it, so it is retried unseen (checked by "
+            "test_stream_failing_before_any_event_is_retried_unseen)"
+        )
+        for test in (
+            "test_stream_cut_after_text_raises_stream_interrupted_never_splices",
+            "test_stream_retry_restart_announces_the_restart_then_the_whole_new_answer",
+        )
+    },
 }
 
 
