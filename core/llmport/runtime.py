@@ -532,7 +532,7 @@ def _overridden(cls: type, name: str) -> bool:
 
 def _check_max_retries(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(
+        raise OptionError(
             f"max_retries is the total number of attempts and must be >= 1, got {value!r}"
         )
     return value

@@ -1,0 +1,68 @@
+"""Every flag of every subcommand, given a bad value, is one line on stderr and never a traceback.
+
+The flags are read from the parser itself, so a flag added later is covered
+without touching this file.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterator
+
+import pytest
+from llmport.cli.main import build_parser, main
+
+BAD_VALUES = ["", "0", "-1", "nan", "{not json", "/no/such/file", "x" * 3000]
+#: A value for each positional argument, so the flag under test is what is wrong.
+POSITIONALS = {"prompt": "hi", "target": "no-such-session", "toolset": "no-such-toolset"}
+
+
+def subcommands(
+    parser: argparse.ArgumentParser, path: tuple[str, ...] = ()
+) -> Iterator[tuple[tuple[str, ...], argparse.ArgumentParser]]:
+    """Every (command path, parser) pair below ``parser``, leaves and inner commands alike."""
+    for action in parser._actions:  # argparse has no public walk of its subparsers
+        if isinstance(action, argparse._SubParsersAction):
+            for name, child in action.choices.items():
+                yield (*path, name), child
+                yield from subcommands(child, (*path, name))
+
+
+def flag_cases() -> list[tuple[list[str], str]]:
+    cases = []
+    for path, parser in subcommands(build_parser()):
+        positionals = [
+            POSITIONALS.get(a.dest, "x")
+            for a in parser._actions
+            if not a.option_strings and not isinstance(a, argparse._SubParsersAction)
+        ]
+        if any(isinstance(a, argparse._SubParsersAction) for a in parser._actions):
+            continue  # an inner command: its leaves are cases of their own
+        for action in parser._actions:
+            if not action.option_strings or action.nargs == 0:
+                continue  # switches take no value
+            for value in BAD_VALUES:
+                cases.append(([*path, *positionals, action.option_strings[-1], value], path[0]))
+    return cases
+
+
+CASES = flag_cases()
+
+
+def test_every_value_taking_flag_is_covered() -> None:
+    flags = {argv[-2] for argv, _ in CASES}
+    assert {"--model", "--attach", "--system", "--schema", "--option", "--retries"} <= flags
+
+
+@pytest.mark.parametrize(("argv", "command"), CASES, ids=lambda v: repr(v)[:60])
+def test_a_bad_flag_value_is_one_line_and_no_traceback(
+    argv: list[str], command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    try:
+        status = main(argv)
+    except SystemExit as exit_:  # argparse: usage, then one error line
+        status = exit_.code if isinstance(exit_.code, int) else 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    errors = [line for line in err.splitlines() if "error:" in line]
+    assert status != 0 and len(errors) == 1, (status, err)
