@@ -36,6 +36,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 PAGES = [
     "quickstart.md",
+    "cli.md",
     "concepts/content.md",
     "concepts/runtime.md",
     "dag.md",

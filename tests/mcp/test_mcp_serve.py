@@ -61,24 +61,40 @@ def test_a_toolset_served_over_http_works_as_an_mcp_server_toolset(tmp_path: Pat
         proc.wait(timeout=10)
 
 
-def test_an_unknown_toolset_is_one_line_and_exit_1(capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.fixture
+def mcp_plugin(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The MCP plugin's entry point loaded (its ``llmport mcp`` command), no other plugin."""
+    monkeypatch.setenv("LLMPORT_PLUGINS", "mcp")
+
+
+def test_an_unknown_toolset_is_one_line_and_exit_1(
+    mcp_plugin: None, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["mcp", "serve", "nope"]) == 1
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1
     assert "unknown toolset 'nope'" in err and "Traceback" not in err
 
 
-def test_a_bad_http_address_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_bad_http_address_is_a_usage_error(
+    mcp_plugin: None, capsys: pytest.CaptureFixture[str]
+) -> None:
     with pytest.raises(SystemExit) as exit_:
         main(["mcp", "serve", "units", "--http", "localhost"])
     assert exit_.value.code == 2
-    assert "expected HOST:PORT" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "expected HOST:PORT" in err and "usage: llmport mcp serve" in err
 
 
-def test_without_the_plugin_the_cli_names_the_package(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    monkeypatch.setitem(sys.modules, "llmport_mcp.serve", None)  # import fails as if missing
-    assert main(["mcp", "serve", "units"]) == 2
+def test_the_plugin_adds_the_command_with_debug(mcp_plugin: None) -> None:
+    from llmport.errors import UnknownToolError
+
+    with pytest.raises(UnknownToolError):
+        main(["mcp", "serve", "nope", "--debug"])
+
+
+def test_without_the_plugin_the_cli_names_the_package(capsys: pytest.CaptureFixture[str]) -> None:
+    # No entry-point plugin is loaded here (LLMPORT_PLUGINS is empty): no llmport-mcp.
+    assert main(["mcp", "serve", "units", "--http", "x"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "pip install llmport-mcp" in err

@@ -1,4 +1,7 @@
-"""The ``llmport`` command line: models, plugins, run, demo, session show and list, mcp serve.
+"""The ``llmport`` command line: models, plugins, run, demo, session show and list.
+
+Plugins add subcommands through the ``llmport_register_commands`` hook
+(``llmport mcp serve`` comes from llmport-mcp); see :func:`add_plugin_commands`.
 
 Output goes through rich; ``--json`` prints machine-readable JSON instead.
 
@@ -466,44 +469,42 @@ def cmd_session(args: argparse.Namespace) -> int:
 
 _DEBUG_HELP = "show the full traceback of an error instead of one line"
 
-
-def cmd_mcp_serve(args: argparse.Namespace) -> int:
-    """Serve a registered toolset as an MCP server (the llmport-mcp plugin does the work)."""
-    try:
-        import llmport_mcp.serve as mcp_serve
-    except ImportError:
-        sys.stderr.write("error: llmport mcp needs the MCP plugin: pip install llmport-mcp\n")
-        return 2
-    if args.http is not None:
-        try:
-            mcp_serve.parse_address(args.http)
-        except ValueError as exc:
-            raise UsageError(f"--http: {exc}") from None
-    mcp_serve.serve(args.toolset, http=args.http)
-    return 0
+#: Subcommands a plugin adds: without the plugin the command says what to install
+#: (name -> what it needs, the distribution, the help line).
+PLUGIN_COMMANDS = {
+    "mcp": ("the MCP plugin", "llmport-mcp", "MCP: serve a toolset to MCP clients"),
+}
 
 
-def _add_debug(parser: argparse.ArgumentParser) -> None:
-    # SUPPRESS: a subcommand without --debug leaves the top-level value alone.
-    parser.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP)
+class CommandParser(argparse.ArgumentParser):
+    """The parser of ``llmport`` and of each (sub)command, a plugin's included.
+
+    Each has ``--debug`` and is its command's ``parser`` default (the usage a
+    :class:`UsageError` prints). Subparsers made from one are of this class too
+    (argparse's ``parser_class``), so a plugin's commands get both unasked.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # SUPPRESS: a subcommand without --debug leaves an outer --debug alone.
+        self.add_argument(
+            "--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP
+        )
+        self.set_defaults(parser=self)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="llmport", description="llmport: one SDK, every LLM vendor."
-    )
-    parser.add_argument("--debug", action="store_true", help=_DEBUG_HELP)
+    """The ``llmport`` parser: the core's subcommands, then the plugins' (their hook)."""
+    parser = CommandParser(prog="llmport", description="llmport: one SDK, every LLM vendor.")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("models", help="list providers, models, capabilities and aliases")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_models)
-    _add_debug(p)
 
     p = sub.add_parser("plugins", help="list installed plugins and load errors")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_plugins)
-    _add_debug(p)
 
     p = sub.add_parser("run", help="run one prompt")
     p.add_argument(
@@ -537,16 +538,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="total attempts per request (default: configuration, else 2)",
     )
     p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_run, parser=p)
-    _add_debug(p)
+    p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("demo", help="the offline showcase (replays shipped cassettes)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_demo)
-    _add_debug(p)
 
     p = sub.add_parser("session", help="inspect stored sessions")
-    _add_debug(p)
     ssub = p.add_subparsers(dest="session_command", required=True)
     show = ssub.add_parser("show", help="print a session's DAG as a tree")
     show.add_argument("target", help="a session database path, or a session id")
@@ -555,21 +553,49 @@ def build_parser() -> argparse.ArgumentParser:
     from .session import add_list_parser
 
     add_list_parser(ssub)
-    _add_debug(show)
 
-    p = sub.add_parser("mcp", help="MCP: serve a toolset to MCP clients (needs llmport-mcp)")
-    _add_debug(p)
-    msub = p.add_subparsers(dest="mcp_command", required=True)
-    serve = msub.add_parser("serve", help="serve a registered toolset as an MCP server")
-    serve.add_argument("toolset", help="a registered toolset name (see `llmport plugins`)")
-    serve.add_argument(
-        "--http",
-        metavar="HOST:PORT",
-        help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio",
-    )
-    serve.set_defaults(func=cmd_mcp_serve, parser=serve)
-    _add_debug(serve)
+    add_plugin_commands(sub)
     return parser
+
+
+def add_plugin_commands(sub: argparse._SubParsersAction[Any]) -> None:
+    """The subcommands of every plugin's ``llmport_register_commands`` hook.
+
+    A plugin whose hook fails (it raised, or took a name already in use) is
+    reported as a warning and left out; the other commands still work. A
+    :data:`PLUGIN_COMMANDS` name no plugin added says what to install.
+    """
+    import warnings
+
+    from ..plugins.host import PluginHost
+
+    for impl in PluginHost().hook.llmport_register_commands.get_hookimpls():
+        try:
+            impl.function(subparsers=sub)
+        except Exception as exc:  # a broken plugin never breaks the other commands
+            warnings.warn(
+                f"llmport plugin {impl.plugin_name!r} added no commands: "
+                f"{type(exc).__name__}: {exc}",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+    for name, (needs, distribution, help_line) in PLUGIN_COMMANDS.items():
+        if name not in sub.choices:
+            p = sub.add_parser(name, help=f"{help_line} (needs {distribution})")
+            p.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+            p.set_defaults(
+                func=_needs_plugin(f"llmport {name} needs {needs}: pip install {distribution}")
+            )
+
+
+def _needs_plugin(message: str) -> Any:
+    """A command that prints ``error: <message>`` and exits 2 (its plugin is not installed)."""
+
+    def command(args: argparse.Namespace) -> int:
+        sys.stderr.write(f"error: {message}\n")
+        return 2
+
+    return command
 
 
 def _one_line(exc: BaseException) -> str:

@@ -1,8 +1,10 @@
-"""The hooks plugins implement, in three families.
+"""The hooks plugins implement.
 
 Provider hooks register vendors; tool-source hooks register named toolsets
 and sources of tools; policy hooks allow/deny tools, rewrite or reject
-requests and responses (guardrails) and observe every model and tool call.
+requests and responses (guardrails) and observe every model and tool call;
+limiter, session-store and key-value-store hooks register backends by URL
+scheme; the command hook adds ``llmport`` subcommands.
 
 Implement them in a module or object decorated with ``llmport.hookimpl``
 and expose it through the ``llmport`` entry-point group::
@@ -19,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
+    import argparse  # only for the annotation: `import llmport` stays free of argparse
+
     from ..messages.types import Request, Response
     from ..provider.contract import ProviderInfo
     from ..tools.policy import CallInfo, ToolCheck
@@ -141,4 +145,23 @@ def llmport_kv_stores(register: Callable[[str, Callable[..., Any]], None]) -> No
     :class:`llmport.sessions.kv.Store` kept beside a session stored at that URL.
     Plain paths and ``sqlite://`` URLs use the core's SQLite store (the
     session's file, table ``llmport_kv``).
+    """
+
+
+# --- command-line hooks ------------------------------------------------------------
+
+
+@hookspec
+def llmport_register_commands(subparsers: argparse._SubParsersAction[Any]) -> None:
+    """Add subcommands to the ``llmport`` command line.
+
+    ``subparsers`` is the top-level ``argparse`` subparsers object: call
+    ``subparsers.add_parser("name", help=...)``, add arguments, and
+    ``set_defaults(func=...)`` on each command, ``func(args) -> int`` being
+    the exit status. Every parser made there (nested ones too) gets
+    ``--debug``; raise :class:`llmport.cli.main.UsageError` for a bad command
+    line (printed with that command's usage, exit status 2) and any
+    :class:`~llmport.errors.LlmportError` for a user error (one line, exit
+    status 1). Import heavy dependencies inside ``func``, not here: the hook
+    runs on every ``llmport`` invocation.
     """

@@ -1,4 +1,6 @@
-"""The ``llmport`` entry point: every ``[mcp.servers.NAME]`` is the toolset ``"mcp:NAME"``.
+"""The ``llmport`` entry point: the toolsets ``"mcp:NAME"`` and the command ``llmport mcp serve``.
+
+Every ``[mcp.servers.NAME]`` is the toolset ``"mcp:NAME"``.
 
 Configuration (``llmport.toml``, or ``[tool.llmport.mcp.servers.NAME]`` in
 ``pyproject.toml``)::
@@ -20,6 +22,7 @@ not consulted (pass ``tools=[MCPServer(...)]`` instead).
 
 from __future__ import annotations
 
+import argparse
 import logging
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -27,7 +30,7 @@ from typing import Any
 from llmport import hookimpl
 from llmport.errors import ConfigError
 
-__all__ = ["llmport_toolsets", "server_from_config"]
+__all__ = ["cmd_serve", "llmport_register_commands", "llmport_toolsets", "server_from_config"]
 
 log = logging.getLogger("llmport.mcp")
 
@@ -99,3 +102,33 @@ def llmport_toolsets(register: Callable[..., None]) -> None:
     """Register ``mcp:NAME`` for each configured server (connecting only on use)."""
     for name, settings in _configured_servers().items():
         register(f"mcp:{name}", _factory(name, settings))
+
+
+@hookimpl
+def llmport_register_commands(subparsers: argparse._SubParsersAction[Any]) -> None:
+    """``llmport mcp serve TOOLSET [--http HOST:PORT]``: a registered toolset over MCP."""
+    mcp = subparsers.add_parser("mcp", help="MCP: serve a toolset to MCP clients")
+    commands = mcp.add_subparsers(dest="mcp_command", required=True)
+    serve = commands.add_parser("serve", help="serve a registered toolset as an MCP server")
+    serve.add_argument("toolset", help="a registered toolset name (see `llmport plugins`)")
+    serve.add_argument(
+        "--http",
+        metavar="HOST:PORT",
+        help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio",
+    )
+    serve.set_defaults(func=cmd_serve)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """``llmport mcp serve``: blocks until the server stops; a bad ``--http`` is a usage error."""
+    from llmport.cli.main import UsageError
+
+    from .serve import parse_address, serve
+
+    if args.http is not None:
+        try:
+            parse_address(args.http)
+        except ValueError as exc:
+            raise UsageError(f"--http: {exc}") from None
+    serve(args.toolset, http=args.http)
+    return 0
