@@ -17,6 +17,8 @@ from .errors import (
     AttemptFailure,
     AuthenticationError,
     BadRequestError,
+    BatchError,
+    BatchTimeout,
     BudgetExceeded,
     ConfigError,
     ContentError,
@@ -26,10 +28,12 @@ from .errors import (
     GuardrailTripped,
     InputError,
     InputGuardrailTripped,
+    LimitWaitTimeout,
     LlmportError,
     MalformedResponseError,
     MaxIterationsExceeded,
     MessageError,
+    MissingSessionStoreError,
     ModelBehaviorError,
     NoModelError,
     NotFoundError,
@@ -43,11 +47,14 @@ from .errors import (
     RateLimitError,
     RunTimeout,
     SchemaError,
+    SessionError,
+    SessionFileNotFoundError,
     StreamInterrupted,
     StructuredOutputError,
     TokenLimitExceeded,
     ToolApprovalRequired,
     UnknownModelError,
+    UnknownSessionError,
     UnknownToolError,
     UnsupportedContentError,
     UnsupportedFeatureError,
@@ -112,21 +119,18 @@ _LAZY = {
     "ResponseFormat": ".messages.types",
     "ToolSpec": ".messages.types",
     "Limit": ".controls.limits",
-    "LimitWaitTimeout": ".controls.limits",
     "InProcessLimiter": ".controls.limits",
     "Trace": ".observe.tracing",
     "BatchJob": ".engine.batch",
     "BatchRequest": ".engine.batch",
     "BatchStatus": ".engine.batch",
-    "BatchError": ".engine.batch",
-    "BatchTimeout": ".engine.batch",
 }
 
 if TYPE_CHECKING:
     from .controls.budget import Budget
-    from .controls.limits import InProcessLimiter, Limit, LimitWaitTimeout
+    from .controls.limits import InProcessLimiter, Limit
     from .controls.window import ContextPolicy
-    from .engine.batch import BatchError, BatchJob, BatchRequest, BatchStatus, BatchTimeout
+    from .engine.batch import BatchJob, BatchRequest, BatchStatus
     from .engine.result import Dropped
     from .engine.tokens import ModelInfo, TokenCount
     from .messages.types import CacheControl as CacheControl
@@ -215,6 +219,7 @@ __all__ = [
     "MediaBlock",
     "Message",
     "MessageError",
+    "MissingSessionStoreError",
     "ModelBehaviorError",
     "ModelInfo",
     "NativeTool",
@@ -238,6 +243,8 @@ __all__ = [
     "ServerToolEvent",
     "ServerToolResult",
     "Session",
+    "SessionError",
+    "SessionFileNotFoundError",
     "StreamInterrupted",
     "StreamRestarted",
     "StructuredOutputError",
@@ -257,6 +264,7 @@ __all__ = [
     "Toolset",
     "Trace",
     "UnknownModelError",
+    "UnknownSessionError",
     "UnknownToolError",
     "UnsupportedContentError",
     "UnsupportedFeatureError",

@@ -8,6 +8,10 @@
     │   ├── UnsupportedContentError   a vendor/model cannot take a block
     │   ├── UnsupportedFeatureError   a vendor/model cannot honour a parameter or option
     │   ├── ConfigError               (also ValueError) bad configuration or settings
+    │   │   └── SessionError          a session database or session cannot be used
+    │   │       ├── SessionFileNotFoundError  (also FileNotFoundError) no database there
+    │   │       ├── UnknownSessionError       (also KeyError) no such session id
+    │   │       └── MissingSessionStoreError  no plugin stores sessions at that URL scheme
     │   ├── OptionError               (also ValueError) an unknown option or a bad value
     │   ├── NoModelError              (also NotImplementedError) nothing to call
     │   ├── UnknownModelError         (also LookupError) no provider/alias/configuration
@@ -34,10 +38,24 @@
     ├── ModelBehaviorError            the model broke the protocol (too many tool errors)
     ├── BudgetExceeded                a token, cost or request budget ran out; never retried
     ├── RunTimeout                    (also TimeoutError) the run's deadline passed; .run
+    ├── LimitWaitTimeout              (also TimeoutError) rate-limit capacity comes too late
     ├── GuardrailTripped              a policy rejected a request or a response; .stage
     │   ├── InputGuardrailTripped     raised on the way in (a before_request hook)
     │   └── OutputGuardrailTripped    raised on the way out (an after_response hook)
-    └── ToolApprovalRequired          a tool needs approval and no approver granted it
+    ├── ToolApprovalRequired          a tool needs approval and no approver granted it
+    └── BatchError                    a batch job failed, is not done, or has no such result
+        └── BatchTimeout              (also TimeoutError) BatchJob.wait gave up; .status
+
+Every class above is defined here (the modules that raise them import them:
+``llmport.engine.batch.BatchError`` and the like still work). A plugin's own
+errors subclass these and live in the plugin, since they name its service;
+they are drawn here so that one tree shows everything ``except LlmportError``
+can catch::
+
+    llmport_mcp.MCPServerError        an MCP server failed (an LlmportError)
+    ├── MCPConnectionError            (also ConnectionError) unreachable, or dropped
+    ├── MCPTimeoutError               (also TimeoutError) no answer in time
+    └── MCPToolError                  a tool call answered isError; .output
 
 Secrets: messages are redacted (:mod:`llmport.observe.redaction`), and a
 :class:`ProviderError` that reaches the caller chains no vendor exception
@@ -472,3 +490,62 @@ class OutputGuardrailTripped(GuardrailTripped):
 
 class ToolApprovalRequired(LlmportError):
     """A policy requires approval for a tool and no approver granted it."""
+
+
+class LimitWaitTimeout(LlmportError, TimeoutError):
+    """Waiting for rate-limit capacity would pass the run's deadline (never retried)."""
+
+    def __init__(self, target: str, wait: float) -> None:
+        self.target = target
+        self.wait = wait
+        super().__init__(
+            f"rate limit for {target}: capacity in {wait:.2f}s would pass the run's deadline"
+        )
+
+
+# --- batches ---------------------------------------------------------------------------
+
+
+class BatchError(LlmportError):
+    """A batch-level problem: the job failed, is not done yet, or an id has no result."""
+
+
+class BatchTimeout(BatchError, TimeoutError):
+    """:meth:`~llmport.engine.batch.BatchJob.wait` gave up before the job was done.
+
+    The job keeps running. ``status`` is its last
+    :class:`~llmport.engine.batch.BatchStatus` (typed loosely here: ``errors``
+    imports nothing of the engine).
+    """
+
+    def __init__(self, job_id: str, seconds: float, status: Any) -> None:
+        self.status = status
+        super().__init__(
+            f"batch {job_id} still {status.state} after {seconds:g}s "
+            f"({status.processed}/{status.total} processed); wait again or resume it later"
+        )
+
+
+# --- sessions --------------------------------------------------------------------------
+
+
+class SessionError(ConfigError):
+    """A session database or session the caller named cannot be used.
+
+    Also raised for a file that is not an llmport session database.
+    """
+
+
+class SessionFileNotFoundError(SessionError, FileNotFoundError):
+    """No session database at the path given (opening read-only, listing, showing)."""
+
+
+class UnknownSessionError(SessionError, KeyError):
+    """A session id (or prefix) names no session, or several, in the database."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+class MissingSessionStoreError(SessionError):
+    """No installed plugin stores sessions at URLs of this scheme."""

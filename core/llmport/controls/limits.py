@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from ..errors import ConfigError, LlmportError, ProviderError
+from ..errors import ConfigError, LimitWaitTimeout, ProviderError
 
 if TYPE_CHECKING:
     from .retry import Backoff
@@ -115,17 +115,6 @@ def check_limits(limits: Mapping[str, Any] | None, where: str = "limits") -> dic
 def match_limits(limits: Mapping[str, Limit], target: str) -> tuple[tuple[str, Limit], ...]:
     """Every ``(glob, Limit)`` whose glob matches ``target``, in declaration order."""
     return tuple((k, v) for k, v in limits.items() if fnmatchcase(target, k))
-
-
-class LimitWaitTimeout(LlmportError, TimeoutError):
-    """Waiting for rate-limit capacity would pass the run's deadline (never retried)."""
-
-    def __init__(self, target: str, wait: float) -> None:
-        self.target = target
-        self.wait = wait
-        super().__init__(
-            f"rate limit for {target}: capacity in {wait:.2f}s would pass the run's deadline"
-        )
 
 
 # --- what the vendors say ----------------------------------------------------------------

@@ -35,7 +35,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..errors import LlmportError, OptionError, UnsupportedFeatureError
+from ..errors import BatchError, BatchTimeout, LlmportError, OptionError, UnsupportedFeatureError
 from ..messages.types import Request, Response
 from ..provider.contract import Prepared, Provider
 
@@ -65,21 +65,6 @@ BatchState = Literal["queued", "running", "completed", "failed", "cancelled", "e
 _PENDING = ("queued", "running")
 #: exec parameters a batch request cannot take (it is one request, sent later).
 _NOT_IN_BATCH = ("stream", "deadline", "approver", "budget", "fallback_on")
-
-
-class BatchError(LlmportError):
-    """A batch-level problem: the job failed, is not done yet, or an id has no result."""
-
-
-class BatchTimeout(BatchError, TimeoutError):
-    """:meth:`BatchJob.wait` gave up before the job was done (the job keeps running)."""
-
-    def __init__(self, job_id: str, seconds: float, status: BatchStatus) -> None:
-        self.status = status
-        super().__init__(
-            f"batch {job_id} still {status.state} after {seconds:g}s "
-            f"({status.processed}/{status.total} processed); wait again or resume it later"
-        )
 
 
 @dataclass(slots=True, frozen=True)

@@ -31,7 +31,14 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
-from ..errors import ConfigError, redact
+from ..errors import (
+    ConfigError,
+    MissingSessionStoreError,
+    SessionError,
+    SessionFileNotFoundError,
+    UnknownSessionError,
+    redact,
+)
 
 if TYPE_CHECKING:
     from .dag import Node
@@ -50,28 +57,6 @@ __all__ = [
     "session_stores",
     "split_target",
 ]
-
-
-class SessionError(ConfigError):
-    """A session database or session the caller named cannot be used.
-
-    Also raised for a file that is not an llmport session database.
-    """
-
-
-class SessionFileNotFoundError(SessionError, FileNotFoundError):
-    """No session database at the path given (opening read-only, listing, showing)."""
-
-
-class UnknownSessionError(SessionError, KeyError):
-    """A session id (or prefix) names no session, or several, in the database."""
-
-    def __str__(self) -> str:  # KeyError would quote the message
-        return str(self.args[0]) if self.args else ""
-
-
-class MissingSessionStoreError(SessionError):
-    """No installed plugin stores sessions at URLs of this scheme."""
 
 
 class NodeRow(NamedTuple):
