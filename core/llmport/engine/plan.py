@@ -55,7 +55,7 @@ from ..output import structured
 from ..output.decisions import Decision
 from ..provider.contract import Provider
 from ..provider.routing import resolve
-from ..sessions.dag import Frame, LlmRecord, Prompt, current_frame
+from ..sessions.dag import Frame, LlmRecordLike, Prompt, current_frame
 from ..tools.policy import CallInfo, ToolCheck
 from ..tools.tool import ToolBox, ToolSettings, build_toolbox
 from .hooks import RunHooks
@@ -128,7 +128,7 @@ class Plan:
     input_token_budget: int | None
     add_usage: Callable[[Usage], None]
     stream: bool = False
-    record: LlmRecord | None = None
+    record: LlmRecordLike | None = None
     tool_settings: ToolSettings = field(default_factory=ToolSettings)
     output_type: Any = None
     system_blocks: tuple[TextBlock, ...] = ()

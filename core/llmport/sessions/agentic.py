@@ -424,7 +424,7 @@ def record_handoff(
 
 
 class LlmRecord:
-    """An llm node being recorded (:class:`llmport.sessions.dag.LlmRecord`)."""
+    """An llm node being recorded (it implements :class:`llmport.sessions.dag.LlmRecordLike`)."""
 
     __slots__ = ("node", "session", "started")
 

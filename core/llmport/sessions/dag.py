@@ -1,7 +1,7 @@
 """Session DAG: nodes, the frame interface the runtime calls, and the read rules.
 
 The runtime only needs :func:`current_frame` and the :class:`Frame` /
-:class:`LlmRecord` methods. The rest of this module is the pure part of
+:class:`LlmRecordLike` methods. The rest of this module is the pure part of
 the DAG: the :class:`Node` type with its per-frame indexes, the rules that
 decide which nodes an ``exec`` reads (:func:`select_reads`) and how they
 become neutral messages (:func:`render_nodes`). Storage lives in
@@ -57,7 +57,12 @@ DEFAULT_READ_TOKENS = 4_000
 # --- the interface the runtime calls --------------------------------------------
 
 
-class LlmRecord(Protocol):
+class LlmRecordLike(Protocol):
+    """What the runtime calls on an llm node being recorded.
+
+    :class:`llmport.sessions.agentic.LlmRecord` is the implementation.
+    """
+
     @property
     def node_id(self) -> str: ...
 
@@ -88,7 +93,7 @@ class Frame(Protocol):
 
     def begin_llm(
         self, *, model: str, messages: list[Message], system: str | None, context_override: bool
-    ) -> LlmRecord: ...
+    ) -> LlmRecordLike: ...
 
     def record_tool(
         self,
@@ -764,7 +769,7 @@ __all__ = [
     "RENDER_RANGE_KEYS",
     "Frame",
     "History",
-    "LlmRecord",
+    "LlmRecordLike",
     "Node",
     "Prompt",
     "Reads",
