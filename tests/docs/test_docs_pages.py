@@ -121,8 +121,10 @@ class StandIns:
 
 
 @pytest.fixture
-def stand_ins(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def stand_ins(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
     plugin = StandIns()
+    # The pages' relative paths (their attachments, runs.sqlite) land here, not in the checkout.
+    monkeypatch.chdir(tmp_path)
     # the vendor plugins stay unloaded; the other entry points (toolsets, stores) load
     monkeypatch.setenv("LLMPORT_PLUGINS", "example_tools,mcp,postgres")
     for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY"):
