@@ -3,6 +3,11 @@
 The server runs from a temporary directory for the whole test session and
 is stopped at the end; each test gets a database of its own. Nothing has
 to be installed beside ``uv run pytest``.
+
+Under pytest-xdist each worker is a session, so each starts its own server in
+its own data directory, listening only on a Unix socket inside it: workers
+share no port, no files and no databases (pgserver serialises their start and
+stop with its own inter-process lock).
 """
 
 from __future__ import annotations
@@ -21,14 +26,14 @@ _counter = itertools.count()
 
 
 @pytest.fixture(scope="session")
-def pg_server() -> Iterator[Any]:
-    import pgserver
-
+def pg_server(worker_id: str) -> Iterator[Any]:
     # Not under pytest's tmp dir: as root, pgserver runs PostgreSQL as its own user,
     # which must be able to reach the data directory (pytest-of-root is mode 700).
-    folder = tempfile.mkdtemp(prefix="llmport-pg-")
+    folder = tempfile.mkdtemp(prefix=f"llmport-pg-{worker_id}-")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # platformdirs: XDG_RUNTIME_DIR is not set
+        import pgserver  # its import asks platformdirs too
+
         server = pgserver.get_server(folder, cleanup_mode="stop")
     try:
         yield server
