@@ -105,4 +105,5 @@ def record(session: nox.Session) -> None:
         session.error("name a vendor: nox -s record -- openai|anthropic")
     _sync(session)
     vendor = session.posargs[0]
-    session.run("pytest", f"tests/{vendor}", env={"LLMPORT_RECORD_MODE": "all"})
+    # One process (-n 0): live calls one at a time, as the vendor's rate limits expect.
+    session.run("pytest", "-n", "0", f"tests/{vendor}", env={"LLMPORT_RECORD_MODE": "all"})
