@@ -271,7 +271,8 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
 
 
 def _plant(root: Path, files: dict[str, str]) -> Path:
-    for relative, text in files.items():
+    """The package ``pkg`` (an empty ``__init__``) with ``files`` in it, under ``root``."""
+    for relative, text in {"pkg/__init__.py": "", **files}.items():
         path = root / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
@@ -282,7 +283,6 @@ def test_a_cycle_through_type_checking_and_a_late_import_is_found(tmp_path: Path
     package = _plant(
         tmp_path,
         {
-            "pkg/__init__.py": "",
             "pkg/a.py": "import typing\nif typing.TYPE_CHECKING:\n    from .b import B\n",
             "pkg/b.py": "def f():\n    from pkg import a\n    return a\n",
             "pkg/c.py": "from . import a\n",
@@ -295,7 +295,6 @@ def test_a_private_name_taken_from_another_module_is_found(tmp_path: Path) -> No
     package = _plant(
         tmp_path,
         {
-            "pkg/__init__.py": "",
             "pkg/a.py": "_secret = 1\n_other = 2\n__all__ = []\n",
             "pkg/b.py": "from .a import _secret, __all__\n",
             "pkg/c.py": "from pkg import a\nx = a._other\ny = a.__all__\n",
@@ -316,7 +315,6 @@ def test_a_core_module_importing_a_plugin_is_found(tmp_path: Path) -> None:
     package = _plant(
         tmp_path,
         {
-            "pkg/__init__.py": "",
             "pkg/a.py": "def f():\n    import llmport_fake.serve as s\n    return s\n",
             "pkg/b.py": "from llmport_fake import thing\nimport llmport\n",
         },
@@ -331,7 +329,6 @@ def test_a_vendor_sdk_outside_its_plugin_is_found(tmp_path: Path) -> None:
     package = _plant(
         tmp_path,
         {
-            "pkg/__init__.py": "",
             "pkg/a.py": "import openai\nfrom google.genai import types\nimport mcp\n",
         },
     )
