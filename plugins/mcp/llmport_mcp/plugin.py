@@ -22,13 +22,15 @@ not consulted (pass ``tools=[MCPServer(...)]`` instead).
 
 from __future__ import annotations
 
-import argparse
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from llmport import hookimpl
 from llmport.errors import ConfigError
+
+if TYPE_CHECKING:
+    import argparse  # annotations only: every Runtime loads this module, the CLI needs argparse
 
 __all__ = ["cmd_serve", "llmport_register_commands", "llmport_toolsets", "server_from_config"]
 
