@@ -90,16 +90,16 @@ async def outcome(call: Any) -> tuple[Any, BaseException | None]:
 
 
 async def stream_outcome(
-    mode: str, rt: Runtime, content: str
+    mode: str, rt: Runtime, content: str, **options: Any
 ) -> tuple[list[Any], BaseException | None]:
     """Every event of a stream, and the exception that ended it (if any)."""
     events: list[Any] = []
     try:
         if mode == "sync":
-            for event in rt.stream(content):
+            for event in rt.stream(content, **options):
                 events.append(event)
         else:
-            async for event in rt.astream(content):
+            async for event in rt.astream(content, **options):
                 events.append(event)
     except Exception as exc:
         return events, exc
@@ -181,8 +181,8 @@ async def test_no_secret_in_errors_results_events_logs_or_observers(
             check.result("success", result)
         scenario("success")
 
-        # 4. a stream failing midway
-        events, err = await stream_outcome(mode, rt, "hi")
+        # 4. a stream failing midway, restarted (its retries) until ExecFailed
+        events, err = await stream_outcome(mode, rt, "hi", stream_retry="restart")
         check.events("stream failing", events)
         if err is None:
             problems.append("failing stream: no error raised")

@@ -81,7 +81,7 @@ def test_a_retried_stream_is_converted_once(
         ]
     ) as server:
         rt = runtime("openai:gpt-4o-mini", base_url=server.url + "/v1")
-        events = drive.stream(rt, content="hi")
+        events = drive.stream(rt, content="hi", stream_retry="restart")
     assert events[-1].result.output == "pong" and len(calls) == 1
     assert server.requests[0].json() == server.requests[1].json()
 
