@@ -408,7 +408,8 @@ def test_schema_adapted_to_anthropic_subset() -> None:
         },
         "required": ["tags"],
     }
-    adapted = convert_in.adapt_schema(schema)
+    params = build("claude-sonnet-4-6", response_format=ResponseFormat(schema))
+    adapted = params["output_config"]["format"]["schema"]
     assert adapted == {
         "type": "object",
         "properties": {

@@ -20,8 +20,8 @@ from llmport import (
     UnsupportedFeatureError,
 )
 from llmport.plugins.host import PluginHost
+from llmport.schema.transform import drop_added_nulls, has_optional, strict_schema
 from llmport_openai import models
-from llmport_openai.convert_in import drop_added_nulls, has_optional, to_strict
 from llmport_openai.errors import stream_error, translate
 
 
@@ -161,7 +161,7 @@ def test_non_sdk_exceptions_are_not_translated_here() -> None:
 
 
 def strict(schema: dict[str, Any]) -> dict[str, Any]:
-    return to_strict(schema, vendor="openai", model="m", feature="response_format")
+    return strict_schema(schema, vendor="openai", model="m", feature="response_format")
 
 
 def test_strict_closes_nested_objects_and_makes_optionals_nullable() -> None:

@@ -41,6 +41,7 @@ from llmport.output.structured import OutputTool, make_output_tool
 from llmport.provider.contract import Prepared
 from llmport.provider.thinking import EFFORT_BUDGETS, MIN_BUDGET, check_thinking_sampling
 from llmport.provider.wire import base64_of, plain
+from llmport.schema.transform import ANTHROPIC
 
 from .models import MAX_REQUEST_BYTES, WEB_FETCH_TOOL, WEB_SEARCH_TOOL, Family
 
@@ -78,29 +79,6 @@ KNOWN_OPTIONS = frozenset(
 #: ``messages.create`` keyword arguments that are not body fields: a vendor field of the
 #: same name goes into the JSON body (``extra_body``), never into the SDK's argument.
 _CALL_ONLY = frozenset({"timeout", "extra_body", "extra_headers", "extra_query"})
-
-#: Schema keywords Anthropic's structured output takes; others move into the description
-#: (the API ignores them, llmport still validates the reply against the original schema).
-_SCHEMA_KEPT = frozenset(
-    {
-        "type",
-        "properties",
-        "required",
-        "items",
-        "anyOf",
-        "allOf",
-        "enum",
-        "const",
-        "description",
-        "title",
-        "$defs",
-        "definitions",
-        "$ref",
-    }
-)
-_STRING_FORMATS = frozenset(
-    {"date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4", "ipv6", "uuid"}
-)
 
 
 @dataclass(slots=True)
@@ -479,7 +457,10 @@ def build(
     rf = request.response_format
     if rf is not None:
         if caps.native_structured_output:
-            output_config["format"] = {"type": "json_schema", "schema": adapt_schema(rf.schema)}
+            output_config["format"] = {
+                "type": "json_schema",
+                "schema": ANTHROPIC.transform(rf.schema),
+            }
         else:
             output_tool, spec = _output_tool(rf, {s.name for s in request.tools})
             tools.append(spec)
@@ -657,7 +638,7 @@ def tool_param(spec: ToolSpec, caps: ModelCapabilities) -> dict[str, Any]:
     out: dict[str, Any] = {
         "name": spec.name,
         "description": spec.description,
-        "input_schema": adapt_schema(schema) if spec.strict else schema,
+        "input_schema": ANTHROPIC.transform(schema) if spec.strict else schema,
     }
     if spec.strict and caps.native_structured_output:
         out["strict"] = True
@@ -702,50 +683,6 @@ def _output_tool(rf: ResponseFormat, taken: set[str]) -> tuple[OutputTool, dict[
         "description": spec.description,
         "input_schema": spec.parameters,
     }
-
-
-def adapt_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """A copy of ``schema`` in the subset Anthropic's structured output accepts.
-
-    Objects get ``additionalProperties: false``; ``oneOf`` becomes ``anyOf``;
-    keywords the API does not enforce move into the description (llmport
-    still validates the reply against the original schema).
-    """
-    adapted: dict[str, Any] = _adapt(copy.deepcopy(schema))
-    return adapted
-
-
-def _adapt(node: Any) -> Any:
-    if isinstance(node, list):
-        return [_adapt(item) for item in node]
-    if not isinstance(node, dict):
-        return node
-    out: dict[str, Any] = {}
-    notes: list[str] = []
-    for key, value in node.items():
-        if key in ("properties", "$defs", "definitions"):
-            out[key] = {name: _adapt(sub) for name, sub in value.items()}
-        elif key == "oneOf":
-            out["anyOf"] = _adapt(value)
-        elif key in ("items", "anyOf", "allOf"):
-            out[key] = _adapt(value)
-        elif key == "additionalProperties":
-            continue  # always false for objects (set below)
-        elif (
-            key in _SCHEMA_KEPT
-            or (key == "format" and value in _STRING_FORMATS)
-            or (key == "minItems" and value in (0, 1))
-        ):
-            out[key] = value
-        else:
-            notes.append(f"{key}: {value}")
-    if out.get("type") == "object" or "properties" in out:
-        out["additionalProperties"] = False
-    if notes:
-        description = out.get("description")
-        note = "{" + ", ".join(notes) + "}"
-        out["description"] = f"{description}\n\n{note}" if description else note
-    return out
 
 
 # ---------------------------------------------------------------------------

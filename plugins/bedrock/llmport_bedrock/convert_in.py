@@ -39,6 +39,7 @@ from llmport.messages.types import (
 from llmport.output.structured import OutputTool, make_output_tool
 from llmport.provider.contract import Prepared, check_block
 from llmport.provider.thinking import EFFORT_BUDGETS, MIN_BUDGET, check_thinking_sampling
+from llmport.schema.transform import BEDROCK
 
 from .models import CLAUDE_THINKING, DOCUMENT_FORMATS, MAX_DOCUMENT_BYTES, Family
 
@@ -91,26 +92,6 @@ IMAGE_FORMATS = {"image/png": "png", "image/jpeg": "jpeg", "image/gif": "gif", "
 
 #: The text added beside documents when the user turn has none (Bedrock requires one).
 DOCUMENT_PROMPT = "See the attached document."
-
-#: JSON-schema keywords the structured-output models do not enforce; they move into
-#: the description (llmport still validates the reply against the original schema).
-_SCHEMA_NOTED = frozenset(
-    {
-        "minimum",
-        "maximum",
-        "exclusiveMinimum",
-        "exclusiveMaximum",
-        "multipleOf",
-        "minLength",
-        "maxLength",
-        "pattern",
-        "minProperties",
-        "maxProperties",
-        "uniqueItems",
-        "maxItems",
-    }
-)
-
 
 #: Converse's own range for ``inferenceConfig.temperature`` (the core allows 0-2).
 MAX_TEMPERATURE = 1.0
@@ -669,44 +650,9 @@ def tool_param(spec: ToolSpec, caps: ModelCapabilities) -> dict[str, Any]:
 
 def _json_schema(schema: dict[str, Any], name: str, description: str | None) -> dict[str, Any]:
     """``outputConfig.textFormat.structure.jsonSchema``: the schema as a JSON *string*."""
-    out: dict[str, Any] = {"name": name, "schema": json.dumps(adapt_schema(schema))}
+    out: dict[str, Any] = {"name": name, "schema": json.dumps(BEDROCK.transform(schema))}
     if description:
         out["description"] = description
-    return out
-
-
-def adapt_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """A copy of ``schema`` in the subset Bedrock's structured output takes.
-
-    Objects get ``additionalProperties: false``; ``oneOf`` becomes ``anyOf``;
-    constraints the models do not enforce move into the description.
-    """
-    return _adapt(copy.deepcopy(schema))  # type: ignore[no-any-return]
-
-
-def _adapt(node: Any) -> Any:
-    if isinstance(node, list):
-        return [_adapt(item) for item in node]
-    if not isinstance(node, dict):
-        return node
-    out: dict[str, Any] = {}
-    notes: list[str] = []
-    for key, value in node.items():
-        if key in ("properties", "$defs", "definitions"):
-            out[key] = {name: _adapt(sub) for name, sub in value.items()}
-        elif key == "oneOf":
-            out["anyOf"] = _adapt(value)
-        elif key in ("items", "anyOf", "allOf"):
-            out[key] = _adapt(value)
-        elif key in _SCHEMA_NOTED:
-            notes.append(f"{key}: {value}")
-        elif key != "additionalProperties":
-            out[key] = value
-    if out.get("type") == "object" or "properties" in out:
-        out["additionalProperties"] = False
-    if notes:
-        note = "{" + ", ".join(notes) + "}"
-        out["description"] = f"{out['description']}\n\n{note}" if out.get("description") else note
     return out
 
 

@@ -44,6 +44,7 @@ from llmport.messages.types import (
 )
 from llmport.provider.contract import Prepared
 from llmport.provider.wire import Body, encode, urlsafe_base64_of
+from llmport.schema.transform import GEMINI
 
 from .models import AUDIO_TYPES, FILE_TYPES, IMAGE_TYPES, NATIVE_TEXT_FILES, Family
 
@@ -220,7 +221,7 @@ def sdk_arguments(
     rf = request.response_format
     if rf is not None:
         config["response_mime_type"] = "application/json"
-        config["response_json_schema"] = rf.schema
+        config["response_json_schema"] = GEMINI.transform(rf.schema)
     # The SDK would otherwise run Python callables itself; llmport runs the tool loop.
     config["automatic_function_calling"] = types.AutomaticFunctionCallingConfig(disable=True)
     try:
@@ -280,7 +281,7 @@ def wire_request(
     rf = request.response_format
     if rf is not None:
         generation["responseMimeType"] = "application/json"
-        generation["responseJsonSchema"] = rf.schema
+        generation["responseJsonSchema"] = GEMINI.transform(rf.schema)
     parts = contents(request.messages, model, family, wire=True)
     wire: dict[str, Any] = {"contents": parts}
     system = _system(request)
@@ -613,7 +614,9 @@ def function_declarations(request: Request) -> list[dict[str, Any]]:
         declaration: dict[str, Any] = {
             "name": spec.name,
             "description": spec.description,
-            "parameters_json_schema": spec.parameters or {"type": "object", "properties": {}},
+            "parameters_json_schema": GEMINI.transform(
+                spec.parameters or {"type": "object", "properties": {}}
+            ),
         }
         fields = spec.vendor.get(VENDOR)
         out.append(merge(declaration, fields) if fields else declaration)

@@ -46,6 +46,7 @@ from llmport.messages.types import (
     ToolSpec,
 )
 from llmport.provider.wire import base64_of, data_url_of
+from llmport.schema.transform import has_optional, strict_schema
 
 from .models import AUDIO_FORMATS, efforts_for, explicit_cache, reasoning_family
 
@@ -838,14 +839,16 @@ def call_arguments(call: ToolCall) -> str:
 def tool_parameters(spec: ToolSpec, vendor: str, model: str) -> dict[str, Any]:
     params = spec.parameters or {"type": "object", "properties": {}}
     if spec.strict:
-        return to_strict(params, vendor=vendor, model=model, feature=f"strict tool {spec.name!r}")
+        return strict_schema(
+            params, vendor=vendor, model=model, feature=f"strict tool {spec.name!r}"
+        )
     return params
 
 
 def json_schema_format(rf: ResponseFormat, vendor: str, model: str) -> dict[str, Any]:
     """``{"name", "schema", "strict"[, "description"]}``, strict-adapted when strict."""
     schema = (
-        to_strict(rf.schema, vendor=vendor, model=model, feature="response_format")
+        strict_schema(rf.schema, vendor=vendor, model=model, feature="response_format")
         if rf.strict
         else rf.schema
     )
@@ -992,207 +995,6 @@ def sdk_kwargs(
     if stream:
         kwargs["stream"] = True
     return kwargs
-
-
-# ---------------------------------------------------------------------------
-# OpenAI strict mode
-# ---------------------------------------------------------------------------
-# Strict mode (``response_format`` json_schema and ``strict`` tools) accepts a
-# subset of JSON Schema: the root is an object, every object lists all its
-# properties in ``required`` and sets ``additionalProperties: false``, and
-# some keywords are refused. ``to_strict`` rewrites a schema into that subset
-# without changing which values it accepts, except that an optional property
-# becomes a *required, nullable* one; ``drop_added_nulls`` (used on replies)
-# turns such a ``null`` back into an absent key, so the reply validates
-# against the caller's original schema. A schema the subset cannot express
-# (an open map such as ``dict[str, int]``, ``allOf``, ``not``,
-# conditionals, ...) raises UnsupportedFeatureError before any request:
-# rewriting it would silently change its meaning.
-
-#: Keywords strict mode refuses (OpenAI structured outputs guide).
-UNSUPPORTED_KEYWORDS = (
-    "allOf",
-    "not",
-    "if",
-    "then",
-    "else",
-    "dependentRequired",
-    "dependentSchemas",
-    "patternProperties",
-    "unevaluatedProperties",
-    "unevaluatedItems",
-    "propertyNames",
-    "minProperties",
-    "maxProperties",
-    "contains",
-    "minContains",
-    "maxContains",
-)
-# Annotations with no effect on validation that strict mode rejects.
-_DROPPED = ("default",)
-
-
-class StrictSchemaError(Exception):
-    """Internal: where and why a schema cannot be made strict."""
-
-    def __init__(self, path: str, reason: str) -> None:
-        super().__init__(f"{path or '<root>'}: {reason}")
-
-
-def to_strict(schema: dict[str, Any], *, vendor: str, model: str, feature: str) -> dict[str, Any]:
-    """A strict-mode copy of ``schema`` or :class:`UnsupportedFeatureError`."""
-    try:
-        if schema.get("type") != "object":
-            raise StrictSchemaError("", "the root must be an object schema ('type': 'object')")
-        converted: dict[str, Any] = _convert(schema, "")
-        return converted
-    except StrictSchemaError as exc:
-        raise UnsupportedFeatureError(
-            vendor,
-            model,
-            feature,
-            f"OpenAI strict mode cannot express this schema ({exc}); "
-            "rewrite the schema, or opt out of strict mode with "
-            "{'type': 'json_schema', 'json_schema': {'schema': ..., 'strict': False}}",
-        ) from None
-
-
-def _convert(node: Any, path: str) -> Any:
-    if isinstance(node, list):
-        return [_convert(item, f"{path}/{i}") for i, item in enumerate(node)]
-    if not isinstance(node, dict):
-        return node
-    for keyword in UNSUPPORTED_KEYWORDS:
-        if keyword in node:
-            raise StrictSchemaError(path, f"keyword {keyword!r} is not supported")
-    out: dict[str, Any] = {}
-    for key, value in node.items():
-        if key in _DROPPED:
-            continue
-        if key in ("properties", "$defs", "definitions"):
-            out[key] = {name: _convert(sub, f"{path}/{key}/{name}") for name, sub in value.items()}
-        elif key in ("items", "anyOf", "oneOf", "prefixItems"):
-            out[key] = _convert(value, f"{path}/{key}")
-        else:
-            out[key] = value
-    if "oneOf" in out:  # strict mode knows anyOf; for disjoint branches they are the same
-        out["anyOf"] = out.pop("oneOf")
-    if _is_object(node):
-        _close_object(node, out, path)
-    return out
-
-
-def _is_object(node: dict[str, Any]) -> bool:
-    kind = node.get("type")
-    return kind == "object" or (isinstance(kind, list) and "object" in kind) or "properties" in node
-
-
-def _close_object(original: dict[str, Any], out: dict[str, Any], path: str) -> None:
-    extra = original.get("additionalProperties")
-    properties: dict[str, Any] = out.get("properties") or {}
-    if extra not in (None, False):
-        raise StrictSchemaError(
-            path, "objects with additionalProperties (open maps) are not supported"
-        )
-    if not properties and extra is None:
-        raise StrictSchemaError(
-            path, "an object without 'properties' is an open map, which is not supported"
-        )
-    required = set(original.get("required") or ())
-    for name in properties:
-        if name not in required:
-            properties[name] = _nullable(properties[name])
-    out["properties"] = properties
-    out["required"] = list(properties)
-    out["additionalProperties"] = False
-
-
-def _nullable(schema: Any) -> dict[str, Any]:
-    if not isinstance(schema, dict) or _allows_null(schema):
-        return schema  # type: ignore[no-any-return]
-    kind = schema.get("type")
-    if isinstance(kind, str) and "enum" not in schema and "const" not in schema:
-        return {**schema, "type": [kind, "null"]}
-    if isinstance(kind, list) and "enum" not in schema and "const" not in schema:
-        return {**schema, "type": [*kind, "null"]}
-    if "anyOf" in schema and len(schema) == 1:
-        return {"anyOf": [*schema["anyOf"], {"type": "null"}]}
-    return {"anyOf": [schema, {"type": "null"}]}
-
-
-def _allows_null(schema: dict[str, Any]) -> bool:
-    kind = schema.get("type")
-    if kind == "null" or (isinstance(kind, list) and "null" in kind):
-        return True
-    branches = schema.get("anyOf") or schema.get("oneOf") or ()
-    return any(isinstance(b, dict) and _allows_null(b) for b in branches)
-
-
-def drop_added_nulls(original: dict[str, Any], value: Any) -> Any:
-    """Remove ``null`` values strict mode forced onto optional properties.
-
-    Walks ``value`` along the caller's ``original`` schema; a ``None`` is
-    dropped only where the property was optional and its schema does not
-    itself allow null.
-    """
-    defs = {**(original.get("definitions") or {}), **(original.get("$defs") or {})}
-    return _drop(original, value, defs, 0)
-
-
-def _resolve(schema: Any, defs: dict[str, Any]) -> Any:
-    ref = schema.get("$ref") if isinstance(schema, dict) else None
-    if isinstance(ref, str) and ref.startswith(("#/$defs/", "#/definitions/")):
-        return defs.get(ref.rsplit("/", 1)[1], schema)
-    return schema
-
-
-def _drop(schema: Any, value: Any, defs: dict[str, Any], depth: int) -> Any:
-    schema = _resolve(schema, defs)
-    if depth > 64 or not isinstance(schema, dict):
-        return value
-    if isinstance(value, dict) and isinstance(schema.get("properties"), dict):
-        required = set(schema.get("required") or ())
-        out = {}
-        for key, item in value.items():
-            sub = _resolve(schema["properties"].get(key), defs)
-            if (
-                item is None
-                and key not in required
-                and isinstance(sub, dict)
-                and not _allows_null(sub)
-            ):
-                continue
-            out[key] = _drop(sub, item, defs, depth + 1) if sub is not None else item
-        return out
-    if isinstance(value, list) and isinstance(schema.get("items"), dict):
-        return [_drop(schema["items"], item, defs, depth + 1) for item in value]
-    for branch in schema.get("anyOf") or schema.get("oneOf") or ():
-        if (
-            isinstance(value, dict)
-            and isinstance(_resolve(branch, defs), dict)
-            and "properties" in _resolve(branch, defs)
-        ):
-            return _drop(branch, value, defs, depth + 1)
-    return value
-
-
-def has_optional(schema: Any, _depth: int = 0) -> bool:
-    """True if some object in ``schema`` has a property outside its ``required``."""
-    if _depth > 64 or not isinstance(schema, (dict, list)):
-        return False
-    if isinstance(schema, list):
-        return any(has_optional(item, _depth + 1) for item in schema)
-    props = schema.get("properties")
-    if isinstance(props, dict) and set(props) - set(schema.get("required") or ()):
-        return True
-    children: list[Any] = []
-    for key in ("properties", "$defs", "definitions"):
-        if isinstance(schema.get(key), dict):
-            children.extend(schema[key].values())
-    for key in ("items", "anyOf", "oneOf", "prefixItems"):
-        if key in schema:
-            children.append(schema[key])
-    return any(has_optional(child, _depth + 1) for child in children)
 
 
 def restore_schema(request: Request) -> dict[str, Any] | None:

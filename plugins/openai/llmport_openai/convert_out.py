@@ -52,8 +52,9 @@ from llmport.messages.types import (
     UsageEvent,
 )
 from llmport.provider.contract import parse_arguments
+from llmport.schema.transform import drop_added_nulls
 
-from .convert_in import MESSAGE_IDS, drop_added_nulls
+from .convert_in import MESSAGE_IDS
 from .errors import stream_error
 
 CHAT_STOP: dict[str, StopReason] = {
