@@ -14,7 +14,6 @@ the code-execution container goes to ``Response.extra["anthropic_container"]``.
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -40,56 +39,25 @@ from llmport.messages.types import (
     Usage,
     UsageEvent,
 )
+from llmport.provider.claude import MESSAGES_API
 from llmport.provider.contract import parse_arguments
 
 from .convert_in import _CITATION_RANGE, CONTAINER_KEY, VENDOR, AnthropicPrepared
 
-_STOP_REASONS: dict[str, StopReason] = {
-    "end_turn": "end_turn",
-    "tool_use": "tool_use",
-    "max_tokens": "max_tokens",
-    "model_context_window_exceeded": "max_tokens",
-    "stop_sequence": "stop_sequence",
-    "refusal": "refusal",
-}
-
 
 def stop_reason(raw: str | None) -> StopReason:
     """Anthropic's ``stop_reason`` as a neutral one (``pause_turn`` and unknowns are ``other``)."""
-    if raw is None:
-        return "end_turn"
-    return _STOP_REASONS.get(raw, "other")
+    return MESSAGES_API.stop_reason(raw)
 
 
 def usage(raw: Any) -> Usage:
     """Anthropic usage (a JSON object, or a stream event's usage object) -> neutral Usage.
 
     ``input_tokens`` is the whole prompt (Anthropic's uncached ``input_tokens``
-    plus cache reads and writes), as with the other vendors; the cache
-    counts are kept apart in ``cache_read_tokens`` / ``cache_write_tokens``.
-    ``output_tokens_details.thinking_tokens`` (where sent) is
-    ``reasoning_tokens``.
+    plus cache reads and writes); ``output_tokens_details.thinking_tokens``
+    (where sent) is ``reasoning_tokens``.
     """
-    if raw is None:
-        return Usage(requests=1)
-    get = raw.get if type(raw) is dict else functools.partial(getattr, raw)
-    cache_read = get("cache_read_input_tokens", None) or 0
-    cache_write = get("cache_creation_input_tokens", None) or 0
-    details = get("output_tokens_details", None)
-    if details is None:
-        thinking = 0
-    elif isinstance(details, dict):
-        thinking = details.get("thinking_tokens") or 0
-    else:
-        thinking = getattr(details, "thinking_tokens", None) or 0
-    return Usage(
-        input_tokens=(get("input_tokens", None) or 0) + cache_read + cache_write,
-        output_tokens=get("output_tokens", None) or 0,
-        cache_read_tokens=cache_read,
-        cache_write_tokens=cache_write,
-        reasoning_tokens=thinking,
-        requests=1,
-    )
+    return MESSAGES_API.usage(raw)
 
 
 def raw_block(block: Any) -> dict[str, Any]:

@@ -39,6 +39,7 @@ from llmport.messages.types import (
     Usage,
     UsageEvent,
 )
+from llmport.provider.claude import CONVERSE
 from llmport.provider.contract import parse_arguments
 
 from .convert_in import VENDOR, ConversePrepared
@@ -46,22 +47,10 @@ from .convert_in import VENDOR, ConversePrepared
 #: ``toolUse.type`` of a tool the vendor ran itself.
 SERVER_TOOL_USE = "server_tool_use"
 
-_STOP_REASONS: dict[str, StopReason] = {
-    "end_turn": "end_turn",
-    "tool_use": "tool_use",
-    "max_tokens": "max_tokens",
-    "model_context_window_exceeded": "max_tokens",
-    "stop_sequence": "stop_sequence",
-    "guardrail_intervened": "content_filter",
-    "content_filtered": "content_filter",
-}
-
 
 def stop_reason(raw: str | None) -> StopReason:
     """Bedrock's ``stopReason`` as a neutral one (``malformed_*`` and unknowns are ``other``)."""
-    if raw is None:
-        return "end_turn"
-    return _STOP_REASONS.get(raw, "other")
+    return CONVERSE.stop_reason(raw)
 
 
 def usage(raw: Any) -> Usage:
@@ -71,17 +60,7 @@ def usage(raw: Any) -> Usage:
     plus cache reads and writes), as with the other vendors; the cache counts
     are kept apart too.
     """
-    if not isinstance(raw, dict):
-        return Usage(requests=1)
-    cache_read = int(raw.get("cacheReadInputTokens") or 0)
-    cache_write = int(raw.get("cacheWriteInputTokens") or 0)
-    return Usage(
-        input_tokens=int(raw.get("inputTokens") or 0) + cache_read + cache_write,
-        output_tokens=int(raw.get("outputTokens") or 0),
-        cache_read_tokens=cache_read,
-        cache_write_tokens=cache_write,
-        requests=1,
-    )
+    return CONVERSE.usage(raw)
 
 
 def _request_id(raw: dict[str, Any]) -> str | None:
