@@ -91,6 +91,7 @@ from .provider.translate import (
     translating,
     transport_error,
 )
+from .schema.transform import JsonSchemaTransformer, SchemaSubsetError
 
 __all__ = [
     "STANDARD_OPTIONS",
@@ -105,6 +106,7 @@ __all__ = [
     "Block",
     "ClientCache",
     "ConfigError",
+    "JsonSchemaTransformer",
     "MalformedResponseError",
     "MediaBlock",
     "Message",
@@ -125,6 +127,7 @@ __all__ = [
     "Response",
     "ResponseFormat",
     "SchemaError",
+    "SchemaSubsetError",
     "StopEvent",
     "StopReason",
     "StreamAssembler",

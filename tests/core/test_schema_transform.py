@@ -21,7 +21,9 @@ from llmport.schema.transform import (
     JsonSchemaTransformer,
     SchemaSubsetError,
     drop_added_nulls,
+    drop_keywords,
     has_optional,
+    inline_refs,
     strict_schema,
 )
 
@@ -354,3 +356,25 @@ def test_the_base_walker_is_a_copy_and_subclasses_change_it_through_hooks() -> N
     out = NoTitles().transform(UNIONS)
     assert "title" not in out["properties"]["id"]
     assert out["properties"]["id"]["oneOf"] == UNIONS["properties"]["id"]["oneOf"]  # type: ignore[index]
+
+
+def test_generic_steps_treat_property_names_as_names_not_keywords() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "$defs": {"$ref": "#/$defs/City"},
+            "default": {"type": "string", "default": "x"},
+        },
+        "$defs": {"City": {"type": "string", "title": "City"}},
+    }
+    assert inline_refs(schema) == {
+        "type": "object",
+        "properties": {
+            "$defs": {"type": "string", "title": "City"},
+            "default": {"type": "string", "default": "x"},
+        },
+    }
+    assert drop_keywords(schema, {"default", "title"})["properties"] == {
+        "$defs": {"$ref": "#/$defs/City"},
+        "default": {"type": "string"},
+    }

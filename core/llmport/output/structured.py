@@ -6,8 +6,9 @@ TypedDict. The schema is itself checked with jsonschema before any request
 (:class:`~llmport.errors.SchemaError`).
 
 The reply is always validated against the caller's full schema, whatever
-subset a vendor was sent. So vendor helpers (:func:`inline_refs`,
-:func:`drop_keywords`) may drop constraints a vendor cannot express
+subset a vendor was sent. So the vendor schema transformers
+(:mod:`llmport.schema.transform`: :func:`inline_refs`, :func:`drop_keywords`,
+each vendor's profile) may drop constraints a vendor cannot express
 (``uniqueItems``, ``default``...) without weakening the guarantee: a
 reply that breaks one gets the repair round, then
 :class:`~llmport.errors.StructuredOutputError`. What cannot be expressed
@@ -17,7 +18,6 @@ JSON pointer, so a plugin can reject it with a clear error before sending.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import json
 from collections.abc import Collection
@@ -26,6 +26,7 @@ from typing import Any
 from ..errors import SchemaError, StructuredOutputError
 from ..messages.types import ResponseFormat, ToolSpec
 from ..schema.build import check_schema, coerce, type_schema, validation_errors
+from ..schema.transform import drop_keywords, inline_refs
 
 __all__ = [
     "OutputTool",
@@ -162,75 +163,6 @@ def fail(errors: list[str], text: str) -> StructuredOutputError:
     return StructuredOutputError(
         "reply does not match the response schema after a repair round", errors, text
     )
-
-
-# --- vendor subsets -------------------------------------------------------------------
-
-
-def _resolve(root: dict[str, Any], ref: str, where: str) -> dict[str, Any]:
-    if ref == "#":
-        return root
-    if not ref.startswith("#/"):
-        raise SchemaError(f"{where}: only local $refs (#/...) can be resolved, got {ref!r}")
-    node: Any = root
-    for part in ref[2:].split("/"):
-        part = part.replace("~1", "/").replace("~0", "~")
-        if not isinstance(node, dict) or part not in node:
-            raise SchemaError(f"{where}: $ref {ref!r} points nowhere")
-        node = node[part]
-    if not isinstance(node, dict):
-        raise SchemaError(f"{where}: $ref {ref!r} is not a schema")
-    return node
-
-
-def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
-    """The schema with every local ``$ref`` replaced by its target and ``$defs`` removed.
-
-    For vendors that do not resolve references. A recursive schema cannot
-    be inlined: :class:`~llmport.errors.SchemaError`.
-    """
-    root = copy.deepcopy(schema)
-
-    def walk(node: Any, seen: tuple[str, ...], where: str) -> Any:
-        if isinstance(node, list):
-            return [walk(v, seen, f"{where}/{i}") for i, v in enumerate(node)]
-        if not isinstance(node, dict):
-            return node
-        if "$ref" in node:
-            ref = node["$ref"]
-            if ref in seen:
-                raise SchemaError(f"{where}: recursive $ref {ref!r} cannot be inlined")
-            target = _resolve(root, ref, where)
-            merged = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
-            return walk(merged, (*seen, ref), where)
-        return {
-            k: walk(v, seen, f"{where}/{k}")
-            for k, v in node.items()
-            if k not in ("$defs", "definitions")
-        }
-
-    out: dict[str, Any] = walk(root, (), "#")
-    return out
-
-
-def drop_keywords(schema: dict[str, Any], keywords: set[str] | frozenset[str]) -> dict[str, Any]:
-    """The schema without ``keywords`` anywhere (property *names* are kept)."""
-
-    def walk(node: Any, in_properties: bool = False) -> Any:
-        if isinstance(node, list):
-            return [walk(v) for v in node]
-        if not isinstance(node, dict):
-            return node
-        if in_properties:  # keys here are property names, not keywords
-            return {k: walk(v) for k, v in node.items()}
-        return {
-            k: walk(v, k in ("properties", "$defs", "definitions"))
-            for k, v in node.items()
-            if k not in keywords
-        }
-
-    out: dict[str, Any] = walk(copy.deepcopy(schema))
-    return out
 
 
 def schema_tool(rf: ResponseFormat) -> ToolSpec:

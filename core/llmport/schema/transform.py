@@ -25,6 +25,9 @@ The profiles, one ready instance per vendor subset:
 * :data:`GEMINI` (:class:`GeminiSchemaTransformer`): Gemini's
   ``responseJsonSchema`` / ``parametersJsonSchema`` take JSON Schema as it is.
 
+For a vendor of another dialect, :func:`inline_refs` (:class:`RefInliner`)
+and :func:`drop_keywords` (:class:`KeywordDropper`) are generic steps.
+
 Dropping or noting a constraint never weakens the guarantee: llmport
 validates every reply against the caller's original schema.
 """
@@ -32,7 +35,7 @@ validates every reply against the caller's original schema.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import Any, ClassVar
 
 from ..errors import SchemaError, UnsupportedFeatureError
@@ -47,11 +50,16 @@ __all__ = [
     "GeminiSchemaTransformer",
     "JsonSchema",
     "JsonSchemaTransformer",
+    "KeywordDropper",
     "OpenAIStrictSchemaTransformer",
+    "RefInliner",
     "SchemaSubsetError",
     "allows_null",
     "drop_added_nulls",
+    "drop_keywords",
     "has_optional",
+    "inline_refs",
+    "resolve_ref",
     "strict_schema",
 ]
 
@@ -74,9 +82,10 @@ class JsonSchemaTransformer:
     """Walks a JSON schema and builds a copy transformed by the subclass's hooks.
 
     The walker recurses into the schemas under :data:`SCHEMA_MAPS` keywords
-    and under :attr:`subschema_keywords`; any other keyword's value is copied
-    as it is. The base class changes nothing: its :meth:`transform` is a deep
-    copy. Instances hold no state, so one instance serves every call.
+    and under :attr:`subschema_keywords` (:meth:`descends`); any other
+    keyword's value is copied as it is. The base class changes nothing: its
+    :meth:`transform` is a deep copy. The vendor profiles hold no state, so
+    one instance serves every call.
     """
 
     #: Keywords whose value is a schema or a list of schemas the walk rewrites too.
@@ -105,7 +114,7 @@ class JsonSchemaTransformer:
                 out[self.renamed(key)] = {
                     name: self.walk(sub, f"{path}/{key}/{name}") for name, sub in value.items()
                 }
-            elif key in self.subschema_keywords:
+            elif self.descends(key):
                 out[self.renamed(key)] = self.walk(value, f"{path}/{key}")
             elif self.noted(key, value):
                 notes.append(f"{key}: {value}")
@@ -120,6 +129,10 @@ class JsonSchemaTransformer:
 
     def check(self, node: JsonSchema, path: str) -> None:
         """Raise :class:`SchemaSubsetError` if the subset cannot express ``node``."""
+
+    def descends(self, key: str) -> bool:
+        """Whether the value of keyword ``key`` holds schemas to walk into."""
+        return key in self.subschema_keywords
 
     def dropped(self, key: str, value: Any) -> bool:
         """Whether keyword ``key`` is left out of the copy (silently)."""
@@ -143,6 +156,93 @@ def describe(out: JsonSchema, notes: Iterable[str]) -> None:
     note = "{" + ", ".join(notes) + "}"
     description = out.get("description")
     out["description"] = f"{description}\n\n{note}" if description else note
+
+
+# ---------------------------------------------------------------------------
+# Generic subsets: no references, no such keywords
+# ---------------------------------------------------------------------------
+
+
+class KeywordDropper(JsonSchemaTransformer):
+    """Leaves ``keywords`` out everywhere (property names are kept), for a vendor that refuses them.
+
+    Every keyword's value is walked, so a keyword is dropped wherever a
+    schema object holds it.
+    """
+
+    def __init__(self, keywords: Collection[str]) -> None:
+        self.keywords = frozenset(keywords)
+
+    def descends(self, key: str) -> bool:
+        return True
+
+    def dropped(self, key: str, value: Any) -> bool:
+        return key in self.keywords
+
+
+class RefInliner(JsonSchemaTransformer):
+    """Every local ``$ref`` replaced by its target and ``$defs`` removed (vendors without refs).
+
+    Made for one schema (``root``, the schema references are resolved in):
+    it keeps the references it is inside, so a recursive one is refused
+    (:class:`~llmport.errors.SchemaError`) rather than inlined forever.
+    Keywords beside a ``$ref`` win over its target's.
+    """
+
+    def __init__(self, root: JsonSchema) -> None:
+        self.root = root
+        self.inside: list[str] = []
+
+    def descends(self, key: str) -> bool:
+        return True
+
+    def dropped(self, key: str, value: Any) -> bool:
+        return key in ("$defs", "definitions")
+
+    def walk(self, node: Any, path: str) -> Any:
+        if not (isinstance(node, dict) and "$ref" in node):
+            return super().walk(node, path)
+        ref, where = node["$ref"], f"#{path}"
+        if ref in self.inside:
+            raise SchemaError(f"{where}: recursive $ref {ref!r} cannot be inlined")
+        target = resolve_ref(self.root, ref, where)
+        merged = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
+        self.inside.append(ref)
+        try:
+            return self.walk(merged, path)
+        finally:
+            self.inside.pop()
+
+
+def resolve_ref(root: JsonSchema, ref: str, where: str) -> JsonSchema:
+    """The schema a local ``$ref`` (``#/...``) points to in ``root``, or :class:`SchemaError`."""
+    if ref == "#":
+        return root
+    if not ref.startswith("#/"):
+        raise SchemaError(f"{where}: only local $refs (#/...) can be resolved, got {ref!r}")
+    node: Any = root
+    for part in ref[2:].split("/"):
+        part = part.replace("~1", "/").replace("~0", "~")
+        if not isinstance(node, dict) or part not in node:
+            raise SchemaError(f"{where}: $ref {ref!r} points nowhere")
+        node = node[part]
+    if not isinstance(node, dict):
+        raise SchemaError(f"{where}: $ref {ref!r} is not a schema")
+    return node
+
+
+def inline_refs(schema: JsonSchema) -> JsonSchema:
+    """The schema with every local ``$ref`` replaced by its target and ``$defs`` removed.
+
+    For vendors that do not resolve references. A recursive schema cannot
+    be inlined: :class:`~llmport.errors.SchemaError`.
+    """
+    return RefInliner(schema).transform(schema)
+
+
+def drop_keywords(schema: JsonSchema, keywords: Collection[str]) -> JsonSchema:
+    """The schema without ``keywords`` anywhere (property *names* are kept)."""
+    return KeywordDropper(keywords).transform(schema)
 
 
 # ---------------------------------------------------------------------------
