@@ -10,23 +10,12 @@ from llmport.provider.claude import CONVERSE, MESSAGES_API, ClaudeReply
 
 
 def test_one_prompt_counts_the_same_on_both_vendors() -> None:
-    anthropic = MESSAGES_API.usage(
-        {
-            "input_tokens": 10,
-            "output_tokens": 5,
-            "cache_read_input_tokens": 100,
-            "cache_creation_input_tokens": 20,
-        }
-    )
-    bedrock = CONVERSE.usage(
-        {
-            "inputTokens": 10,
-            "outputTokens": 5,
-            "cacheReadInputTokens": 100,
-            "cacheWriteInputTokens": 20,
-            "totalTokens": 135,
-        }
-    )
+    counts = (10, 5, 100, 20)  # uncached input, output, cache reads, cache writes
+    messages = ("input_tokens", "output_tokens", "cache_read_input_tokens")
+    messages += ("cache_creation_input_tokens",)
+    converse = ("inputTokens", "outputTokens", "cacheReadInputTokens", "cacheWriteInputTokens")
+    anthropic = MESSAGES_API.usage(dict(zip(messages, counts, strict=True)))
+    bedrock = CONVERSE.usage(dict(zip(converse, counts, strict=True)))
     assert anthropic == bedrock == Usage(130, 5, 100, 20, 0, 1)
 
 

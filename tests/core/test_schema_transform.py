@@ -29,17 +29,16 @@ from llmport.schema.transform import (
 
 CLOSED: dict[str, Any] = {"additionalProperties": False}
 
+PERSON = {
+    "type": "object",
+    "properties": {"name": {"type": "string", "minLength": 1}},
+    "required": ["name"],
+}
 REFS = {
     "type": "object",
     "properties": {"owner": {"$ref": "#/$defs/Person"}},
     "required": ["owner"],
-    "$defs": {
-        "Person": {
-            "type": "object",
-            "properties": {"name": {"type": "string", "minLength": 1}},
-            "required": ["name"],
-        }
-    },
+    "$defs": {"Person": PERSON},
 }
 NESTED = {
     "type": "object",
@@ -135,20 +134,7 @@ TABLE: list[tuple[str, JsonSchemaTransformer, dict[str, Any], dict[str, Any]]] =
         "openai-refs",
         OPENAI_STRICT,
         REFS,
-        {
-            "type": "object",
-            "properties": {"owner": {"$ref": "#/$defs/Person"}},
-            "required": ["owner"],
-            "$defs": {
-                "Person": {
-                    "type": "object",
-                    "properties": {"name": {"type": "string", "minLength": 1}},
-                    "required": ["name"],
-                    **CLOSED,
-                }
-            },
-            **CLOSED,
-        },
+        {**REFS, "$defs": {"Person": {**PERSON, **CLOSED}}, **CLOSED},
     ),
     ("anthropic-refs", ANTHROPIC, REFS, REFS_CLAUDE),
     ("bedrock-refs", BEDROCK, REFS, REFS_CLAUDE),
