@@ -8,8 +8,9 @@ schema object:
 
 * :meth:`~JsonSchemaTransformer.check`: refuse what the subset cannot express
   (:class:`SchemaSubsetError`, naming the JSON pointer);
-* :meth:`~JsonSchemaTransformer.dropped`, :meth:`~JsonSchemaTransformer.renamed`
-  and :meth:`~JsonSchemaTransformer.noted`: drop a keyword, rename it, or move
+* :attr:`~JsonSchemaTransformer.dropped_keywords`,
+  :attr:`~JsonSchemaTransformer.renamed_keywords` and
+  :meth:`~JsonSchemaTransformer.noted`: drop a keyword, rename it, or move
   it into the ``description`` as a note the model can still read;
 * :meth:`~JsonSchemaTransformer.finish`: rewrite the object once its keywords
   are done (close objects, make optional properties nullable, ...).
@@ -34,8 +35,8 @@ validates every reply against the caller's original schema.
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 from ..errors import SchemaError, UnsupportedFeatureError
@@ -82,16 +83,32 @@ class JsonSchemaTransformer:
     """Walks a JSON schema and builds a copy transformed by the subclass's hooks.
 
     The walker recurses into the schemas under :data:`SCHEMA_MAPS` keywords
-    and under :attr:`subschema_keywords` (:meth:`descends`); any other
-    keyword's value is copied as it is. The base class changes nothing: its
-    :meth:`transform` is a deep copy. The vendor profiles hold no state, so
-    one instance serves every call.
+    and under :attr:`subschema_keywords`; any other keyword's value is copied
+    as it is. The base class changes nothing: its :meth:`transform` is a deep
+    copy. The vendor profiles hold no state, so one instance serves every call.
+
+    What is the same for every value of a keyword is data (dropped, renamed,
+    walked into), so the walk costs a set lookup per keyword; what depends on
+    the value or the whole object is a method (:meth:`noted`, :meth:`check`,
+    :meth:`finish`).
     """
 
-    #: Keywords whose value is a schema or a list of schemas the walk rewrites too.
-    subschema_keywords: ClassVar[frozenset[str]] = frozenset(
+    #: Keywords whose value is a schema or a list of schemas the walk rewrites too
+    #: (``None``: every keyword's value is walked).
+    subschema_keywords: frozenset[str] | None = frozenset(
         {"items", "prefixItems", "anyOf", "oneOf", "allOf", "not", "additionalProperties"}
     )
+    #: Keywords left out of the copy, silently.
+    dropped_keywords: frozenset[str] = frozenset()
+    #: Keywords that take another name in the copy (in their place).
+    renamed_keywords: Mapping[str, str] = MappingProxyType({})
+    #: Whether :meth:`noted` is asked about each keyword (set for each subclass:
+    #: whether it overrides :meth:`noted`), so a profile that notes nothing pays nothing.
+    notes: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.notes = cls.noted is not JsonSchemaTransformer.noted
 
     def transform(self, schema: JsonSchema) -> JsonSchema:
         """The transformed copy of ``schema`` (or :class:`SchemaSubsetError`)."""
@@ -105,23 +122,25 @@ class JsonSchemaTransformer:
         if not isinstance(node, dict):
             return node
         self.check(node, path)
+        dropped, names = self.dropped_keywords, self.renamed_keywords
+        walked, noting = self.subschema_keywords, self.notes
         out: JsonSchema = {}
         notes: list[str] = []
         for key, value in node.items():
-            if self.dropped(key, value):
+            if key in dropped:
                 continue
             if key in SCHEMA_MAPS and isinstance(value, dict):
-                out[self.renamed(key)] = {
+                out[names.get(key, key)] = {
                     name: self.walk(sub, f"{path}/{key}/{name}") for name, sub in value.items()
                 }
-            elif self.descends(key):
-                out[self.renamed(key)] = self.walk(value, f"{path}/{key}")
-            elif self.noted(key, value):
+            elif walked is None or key in walked:
+                out[names.get(key, key)] = self.walk(value, f"{path}/{key}")
+            elif noting and self.noted(key, value):
                 notes.append(f"{key}: {value}")
-            else:  # a copy, so the caller's schema never shares a list or object with a body
-                out[self.renamed(key)] = (
-                    copy.deepcopy(value) if isinstance(value, (dict, list)) else value
-                )
+            elif isinstance(value, (dict, list)):  # copied: a body never shares the caller's
+                out[names.get(key, key)] = json_copy(value)
+            else:
+                out[names.get(key, key)] = value
         out = self.finish(node, out, path)
         if notes:
             describe(out, notes)
@@ -130,18 +149,6 @@ class JsonSchemaTransformer:
     def check(self, node: JsonSchema, path: str) -> None:
         """Raise :class:`SchemaSubsetError` if the subset cannot express ``node``."""
 
-    def descends(self, key: str) -> bool:
-        """Whether the value of keyword ``key`` holds schemas to walk into."""
-        return key in self.subschema_keywords
-
-    def dropped(self, key: str, value: Any) -> bool:
-        """Whether keyword ``key`` is left out of the copy (silently)."""
-        return False
-
-    def renamed(self, key: str) -> str:
-        """The name keyword ``key`` takes in the copy."""
-        return key
-
     def noted(self, key: str, value: Any) -> bool:
         """Whether keyword ``key`` (not a subschema) moves into the description as a note."""
         return False
@@ -149,6 +156,19 @@ class JsonSchemaTransformer:
     def finish(self, original: JsonSchema, out: JsonSchema, path: str) -> JsonSchema:
         """The copy of schema object ``original`` once its keywords are transformed."""
         return out
+
+
+def json_copy(value: Any) -> Any:
+    """A copy of JSON data (objects and arrays copied, anything else shared: it is immutable).
+
+    Several times faster than :func:`copy.deepcopy` on the small values of a
+    schema (``required``, ``enum``), which the walk copies once per request.
+    """
+    if isinstance(value, dict):
+        return {key: json_copy(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [json_copy(item) for item in value]
+    return value
 
 
 def describe(out: JsonSchema, notes: Iterable[str]) -> None:
@@ -170,14 +190,10 @@ class KeywordDropper(JsonSchemaTransformer):
     schema object holds it.
     """
 
+    subschema_keywords = None
+
     def __init__(self, keywords: Collection[str]) -> None:
-        self.keywords = frozenset(keywords)
-
-    def descends(self, key: str) -> bool:
-        return True
-
-    def dropped(self, key: str, value: Any) -> bool:
-        return key in self.keywords
+        self.dropped_keywords = frozenset(keywords)
 
 
 class RefInliner(JsonSchemaTransformer):
@@ -189,15 +205,12 @@ class RefInliner(JsonSchemaTransformer):
     Keywords beside a ``$ref`` win over its target's.
     """
 
+    subschema_keywords = None
+    dropped_keywords = frozenset({"$defs", "definitions"})
+
     def __init__(self, root: JsonSchema) -> None:
         self.root = root
         self.inside: list[str] = []
-
-    def descends(self, key: str) -> bool:
-        return True
-
-    def dropped(self, key: str, value: Any) -> bool:
-        return key in ("$defs", "definitions")
 
     def walk(self, node: Any, path: str) -> Any:
         if not (isinstance(node, dict) and "$ref" in node):
@@ -259,7 +272,9 @@ class ClaudeSchemaTransformer(JsonSchemaTransformer):
     description, which the model reads but the API does not enforce.
     """
 
-    subschema_keywords: ClassVar[frozenset[str]] = frozenset({"items", "anyOf", "oneOf", "allOf"})
+    subschema_keywords = frozenset({"items", "anyOf", "oneOf", "allOf"})
+    dropped_keywords = frozenset({"additionalProperties"})  # always false on objects (finish)
+    renamed_keywords = MappingProxyType({"oneOf": "anyOf"})
     #: Keywords Anthropic's structured output takes as they are.
     kept_keywords: ClassVar[frozenset[str]] = frozenset(
         {
@@ -293,12 +308,6 @@ class ClaudeSchemaTransformer(JsonSchemaTransformer):
             "uuid",
         }
     )
-
-    def dropped(self, key: str, value: Any) -> bool:
-        return key == "additionalProperties"  # always false on objects (set in finish)
-
-    def renamed(self, key: str) -> str:
-        return "anyOf" if key == "oneOf" else key
 
     def noted(self, key: str, value: Any) -> bool:
         kept = (
@@ -376,9 +385,9 @@ class OpenAIStrictSchemaTransformer(JsonSchemaTransformer):
     conditionals...) is refused: rewriting it would silently change its meaning.
     """
 
-    subschema_keywords: ClassVar[frozenset[str]] = frozenset(
-        {"items", "anyOf", "oneOf", "prefixItems"}
-    )
+    subschema_keywords = frozenset({"items", "anyOf", "oneOf", "prefixItems"})
+    #: Annotations with no effect on validation that strict mode rejects.
+    dropped_keywords = frozenset({"default"})
     #: Keywords strict mode refuses (OpenAI structured outputs guide).
     unsupported_keywords: ClassVar[tuple[str, ...]] = (
         "allOf",
@@ -398,8 +407,6 @@ class OpenAIStrictSchemaTransformer(JsonSchemaTransformer):
         "minContains",
         "maxContains",
     )
-    #: Annotations with no effect on validation that strict mode rejects.
-    dropped_keywords: ClassVar[frozenset[str]] = frozenset({"default"})
 
     def transform(self, schema: JsonSchema) -> JsonSchema:
         if schema.get("type") != "object":
@@ -410,9 +417,6 @@ class OpenAIStrictSchemaTransformer(JsonSchemaTransformer):
         for keyword in self.unsupported_keywords:
             if keyword in node:
                 raise SchemaSubsetError(path, f"keyword {keyword!r} is not supported")
-
-    def dropped(self, key: str, value: Any) -> bool:
-        return key in self.dropped_keywords
 
     def finish(self, original: JsonSchema, out: JsonSchema, path: str) -> JsonSchema:
         if "oneOf" in out:  # strict mode knows anyOf; for disjoint branches they are the same
@@ -555,7 +559,7 @@ def has_optional(schema: Any, _depth: int = 0) -> bool:
     for key in SCHEMA_MAPS:
         if isinstance(schema.get(key), dict):
             children.extend(schema[key].values())
-    for key in OpenAIStrictSchemaTransformer.subschema_keywords:
+    for key in ("items", "anyOf", "oneOf", "prefixItems"):  # the subschemas strict mode walks
         if key in schema:
             children.append(schema[key])
     return any(has_optional(child, _depth + 1) for child in children)
