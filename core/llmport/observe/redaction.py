@@ -1,15 +1,25 @@
 """Secrets never leave: one place that knows what a secret looks like.
 
-Two rules, applied together by :func:`redact`:
+Three rules, applied together by :func:`redact` (in this order):
 
-* **shapes**: anything that looks like a credential (``sk-...``, ``AIza...``,
-  ``AKIA...``, ``Bearer ...``, ``x-api-key: ...``, ``?key=...``) is masked;
 * **values**: the configured key values themselves are masked literally,
   whatever their format (a gateway's ``LEAKcustomproxykey-...`` has no known
-  shape). Values come from the vendors' usual environment variables (read
-  when a Runtime is created), from the settings providers are created with,
-  and from whatever a plugin resolves itself (a credential chain), all
-  through :func:`register_secret`.
+  shape);
+* **shapes**: anything that looks like a credential (``sk-...``, ``AIza...``,
+  ``AKIA...``, ``Bearer ...``, ``x-api-key: ...``, ``?key=...``, the password
+  of ``scheme://user:password@host``) is masked;
+* **partial echoes**: any run of 8 or more consecutive characters of a
+  registered value is masked too (a vendor that echoes ``LEAKcust****cdef``
+  or the last 12 characters of a key), unless the run reads as a plain word
+  (no digit, letters of one case: ``contract`` and ``sk-proj-`` are not key
+  fragments, and would mangle ordinary text).
+
+Values come from the vendors' usual environment variables (read when a
+Runtime is created or a toolset is served), from the settings providers are
+created with (:func:`register_settings`: secret-named settings, every header
+that looks secret, URL passwords), from MCP servers' ``env`` and
+``headers``, and from whatever a plugin resolves itself (a credential
+chain), all through :func:`register_secret`.
 
 :func:`install_log_redaction` makes every log record of llmport's and the
 vendor SDKs' loggers pass through :func:`redact` (messages, arguments and
@@ -19,7 +29,8 @@ formatted tracebacks), including their child loggers such as
 Why module state here: log records are process-wide by design (the logging
 module is global), so the values to mask must be visible to every record of
 the process. The set only grows, holds nothing but the secrets the process
-was configured with, and is guarded by a lock.
+was configured with, and is guarded by a lock; what :func:`redact` reads is
+an immutable index swapped in whole.
 """
 
 from __future__ import annotations
@@ -27,8 +38,10 @@ from __future__ import annotations
 import os
 import re
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+from urllib.parse import unquote, urlsplit
 
 if TYPE_CHECKING:
     import logging
@@ -43,14 +56,25 @@ __all__ = [
 ]
 
 #: Credential shapes vendors use, and the places they appear in echoed requests.
-_SECRET_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
+#: Each comes with lowercase trigger strings: a text holding none of them cannot
+#: match, so the (slow, case-insensitive) pattern is not run on it.
+_SECRET_PATTERNS: tuple[tuple[tuple[str, ...], re.Pattern[str], str], ...] = (
     # Vendors echo keys half-masked ("sk-proj-****ab12"): the stars are part of the match.
-    (re.compile(r"\b(sk-(?:ant-|proj-)?|sess-)[A-Za-z0-9_\-*]{8,}"), r"\1***"),
-    (re.compile(r"\bAIza[0-9A-Za-z_\-]{20,}"), "AIza***"),
-    (re.compile(r"\b(AKIA|ASIA)[0-9A-Z]{16}\b"), r"\1***"),
-    (re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._~+/\-]+=*"), r"\1 ***"),
-    (re.compile(r"(?i)([?&](?:key|api_key|access_token|token)=)[^&\s\"']+"), r"\1***"),
     (
+        ("sk-", "sess-"),
+        re.compile(r"\b(sk-(?:ant-|proj-)?|sess-)[A-Za-z0-9_\-*]{8,}"),
+        r"\1***",
+    ),
+    (("aiza",), re.compile(r"\bAIza[0-9A-Za-z_\-]{20,}"), "AIza***"),
+    (("akia", "asia"), re.compile(r"\b(AKIA|ASIA)[0-9A-Z]{16}\b"), r"\1***"),
+    (("bearer",), re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._~+/\-]+=*"), r"\1 ***"),
+    (
+        ("key=", "token="),
+        re.compile(r"(?i)([?&](?:key|api_key|access_token|token)=)[^&\s\"']+"),
+        r"\1***",
+    ),
+    (
+        ("api-key", "api_key", "authorization", "aws_s", "security-token"),
         re.compile(
             r"(?i)\b((?:x-api-key|x-goog-api-key|api-key|api_key|authorization|"
             r"aws_secret_access_key|aws_session_token|x-amz-security-token)"
@@ -59,12 +83,18 @@ _SECRET_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
         r"\1***",
     ),
     # SigV4: "Credential=AKIA.../20250101/us-east-1/bedrock/aws4_request, Signature=..."
-    (re.compile(r"(?i)\b(Credential=)[^\s,/]+"), r"\1***"),
-    (re.compile(r"(?i)\b(Signature=)[0-9a-f]{16,}"), r"\1***"),
+    (("credential=",), re.compile(r"(?i)\b(Credential=)[^\s,/]+"), r"\1***"),
+    (("signature=",), re.compile(r"(?i)\b(Signature=)[0-9a-f]{16,}"), r"\1***"),
+    # A URL's user info: "https://user:password@host" (httpx logs every request URL).
+    (("://",), re.compile(r"(://[^/\s:@\"'<>]*):[^/\s@\"'<>]+@"), r"\1:***@"),
 )
 _SECRET_SETTING = re.compile(
-    r"(?i)(api_?key|secret|token|password|credential|authorization|access_key)"
+    r"(?i)(api_?key|secret|token|password|credential|authorization|access_key|auth)"
 )
+#: Header names whose values are secret, whatever the value looks like.
+_SECRET_HEADER = re.compile(r"(?i)(auth|key|token|secret|password|credential|signature|cookie)")
+#: A header value that looks like a credential: long, one word, letters and digits.
+_TOKEN_LIKE = re.compile(r"(?=[^\s]*[0-9])(?=[^\s]*[A-Za-z])[A-Za-z0-9_\-.~+/=]{16,}")
 
 #: The environment variables whose values are always masked literally.
 SECRET_ENV_VARS = (
@@ -81,10 +111,78 @@ SECRET_ENV_VARS = (
 )
 #: Shorter values are not masked literally: they would mangle ordinary text.
 MIN_SECRET_LENGTH = 8
+#: A run of this many consecutive characters of a secret is a partial echo.
+PARTIAL_ECHO = 8
+# How partial echoes are found fast: every 4-gram of every secret is indexed,
+# and the text is probed every 5 characters. A run of >= 8 characters always
+# holds a probe (any 8 consecutive positions contain a multiple of 5 followed
+# by 3 more), which is then grown both ways against the secret.
+_GRAM = 4
+_STEP = PARTIAL_ECHO - _GRAM + 1
+
+
+@dataclass(frozen=True, slots=True)
+class _Index:
+    """The registered values, longest first, and where each 4-gram occurs in them."""
+
+    values: tuple[str, ...] = ()
+    members: frozenset[str] = frozenset()
+    grams: dict[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, values: Iterable[str]) -> _Index:
+        ordered = tuple(sorted(set(values), key=len, reverse=True))
+        grams: dict[str, list[tuple[int, int]]] = {}
+        for number, value in enumerate(ordered):
+            for offset in range(len(value) - _GRAM + 1):
+                grams.setdefault(value[offset : offset + _GRAM], []).append((number, offset))
+        return cls(ordered, frozenset(ordered), {g: tuple(at) for g, at in grams.items()})
+
+    def partial_runs(self, text: str) -> Iterator[tuple[int, int]]:
+        """(start, end) of every run of >= 8 characters of a secret in ``text``."""
+        grams = self.grams
+        if not grams:
+            return
+        for probe in range(0, len(text) - _GRAM + 1, _STEP):
+            found = grams.get(text[probe : probe + _GRAM])
+            if found is not None:
+                yield from self._grow(text, probe, found)
+
+    def _grow(
+        self, text: str, probe: int, found: tuple[tuple[int, int], ...]
+    ) -> Iterator[tuple[int, int]]:
+        for number, offset in found:
+            value = self.values[number]
+            left = 0
+            while (
+                left < probe
+                and left < offset
+                and text[probe - left - 1] == value[offset - left - 1]
+            ):
+                left += 1
+            right = _GRAM
+            while (
+                probe + right < len(text)
+                and offset + right < len(value)
+                and text[probe + right] == value[offset + right]
+            ):
+                right += 1
+            start, end = probe - left, probe + right
+            if end - start >= PARTIAL_ECHO and not _plain_word(text[start:end]):
+                yield start, end
+
+
+def _plain_word(run: str) -> bool:
+    """No digit and letters of one case: reads as prose or a public prefix (``sk-proj-``).
+
+    Random keys almost never have 8 such characters in a row; words do.
+    """
+    return not any(c.isdigit() for c in run) and (run.islower() or run.isupper())
+
 
 _lock = threading.Lock()
 _registered: set[str] = set()
-_longest_first: list[tuple[str, ...]] = [()]  # the registered values, longest first (cached)
+_index: list[_Index] = [_Index()]  # swapped whole on each registration; read without the lock
 
 
 def register_secret(value: object) -> None:
@@ -93,11 +191,11 @@ def register_secret(value: object) -> None:
         with _lock:
             if value not in _registered:
                 _registered.add(value)
-                _longest_first[0] = tuple(sorted(_registered, key=len, reverse=True))
+                _index[0] = _Index.of(_registered)
 
 
 def register_settings(settings: Mapping[str, object]) -> None:
-    """Register every secret-named value of ``settings`` (``api_key``, ...)."""
+    """Register every secret of ``settings``: see :func:`secret_values`."""
     for value in secret_values(settings):
         register_secret(value)
 
@@ -109,32 +207,119 @@ def register_environment() -> None:
 
 
 def secret_values(settings: Mapping[str, object]) -> tuple[str, ...]:
-    """The secret-named string values of ``settings`` (``api_key``, ``aws_secret_access_key``)."""
-    return tuple(
-        v
-        for k, v in settings.items()
-        if isinstance(v, str) and len(v) >= MIN_SECRET_LENGTH and _SECRET_SETTING.search(k)
-    )
+    """The secrets among ``settings``, whatever the setting's name.
+
+    Secret-named string values (``api_key``, ``aws_secret_access_key``,
+    ``auth_token``), the password of any URL value (``https://u:pw@host``),
+    and, in any mapping of headers (``default_headers``, ...), every value
+    :func:`header_secrets` finds.
+    """
+    found: list[str] = []
+    for name, value in settings.items():
+        if isinstance(value, str):
+            if _SECRET_SETTING.search(name):
+                found.append(value)
+            found.extend(url_passwords(value))
+        elif isinstance(value, Mapping) and "header" in name.lower():
+            found.extend(header_secrets(value))
+    return tuple(v for v in found if len(v) >= MIN_SECRET_LENGTH)
+
+
+def header_secrets(headers: Mapping[object, object]) -> tuple[str, ...]:
+    """The secret values of HTTP ``headers``.
+
+    A value is secret when the header's name looks like one (auth, key,
+    token, ...), when the value is already a registered secret, or when it
+    looks like a credential itself (one long word of letters and digits);
+    for ``Scheme value`` (``Bearer ...``) the bare value counts as well.
+    """
+    known = _index[0].members
+    found: list[str] = []
+    for name, raw in headers.items():
+        value = str(raw)
+        bare = value.split(" ", 1)[-1]
+        if (
+            _SECRET_HEADER.search(str(name))
+            or value in known
+            or _TOKEN_LIKE.fullmatch(value)
+            or _TOKEN_LIKE.fullmatch(bare)
+        ):
+            found.extend((value, bare) if bare != value else (value,))
+    return tuple(found)
+
+
+def url_passwords(value: str) -> tuple[str, ...]:
+    """The password of a ``scheme://user:password@host`` URL (as written and decoded)."""
+    if "://" not in value or "@" not in value:
+        return ()
+    try:
+        password = urlsplit(value.strip()).password
+    except ValueError:  # not a URL after all
+        return ()
+    if not password:
+        return ()
+    return (password, unquote(password))
 
 
 def known_secrets() -> tuple[str, ...]:
     """The values masked literally, longest first (so no secret is half-masked)."""
-    return _longest_first[0]
+    return _index[0].values
 
 
 def redact(text: str, secrets: Iterable[str] = ()) -> str:
-    """``text`` with configured key values and credential shapes replaced by ``***``."""
-    for secret in (*secrets, *_longest_first[0]):
-        if secret and len(secret) >= MIN_SECRET_LENGTH and secret in text:
+    """``text`` with secrets, their partial echoes and credential shapes replaced by ``***``.
+
+    ``secrets`` are values masked on top of the registered ones (literally
+    and by partial echo).
+    """
+    index = _index[0]
+    extra = [s for s in secrets if s and len(s) >= MIN_SECRET_LENGTH and s not in index.members]
+    if extra:
+        index = _Index.of((*index.values, *extra))
+    for secret in index.values:
+        if secret in text:
             text = text.replace(secret, "***")
-    for pattern, replacement in _SECRET_PATTERNS:
-        text = pattern.sub(replacement, text)
-    return text
+    lowered = text.lower()
+    for triggers, pattern, replacement in _SECRET_PATTERNS:
+        if any(t in lowered for t in triggers):
+            text = pattern.sub(replacement, text)
+    return _mask_partial_echoes(text, index)
+
+
+def _mask_partial_echoes(text: str, index: _Index) -> str:
+    runs = sorted(index.partial_runs(text))
+    if not runs:
+        return text
+    pieces: list[str] = []
+    done = 0
+    for start, end in runs:
+        if end <= done:
+            continue
+        if start > done:
+            pieces.append(text[done:start])
+        if not pieces or pieces[-1] != "***":
+            pieces.append("***")
+        done = end
+    pieces.append(text[done:])
+    return "".join(pieces)
 
 
 def redact_settings(settings: Mapping[str, object]) -> dict[str, object]:
-    """A copy of ``settings`` whose secret-named values (``api_key``, ...) are ``***``."""
-    return {k: "***" if _SECRET_SETTING.search(k) and v else v for k, v in settings.items()}
+    """A copy of ``settings`` for display: secret-named values ``***``, the rest redacted.
+
+    Strings pass through :func:`redact` (a URL's password), and so do the
+    string values of a mapping (``default_headers``).
+    """
+    return {k: "***" if _SECRET_SETTING.search(k) and v else _shown(v) for k, v in settings.items()}
+
+
+def _shown(value: object) -> object:
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, Mapping):
+        secrets = header_secrets(value)
+        return {k: redact(v, secrets) if isinstance(v, str) else v for k, v in value.items()}
+    return value
 
 
 # --- logging ---------------------------------------------------------------------
