@@ -173,18 +173,9 @@ class Continuation:
 
 
 def _result_of(call: ToolCall, value: Any) -> ToolResult:
-    """The result the caller gave for ``call``: an exception is an error result."""
-    if isinstance(value, ToolResult):
-        if value.call_id != call.id:
-            raise OptionError(f"the ToolResult given for {call.id!r} answers {value.call_id!r}")
-        return value
-    if isinstance(value, BaseException):
-        return ToolResult(
-            call.id,
-            call.name,
-            f"Error: tool {call.name!r} raised {type(value).__name__}: {value}",
-            True,
-        )
-    from ..tools.tool import stringify
+    """The result the caller gave for ``call``: an exception is an error result (redacted)."""
+    if isinstance(value, ToolResult) and value.call_id != call.id:
+        raise OptionError(f"the ToolResult given for {call.id!r} answers {value.call_id!r}")
+    from ..tools.tool import result_for
 
-    return ToolResult(call.id, call.name, stringify(value))
+    return result_for(call, value)

@@ -32,12 +32,13 @@ import time
 from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeVar
 
 from ..controls.options import check_vendor_fields
 from ..errors import ModelBehaviorError, UnknownToolError
 from ..messages.types import CacheControl, MediaBlock, ToolCall, ToolResult, ToolSpec
+from ..observe.redaction import redact
 from ..schema.build import check_schema, coerce, function_schema
 from .context import RunContext
 
@@ -379,7 +380,12 @@ def stringify(value: Any) -> str:
 
 
 def refusal(call: ToolCall, message: str, status: ToolStatus, duration: float = 0.0) -> ToolOutcome:
-    """An error outcome for a call that did not run (or failed)."""
+    """An error outcome for a call that did not run (or failed); ``message`` is redacted.
+
+    A tool's exception may quote a key: redacted here, it is never posted to
+    the vendor nor kept in the run's messages, spans or session.
+    """
+    message = redact(message)
     return ToolOutcome(
         call, ToolResult(call.id, call.name, f"Error: {message}", True), duration, message, status
     )
@@ -539,15 +545,28 @@ class ToolBox:
         return [done[id(b)] if isinstance(b, _Bound) else b for b in checked]
 
 
-def _ok(bound: _Bound, value: Any, started: float) -> ToolOutcome:
-    call = bound.call
+def result_for(call: ToolCall, value: Any) -> ToolResult:
+    """What the model gets for ``call``: the tool's return value, or the exception it raised.
+
+    Redacted before it joins the conversation: a result or an error quoting
+    a key is never posted to the vendor nor kept in the run's messages.
+    """
+    if isinstance(value, BaseException):
+        return refusal(call, raised(call, value), "error").result
+    if isinstance(value, ToolResult):
+        return replace(value, content=redact(value.content))
     # Media a tool returns beside its text (e.g. an MCP image) travel as ToolResult.blocks.
     blocks = tuple(b for b in getattr(value, "blocks", ()) if isinstance(b, MediaBlock))
-    return ToolOutcome(
-        call,
-        ToolResult(call.id, call.name, stringify(value), blocks=blocks),
-        time.perf_counter() - started,
-    )
+    return ToolResult(call.id, call.name, redact(stringify(value)), blocks=blocks)
+
+
+def raised(call: ToolCall, exc: BaseException) -> str:
+    """The error message of a tool call that raised ``exc`` (before redaction)."""
+    return f"tool {call.name!r} raised {type(exc).__name__}: {exc}"
+
+
+def _ok(bound: _Bound, value: Any, started: float) -> ToolOutcome:
+    return ToolOutcome(bound.call, result_for(bound.call, value), time.perf_counter() - started)
 
 
 def _failed(bound: _Bound, exc: BaseException, started: float) -> ToolOutcome:
@@ -559,9 +578,7 @@ def _failed(bound: _Bound, exc: BaseException, started: float) -> ToolOutcome:
             "timeout",
             elapsed,
         )
-    return refusal(
-        bound.call, f"tool {bound.call.name!r} raised {type(exc).__name__}: {exc}", "error", elapsed
-    )
+    return refusal(bound.call, raised(bound.call, exc), "error", elapsed)
 
 
 async def _bounded(coro: Coroutine[Any, Any, Any], timeout: float | None) -> Any:
