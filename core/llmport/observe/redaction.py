@@ -51,6 +51,7 @@ __all__ = [
     "SECRET_ENV_VARS",
     "install_log_redaction",
     "redact",
+    "redact_data",
     "redact_settings",
     "register_secret",
 ]
@@ -270,8 +271,10 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
     """``text`` with secrets, their partial echoes and credential shapes replaced by ``***``.
 
     ``secrets`` are values masked on top of the registered ones (literally
-    and by partial echo).
+    and by partial echo). A text with nothing to mask comes back as the same
+    object (a ``str`` subclass such as an MCP output keeps its type).
     """
+    original = text
     index = _index[0]
     extra = [s for s in secrets if s and len(s) >= MIN_SECRET_LENGTH and s not in index.members]
     if extra:
@@ -283,7 +286,8 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
     for triggers, pattern, replacement in _SECRET_PATTERNS:
         if any(t in lowered for t in triggers):
             text = pattern.sub(replacement, text)
-    return _mask_partial_echoes(text, index)
+    text = _mask_partial_echoes(text, index)
+    return original if text == original else text
 
 
 def _mask_partial_echoes(text: str, index: _Index) -> str:
@@ -302,6 +306,21 @@ def _mask_partial_echoes(text: str, index: _Index) -> str:
         done = end
     pieces.append(text[done:])
     return "".join(pieces)
+
+
+def redact_data(value: object) -> object:
+    """``value`` with every string in it passed through :func:`redact` (dicts, lists, tuples).
+
+    String by string, before any encoding: a mask never cuts through a JSON
+    escape. Tuples come back as lists (JSON has no tuples).
+    """
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {k: redact_data(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redact_data(v) for v in value]
+    return value
 
 
 def redact_settings(settings: Mapping[str, object]) -> dict[str, object]:

@@ -37,8 +37,8 @@ from ..errors import (
     SessionError,
     SessionFileNotFoundError,
     UnknownSessionError,
-    redact,
 )
+from ..observe.redaction import redact_data
 
 if TYPE_CHECKING:
     from .dag import Node
@@ -184,14 +184,7 @@ def session_stores() -> dict[str, StoreFactory]:
 
 def redacted(value: Any) -> Any:
     """``value`` with every string passed through :func:`llmport.errors.redact`."""
-    # String by string, before encoding: a pattern never cuts through JSON escapes.
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, dict):
-        return {k: redacted(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [redacted(v) for v in value]
-    return value
+    return redact_data(value)
 
 
 def dump(data: dict[str, Any] | None) -> str | None:

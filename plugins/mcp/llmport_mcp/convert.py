@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from llmport.messages.types import Block, MediaBlock, TextBlock
+from llmport.observe.redaction import redact, redact_data
 
 __all__ = ["MCPOutput", "convert_content", "convert_result"]
 
@@ -106,16 +107,23 @@ def convert_content(item: Any) -> tuple[str, Block]:
 
 
 def convert_result(result: Any) -> MCPOutput:
-    """A ``CallToolResult`` -> :class:`MCPOutput` (text plus blocks)."""
+    """A ``CallToolResult`` -> :class:`MCPOutput` (text plus blocks), redacted.
+
+    A server may echo a secret it was given (its ``env``, a header): every
+    text and the structured content pass the redactor here, the one way in.
+    """
     texts: list[str] = []
     blocks: list[Block] = []
     has_text = False
     for item in result.content:
         text, block = convert_content(item)
-        has_text = has_text or isinstance(block, TextBlock)
+        text = redact(text)
+        if isinstance(block, TextBlock):
+            has_text = True
+            block = TextBlock(text)
         texts.append(text)
         blocks.append(block)
-    structured = result.structured_content
+    structured = redact_data(result.structured_content)
     if structured is not None and not has_text:
         text = json.dumps(structured, ensure_ascii=False, default=str)
         texts.insert(0, text)

@@ -3,8 +3,9 @@
 Every tool of the toolset is offered with its llmport schema
 (:class:`~llmport.messages.types.ToolSpec`); a call runs through llmport's own tool
 machinery (:meth:`~llmport.tools.tool.ToolBox.arun`), so arguments are checked
-against the schema, timeouts apply, and a failing tool answers with an MCP
-``isError`` result instead of breaking the session.
+against the schema, timeouts apply, a failing tool answers with an MCP
+``isError`` result instead of breaking the session, and every result is
+redacted (the vendors' keys in the environment are masked).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 from llmport.errors import UnknownToolError
 from llmport.messages.types import ToolCall
+from llmport.observe.redaction import register_environment
 from llmport.plugins.host import PluginHost
 from llmport.tools.context import RunContext
 from llmport.tools.policy import CallInfo
@@ -39,6 +41,9 @@ def build_server(toolset: str, host: PluginHost | None = None) -> Any:
     import mcp.types as types
     from mcp.server import Server
 
+    # No Runtime runs here: the keys of the environment are learnt now, so a
+    # tool that quotes one answers with it masked (its results are redacted).
+    register_environment()
     box = toolbox_of(toolset, host)
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:

@@ -35,6 +35,7 @@ from llmport.observe.redaction import redact, register_secret
 from llmport.tools.tool import Tool, Toolset
 
 from .convert import MCPOutput, convert_result
+from .stderr import StderrCapture, new_lines
 
 __all__ = [
     "MCPConnectionError",
@@ -121,6 +122,7 @@ class MCPServer(Toolset):
         "_names",
         "_pending",
         "_session",
+        "_stderr",
         "_thread",
         "_tools",
         "command",
@@ -186,6 +188,7 @@ class MCPServer(Toolset):
         self._names: dict[str, str] = {}
         self._gen = 0  # bumped by every list-changed notification and reconnect
         self._listed = -1  # the generation the cached tools were listed at
+        self._stderr = new_lines()
 
     # -- what people see ----------------------------------------------------------
 
@@ -216,6 +219,14 @@ class MCPServer(Toolset):
 
     def add(self, fn: Any = None, **options: Any) -> Any:
         raise TypeError("tools cannot be added to an MCPServer; they come from the server")
+
+    @property
+    def stderr(self) -> str:
+        """The last lines a stdio server wrote to its stderr (redacted; never printed).
+
+        Each line is also logged at DEBUG on the ``llmport.mcp`` logger as it comes.
+        """
+        return "\n".join(self._stderr)
 
     @property
     def connected(self) -> bool:
@@ -334,12 +345,18 @@ class MCPServer(Toolset):
 
         transport: Any
         if self.command is not None:
-            transport = StdioServerParameters(
+            from mcp.client.stdio import stdio_client
+
+            params = StdioServerParameters(
                 command=self.command[0],
                 args=self.command[1:],
                 env=self.env or None,
                 cwd=self.cwd,
             )
+            # Its stderr is captured (stderr.py says why), closed after the client.
+            capture = StderrCapture(self.name, self._stderr)
+            stack.callback(capture.close)
+            transport = stdio_client(params, errlog=capture.file)
         else:
             assert self.url is not None
             if self.headers:
@@ -506,7 +523,7 @@ class MCPServer(Toolset):
             return await awaitable
         except MCPError as exc:
             if exc.code == REQUEST_TIMEOUT:
-                raise MCPTimeoutError(f"MCP server {self.name!r}: {exc.message}") from exc
+                raise MCPTimeoutError(redact(f"MCP server {self.name!r}: {exc.message}")) from exc
             if exc.code != CONNECTION_CLOSED:
                 raise MCPServerError(redact(f"MCP server {self.name!r}: {exc.message}")) from exc
             await self._drop(session)

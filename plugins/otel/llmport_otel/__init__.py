@@ -27,10 +27,12 @@ from __future__ import annotations
 import contextlib
 import json
 import threading
+import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from llmport.observe.redaction import redact, redact_data
 from llmport.observe.tracing import Trace, add_function_observer, remove_function_observer
 from llmport.plugins.hookspecs import hookimpl
 from llmport.plugins.host import add_global_plugin, remove_global_plugin
@@ -75,7 +77,13 @@ def _error_type(exc: BaseException) -> str:
 
 
 def _jsonable(value: Any) -> str:
-    return json.dumps(value, default=str, ensure_ascii=False)
+    """Captured content as JSON, every string redacted (a prompt or a result may quote a key)."""
+    return json.dumps(redact_data(value), default=_text, ensure_ascii=False)
+
+
+def _text(value: Any) -> str:
+    """``str(value)``, redacted: what a span records about content or an error."""
+    return redact(str(value))
 
 
 def _messages(request: Any) -> list[dict[str, Any]]:
@@ -252,7 +260,7 @@ class OpenTelemetry:
                 "llmport.attempt": payload.get("attempt", 0),
                 "llmport.controls.retry.delay": float(payload.get("delay") or 0.0),
                 "error.type": _error_type(error),
-                "exception.message": str(error),
+                "exception.message": _text(error),
             },
         )
 
@@ -339,17 +347,22 @@ class OpenTelemetry:
         result = payload.get("result")
         if payload.get("error") or getattr(result, "is_error", False):
             span.set_attribute("error.type", "tool_error")
-            span.set_status(Status(StatusCode.ERROR, str(payload.get("error") or "")))
+            span.set_status(Status(StatusCode.ERROR, _text(payload.get("error") or "")))
         if self.capture_content and result is not None:
-            span.set_attribute("gen_ai.tool.call.result", str(result.content))
+            span.set_attribute("gen_ai.tool.call.result", _text(result.content))
         span.end()
 
 
 def _fail(span: Span, error: BaseException) -> None:
     span.set_attribute("error.type", _error_type(error))
-    span.set_status(Status(StatusCode.ERROR, str(error)))
+    span.set_status(Status(StatusCode.ERROR, _text(error)))
     if not isinstance(error, GeneratorExit):
-        span.record_exception(error)
+        # The SDK records str(error) and the traceback as they are: give both redacted.
+        stacktrace = redact("".join(traceback.format_exception(error)))
+        span.record_exception(
+            error,
+            attributes={"exception.message": _text(error), "exception.stacktrace": stacktrace},
+        )
 
 
 def _detach(token: Any) -> None:
