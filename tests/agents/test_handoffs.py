@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from agent_helpers import WAY_IDS, WAYS, events_via, run, runtime
 from llmport import (
+    CustomEvent,
     FinalEvent,
     Message,
     Session,
@@ -15,6 +16,7 @@ from llmport import (
     ThinkingBlock,
     ToolCallStarted,
     ToolResult,
+    ToolResultEvent,
     agentic_function,
     handoff,
     tool,
@@ -22,6 +24,7 @@ from llmport import (
 from llmport.cli.session import show
 from llmport.messages.types import Request, Response, Usage
 from llmport.testing import Script, call_tools, respond
+from llmport.tools.context import RunContext
 from llmport.tools.filters import chain, last_n_turns, remove_tool_calls
 from rich.console import Console
 
@@ -88,6 +91,51 @@ async def test_a_filter_removes_tool_calls_from_the_first_request(mode: str) -> 
     assert not any(m.tool_calls or m.tool_results for m in body.messages)
     started = [e.call.name for e in events if isinstance(e, ToolCallStarted)]
     assert started == ["lookup", "transfer_to_billing"]
+
+
+@tool
+def refund(order: str, ctx: RunContext[None]) -> str:
+    """Refund an order, reporting progress."""
+    ctx.stream_writer(f"checking {order}")
+    ctx.stream_writer(f"refunding {order}")
+    return f"refunded {order}"
+
+
+@pytest.mark.parametrize("target_kind", ["sync", "async"])
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_the_targets_tool_progress_reaches_the_callers_stream(
+    mode: str, target_kind: str
+) -> None:
+    """docs/agents.md: the specialist's progress lines arrive live in the caller's stream."""
+    triage = Script([call_tools(("transfer_to_billing", {}))], prefix="a")
+    specialist = Script([call_tools(("refund", {"order": "A-17"})), "Refunded A-17."], prefix="b")
+    rt = runtime(triage, specialist, model="a:m")
+
+    if target_kind == "sync":
+
+        @agentic_function
+        def billing(conversation: list[Message]) -> str:
+            """Billing."""
+            return rt.exec(conversation, model="b:m", tools=[refund])
+
+    else:
+
+        @agentic_function
+        async def billing(conversation: list[Message]) -> str:  # type: ignore[misc]
+            """Billing."""
+            return await rt.async_exec(conversation, model="b:m", tools=[refund])
+
+    events = await events_via(mode, rt, "charged twice", tools=[handoff(billing)])
+    progress = [(e.payload, e.tool_name) for e in events if isinstance(e, CustomEvent)]
+    assert progress == [("checking A-17", "refund"), ("refunding A-17", "refund")]
+    # Live: while the target runs, before the handoff's own result and the final event.
+    handed = next(
+        i
+        for i, e in enumerate(events)
+        if isinstance(e, ToolResultEvent) and e.result.name == "transfer_to_billing"
+    )
+    assert all(i < handed for i, e in enumerate(events) if isinstance(e, CustomEvent))
+    assert isinstance(events[-1], FinalEvent) and events[-1].result.output == "Refunded A-17."
 
 
 def test_filters() -> None:

@@ -66,8 +66,10 @@ def _perform(effect: Effect) -> Any:
 _DONE = object()
 
 
-def _tools_live(effect: RunTools, live: LiveEvents) -> Generator[StreamEvent, None, Any]:
-    """Run the tools in a worker thread; yield what they write as it comes; return outcomes."""
+def _tools_live(
+    effect: RunTools | Invoke, live: LiveEvents
+) -> Generator[StreamEvent, None, Any]:
+    """Run the tools (or a handoff) in a worker thread; yield what they write; return the answer."""
     outcome: list[Any] = [None, None]
 
     def work() -> None:
@@ -120,7 +122,7 @@ def drive(steps: Steps) -> Iterator[StreamEvent]:
                         if close is not None:
                             close()
                     value = reader.response()
-                elif type(effect) is RunTools and effect.events is not None:
+                elif isinstance(effect, (RunTools, Invoke)) and effect.events is not None:
                     value = yield from _tools_live(effect, effect.events)
                 else:
                     value = _perform(effect)
@@ -130,8 +132,8 @@ def drive(steps: Steps) -> Iterator[StreamEvent]:
         steps.close()
 
 
-async def _atools_live(effect: RunTools, live: LiveEvents) -> AsyncIterator[Any]:
-    """Run the tools as a task; yield what they write as it comes, then ``(_DONE, outcomes)``."""
+async def _atools_live(effect: RunTools | Invoke, live: LiveEvents) -> AsyncIterator[Any]:
+    """Run the tools (or a handoff) as a task; yield what they write, then ``(_DONE, answer)``."""
     events: asyncio.Queue[Any] = asyncio.Queue()
     live.bind(asyncio.get_running_loop(), events)
     task = asyncio.ensure_future(_aperform(effect))
@@ -213,7 +215,7 @@ async def adrive(steps: Steps) -> AsyncIterator[StreamEvent]:
                         if aclose is not None:
                             await aclose()
                     value = reader.response()
-                elif type(effect) is RunTools and effect.events is not None:
+                elif isinstance(effect, (RunTools, Invoke)) and effect.events is not None:
                     async for item in _atools_live(effect, effect.events):
                         if type(item) is tuple and item and item[0] is _DONE:
                             value = item[1]

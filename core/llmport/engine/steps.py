@@ -14,6 +14,7 @@ builds none.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import copy
 import inspect
 import queue
@@ -245,10 +246,22 @@ class LiveEvents:
 
 @dataclass(slots=True, frozen=True)
 class Invoke:
-    """Call the chosen callable of a decision (awaited if async); the answer is its result."""
+    """Call the chosen callable of a decision (awaited if async); the answer is its result.
+
+    With ``events`` (a streamed handoff), the driver emits what is written
+    there while the callable runs, as for :class:`RunTools`.
+    """
 
     fn: Callable[..., Any]
     kwargs: dict[str, Any]
+    events: LiveEvents | None = None
+
+
+#: Inside a streamed run's handoff target: where its tools' ``stream_writer`` writes
+#: (the target's own execs are not streamed; their progress belongs to the caller's stream).
+handoff_events: contextvars.ContextVar[LiveEvents | None] = contextvars.ContextVar(
+    "llmport_handoff_events", default=None
+)
 
 
 Effect = Emit | Send | Stream | Sleep | Approve | RunTools | Invoke | Acquire
@@ -1041,12 +1054,17 @@ def _contexts(
             tool_call_id=c.id,
             tool_name=c.name,
             function=plan.info.function,
-            stream_writer=live.writer(c.id, c.name) if live is not None else _no_writer,
+            stream_writer=_writer(live or handoff_events.get(), c),
             store=plan.store,
             previous_lookup=lookup,
         )
         for c in calls
     ]
+
+
+def _writer(live: LiveEvents | None, call: ToolCall) -> Callable[[Any], None]:
+    """A call's ``stream_writer``: into this run's stream, else a streamed handoff's caller."""
+    return live.writer(call.id, call.name) if live is not None else _no_writer
 
 
 def _no_writer(payload: Any) -> None:
@@ -1132,27 +1150,30 @@ def _handoff(
         conversation = list(handoff.input_filter(conversation))
     claim: list[Any] = []
     target = handoff.target
+    live = LiveEvents() if plan.stream else None
     if inspect.iscoroutinefunction(target):
 
         async def invoke() -> Any:
-            token = handoff_claim.set(claim)
+            token, events = handoff_claim.set(claim), handoff_events.set(live)
             try:
                 return await target(conversation)
             finally:
+                handoff_events.reset(events)
                 handoff_claim.reset(token)
 
     else:
 
         def invoke() -> Any:  # type: ignore[misc]
-            token = handoff_claim.set(claim)
+            token, events = handoff_claim.set(claim), handoff_events.set(live)
             try:
                 return target(conversation)
             finally:
+                handoff_events.reset(events)
                 handoff_claim.reset(token)
 
     started = time.perf_counter()
     try:
-        value = yield Invoke(invoke, {})
+        value = yield Invoke(invoke, {}, live)
     except BaseException as exc:
         _record_handoff(plan, handoff.name, call.id, claim, exc, started)
         raise
