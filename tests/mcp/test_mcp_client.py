@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 from typing import Any
 
@@ -315,3 +316,24 @@ def test_a_bad_server_table_is_a_config_error(tmp_path: Any) -> None:
     rt = Script(["x"]).runtime(hooks=[llmport_mcp.plugin])
     with pytest.raises(ConfigError, match=r"\[mcp.servers.bad\]: unknown key\(s\) port"):
         rt.exec("x", toolset="mcp:bad")
+
+
+def test_a_failing_tools_traceback_stays_off_the_users_stderr(
+    capfd: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    """The server logs the exception with its traceback: kept and logged at DEBUG, not printed."""
+    caplog.set_level(logging.DEBUG, logger="llmport.mcp")
+    server = demo("noisy")
+    try:
+        with pytest.raises(MCPToolError):
+            server.call_tool("explode", {"message": "kaboom-1234"})
+        deadline = time.monotonic() + 10  # the server's lines arrive through a pipe
+        while "kaboom-1234" not in server.stderr and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        server.close()
+    printed = capfd.readouterr().err
+    assert "kaboom-1234" not in printed and "Traceback" not in printed, printed[:2000]
+    assert "Traceback" in server.stderr and "kaboom-1234" in server.stderr
+    logged = [r.getMessage() for r in caplog.records if r.name == "llmport.mcp"]
+    assert any("kaboom-1234" in line for line in logged)

@@ -33,9 +33,24 @@ def add(a: int, b: int) -> int:
 
 
 @mcp.tool()
-def env_value(key: str) -> str:
-    """The value of an environment variable of the server process."""
-    return os.environ.get(key, "<unset>")
+def env_value(key: str, start: int = 0, end: int | None = None) -> str:
+    """The value of an environment variable of the server process (or a slice of it)."""
+    value = os.environ.get(key)
+    return "<unset>" if value is None else value[start:end]
+
+
+@mcp.tool()
+def env_error(key: str, start: int = 0, end: int | None = None) -> CallToolResult:
+    """An error result quoting an environment variable (or a slice of it)."""
+    value = os.environ.get(key, "<unset>")[start:end]
+    text = TextContent(type="text", text=f"cannot use {value}")
+    return CallToolResult(content=[text], is_error=True)
+
+
+@mcp.tool()
+def explode(message: str) -> str:
+    """Raise: the server logs the exception, with its traceback, on its stderr."""
+    raise RuntimeError(message)
 
 
 @mcp.tool()
