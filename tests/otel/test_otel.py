@@ -319,3 +319,39 @@ def test_stream_spans_and_abandoned_stream_closes_them(
 
 def test_semconv_version_is_named() -> None:
     assert SEMCONV_VERSION.startswith("1.")
+
+
+def test_captured_content_and_errors_are_redacted(
+    provider: TracerProvider, exporter: InMemorySpanExporter
+) -> None:
+    """An agentic function's arguments, result and exception quote a key: masked on the spans."""
+    import secrets as random_secrets
+
+    from llmport.observe.redaction import register_secret
+
+    key = f"LEAKotel-{random_secrets.token_hex(12)}"
+    register_secret(key)
+    instrument(provider, capture_content=True)
+    try:
+
+        @agentic_function
+        def echo(text: str) -> str:
+            return f"said {text}"
+
+        @agentic_function
+        def broken(text: str) -> None:
+            raise ValueError(f"cannot use {text}")
+
+        echo(f"key={key}")
+        with pytest.raises(ValueError):
+            broken(key[4:20])  # a partial echo
+    finally:
+        uninstrument()
+    shown = [
+        repr(dict(s.attributes or {}))
+        + repr(s.status.description)
+        + repr([dict(e.attributes or {}) for e in s.events])
+        for s in exporter.get_finished_spans()
+    ]
+    assert len(shown) == 2 and all("***" in text for text in shown), shown
+    assert not any(key in text or key[4:20] in text for text in shown), shown
