@@ -337,3 +337,20 @@ def test_a_failing_tools_traceback_stays_off_the_users_stderr(
     assert "Traceback" in server.stderr and "kaboom-1234" in server.stderr
     logged = [r.getMessage() for r in caplog.records if r.name == "llmport.mcp"]
     assert any("kaboom-1234" in line for line in logged)
+
+
+def test_a_server_that_exits_at_start_says_why_in_the_error_not_on_stderr(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    import sys
+
+    script = "import sys; print('boom: no config file found', file=sys.stderr); sys.exit(2)"
+    server = MCPServer("broken", command=[sys.executable, "-c", script], connect_timeout=20)
+    try:
+        with pytest.raises(MCPConnectionError) as caught:
+            server.connect()
+    finally:
+        server.close()
+    assert "its stderr ended with: boom: no config file found" in str(caught.value)
+    assert "boom" not in capfd.readouterr().err
+    assert "boom: no config file found" in server.stderr

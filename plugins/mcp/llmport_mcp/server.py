@@ -115,6 +115,7 @@ class MCPServer(Toolset):
     """
 
     __slots__ = (
+        "_capture",
         "_gen",
         "_listed",
         "_lock",
@@ -189,6 +190,7 @@ class MCPServer(Toolset):
         self._gen = 0  # bumped by every list-changed notification and reconnect
         self._listed = -1  # the generation the cached tools were listed at
         self._stderr = new_lines()
+        self._capture: StderrCapture | None = None  # the latest connection's
 
     # -- what people see ----------------------------------------------------------
 
@@ -354,7 +356,7 @@ class MCPServer(Toolset):
                 cwd=self.cwd,
             )
             # Its stderr is captured (stderr.py says why), closed after the client.
-            capture = StderrCapture(self.name, self._stderr)
+            capture = self._capture = StderrCapture(self.name, self._stderr)
             stack.callback(capture.close)
             transport = stdio_client(params, errlog=capture.file)
         else:
@@ -443,9 +445,12 @@ class MCPServer(Toolset):
         if isinstance(exc, MCPServerError):
             return exc
         where = " ".join(self.command) if self.command is not None else str(self.url)
-        error = MCPConnectionError(
-            redact(f"cannot connect to MCP server {self.name!r} ({where}): {_describe(exc)}")
-        )
+        message = f"cannot connect to MCP server {self.name!r} ({where}): {_describe(exc)}"
+        # Its stderr is not printed: its last line (why it stopped, often) joins the message.
+        last = self._capture.last_line(wait=1.0) if self._capture is not None else None
+        if last:
+            message += f" (its stderr ended with: {last})"
+        error = MCPConnectionError(redact(message))
         error.__cause__ = exc
         return error
 

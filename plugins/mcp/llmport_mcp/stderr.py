@@ -58,6 +58,11 @@ class StderrCapture:
         """Close this side's write end (the reader ends with the server's own copy)."""
         self.file.close()
 
+    def last_line(self, wait: float) -> str | None:
+        """The last non-empty line, once the server's end closed (waiting up to ``wait`` s)."""
+        self._thread.join(wait)
+        return next((line.strip() for line in reversed(self.lines) if line.strip()), None)
+
 
 def new_lines() -> deque[str]:
     """An empty buffer of the last :data:`KEEP_LINES` lines."""
