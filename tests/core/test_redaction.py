@@ -1,0 +1,80 @@
+"""The redactor (llmport.observe.redaction): what it learns and what it masks (SPEC §20 I6)."""
+
+from __future__ import annotations
+
+import secrets as random_secrets
+
+from llmport.observe.redaction import (
+    header_secrets,
+    redact,
+    redact_settings,
+    register_secret,
+    register_settings,
+    secret_values,
+    url_passwords,
+)
+
+
+def fresh(prefix: str = "LEAK") -> str:
+    """A key no other test registered (the registry is process-wide and only grows)."""
+    return f"{prefix}{random_secrets.token_hex(16)}"
+
+
+def test_a_partial_echo_of_8_or_more_characters_is_masked() -> None:
+    key = fresh("Odd-")
+    register_secret(key)
+    assert redact(f"key {key[:12]}****{key[-4:]} rejected") == f"key *******{key[-4:]} rejected"
+    assert redact(f"...{key[5:13]}...") == "...***..."  # exactly 8
+    assert redact(f"...{key[5:12]}...") == f"...{key[5:12]}..."  # 7 are kept
+    assert redact(f"tail {key[-12:]}") == "tail ***"
+
+
+def test_a_public_prefix_and_plain_words_are_not_echoes() -> None:
+    key = "sk-proj-" + random_secrets.token_hex(8) + "-contract-" + random_secrets.token_hex(8)
+    register_secret(key)
+    # The shape rule keeps the vendor's prefix; the prefix alone tells nothing about the key.
+    assert redact("Incorrect API key provided: sk-proj-****ab12.") == (
+        "Incorrect API key provided: sk-proj-***."
+    )
+    assert redact("the contract is signed") == "the contract is signed"
+    assert redact(f"id {key[8:24]}") == "id ***"
+
+
+def test_a_url_password_is_masked_and_learnt_from_settings() -> None:
+    password = fresh("pw")
+    url = f"https://gateway:{password}@proxy.example/v1"
+    assert url_passwords(url) == (password, password)
+    assert redact(f"POST {url}/chat") == "POST https://gateway:***@proxy.example/v1/chat"
+    register_settings({"base_url": url})
+    assert redact(f"the gateway said {password}") == "the gateway said ***"
+
+
+def test_headers_that_look_secret_are_learnt_whatever_their_name() -> None:
+    token = fresh("GW")
+    headers = {
+        "X-Tenant": token,  # looks like a credential
+        "X-Gateway-Auth": "letmein-please",  # the name says so
+        "Proxy-Token": "Bearer tok-0123456789ab",  # the bare token as well
+        "User-Agent": "my app/1.0",  # neither
+    }
+    found = header_secrets(headers)
+    assert token in found and "letmein-please" in found
+    assert "Bearer tok-0123456789ab" in found and "tok-0123456789ab" in found
+    assert "my app/1.0" not in found
+    assert set(found) <= set(secret_values({"default_headers": headers}))
+    shown = redact_settings({"api_key": "k" * 20, "default_headers": headers})
+    assert shown["api_key"] == "***"
+    assert shown["default_headers"] == {
+        "X-Tenant": "***",
+        "X-Gateway-Auth": "***",
+        "Proxy-Token": "***",
+        "User-Agent": "my app/1.0",
+    }
+
+
+def test_nothing_to_mask_gives_back_the_same_object() -> None:
+    class Marked(str):
+        pass
+
+    text = Marked("see file:///notes.txt for the weather in Paris")
+    assert redact(text) is text
