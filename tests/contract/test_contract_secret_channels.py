@@ -16,6 +16,7 @@ tool error          a tool raises quoting it                  the vendor, the Ru
                                                               spans (capture on)
 MCP result / error  a real MCP stdio server echoes its env    the same, MCPServer.call_tool's
                                                               output and MCPToolError
+vendor error        the vendor echoes part of the key         the error and the logs
 mcp serve result    a served tool returns / raises with the   the MCP client's CallToolResult
                     OPENAI_API_KEY of the serving process
 logs                a base_url with ``user:password@``        every log record (httpx's too)
@@ -215,6 +216,29 @@ async def test_tool_results_and_errors_are_redacted_before_they_are_posted(
     assert any("the gateway answered for" in text for text in posted), posted
     assert any("the gateway refused the key" in text for text in posted), posted
     assert all("***" in text for text in posted), posted
+
+
+# --- a vendor's partial echo of the key in its error ------------------------------------------
+
+
+@pytest.mark.parametrize("echo_kind", ["middle", "tail"])
+@each_key
+async def test_a_vendors_partial_echo_of_the_key_is_masked(
+    wire: Wire, fmt: str, echo_kind: str, runtime: Make, caplog: pytest.LogCaptureFixture
+) -> None:
+    creds = wire.credentials(fmt)
+    secrets = wire.secrets(creds)
+    echoes = [echo(s, echo_kind) for s in secrets]
+    check = PartialLeakCheck([*secrets, *(e for e in echoes if not plain_word(e))])
+    debug_logging(caplog)
+    message = "Incorrect API key provided: " + ", ".join(f"****{e}****" for e in echoes)
+    with LoopbackServer([wire.error_reply(401, message)]) as server:
+        rt = runtime(wire, server, creds=creds)
+        err = await raised(rt.arun("hi"))
+    assert err is not None
+    check.error(f"401 echoing the key's {echo_kind}", err)
+    check.logs(f"401 echoing the key's {echo_kind}", caplog)
+    check.assert_clean()
 
 
 # --- MCP results and errors -----------------------------------------------------------------
