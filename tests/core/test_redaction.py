@@ -56,11 +56,12 @@ def test_headers_that_look_secret_are_learnt_whatever_their_name() -> None:
         "X-Gateway-Auth": "letmein-please",  # the name says so
         "Proxy-Token": "Bearer tok-0123456789ab",  # the bare token as well
         "User-Agent": "my app/1.0",  # neither
+        "anthropic-beta": "prompt-caching-2024-07-31",  # a feature name, not a credential
     }
     found = header_secrets(headers)
     assert token in found and "letmein-please" in found
     assert "Bearer tok-0123456789ab" in found and "tok-0123456789ab" in found
-    assert "my app/1.0" not in found
+    assert "my app/1.0" not in found and "prompt-caching-2024-07-31" not in found
     assert set(found) <= set(secret_values({"default_headers": headers}))
     shown = redact_settings({"api_key": "k" * 20, "default_headers": headers})
     assert shown["api_key"] == "***"
@@ -69,6 +70,7 @@ def test_headers_that_look_secret_are_learnt_whatever_their_name() -> None:
         "X-Gateway-Auth": "***",
         "Proxy-Token": "***",
         "User-Agent": "my app/1.0",
+        "anthropic-beta": "prompt-caching-2024-07-31",
     }
 
 

@@ -94,8 +94,10 @@ _SECRET_SETTING = re.compile(
 )
 #: Header names whose values are secret, whatever the value looks like.
 _SECRET_HEADER = re.compile(r"(?i)(auth|key|token|secret|password|credential|signature|cookie)")
-#: A header value that looks like a credential: long, one word, letters and digits.
-_TOKEN_LIKE = re.compile(r"(?=[^\s]*[0-9])(?=[^\s]*[A-Za-z])[A-Za-z0-9_\-.~+/=]{16,}")
+#: A header value that looks like a credential: one word of 16+ characters, letters
+#: and digits, with a random-looking stretch (12+ letters or digits in a row):
+#: ``prompt-caching-2024-07-31`` (an ``anthropic-beta`` value) is not one.
+_TOKEN_LIKE = re.compile(r"(?=[^\s]*[0-9])(?=[^\s]*[A-Za-z])(?=.*[A-Za-z0-9]{12})[\w\-.~+/=]{16,}")
 
 #: The environment variables whose values are always masked literally.
 SECRET_ENV_VARS = (
