@@ -6,6 +6,7 @@ import secrets as random_secrets
 
 from llmport.observe.redaction import (
     header_secrets,
+    looks_secret,
     redact,
     redact_settings,
     register_secret,
@@ -80,3 +81,20 @@ def test_nothing_to_mask_gives_back_the_same_object() -> None:
 
     text = Marked("see file:///notes.txt for the weather in Paris")
     assert redact(text) is text
+
+
+def test_a_value_registered_without_partial_is_masked_whole_only() -> None:
+    path = f"/opt/tools-{random_secrets.token_hex(4)}/bin:/usr/bin"
+    register_secret(path, partial=False)
+    assert redact(f"PATH={path}") == "PATH=***"
+    fragment = path.split(":")[0]  # a fragment of a path is ordinary text
+    assert redact(f"ran {fragment}/python") == f"ran {fragment}/python"
+    register_secret(path)  # registering it again as a credential upgrades it
+    assert redact(f"ran {fragment}/python") == "ran ***/python"
+
+
+def test_looks_secret_by_name_or_by_value() -> None:
+    assert looks_secret("GITHUB_TOKEN", "ghp_short")
+    assert looks_secret("X_ANYTHING", "a1b2c3d4e5f6a7b8c9d0")
+    assert not looks_secret("PATH", "/usr/local/bin:/usr/bin")
+    assert not looks_secret("LOG_LEVEL", "debug-verbose-everything")

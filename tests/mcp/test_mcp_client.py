@@ -354,3 +354,16 @@ def test_a_server_that_exits_at_start_says_why_in_the_error_not_on_stderr(
     assert "its stderr ended with: boom: no config file found" in str(caught.value)
     assert "boom" not in capfd.readouterr().err
     assert "boom: no config file found" in server.stderr
+
+
+def test_env_credentials_are_masked_in_part_and_other_env_values_whole() -> None:
+    token = "tok-" + "9f8e7d6c5b4a" * 2
+    folder = "/srv/mcp-demo-data/reports"
+    server = demo("mixed", env={"DEMO_TOKEN": token, "DATA_DIR": folder})
+    try:
+        assert server.call_tool("env_value", {"key": "DEMO_TOKEN", "start": 4, "end": 16}) == "***"
+        assert server.call_tool("env_value", {"key": "DATA_DIR"}) == "***"
+        # A fragment of a path is ordinary text (the folder is not a credential).
+        assert server.call_tool("env_value", {"key": "DATA_DIR", "end": 18}) == folder[:18]
+    finally:
+        server.close()

@@ -40,7 +40,7 @@ import re
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
 if TYPE_CHECKING:
@@ -49,7 +49,9 @@ if TYPE_CHECKING:
 __all__ = [
     "LOGGERS",
     "SECRET_ENV_VARS",
+    "header_secrets",
     "install_log_redaction",
+    "looks_secret",
     "redact",
     "redact_data",
     "redact_settings",
@@ -134,24 +136,31 @@ class _Index:
 
     A body is a value without its public prefix (``sk-proj-``, ``AIza``):
     ``sk-proj-`` alone tells nothing about a key (and the shapes keep it).
+    A value registered without ``partial`` has an empty body: literal only.
     """
 
     values: tuple[str, ...] = ()
     members: frozenset[str] = frozenset()
+    partial: tuple[bool, ...] = ()
     bodies: tuple[str, ...] = ()
     grams: dict[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, values: Iterable[str]) -> _Index:
-        ordered = tuple(sorted(set(values), key=len, reverse=True))
-        bodies = tuple(
-            _PUBLIC_PREFIX.sub("", v, count=1) if _PUBLIC_PREFIX.match(v) else v for v in ordered
-        )
+    def of(cls, registered: Mapping[str, bool]) -> _Index:
+        ordered = tuple(sorted(registered, key=len, reverse=True))
+        partial = tuple(registered[v] for v in ordered)
+        bodies = tuple(_body(v) if p else "" for v, p in zip(ordered, partial, strict=True))
         grams: dict[str, list[tuple[int, int]]] = {}
         for number, body in enumerate(bodies):
             for offset in range(len(body) - _GRAM + 1):
                 grams.setdefault(body[offset : offset + _GRAM], []).append((number, offset))
-        return cls(ordered, frozenset(ordered), bodies, {g: tuple(at) for g, at in grams.items()})
+        at = {g: tuple(places) for g, places in grams.items()}
+        return cls(ordered, frozenset(ordered), partial, bodies, at)
+
+    def adding(self, extra: Iterable[str]) -> _Index:
+        """This index and ``extra`` (masked literally and by partial echo)."""
+        registered = dict(zip(self.values, self.partial, strict=True))
+        return _Index.of({**registered, **dict.fromkeys(extra, True)})
 
     def partial_runs(self, text: str) -> Iterator[tuple[int, int]]:
         """(start, end) of every run of >= 8 characters of a secret's body in ``text``."""
@@ -185,23 +194,44 @@ class _Index:
                 yield start, end
 
 
+def _body(value: str) -> str:
+    prefix = _PUBLIC_PREFIX.match(value)
+    return value[prefix.end() :] if prefix else value
+
+
 def _plain_word(run: str) -> bool:
     """Letters only, of one case: reads as a word (``contract``); random keys rarely do."""
     return run.isalpha() and (run.islower() or run.isupper())
 
 
 _lock = threading.Lock()
-_registered: set[str] = set()
+_registered: dict[str, bool] = {}  # value -> masked by partial echo too
 _index: list[_Index] = [_Index()]  # swapped whole on each registration; read without the lock
 
 
-def register_secret(value: object) -> None:
-    """Mask ``value`` literally in every :func:`redact` from now on (no-op if short)."""
+def register_secret(value: object, *, partial: bool = True) -> None:
+    """Mask ``value`` in every :func:`redact` from now on (no-op if short).
+
+    Literally, and with ``partial`` (for keys and tokens) any 8 or more of its
+    characters in a row too. A value that is not a credential itself (an MCP
+    server's ``PATH``) is registered with ``partial=False``: its fragments
+    are ordinary text.
+    """
     if isinstance(value, str) and len(value) >= MIN_SECRET_LENGTH:
         with _lock:
-            if value not in _registered:
-                _registered.add(value)
+            known = _registered.get(value)
+            if known is None or (partial and not known):
+                _registered[value] = partial
                 _index[0] = _Index.of(_registered)
+
+
+def looks_secret(name: str, value: str) -> bool:
+    """Whether a named value (a setting, an environment variable) is a credential.
+
+    Its name says so (``*_TOKEN``, ``api_key``, ``password``, ...) or its
+    value looks like one (one word of letters and digits, random-looking).
+    """
+    return bool(_SECRET_SETTING.search(name) or _TOKEN_LIKE.fullmatch(value))
 
 
 def register_settings(settings: Mapping[str, object]) -> None:
@@ -235,7 +265,7 @@ def secret_values(settings: Mapping[str, object]) -> tuple[str, ...]:
     return tuple(v for v in found if len(v) >= MIN_SECRET_LENGTH)
 
 
-def header_secrets(headers: Mapping[object, object]) -> tuple[str, ...]:
+def header_secrets(headers: Mapping[Any, Any]) -> tuple[str, ...]:
     """The secret values of HTTP ``headers``.
 
     A value is secret when the header's name looks like one (auth, key,
@@ -287,7 +317,7 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
     index = _index[0]
     extra = [s for s in secrets if s and len(s) >= MIN_SECRET_LENGTH and s not in index.members]
     if extra:
-        index = _Index.of((*index.values, *extra))
+        index = index.adding(extra)
     for secret in index.values:
         if secret in text:
             text = text.replace(secret, "***")

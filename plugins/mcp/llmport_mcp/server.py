@@ -31,7 +31,7 @@ from concurrent.futures import Future
 from typing import Any, TypeVar
 
 from llmport.errors import LlmportError
-from llmport.observe.redaction import redact, register_secret
+from llmport.observe.redaction import header_secrets, looks_secret, redact, register_secret
 from llmport.tools.tool import Tool, Toolset
 
 from .convert import MCPOutput, convert_result
@@ -172,10 +172,16 @@ class MCPServer(Toolset):
         self.url = url
         self.env: dict[str, str] = {str(k): str(v) for k, v in (env or {}).items()}
         self.headers: dict[str, str] = {str(k): str(v) for k, v in (headers or {}).items()}
-        for value in (*self.env.values(), *self.headers.values()):
-            register_secret(value)
+        # Every value is masked; by partial echo too when it is a credential (a token,
+        # not the PATH given to the server, whose fragments are ordinary text).
+        for key, value in self.env.items():
+            register_secret(value, partial=looks_secret(key, value))
+        for value in self.headers.values():
+            register_secret(value, partial=False)
             # "Bearer <token>": the token alone may appear too (an echoed header).
-            register_secret(value.split(" ", 1)[-1])
+            register_secret(value.split(" ", 1)[-1], partial=False)
+        for value in header_secrets(self.headers):
+            register_secret(value)
         self.timeout = float(timeout)
         self.connect_timeout = float(connect_timeout or max(30.0, self.timeout))
         self.cwd = cwd
