@@ -34,7 +34,7 @@ from ..errors import (
     ToolApprovalRequired,
     UnsupportedFeatureError,
 )
-from ..messages.content import normalize_content
+from ..messages.content import checked_input, normalize_content
 from ..messages.types import (
     Block,
     CacheSettings,
@@ -386,7 +386,9 @@ def _plan(
     if type(content) is list and content and type(content[0]) is Message:
         prior, content = _split_messages(content)
         history = history + prior
-    blocks = normalize_content(content, max_bytes=rt.max_block_bytes)
+    blocks = checked_input(
+        content, history, max_bytes=rt.max_block_bytes, window=caps.context_window, model=qualified
+    )
     if not blocks and not history and params["context"] is None and frame is None:
         raise ContentError(0, "content is empty")
 

@@ -17,15 +17,24 @@ import base64
 import binascii
 import mimetypes
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import ContentError, UnsupportedContentError
+from ..errors import ContentError, OptionError, UnsupportedContentError
+from .check import (
+    canonical_media_type,
+    check_input_size,
+    check_turns,
+    media_problem,
+    sniff_media_type,
+)
 from .types import (
     Block,
     CacheControl,
     MediaBlock,
+    Message,
     ServerToolCall,
     ServerToolResult,
     TextBlock,
@@ -72,16 +81,6 @@ _EXTENSIONS: dict[str, str] = {
     ".doc": "application/msword",
 }
 
-# Aliases vendors and users write for the same thing.
-_CANONICAL = {
-    "image/jpg": "image/jpeg",
-    "audio/x-wav": "audio/wav",
-    "audio/wave": "audio/wav",
-    "audio/mp3": "audio/mpeg",
-    "application/x-yaml": "application/yaml",
-    "text/x-markdown": "text/markdown",
-}
-
 _TEXT_LIKE_APPLICATION = {
     "application/json",
     "application/jsonl",
@@ -93,66 +92,10 @@ _TEXT_LIKE_APPLICATION = {
 }
 
 
-def canonical_media_type(media_type: str) -> str:
-    mt = media_type.split(";", 1)[0].strip().lower()
-    return _CANONICAL.get(mt, mt)
-
-
 def is_text_like(media_type: str) -> bool:
     """True for media types that are UTF-8 text and may be inlined as text."""
     mt = canonical_media_type(media_type)
     return mt.startswith("text/") or mt in _TEXT_LIKE_APPLICATION or mt.endswith("+json")
-
-
-def sniff_media_type(data: bytes) -> str | None:
-    """The media type told by magic bytes, or None."""
-    head = data[:16]
-    if head.startswith(b"\x89PNG\r\n\x1a\n"):
-        return "image/png"
-    if head.startswith(b"\xff\xd8\xff"):
-        return "image/jpeg"
-    if head.startswith((b"GIF87a", b"GIF89a")):
-        return "image/gif"
-    if head.startswith(b"RIFF") and data[8:12] == b"WEBP":
-        return "image/webp"
-    if head.startswith(b"RIFF") and data[8:12] == b"WAVE":
-        return "audio/wav"
-    if b"%PDF-" in data[:1024]:  # readers allow leading junk before the header
-        return "application/pdf"
-    if head.startswith(b"ID3") or head[:2] in (b"\xff\xfb", b"\xff\xf3", b"\xff\xf2"):
-        return "audio/mpeg"
-    if head.startswith(b"OggS"):
-        return "audio/ogg"
-    if head.startswith(b"fLaC"):
-        return "audio/flac"
-    if data[4:8] == b"ftyp" and data[8:12] in (b"M4A ", b"M4B "):
-        return "audio/mp4"
-    if head.startswith(b"PK\x03\x04"):
-        return "application/zip"
-    return None
-
-
-# Types whose files always carry a signature sniff_media_type knows: a block
-# declared as one of these whose bytes show no signature is not that type.
-_SIGNED_TYPES = frozenset(
-    {
-        "image/png",
-        "image/jpeg",
-        "image/gif",
-        "image/webp",
-        "audio/wav",
-        "audio/flac",
-        "audio/ogg",
-        "application/pdf",
-    }
-)
-
-
-def _compatible(declared: str, sniffed: str) -> bool:
-    # Office documents are zip archives.
-    if sniffed == "application/zip":
-        return declared.startswith("application/vnd.openxmlformats") or declared.endswith("zip")
-    return declared == sniffed
 
 
 def guess_from_name(name: str) -> str | None:
@@ -195,6 +138,24 @@ def load_block(raw: Any, index: int, *, max_bytes: int = DEFAULT_MAX_BLOCK_BYTES
         raise ContentError(
             index, f"unknown block type {kind!r} (expected text, image, audio or file)"
         )
+    source = _read_source(raw, kind, index, max_bytes)
+    media_type = _media_type(kind, source, index)
+    return _media_block(raw, kind, media_type, source, index, cache)
+
+
+@dataclass(slots=True)
+class _Source:
+    """What a media block's one source key gave: bytes or a URL, and what names them."""
+
+    key: str
+    declared: str | None
+    filename: str | None
+    url: str | None = None
+    data: bytes | None = None
+
+
+def _read_source(raw: Mapping[str, Any], kind: str, index: int, max_bytes: int) -> _Source:
+    """Read the block's one source (path, url, data or base64), within ``max_bytes``."""
     sources = [k for k in SOURCE_KEYS if raw.get(k) is not None]
     if not sources:
         raise ContentError(
@@ -202,93 +163,104 @@ def load_block(raw: Any, index: int, *, max_bytes: int = DEFAULT_MAX_BLOCK_BYTES
         )
     if len(sources) > 1:
         raise ContentError(index, f"{kind} block has two source keys: {' and '.join(sources)}")
-    source = sources[0]
     declared = raw.get("media_type")
     if declared is not None and not isinstance(declared, str):
         raise ContentError(index, "media_type must be a string")
-    declared = canonical_media_type(declared) if declared else None
-    filename = raw.get("filename") or raw.get("name")
+    source = _Source(
+        sources[0],
+        canonical_media_type(declared) if declared else None,
+        raw.get("filename") or raw.get("name"),
+    )
+    if source.key == "path":
+        _read_path(raw["path"], source, index, max_bytes)
+    elif source.key == "url":
+        _read_url(raw["url"], source, index)
+    else:
+        source.data = _inline_bytes(raw[source.key], source.key, index)
+    if source.data is not None:
+        if not source.data:
+            raise ContentError(index, f"{kind} block is empty")
+        if len(source.data) > max_bytes:
+            raise ContentError(
+                index, f"{kind} block is {len(source.data)} bytes, over the {max_bytes}-byte limit"
+            )
+    return source
 
-    url: str | None = None
-    data: bytes | None = None
-    if source == "path":
-        path = Path(os.fspath(raw["path"]))
-        filename = filename or path.name
-        if not path.exists():
-            raise ContentError(index, f"file not found: {path}")
-        if not path.is_file():
-            raise ContentError(index, f"not a regular file: {path}")
-        try:
-            size = path.stat().st_size
-            if size > max_bytes:
-                raise ContentError(
-                    index, f"{path} is {size} bytes, over the {max_bytes}-byte limit"
-                )
-            data = path.read_bytes()
-        except OSError as exc:
-            raise ContentError(index, f"cannot read {path}: {exc.strerror or exc}") from exc
-    elif source == "url":
-        url = raw["url"]
-        if not isinstance(url, str):
-            raise ContentError(index, "url must be a string")
-        if url.startswith("data:"):
-            declared_in_url, data = _decode_data_url(url, index)
-            declared = declared or declared_in_url
-            url = None
-        elif not url.startswith(("http://", "https://", "gs://", "s3://")):
-            raise ContentError(index, f"unsupported URL scheme in {url[:40]!r}")
-        else:
-            filename = filename or url.rsplit("/", 1)[-1].split("?", 1)[0] or None
-    elif source == "data":
-        value = raw["data"]
+
+def _read_path(value: Any, source: _Source, index: int, max_bytes: int) -> None:
+    try:
+        path = Path(os.fspath(value))
+    except TypeError:
+        raise ContentError(index, f"'path' must be a path, got {type(value).__name__}") from None
+    source.filename = source.filename or path.name
+    if not path.exists():
+        raise ContentError(index, f"file not found: {path}")
+    if not path.is_file():
+        raise ContentError(index, f"not a regular file: {path}")
+    try:
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise ContentError(index, f"{path} is {size} bytes, over the {max_bytes}-byte limit")
+        source.data = path.read_bytes()
+    except OSError as exc:
+        raise ContentError(index, f"cannot read {path}: {exc.strerror or exc}") from exc
+
+
+def _read_url(url: Any, source: _Source, index: int) -> None:
+    if not isinstance(url, str):
+        raise ContentError(index, "url must be a string")
+    if url.startswith("data:"):
+        declared_in_url, source.data = _decode_data_url(url, index)
+        source.declared = source.declared or declared_in_url
+    elif not url.startswith(("http://", "https://", "gs://", "s3://")):
+        raise ContentError(index, f"unsupported URL scheme in {url[:40]!r}")
+    else:
+        source.url = url
+        source.filename = source.filename or url.rsplit("/", 1)[-1].split("?", 1)[0] or None
+
+
+def _inline_bytes(value: Any, key: str, index: int) -> bytes:
+    """The bytes of a ``data`` (bytes) or ``base64`` (text) source."""
+    if key == "data":
         if isinstance(value, (bytearray, memoryview)):
             value = bytes(value)
         if not isinstance(value, bytes):
             raise ContentError(index, f"'data' must be bytes, got {type(value).__name__}")
-        data = value
-    else:
-        value = raw["base64"]
-        if not isinstance(value, str):
-            raise ContentError(index, "'base64' must be a string")
-        try:
-            data = decode_base64(value)
-        except ValueError as exc:
-            raise ContentError(index, "'base64' is not valid base64") from exc
+        return value
+    if not isinstance(value, str):
+        raise ContentError(index, "'base64' must be a string")
+    try:
+        return decode_base64(value)
+    except ValueError as exc:
+        raise ContentError(index, "'base64' is not valid base64") from exc
 
-    if data is not None:
-        if not data:
-            raise ContentError(index, f"{kind} block is empty")
-        if len(data) > max_bytes:
-            raise ContentError(
-                index, f"{kind} block is {len(data)} bytes, over the {max_bytes}-byte limit"
-            )
 
-    media_type = declared or (guess_from_name(filename) if filename else None)
+def _media_type(kind: str, source: _Source, index: int) -> str:
+    """The block's media type: declared, else named, else sniffed; bytes that contradict it fail."""
+    declared, filename, data = source.declared, source.filename, source.data
+    named = guess_from_name(filename) if filename and not declared else None
     sniffed = sniff_media_type(data) if data is not None else None
-    if declared and sniffed and not _compatible(declared, sniffed):
-        raise ContentError(index, f"declared media type {declared} but the bytes are {sniffed}")
-    if declared in _SIGNED_TYPES and data is not None and sniffed is None:
-        raise ContentError(
-            index, f"declared media type {declared} but the bytes are not {declared}"
-        )
-    if not declared and media_type is not None and data is not None:
+    if declared and data is not None:
+        problem = media_problem(declared, data, sniffed)
+        if problem:
+            raise ContentError(index, f"declared media type {declared} but {problem}")
+    if named is not None and data is not None and media_problem(named, data, sniffed):
         # The name says one type and the bytes another (or nothing): refuse rather
         # than send what the user did not mean; an explicit media_type decides.
-        if sniffed is not None and not _compatible(media_type, sniffed):
+        if sniffed is not None:
             raise ContentError(
                 index,
-                f"{filename} is named as {media_type} but its bytes are {sniffed} "
+                f"{filename} is named as {named} but its bytes are {sniffed} "
                 f"(rename it, or pass media_type={sniffed!r})",
             )
-        if sniffed is None and media_type in _SIGNED_TYPES:
-            raise ContentError(
-                index,
-                f"{filename} is named as {media_type} but its bytes are not {media_type} "
-                "(pass media_type if the name is wrong)",
-            )
-    media_type = media_type or sniffed
+        raise ContentError(
+            index,
+            f"{filename} is named as {named} but its bytes are not {named} "
+            "(pass media_type if the name is wrong)",
+        )
+    media_type = declared or named or sniffed
     if media_type is None:
-        if url is not None:
+        if source.url is not None:
             media_type = {"image": "image/*", "audio": "audio/*"}.get(
                 kind, "application/octet-stream"
             )
@@ -298,6 +270,18 @@ def load_block(raw: Any, index: int, *, max_bytes: int = DEFAULT_MAX_BLOCK_BYTES
             raise ContentError(index, f"cannot tell the media type of this {kind}; pass media_type")
     if not _kind_matches(kind, media_type):
         raise ContentError(index, f"{kind} block holds {media_type}")
+    return media_type
+
+
+def _media_block(
+    raw: Mapping[str, Any],
+    kind: str,
+    media_type: str,
+    source: _Source,
+    index: int,
+    cache: CacheControl | None,
+) -> MediaBlock:
+    """The loaded block, with its ``citations`` and ``send`` options checked."""
     citations = raw.get("citations", False)
     if not isinstance(citations, bool):
         raise ContentError(index, f"'citations' must be true or false, got {citations!r}")
@@ -306,18 +290,19 @@ def load_block(raw: Any, index: int, *, max_bytes: int = DEFAULT_MAX_BLOCK_BYTES
         raise ContentError(index, f"'send' must be 'auto', 'native' or 'text', got {send!r}")
     if send != "auto" and not is_text_like(media_type):
         raise ContentError(index, f"'send' applies to text-like files, not {media_type}")
+    data = source.data
     return MediaBlock(
-        kind,
+        kind,  # type: ignore[arg-type]
         media_type,
         data=data,
-        url=url,
-        filename=filename,
+        url=source.url,
+        filename=source.filename,
         index=index,
         cache=cache,
         citations=citations,
         send=send,
         # Bytes read from a path are llmport's own: dropped once encoded (the caller holds none).
-        _own=[len(data), data] if source == "path" and data is not None else [],
+        _own=[len(data), data] if source.key == "path" and data is not None else [],
     )
 
 
@@ -375,12 +360,48 @@ def _looks_like_text(data: bytes) -> bool:
 def normalize_content(
     content: str | Iterable[Any] | None, *, max_bytes: int = DEFAULT_MAX_BLOCK_BYTES
 ) -> list[Block]:
-    """Load and check every block. A ``str`` is one text block."""
+    """Load and check every block. A ``str`` is one text block; ``""`` is no content at all."""
+    check_max_bytes(max_bytes)
     if content is None:
         return []
+    if isinstance(content, str) and not content:
+        raise ContentError(0, "content is empty (give text, blocks, or history=)")
     if isinstance(content, (str, Mapping, TextBlock, MediaBlock, ThinkingBlock)):
         content = [content]
+    if not isinstance(content, Iterable) or isinstance(content, (bytes, bytearray)):
+        raise ContentError(
+            0, f"content must be a string or a list of blocks, got {type(content).__name__}"
+        )
     return [load_block(raw, i, max_bytes=max_bytes) for i, raw in enumerate(content)]
+
+
+def check_max_bytes(value: Any) -> None:
+    """``max_block_bytes`` is a whole number of bytes > 0 (else :class:`OptionError`)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise OptionError(f"max_block_bytes must be an integer >= 1, got {value!r}")
+
+
+def checked_input(
+    content: Any,
+    history: Sequence[Message],
+    *,
+    max_bytes: int = DEFAULT_MAX_BLOCK_BYTES,
+    window: int | None = None,
+    model: str = "",
+) -> list[Block]:
+    """A request's input through the one checker (SPEC §20 I2): the new content's blocks.
+
+    ``history`` (``history=``, the Messages leading ``content``, a
+    continuation's conversation, a handoff's) is checked turn by turn and as a
+    conversation together with the new user turn; over a model whose
+    ``window`` is unknown the whole must stay under
+    :data:`~llmport.messages.check.UNKNOWN_WINDOW_TOKENS`.
+    """
+    blocks = normalize_content(content, max_bytes=max_bytes)
+    turns = [*history, Message("user", tuple(blocks))] if blocks else list(history)
+    check_turns(turns)
+    check_input_size(turns, window, model)
+    return blocks
 
 
 def inline_text_file(block: MediaBlock, vendor: str, model: str) -> TextBlock:

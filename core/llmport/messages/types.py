@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from ..errors import MessageError
+from .check import canonical_media_type, check_message, media_problem, sniff_media_type
 
 if TYPE_CHECKING:
     from decimal import Decimal  # imported where a cost is made: keeps `import llmport` light
@@ -967,6 +968,8 @@ def citation_to_dict(c: Citation) -> dict[str, Any]:
 
 
 def citation_from_dict(d: dict[str, Any]) -> Citation:
+    if not isinstance(d, dict):
+        raise MessageError(f"a citation must be an object, got {type(d).__name__}")
     return Citation(
         kind=d["kind"],
         url=d.get("url"),
@@ -977,7 +980,7 @@ def citation_from_dict(d: dict[str, Any]) -> Citation:
         start=d.get("start"),
         end=d.get("end"),
         vendor=d.get("vendor", ""),
-        extra=dict(d.get("extra", {})),
+        extra=_obj(d, "extra"),
         source_start=d.get("source_start"),
         source_end=d.get("source_end"),
     )
@@ -1022,10 +1025,26 @@ def block_to_dict(block: Block) -> dict[str, Any]:
     return out
 
 
+def _list(d: dict[str, Any], key: str) -> list[Any]:
+    """``d[key]`` (default: empty), which must be a list."""
+    value = d.get(key, [])
+    if not isinstance(value, (list, tuple)):
+        raise MessageError(f"{key!r} must be a list, got {type(value).__name__}")
+    return list(value)
+
+
+def _obj(d: dict[str, Any], key: str) -> dict[str, Any]:
+    """``d[key]`` (default: empty), which must be an object."""
+    value = d.get(key, {})
+    if not isinstance(value, dict):
+        raise MessageError(f"{key!r} must be an object, got {type(value).__name__}")
+    return dict(value)
+
+
 def _text(d: dict[str, Any]) -> Block:
     return TextBlock(
         d["text"],
-        citations=tuple(citation_from_dict(c) for c in d.get("citations", ())),
+        citations=tuple(citation_from_dict(c) for c in _list(d, "citations")),
         cache=_cache_from(d.get("cache")),
     )
 
@@ -1040,9 +1059,18 @@ def _media(d: dict[str, Any]) -> Block:
             raise MessageError(f"{d['type']} block: 'data' is not valid base64") from None
     if (raw is None) == (d.get("url") is None):
         raise MessageError(f"{d['type']} block needs exactly one of 'data' or 'url'")
+    media_type = d["media_type"]
+    if not isinstance(media_type, str) or not media_type:
+        raise MessageError(f"{d['type']} block: 'media_type' must be a non-empty string")
+    if raw is not None:
+        problem = media_problem(canonical_media_type(media_type), raw, sniff_media_type(raw))
+        if problem:
+            raise MessageError(f"{d['type']} block: declared media type {media_type} but {problem}")
+    if d.get("send", "auto") not in ("auto", "native", "text"):
+        raise MessageError(f"{d['type']} block: 'send' must be 'auto', 'native' or 'text'")
     block = MediaBlock(
         type=d["type"],
-        media_type=d["media_type"],
+        media_type=media_type,
         data=raw,
         url=d.get("url"),
         filename=d.get("filename"),
@@ -1062,7 +1090,7 @@ def _thinking(d: dict[str, Any]) -> Block:
         signature=d.get("signature"),
         redacted=d.get("redacted"),
         vendor=d.get("vendor", ""),
-        extra=dict(d.get("extra", {})),
+        extra=_obj(d, "extra"),
     )
 
 
@@ -1070,9 +1098,9 @@ def _server_call(d: dict[str, Any]) -> Block:
     return ServerToolCall(
         id=d["id"],
         name=d["name"],
-        input=dict(d.get("input", {})),
+        input=_obj(d, "input"),
         vendor=d.get("vendor", ""),
-        raw=dict(d.get("raw", {})),
+        raw=_obj(d, "raw"),
     )
 
 
@@ -1082,7 +1110,7 @@ def _server_result(d: dict[str, Any]) -> Block:
         name=d["name"],
         content=d.get("content"),
         vendor=d.get("vendor", ""),
-        raw=dict(d.get("raw", {})),
+        raw=_obj(d, "raw"),
     )
 
 
@@ -1101,7 +1129,8 @@ def block_from_dict(d: dict[str, Any]) -> Block:
     """The block :func:`block_to_dict` described."""
     if not isinstance(d, dict):
         raise MessageError(f"a block must be an object, got {type(d).__name__}")
-    reader = _READERS.get(d.get("type", ""))
+    kind = d.get("type")
+    reader = _READERS.get(kind) if isinstance(kind, str) else None
     if reader is None:
         raise MessageError(
             f"unknown block type {d.get('type')!r}; expected one of {sorted(_READERS)}"
@@ -1131,17 +1160,19 @@ def message_from_dict(data: dict[str, Any]) -> Message:
     if role not in _ROLES:
         raise MessageError(f"message role must be one of {list(_ROLES)}, got {role!r}")
     try:
-        return Message(
+        message = Message(
             role,
-            tuple(block_from_dict(b) for b in data.get("blocks", ())),
-            tuple(_call_from(c) for c in data.get("tool_calls", ())),
-            tuple(_result_from(r) for r in data.get("tool_results", ())),
-            extra=dict(data.get("extra", {})),
+            tuple(block_from_dict(b) for b in _list(data, "blocks")),
+            tuple(_call_from(c) for c in _list(data, "tool_calls")),
+            tuple(_result_from(r) for r in _list(data, "tool_results")),
+            extra=_obj(data, "extra"),
         )
     except KeyError as exc:
         raise MessageError(
             f"{role} message: a tool call or result is missing {exc.args[0]!r}"
         ) from None
+    check_message(message)  # the field types, as for a Message built by hand
+    return message
 
 
 def _call_to(c: ToolCall) -> dict[str, Any]:
@@ -1152,12 +1183,14 @@ def _call_to(c: ToolCall) -> dict[str, Any]:
 
 
 def _call_from(d: dict[str, Any]) -> ToolCall:
+    if not isinstance(d, dict):
+        raise MessageError(f"a tool call must be an object, got {type(d).__name__}")
     return ToolCall(
         id=d["id"],
         name=d["name"],
-        arguments=dict(d.get("arguments", {})),
+        arguments=_obj(d, "arguments"),
         raw_arguments=d.get("raw_arguments", ""),
-        extra=dict(d.get("extra", {})),
+        extra=_obj(d, "extra"),
     )
 
 
@@ -1170,10 +1203,12 @@ def _result_to(r: ToolResult) -> dict[str, Any]:
 
 
 def _result_from(d: dict[str, Any]) -> ToolResult:
+    if not isinstance(d, dict):
+        raise MessageError(f"a tool result must be an object, got {type(d).__name__}")
     return ToolResult(
         call_id=d["call_id"],
         name=d["name"],
         content=d["content"],
-        is_error=bool(d.get("is_error", False)),
-        blocks=tuple(block_from_dict(b) for b in d.get("blocks", ())),
+        is_error=d.get("is_error", False),
+        blocks=tuple(block_from_dict(b) for b in _list(d, "blocks")),
     )

@@ -1,0 +1,368 @@
+"""The input boundary (SPEC §20 I2): the checks every door for content calls.
+
+Content reaches a request by many doors: ``content``, ``history=``, Message
+lists, :meth:`Message.from_dict <llmport.messages.types.Message.from_dict>`,
+tool constructors, ``continue_with`` values, handoff input and batch
+requests. Each of them ends in the functions here, so a malformed item is
+the same typed :class:`~llmport.errors.InputError` whatever door it came
+in by, raised before any request and never a raw ``TypeError`` or
+``RecursionError``:
+
+* :func:`check_message` and :func:`check_turns`: the fields of one turn and
+  the shape of a conversation (only assistant turns carry tool calls; every
+  tool result answers a call made before it);
+* :func:`media_problem`: bytes that contradict their declared media type;
+* :func:`nesting_problem`: a JSON value nested deeper than :data:`MAX_DEPTH`
+  (checked iteratively: the check itself cannot overflow the stack);
+* :func:`check_tool_parameters`: a tool's JSON schema is an object schema
+  whose local ``$ref`` s all resolve;
+* :func:`check_input_size`: a request for a model whose window is unknown
+  stays under :data:`UNKNOWN_WINDOW_TOKENS`.
+
+This module imports no other llmport module but the errors: the neutral
+types (:mod:`llmport.messages.types`) and the content loader
+(:mod:`llmport.messages.content`) both call it. Turns and blocks are read by
+their attributes (see :class:`Turn`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, Protocol
+
+from ..errors import ContextWindowExceeded, MessageError, SchemaError
+
+__all__ = [
+    "MAX_DEPTH",
+    "ROLES",
+    "UNKNOWN_WINDOW_TOKENS",
+    "Turn",
+    "canonical_media_type",
+    "check_input_size",
+    "check_message",
+    "check_tool_parameters",
+    "check_turns",
+    "media_problem",
+    "nesting_problem",
+    "sniff_media_type",
+]
+
+#: How deep a JSON value (tool arguments, a tool schema, vendor data) may nest.
+#: Far beyond any real schema or argument object; deep enough nesting would
+#: otherwise overflow the stack of every recursive encoder on the way out.
+MAX_DEPTH = 100
+
+#: The input a request may carry, in estimated tokens (4 characters a token),
+#: when the model's context window is unknown (a ``call=`` function, a
+#: self-hosted model): the largest window any model offers (10 million
+#: tokens). Above it the request is refused with
+#: :class:`~llmport.errors.ContextWindowExceeded` instead of being sent.
+UNKNOWN_WINDOW_TOKENS = 10_000_000
+
+ROLES = ("system", "user", "assistant", "tool")
+#: Roles whose turns may carry tool results (vendors put them in a user turn or a tool turn).
+_RESULT_ROLES = ("tool", "user")
+
+
+class Turn(Protocol):
+    """What the checks read of a :class:`~llmport.messages.types.Message`."""
+
+    @property
+    def role(self) -> Any: ...
+    @property
+    def blocks(self) -> Sequence[Any]: ...
+    @property
+    def tool_calls(self) -> Sequence[Any]: ...
+    @property
+    def tool_results(self) -> Sequence[Any]: ...
+
+
+# --- nesting ------------------------------------------------------------------
+
+
+def nesting_problem(value: Any, limit: int = MAX_DEPTH) -> str | None:
+    """What is wrong with how deep ``value`` nests (dicts, lists, tuples), or None.
+
+    Iterative, so a value nested 100,000 deep is reported, not a RecursionError.
+    """
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, Mapping):
+            children: Iterable[Any] = item.values()
+        elif isinstance(item, (list, tuple)):
+            children = item
+        else:
+            continue
+        if depth >= limit:
+            return f"nested more than {limit} levels deep"
+        stack.extend((child, depth + 1) for child in children)
+    return None
+
+
+# --- media bytes ----------------------------------------------------------------
+
+# Aliases vendors and users write for the same thing.
+_CANONICAL = {
+    "image/jpg": "image/jpeg",
+    "audio/x-wav": "audio/wav",
+    "audio/wave": "audio/wav",
+    "audio/mp3": "audio/mpeg",
+    "application/x-yaml": "application/yaml",
+    "text/x-markdown": "text/markdown",
+}
+
+# Types whose files always carry a signature sniff_media_type knows: bytes
+# said to be one of these that show no signature are not that type.
+_SIGNED_TYPES = frozenset(
+    {
+        "image/png",
+        "image/jpeg",
+        "image/gif",
+        "image/webp",
+        "audio/wav",
+        "audio/flac",
+        "audio/ogg",
+        "application/pdf",
+    }
+)
+
+
+def canonical_media_type(media_type: str) -> str:
+    """``"image/JPG; q=1"`` -> ``"image/jpeg"``: lower case, no parameters, one name per type."""
+    mt = media_type.split(";", 1)[0].strip().lower()
+    return _CANONICAL.get(mt, mt)
+
+
+def sniff_media_type(data: bytes) -> str | None:
+    """The media type told by magic bytes, or None."""
+    head = data[:16]
+    if head.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if head.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if head.startswith((b"GIF87a", b"GIF89a")):
+        return "image/gif"
+    if head.startswith(b"RIFF") and data[8:12] == b"WEBP":
+        return "image/webp"
+    if head.startswith(b"RIFF") and data[8:12] == b"WAVE":
+        return "audio/wav"
+    if b"%PDF-" in data[:1024]:  # readers allow leading junk before the header
+        return "application/pdf"
+    if head.startswith(b"ID3") or head[:2] in (b"\xff\xfb", b"\xff\xf3", b"\xff\xf2"):
+        return "audio/mpeg"
+    if head.startswith(b"OggS"):
+        return "audio/ogg"
+    if head.startswith(b"fLaC"):
+        return "audio/flac"
+    if data[4:8] == b"ftyp" and data[8:12] in (b"M4A ", b"M4B "):
+        return "audio/mp4"
+    if head.startswith(b"PK\x03\x04"):
+        return "application/zip"
+    return None
+
+
+def _compatible(media_type: str, sniffed: str) -> bool:
+    # Office documents are zip archives.
+    if sniffed == "application/zip":
+        return media_type.startswith("application/vnd.openxmlformats") or media_type.endswith("zip")
+    return media_type == sniffed
+
+
+def media_problem(media_type: str, data: bytes, sniffed: str | None) -> str | None:
+    """How ``data`` (whose magic bytes say ``sniffed``) contradicts ``media_type``, or None."""
+    if sniffed is not None and not _compatible(media_type, sniffed):
+        return f"the bytes are {sniffed}"
+    if sniffed is None and media_type in _SIGNED_TYPES:
+        return f"the bytes are not {media_type}"
+    return None
+
+
+# --- one turn ---------------------------------------------------------------------
+
+
+def check_message(message: Turn, where: str = "message") -> None:
+    """Raise :class:`MessageError` unless every field of ``message`` has its type.
+
+    For turns built by hand as well as read by ``Message.from_dict``: text is
+    a string, a tool call has string ``id`` and ``name`` and an object of
+    arguments (bounded nesting), a tool result answers a string ``call_id``
+    with string content.
+    """
+    role = message.role
+    if role not in ROLES:
+        raise MessageError(f"{where}: role must be one of {list(ROLES)}, got {role!r}")
+    where = f"{where} ({role})"
+    for i, block in enumerate(_sequence(message.blocks, f"{where} blocks")):
+        _check_block(block, f"{where} block {i}")
+    for i, call in enumerate(_sequence(message.tool_calls, f"{where} tool_calls")):
+        _check_call(call, f"{where} tool call {i}")
+    for i, result in enumerate(_sequence(message.tool_results, f"{where} tool_results")):
+        _check_result(result, f"{where} tool result {i}")
+
+
+def _sequence(value: Any, where: str) -> Sequence[Any]:
+    if not isinstance(value, (list, tuple)):
+        raise MessageError(f"{where} must be a list, got {type(value).__name__}")
+    return value
+
+
+def _string(value: Any, where: str, *, empty: bool = True) -> None:
+    if not isinstance(value, str) or (not empty and not value):
+        what = "a string" if empty else "a non-empty string"
+        raise MessageError(f"{where} must be {what}, got {value!r:.60}")
+
+
+def _check_block(block: Any, where: str) -> None:
+    kind = getattr(block, "type", None)
+    if kind == "text" or kind == "thinking":
+        _string(getattr(block, "text", None), f"{where} text")
+    elif kind in ("image", "audio", "file"):
+        _string(getattr(block, "media_type", None), f"{where} media_type", empty=False)
+    elif kind in ("server_tool_call", "server_tool_result"):
+        problem = nesting_problem(getattr(block, "raw", None))
+        if problem:
+            raise MessageError(f"{where}: {problem}")
+    else:
+        raise MessageError(f"{where} is not a content block: {type(block).__name__}")
+
+
+def _check_call(call: Any, where: str) -> None:
+    _string(getattr(call, "id", None), f"{where} id", empty=False)
+    _string(getattr(call, "name", None), f"{where} name", empty=False)
+    arguments = getattr(call, "arguments", None)
+    if not isinstance(arguments, Mapping):
+        raise MessageError(f"{where} arguments must be an object, got {type(arguments).__name__}")
+    problem = nesting_problem(arguments)
+    if problem:
+        raise MessageError(f"{where} arguments are {problem}")
+    _string(getattr(call, "raw_arguments", ""), f"{where} raw_arguments")
+
+
+def _check_result(result: Any, where: str) -> None:
+    _string(getattr(result, "call_id", None), f"{where} call_id", empty=False)
+    _string(getattr(result, "name", None), f"{where} name")
+    _string(getattr(result, "content", None), f"{where} content")
+    if not isinstance(getattr(result, "is_error", False), bool):
+        raise MessageError(f"{where} is_error must be true or false")
+    for i, block in enumerate(_sequence(getattr(result, "blocks", ()), f"{where} blocks")):
+        _check_block(block, f"{where} block {i}")
+
+
+# --- a conversation ---------------------------------------------------------------
+
+
+def check_turns(messages: Iterable[Turn], where: str = "history") -> None:
+    """Check every turn and the conversation's shape; raise :class:`MessageError`.
+
+    Only assistant turns carry tool calls (a user turn with tool calls would
+    otherwise be dropped by every vendor); every tool result answers a call
+    of an earlier assistant turn (vendors refuse an orphan result with a 400,
+    after the request was paid for).
+    """
+    called: set[str] = set()
+    for i, message in enumerate(messages):
+        at = f"{where}[{i}]"
+        check_message(message, at)
+        if message.tool_calls and message.role != "assistant":
+            raise MessageError(
+                f"{at}: a {message.role} turn carries tool calls; only assistant turns do"
+            )
+        if message.tool_results and message.role not in _RESULT_ROLES:
+            raise MessageError(
+                f"{at}: a {message.role} turn carries tool results; "
+                "they go in a tool (or user) turn"
+            )
+        for result in message.tool_results:
+            if result.call_id not in called:
+                raise MessageError(
+                    f"{at}: the tool result for {result.call_id!r} answers no earlier "
+                    "assistant tool call (keep the assistant turn that made the call)"
+                )
+        called.update(call.id for call in message.tool_calls)
+
+
+# --- size ---------------------------------------------------------------------------
+
+
+def _text_of(messages: Iterable[Turn]) -> Iterator[int]:
+    for message in messages:
+        for block in message.blocks:
+            text = getattr(block, "text", None)
+            if isinstance(text, str):
+                yield len(text)
+        for result in message.tool_results:
+            yield len(result.content)
+
+
+def check_input_size(
+    messages: Iterable[Turn], window: int | None, model: str = "", chars_per_token: int = 4
+) -> None:
+    """Refuse text over :data:`UNKNOWN_WINDOW_TOKENS` when the model's window is unknown.
+
+    A known window is enforced where the request is built (it may be trimmed
+    by a context policy first); this bound is for models nobody told llmport about.
+    """
+    if window is not None:
+        return
+    limit_chars = UNKNOWN_WINDOW_TOKENS * chars_per_token
+    total = 0
+    for size in _text_of(messages):
+        total += size
+        if total > limit_chars:
+            raise ContextWindowExceeded(-(-total // chars_per_token), UNKNOWN_WINDOW_TOKENS, model)
+
+
+# --- tool schemas ---------------------------------------------------------------------
+
+
+def check_tool_parameters(parameters: Any, where: str = "tool parameters") -> None:
+    """Raise :class:`SchemaError` unless ``parameters`` is an object schema whose refs resolve.
+
+    Vendors take only ``{"type": "object", ...}`` as a tool's parameters, and
+    refuse (or silently misread) a ``$ref`` that points nowhere. The JSON
+    Schema meta-check itself is :func:`llmport.schema.build.check_schema`.
+    """
+    if not isinstance(parameters, Mapping):
+        raise SchemaError(f"{where} must be a JSON schema object, got {type(parameters).__name__}")
+    problem = nesting_problem(parameters)
+    if problem:
+        raise SchemaError(f"{where}: the schema is {problem}")
+    if parameters.get("type") != "object":
+        raise SchemaError(
+            f"{where} must be an object schema ({{'type': 'object', 'properties': ...}}), "
+            f"got type {parameters.get('type')!r}"
+        )
+    for ref in _refs(parameters):
+        if not isinstance(ref, str) or not _resolves(parameters, ref):
+            raise SchemaError(f"{where}: $ref {ref!r} points to nothing in the schema")
+
+
+def _refs(schema: Mapping[str, Any]) -> Iterator[Any]:
+    stack: list[Any] = [schema]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Mapping):
+            if "$ref" in item:
+                yield item["$ref"]
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
+def _resolves(schema: Mapping[str, Any], ref: str) -> bool:
+    """Whether a local ``#/...`` JSON pointer finds something in ``schema``."""
+    if ref == "#":
+        return True
+    if not ref.startswith("#/"):
+        return False  # a remote or anchor reference: nothing a vendor can resolve
+    node: Any = schema
+    for raw in ref[2:].split("/"):
+        key = raw.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, Mapping) and key in node:
+            node = node[key]
+        elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
+            node = node[int(key)]
+        else:
+            return False
+    return True
