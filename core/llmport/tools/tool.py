@@ -32,11 +32,12 @@ import time
 from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass, field, replace
+from dataclasses import InitVar, dataclass, field, replace
 from typing import Any, Literal, TypeVar
 
 from ..controls.options import check_vendor_fields
-from ..errors import ModelBehaviorError, UnknownToolError
+from ..errors import ModelBehaviorError, OptionError, UnknownToolError
+from ..messages.check import check_tool_parameters
 from ..messages.types import CacheControl, MediaBlock, ToolCall, ToolResult, ToolSpec
 from ..observe.redaction import redact
 from ..schema.build import check_schema, coerce, function_schema
@@ -98,18 +99,32 @@ class Tool:
     #: Set for the tool of a :func:`handoff`: calling it hands the conversation over.
     handoff: Handoff | None = None
     _validator: list[Any] = field(default_factory=list, repr=False, compare=False)
+    #: Set by the constructors of this module whose schema was made (and checked) here.
+    _schema_checked: InitVar[bool] = False
 
-    def __post_init__(self) -> None:
-        if not _NAME.match(self.name):
-            raise ValueError(f"tool name {self.name!r} must be 1-64 letters, digits, '_' or '-'")
-        if self.timeout is not None and self.timeout <= 0:
-            raise ValueError("tool timeout must be > 0 seconds")
+    def __post_init__(self, _schema_checked: bool) -> None:
+        # Every constructor checks here (SPEC §20 I2): Tool(...), @tool, from_schema, handoff().
+        if not isinstance(self.name, str) or not _NAME.match(self.name):
+            raise OptionError(f"tool name {self.name!r} must be 1-64 letters, digits, '_' or '-'")
+        if not isinstance(self.description, str):
+            raise OptionError(f"tool {self.name!r} description must be a string")
+        if not callable(self.fn):
+            raise OptionError(f"tool {self.name!r} needs a function, got {self.fn!r}")
+        if self.timeout is not None and not (
+            isinstance(self.timeout, (int, float))
+            and not isinstance(self.timeout, bool)
+            and self.timeout > 0
+        ):
+            raise OptionError(f"tool timeout must be > 0 seconds, got {self.timeout!r}")
         self.vendor = check_vendor_fields(self.vendor, f"tool {self.name!r} vendor")
         if not (
             isinstance(self.cache, bool)
             or (isinstance(self.cache, dict) and set(self.cache) <= {"ttl"})
         ):
-            raise ValueError(f"tool cache must be True or {{'ttl': '1h'}}, got {self.cache!r}")
+            raise OptionError(f"tool cache must be True or {{'ttl': '1h'}}, got {self.cache!r}")
+        check_tool_parameters(self.parameters, f"tool {self.name!r} parameters")
+        if not _schema_checked:
+            check_schema(self.parameters)
 
     @classmethod
     def from_schema(
@@ -127,14 +142,12 @@ class Tool:
         """A tool with a hand-written JSON schema; ``fn`` gets the arguments as keywords.
 
         Useful for tool sources that learn their tools at run time (remote
-        tool servers, generated APIs). The schema is checked first.
+        tool servers, generated APIs). The schema is checked as for any Tool.
         """
-
-        check_schema(parameters)
         return cls(
             name,
             description,
-            dict(parameters),
+            dict(parameters) if isinstance(parameters, dict) else parameters,
             fn,
             timeout=timeout,
             strict=strict,
@@ -219,6 +232,7 @@ def tool(
             annotations=found.annotations,
             vendor=dict(vendor or {}),
             cache=cache,
+            _schema_checked=True,  # function_schema checked it
         )
 
     return wrap(fn) if fn is not None else wrap
@@ -259,7 +273,14 @@ class Handoff:
         self.name = name
         self.description = description
         self.input_filter = input_filter
-        self.tool = Tool(name, description, dict(_HANDOFF_PARAMETERS), self._not_run, handoff=self)
+        self.tool = Tool(
+            name,
+            description,
+            dict(_HANDOFF_PARAMETERS),
+            self._not_run,
+            handoff=self,
+            _schema_checked=True,  # a constant, valid schema
+        )
 
     def _not_run(self) -> str:
         return f"Error: the handoff {self.name!r} is taken by the run, never run as a tool."
