@@ -280,8 +280,10 @@ def check_options(options: Mapping[str, Any]) -> None:
             _integer(name, value)
         elif name == "stop":
             stops = [value] if isinstance(value, str) else value
-            if not isinstance(stops, (list, tuple)) or not all(
-                isinstance(s, str) and s for s in stops
+            if (
+                not isinstance(stops, (list, tuple))
+                or not stops
+                or not all(isinstance(s, str) and s for s in stops)
             ):
                 raise OptionError(
                     f"stop must be a non-empty string or a list of them, got {value!r}"

@@ -20,9 +20,14 @@ CHARS_PER_TOKEN = 4
 IMAGE_TOKENS = 1000
 
 
+def _chars_tokens(chars: int) -> int:
+    # Rounded up: any text is at least one token, so a budget of 0 refuses "hi".
+    return -(-chars // CHARS_PER_TOKEN)
+
+
 def text_tokens(text: str) -> int:
-    """The estimate for a piece of text."""
-    return len(text) // CHARS_PER_TOKEN
+    """The estimate for a piece of text (at least 1 token unless it is empty)."""
+    return _chars_tokens(len(text))
 
 
 def _media_tokens(kind: str, size: int) -> int:
@@ -34,12 +39,12 @@ def block_tokens(block: Block) -> int:
     from .types import MediaBlock, TextBlock, ThinkingBlock
 
     if isinstance(block, TextBlock):
-        return len(block.text) // CHARS_PER_TOKEN
+        return _chars_tokens(len(block.text))
     if isinstance(block, MediaBlock):
         return _media_tokens(block.type, block.size)
     if isinstance(block, ThinkingBlock):
-        return (len(block.text) + len(block.redacted or "")) // CHARS_PER_TOKEN
-    return len(str(block.raw or block)) // CHARS_PER_TOKEN  # a server-side tool block
+        return _chars_tokens(len(block.text) + len(block.redacted or ""))
+    return _chars_tokens(len(str(block.raw or block)))  # a server-side tool block
 
 
 def estimate_tokens(request: Request) -> int:
@@ -64,4 +69,4 @@ def estimate_tokens(request: Request) -> int:
             chars += len(call.raw_arguments)
     for spec in request.tools:
         chars += len(spec.description) + len(str(spec.parameters))
-    return chars // CHARS_PER_TOKEN + media
+    return _chars_tokens(chars) + media
