@@ -16,8 +16,9 @@ in by, raised before any request and never a raw ``TypeError`` or
   (checked iteratively: the check itself cannot overflow the stack);
 * :func:`check_tool_parameters`: a tool's JSON schema is an object schema
   whose local ``$ref`` s all resolve;
-* :func:`check_input_size`: a request for a model whose window is unknown
-  stays under :data:`UNKNOWN_WINDOW_TOKENS`.
+* :func:`check_input_size`: the new turn fits the model's window, and a
+  request for a model whose window is unknown stays under
+  :data:`UNKNOWN_WINDOW_TOKENS`.
 
 This module imports no other llmport module but the errors: the neutral
 types (:mod:`llmport.messages.types`) and the content loader
@@ -285,32 +286,39 @@ def check_turns(messages: Iterable[Turn], where: str = "history") -> None:
 # --- size ---------------------------------------------------------------------------
 
 
-def _text_of(messages: Iterable[Turn]) -> Iterator[int]:
+def _chars(messages: Iterable[Turn]) -> int:
+    total = 0
     for message in messages:
         for block in message.blocks:
             text = getattr(block, "text", None)
             if isinstance(text, str):
-                yield len(text)
+                total += len(text)
         for result in message.tool_results:
-            yield len(result.content)
+            total += len(result.content)
+    return total
 
 
 def check_input_size(
-    messages: Iterable[Turn], window: int | None, model: str = "", chars_per_token: int = 4
+    history: Sequence[Turn],
+    turn: Turn | None,
+    window: int | None,
+    model: str = "",
+    chars_per_token: int = 4,
 ) -> None:
-    """Refuse text over :data:`UNKNOWN_WINDOW_TOKENS` when the model's window is unknown.
+    """Refuse input that cannot fit, before any request: a cheap estimate (text only).
 
-    A known window is enforced where the request is built (it may be trimmed
-    by a context policy first); this bound is for models nobody told llmport about.
+    With a known ``window``, the new ``turn`` alone must fit: a context policy
+    may drop history, never the current turn (the whole request is checked
+    where it is built). With an unknown window, history and turn together
+    must stay under :data:`UNKNOWN_WINDOW_TOKENS`.
     """
-    if window is not None:
-        return
-    limit_chars = UNKNOWN_WINDOW_TOKENS * chars_per_token
-    total = 0
-    for size in _text_of(messages):
-        total += size
-        if total > limit_chars:
-            raise ContextWindowExceeded(-(-total // chars_per_token), UNKNOWN_WINDOW_TOKENS, model)
+    limit = window if window is not None else UNKNOWN_WINDOW_TOKENS
+    measured = [turn] if turn is not None else []
+    if window is None:
+        measured = [*history, *measured]
+    chars = _chars(measured)
+    if chars > limit * chars_per_token:
+        raise ContextWindowExceeded(-(-chars // chars_per_token), limit, model)
 
 
 # --- tool schemas ---------------------------------------------------------------------

@@ -393,14 +393,13 @@ def checked_input(
 
     ``history`` (``history=``, the Messages leading ``content``, a
     continuation's conversation, a handoff's) is checked turn by turn and as a
-    conversation together with the new user turn; over a model whose
-    ``window`` is unknown the whole must stay under
-    :data:`~llmport.messages.check.UNKNOWN_WINDOW_TOKENS`.
+    conversation together with the new user turn, and its size against the
+    model's ``window`` (:func:`~llmport.messages.check.check_input_size`).
     """
     blocks = normalize_content(content, max_bytes=max_bytes)
-    turns = [*history, Message("user", tuple(blocks))] if blocks else list(history)
-    check_turns(turns)
-    check_input_size(turns, window, model)
+    turn = Message("user", tuple(blocks)) if blocks else None
+    check_turns([*history, turn] if turn is not None else history)
+    check_input_size(history, turn, window, model)
     return blocks
 
 

@@ -36,8 +36,8 @@ from dataclasses import InitVar, dataclass, field, replace
 from typing import Any, Literal, TypeVar
 
 from ..controls.options import check_vendor_fields
-from ..errors import ModelBehaviorError, OptionError, UnknownToolError
-from ..messages.check import check_tool_parameters
+from ..errors import MessageError, ModelBehaviorError, OptionError, UnknownToolError
+from ..messages.check import check_tool_parameters, nesting_problem
 from ..messages.types import CacheControl, MediaBlock, ToolCall, ToolResult, ToolSpec
 from ..observe.redaction import redact
 from ..schema.build import check_schema, coerce, function_schema
@@ -390,6 +390,9 @@ def stringify(value: Any) -> str:
         return value
     if hasattr(value, "model_dump_json"):
         return str(value.model_dump_json())
+    problem = nesting_problem(value)
+    if problem:  # json.dumps (and str) would raise RecursionError
+        raise MessageError(f"a tool result value is {problem}")
     import dataclasses
 
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
@@ -578,7 +581,11 @@ def result_for(call: ToolCall, value: Any) -> ToolResult:
         return replace(value, content=redact(value.content))
     # Media a tool returns beside its text (e.g. an MCP image) travel as ToolResult.blocks.
     blocks = tuple(b for b in getattr(value, "blocks", ()) if isinstance(b, MediaBlock))
-    return ToolResult(call.id, call.name, redact(stringify(value)), blocks=blocks)
+    try:
+        text = stringify(value)
+    except MessageError as exc:  # told to the model, like any tool failure
+        return refusal(call, f"tool {call.name!r}: {exc}", "error").result
+    return ToolResult(call.id, call.name, redact(text), blocks=blocks)
 
 
 def raised(call: ToolCall, exc: BaseException) -> str:
