@@ -214,11 +214,17 @@ class TokenLimitExceeded(BudgetExceeded, InputError):
 
 
 class RunTimeout(LlmportError, TimeoutError):
-    """The run's ``deadline=`` passed; ``run`` is the partial :class:`~llmport.RunResult`."""
+    """The run's ``deadline=`` passed; ``run`` is the partial :class:`~llmport.RunResult`.
 
-    def __init__(self, deadline: float, run: Any = None) -> None:
+    ``late`` is the model's answer (a :class:`~llmport.messages.types.Response`)
+    when it came after the deadline from a call that cannot be cut short (a
+    sync ``call=`` function, a scripted reply): kept here, never returned late.
+    """
+
+    def __init__(self, deadline: float, run: Any = None, late: Any = None) -> None:
         self.deadline = deadline
         self.run = run
+        self.late = late
         super().__init__(f"the run did not finish within its deadline of {deadline:g} s")
 
 

@@ -676,7 +676,6 @@ def _attempts(
                 response = yield Stream(provider, prepared, reader.start(), deadline)
             else:
                 response = yield Send(provider, prepared, deadline)
-            return response
         except Exception as exc:
             waited_out = isinstance(exc, LimitWaitTimeout)  # capacity only after the deadline
             if deadline is not None and (waited_out or time.monotonic() >= deadline - 0.001):
@@ -686,6 +685,12 @@ def _attempts(
                 delay = yield from _restart_or_interrupt(plan, run, attempts, reader, exc, info)
             else:
                 delay = _failed(plan, run, attempts, exc, info)
+        else:
+            if deadline is not None and time.monotonic() > deadline:
+                # A sync call (a call= function, a scripted reply) cannot be cut short:
+                # its answer after the deadline is kept on the RunTimeout, never returned.
+                raise _timeout(plan, run, attempts, late=response)
+            return response
         if deadline is not None:
             delay = min(delay, max(0.0, deadline - time.monotonic()))
         if delay > 0:
@@ -700,7 +705,7 @@ def _restart_or_interrupt(
     exc: Exception,
     info: Any,
 ) -> Generator[Effect, Any, float]:
-    """A stream failed after the caller was handed part of it (SPEC §20 I3).
+    """A stream failed after the caller was handed part of it.
 
     Another answer must never continue what the caller already has: without
     ``stream_retry="restart"`` the run ends in :class:`StreamInterrupted`;
@@ -735,13 +740,15 @@ def interrupted(
     return StreamInterrupted(exc, partial, provider=plan.provider.name)
 
 
-def _timeout(plan: Plan, run: RunResult[Any], attempts: Attempts) -> RunTimeout:
+def _timeout(
+    plan: Plan, run: RunResult[Any], attempts: Attempts, late: Response | None = None
+) -> RunTimeout:
     run.attempts += attempts.count
     run.failures.extend(attempts.failures)
     attempts.count = 0
     attempts.failures = []
     assert plan.deadline_seconds is not None
-    return RunTimeout(plan.deadline_seconds, run)
+    return RunTimeout(plan.deadline_seconds, run, late)
 
 
 def _cap_timeout(plan: Plan, run: RunResult[Any], request: Request) -> None:
