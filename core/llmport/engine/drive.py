@@ -19,6 +19,7 @@ from typing import Any
 
 from ..controls.limits import Acquire, aacquire, acquire  # limits
 from ..messages.types import StreamEvent
+from ..provider.deadline import send_within, stream_within
 from ..provider.translate import detach
 from ..tools.policy import aask_approval, ask_approval
 from ..tools.tool import run_coroutine_blocking
@@ -41,8 +42,8 @@ __all__ = ["adrive", "drive"]
 
 def _perform(effect: Effect) -> Any:
     kind = type(effect)
-    if kind is Send:
-        return effect.provider.send(effect.prepared)  # type: ignore[union-attr]
+    if kind is Send:  # cut short at the run's deadline (client creation included)
+        return send_within(effect.provider, effect.prepared, effect.deadline)  # type: ignore[union-attr]
     if kind is Sleep:
         return effect.backoff.sleep(effect.seconds)  # type: ignore[union-attr]
     if kind is RunTools:
@@ -110,7 +111,7 @@ def drive(steps: Steps) -> Iterator[StreamEvent]:
                 if type(effect) is Stream:  # the caller gets text as it arrives
                     reader = effect.reader
                     deadline = effect.deadline
-                    events = effect.provider.send_stream(effect.prepared)
+                    events = stream_within(effect.provider, effect.prepared, deadline)
                     try:
                         for event in events:
                             if (delta := reader.feed(event)) is not None:

@@ -313,6 +313,7 @@ def _plan(
     *,
     stream: bool,
 ) -> Plan:
+    started = time.monotonic()  # deadline=: the clock runs from here (plugins, providers count)
     max_iterations = params["max_iterations"]
     if (
         isinstance(max_iterations, bool)
@@ -485,7 +486,7 @@ def _plan(
         resolve_model=(lambda name: rt.targets.resolve(rt, name)[:2])
         if policy is not None
         else _no_model,
-        deadline=time.monotonic() + deadline_seconds if deadline_seconds is not None else None,
+        deadline=started + deadline_seconds if deadline_seconds is not None else None,
         deadline_seconds=deadline_seconds,
         stream_restart=stream_restart,
         gate=rt.gate(qualified),  # limits

@@ -51,6 +51,9 @@ class CallableProvider(Provider):
     """Adapts a ``call=`` function or a ``_call`` / ``_async_call`` override."""
 
     name = "call"
+    #: The caller's function runs in the caller's thread, never abandoned at the
+    #: deadline: an answer after it raises RunTimeout with the answer on it.
+    cut_at_deadline = False
 
     def __init__(
         self, sync_fn: Callable[..., Any] | None, async_fn: Callable[..., Any] | None, label: str

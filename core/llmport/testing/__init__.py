@@ -109,6 +109,9 @@ class ScriptedProvider(Provider):
     """A provider that plays a :class:`Script`."""
 
     name = "scripted"
+    #: Steps run in the caller's thread (a ``respond`` function is the caller's code):
+    #: a reply whose delay ends after the deadline raises RunTimeout with the reply on it.
+    cut_at_deadline = False
 
     def __init__(
         self,
