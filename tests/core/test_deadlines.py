@@ -28,10 +28,14 @@ from llmport.testing import Script, reply
 ALLOWED = 0.5
 
 
-def timed_out(call: Callable[[], object]) -> tuple[RunTimeout, float]:
+def timed_out(rt: Runtime, deadline: float, way: str = "exec") -> tuple[RunTimeout, float]:
+    """The RunTimeout of ``rt.exec`` (or a whole ``rt.stream``) with ``deadline``, and when."""
     started = time.monotonic()
     with pytest.raises(RunTimeout) as info:
-        call()
+        if way == "exec":
+            rt.exec("hi", deadline=deadline)
+        else:
+            list(rt.stream("hi", deadline=deadline))
     return info.value, time.monotonic() - started
 
 
@@ -40,7 +44,7 @@ def test_a_sync_call_function_answering_late_raises_run_timeout_with_the_answer(
         time.sleep(0.6)
         return "late"
 
-    err, elapsed = timed_out(lambda: Runtime(call=slow).exec("hi", deadline=0.2))
+    err, elapsed = timed_out(Runtime(call=slow), 0.2)
     print(f"\nsync call=: deadline 0.2 s, raised after {elapsed:.3f} s")
     assert err.late is not None and err.late.text == "late"
     assert elapsed >= 0.6  # the caller's own code is never abandoned in another thread
@@ -48,13 +52,7 @@ def test_a_sync_call_function_answering_late_raises_run_timeout_with_the_answer(
 
 @pytest.mark.parametrize("way", ["exec", "stream"])
 def test_a_scripted_reply_after_the_deadline_raises_run_timeout(way: str) -> None:
-    rt = Script([reply("late", delay=0.6)]).runtime()
-    call = (
-        (lambda: rt.exec("hi", deadline=0.2))
-        if way == "exec"
-        else (lambda: list(rt.stream("hi", deadline=0.2)))
-    )
-    err, elapsed = timed_out(call)
+    err, elapsed = timed_out(Script([reply("late", delay=0.6)]).runtime(), 0.2, way)
     print(f"\nscripted {way}: deadline 0.2 s, raised after {elapsed:.3f} s")
     if way == "exec":
         assert err.late is not None and err.late.text == "late"
@@ -101,12 +99,7 @@ class ColdPlugin:
 @pytest.mark.parametrize("way", ["exec", "stream"])
 def test_a_slow_client_creation_is_inside_the_deadline(way: str) -> None:
     rt = Runtime(model="cold:m", hooks=[ColdPlugin()])
-    call = (
-        (lambda: rt.exec("hi", deadline=0.3))
-        if way == "exec"
-        else (lambda: list(rt.stream("hi", deadline=0.3)))
-    )
-    _, elapsed = timed_out(call)
+    _, elapsed = timed_out(rt, 0.3, way)
     print(f"\nslow client, {way}: deadline 0.3 s, raised after {elapsed:.3f} s")
     assert elapsed < 0.3 + ALLOWED
     time.sleep(1.5)  # the abandoned creation finishes: the next call is warm
