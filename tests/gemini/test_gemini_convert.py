@@ -543,7 +543,8 @@ def test_importing_the_plugin_imports_no_sdk() -> None:
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_empty_text_is_sent_as_an_empty_part(mode: str) -> None:
-    bodies, result = await sent(mode, content="")
+    # content="" is no content at all (a ContentError); an empty text block is sent.
+    bodies, result = await sent(mode, content=[{"type": "text", "text": ""}])
     assert bodies[0]["contents"] == [{"parts": [{"text": ""}], "role": "user"}]
     assert result.output == "fine"
 
