@@ -28,7 +28,7 @@ their attributes (see :class:`Turn`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 from ..errors import ContextWindowExceeded, MessageError, SchemaError
@@ -82,23 +82,25 @@ class Turn(Protocol):
 
 
 def nesting_problem(value: Any, limit: int = MAX_DEPTH) -> str | None:
-    """What is wrong with how deep ``value`` nests (dicts, lists, tuples), or None.
+    """What is wrong with how deep ``value`` nests (JSON objects and arrays), or None.
 
     Iterative, so a value nested 100,000 deep is reported, not a RecursionError.
     """
+    if not isinstance(value, _CONTAINERS) and not isinstance(value, Mapping):
+        return None
     stack: list[tuple[Any, int]] = [(value, 0)]
     while stack:
         item, depth = stack.pop()
-        if isinstance(item, Mapping):
-            children: Iterable[Any] = item.values()
-        elif isinstance(item, (list, tuple)):
-            children = item
-        else:
-            continue
         if depth >= limit:
             return f"nested more than {limit} levels deep"
-        stack.extend((child, depth + 1) for child in children)
+        for child in item if isinstance(item, (list, tuple)) else item.values():
+            if isinstance(child, _CONTAINERS):
+                stack.append((child, depth + 1))
     return None
+
+
+#: What a JSON value nests in (a custom Mapping counts at the top level only).
+_CONTAINERS = (dict, list, tuple)
 
 
 # --- media bytes ----------------------------------------------------------------
@@ -188,66 +190,78 @@ def check_message(message: Turn, where: str = "message") -> None:
     For turns built by hand as well as read by ``Message.from_dict``: text is
     a string, a tool call has string ``id`` and ``name`` and an object of
     arguments (bounded nesting), a tool result answers a string ``call_id``
-    with string content.
+    with string content. Cheap when all is well (a long history is checked
+    on every call): error messages are built only for a failure.
     """
     role = message.role
     if role not in ROLES:
         raise MessageError(f"{where}: role must be one of {list(ROLES)}, got {role!r}")
-    where = f"{where} ({role})"
-    for i, block in enumerate(_sequence(message.blocks, f"{where} blocks")):
-        _check_block(block, f"{where} block {i}")
-    for i, call in enumerate(_sequence(message.tool_calls, f"{where} tool_calls")):
-        _check_call(call, f"{where} tool call {i}")
-    for i, result in enumerate(_sequence(message.tool_results, f"{where} tool_results")):
-        _check_result(result, f"{where} tool result {i}")
+    for part, check in _PARTS:
+        items = getattr(message, part)
+        if not isinstance(items, (list, tuple)):
+            raise MessageError(
+                f"{where} ({role}) {part} must be a list, got {type(items).__name__}"
+            )
+        for i, item in enumerate(items):
+            problem = check(item)
+            if problem is not None:
+                raise MessageError(f"{where} ({role}) {part}[{i}]: {problem}")
 
 
-def _sequence(value: Any, where: str) -> Sequence[Any]:
-    if not isinstance(value, (list, tuple)):
-        raise MessageError(f"{where} must be a list, got {type(value).__name__}")
-    return value
+def _not_string(value: Any, name: str, empty: bool = True) -> str | None:
+    if isinstance(value, str) and (empty or value):
+        return None
+    return f"{name} must be {'a' if empty else 'a non-empty'} string, got {value!r:.60}"
 
 
-def _string(value: Any, where: str, *, empty: bool = True) -> None:
-    if not isinstance(value, str) or (not empty and not value):
-        what = "a string" if empty else "a non-empty string"
-        raise MessageError(f"{where} must be {what}, got {value!r:.60}")
-
-
-def _check_block(block: Any, where: str) -> None:
+def _block_problem(block: Any) -> str | None:
     kind = getattr(block, "type", None)
     if kind == "text" or kind == "thinking":
-        _string(getattr(block, "text", None), f"{where} text")
-    elif kind in ("image", "audio", "file"):
-        _string(getattr(block, "media_type", None), f"{where} media_type", empty=False)
-    elif kind in ("server_tool_call", "server_tool_result"):
-        problem = nesting_problem(getattr(block, "raw", None))
-        if problem:
-            raise MessageError(f"{where}: {problem}")
-    else:
-        raise MessageError(f"{where} is not a content block: {type(block).__name__}")
+        text = getattr(block, "text", None)
+        return None if type(text) is str else _not_string(text, "text")
+    if kind in ("image", "audio", "file"):
+        return _not_string(getattr(block, "media_type", None), "media_type", empty=False)
+    if kind in ("server_tool_call", "server_tool_result"):
+        return nesting_problem(getattr(block, "raw", None))
+    return f"not a content block: {type(block).__name__}"
 
 
-def _check_call(call: Any, where: str) -> None:
-    _string(getattr(call, "id", None), f"{where} id", empty=False)
-    _string(getattr(call, "name", None), f"{where} name", empty=False)
+def _call_problem(call: Any) -> str | None:
+    problem = _not_string(getattr(call, "id", None), "id", empty=False) or _not_string(
+        getattr(call, "name", None), "name", empty=False
+    )
+    if problem is not None:
+        return problem
     arguments = getattr(call, "arguments", None)
-    if not isinstance(arguments, Mapping):
-        raise MessageError(f"{where} arguments must be an object, got {type(arguments).__name__}")
+    if not isinstance(arguments, dict) and not isinstance(arguments, Mapping):
+        return f"arguments must be an object, got {type(arguments).__name__}"
     problem = nesting_problem(arguments)
-    if problem:
-        raise MessageError(f"{where} arguments are {problem}")
-    _string(getattr(call, "raw_arguments", ""), f"{where} raw_arguments")
+    if problem is not None:
+        return f"arguments are {problem}"
+    return _not_string(getattr(call, "raw_arguments", ""), "raw_arguments")
 
 
-def _check_result(result: Any, where: str) -> None:
-    _string(getattr(result, "call_id", None), f"{where} call_id", empty=False)
-    _string(getattr(result, "name", None), f"{where} name")
-    _string(getattr(result, "content", None), f"{where} content")
+def _result_problem(result: Any) -> str | None:
+    problem = (
+        _not_string(getattr(result, "call_id", None), "call_id", empty=False)
+        or _not_string(getattr(result, "name", None), "name")
+        or _not_string(getattr(result, "content", None), "content")
+    )
+    if problem is not None:
+        return problem
     if not isinstance(getattr(result, "is_error", False), bool):
-        raise MessageError(f"{where} is_error must be true or false")
-    for i, block in enumerate(_sequence(getattr(result, "blocks", ()), f"{where} blocks")):
-        _check_block(block, f"{where} block {i}")
+        return "is_error must be true or false"
+    blocks = getattr(result, "blocks", ())
+    if not isinstance(blocks, (list, tuple)):
+        return f"blocks must be a list, got {type(blocks).__name__}"
+    return next((p for p in map(_block_problem, blocks) if p is not None), None)
+
+
+_PARTS: tuple[tuple[str, Callable[[Any], str | None]], ...] = (
+    ("blocks", _block_problem),
+    ("tool_calls", _call_problem),
+    ("tool_results", _result_problem),
+)
 
 
 # --- a conversation ---------------------------------------------------------------
@@ -263,24 +277,31 @@ def check_turns(messages: Iterable[Turn], where: str = "history") -> None:
     """
     called: set[str] = set()
     for i, message in enumerate(messages):
-        at = f"{where}[{i}]"
-        check_message(message, at)
-        if message.tool_calls and message.role != "assistant":
-            raise MessageError(
-                f"{at}: a {message.role} turn carries tool calls; only assistant turns do"
+        problem = _shape_problem(message, called)
+        if problem is not None:
+            raise MessageError(f"{where}[{i}]: {problem}")
+        if message.tool_calls:
+            called.update(call.id for call in message.tool_calls)
+
+
+def _shape_problem(message: Turn, called: set[str]) -> str | None:
+    """What is wrong with ``message`` after the calls ``called`` so far, or None."""
+    try:
+        check_message(message, "")
+    except MessageError as exc:
+        return str(exc).lstrip(": ")
+    role = message.role
+    if message.tool_calls and role != "assistant":
+        return f"a {role} turn carries tool calls; only assistant turns do"
+    if message.tool_results and role not in _RESULT_ROLES:
+        return f"a {role} turn carries tool results; they go in a tool (or user) turn"
+    for result in message.tool_results:
+        if result.call_id not in called:
+            return (
+                f"the tool result for {result.call_id!r} answers no earlier "
+                "assistant tool call (keep the assistant turn that made the call)"
             )
-        if message.tool_results and message.role not in _RESULT_ROLES:
-            raise MessageError(
-                f"{at}: a {message.role} turn carries tool results; "
-                "they go in a tool (or user) turn"
-            )
-        for result in message.tool_results:
-            if result.call_id not in called:
-                raise MessageError(
-                    f"{at}: the tool result for {result.call_id!r} answers no earlier "
-                    "assistant tool call (keep the assistant turn that made the call)"
-                )
-        called.update(call.id for call in message.tool_calls)
+    return None
 
 
 # --- size ---------------------------------------------------------------------------
