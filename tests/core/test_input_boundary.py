@@ -7,11 +7,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from llmport import Runtime, tool
+from llmport import Message, Runtime, agentic_function, handoff, tool
 from llmport.controls.budget import Budget
 from llmport.errors import (
     ContentError,
     ContextWindowExceeded,
+    MessageError,
     OptionError,
     SchemaError,
     TokenLimitExceeded,
@@ -115,3 +116,21 @@ def test_local_refs_that_resolve_are_accepted() -> None:
     assert Tool("t", "d", schema, lambda **kw: "ok").parameters is schema
     with pytest.raises(SchemaError, match="points to nothing"):
         Tool("t", "d", {**schema, "properties": {"c": {"$ref": "https://x/schema"}}}, print)
+
+
+def test_a_handoff_filter_that_leaves_an_orphan_result_fails_before_the_target_runs() -> None:
+    ran: list[int] = []
+
+    @agentic_function
+    def specialist(conversation: list[Message]) -> str:
+        ran.append(len(conversation))
+        return "handled"
+
+    def keep_the_results_only(conversation: list[Message]) -> list[Message]:
+        return [m for m in conversation if m.role != "assistant"]
+
+    to_specialist = handoff(specialist, input_filter=keep_the_results_only)
+    script = Script([call_tools(("transfer_to_specialist", {}))])
+    with pytest.raises(MessageError, match="handoff input"):
+        script.runtime().exec("help", tools=[to_specialist])
+    assert ran == [] and len(script.requests) == 1

@@ -44,6 +44,7 @@ from ..errors import (
     TokenLimitExceeded,
     ToolApprovalRequired,
 )
+from ..messages.check import check_turns
 from ..messages.estimate import estimate_tokens
 from ..messages.types import (
     CacheControl,
@@ -1155,6 +1156,7 @@ def _handoff(
     conversation = list(run.messages)
     if handoff.input_filter is not None:
         conversation = list(handoff.input_filter(conversation))
+        check_turns(conversation, "handoff input")  # before the target sees it (SPEC §20 I2)
     claim: list[Any] = []
     target = handoff.target
     live = LiveEvents() if plan.stream else None
