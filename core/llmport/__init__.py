@@ -25,6 +25,8 @@ from .errors import (
     ContextWindowExceeded,
     DecisionError,
     ExecFailed,
+    FixNotApproved,
+    FixRejected,
     GuardrailTripped,
     InputError,
     InputGuardrailTripped,
@@ -124,6 +126,8 @@ _LAZY = {
     "BatchJob": ".engine.batch",
     "BatchRequest": ".engine.batch",
     "BatchStatus": ".engine.batch",
+    "fix": ".repair.fix",
+    "async_fix": ".repair.fix",
 }
 
 if TYPE_CHECKING:
@@ -165,6 +169,7 @@ if TYPE_CHECKING:
     from .plugins.hookspecs import hookimpl, hookspec
     from .provider.contract import Provider as Provider
     from .provider.contract import ProviderInfo as ProviderInfo
+    from .repair.fix import async_fix, fix
     from .runtime import RunResult, Runtime, ToolCallRecord
     from .sessions.agentic import agentic_function, compute_reads, render_dag_messages
     from .sessions.session import Session
@@ -206,6 +211,8 @@ __all__ = [
     "Dropped",
     "ExecFailed",
     "FinalEvent",
+    "FixNotApproved",
+    "FixRejected",
     "GuardrailTripped",
     "Handoff",
     "InProcessLimiter",
@@ -271,7 +278,9 @@ __all__ = [
     "Usage",
     "UsageEvent",
     "agentic_function",
+    "async_fix",
     "compute_reads",
+    "fix",
     "handoff",
     "hookimpl",
     "hookspec",

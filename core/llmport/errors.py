@@ -57,6 +57,10 @@ can catch::
     ├── MCPTimeoutError               (also TimeoutError) no answer in time
     └── MCPToolError                  a tool call answered isError; .output
 
+    LlmportError                      fix() (llmport.repair)
+    ├── FixRejected                   a proposed repair failed a check twice; .reason .source
+    └── FixNotApproved                nobody approved a repair; .diff (nothing compiled)
+
 Secrets: messages are redacted (:mod:`llmport.observe.redaction`), and a
 :class:`ProviderError` that reaches the caller chains no vendor exception
 (whose body or request may hold a key): ``vendor_error`` keeps a redacted
@@ -555,3 +559,33 @@ class UnknownSessionError(SessionError, KeyError):
 
 class MissingSessionStoreError(SessionError):
     """No installed plugin stores sessions at URLs of this scheme."""
+# --- fix(): a model-proposed repair of an agentic function (llmport.repair) ----------
+
+
+class FixRejected(LlmportError):
+    """The model's proposed repair failed a check (after one repair round).
+
+    ``reason`` says which check (it does not parse, another name or
+    signature, no longer an ``@agentic_function``, an import not allowed, a
+    top-level statement besides the function); ``source`` is the rejected
+    proposal. Nothing of it ran.
+    """
+
+    def __init__(self, reason: str, *, source: str = "") -> None:
+        self.reason = reason
+        self.source = source
+        super().__init__(f"proposed fix rejected: {reason}")
+
+
+class FixNotApproved(LlmportError):
+    """No one approved a proposed repair: the approver said no, or there was none.
+
+    ``diff`` is the unified diff that was refused; the new source was never
+    compiled or run. ``rationale`` is the model's explanation of its change.
+    """
+
+    def __init__(self, diff: str, *, rationale: str = "", reason: str = "not approved") -> None:
+        self.diff = diff
+        self.rationale = rationale
+        self.reason = reason
+        super().__init__(f"proposed fix {reason}:\n{diff}")

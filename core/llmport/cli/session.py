@@ -221,7 +221,32 @@ def tree(session: Session) -> Tree:
         parent = node.parent
         owner = branches.get(parent.seq, root) if parent is not None else root
         branches[node.seq] = owner.add(_label(node, tokens.get(node.seq, 0)))
+        if node.kind == "fix":
+            _add_diff(branches[node.seq], node)
     return root
+
+
+#: Diff lines drawn under a ``fix`` node; the rest is counted (``--json`` has it all).
+FIX_DIFF_LINES = 40
+_DIFF_STYLE = {"+": "green", "-": "red", "@": "cyan"}
+
+
+def _diff_counts(diff: str) -> tuple[int, int]:
+    lines = diff.splitlines()
+    added = sum(1 for line in lines if line.startswith("+") and not line.startswith("+++"))
+    removed = sum(1 for line in lines if line.startswith("-") and not line.startswith("---"))
+    return added, removed
+
+
+def _add_diff(branch: Tree, node: Node) -> None:
+    """Draw a fix node's diff under it, coloured, its first :data:`FIX_DIFF_LINES` lines."""
+    from rich.text import Text
+
+    lines = str((node.result or {}).get("diff") or "").splitlines()
+    for line in lines[:FIX_DIFF_LINES]:
+        branch.add(Text(line, style=_DIFF_STYLE.get(line[:1], "dim")))
+    if len(lines) > FIX_DIFF_LINES:
+        branch.add(Text(f"... {len(lines) - FIX_DIFF_LINES} more diff lines", style="dim"))
 
 
 def _subtree_tokens(nodes: list[Node]) -> dict[int, int]:
@@ -263,6 +288,17 @@ def _label(node: Node, tokens: int) -> Any:
     elif node.kind == "handoff":  # the exec's llm node -> the target's function node
         data = node.data or {}
         text.append(f"  {data.get('from')} -> {data.get('to')} {data.get('target') or ''}", "cyan")
+    elif node.kind == "fix":  # fix(): what it repaired, with what, and who approved
+        data, diff = node.data or {}, str(result.get("diff") or "")
+        text.append(f"  {data.get('function')} (fixes {data.get('fixes') or '-'})", "cyan")
+        text.append(f"  {data.get('model')}")
+        if diff:
+            added, removed = _diff_counts(diff)
+            text.append(f"  +{added} -{removed}")
+        if result.get("approved_by"):
+            text.append(f"  approved by {result['approved_by']}", "green")
+        if result.get("written"):
+            text.append(f"  written to {result['written']}", "dim")
     if node.duration is not None:
         text.append(f"  {_seconds(node.duration)}", "dim")
     error = result.get("error")

@@ -165,3 +165,19 @@ def llmport_register_commands(subparsers: argparse._SubParsersAction[Any]) -> No
     status 1). Import heavy dependencies inside ``func``, not here: the hook
     runs on every ``llmport`` invocation.
     """
+
+
+# --- fix() approval (a policy hook) ------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+def llmport_approve_fix(diff: str, fn: Callable[..., Any], instruction: str) -> bool | None:
+    """Approve or refuse a model-proposed repair of an agentic function (``llmport.fix``).
+
+    ``diff`` is the unified diff of the function's source, ``fn`` the
+    function being repaired, ``instruction`` what the caller asked for.
+    Return ``True`` to install it, ``False`` to refuse, ``None`` for no
+    opinion; the first answer that is not ``None`` wins. Only consulted
+    when ``fix()`` is given no ``approve=`` callable; with no answer at all
+    the repair is refused (:class:`~llmport.errors.FixNotApproved`).
+    """

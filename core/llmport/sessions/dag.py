@@ -41,7 +41,7 @@ from ..messages.types import (
     block_to_dict,
 )
 
-NodeKind = Literal["session", "function", "llm", "tool", "summary", "handoff"]
+NodeKind = Literal["session", "function", "llm", "tool", "summary", "handoff", "fix"]
 Status = Literal["running", "ok", "error"]
 Expose = Literal["io", "full", "llm", "hidden"]
 
@@ -192,8 +192,11 @@ class Node:
     ``kind`` is ``"function"`` (an ``@agentic_function`` call), ``"llm"`` (one
     exec), ``"tool"`` (one tool run, child of its llm node) or ``"summary"``
     (a text that stands for the nodes up to ``data["covers"]`` in later
-    reads of its parent's scope, see :meth:`llmport.Session.add_summary`); the session
-    itself is a root node of kind ``"session"``. ``data`` is what was known
+    reads of its parent's scope, see :meth:`llmport.Session.add_summary`); a
+    ``"handoff"`` links an exec to the call it handed off to, and a ``"fix"``
+    records a :func:`llmport.fix` (diff, model, instruction, who approved; never
+    read into an exec's context); the session itself is a root node of kind
+    ``"session"``. ``data`` is what was known
     when the node started (arguments, request), ``result`` what its end added
     (result or error, reply, usage). ``start``/``end`` are clock ticks;
     ``started_at`` is wall time and ``duration`` seconds.
