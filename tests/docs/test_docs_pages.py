@@ -16,6 +16,7 @@ listed in ``SKIP_MARKS``.
 from __future__ import annotations
 
 import json
+import linecache
 import re
 import sys
 import types
@@ -40,6 +41,7 @@ PAGES = [
     "concepts/content.md",
     "concepts/runtime.md",
     "dag.md",
+    "fix.md",
     "hooks.md",
     "scaling.md",
     "production.md",
@@ -147,7 +149,10 @@ def run_page(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     module = types.ModuleType(f"llmport_doc_page_{path.stem}")
     monkeypatch.setitem(sys.modules, module.__name__, module)  # dataclasses look their module up
     for index, code in enumerate(blocks(path)):
-        exec(compile(code, f"{path.relative_to(ROOT)}[{index}]", "exec"), module.__dict__)
+        name = f"{path.relative_to(ROOT)}[{index}]"
+        # inspect reads a block's source as from a file (fix() needs the function's source)
+        monkeypatch.setitem(linecache.cache, name, (len(code), None, code.splitlines(True), name))
+        exec(compile(code, name, "exec"), module.__dict__)
 
 
 @pytest.mark.usefixtures("stand_ins")

@@ -352,6 +352,7 @@ def test_the_dag_records_a_fix_node_and_session_show_draws_it(weather: Any) -> N
     assert done.data["instruction"] == INSTRUCTION and done.data["model"] == "scripted:test"
     assert done.result is not None and "+    return float(answer.split()[0])" in done.result["diff"]
     assert done.result["approved_by"].startswith("approve=")
+    assert done.result["usage"]["input_tokens"] > 0  # what the proposal cost
     assert refused.result is not None and refused.result["error"]["type"] == "FixNotApproved"
     assert refused.result["refused_by"].startswith("approve=")
     console = Console(width=200, record=True)

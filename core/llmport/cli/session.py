@@ -295,6 +295,10 @@ def _label(node: Node, tokens: int) -> Any:
         if diff:
             added, removed = _diff_counts(diff)
             text.append(f"  +{added} -{removed}")
+        spent = result.get("usage") or {}
+        tokens_in, tokens_out = spent.get("input_tokens", 0), spent.get("output_tokens", 0)
+        if tokens_in or tokens_out:
+            text.append(f"  {tokens_in} in / {tokens_out} out")
         if result.get("approved_by"):
             text.append(f"  approved by {result['approved_by']}", "green")
         if result.get("written"):

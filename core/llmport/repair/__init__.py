@@ -1,4 +1,4 @@
-"""Model-proposed repairs of agentic functions: :func:`fix` and :func:`async_fix` (SPEC §25).
+"""Model-proposed repairs of agentic functions: :func:`fix` and :func:`async_fix`.
 
 What this subpackage owns: asking the model for a new version of an
 ``@agentic_function`` that keeps failing (:mod:`.prompt`), checking the

@@ -1,7 +1,7 @@
 """Checks of a proposed function source, made on its syntax tree only (nothing runs).
 
 :func:`check_proposal` returns the reason a proposal is refused, or None.
-The rules (SPEC §25): it parses; its only top-level statement is the
+The rules: it parses; its only top-level statement is the
 function (imports aside); same name, same kind (sync or async) and the
 same signature (parameters, defaults, annotations, return annotation) as
 the original; still decorated with ``@agentic_function``; and it imports

@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import FixNotApproved, FixRejected, OptionError
+from ..messages.types import Usage
 from ..sessions.agentic import AgenticFrame, AgenticSpec, current_session, error_info
 from ..sessions.dag import Node, Status, current_frame
 from ..tools.tool import run_coroutine_blocking
@@ -206,6 +207,8 @@ class Job:
     session: Session | None
     model: str | None
     record: dict[str, Any] = field(default_factory=dict)
+    #: Tokens the proposals cost (recorded on the fix node).
+    usage: Usage = field(default_factory=Usage)
 
 
 def _steps(job: Job) -> Generator[Ask | Approve, Any, Callable[..., Any]]:
@@ -240,6 +243,7 @@ def _steps(job: Job) -> Generator[Ask | Approve, Any, Callable[..., Any]]:
 def _review(job: Job, result: RunResult[Proposal]) -> tuple[str, str | None]:
     """The proposal's source and why it is refused (None: it passed the checks)."""
     proposal = result.value
+    job.usage.add(result.usage)
     job.record["model"] = result.model
     job.record["rationale"] = proposal.rationale
     source = _unfenced(proposal.source)
@@ -395,6 +399,7 @@ def _record(job: Job, started: float, failure: BaseException | None) -> None:
         "allow_imports": list(job.allow_imports),
     }
     outcome = {k: v for k, v in job.record.items() if k != "model"}
+    outcome["usage"] = job.usage.to_dict()
     if failure is not None:
         outcome["error"] = error_info(failure)
     status: Status = "error" if failure is not None else "ok"
