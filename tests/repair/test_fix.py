@@ -12,9 +12,11 @@ from typing import Any
 
 import pytest
 from llmport import (
+    ExecFailed,
     FixNotApproved,
     FixRejected,
     OptionError,
+    ProviderConnectionError,
     Session,
     agentic_function,
     async_fix,
@@ -22,7 +24,7 @@ from llmport import (
     hookimpl,
 )
 from llmport.cli.session import tree
-from llmport.testing import Script, reply
+from llmport.testing import Script, fail, reply
 from rich.console import Console
 
 MODULE = '''\
@@ -138,6 +140,19 @@ def test_the_model_is_given_source_doc_failure_recent_calls_and_instruction(weat
     assert INSTRUCTION in asked
     assert request.response_format is not None  # structured output: source and rationale
     assert set(request.response_format.schema["required"]) == {"source", "rationale"}
+
+
+def test_an_exec_failed_reaches_the_model_with_its_attempt_report(weather: Any) -> None:
+    script = Script([fail(ProviderConnectionError("reset", provider="scripted"))] * 2)
+    script.add(proposal(FIXED))
+    weather.rt = script.runtime(max_retries=2)
+    with pytest.raises(ExecFailed) as failed:
+        weather.temperature("Rome")
+    fix(weather.temperature, runtime=weather.rt, instruction=INSTRUCTION,
+        approve=lambda diff: True, error=failed.value)
+    asked = script.requests[2].messages[-1].text
+    assert "exec() failed after 2 attempts in temperature():" in asked
+    assert "Attempt 2: ProviderConnectionError: reset" in asked
 
 
 def test_the_failure_defaults_to_the_exception_being_handled(weather: Any) -> None:

@@ -211,6 +211,24 @@ class Job:
     usage: Usage = field(default_factory=Usage)
 
 
+@dataclass(slots=True, frozen=True)
+class Installed:
+    """The end of the machine: the approved function, compiled."""
+
+    fn: Callable[..., Any]
+
+
+Effect = Ask | Approve | Installed
+
+
+def _next(steps: Generator[Ask | Approve, Any, Callable[..., Any]], answer: Any) -> Effect:
+    """Send the last effect's answer; the next effect, or :class:`Installed` at the end."""
+    try:
+        return steps.send(answer)
+    except StopIteration as done:
+        return Installed(done.value)
+
+
 def _steps(job: Job) -> Generator[Ask | Approve, Any, Callable[..., Any]]:
     """The fix, as effects: ask, check (one repair round), approve, then install."""
     original = job.original
@@ -443,13 +461,11 @@ def fix(
     """
     job = _job(fn, runtime, instruction, approve, allow_imports, write, error, session, model)
     with _recorded(job):
-        steps, answer = _steps(job), None
-        while True:
-            try:
-                effect = steps.send(answer)
-            except StopIteration as done:
-                return done.value  # type: ignore[no-any-return]
-            answer = _perform(job, effect)
+        steps = _steps(job)
+        effect = _next(steps, None)
+        while not isinstance(effect, Installed):
+            effect = _next(steps, _perform(job, effect))
+        return effect.fn  # type: ignore[return-value]
 
 
 async def async_fix(
@@ -467,10 +483,8 @@ async def async_fix(
     """Async :func:`fix`: same parameters; ``approve`` may be async."""
     job = _job(fn, runtime, instruction, approve, allow_imports, write, error, session, model)
     with _recorded(job):
-        steps, answer = _steps(job), None
-        while True:
-            try:
-                effect = steps.send(answer)
-            except StopIteration as done:
-                return done.value  # type: ignore[no-any-return]
-            answer = await _aperform(job, effect)
+        steps = _steps(job)
+        effect = _next(steps, None)
+        while not isinstance(effect, Installed):
+            effect = _next(steps, await _aperform(job, effect))
+        return effect.fn  # type: ignore[return-value]
