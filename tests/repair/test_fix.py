@@ -413,7 +413,7 @@ def test_a_nested_function_keeps_what_its_closure_held() -> None:
     fixed = fix(temperature, runtime=rt, instruction=INSTRUCTION,
                 approve=lambda diff: True, error=None)
     assert fixed("Rome") == 21.0
-    with pytest.raises(OptionError, match="write=True needs the file"):
+    with pytest.raises(OptionError, match="write=True needs the source file"):
         fix(fixed, runtime=rt, instruction=INSTRUCTION, write=True)
 
 

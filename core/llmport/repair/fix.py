@@ -375,7 +375,10 @@ def _job(
         raise OptionError("allow_imports takes a list of module names, not one string")
     original = Original.of(fn)
     if write and original.path is None:
-        raise OptionError(f"write=True needs the file of {original.spec.qualname}(); it has none")
+        raise OptionError(
+            f"write=True needs the source file of {original.spec.qualname}(): it has none, "
+            "or the file changed since the function was loaded"
+        )
     if error is CURRENT_EXCEPTION:
         error = sys.exc_info()[1]
     found = session if session is not None else current_session()
@@ -404,9 +407,9 @@ def _record(job: Job, started: float, failure: BaseException | None) -> None:
     if session is None:
         return
     spec = job.original.spec
-    frame = current_frame()
+    frame = current_frame()  # inside an agentic call of this session: under its node
     in_call = isinstance(frame, AgenticFrame) and frame.session is session
-    parent = frame.node if in_call else session.root  # type: ignore[union-attr]
+    parent = frame.node if isinstance(frame, AgenticFrame) and in_call else session.root
     calls = job.original.recent_calls(session)
     data = {
         "function": spec.qualname,
