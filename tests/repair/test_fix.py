@@ -332,6 +332,7 @@ def test_write_refuses_a_file_changed_meanwhile(weather: Any, tmp_path: Path) ->
         fix(weather.temperature, runtime=weather.rt, instruction=INSTRUCTION,
             approve=edit_then_approve, write=True, error=None)
     assert "answer.split()" not in path.read_text()
+    assert weather.SENTINEL == []  # refused before the approved source ran
 
 
 def test_a_fixed_function_can_be_fixed_again(weather: Any) -> None:

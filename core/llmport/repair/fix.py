@@ -206,6 +206,8 @@ class Job:
     error: BaseException | None
     session: Session | None
     model: str | None
+    #: The function's latest calls in ``session`` (shown to the model; the last is fixed).
+    calls: list[Node] = field(default_factory=list)
     record: dict[str, Any] = field(default_factory=dict)
     #: Tokens the proposals cost (recorded on the fix node).
     usage: Usage = field(default_factory=Usage)
@@ -232,12 +234,11 @@ def _next(steps: Generator[Ask | Approve, Any, Callable[..., Any]], answer: Any)
 def _steps(job: Job) -> Generator[Ask | Approve, Any, Callable[..., Any]]:
     """The fix, as effects: ask, check (one repair round), approve, then install."""
     original = job.original
-    calls = original.recent_calls(job.session)
     prompt = fix_prompt(
         source=original.source,
         doc=original.spec.doc,
         failure=describe_failure(job.error),
-        calls=describe_nodes(calls),
+        calls=describe_nodes(job.calls),
         instruction=job.instruction,
     )
     result: RunResult[Proposal] = yield Ask(prompt)
@@ -276,6 +277,8 @@ def _install(job: Job, source: str) -> Callable[..., Any]:
     if written:  # tracebacks point at the function's lines in its (rewritten) file
         ast.increment_lineno(tree, original.start)
     filename = str(original.path) if written else f"<llmport fix of {original.spec.qualname}>"
+    if written:  # refuse before anything runs if the file moved under us
+        _unchanged(original)
     namespace = _namespace(original.func)
     exec(compile(tree, filename, "exec"), namespace)  # approved code, in its own namespace
     new = namespace.get(original.spec.name)
@@ -303,13 +306,19 @@ def _namespace(func: Callable[..., Any]) -> dict[str, Any]:
     return namespace
 
 
-def _write(original: Original, source: str) -> None:
-    """Replace the function's lines in its file, refusing if they changed meanwhile."""
+def _unchanged(original: Original) -> list[str]:
+    """The file's lines now; :class:`OptionError` if the function's lines changed meanwhile."""
     assert original.path is not None
     now = original.path.read_text().splitlines(keepends=True)
     if now[original.start : original.end] != original.lines[original.start : original.end]:
         raise OptionError(f"{original.path} changed since fix() read it; not written")
-    original.lines = now
+    return now
+
+
+def _write(original: Original, source: str) -> None:
+    """Replace the function's lines in its file (other lines as they are now)."""
+    assert original.path is not None
+    original.lines = _unchanged(original)
     original.path.write_text("".join(original.replaced(source)))
 
 
@@ -385,7 +394,16 @@ def _job(
     if found is None:
         found = original.spec.session
     return Job(
-        original, runtime, instruction, approve, tuple(allow_imports), write, error, found, model
+        original,
+        runtime,
+        instruction,
+        approve,
+        tuple(allow_imports),
+        write,
+        error,
+        found,
+        model,
+        original.recent_calls(found),
     )
 
 
@@ -410,7 +428,7 @@ def _record(job: Job, started: float, failure: BaseException | None) -> None:
     frame = current_frame()  # inside an agentic call of this session: under its node
     in_call = isinstance(frame, AgenticFrame) and frame.session is session
     parent = frame.node if isinstance(frame, AgenticFrame) and in_call else session.root
-    calls = job.original.recent_calls(session)
+    calls = job.calls
     data = {
         "function": spec.qualname,
         "module": spec.module,
