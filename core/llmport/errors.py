@@ -17,6 +17,7 @@
     │   ├── UnknownModelError         (also LookupError) no provider/alias/configuration
     │   ├── UnknownToolError          (also LookupError) no such toolset/tool source
     │   ├── SchemaError               (also ValueError) a JSON schema is itself invalid
+    │   │   └── SchemaSubsetError     a vendor's schema subset cannot express it; .path
     │   ├── MessageError              (also ValueError) a stored message dict is malformed
     │   ├── ContextWindowExceeded     the conversation cannot fit the model's window
     │   └── TokenLimitExceeded        (also BudgetExceeded) the input would cross the budget
@@ -43,8 +44,10 @@
     │   ├── InputGuardrailTripped     raised on the way in (a before_request hook)
     │   └── OutputGuardrailTripped    raised on the way out (an after_response hook)
     ├── ToolApprovalRequired          a tool needs approval and no approver granted it
-    └── BatchError                    a batch job failed, is not done, or has no such result
-        └── BatchTimeout              (also TimeoutError) BatchJob.wait gave up; .status
+    ├── BatchError                    a batch job failed, is not done, or has no such result
+    │   └── BatchTimeout              (also TimeoutError) BatchJob.wait gave up; .status
+    ├── FixRejected                   fix(): a proposed repair failed a check twice; .reason
+    └── FixNotApproved                fix(): nobody approved a repair; .diff (nothing compiled)
 
 Every class above is defined here (the modules that raise them import them:
 ``llmport.engine.batch.BatchError`` and the like still work). A plugin's own
@@ -56,10 +59,6 @@ can catch::
     ├── MCPConnectionError            (also ConnectionError) unreachable, or dropped
     ├── MCPTimeoutError               (also TimeoutError) no answer in time
     └── MCPToolError                  a tool call answered isError; .output
-
-    LlmportError                      fix() (llmport.repair)
-    ├── FixRejected                   a proposed repair failed a check twice; .reason .source
-    └── FixNotApproved                nobody approved a repair; .diff (nothing compiled)
 
 Secrets: messages are redacted (:mod:`llmport.observe.redaction`), and a
 :class:`ProviderError` that reaches the caller chains no vendor exception
@@ -166,6 +165,15 @@ class NoModelError(InputError, NotImplementedError):
 
     Also a :class:`NotImplementedError`, as the seed API promised.
     """
+
+
+class SchemaSubsetError(SchemaError):
+    """A schema uses something a vendor's subset cannot express; ``path`` is its JSON pointer."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path or '<root>'}: {reason}")
+        self.path = path
+        self.reason = reason
 
 
 class MessageError(InputError, ValueError):

@@ -39,7 +39,7 @@ from collections.abc import Collection, Iterable, Mapping
 from types import MappingProxyType
 from typing import Any, ClassVar
 
-from ..errors import SchemaError, UnsupportedFeatureError
+from ..errors import SchemaError, SchemaSubsetError, UnsupportedFeatureError
 
 __all__ = [
     "ANTHROPIC",
@@ -74,15 +74,6 @@ JsonSchema = dict[str, Any]
 
 #: Keywords whose value maps names to schemas (property names are not keywords).
 SCHEMA_MAPS = frozenset({"properties", "$defs", "definitions"})
-
-
-class SchemaSubsetError(SchemaError):
-    """A schema uses something a vendor's subset cannot express; ``path`` is its JSON pointer."""
-
-    def __init__(self, path: str, reason: str) -> None:
-        super().__init__(f"{path or '<root>'}: {reason}")
-        self.path = path
-        self.reason = reason
 
 
 class JsonSchemaTransformer:
