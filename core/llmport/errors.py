@@ -40,6 +40,8 @@
     ├── BudgetExceeded                a token, cost or request budget ran out; never retried
     ├── RunTimeout                    (also TimeoutError) the run's deadline passed; .run
     ├── LimitWaitTimeout              (also TimeoutError) rate-limit capacity comes too late
+    ├── LimiterUnavailable            (also ConnectionError) the limiter's store is down; .service
+    ├── SessionStoreUnavailable       (also ConnectionError) the session store is down; .service
     ├── GuardrailTripped              a policy rejected a request or a response; .stage
     │   ├── InputGuardrailTripped     raised on the way in (a before_request hook)
     │   └── OutputGuardrailTripped    raised on the way out (an after_response hook)
@@ -597,3 +599,38 @@ class FixNotApproved(LlmportError):
         self.rationale = rationale
         self.reason = reason
         super().__init__(f"proposed fix {reason}:\n{diff}")
+
+
+# --- backing services that are down (SPEC §20 I5) ------------------------------------------
+# Kept together at the end of the module: a limiter's or a session store's server
+# (Redis, PostgreSQL, a locked SQLite file) did not answer within its bounded time.
+
+
+class LimiterUnavailable(LlmportError, builtins.ConnectionError):
+    """The limiter's backing service did not answer within its bound (never a driver error).
+
+    ``service`` names it (``"Redis at 127.0.0.1:6379"``), ``detail`` says what
+    failed, as text (the driver's exception is not chained). With every
+    matching ``Limit(on_unavailable="allow")`` the call goes ahead unlimited
+    instead of raising this.
+    """
+
+    def __init__(self, service: str, detail: str = "") -> None:
+        self.service = service
+        self.detail = detail
+        msg = f"rate limiter unavailable: {service}"
+        super().__init__(f"{msg} ({detail})" if detail else msg)
+
+
+class SessionStoreUnavailable(LlmportError, builtins.ConnectionError):
+    """The session store did not answer within its bound (never a driver error).
+
+    ``service`` names it (``"PostgreSQL at host/db"``, a SQLite path),
+    ``detail`` says what failed, as text (the driver's exception is not chained).
+    """
+
+    def __init__(self, service: str, detail: str = "") -> None:
+        self.service = service
+        self.detail = detail
+        msg = f"session store unavailable: {service}"
+        super().__init__(f"{msg} ({detail})" if detail else msg)

@@ -40,9 +40,17 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
-from ..errors import ConfigError, LimitWaitTimeout, ProviderError
+from ..errors import (
+    ConfigError,
+    LimiterUnavailable,
+    LimitWaitTimeout,
+    LlmportError,
+    ProviderError,
+    redact,
+)
+from ..observe.logs import log
 
 if TYPE_CHECKING:
     from .retry import Backoff
@@ -54,6 +62,7 @@ __all__ = [
     "Limit",
     "LimitWaitTimeout",
     "Limiter",
+    "LimiterUnavailable",
     "Permit",
     "RateInfo",
     "aacquire",
@@ -71,8 +80,15 @@ class Limit:
     rpm: float | None = None
     tpm: float | None = None
     concurrency: int | None = None
+    #: When the limiter's backing service is down: ``"fail"`` raises
+    #: :class:`~llmport.errors.LimiterUnavailable`, ``"allow"`` sends unlimited.
+    on_unavailable: Literal["fail", "allow"] = "fail"
 
     def __post_init__(self) -> None:
+        if self.on_unavailable not in ("fail", "allow"):
+            raise ConfigError(
+                f"Limit on_unavailable must be 'fail' or 'allow', got {self.on_unavailable!r}"
+            )
         for name in ("rpm", "tpm"):
             value = getattr(self, name)
             if value is None:
@@ -92,7 +108,7 @@ class Limit:
             return value
         if not isinstance(value, Mapping):
             raise ConfigError(f"{where}: a limit must be a Limit or a table, got {value!r}")
-        unknown = set(value) - {"rpm", "tpm", "concurrency"}
+        unknown = set(value) - {"rpm", "tpm", "concurrency", "on_unavailable"}
         if unknown:
             raise ConfigError(f"{where}: unknown limit key(s) {', '.join(sorted(unknown))}")
         return cls(**dict(value))
@@ -387,11 +403,61 @@ def _check_deadline(effect: Acquire, wait: float) -> None:
         raise LimitWaitTimeout(effect.gate.target, wait)
 
 
+class _Unlimited:
+    """The permit of a call let through while the limiter is down (nothing to give back)."""
+
+    __slots__ = ()
+
+    def release(self, used_tokens: int | None = None, info: RateInfo | None = None) -> None:
+        pass
+
+
+def _unavailable(gate: Gate, failure: LimiterUnavailable) -> Permit:
+    """``on_unavailable``: unlimited when every matching limit allows it, else raise."""
+    if any(limit.on_unavailable != "allow" for _, limit in gate.limits):
+        raise failure
+    log.warning(
+        "%s: %s; sending without the limit (on_unavailable='allow')",
+        gate.target,
+        failure,
+        extra={"llmport_event": "limiter_unavailable", "llmport_model": gate.target},
+    )
+    return _Unlimited()
+
+
+def _as_unavailable(limiter: Limiter, exc: Exception) -> LimiterUnavailable | None:
+    """The typed error for what a limiter raised; None for llmport's own other errors."""
+    if isinstance(exc, LimiterUnavailable):
+        return exc
+    if isinstance(exc, LlmportError):
+        return None
+    return LimiterUnavailable(repr(limiter), redact(f"{type(exc).__name__}: {exc}"))
+
+
+def _ask(gate: Gate, tokens: int) -> Permit | float:
+    try:
+        return gate.limiter.try_acquire(gate.limits, tokens)
+    except Exception as exc:
+        failure = _as_unavailable(gate.limiter, exc)
+        if failure is None:
+            raise
+    return _unavailable(gate, failure)  # raised outside the handler: no driver error chained
+
+
+async def _aask(gate: Gate, tokens: int) -> Permit | float:
+    try:
+        return await gate.limiter.atry_acquire(gate.limits, tokens)
+    except Exception as exc:
+        failure = _as_unavailable(gate.limiter, exc)
+        if failure is None:
+            raise
+    return _unavailable(gate, failure)
+
+
 def acquire(effect: Acquire) -> Permit:
     """Perform :class:`Acquire` in sync code: ``backoff.sleep`` between asks."""
-    gate = effect.gate
     while True:
-        got = gate.limiter.try_acquire(gate.limits, effect.tokens)
+        got = _ask(effect.gate, effect.tokens)
         if not isinstance(got, (int, float)):
             return got
         _check_deadline(effect, got)
@@ -401,9 +467,8 @@ def acquire(effect: Acquire) -> Permit:
 
 async def aacquire(effect: Acquire) -> Permit:
     """Perform :class:`Acquire` in async code: ``await backoff.async_sleep`` between asks."""
-    gate = effect.gate
     while True:
-        got = await gate.limiter.atry_acquire(gate.limits, effect.tokens)
+        got = await _aask(effect.gate, effect.tokens)
         if not isinstance(got, (int, float)):
             return got
         _check_deadline(effect, got)
