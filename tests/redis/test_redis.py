@@ -103,16 +103,6 @@ def test_rate_info_pauses_the_shared_bucket(redis_url: str, prefix: str) -> None
     other.close()
 
 
-def test_concurrency_leases_expire_when_a_holder_dies(redis_url: str, prefix: str) -> None:
-    limiter = RedisLimiter.from_url(limiter_url(redis_url, prefix) + "&lease=0.3")
-    limits = (("k", Limit(concurrency=1)),)
-    assert not isinstance(limiter.try_acquire(limits, 0), float)  # never released
-    assert isinstance(limiter.try_acquire(limits, 0), float)
-    time.sleep(0.35)
-    assert not isinstance(limiter.try_acquire(limits, 0), float)
-    limiter.close()
-
-
 async def test_async_runs_share_the_bucket_without_blocking_the_loop(
     redis_url: str, prefix: str
 ) -> None:
@@ -148,7 +138,6 @@ async def test_async_runs_share_the_bucket_without_blocking_the_loop(
     assert all(g > 0.15 for g in gaps), gaps
     assert ticks >= 40
     await rt.aclose()
-    await asyncio.sleep(0.05)  # let the release tasks finish
 
 
 def test_the_plugin_registers_its_url_schemes(redis_url: str, prefix: str) -> None:

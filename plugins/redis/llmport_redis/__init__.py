@@ -9,13 +9,19 @@ the same limit keys shares them:
 
 * rpm / tpm: GCRA buckets without a burst (a "theoretical arrival time" per
   bucket); tpm is charged with the estimate and corrected with real usage.
-* concurrency: a sorted set of leases (permit id, expiry); a process that
-  dies holding a slot gives it back when the lease expires
-  (``?lease=SECONDS`` in the URL, default 600).
+* concurrency: a sorted set of leases (permit id, expiry). A heartbeat
+  thread renews the leases a process holds every ``lease / 3`` seconds, so a
+  process that dies holding a slot gives it back when its lease expires
+  (``?lease=SECONDS`` in the URL, default 15). Releases never run on an
+  event loop (one ending with ``asyncio.run`` loses nothing).
+* Redis down: a :class:`llmport.LimiterUnavailable` naming it within
+  ``?timeout=SECONDS`` (default 4), or, with ``Limit(on_unavailable="allow")``,
+  the call goes ahead unlimited. A release that fails after the model
+  answered is logged; the answer is returned and the lease expires.
 * The clock is Redis's own (``TIME``), so machines with skewed clocks agree.
 
 URL: any ``redis://``, ``rediss://`` or ``unix://`` URL redis-py takes, plus
-``prefix=`` (default ``llmport:limit:``) and ``lease=`` query parameters.
+``prefix=`` (default ``llmport:limit:``), ``lease=`` and ``timeout=`` query parameters.
 Redis Cluster is not supported (a request's buckets are one script's keys).
 """
 

@@ -1,15 +1,28 @@
-"""The Redis limiter (see the package docstring for the model)."""
+"""The Redis limiter (see the package docstring for the model).
+
+Every Redis command runs on one thread-safe sync client, never on an event
+loop: async acquires run it in the limiter's own worker threads, and a
+release made on an event loop is handed to a releaser thread. So a release
+never depends on a loop that may be gone (``asyncio.run`` ending right after
+the call), and the next acquire of this limiter first waits for the
+releases handed off before it.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import collections
+import concurrent.futures
+import logging
 import threading
 import uuid
 import weakref
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from llmport.controls.limits import CONCURRENCY_POLL, Limit, Permit, RateInfo
+from llmport.errors import LimiterUnavailable, redact
 
 __all__ = ["RedisLimiter"]
 
@@ -99,7 +112,28 @@ end
 return ''
 """
 
+# KEYS: the concurrency sets holding the leases; ARGV: lease seconds, then one permit id per key.
+# Pushes each live lease's expiry to now + lease (XX: a lease that already expired stays gone).
+RENEW = """
+pcall(redis.replicate_commands)
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local lease = tonumber(ARGV[1])
+for i = 1, #KEYS do
+  redis.call('ZADD', KEYS[i], 'XX', now + lease, ARGV[i + 1])
+  redis.call('PEXPIRE', KEYS[i], math.ceil(lease * 2000))
+end
+return ''
+"""
+
 Limits = tuple[tuple[str, Limit], ...]
+_T = TypeVar("_T")
+
+log = logging.getLogger("llmport")
+
+#: Seconds bounding one Redis operation (two tries of connect + reply), lease seconds.
+DEFAULT_TIMEOUT = 4.0
+DEFAULT_LEASE = 15.0
 
 
 def _shape(limits: Limits) -> list[float]:
@@ -113,41 +147,85 @@ def _shape(limits: Limits) -> list[float]:
     return out
 
 
+def _on_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
 class RedisLimiter:
     """The :class:`llmport.controls.limits.Limiter` whose buckets live in Redis.
 
-    One sync client for sync runs, one async client per event loop for
-    async runs (redis-py's async connections belong to one loop).
+    ``lease``: seconds a concurrency slot stays held without a heartbeat (a
+    thread renews the leases this process holds every ``lease / 3`` s, so a
+    killed holder's slot frees within ``lease``). ``timeout``: seconds within
+    which an unreachable Redis is a :class:`~llmport.errors.LimiterUnavailable`.
     """
 
-    def __init__(self, url: str, *, prefix: str = "llmport:limit:", lease: float = 600.0) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        prefix: str = "llmport:limit:",
+        lease: float = DEFAULT_LEASE,
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> None:
         import redis
+        from redis.backoff import NoBackoff
+        from redis.retry import Retry
 
         self.url = url
         self.prefix = prefix
         self.lease = lease
-        self._client = redis.Redis.from_url(url)
+        self.timeout = timeout
+        # One retry (a pooled connection Redis closed), each try bounded: timeout / 4 to
+        # connect, timeout / 4 for the reply.
+        self._client = redis.Redis.from_url(
+            url,
+            socket_connect_timeout=timeout / 4,
+            socket_timeout=timeout / 4,
+            retry=Retry(NoBackoff(), 1),
+        )
         self._acquire = self._client.register_script(ACQUIRE)
         self._release = self._client.register_script(RELEASE)
+        self._renew = self._client.register_script(RENEW)
         self._lock = threading.Lock()
-        self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
-            weakref.WeakKeyDictionary()
+        self._held: dict[str, list[str]] = {}  # permit id -> its concurrency keys
+        self._pending: set[concurrent.futures.Future[None]] = set()
+        self._askers: concurrent.futures.ThreadPoolExecutor | None = None
+        self._releaser: concurrent.futures.ThreadPoolExecutor | None = None
+        self._heartbeat: threading.Thread | None = None
+        self._stop = threading.Event()
+        #: Releases that failed (Redis down): logged, and their leases expire by themselves.
+        self.failed_releases: collections.deque[LimiterUnavailable] = collections.deque(
+            maxlen=100
         )
-        self._pending: set[asyncio.Task[Any]] = set()
 
     @classmethod
     def from_url(cls, url: str) -> RedisLimiter:
-        """``redis://host:port/db?prefix=...&lease=...``: the llmport options leave the URL."""
+        """``redis://host:6379/0?prefix=...&lease=...&timeout=...``: ours leave the URL."""
         parts = urlsplit(url)
         query = parse_qsl(parts.query, keep_blank_values=True)
-        ours = {k: v for k, v in query if k in ("prefix", "lease")}
-        rest = urlencode([(k, v) for k, v in query if k not in ("prefix", "lease")])
+        names = ("prefix", "lease", "timeout")
+        ours = {k: v for k, v in query if k in names}
+        rest = urlencode([(k, v) for k, v in query if k not in names])
         clean = urlunsplit(parts._replace(query=rest))
         return cls(
             clean,
             prefix=ours.get("prefix", "llmport:limit:"),
-            lease=float(ours.get("lease", 600.0)),
+            lease=float(ours.get("lease", DEFAULT_LEASE)),
+            timeout=float(ours.get("timeout", DEFAULT_TIMEOUT)),
         )
+
+    @property
+    def service(self) -> str:
+        """What a :class:`~llmport.errors.LimiterUnavailable` names: ``Redis at host:port``."""
+        parts = urlsplit(self.url)
+        if parts.hostname is None:
+            return f"Redis at {parts.path or self.url}"
+        return f"Redis at {parts.hostname}:{parts.port or 6379}"
 
     def __repr__(self) -> str:
         host = urlsplit(self.url).hostname or self.url.split("?")[0]
@@ -160,41 +238,70 @@ class RedisLimiter:
             keys += [base + ":req", base + ":tok", base + ":conc"]
         return keys
 
-    def _acquire_args(self, limits: Limits, tokens: int, permit: str) -> list[Any]:
-        return [len(limits), tokens, permit, self.lease, CONCURRENCY_POLL, *_shape(limits)]
+    def _run(self, script: Callable[..., Any], keys: list[str], args: list[Any]) -> Any:
+        """One script call; whatever Redis or the network raise becomes LimiterUnavailable."""
+        import redis
+
+        try:
+            return script(keys, args)
+        except (redis.RedisError, OSError) as exc:
+            detail = redact(f"{type(exc).__name__}: {exc}")
+        raise LimiterUnavailable(self.service, detail)  # outside the handler: nothing chained
+
+    # -- acquiring -----------------------------------------------------------------------
 
     def try_acquire(self, limits: Limits, tokens: int) -> Permit | float:
+        with self._lock:
+            handed_off = list(self._pending)
+        if handed_off:  # this limiter's own releases land first: no wait on our own slot
+            concurrent.futures.wait(handed_off, timeout=self.timeout)
         permit = uuid.uuid4().hex
-        answer = self._acquire(self._keys(limits), self._acquire_args(limits, tokens, permit))
-        return self._answer(answer, limits, tokens, permit)
-
-    async def atry_acquire(self, limits: Limits, tokens: int) -> Permit | float:
-        permit = uuid.uuid4().hex
-        script = self._async_scripts()[0]
-        answer = await script(self._keys(limits), self._acquire_args(limits, tokens, permit))
-        return self._answer(answer, limits, tokens, permit)
-
-    def _answer(self, answer: Any, limits: Limits, tokens: int, permit: str) -> Permit | float:
+        args = [len(limits), tokens, permit, self.lease, CONCURRENCY_POLL, *_shape(limits)]
+        answer = self._run(self._acquire, self._keys(limits), args)
         text = answer.decode() if isinstance(answer, bytes) else str(answer or "")
         if text:
             return max(float(text), 0.001)
+        sets = self._keys(limits)[2::3]
+        leases = [k for k, (_, lim) in zip(sets, limits, strict=True) if lim.concurrency]
+        if leases:
+            self._hold(permit, leases)
         return _RedisPermit(self, limits, tokens, permit)
 
-    def _async_scripts(self) -> tuple[Any, Any]:
-        loop = asyncio.get_running_loop()
-        with self._lock:
-            scripts = self._loops.get(loop)
-            if scripts is None:
-                import redis.asyncio
+    async def atry_acquire(self, limits: Limits, tokens: int) -> Permit | float:
+        """:meth:`try_acquire` in a worker thread: the loop never waits on Redis."""
+        future = self._pool("askers").submit(self.try_acquire, limits, tokens)
+        try:
+            return await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            future.add_done_callback(_give_back)  # granted after its caller left
+            raise
 
-                client = redis.asyncio.Redis.from_url(self.url)
-                scripts = (
-                    client.register_script(ACQUIRE),
-                    client.register_script(RELEASE),
-                    client,
+    # -- holding: the heartbeat ------------------------------------------------------------
+
+    def _hold(self, permit: str, keys: list[str]) -> None:
+        with self._lock:
+            self._held[permit] = keys
+            if self._heartbeat is None:
+                self._heartbeat = threading.Thread(
+                    target=_heartbeat,
+                    args=(weakref.ref(self), self._stop, self.lease / 3),
+                    name="llmport-redis-heartbeat",
+                    daemon=True,
                 )
-                self._loops[loop] = scripts
-        return scripts[0], scripts[1]
+                self._heartbeat.start()
+
+    def renew(self) -> None:
+        """Push the expiry of every lease this limiter holds to now + ``lease`` (the heartbeat)."""
+        with self._lock:
+            pairs = [(k, p) for p, keys in self._held.items() for k in keys]
+        if not pairs:
+            return
+        try:
+            self._run(self._renew, [k for k, _ in pairs], [self.lease, *(p for _, p in pairs)])
+        except LimiterUnavailable as exc:  # the leases run out: other callers are not stuck
+            log.warning("could not renew rate-limit leases: %s", exc)
+
+    # -- releasing ---------------------------------------------------------------------
 
     def release(
         self,
@@ -204,9 +311,14 @@ class RedisLimiter:
         permit: str,
         info: RateInfo | None,
     ) -> None:
-        """Give back a permit: from a running event loop asynchronously, else now."""
+        """Give back a permit; never raises (a failure is logged and the lease expires).
+
+        Called on an event loop, the release goes to the releaser thread: it
+        does not block the loop, and does not need the loop to outlive it.
+        """
+        with self._lock:
+            self._held.pop(permit, None)  # no more heartbeats, whatever happens next
         pause_requests, pause_tokens = info.pause() if info is not None else (0.0, 0.0)
-        keys = self._keys(limits)
         args: list[Any] = [
             len(limits),
             charged,
@@ -216,18 +328,71 @@ class RedisLimiter:
             pause_tokens,
             *_shape(limits),
         ]
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            self._release(keys, args)
+        keys = self._keys(limits)
+        if not _on_loop():
+            self._release_now(keys, args)
             return
-        script = self._async_scripts()[1]
-        task = asyncio.ensure_future(script(keys, args))
-        self._pending.add(task)
-        task.add_done_callback(self._pending.discard)
+        future = self._pool("releaser").submit(self._release_now, keys, args)
+        with self._lock:
+            self._pending.add(future)
+        future.add_done_callback(self._settled)
+
+    def _settled(self, future: concurrent.futures.Future[None]) -> None:
+        with self._lock:
+            self._pending.discard(future)
+
+    def _release_now(self, keys: list[str], args: list[Any]) -> None:
+        try:
+            self._run(self._release, keys, args)
+        except LimiterUnavailable as exc:
+            self.failed_releases.append(exc)
+            log.warning(
+                "rate-limit release failed (the lease expires within %.0fs): %s",
+                self.lease,
+                exc,
+                extra={"llmport_event": "limiter_release_failed"},
+            )
+
+    def _pool(self, which: str) -> concurrent.futures.ThreadPoolExecutor:
+        with self._lock:
+            if which == "releaser":
+                if self._releaser is None:
+                    self._releaser = concurrent.futures.ThreadPoolExecutor(
+                        2, thread_name_prefix="llmport-redis-release"
+                    )
+                return self._releaser
+            if self._askers is None:
+                self._askers = concurrent.futures.ThreadPoolExecutor(
+                    8, thread_name_prefix="llmport-redis-acquire"
+                )
+            return self._askers
 
     def close(self) -> None:
+        """Finish the handed-off releases, stop the heartbeat, close the connections."""
+        self._stop.set()
+        for pool in (self._askers, self._releaser):
+            if pool is not None:
+                pool.shutdown(wait=True)
         self._client.close()
+
+
+def _heartbeat(ref: weakref.ref[RedisLimiter], stop: threading.Event, every: float) -> None:
+    """The heartbeat thread: renew until the limiter closes or is collected."""
+    while not stop.wait(every):
+        limiter = ref()
+        if limiter is None:
+            return
+        limiter.renew()
+        del limiter  # hold no reference while waiting
+
+
+def _give_back(future: concurrent.futures.Future[Permit | float]) -> None:
+    """A permit granted to an acquire whose caller was cancelled: release it at once."""
+    if future.cancelled() or future.exception() is not None:
+        return
+    got = future.result()
+    if not isinstance(got, (int, float)):
+        got.release()
 
 
 class _RedisPermit:
