@@ -31,20 +31,30 @@ or a server process crashes, a power loss of the database host may drop
 the last fraction of a second); ``Session(url, durable=True)`` waits. JSON columns
 use ``json`` (not ``jsonb``) so argument order survives a reload, which
 keeps rendered context byte-identical after reopening.
+
+Outages: a database that does not answer is a
+:class:`llmport.SessionStoreUnavailable` naming it within ``timeout``
+seconds (``?timeout=SECONDS`` in the URL, default 5; it bounds connecting
+and waiting for a pooled connection), never a driver exception. After a
+server restart the pool's dead connections are replaced and the statement
+runs once more on a fresh one (a server that shut down ran none of it), so
+a restart mid-run loses nothing and usually shows nothing.
 """
 
 from __future__ import annotations
 
 import atexit
 import json
+import math
 import os
 import threading
 import time
 import uuid
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit, urlunsplit
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from llmport.errors import SessionStoreUnavailable, redact
 from llmport.sessions.stores import (
     SessionError,
     SessionFileNotFoundError,
@@ -55,7 +65,13 @@ from llmport.sessions.stores import (
 
 if TYPE_CHECKING:
     from llmport.sessions.dag import Node
+    from psycopg import Connection
     from psycopg_pool import ConnectionPool
+
+_T = TypeVar("_T")
+
+#: Seconds within which an unreachable database is a SessionStoreUnavailable.
+DEFAULT_TIMEOUT = 5.0
 
 __all__ = ["PostgresStore", "close_pools"]
 
@@ -143,21 +159,40 @@ WHERE n.session = %s
 ORDER BY n.seq
 """
 
-_pools: dict[tuple[int, str, bool], ConnectionPool] = {}
+_pools: dict[tuple[int, str, bool, float], ConnectionPool] = {}
 _pools_lock = threading.Lock()
 _schema_ready: set[tuple[int, str]] = set()
 
 
-def _pool(url: str, durable: bool) -> ConnectionPool:
+def split_options(url: str) -> tuple[str, float]:
+    """``(url without llmport's options, timeout)`` from ``postgresql://...?timeout=2``."""
+    parts = urlsplit(url)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    timeout = DEFAULT_TIMEOUT
+    for key, value in query:
+        if key == "timeout":
+            timeout = float(value)
+    if not any(key == "timeout" for key, _ in query):
+        return url, timeout
+    rest = urlencode([(k, v) for k, v in query if k != "timeout"])
+    return urlunsplit(parts._replace(query=rest)), timeout
+
+
+def _pool(url: str, durable: bool, timeout: float = DEFAULT_TIMEOUT) -> ConnectionPool:
     """The connection pool of this process for ``url`` (created on first use)."""
-    key = (os.getpid(), url, durable)  # a forked child must not share its parent's connections
+    # a forked child must not share its parent's connections
+    key = (os.getpid(), url, durable, timeout)
     with _pools_lock:
         pool = _pools.get(key)
         if pool is None:
             from psycopg_pool import ConnectionPool
 
             size = int(os.environ.get("LLMPORT_PG_POOL_SIZE", "4"))
-            kwargs: dict[str, Any] = {"autocommit": True}
+            # libpq's connect_timeout counts whole seconds, at least 2.
+            kwargs: dict[str, Any] = {
+                "autocommit": True,
+                "connect_timeout": max(2, math.ceil(timeout)),
+            }
             if not durable:
                 # Like SQLite's synchronous=NORMAL: a commit is acknowledged before
                 # its WAL record is flushed to disk. Survives any client crash and a
@@ -172,6 +207,7 @@ def _pool(url: str, durable: bool) -> ConnectionPool:
                 kwargs=kwargs,
                 open=True,
                 name="llmport",
+                timeout=timeout,  # waiting for a connection: the outage bound
             )
             _pools[key] = pool
         return pool
@@ -187,6 +223,36 @@ def close_pools() -> None:
 
 
 atexit.register(close_pools)
+
+
+def with_connection(
+    pool: ConnectionPool, display: str, action: Callable[[Connection[Any]], _T]
+) -> _T:
+    """``action(conn)`` on a pooled connection; an unreachable database is typed.
+
+    A connection the server closed (a restart: ``AdminShutdown``, a dropped
+    socket) ran nothing of ``action``'s statement: the pool's idle connections
+    are checked and the action runs once more on a fresh one. What still
+    fails, or no connection within the pool's timeout, is a
+    :class:`~llmport.errors.SessionStoreUnavailable` naming the database.
+    """
+    import psycopg
+    import psycopg_pool
+
+    detail = ""
+    for attempt in (1, 2):
+        try:
+            with pool.connection() as conn:
+                try:
+                    return action(conn)
+                except psycopg.OperationalError:
+                    if attempt == 2 or not conn.broken:
+                        raise
+        except (psycopg.OperationalError, psycopg_pool.PoolClosed) as exc:
+            detail = redact(f"{type(exc).__name__}: {exc}")
+            break
+        pool.check()  # dispose of the other connections the restart broke
+    raise SessionStoreUnavailable(f"PostgreSQL at {display}", detail)  # nothing chained
 
 
 def display_url(url: str) -> str:
@@ -206,10 +272,10 @@ class PostgresStore:
 
     def __init__(self, url: str, *, readonly: bool = False, durable: bool = False) -> None:
         # durable=True: every commit waits for its WAL flush (synchronous_commit=on).
-        self.url = url
-        self.display = display_url(url)
+        self.url, timeout = split_options(url)
+        self.display = display_url(self.url)
         self.readonly = readonly
-        self._pool = _pool(url, durable)
+        self._pool = _pool(self.url, durable, timeout)
         if not readonly:
             self._ensure_schema()
 
@@ -217,19 +283,25 @@ class PostgresStore:
         key = (os.getpid(), self.url)
         if key in _schema_ready:
             return
-        with self._pool.connection() as conn, conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
-            exists = conn.execute("SELECT to_regclass('llmport_node_ends') IS NOT NULL").fetchone()
-            if not (exists and exists[0]):
-                conn.execute(SCHEMA)
+
+        def create(conn: Connection[Any]) -> None:
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+                sql = "SELECT to_regclass('llmport_node_ends') IS NOT NULL"
+                exists = conn.execute(sql).fetchone()
+                if not (exists and exists[0]):
+                    conn.execute(SCHEMA)
+
+        with_connection(self._pool, self.display, create)
         _schema_ready.add(key)
 
     def _query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
         import psycopg
 
         try:
-            with self._pool.connection() as conn:
-                return conn.execute(sql, params).fetchall()
+            return with_connection(
+                self._pool, self.display, lambda conn: conn.execute(sql, params).fetchall()
+            )
         except psycopg.errors.UndefinedTable as exc:
             raise SessionFileNotFoundError(f"{self.display} holds no llmport sessions yet") from exc
 
@@ -320,45 +392,53 @@ class PostgresKV:
     """``RunContext.store`` beside a PostgreSQL session: table ``llmport_kv``, same database."""
 
     def __init__(self, url: str) -> None:
-        self.url = url
-        self.display = display_url(url)
-        self._pool = _pool(url, False)
-        with self._pool.connection() as conn, conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK + 1,))
-            conn.execute(_KV_SCHEMA)
+        self.url, timeout = split_options(url)
+        self.display = display_url(self.url)
+        self._pool = _pool(self.url, False, timeout)
+
+        def create(conn: Connection[Any]) -> None:
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK + 1,))
+                conn.execute(_KV_SCHEMA)
+
+        with_connection(self._pool, self.display, create)
+
+    def _run(self, sql: str, params: Sequence[Any]) -> list[Any]:
+        def run(conn: Connection[Any]) -> list[Any]:
+            cur = conn.execute(sql, params)
+            return cur.fetchall() if cur.description is not None else []
+
+        return with_connection(self._pool, self.display, run)
 
     def get(self, namespace: Any, key: str) -> Any:
         from llmport.sessions.kv import SEPARATOR, Item, namespace_of
 
         ns = namespace_of(namespace)
-        with self._pool.connection() as conn:
-            row = conn.execute(
-                "SELECT value, updated FROM llmport_kv WHERE namespace = %s AND key = %s",
-                (SEPARATOR.join(ns), _kv_key(key)),
-            ).fetchone()
-        return Item(ns, key, json.loads(row[0]), row[1]) if row is not None else None
+        rows = self._run(
+            "SELECT value, updated FROM llmport_kv WHERE namespace = %s AND key = %s",
+            (SEPARATOR.join(ns), _kv_key(key)),
+        )
+        return Item(ns, key, json.loads(rows[0][0]), rows[0][1]) if rows else None
 
     def put(self, namespace: Any, key: str, value: Any) -> None:
         from llmport.sessions.kv import SEPARATOR, encode, namespace_of
 
         ns, text = namespace_of(namespace), encode(value)
-        with self._pool.connection() as conn:
-            conn.execute(
-                "INSERT INTO llmport_kv(namespace, key, value, updated) VALUES (%s, %s, %s, %s) "
-                "ON CONFLICT (namespace, key) DO UPDATE SET value = EXCLUDED.value, "
-                "updated = EXCLUDED.updated",
-                (SEPARATOR.join(ns), _kv_key(key), text, time.time()),
-            )
+        self._run(
+            "INSERT INTO llmport_kv(namespace, key, value, updated) VALUES (%s, %s, %s, %s) "
+            "ON CONFLICT (namespace, key) DO UPDATE SET value = EXCLUDED.value, "
+            "updated = EXCLUDED.updated",
+            (SEPARATOR.join(ns), _kv_key(key), text, time.time()),
+        )
 
     def delete(self, namespace: Any, key: str) -> None:
         from llmport.sessions.kv import SEPARATOR, namespace_of
 
         ns = namespace_of(namespace)
-        with self._pool.connection() as conn:
-            conn.execute(
-                "DELETE FROM llmport_kv WHERE namespace = %s AND key = %s",
-                (SEPARATOR.join(ns), _kv_key(key)),
-            )
+        self._run(
+            "DELETE FROM llmport_kv WHERE namespace = %s AND key = %s",
+            (SEPARATOR.join(ns), _kv_key(key)),
+        )
 
     def search(
         self,
@@ -381,8 +461,7 @@ class PostgresKV:
             sql += " WHERE namespace = %s OR left(namespace, %s) = %s"
             params = (joined, len(joined) + 1, joined + SEPARATOR)
         sql += " ORDER BY updated DESC"
-        with self._pool.connection() as conn:
-            rows = conn.execute(sql, params).fetchall()
+        rows = self._run(sql, params)
         items = (Item(tuple(ns.split(SEPARATOR)), k, json.loads(v), at) for ns, k, v, at in rows)
         return select(items, filter, limit)
 

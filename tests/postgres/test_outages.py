@@ -1,0 +1,165 @@
+"""SPEC §20 I5 for the PostgreSQL store: a server that is down is typed, a restart loses nothing.
+
+These tests stop and restart a PostgreSQL of their own (the session's shared
+server stays up for the other tests).
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import threading
+import time
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+import pytest
+from llmport import Runtime, Session, SessionStoreUnavailable, agentic_function
+from llmport.provider.config import Config
+
+pytestmark = pytest.mark.filterwarnings("ignore:XDG_RUNTIME_DIR is not set")
+
+
+class OwnServer:
+    """A dedicated pgserver: ``stop``, ``start`` and ``restart`` it at will."""
+
+    def __init__(self) -> None:
+        import pgserver
+
+        self.folder = tempfile.mkdtemp(prefix="llmport-pg-own-")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            self.server = pgserver.get_server(self.folder, cleanup_mode="stop")
+
+    def ctl(self, *args: str) -> None:
+        import pgserver
+
+        pgserver.pg_ctl(["-w", *args], pgdata=self.server.pgdata, user=self.server.system_user)
+
+    def stop(self) -> None:
+        self.ctl("-m", "fast", "stop")
+
+    def start(self) -> None:
+        self.ctl("restart")  # starts a stopped server with the options it last ran with
+
+    def restart(self) -> None:
+        self.ctl("-m", "fast", "restart")
+
+    def url(self, name: str) -> str:
+        return str(self.server.get_uri(name))
+
+
+@pytest.fixture(scope="module")
+def own_pg() -> Iterator[OwnServer]:
+    server = OwnServer()
+    try:
+        yield server
+    finally:
+        from llmport_postgres import close_pools
+
+        close_pools()  # the server stops at once, with no client left
+        server.server.cleanup()
+        shutil.rmtree(server.folder, ignore_errors=True)
+
+
+_names = iter(range(1_000_000))
+
+
+@pytest.fixture
+def own_url(own_pg: OwnServer, isolated_from_host: None, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A fresh database on the dedicated server, the store's bound set to 1 s."""
+    name = f"outage{next(_names)}"
+    with psycopg.connect(own_pg.server.get_uri(), autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    monkeypatch.setenv("LLMPORT_PLUGINS", "postgres")
+    return own_pg.url(name) + "&timeout=1"
+
+
+def stored_seqs(own_pg: OwnServer, url: str, session_id: str) -> list[int]:
+    with Session(url, id=session_id, readonly=True) as again:
+        return [n.seq for n in again.nodes()]
+
+
+def test_a_stopped_server_is_a_typed_error_within_the_bound(
+    own_pg: OwnServer, own_url: str
+) -> None:
+    session = Session(own_url)
+    first = session.begin("function", "before", session.root, {})
+    own_pg.stop()
+    try:
+        started = time.monotonic()
+        with pytest.raises(SessionStoreUnavailable) as caught:
+            session.begin("function", "during", session.root, {})
+        assert time.monotonic() - started < 2.5
+        assert caught.value.service.startswith("PostgreSQL at postgresql://")
+        assert caught.value.__cause__ is None and caught.value.__context__ is None
+        started = time.monotonic()
+        with pytest.raises(SessionStoreUnavailable):
+            Session(own_url)  # opening one is typed too
+        assert time.monotonic() - started < 2.5
+    finally:
+        own_pg.start()
+    after = session.begin("function", "after", session.root, {})  # the same session goes on
+    assert stored_seqs(own_pg, own_url, session.id) == [first.seq, after.seq]
+    session.close()
+
+
+def test_a_restart_mid_run_loses_nothing(own_pg: OwnServer, own_url: str) -> None:
+    session = Session(own_url)
+    failures: list[BaseException] = []
+    written = 0
+    stop = threading.Event()
+
+    def writer() -> None:
+        nonlocal written
+        while not stop.is_set():
+            try:
+                node = session.begin("function", f"f{written}", session.root, {"i": written})
+                session.end(node, "ok", {"value": written}, 0.0)
+                written += 1
+            except BaseException as exc:  # anything but SessionStoreUnavailable fails below
+                failures.append(exc)
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    time.sleep(0.3)
+    own_pg.restart()
+    time.sleep(0.3)
+    stop.set()
+    thread.join(30)
+    assert all(isinstance(f, SessionStoreUnavailable) for f in failures), failures
+    assert written > 0
+    in_memory = [n for n in session.nodes() if "unsaved" not in (n.result or {})]
+    with Session(own_url, id=session.id, readonly=True) as again:
+        stored = {n.seq: n for n in again.nodes()}
+    for node in in_memory:  # every write the session acknowledged is in the database
+        assert node.seq in stored
+        assert stored[node.seq].status == node.status
+    session.close()
+
+
+def test_an_answer_received_before_the_store_died_is_returned(
+    own_pg: OwnServer, own_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    def answer_then_store_dies(content: Any, model: str, response_format: Any) -> str:
+        own_pg.stop()
+        return "the answer"
+
+    rt = Runtime(call=answer_then_store_dies, model="test:m", config=Config())
+
+    @agentic_function
+    def ask() -> str:
+        return str(rt.exec("q"))
+
+    try:
+        with Session(own_url) as session:
+            assert ask() == "the answer"
+    finally:
+        own_pg.start()
+    llm = [n for n in session.nodes() if n.kind == "llm"]
+    assert len(llm) == 1 and llm[0].status == "ok"
+    assert "session store unavailable" in llm[0].result["unsaved"]  # type: ignore[index]
+    assert any("was not stored" in r.getMessage() for r in caplog.records)
+    rt.close()
