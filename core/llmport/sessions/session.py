@@ -61,7 +61,9 @@ from collections.abc import Iterator, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from ..errors import SessionStoreUnavailable
 from ..messages.types import Usage
+from ..observe.logs import log
 from .dag import (
     Expose,
     Node,
@@ -275,14 +277,29 @@ class Session:
             return node
 
     def end(self, node: Node, status: Status, result: dict[str, Any], duration: float) -> None:
-        """Complete a running node (one transaction: an update of its own row)."""
+        """Complete a running node (one transaction: an update of its own row).
+
+        The node's work is done (a model answered): a store that is down does
+        not lose it. The failure is logged, and recorded on the node in memory
+        (``result["unsaved"]``); the stored row stays ``running``.
+        """
         with self._lock:
             self._writable()
             if node.end is not None:
                 raise RuntimeError(f"{node.id} is already complete")
             self._clock += 1
             if self._store is not None:
-                self._store.complete(self.id, node.seq, status, self._clock, duration, result)
+                try:
+                    self._store.complete(self.id, node.seq, status, self._clock, duration, result)
+                except SessionStoreUnavailable as exc:
+                    result = {**result, "unsaved": str(exc)}
+                    log.warning(
+                        "%s: the end of %s was not stored: %s",
+                        self.id,
+                        node.id,
+                        exc,
+                        extra={"llmport_event": "session_write_failed"},
+                    )
             node.status = status
             node.result = result
             node.duration = duration

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ..errors import SessionStoreUnavailable
 from .stores import (
     SessionError,
     SessionFileNotFoundError,
@@ -77,9 +78,12 @@ _COLUMNS = (
 # Waiting for another writer: SQLite's busy handler first (``busy_timeout``), then a
 # bounded number of retries with a growing, jittered pause (a lock can also be refused
 # without the busy handler, e.g. while another process recovers or checkpoints the WAL).
-_BUSY_TIMEOUT_MS = 10_000
+# No retry starts after _GIVE_UP seconds, so a database another process keeps locked is
+# a SessionStoreUnavailable within about 5 s (SPEC §20 I5), never a raw sqlite3 error.
+_BUSY_TIMEOUT_MS = 2_000
 _RETRIES = 8
 _PAUSE = 0.01  # seconds, doubled on each retry: about 2.5 s in all at most
+_GIVE_UP = 3.0
 
 _T = TypeVar("_T")
 
@@ -119,28 +123,44 @@ class SqliteStore:
             raise SessionFileNotFoundError(f"no session database at {path}")
         self._conn()
 
-    def _retry(self, action: Callable[[], _T]) -> _T:
-        """``action()``, run again while another process holds the database locked."""
+    def _retry(self, action: Callable[[], _T], started: float | None = None) -> _T:
+        """``action()``, run again while another process holds the database locked.
+
+        ``started``: ``time.monotonic()`` of a first try already made (its busy wait counts).
+        """
         import sqlite3
 
+        give_up = (time.monotonic() if started is None else started) + _GIVE_UP
         for attempt in range(_RETRIES + 1):
             try:
                 return action()
             except sqlite3.OperationalError as exc:
-                if attempt == _RETRIES or not _busy(exc):
+                if attempt == _RETRIES or not _busy(exc) or time.monotonic() > give_up:
                     raise
             time.sleep(_PAUSE * 2**attempt * (0.5 + random.random()))
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _write(self, sql: str, params: tuple[Any, ...]) -> sqlite3.Cursor:
-        """Run one write statement (its own transaction), retried while the database is locked."""
+        """Run one write statement (its own transaction), retried while the database is locked.
+
+        Still locked, or the file cannot be written (disk I/O, a read-only
+        file): :class:`~llmport.errors.SessionStoreUnavailable`.
+        """
         db = self._conn()
+        started = time.monotonic()
         try:
-            return db.execute(sql, params)
+            try:
+                return db.execute(sql, params)
+            except self._sqlite.OperationalError as exc:
+                if not _busy(exc):
+                    raise
+            return self._retry(lambda: db.execute(sql, params), started)
         except self._sqlite.OperationalError as exc:
-            if not _busy(exc):
-                raise
-        return self._retry(lambda: db.execute(sql, params))
+            detail = f"{type(exc).__name__}: {exc}"
+        raise self._unavailable(detail)  # outside the handler: nothing chained
+
+    def _unavailable(self, detail: str) -> SessionStoreUnavailable:
+        return SessionStoreUnavailable(f"SQLite at {self.path}", detail)
 
     def _conn(self) -> sqlite3.Connection:
         if self._db is not None:
@@ -150,9 +170,10 @@ class SqliteStore:
         try:
             db = self._retry(self._open)
         except sqlite3.OperationalError as exc:
-            if _busy(exc):
-                raise
-            raise SessionError(f"cannot open session database {self.path} ({exc})") from exc
+            if not _busy(exc):
+                raise SessionError(f"cannot open session database {self.path} ({exc})") from exc
+            detail = f"{type(exc).__name__}: {exc}"
+            raise self._unavailable(detail) from None
         except sqlite3.DatabaseError as exc:
             raise SessionError(f"{self.path} is not an llmport session database ({exc})") from exc
         self._db = db

@@ -80,7 +80,12 @@ class NodeRow(NamedTuple):
 
 
 class SessionStore(Protocol):
-    """The rows of one session database (SQLite file, PostgreSQL database, ...)."""
+    """The rows of one session database (SQLite file, PostgreSQL database, ...).
+
+    A database that does not answer within the store's bound (default at
+    most 5 s) raises :class:`~llmport.errors.SessionStoreUnavailable` naming
+    it, never a driver exception.
+    """
 
     #: What to show for this store (a path, or a URL without its password).
     display: str

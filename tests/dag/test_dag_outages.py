@@ -1,0 +1,33 @@
+"""SPEC §20 I5 for the SQLite store: a database kept locked is typed within the bound."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+from llmport import Session, SessionStoreUnavailable
+
+
+def test_a_database_kept_locked_is_unavailable_within_5_s(tmp_path: Path) -> None:
+    path = tmp_path / "runs.sqlite"
+    session = Session(path)
+    first = session.begin("function", "before", session.root, {})
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another process holding the write lock, stuck
+    try:
+        started = time.monotonic()
+        with pytest.raises(SessionStoreUnavailable) as caught:
+            session.begin("function", "during", session.root, {})
+        assert time.monotonic() - started < 5.5
+        assert caught.value.service == f"SQLite at {path}"
+        assert caught.value.__cause__ is None and caught.value.__context__ is None
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    after = session.begin("function", "after", session.root, {})
+    session.close()
+    with Session(path, id=session.id, readonly=True) as again:
+        assert [n.seq for n in again.nodes()] == [first.seq, after.seq]
+
