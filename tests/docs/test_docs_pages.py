@@ -45,6 +45,7 @@ PAGES = [
     "hooks.md",
     "scaling.md",
     "production.md",
+    "outages.md",
     "providers/openai.md",
     "providers/anthropic.md",
     "providers/gemini.md",

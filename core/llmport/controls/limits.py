@@ -248,7 +248,11 @@ class Permit(Protocol):
     """Capacity granted for one attempt; ``release`` exactly once when the attempt ends.
 
     ``used_tokens`` (input + output of the response, when known) corrects the
-    up-front tpm charge; ``info`` tightens the buckets.
+    up-front tpm charge; ``info`` tightens the buckets. ``release`` never
+    raises (it may run after the model answered): a limiter that cannot give
+    the capacity back logs it, and its lease expires. It must not need the
+    event loop it was called on to outlive the call (``asyncio.run`` may end
+    right after it).
     """
 
     def release(self, used_tokens: int | None = None, info: RateInfo | None = None) -> None: ...
@@ -260,7 +264,10 @@ class Limiter(Protocol):
 
     ``limits`` are the ``(bucket key, Limit)`` pairs that apply to the request,
     ``tokens`` its estimated input tokens. The async variant must not block
-    the event loop (an in-memory limiter may simply call the sync one).
+    the event loop (an in-memory limiter may simply call the sync one). A
+    backing service that does not answer within a bounded time raises
+    :class:`~llmport.errors.LimiterUnavailable` (anything else raised is
+    turned into one).
     """
 
     def try_acquire(self, limits: tuple[tuple[str, Limit], ...], tokens: int) -> Permit | float: ...
