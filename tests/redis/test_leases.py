@@ -224,3 +224,47 @@ def test_an_answer_received_before_redis_died_is_returned(
     assert [e.service for e in limiter.failed_releases] == [f"Redis at 127.0.0.1:{own_redis.port}"]
     assert any("release failed" in r.getMessage() for r in caplog.records)
     rt.close()
+
+
+async def test_a_permit_granted_after_its_acquire_was_cancelled_is_given_back(
+    redis_url: str, prefix: str
+) -> None:
+    limiter = RedisLimiter.from_url(url(redis_url, prefix, "&lease=60"))  # only a release frees it
+    for _ in range(20):  # cancel while the worker thread is asking Redis
+        task = asyncio.create_task(limiter.atry_acquire(CONC, 0))
+        await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        deadline = time.monotonic() + 2
+        while isinstance(got := limiter.try_acquire(CONC, 0), float):
+            assert time.monotonic() < deadline, "the cancelled acquire kept its slot"
+            await asyncio.sleep(0.01)
+        got.release()
+    limiter.close()
+
+
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
+def test_a_forked_child_renews_and_releases_its_own_leases(redis_url: str, prefix: str) -> None:
+    limiter = RedisLimiter.from_url(url(redis_url, prefix, "&lease=1"))
+    held = limiter.try_acquire(CONC, 0)  # the parent starts its heartbeat thread
+    assert not isinstance(held, float)
+    held.release()
+    pid = os.fork()
+    if pid == 0:  # the child: its lease must outlive one expiry (its own heartbeat renews it)
+        code = 1
+        try:
+            permit = limiter.try_acquire(CONC, 0)
+            time.sleep(1.6)
+            taken = RedisLimiter.from_url(url(redis_url, prefix)).try_acquire(CONC, 0)
+            if not isinstance(permit, float) and isinstance(taken, float):
+                permit.release()
+                code = 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    again = limiter.try_acquire(CONC, 0)
+    assert not isinstance(again, float)
+    again.release()
+    limiter.close()

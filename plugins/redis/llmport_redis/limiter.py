@@ -14,6 +14,7 @@ import asyncio
 import collections
 import concurrent.futures
 import logging
+import os
 import threading
 import uuid
 import weakref
@@ -192,16 +193,26 @@ class RedisLimiter:
         self._release = self._client.register_script(RELEASE)
         self._renew = self._client.register_script(RENEW)
         self._lock = threading.Lock()
+        self._fresh_threads()
+        #: Releases that failed (Redis down): logged, and their leases expire by themselves.
+        self.failed_releases: collections.deque[LimiterUnavailable] = collections.deque(
+            maxlen=100
+        )
+
+    def _fresh_threads(self) -> None:
+        """No worker, heartbeat or lease of this process yet (at start, and in a forked child)."""
+        self._pid = os.getpid()
         self._held: dict[str, list[str]] = {}  # permit id -> its concurrency keys
         self._pending: set[concurrent.futures.Future[None]] = set()
         self._askers: concurrent.futures.ThreadPoolExecutor | None = None
         self._releaser: concurrent.futures.ThreadPoolExecutor | None = None
         self._heartbeat: threading.Thread | None = None
         self._stop = threading.Event()
-        #: Releases that failed (Redis down): logged, and their leases expire by themselves.
-        self.failed_releases: collections.deque[LimiterUnavailable] = collections.deque(
-            maxlen=100
-        )
+
+    def _check_fork(self) -> None:
+        # Threads do not survive a fork: a child starts its own (call with the lock held).
+        if self._pid != os.getpid():
+            self._fresh_threads()
 
     @classmethod
     def from_url(cls, url: str) -> RedisLimiter:
@@ -252,6 +263,7 @@ class RedisLimiter:
 
     def try_acquire(self, limits: Limits, tokens: int) -> Permit | float:
         with self._lock:
+            self._check_fork()
             handed_off = list(self._pending)
         if handed_off:  # this limiter's own releases land first: no wait on our own slot
             concurrent.futures.wait(handed_off, timeout=self.timeout)
@@ -280,6 +292,7 @@ class RedisLimiter:
 
     def _hold(self, permit: str, keys: list[str]) -> None:
         with self._lock:
+            self._check_fork()
             self._held[permit] = keys
             if self._heartbeat is None:
                 self._heartbeat = threading.Thread(
@@ -355,6 +368,7 @@ class RedisLimiter:
 
     def _pool(self, which: str) -> concurrent.futures.ThreadPoolExecutor:
         with self._lock:
+            self._check_fork()
             if which == "releaser":
                 if self._releaser is None:
                     self._releaser = concurrent.futures.ThreadPoolExecutor(
