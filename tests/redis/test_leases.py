@@ -268,3 +268,15 @@ def test_a_forked_child_renews_and_releases_its_own_leases(redis_url: str, prefi
     assert not isinstance(again, float)
     again.release()
     limiter.close()
+
+
+async def test_a_closed_limiter_can_be_used_again(redis_url: str, prefix: str) -> None:
+    limiter = RedisLimiter.from_url(url(redis_url, prefix))
+    for _ in range(2):
+        permit = await limiter.atry_acquire(CONC, 0)
+        assert not isinstance(permit, float)
+        permit.release()  # on the loop: handed to the releaser thread
+        limiter.close()  # waits for it
+        again = limiter.try_acquire(CONC, 0)
+        assert not isinstance(again, float)
+        again.release()

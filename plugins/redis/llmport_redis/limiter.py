@@ -382,9 +382,15 @@ class RedisLimiter:
             return self._askers
 
     def close(self) -> None:
-        """Finish the handed-off releases, stop the heartbeat, close the connections."""
-        self._stop.set()
-        for pool in (self._askers, self._releaser):
+        """Finish the handed-off releases, stop the heartbeat, close the connections.
+
+        A closed limiter can still be used: it starts its threads and connects again.
+        """
+        with self._lock:
+            self._stop.set()
+            pools = (self._askers, self._releaser)
+            self._fresh_threads()
+        for pool in pools:
             if pool is not None:
                 pool.shutdown(wait=True)
         self._client.close()
