@@ -60,6 +60,9 @@ def own_pg() -> Iterator[OwnServer]:
         from llmport_postgres import close_pools
 
         close_pools()  # the server stops at once, with no client left
+        # pgserver knows the first postmaster only: stop the one the tests restarted
+        # (immediate: the data is deleted next, no shutdown checkpoint needed).
+        server.ctl("-m", "immediate", "stop")
         server.server.cleanup()
         shutil.rmtree(server.folder, ignore_errors=True)
 
