@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from llmport import InProcessLimiter, Limit, LimiterUnavailable, Runtime
+from llmport import ConfigError, InProcessLimiter, Limit, LimiterUnavailable, Runtime
 from llmport.controls.limits import Limiter, Permit
 from llmport.provider.config import Config
 from llmport_redis import RedisLimiter
@@ -280,3 +280,9 @@ async def test_a_closed_limiter_can_be_used_again(redis_url: str, prefix: str) -
         again = limiter.try_acquire(CONC, 0)
         assert not isinstance(again, float)
         again.release()
+
+
+@pytest.mark.parametrize("option", ["lease=0", "timeout=-1"])
+def test_lease_and_timeout_must_be_positive(redis_url: str, option: str) -> None:
+    with pytest.raises(ConfigError, match=option.split("=")[0]):
+        RedisLimiter.from_url(f"{redis_url}?{option}")

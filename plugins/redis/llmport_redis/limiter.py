@@ -19,11 +19,11 @@ import threading
 import uuid
 import weakref
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from llmport.controls.limits import CONCURRENCY_POLL, Limit, Permit, RateInfo
-from llmport.errors import LimiterUnavailable, redact
+from llmport.errors import ConfigError, LimiterUnavailable, redact
 
 __all__ = ["RedisLimiter"]
 
@@ -128,7 +128,6 @@ return ''
 """
 
 Limits = tuple[tuple[str, Limit], ...]
-_T = TypeVar("_T")
 
 log = logging.getLogger("llmport")
 
@@ -177,6 +176,9 @@ class RedisLimiter:
         from redis.backoff import NoBackoff
         from redis.retry import Retry
 
+        for name, value in (("lease", lease), ("timeout", timeout)):
+            if not value > 0:
+                raise ConfigError(f"RedisLimiter {name} must be > 0 seconds, got {value!r}")
         self.url = url
         self.prefix = prefix
         self.lease = lease
