@@ -7,6 +7,7 @@ server stays up for the other tests).
 from __future__ import annotations
 
 import shutil
+import socket
 import tempfile
 import threading
 import time
@@ -166,3 +167,22 @@ def test_an_answer_received_before_the_store_died_is_returned(
     assert "session store unavailable" in llm[0].result["unsaved"]  # type: ignore[index]
     assert any("was not stored" in r.getMessage() for r in caplog.records)
     rt.close()
+
+
+def test_a_server_that_never_answers_is_unavailable_within_the_timeout(
+    isolated_from_host: None,
+) -> None:
+    from llmport_postgres import PostgresStore, close_pools
+
+    with socket.socket() as mute:  # accepts connections (the backlog), never says a word
+        mute.bind(("127.0.0.1", 0))
+        mute.listen(8)
+        port = mute.getsockname()[1]
+        started = time.monotonic()
+        try:
+            with pytest.raises(SessionStoreUnavailable) as caught:
+                PostgresStore(f"postgresql://app@127.0.0.1:{port}/app?timeout=1")
+            assert time.monotonic() - started < 2
+            assert caught.value.service == f"PostgreSQL at postgresql://app@127.0.0.1:{port}/app"
+        finally:
+            close_pools()  # its pool would keep trying to connect in the background
