@@ -361,3 +361,26 @@ def test_session_show_of_a_missing_file_keeps_its_brackets(tmp_path: Path, capsy
     err = capsys.readouterr().err
     assert err.startswith("error: SessionFileNotFoundError: ")
     assert "Traceback" not in err and err.count("\n") == 1
+
+
+def test_debug_shows_llmport_debug_logs_on_stderr_and_only_with_debug(
+    capsys: pytest.CaptureFixture[str], scripted: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An MCP server's stderr is logged at DEBUG on llmport.mcp: shown with --debug only."""
+    import logging
+
+    from llmport.cli import main as cli_module
+
+    def noisy(args: Any) -> int:
+        logging.getLogger("llmport.mcp").debug("server stderr: Traceback (most recent call last)")
+        return 0
+
+    monkeypatch.setattr(cli_module, "cmd_models", noisy)
+    assert main(["models"]) == 0
+    assert "server stderr" not in capsys.readouterr().err
+    assert main(["--debug", "models"]) == 0
+    assert "llmport.mcp: server stderr" in capsys.readouterr().err
+    assert not logging.getLogger("llmport").handlers or all(
+        not isinstance(h, logging.StreamHandler) or h.stream is not sys.stderr
+        for h in logging.getLogger("llmport").handlers
+    )

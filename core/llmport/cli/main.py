@@ -16,9 +16,11 @@ the full traceback shows.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -467,7 +469,7 @@ def cmd_session(args: argparse.Namespace) -> int:
     return int(show(args.target, as_json=args.json, console=_console()))
 
 
-_DEBUG_HELP = "show the full traceback of an error instead of one line"
+_DEBUG_HELP = "show the full traceback of an error, and DEBUG logs (an MCP server's stderr)"
 
 #: Subcommands a plugin adds: without the plugin the command says what to install
 #: (name -> what it needs, the distribution, the help line).
@@ -631,6 +633,29 @@ def _report(text: str) -> None:
     _console(stderr=True).print(line, soft_wrap=True)
 
 
+@contextlib.contextmanager
+def _debug_logs(debug: bool) -> Iterator[None]:
+    """With ``--debug``, the ``llmport`` logger's records go to stderr at DEBUG.
+
+    That is where an MCP server's own stderr shows (``llmport.mcp``); without
+    ``--debug`` it is kept, never printed. Records are redacted like every log.
+    """
+    if not debug:
+        yield
+        return
+    logger = logging.getLogger("llmport")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``llmport`` command; returns the exit status.
 
@@ -643,7 +668,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     debug = bool(getattr(args, "debug", False))
     try:
-        result = int(args.func(args))
+        with _debug_logs(debug):
+            result = int(args.func(args))
     except UsageError as exc:
         command_parser: argparse.ArgumentParser = getattr(args, "parser", parser)
         command_parser.error(str(exc))  # prints the usage and exits 2
