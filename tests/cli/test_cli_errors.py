@@ -376,6 +376,8 @@ def test_debug_shows_llmport_debug_logs_on_stderr_and_only_with_debug(
         return 0
 
     monkeypatch.setattr(cli_module, "cmd_models", noisy)
+    # A logging.config call elsewhere in the same process may have disabled it.
+    monkeypatch.setattr(logging.getLogger("llmport.mcp"), "disabled", False)
     assert main(["models"]) == 0
     assert "server stderr" not in capsys.readouterr().err
     assert main(["--debug", "models"]) == 0

@@ -373,7 +373,8 @@ async def test_a_base_url_password_reaches_no_log(
 
 # --- errors: default headers of any name -----------------------------------------------------
 
-HEADER_WIRES = [w for w in TARGETS if w.provider != "bedrock"]  # bedrock takes no headers
+#: Targets with a default_headers setting (Bedrock and the _call-only test plugin have none).
+HEADER_WIRES = [w for w in TARGETS if w.provider not in ("bedrock", "callonly", "callonly-stream")]
 
 
 def echo_every_header(wire: Wire, value: str) -> Reply:

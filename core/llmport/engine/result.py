@@ -173,9 +173,19 @@ class Continuation:
 
 
 def _result_of(call: ToolCall, value: Any) -> ToolResult:
-    """The result the caller gave for ``call``: an exception is an error result (redacted)."""
-    if isinstance(value, ToolResult) and value.call_id != call.id:
-        raise OptionError(f"the ToolResult given for {call.id!r} answers {value.call_id!r}")
-    from ..tools.tool import result_for
+    """The result the caller gave for ``call``: an exception is an error result (redacted).
 
+    A malformed value is the caller's input error (never a tool error told to
+    the model): a ToolResult whose content is not text is left for the
+    conversation check to refuse, a value nested too deep raises here.
+    """
+    from ..tools.tool import result_for, stringify
+
+    if isinstance(value, ToolResult):
+        if value.call_id != call.id:
+            raise OptionError(f"the ToolResult given for {call.id!r} answers {value.call_id!r}")
+        if not isinstance(value.content, str):
+            return value  # refused before any request by the input check (MessageError)
+    elif not isinstance(value, BaseException):
+        stringify(value)  # MessageError for a value nested past the limit
     return result_for(call, value)
