@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import traceback
+from collections.abc import AsyncIterator, Iterator
 
 import pytest
 from llmport.errors import (
+    AuthenticationError,
     BadRequestError,
     ConfigError,
+    LlmportError,
+    MalformedResponseError,
     OverloadedError,
     ProviderConnectionError,
     ProviderError,
@@ -16,11 +20,13 @@ from llmport.errors import (
 )
 from llmport.observe.redaction import register_secret
 from llmport.provider.translate import (
+    answer_field,
     detach,
     retry_after_from_details,
     status_error,
     translating,
     transport_error,
+    vendor_boundary,
 )
 
 GATEWAY_KEY = "LEAKcustomproxykey-0123456789abcdef"
@@ -123,3 +129,129 @@ def test_detach_cuts_foreign_links_from_errors_a_plugin_raises_itself() -> None:
     plain = ValueError("not ours")
     plain.__context__ = VendorError(500)
     assert detach(plain).__context__ is not None  # only llmport errors are touched
+
+
+class Acme:
+    """A provider-like owner: its methods reach the vendor through the boundary."""
+
+    def translating(self) -> translating:
+        return translating("acme", translate, [GATEWAY_KEY])
+
+    @vendor_boundary
+    def call(self) -> int:
+        raise VendorError(401)
+
+    @vendor_boundary
+    async def acall(self) -> int:
+        raise VendorError(401)
+
+    @vendor_boundary
+    def events(self) -> Iterator[int]:
+        yield 1
+        raise VendorError(401)
+
+    @vendor_boundary
+    async def aevents(self) -> AsyncIterator[int]:
+        yield 1
+        raise VendorError(401)
+
+    @vendor_boundary
+    def inner_with(self) -> int:
+        with self.translating():  # the context manager chains __context__: the boundary cuts it
+            raise VendorError(401)
+
+    @vendor_boundary
+    def bug(self) -> int:
+        raise KeyError("a bug in the plugin")
+
+
+class AcmeBatch:
+    """A batch backend: the boundary of its provider."""
+
+    def __init__(self) -> None:
+        self.provider = Acme()
+
+    @vendor_boundary
+    def status(self) -> int:
+        raise VendorError(401)
+
+
+def _foreign(err: BaseException) -> list[str]:
+    """Every non-llmport exception reachable through __cause__ / __context__."""
+    seen: list[BaseException] = []
+    todo: list[BaseException | None] = [err]
+    while todo:
+        node = todo.pop()
+        if node is None or any(node is s for s in seen):
+            continue
+        seen.append(node)
+        todo += [node.__cause__, node.__context__]
+    return [type(e).__name__ for e in seen if not isinstance(e, LlmportError)]
+
+
+def _check(err: BaseException) -> None:
+    assert isinstance(err, AuthenticationError)
+    assert _foreign(err) == [] and err.__context__ is None
+    assert GATEWAY_KEY not in "".join(traceback.format_exception(err))
+
+
+async def test_the_boundary_leaves_nothing_foreign_in_the_chain_on_every_kind_of_method() -> None:
+    acme = Acme()
+    with pytest.raises(AuthenticationError) as info:
+        acme.call()
+    _check(info.value)
+    with pytest.raises(AuthenticationError) as info:
+        await acme.acall()
+    _check(info.value)
+    seen: list[int] = []
+    with pytest.raises(AuthenticationError) as info:
+        seen.extend(acme.events())
+    _check(info.value)
+    with pytest.raises(AuthenticationError) as info:
+        async for n in acme.aevents():
+            seen.append(n)
+    _check(info.value)
+    assert seen == [1, 1]
+    with pytest.raises(AuthenticationError) as info:
+        acme.inner_with()
+    _check(info.value)
+    with pytest.raises(AuthenticationError) as info:
+        AcmeBatch().status()
+    _check(info.value)
+
+
+def test_the_boundary_lets_a_bug_pass_unchanged() -> None:
+    with pytest.raises(KeyError):
+        Acme().bug()
+
+
+def test_the_context_manager_alone_leaves_the_vendor_exception_as_context() -> None:
+    """Why the boundary is a decorator: ``raise`` in ``__exit__`` chains what it handles."""
+    with pytest.raises(ProviderError) as info, translating("acme", translate):
+        raise VendorError(401)
+    assert isinstance(info.value.__context__, VendorError)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {},
+        {"error": {"message": "quota"}},
+        {"input_tokens": None},
+        {"input_tokens": "37"},
+        {"input_tokens": True},
+    ],
+)
+def test_answer_field_refuses_what_is_not_the_success_shape(answer: dict[str, object]) -> None:
+    with pytest.raises(MalformedResponseError):
+        answer_field(answer, "input_tokens", int, "acme")
+
+
+def test_answer_field_reads_dicts_and_objects() -> None:
+    class Answer:
+        input_tokens = 37
+
+    assert answer_field({"input_tokens": 37}, "input_tokens", int, "acme") == 37
+    assert answer_field(Answer(), "input_tokens", int, "acme") == 37
+    with pytest.raises(MalformedResponseError):
+        answer_field({"id": ""}, "id", str, "acme")

@@ -13,8 +13,10 @@ A provider works in two steps, as pydantic-ai's models do:
    same :class:`Prepared`: nothing is converted twice.
 
 Providers raise llmport's typed :class:`~llmport.errors.ProviderError`
-subclasses (wrap SDK calls in :class:`llmport.provider.translate.translating`) and
-never retry on their own: llmport is the one retry layer.
+subclasses and never retry on their own: llmport is the one retry layer.
+Every method that reaches the vendor is decorated with
+:func:`llmport.provider.translate.vendor_boundary`, which translates through
+the provider's :meth:`Provider.translating` (SPEC §20 I1).
 
 The ``_call`` contract is complete too: a provider that only
 implements ``_call(request)`` and ``_async_call(request)`` (optionally
@@ -57,6 +59,7 @@ from ..messages.types import (
     UsageEvent,
 )
 from ..observe.redaction import redact_settings, register_settings, secret_values
+from . import translate
 
 __all__ = [
     "STANDARD_OPTIONS",
@@ -114,6 +117,16 @@ class Provider:
     def secrets(self) -> tuple[str, ...]:
         """The configured secret values, masked literally in this provider's errors."""
         return secret_values(self.settings)
+
+    def translating(self) -> translate.translating:
+        """This provider's vendor boundary: how its SDK's errors become llmport's.
+
+        Plugins override it to give their ``translate`` function (their
+        vendor's codes) and every secret they know (keys found in the
+        environment included); :func:`~llmport.provider.translate.vendor_boundary`
+        applies it to the provider's methods and to its batch backend's.
+        """
+        return translate.translating(self.name, None, self.secrets())
 
     # -- capabilities and checks -------------------------------------------
 

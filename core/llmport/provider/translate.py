@@ -10,14 +10,22 @@
 * :func:`transport_error`: httpx / httpx2 / httpcore / aiohttp errors and
   unreadable answers (bad JSON, schema mismatch) by class name, so no
   transport library is imported here.
-* :class:`translating`: the context manager a plugin wraps its SDK calls
-  in. It turns vendor exceptions into llmport's, masks the provider's
-  configured secrets literally, and keeps only a redacted summary of the
-  vendor exception (``ProviderError.vendor_error``), never the exception
-  itself: ``raise ... from None``. The runtime also detaches the implicit
-  ``__context__`` Python sets while the vendor exception is being handled
-  (:func:`detach`), so nothing reaching the caller chains an object that
-  holds a secret.
+* :class:`translating`: how one provider translates: vendor exceptions
+  into llmport's, the provider's configured secrets masked literally, and
+  only a redacted summary of the vendor exception kept
+  (``ProviderError.vendor_error``), never the exception itself.
+* :func:`vendor_boundary`: THE vendor boundary (SPEC §20 I1). A plugin
+  decorates every method that reaches its vendor (send, stream, count,
+  batch submit/status/results/cancel) with it; whatever leaves such a method
+  is an llmport error translated by the owner's ``translating()``, raised
+  outside any ``except`` block with every foreign exception cut from its
+  ``__cause__`` / ``__context__`` chain (:func:`detach`), not merely
+  suppressed. Used as a context manager, :class:`translating` cannot do
+  that last part (Python sets ``__context__`` to the exception
+  ``__exit__`` handles), hence the decorator.
+* :func:`answer_field` and :func:`malformed`: a 2xx whose body is not the
+  documented success shape is a :class:`~llmport.errors.MalformedResponseError`,
+  never an empty success.
 
 A plugin keeps only its vendor codes: a ``translate(exc)`` function that
 returns a :class:`ProviderError` for the SDK's own exceptions (using
@@ -26,11 +34,13 @@ returns a :class:`ProviderError` for the SDK's own exceptions (using
 
 from __future__ import annotations
 
+import functools
+import inspect
 import re
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from types import TracebackType
-from typing import Any, Literal
+from typing import Any, Literal, ParamSpec, TypeVar, cast
 
 from ..errors import (
     LlmportError,
@@ -44,13 +54,16 @@ from ..observe.redaction import redact
 
 __all__ = [
     "Translator",
+    "answer_field",
     "detach",
     "is_transient_status",
+    "malformed",
     "retry_after_from_details",
     "retry_after_from_headers",
     "status_error",
     "translating",
     "transport_error",
+    "vendor_boundary",
     "vendor_summary",
 ]
 
@@ -241,7 +254,7 @@ def detach(exc: BaseException) -> BaseException:
 
 
 class translating:
-    """Wrap SDK calls: vendor exceptions leave as typed llmport errors.
+    """How one provider translates: wrap SDK calls, vendor exceptions leave as llmport's.
 
     ::
 
@@ -253,7 +266,8 @@ class translating:
     mapped here for every plugin. ``secrets`` (the configured key values)
     are masked literally in the message. An exception that is neither
     passes through unchanged; an llmport error raised inside has its
-    message masked too.
+    message masked too. A provider's ``translating()`` returns its instance,
+    which :func:`vendor_boundary` applies to whole methods.
     """
 
     __slots__ = ("provider", "secrets", "translate")
@@ -276,19 +290,30 @@ class translating:
     ) -> Literal[False]:
         if exc is None or not isinstance(exc, Exception):
             return False
+        settled = self.settle(exc)
+        # The frame's own references to the vendor exception and its traceback go too.
+        del exc, tb
+        if settled is None:
+            return False
+        raise settled from None
+
+    def settle(self, exc: Exception) -> LlmportError | None:
+        """The llmport error ``exc`` leaves as (masked, detached), or None to let it pass.
+
+        An llmport error is itself (its message masked); a vendor or
+        transport error is its translation (with the redacted summary);
+        anything else (a bug) is None.
+        """
         if isinstance(exc, LlmportError):
             if self.secrets and exc.args and isinstance(exc.args[0], str):
                 exc.args = (redact(exc.args[0], self.secrets), *exc.args[1:])
-            return False
+            return cast(LlmportError, detach(exc))
         mapped = self.map(exc)
         if mapped is None:
-            return False
-        summary = vendor_summary(exc, self.secrets)
-        # The frame's own references to the vendor exception and its traceback go too.
-        del exc, tb
+            return None
         if isinstance(mapped, ProviderError):
-            mapped.vendor_error = summary
-        raise mapped from None
+            mapped.vendor_error = vendor_summary(exc, self.secrets)
+        return mapped
 
     def map(self, exc: BaseException) -> LlmportError | None:
         """The llmport error for ``exc`` (None when it is not a vendor or transport error)."""
@@ -301,3 +326,149 @@ class translating:
             mapped.args = (redact(mapped.args[0], self.secrets),)
         mapped._llmport_translated = True  # type: ignore[attr-defined]
         return mapped
+
+
+# --- the vendor boundary ----------------------------------------------------------------
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def boundary_of(owner: Any) -> translating:
+    """The :class:`translating` of a decorated method's owner.
+
+    A provider gives its own ``translating()``; a batch backend (or any
+    helper holding a ``provider``) its provider's.
+    """
+    make = getattr(owner, "translating", None)
+    if make is None:
+        make = getattr(getattr(owner, "provider", None), "translating", None)
+    if make is None:
+        raise TypeError(f"{type(owner).__name__} has no translating() (nor a provider with one)")
+    guard = make()
+    if not isinstance(guard, translating):
+        raise TypeError(f"{type(owner).__name__}.translating() must return a translating")
+    return guard
+
+
+def vendor_boundary(method: Callable[P, R]) -> Callable[P, R]:
+    """Decorate a method that reaches the vendor: the one way its errors leave.
+
+    Works on plain methods, coroutines, generators and async generators
+    (``send``, ``asend``, ``send_stream``, ``asend_stream``, counts, batch
+    calls). An exception leaving ``method`` goes through the owner's
+    ``translating().settle``: vendor and transport errors become typed
+    llmport errors, llmport errors keep their type; either way secrets are
+    masked and it is raised *outside* the ``except`` block with no foreign
+    exception left in ``__cause__`` / ``__context__``. Anything else (a bug
+    in the plugin) passes unchanged.
+    """
+    if inspect.isasyncgenfunction(method):
+        wrapper: Callable[..., Any] = _async_generator_boundary(method)
+    elif inspect.isgeneratorfunction(method):
+        wrapper = _generator_boundary(method)
+    elif inspect.iscoroutinefunction(method):
+        wrapper = _coroutine_boundary(method)
+    else:
+        wrapper = _call_boundary(method)
+    return cast(Callable[P, R], functools.wraps(method)(wrapper))
+
+
+# Each wrapper catches, settles, and raises after the ``except`` block: raising
+# inside it would make Python chain the vendor exception as ``__context__``.
+
+
+def _call_boundary(method: Callable[..., Any]) -> Callable[..., Any]:
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(*args, **kwargs)
+        except Exception as exc:
+            settled = boundary_of(args[0]).settle(exc)
+            if settled is None:
+                raise
+            error = settled
+        raise error from None
+
+    return call
+
+
+def _coroutine_boundary(method: Callable[..., Any]) -> Callable[..., Any]:
+    async def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return await method(*args, **kwargs)
+        except Exception as exc:
+            settled = boundary_of(args[0]).settle(exc)
+            if settled is None:
+                raise
+            error = settled
+        raise error from None
+
+    return call
+
+
+def _generator_boundary(method: Callable[..., Iterator[Any]]) -> Callable[..., Iterator[Any]]:
+    def events(*args: Any, **kwargs: Any) -> Iterator[Any]:
+        try:
+            yield from method(*args, **kwargs)
+            return
+        except Exception as exc:
+            settled = boundary_of(args[0]).settle(exc)
+            if settled is None:
+                raise
+            error = settled
+        raise error from None
+
+    return events
+
+
+def _async_generator_boundary(
+    method: Callable[..., AsyncIterator[Any]],
+) -> Callable[..., AsyncIterator[Any]]:
+    async def events(*args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        inner = method(*args, **kwargs)
+        try:
+            async for event in inner:
+                yield event
+            return
+        except Exception as exc:
+            settled = boundary_of(args[0]).settle(exc)
+            if settled is None:
+                raise
+            error = settled
+        finally:
+            # ``async for`` does not pass aclose() on: end the inner generator here.
+            await inner.aclose()  # type: ignore[attr-defined]
+        raise error from None
+
+    return events
+
+
+# --- 2xx answers that are not the documented success ----------------------------------------
+
+
+def malformed(provider: str, what: str) -> MalformedResponseError:
+    """The error for a 2xx answer that is not the documented success shape."""
+    return MalformedResponseError(
+        f"{provider}: the answer is not the documented success shape ({what})", provider=provider
+    )
+
+
+def answer_field(answer: Any, name: str, kind: type[R] | tuple[type, ...], provider: str) -> R:
+    """``answer``'s field ``name`` (a dict key or an attribute) when it is a ``kind``.
+
+    Else (missing, null, wrong type, ``answer`` an error object or ``{}``) a
+    :class:`~llmport.errors.MalformedResponseError`: a success never comes
+    back empty. ``bool`` never passes for ``int``; a ``str`` must not be empty.
+    """
+    value = answer.get(name) if isinstance(answer, Mapping) else getattr(answer, name, None)
+    ok = isinstance(value, kind) and not (isinstance(value, bool) and bool not in _kinds(kind))
+    if ok and isinstance(value, str) and not value:
+        ok = False
+    if not ok:
+        got = "nothing" if value is None else type(value).__name__
+        raise malformed(provider, f"{name!r} expected, got {got}")
+    return cast(R, value)
+
+
+def _kinds(kind: type | tuple[type, ...]) -> tuple[type, ...]:
+    return kind if isinstance(kind, tuple) else (kind,)
