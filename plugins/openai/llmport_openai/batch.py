@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from llmport.errors import BadRequestError, LlmportError
 from llmport.plugin import (
@@ -30,11 +30,12 @@ from llmport.plugin import (
     BatchState,
     BatchStatus,
 )
-from llmport.provider.translate import status_error
+from llmport.provider.clients import ClientCache
+from llmport.provider.contract import Prepared, Provider
+from llmport.provider.translate import answer_field, status_error, vendor_boundary
 from llmport.provider.wire import plain
 
-if TYPE_CHECKING:
-    from .provider import OpenAIPrepared, _OpenAIProvider
+from .convert_out import chat_response, responses_response
 
 #: OpenAI batch status -> neutral state.
 STATES: dict[str, BatchState] = {
@@ -53,11 +54,13 @@ class OpenAIBatch(BatchBackend):
     """The batch API of ``openai:`` (Chat Completions) and ``openai-responses:`` (Responses)."""
 
     options = frozenset({"completion_window", "metadata"})
-    provider: _OpenAIProvider
 
-    @property
-    def url(self) -> str:
-        return "/v1/responses" if self.provider.conversation == "input" else "/v1/chat/completions"
+    def __init__(self, provider: Provider, clients: ClientCache[Any, Any], url: str) -> None:
+        super().__init__(provider)
+        #: The provider's SDK clients (sync, and one per event loop).
+        self.clients = clients
+        #: The endpoint every request of the batch goes to (the provider's API).
+        self.url = url
 
     # -- submit ----------------------------------------------------------------------
 
@@ -66,7 +69,7 @@ class OpenAIBatch(BatchBackend):
         lines = []
         for item in items:
             line: dict[str, Any] = {"custom_id": item.custom_id, "method": "POST", "url": self.url}
-            line["body"] = body_of(item.prepared)  # type: ignore[arg-type]
+            line["body"] = body_of(item.prepared)
             lines.append(json.dumps(line, separators=(",", ":"), ensure_ascii=False))
         return ("\n".join(lines) + "\n").encode()
 
@@ -80,63 +83,62 @@ class OpenAIBatch(BatchBackend):
             args["metadata"] = dict(options["metadata"])
         return args
 
+    @vendor_boundary
     def submit(self, items: list[BatchItem], model: str, options: Mapping[str, Any]) -> str:
-        client = self.provider.clients.sync()
-        with self.provider._translating():
-            upload = client.files.create(
-                file=("batch.jsonl", self.jsonl(items), "application/jsonl"), purpose="batch"
-            )
-            created = client.batches.create(**self._create_args(upload.id, options))
-        return str(created.id)
+        client = self.clients.sync()
+        upload = client.files.create(
+            file=("batch.jsonl", self.jsonl(items), "application/jsonl"), purpose="batch"
+        )
+        file_id = answer_field(upload, "id", str, self.provider.name)
+        created = client.batches.create(**self._create_args(file_id, options))
+        return answer_field(created, "id", str, self.provider.name)
 
+    @vendor_boundary
     async def asubmit(self, items: list[BatchItem], model: str, options: Mapping[str, Any]) -> str:
-        client = self.provider.clients.for_loop()
-        with self.provider._translating():
-            upload = await client.files.create(
-                file=("batch.jsonl", self.jsonl(items), "application/jsonl"), purpose="batch"
-            )
-            created = await client.batches.create(**self._create_args(upload.id, options))
-        return str(created.id)
+        client = self.clients.for_loop()
+        upload = await client.files.create(
+            file=("batch.jsonl", self.jsonl(items), "application/jsonl"), purpose="batch"
+        )
+        file_id = answer_field(upload, "id", str, self.provider.name)
+        created = await client.batches.create(**self._create_args(file_id, options))
+        return answer_field(created, "id", str, self.provider.name)
 
     # -- status and cancel --------------------------------------------------------------
 
+    @vendor_boundary
     def status(self, vendor_id: str) -> BatchStatus:
-        with self.provider._translating():
-            return neutral(self.provider.clients.sync().batches.retrieve(vendor_id))
+        return neutral(self.clients.sync().batches.retrieve(vendor_id), self.provider.name)
 
+    @vendor_boundary
     async def astatus(self, vendor_id: str) -> BatchStatus:
-        with self.provider._translating():
-            return neutral(await self.provider.clients.for_loop().batches.retrieve(vendor_id))
+        job = await self.clients.for_loop().batches.retrieve(vendor_id)
+        return neutral(job, self.provider.name)
 
+    @vendor_boundary
     def cancel(self, vendor_id: str) -> BatchStatus:
-        with self.provider._translating():
-            return neutral(self.provider.clients.sync().batches.cancel(vendor_id))
+        return neutral(self.clients.sync().batches.cancel(vendor_id), self.provider.name)
 
+    @vendor_boundary
     async def acancel(self, vendor_id: str) -> BatchStatus:
-        with self.provider._translating():
-            return neutral(await self.provider.clients.for_loop().batches.cancel(vendor_id))
+        job = await self.clients.for_loop().batches.cancel(vendor_id)
+        return neutral(job, self.provider.name)
 
     # -- results ---------------------------------------------------------------------------
 
+    @vendor_boundary
     def outcomes(self, vendor_id: str, items: Mapping[str, BatchItem]) -> list[BatchOutcome]:
-        client = self.provider.clients.sync()
-        with self.provider._translating():
-            job = client.batches.retrieve(vendor_id)
-            texts = [
-                client.files.content(file_id).text
-                for file_id in (job.output_file_id, job.error_file_id)
-                if file_id
-            ]
+        client = self.clients.sync()
+        job = client.batches.retrieve(vendor_id)
+        neutral(job, self.provider.name)  # the shape check: a job, not an error object
+        texts = [client.files.content(file_id).text for file_id in result_files(job)]
         return self.parse(texts, items)
 
+    @vendor_boundary
     async def aoutcomes(self, vendor_id: str, items: Mapping[str, BatchItem]) -> list[BatchOutcome]:
-        client = self.provider.clients.for_loop()
-        with self.provider._translating():
-            job = await client.batches.retrieve(vendor_id)
-            texts = []
-            for file_id in (job.output_file_id, job.error_file_id):
-                if file_id:
-                    texts.append((await client.files.content(file_id)).text)
+        client = self.clients.for_loop()
+        job = await client.batches.retrieve(vendor_id)
+        neutral(job, self.provider.name)
+        texts = [(await client.files.content(file_id)).text for file_id in result_files(job)]
         return self.parse(texts, items)
 
     def parse(self, texts: list[str], items: Mapping[str, BatchItem]) -> list[BatchOutcome]:
@@ -166,15 +168,13 @@ class OpenAIBatch(BatchBackend):
 
     def convert(self, body: dict[str, Any], item: BatchItem | None) -> Any:
         """The response body through the plugin's own conversion (as ``send`` does)."""
-        restore = _restore(item)
-        from .convert_out import chat_response, responses_response
-
-        if self.provider.conversation == "input":
+        restore = restore_of(item)
+        if self.url == "/v1/responses":
             return responses_response(body, restore, self.provider.name)
         return chat_response(body, restore, self.provider.name)
 
 
-def body_of(prepared: OpenAIPrepared) -> dict[str, Any]:
+def body_of(prepared: Prepared) -> dict[str, Any]:
     """The JSON body ``prepare`` built (the SDK arguments without call-only ones)."""
     payload = dict(prepared.payload)
     extra = payload.pop("extra_body", None) or {}
@@ -184,21 +184,29 @@ def body_of(prepared: OpenAIPrepared) -> dict[str, Any]:
     return body  # a JSONL line: media as strings
 
 
-def _restore(item: BatchItem | None) -> Any:
+def restore_of(item: BatchItem | None) -> Any:
+    """The schema a structured answer is restored to (``prepare`` kept it), if any."""
     prepared = item.prepared if item is not None else None
     return getattr(prepared, "restore", None)
 
 
-def neutral(job: Any) -> BatchStatus:
-    """An OpenAI ``Batch`` object as a neutral status."""
+def result_files(job: Any) -> list[str]:
+    """The ids of a job's output and error files (those it has)."""
+    return [file_id for file_id in (job.output_file_id, job.error_file_id) if file_id]
+
+
+def neutral(job: Any, provider: str) -> BatchStatus:
+    """An OpenAI ``Batch`` object as a neutral status (a MalformedResponseError if it is none)."""
+    job_id = answer_field(job, "id", str, provider)
+    raw = answer_field(job, "status", str, provider)
     counts = job.request_counts
     return BatchStatus(
-        id=str(job.id),
-        state=STATES.get(str(job.status), "running"),
+        id=job_id,
+        state=STATES.get(raw, "running"),
         total=int(getattr(counts, "total", 0) or 0),
         succeeded=int(getattr(counts, "completed", 0) or 0),
         failed=int(getattr(counts, "failed", 0) or 0),
-        raw=str(job.status),
+        raw=raw,
     )
 
 

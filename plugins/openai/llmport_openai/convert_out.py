@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 from llmport.errors import MalformedResponseError
@@ -52,6 +53,7 @@ from llmport.messages.types import (
     UsageEvent,
 )
 from llmport.provider.contract import parse_arguments
+from llmport.provider.translate import malformed
 from llmport.schema.transform import drop_added_nulls
 
 from .convert_in import MESSAGE_IDS
@@ -357,47 +359,41 @@ def responses_citation(annotation: Any, offset: int, vendor: str) -> Citation:
 def responses_response(
     response: Any, restore: Restore = None, vendor: str = "openai-responses"
 ) -> Response:
-    """A Responses API answer (its JSON object) as a neutral Response."""
+    """A Responses API answer (its JSON object) as a neutral Response.
+
+    The documented success is a response object whose ``output`` is a list:
+    ``{}`` or an error object sent with a 2xx is a MalformedResponseError.
+    """
+    if not isinstance(response, dict) or not isinstance(response.get("output"), list):
+        raise malformed(vendor, "a response object with an 'output' list expected")
     try:
         return _responses_response(response, restore, vendor)
     except (AttributeError, TypeError, KeyError, IndexError) as exc:
         raise _shape_error(vendor, exc) from exc
 
 
-def _responses_response(response: dict[str, Any], restore: Restore, vendor: str) -> Response:
-    texts: list[str] = []
-    refusals: list[str] = []
-    calls: list[ToolCall] = []
-    blocks: list[Any] = []  # Blocks, and (text, citations) for messages until the end
-    message_ids: list[str] = []
-    rich = thinking = False
-    for item in response.get("output") or ():
+@dataclass(slots=True)
+class _Output:
+    """A Responses answer's ``output`` items, read once and in order."""
+
+    vendor: str
+    texts: list[str] = field(default_factory=list)
+    refusals: list[str] = field(default_factory=list)
+    calls: list[ToolCall] = field(default_factory=list)
+    #: Blocks, and (text, citations) for messages until the end.
+    blocks: list[Any] = field(default_factory=list)
+    message_ids: list[str] = field(default_factory=list)
+    #: Whether the answer needs blocks (citations, reasoning, server tools).
+    rich: bool = False
+    thinking: bool = False
+
+    def add(self, item: Any) -> None:
         kind = item.get("type")
         if kind == "message":
-            parts: list[str] = []
-            citations: list[Citation] = []
-            size = 0
-            for part in item.get("content") or ():
-                part_type = part.get("type")
-                if part_type == "output_text":
-                    text = part.get("text") or ""
-                    for annotation in part.get("annotations") or ():
-                        citations.append(responses_citation(annotation, size, vendor))
-                    parts.append(text)
-                    size += len(text)
-                elif part_type == "refusal":
-                    refusals.append(part.get("refusal") or "")
-            joined = parts[0] if len(parts) == 1 else "".join(parts)
-            texts.append(joined)
-            if citations:
-                rich = True
-            if joined:
-                # A placeholder until the answer proves rich (plain answers build no blocks).
-                blocks.append((joined, citations))
-                message_ids.append(item.get("id") or "")
+            self.message(item)
         elif kind == "function_call":
             raw = item.get("arguments") or ""
-            calls.append(
+            self.calls.append(
                 ToolCall(
                     id=item["call_id"],
                     name=item["name"],
@@ -407,30 +403,69 @@ def _responses_response(response: dict[str, Any], restore: Restore, vendor: str)
                 )
             )
         elif kind == "reasoning":
-            rich = thinking = True
-            blocks.append(thinking_block(item, vendor))
+            self.rich = self.thinking = True
+            self.blocks.append(thinking_block(item, self.vendor))
         elif kind is not None:
-            rich = True
-            blocks.extend(server_blocks(item, vendor))
-    stop, raw_stop = responses_stop(response, bool(calls))
-    text = "".join(texts)
-    if refusals and not text:
-        text, stop = "".join(refusals), "refusal"
-    elif text and restore is not None:
-        text = restore_optional(restore, text)
-        blocks = [(text, []) if isinstance(b, tuple) else b for b in blocks]
-    extra: dict[str, Any] = {}
-    if not rich:
-        blocks = []
-    else:
+            self.rich = True
+            self.blocks.extend(server_blocks(item, self.vendor))
+
+    def message(self, item: Any) -> None:
+        parts: list[str] = []
+        citations: list[Citation] = []
+        size = 0
+        for part in item.get("content") or ():
+            part_type = part.get("type")
+            if part_type == "output_text":
+                text = part.get("text") or ""
+                for annotation in part.get("annotations") or ():
+                    citations.append(responses_citation(annotation, size, self.vendor))
+                parts.append(text)
+                size += len(text)
+            elif part_type == "refusal":
+                self.refusals.append(part.get("refusal") or "")
+        joined = parts[0] if len(parts) == 1 else "".join(parts)
+        self.texts.append(joined)
+        if citations:
+            self.rich = True
+        if joined:
+            # A placeholder until the answer proves rich (plain answers build no blocks).
+            self.blocks.append((joined, citations))
+            self.message_ids.append(item.get("id") or "")
+
+    def final_blocks(self, text: str | None) -> tuple[list[Any], dict[str, Any]]:
+        """The answer's blocks (none for a plain answer) and its ``extra``.
+
+        ``text`` (the restored structured text), when given, replaces every message's.
+        """
+        extra: dict[str, Any] = {}
+        if not self.rich:
+            return [], extra
         blocks = [
+            (text, []) if text is not None and isinstance(b, tuple) else b for b in self.blocks
+        ]
+        if self.thinking and any(self.message_ids):
+            extra[MESSAGE_IDS] = [i for i in self.message_ids if i]
+        built = [
             TextBlock(b[0], citations=tuple(b[1])) if isinstance(b, tuple) else b for b in blocks
         ]
-        if thinking and any(message_ids):
-            extra[MESSAGE_IDS] = [i for i in message_ids if i]
+        return built, extra
+
+
+def _responses_response(response: dict[str, Any], restore: Restore, vendor: str) -> Response:
+    out = _Output(vendor)
+    for item in response["output"]:
+        out.add(item)
+    stop, raw_stop = responses_stop(response, bool(out.calls))
+    text = "".join(out.texts)
+    restored = None
+    if out.refusals and not text:
+        text, stop = "".join(out.refusals), "refusal"
+    elif text and restore is not None:
+        text = restored = restore_optional(restore, text)
+    blocks, extra = out.final_blocks(restored)
     return Response(
         text=text,
-        tool_calls=calls,
+        tool_calls=out.calls,
         usage=responses_usage(response.get("usage")),
         stop_reason=stop,
         model=response.get("model") or "",

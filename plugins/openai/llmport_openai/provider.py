@@ -46,11 +46,12 @@ from llmport.messages.types import ModelCapabilities, ProviderEvent, Request, Re
 from llmport.observe.redaction import register_secret
 from llmport.provider.clients import ClientCache, async_transport
 from llmport.provider.contract import Prepared, Provider, ProviderInfo
-from llmport.provider.translate import translating
+from llmport.provider.translate import answer_field, translating, vendor_boundary
 from llmport.provider.wire import Body, plain
 from llmport.provider.wire import encode as encode_body
 
 from . import convert_in, convert_out
+from .batch import OpenAIBatch
 from .errors import translate
 
 KNOWN_SETTINGS = frozenset(
@@ -202,14 +203,14 @@ class _OpenAIProvider(Provider):
             return (openai.AsyncAzureOpenAI if is_async else openai.AzureOpenAI)(**options)
         return (openai.AsyncOpenAI if is_async else openai.OpenAI)(**options)
 
-    def _translating(self) -> translating:
+    def translating(self) -> translating:
+        """OpenAI's error codes, and every key this provider has used, masked."""
         return translating(self.name, self._translate, self._secrets)
 
     def batch_backend(self) -> Any:
         """OpenAI batches (:mod:`llmport_openai.batch`)."""
-        from .batch import OpenAIBatch
-
-        return OpenAIBatch(self)
+        url = "/v1/responses" if self.conversation == "input" else "/v1/chat/completions"
+        return OpenAIBatch(self, self.clients, url)
 
     def close(self) -> None:
         self.clients.close()
@@ -304,78 +305,78 @@ class _OpenAIProvider(Provider):
             return str(path_template("/deployments/{model}", model=model)) + self.path
         return self.path
 
+    @vendor_boundary
     def send(self, prepared: Prepared) -> Response:
         p = _as(prepared, self, stream=False)
         client = self.clients.sync()
-        with self._translating():
-            body, options = self.wire(p, stream=False)
-            http = client.post(
-                self.url_path(client, p),
-                cast_to=_http_response(),
-                content=body.bytes(),
-                options=options,
-            )
-            # A body that is not JSON raises JSONDecodeError: a MalformedResponseError.
-            return self.response(json.loads(http.content), p)
+        body, options = self.wire(p, stream=False)
+        http = client.post(
+            self.url_path(client, p),
+            cast_to=_http_response(),
+            content=body.bytes(),
+            options=options,
+        )
+        # A body that is not JSON raises JSONDecodeError: a MalformedResponseError.
+        return self.response(json.loads(http.content), p)
 
+    @vendor_boundary
     async def asend(self, prepared: Prepared) -> Response:
         p = _as(prepared, self, stream=False)
         client = self.clients.for_loop()
-        with self._translating():
-            body, options = self.wire(p, stream=False)
-            http = await client.post(
-                self.url_path(client, p),
-                cast_to=_http_response(),
-                content=body.bytes(),
-                options=options,
-            )
-            return self.response(json.loads(http.content), p)
+        body, options = self.wire(p, stream=False)
+        http = await client.post(
+            self.url_path(client, p),
+            cast_to=_http_response(),
+            content=body.bytes(),
+            options=options,
+        )
+        return self.response(json.loads(http.content), p)
 
+    @vendor_boundary
     def send_stream(self, prepared: Prepared) -> Iterator[ProviderEvent]:
         p = _as(prepared, self, stream=True)
         client = self.clients.sync()
         converter = self.converter(p)
-        with self._translating():
-            body, options = self.wire(p, stream=True)
-            cast_to, stream_cls = self.sdk_types(is_async=False)
-            stream = client.post(
-                self.url_path(client, p),
-                cast_to=cast_to,
-                content=body.bytes(),
-                options=options,
-                stream=True,
-                stream_cls=stream_cls,
-            )
-            try:
-                for item in stream:
-                    yield from converter.feed(item)
-            finally:
-                stream.close()
-            yield from converter.end()
+        body, options = self.wire(p, stream=True)
+        cast_to, stream_cls = self.sdk_types(is_async=False)
+        stream = client.post(
+            self.url_path(client, p),
+            cast_to=cast_to,
+            content=body.bytes(),
+            options=options,
+            stream=True,
+            stream_cls=stream_cls,
+        )
+        try:
+            for item in stream:
+                yield from converter.feed(item)
+        finally:
+            stream.close()
+        yield from converter.end()
 
+    @vendor_boundary
     async def asend_stream(self, prepared: Prepared) -> AsyncIterator[ProviderEvent]:
         p = _as(prepared, self, stream=True)
         client = self.clients.for_loop()
         converter = self.converter(p)
-        with self._translating():
-            body, options = self.wire(p, stream=True)
-            cast_to, stream_cls = self.sdk_types(is_async=True)
-            stream = await client.post(
-                self.url_path(client, p),
-                cast_to=cast_to,
-                content=body.bytes(),
-                options=options,
-                stream=True,
-                stream_cls=stream_cls,
-            )
-            try:
-                async for item in stream:
-                    for event in converter.feed(item):
-                        yield event
-            finally:
-                await stream.close()
-            for event in converter.end():
-                yield event
+        body, options = self.wire(p, stream=True)
+        cast_to, stream_cls = self.sdk_types(is_async=True)
+        stream = await client.post(
+            self.url_path(client, p),
+            cast_to=cast_to,
+            content=body.bytes(),
+            options=options,
+            stream=True,
+            stream_cls=stream_cls,
+        )
+        try:
+            async for item in stream:
+                for event in converter.feed(item):
+                    yield event
+        finally:
+            await stream.close()
+        for event in converter.end():
+            yield event
 
 
 #: ``create`` arguments that are request options, not body fields.
@@ -470,16 +471,15 @@ class OpenAIResponsesProvider(_OpenAIProvider):
             kwargs["extra_body"] = counted
         return kwargs
 
+    @vendor_boundary
     def count_tokens(self, request: Request) -> int:
         """Input tokens of ``request``, counted by OpenAI (tools, instructions, files included)."""
         kwargs = self.count_kwargs(request)
-        client = self.clients.sync()
-        with self._translating():
-            return int(client.responses.input_tokens.count(**kwargs).input_tokens)
+        answer = self.clients.sync().responses.input_tokens.count(**kwargs)
+        return answer_field(answer, "input_tokens", int, self.name)
 
+    @vendor_boundary
     async def acount_tokens(self, request: Request) -> int:
         kwargs = self.count_kwargs(request)
-        client = self.clients.for_loop()
-        with self._translating():
-            answer = await client.responses.input_tokens.count(**kwargs)
-            return int(answer.input_tokens)
+        answer = await self.clients.for_loop().responses.input_tokens.count(**kwargs)
+        return answer_field(answer, "input_tokens", int, self.name)
