@@ -17,18 +17,19 @@ error translation.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from llmport.errors import LlmportError
 from llmport.messages.types import Request
 from llmport.plugin import BatchBackend, BatchError, BatchItem, BatchOutcome, BatchStatus
-from llmport.provider.translate import status_error, translating
+from llmport.provider.clients import ClientCache
+from llmport.provider.contract import Provider
+from llmport.provider.translate import answer_field, status_error, vendor_boundary
 from llmport.provider.wire import plain
 
-from .errors import BY_TYPE, VENDOR, translate
-
-if TYPE_CHECKING:
-    from .provider import AnthropicProvider
+from .convert_in import AnthropicPrepared
+from .convert_out import response
+from .errors import BY_TYPE, VENDOR
 
 #: Not body fields of a batch request (``stream``: batch requests are never streamed).
 _CALL_ONLY = ("timeout", "extra_headers", "extra_query", "extra_body", "stream")
@@ -37,10 +38,10 @@ _CALL_ONLY = ("timeout", "extra_headers", "extra_query", "extra_body", "stream")
 class AnthropicBatch(BatchBackend):
     """The Message Batches API of ``anthropic:`` models."""
 
-    provider: AnthropicProvider
-
-    def _translating(self) -> translating:
-        return translating(VENDOR, translate, self.provider._secrets)
+    def __init__(self, provider: Provider, clients: ClientCache[Any, Any]) -> None:
+        super().__init__(provider)
+        #: The provider's SDK clients (sync, and one per event loop).
+        self.clients = clients
 
     # -- submit ----------------------------------------------------------------------
 
@@ -63,56 +64,49 @@ class AnthropicBatch(BatchBackend):
             args["extra_headers"] = {"anthropic-beta": ",".join(betas)}
         return args
 
+    @vendor_boundary
     def submit(self, items: list[BatchItem], model: str, options: Mapping[str, Any]) -> str:
-        with self._translating():
-            created = self.provider.clients.sync().messages.batches.create(
-                **self.create_args(items)
-            )
-        return str(created.id)
+        created = self.clients.sync().messages.batches.create(**self.create_args(items))
+        return answer_field(created, "id", str, VENDOR)
 
+    @vendor_boundary
     async def asubmit(self, items: list[BatchItem], model: str, options: Mapping[str, Any]) -> str:
-        with self._translating():
-            batches = self.provider.clients.for_loop().messages.batches
-            created = await batches.create(**self.create_args(items))
-        return str(created.id)
+        batches = self.clients.for_loop().messages.batches
+        created = await batches.create(**self.create_args(items))
+        return answer_field(created, "id", str, VENDOR)
 
     # -- status and cancel ---------------------------------------------------------------
 
+    @vendor_boundary
     def status(self, vendor_id: str) -> BatchStatus:
-        with self._translating():
-            return neutral(self.provider.clients.sync().messages.batches.retrieve(vendor_id))
+        return neutral(self.clients.sync().messages.batches.retrieve(vendor_id))
 
+    @vendor_boundary
     async def astatus(self, vendor_id: str) -> BatchStatus:
-        with self._translating():
-            batches = self.provider.clients.for_loop().messages.batches
-            return neutral(await batches.retrieve(vendor_id))
+        return neutral(await self.clients.for_loop().messages.batches.retrieve(vendor_id))
 
+    @vendor_boundary
     def cancel(self, vendor_id: str) -> BatchStatus:
-        with self._translating():
-            return neutral(self.provider.clients.sync().messages.batches.cancel(vendor_id))
+        return neutral(self.clients.sync().messages.batches.cancel(vendor_id))
 
+    @vendor_boundary
     async def acancel(self, vendor_id: str) -> BatchStatus:
-        with self._translating():
-            batches = self.provider.clients.for_loop().messages.batches
-            return neutral(await batches.cancel(vendor_id))
+        return neutral(await self.clients.for_loop().messages.batches.cancel(vendor_id))
 
     # -- results ---------------------------------------------------------------------------
 
+    @vendor_boundary
     def outcomes(self, vendor_id: str, items: Mapping[str, BatchItem]) -> list[BatchOutcome]:
-        with self._translating():
-            lines = list(self.provider.clients.sync().messages.batches.results(vendor_id))
+        lines = list(self.clients.sync().messages.batches.results(vendor_id))
         return [self.outcome(line, items) for line in lines]
 
+    @vendor_boundary
     async def aoutcomes(self, vendor_id: str, items: Mapping[str, BatchItem]) -> list[BatchOutcome]:
-        with self._translating():
-            batches = self.provider.clients.for_loop().messages.batches
-            lines = [line async for line in await batches.results(vendor_id)]
+        batches = self.clients.for_loop().messages.batches
+        lines = [line async for line in await batches.results(vendor_id)]
         return [self.outcome(line, items) for line in lines]
 
     def outcome(self, line: Any, items: Mapping[str, BatchItem]) -> BatchOutcome:
-        from .convert_in import AnthropicPrepared
-        from .convert_out import response
-
         custom_id = str(line.custom_id)
         result = line.result
         kind = result.type
@@ -134,12 +128,13 @@ class AnthropicBatch(BatchBackend):
 
 
 def neutral(batch: Any) -> BatchStatus:
-    """A ``MessageBatch`` as a neutral status."""
+    """A ``MessageBatch`` as a neutral status (a MalformedResponseError if it is none)."""
+    batch_id = answer_field(batch, "id", str, VENDOR)
+    raw = answer_field(batch, "processing_status", str, VENDOR)
     counts = batch.request_counts
     succeeded, errored = int(counts.succeeded), int(counts.errored)
     canceled, expired = int(counts.canceled), int(counts.expired)
     total = int(counts.processing) + succeeded + errored + canceled + expired
-    raw = str(batch.processing_status)
     state: Any = "running"
     if raw == "ended":
         state = "completed"
@@ -148,7 +143,7 @@ def neutral(batch: Any) -> BatchStatus:
         elif expired and not (succeeded + errored):
             state = "expired"
     return BatchStatus(
-        id=str(batch.id), state=state, total=total, succeeded=succeeded, failed=errored, raw=raw
+        id=batch_id, state=state, total=total, succeeded=succeeded, failed=errored, raw=raw
     )
 
 

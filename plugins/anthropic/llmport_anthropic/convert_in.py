@@ -774,7 +774,7 @@ def citation_param(citation: Citation) -> dict[str, Any]:
     else:
         out["document_index"] = citation.document_index or 0
         out["document_title"] = citation.title
-        start, end = _CITATION_RANGE.get(kind, ("start_char_index", "end_char_index"))
+        start, end = CITATION_RANGE.get(kind, ("start_char_index", "end_char_index"))
         if citation.source_start is not None:
             out[start] = citation.source_start
         if citation.source_end is not None:
@@ -786,7 +786,7 @@ def citation_param(citation: Citation) -> dict[str, Any]:
 
 
 #: Anthropic's range fields per document citation type.
-_CITATION_RANGE = {
+CITATION_RANGE = {
     "char_location": ("start_char_index", "end_char_index"),
     "page_location": ("start_page_number", "end_page_number"),
     "content_block_location": ("start_block_index", "end_block_index"),

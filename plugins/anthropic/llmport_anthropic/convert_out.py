@@ -15,8 +15,8 @@ the code-execution container goes to ``Response.extra["anthropic_container"]``.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, ClassVar
 
 from llmport.errors import MalformedResponseError
 from llmport.messages.types import (
@@ -42,7 +42,7 @@ from llmport.messages.types import (
 from llmport.provider.claude import MESSAGES_API
 from llmport.provider.contract import parse_arguments
 
-from .convert_in import _CITATION_RANGE, CONTAINER_KEY, VENDOR, AnthropicPrepared
+from .convert_in import CITATION_RANGE, CONTAINER_KEY, VENDOR, AnthropicPrepared
 
 
 def stop_reason(raw: str | None) -> StopReason:
@@ -89,7 +89,7 @@ def citation(raw: Any) -> Citation:
             vendor=VENDOR,
             extra={"type": kind, **data},
         )
-    start_key, end_key = _CITATION_RANGE.get(kind, ("start_char_index", "end_char_index"))
+    start_key, end_key = CITATION_RANGE.get(kind, ("start_char_index", "end_char_index"))
     return Citation(
         "document",
         title=data.pop("document_title", None),
@@ -245,90 +245,108 @@ class StreamState:
         """Events for one stream event: its JSON object (an SDK event object is read as JSON)."""
         if type(event) is not dict:
             event = event.to_dict(mode="json", exclude_unset=True)
-        kind = event["type"]
-        if kind == "content_block_delta":
-            delta = event["delta"]
-            dtype = delta.get("type")
-            if dtype == "text_delta":
-                if delta.get("text"):
-                    yield TextDelta(delta["text"])
-            elif dtype == "input_json_delta":
-                index = event["index"]
-                part = delta.get("partial_json") or ""
-                if index == self.output_index:
-                    self.output_parts.append(part)
-                elif index in self.server:
-                    self.server[index][1].append(part)
-                elif part:
-                    yield ToolCallDelta(key=index, arguments=part)
-            elif dtype == "thinking_delta":
-                if delta.get("thinking"):
-                    yield ThinkingDelta(delta["thinking"], event["index"], vendor=VENDOR)
-            elif dtype == "signature_delta":
-                yield ThinkingDelta(key=event["index"], signature=delta["signature"], vendor=VENDOR)
-            elif dtype == "citations_delta":
-                self.citations.setdefault(event["index"], []).append(citation(delta["citation"]))
-        elif kind == "content_block_start":
-            block = event["content_block"]
-            btype = block.get("type")
+        step = self.STEPS.get(event["type"])
+        if step is not None:
+            yield from step(self, event)
+
+    def block_delta(self, event: dict[str, Any]) -> Iterator[ProviderEvent]:
+        delta = event["delta"]
+        dtype = delta.get("type")
+        if dtype == "text_delta":
+            if delta.get("text"):
+                yield TextDelta(delta["text"])
+        elif dtype == "input_json_delta":
             index = event["index"]
-            if btype == "text":
-                if block.get("citations"):
-                    self.citations[index] = [citation(c) for c in block["citations"]]
-                if block.get("text"):
-                    yield TextDelta(block["text"])
-            elif btype == "tool_use":
-                if self.output is not None and block.get("name") == self.output.name:
-                    self.output_index = index
-                else:
-                    yield ToolCallDelta(key=index, id=block.get("id"), name=block.get("name"))
-            elif btype == "thinking":
-                # Opens the block here, so it keeps its place before the text.
-                yield ThinkingDelta(
-                    block.get("thinking") or "",
-                    index,
-                    signature=block.get("signature") or None,
-                    vendor=VENDOR,
-                )
-            elif btype == "redacted_thinking":
-                yield ThinkingDelta(key=index, redacted=block.get("data"), vendor=VENDOR)
-            else:
-                self.server[index] = (dict(block), [])
-        elif kind == "content_block_stop":
-            index = event["index"]
-            if index in self.citations:
-                for c in self.citations.pop(index):
-                    yield CitationEvent(c)
+            part = delta.get("partial_json") or ""
+            if index == self.output_index:
+                self.output_parts.append(part)
             elif index in self.server:
-                raw, parts = self.server.pop(index)
-                if parts:
-                    raw["input"] = parse_arguments("".join(parts))
-                yield ServerToolEvent(server_block(raw, self.names))
-            elif index == self.output_index and self.output is not None:
-                arguments = parse_arguments("".join(self.output_parts))
-                yield TextDelta(self.output.reply_text(arguments))
-        elif kind == "message_start":
-            message = event["message"]
-            self.model = message.get("model") or ""
-            self.id = message.get("id")
-            if message.get("container") is not None:
-                self.container = dict(message["container"])
-            yield UsageEvent(usage(message.get("usage")))
-        elif kind == "message_delta":
-            delta = event.get("delta") or {}
-            self.raw_stop = delta.get("stop_reason")
-            if delta.get("container") is not None:
-                self.container = dict(delta["container"])
-            if event.get("usage") is not None:
-                yield UsageEvent(usage(event["usage"]))
-        elif kind == "message_stop":
-            reason = stop_reason(self.raw_stop)
-            if self.output_index is not None and reason == "tool_use":
-                reason = "end_turn"  # the output tool was the answer, not a call to run
-            yield StopEvent(
-                reason,
-                self.raw_stop,
-                self.model,
-                self.id,
-                {CONTAINER_KEY: self.container} if self.container is not None else {},
+                self.server[index][1].append(part)
+            elif part:
+                yield ToolCallDelta(key=index, arguments=part)
+        elif dtype == "thinking_delta":
+            if delta.get("thinking"):
+                yield ThinkingDelta(delta["thinking"], event["index"], vendor=VENDOR)
+        elif dtype == "signature_delta":
+            yield ThinkingDelta(key=event["index"], signature=delta["signature"], vendor=VENDOR)
+        elif dtype == "citations_delta":
+            self.citations.setdefault(event["index"], []).append(citation(delta["citation"]))
+
+    def block_start(self, event: dict[str, Any]) -> Iterator[ProviderEvent]:
+        block = event["content_block"]
+        btype = block.get("type")
+        index = event["index"]
+        if btype == "text":
+            if block.get("citations"):
+                self.citations[index] = [citation(c) for c in block["citations"]]
+            if block.get("text"):
+                yield TextDelta(block["text"])
+        elif btype == "tool_use":
+            if self.output is not None and block.get("name") == self.output.name:
+                self.output_index = index
+            else:
+                yield ToolCallDelta(key=index, id=block.get("id"), name=block.get("name"))
+        elif btype == "thinking":
+            # Opens the block here, so it keeps its place before the text.
+            yield ThinkingDelta(
+                block.get("thinking") or "",
+                index,
+                signature=block.get("signature") or None,
+                vendor=VENDOR,
             )
+        elif btype == "redacted_thinking":
+            yield ThinkingDelta(key=index, redacted=block.get("data"), vendor=VENDOR)
+        else:
+            self.server[index] = (dict(block), [])
+
+    def block_stop(self, event: dict[str, Any]) -> Iterator[ProviderEvent]:
+        index = event["index"]
+        if index in self.citations:
+            for c in self.citations.pop(index):
+                yield CitationEvent(c)
+        elif index in self.server:
+            raw, parts = self.server.pop(index)
+            if parts:
+                raw["input"] = parse_arguments("".join(parts))
+            yield ServerToolEvent(server_block(raw, self.names))
+        elif index == self.output_index and self.output is not None:
+            arguments = parse_arguments("".join(self.output_parts))
+            yield TextDelta(self.output.reply_text(arguments))
+
+    def message_start(self, event: dict[str, Any]) -> Iterator[ProviderEvent]:
+        message = event["message"]
+        self.model = message.get("model") or ""
+        self.id = message.get("id")
+        if message.get("container") is not None:
+            self.container = dict(message["container"])
+        yield UsageEvent(usage(message.get("usage")))
+
+    def message_delta(self, event: dict[str, Any]) -> Iterator[ProviderEvent]:
+        delta = event.get("delta") or {}
+        self.raw_stop = delta.get("stop_reason")
+        if delta.get("container") is not None:
+            self.container = dict(delta["container"])
+        if event.get("usage") is not None:
+            yield UsageEvent(usage(event["usage"]))
+
+    def message_stop(self, event: dict[str, Any]) -> Iterator[ProviderEvent]:
+        reason = stop_reason(self.raw_stop)
+        if self.output_index is not None and reason == "tool_use":
+            reason = "end_turn"  # the output tool was the answer, not a call to run
+        yield StopEvent(
+            reason,
+            self.raw_stop,
+            self.model,
+            self.id,
+            {CONTAINER_KEY: self.container} if self.container is not None else {},
+        )
+
+    #: Stream event type -> the step that reads it (other types, ``ping``, carry nothing).
+    STEPS: ClassVar[dict[str, Callable[[StreamState, dict[str, Any]], Iterator[ProviderEvent]]]] = {
+        "content_block_delta": block_delta,
+        "content_block_start": block_start,
+        "content_block_stop": block_stop,
+        "message_start": message_start,
+        "message_delta": message_delta,
+        "message_stop": message_stop,
+    }

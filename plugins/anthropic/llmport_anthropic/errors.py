@@ -70,6 +70,10 @@ def translate(exc: BaseException) -> ProviderError | None:
         return AuthenticationError(
             f"{VENDOR}: no usable credentials ({type(exc).__name__})", provider=VENDOR
         )
+    if type(exc).__name__ == "AnthropicError" and "results_url" in str(exc):
+        # batches.results() found no results_url on the batch it retrieved: the engine
+        # asks only for an ended batch, so the answer was not a MessageBatch.
+        return MalformedResponseError(f"{VENDOR}: the batch has no results_url", provider=VENDOR)
     return None
 
 

@@ -43,11 +43,12 @@ from llmport.messages.types import ModelCapabilities, ProviderEvent, Request, Re
 from llmport.observe.redaction import register_secret
 from llmport.provider.clients import ClientCache, async_transport
 from llmport.provider.contract import Prepared, Provider, ProviderInfo
-from llmport.provider.translate import translating
+from llmport.provider.translate import answer_field, translating, vendor_boundary
 from llmport.provider.wire import Body
 from llmport.provider.wire import encode as encode_body
 
 from . import convert_in, convert_out
+from .batch import AnthropicBatch
 from .convert_in import AnthropicPrepared
 from .errors import translate
 from .models import family_for
@@ -127,11 +128,13 @@ class AnthropicProvider(Provider):
     async def aclose(self) -> None:
         await self.clients.aclose()
 
+    def translating(self) -> translating:
+        """Anthropic's error types, and every key or token this provider has used, masked."""
+        return translating(self.name, translate, self._secrets)
+
     def batch_backend(self) -> Any:
         """Anthropic message batches (:mod:`llmport_anthropic.batch`)."""
-        from .batch import AnthropicBatch
-
-        return AnthropicBatch(self)
+        return AnthropicBatch(self, self.clients)
 
     def capabilities(self, model: str) -> ModelCapabilities:
         """The registered capabilities, else (a provider made directly) the family table's."""
@@ -150,6 +153,7 @@ class AnthropicProvider(Provider):
 
     # -- token counting ------------------------------------------------------------
 
+    @vendor_boundary
     def count_tokens(self, request: Request) -> int:
         """Input tokens of ``request`` from ``POST /v1/messages/count_tokens`` (exact).
 
@@ -158,16 +162,15 @@ class AnthropicProvider(Provider):
         generation-only fields; errors are translated as for ``send``.
         """
         params = self._count_params(request)
-        with translating(self.name, translate, self._secrets):
-            counted = self.clients.sync().messages.count_tokens(**params)
-        return int(counted.input_tokens)
+        counted = self.clients.sync().messages.count_tokens(**params)
+        return answer_field(counted, "input_tokens", int, self.name)
 
+    @vendor_boundary
     async def acount_tokens(self, request: Request) -> int:
         """Async :meth:`count_tokens` (the event loop's own client)."""
         params = self._count_params(request)
-        with translating(self.name, translate, self._secrets):
-            counted = await self.clients.for_loop().messages.count_tokens(**params)
-        return int(counted.input_tokens)
+        counted = await self.clients.for_loop().messages.count_tokens(**params)
+        return answer_field(counted, "input_tokens", int, self.name)
 
     def _count_params(self, request: Request) -> dict[str, Any]:
         # Counted as if streamed: the non-streaming max_tokens limit is no concern here.
@@ -176,65 +179,65 @@ class AnthropicProvider(Provider):
 
     # -- send: I/O and the answer, every attempt -----------------------------------
 
+    @vendor_boundary
     def send(self, prepared: Prepared) -> Response:
         own = _own(prepared)
         client = self.clients.sync()
-        with translating(self.name, translate, self._secrets):
-            body, options = _wire(own, client, stream=False)
-            http = client.post(
-                "/v1/messages", cast_to=_http_response(), content=body.bytes(), options=options
-            )
-            # A body that is not JSON raises JSONDecodeError: a MalformedResponseError.
-            message = json.loads(http.content)
+        body, options = _wire(own, client, stream=False)
+        http = client.post(
+            "/v1/messages", cast_to=_http_response(), content=body.bytes(), options=options
+        )
+        # A body that is not JSON raises JSONDecodeError: a MalformedResponseError.
+        message = json.loads(http.content)
         return convert_out.response(message, own)
 
+    @vendor_boundary
     async def asend(self, prepared: Prepared) -> Response:
         own = _own(prepared)
         client = self.clients.for_loop()
-        with translating(self.name, translate, self._secrets):
-            body, options = _wire(own, client, stream=False)
-            http = await client.post(
-                "/v1/messages", cast_to=_http_response(), content=body.bytes(), options=options
-            )
-            message = json.loads(http.content)
+        body, options = _wire(own, client, stream=False)
+        http = await client.post(
+            "/v1/messages", cast_to=_http_response(), content=body.bytes(), options=options
+        )
+        message = json.loads(http.content)
         return convert_out.response(message, own)
 
+    @vendor_boundary
     def send_stream(self, prepared: Prepared) -> Iterator[ProviderEvent]:
         own = _own(prepared)
         client = self.clients.sync()
         state = convert_out.StreamState(own)
-        with translating(self.name, translate, self._secrets):
-            body, options = _wire(own, client, stream=True)
-            cast_to, stream_cls = _sdk_types(is_async=False)
-            with client.post(
-                "/v1/messages",
-                cast_to=cast_to,
-                content=body.bytes(),
-                options=options,
-                stream=True,
-                stream_cls=stream_cls,
-            ) as stream:
-                for event in stream:
-                    yield from state.feed(event)
+        body, options = _wire(own, client, stream=True)
+        cast_to, stream_cls = _sdk_types(is_async=False)
+        with client.post(
+            "/v1/messages",
+            cast_to=cast_to,
+            content=body.bytes(),
+            options=options,
+            stream=True,
+            stream_cls=stream_cls,
+        ) as stream:
+            for event in stream:
+                yield from state.feed(event)
 
+    @vendor_boundary
     async def asend_stream(self, prepared: Prepared) -> AsyncIterator[ProviderEvent]:
         own = _own(prepared)
         client = self.clients.for_loop()
         state = convert_out.StreamState(own)
-        with translating(self.name, translate, self._secrets):
-            body, options = _wire(own, client, stream=True)
-            cast_to, stream_cls = _sdk_types(is_async=True)
-            async with await client.post(
-                "/v1/messages",
-                cast_to=cast_to,
-                content=body.bytes(),
-                options=options,
-                stream=True,
-                stream_cls=stream_cls,
-            ) as stream:
-                async for event in stream:
-                    for out in state.feed(event):
-                        yield out
+        body, options = _wire(own, client, stream=True)
+        cast_to, stream_cls = _sdk_types(is_async=True)
+        async with await client.post(
+            "/v1/messages",
+            cast_to=cast_to,
+            content=body.bytes(),
+            options=options,
+            stream=True,
+            stream_cls=stream_cls,
+        ) as stream:
+            async for event in stream:
+                for out in state.feed(event):
+                    yield out
 
 
 #: The body fields in the order ``messages.create`` puts them (then ``extra_body``'s).
