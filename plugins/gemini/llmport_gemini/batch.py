@@ -19,17 +19,19 @@ are known once the job has ended. ``batch_options``: ``display_name``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
 
-from llmport.errors import LlmportError, UnsupportedFeatureError
+from llmport.errors import LlmportError, OptionError, UnsupportedFeatureError
 from llmport.plugin import BatchBackend, BatchItem, BatchOutcome, BatchState, BatchStatus
-from llmport.provider.translate import status_error
+from llmport.provider.contract import Provider
+from llmport.provider.translate import answer_field, status_error, vendor_boundary
 
+from .convert_in import merge, sdk_payload
+from .convert_out import response
 from .errors import VENDOR
-
-if TYPE_CHECKING:
-    from .provider import GeminiProvider
+from .models import family_for
 
 #: google-genai job state -> neutral state.
 STATES: dict[str, BatchState] = {
@@ -47,17 +49,37 @@ STATES: dict[str, BatchState] = {
 }
 #: google.rpc.Code -> the HTTP status it stands for.
 RPC_STATUS = {1: 499, 3: 400, 4: 504, 5: 404, 7: 403, 8: 429, 9: 400, 13: 500, 14: 503, 16: 401}
+#: A Developer API batch job's name (what google-genai takes; anything else it refuses).
+JOB_NAME = re.compile(r"batches/[^/]+")
 
 
 class GeminiBatch(BatchBackend):
     """Batch mode of ``gemini:`` models (Developer API, inline requests)."""
 
     options = frozenset({"display_name"})
-    provider: GeminiProvider
+
+    def __init__(
+        self,
+        provider: Provider,
+        client: Callable[[], Any],
+        async_client: Callable[[], Any],
+        *,
+        vertex: bool,
+    ) -> None:
+        super().__init__(provider)
+        #: The provider's sync ``genai.Client``, and the running event loop's.
+        self.client = client
+        self.async_client = async_client
+        #: Whether the provider talks to Vertex AI (no inline batches there).
+        self.vertex = vertex
 
     def check(self, model: str, options: Mapping[str, Any]) -> None:
         super().check(model, options)
-        if self.provider.vertex:
+        self.developer_api(model)
+
+    def developer_api(self, model: str) -> None:
+        """Raise before any request on Vertex AI: llmport batches the Developer API's way."""
+        if self.vertex:
             raise UnsupportedFeatureError(
                 VENDOR,
                 model,
@@ -66,18 +88,25 @@ class GeminiBatch(BatchBackend):
                 "llmport sends inline requests (the Gemini Developer API)",
             )
 
+    def job_name(self, vendor_id: str) -> str:
+        """``vendor_id`` if it names a Developer API job (``batches/...``), else an OptionError."""
+        self.developer_api("batch")
+        if not JOB_NAME.fullmatch(vendor_id):
+            raise OptionError(
+                f"gemini: a batch job id looks like 'gemini:batches/<id>', got {vendor_id!r}"
+            )
+        return vendor_id
+
     # -- submit ----------------------------------------------------------------------
 
     def create_args(self, items: list[BatchItem], model: str, options: Mapping[str, Any]) -> Any:
         """``batches.create`` arguments: one inline request per item, extra fields merged."""
         from google.genai import types
 
-        from .convert_in import sdk_payload
-
         inlined = []
         extras: list[dict[str, Any]] = []
         for item in items:
-            payload = sdk_payload(item.prepared, self.provider.family(item.prepared.request.model))
+            payload = sdk_payload(item.prepared, family_for(item.prepared.request.model))
             config = payload["config"]
             http = config.http_options
             extras.append(dict(http.extra_body or {}) if http is not None else {})
@@ -101,9 +130,7 @@ class GeminiBatch(BatchBackend):
         """Each inline request as google-genai writes it, ``extra_body`` merged into ``request``."""
         from google.genai import _common, batches
 
-        from .convert_in import merge
-
-        client = self.provider.client()._api_client
+        client = self.client()._api_client
         out = []
         for request, extra in zip(inlined, extras, strict=True):
             converted = batches._InlinedRequest_to_mldev(client, request)
@@ -112,53 +139,52 @@ class GeminiBatch(BatchBackend):
             out.append(converted)
         return out
 
+    @vendor_boundary
     def submit(self, items: list[BatchItem], model: str, options: Mapping[str, Any]) -> str:
         args = self.create_args(items, model, options)
-        with self.provider._translating():
-            job = self.provider.client().batches.create(**args)
-        return str(job.name)
+        job = self.client().batches.create(**args)
+        return answer_field(job, "name", str, VENDOR)
 
+    @vendor_boundary
     async def asubmit(self, items: list[BatchItem], model: str, options: Mapping[str, Any]) -> str:
         args = self.create_args(items, model, options)
-        with self.provider._translating():
-            job = await self.provider.async_client().aio.batches.create(**args)
-        return str(job.name)
+        job = await self.async_client().aio.batches.create(**args)
+        return answer_field(job, "name", str, VENDOR)
 
     # -- status and cancel ------------------------------------------------------------------
 
+    @vendor_boundary
     def status(self, vendor_id: str) -> BatchStatus:
-        with self.provider._translating():
-            return neutral(self.provider.client().batches.get(name=vendor_id))
+        return neutral(self.client().batches.get(name=self.job_name(vendor_id)))
 
+    @vendor_boundary
     async def astatus(self, vendor_id: str) -> BatchStatus:
-        with self.provider._translating():
-            return neutral(await self.provider.async_client().aio.batches.get(name=vendor_id))
+        return neutral(await self.async_client().aio.batches.get(name=self.job_name(vendor_id)))
 
+    @vendor_boundary
     def cancel(self, vendor_id: str) -> BatchStatus:
-        with self.provider._translating():
-            self.provider.client().batches.cancel(name=vendor_id)
+        self.client().batches.cancel(name=self.job_name(vendor_id))
         return self.status(vendor_id)
 
+    @vendor_boundary
     async def acancel(self, vendor_id: str) -> BatchStatus:
-        with self.provider._translating():
-            await self.provider.async_client().aio.batches.cancel(name=vendor_id)
+        await self.async_client().aio.batches.cancel(name=self.job_name(vendor_id))
         return await self.astatus(vendor_id)
 
     # -- results ------------------------------------------------------------------------------
 
+    @vendor_boundary
     def outcomes(self, vendor_id: str, items: Mapping[str, BatchItem]) -> list[BatchOutcome]:
-        with self.provider._translating():
-            job = self.provider.client().batches.get(name=vendor_id)
-        return self.parse(job)
+        return self.parse(self.client().batches.get(name=self.job_name(vendor_id)))
 
+    @vendor_boundary
     async def aoutcomes(self, vendor_id: str, items: Mapping[str, BatchItem]) -> list[BatchOutcome]:
-        with self.provider._translating():
-            job = await self.provider.async_client().aio.batches.get(name=vendor_id)
+        job = await self.async_client().aio.batches.get(name=self.job_name(vendor_id))
         return self.parse(job)
 
     def parse(self, job: Any) -> list[BatchOutcome]:
-        from .convert_out import response
-
+        """One outcome per inline answer of an ended job (a MalformedResponseError if no job)."""
+        neutral(job)
         model = str(job.model or "").removeprefix("models/")
         out = []
         for n, answer in enumerate(_inlined(job)):
@@ -179,8 +205,13 @@ def _inlined(job: Any) -> list[Any]:
 
 
 def neutral(job: Any) -> BatchStatus:
-    """A google-genai ``BatchJob`` as a neutral status (counts: Vertex's stats, or the answers)."""
-    raw = str(getattr(job.state, "value", job.state))
+    """A google-genai ``BatchJob`` as a neutral status (counts: Vertex's stats, or the answers).
+
+    A job without a name or a state (``{}``, an error object) is a MalformedResponseError.
+    """
+    name = answer_field(job, "name", str, VENDOR)
+    state_field = answer_field(job, "state", object, VENDOR)
+    raw = str(getattr(state_field, "value", state_field))
     state = STATES.get(raw, "running")
     stats = job.completion_stats
     succeeded = failed = total = 0
@@ -193,7 +224,7 @@ def neutral(job: Any) -> BatchStatus:
         failed = sum(1 for a in answers if a.error is not None)
         succeeded, total = len(answers) - failed, len(answers)
     return BatchStatus(
-        id=str(job.name), state=state, total=total, succeeded=succeeded, failed=failed, raw=raw
+        id=name, state=state, total=total, succeeded=succeeded, failed=failed, raw=raw
     )
 
 

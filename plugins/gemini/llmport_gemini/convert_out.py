@@ -27,7 +27,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 from llmport.messages.types import (
     Block,
@@ -49,10 +49,12 @@ from llmport.messages.types import (
     Usage,
     UsageEvent,
 )
+from llmport.provider.translate import malformed
 
 from .convert_in import SIGNATURE_KEY, SIGNED_PART_KEY, SYNTHETIC_ID_KEY
 
 VENDOR = "gemini"
+T = TypeVar("T")
 GROUNDING_KEY = "gemini_grounding"
 URL_CONTEXT_KEY = "gemini_url_context"
 _CARRIER = {SIGNED_PART_KEY: "text"}
@@ -351,6 +353,22 @@ def _citation(chunk: Any, cited: str, start: int, end: int) -> Citation | None:
             extra=extra,
         )
     return None
+
+
+def check_answer(answer: T) -> T:
+    """``answer`` if it is a generateContent success: candidates, or a prompt blocked.
+
+    A 2xx with neither (``{}``, an error object) is a MalformedResponseError,
+    never an empty answer. ``answer`` is the JSON or google-genai's object.
+    """
+    if isinstance(answer, dict):
+        candidates, feedback = answer.get("candidates"), answer.get("promptFeedback")
+    else:
+        candidates = getattr(answer, "candidates", None)
+        feedback = getattr(answer, "prompt_feedback", None)
+    if not candidates and not feedback:
+        raise malformed(VENDOR, "candidates or promptFeedback expected")
+    return answer
 
 
 def response(answer: Any, model: str) -> Response:

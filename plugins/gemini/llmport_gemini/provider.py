@@ -44,9 +44,10 @@ from llmport.messages.types import ProviderEvent, Request, Response
 from llmport.observe.redaction import register_secret
 from llmport.provider.clients import ClientCache, async_transport
 from llmport.provider.contract import Prepared, Provider, ProviderInfo
-from llmport.provider.translate import translating
+from llmport.provider.translate import answer_field, translating, vendor_boundary
 
 from . import convert_in, convert_out
+from .batch import GeminiBatch
 from .errors import translate
 from .models import Family, family_for
 
@@ -354,67 +355,64 @@ class GeminiProvider(Provider):
             args["config"] = types.CountTokensConfig(http_options=types.HttpOptions(**http))
         return args
 
+    @vendor_boundary
     def count_tokens(self, request: Request) -> int:
         """Input tokens of ``request`` from ``models.countTokens`` (``totalTokens``)."""
         args = self.count_args(request)
-        with self._translating():
-            answer = self.client().models.count_tokens(**args)
-        return int(answer.total_tokens or 0)
+        answer = self.client().models.count_tokens(**args)
+        return answer_field(answer, "total_tokens", int, self.name)
 
+    @vendor_boundary
     async def acount_tokens(self, request: Request) -> int:
         """Async :meth:`count_tokens` on the event loop's client."""
         args = self.count_args(request)
-        with self._translating():
-            answer = await self.async_client().aio.models.count_tokens(**args)
-        return int(answer.total_tokens or 0)
+        answer = await self.async_client().aio.models.count_tokens(**args)
+        return answer_field(answer, "total_tokens", int, self.name)
 
     # -- send: I/O and the answer back ------------------------------------------------
 
-    def _translating(self) -> translating:
+    def translating(self) -> translating:
+        """google-genai's errors as llmport's; the key in use masked, whatever its format."""
         return translating(self.name, translate, self._secrets)
 
     def batch_backend(self) -> Any:
         """Gemini batch mode (:mod:`llmport_gemini.batch`)."""
-        from .batch import GeminiBatch
+        return GeminiBatch(self, self.client, self.async_client, vertex=self.vertex)
 
-        return GeminiBatch(self)
-
+    @vendor_boundary
     def send(self, prepared: Prepared) -> Response:
         payload = prepared.payload
         model = prepared.request.model
         if "body" not in payload:
-            with self._translating():
-                answer = self.client().models.generate_content(**payload)
-            return convert_out.response(answer, model)
-        with self._translating():
-            if payload["empty"]:
-                raise ValueError("contents are required.")
-            text = _post(self.client()._api_client, payload)
-            data = json.loads(text) if text else {}
-            done = convert_out.response_json(data, model)
-            if done is None:
-                answer = convert_out.sdk_response(data, payload["response_json_schema"])
-                if convert_out.continues(data):
-                    answer = self._continued(prepared, answer)
+            answer = self.client().models.generate_content(**payload)
+            return convert_out.response(convert_out.check_answer(answer), model)
+        if payload["empty"]:
+            raise ValueError("contents are required.")
+        text = _post(self.client()._api_client, payload)
+        data = convert_out.check_answer(json.loads(text) if text else {})
+        done = convert_out.response_json(data, model)
+        if done is None:
+            answer = convert_out.sdk_response(data, payload["response_json_schema"])
+            if convert_out.continues(data):
+                answer = self._continued(prepared, answer)
         return done if done is not None else convert_out.response(answer, model)
 
+    @vendor_boundary
     async def asend(self, prepared: Prepared) -> Response:
         payload = prepared.payload
         model = prepared.request.model
         if "body" not in payload:
-            with self._translating():
-                answer = await self.async_client().aio.models.generate_content(**payload)
-            return convert_out.response(answer, model)
-        with self._translating():
-            if payload["empty"]:
-                raise ValueError("contents are required.")
-            text = await _apost(self.async_client()._api_client, payload)
-            data = json.loads(text) if text else {}
-            done = convert_out.response_json(data, model)
-            if done is None:
-                answer = convert_out.sdk_response(data, payload["response_json_schema"])
-                if convert_out.continues(data):
-                    answer = await self._acontinued(prepared, answer)
+            answer = await self.async_client().aio.models.generate_content(**payload)
+            return convert_out.response(convert_out.check_answer(answer), model)
+        if payload["empty"]:
+            raise ValueError("contents are required.")
+        text = await _apost(self.async_client()._api_client, payload)
+        data = convert_out.check_answer(json.loads(text) if text else {})
+        done = convert_out.response_json(data, model)
+        if done is None:
+            answer = convert_out.sdk_response(data, payload["response_json_schema"])
+            if convert_out.continues(data):
+                answer = await self._acontinued(prepared, answer)
         return done if done is not None else convert_out.response(answer, model)
 
     def _stream_args(self, prepared: Prepared) -> dict[str, Any]:
@@ -460,130 +458,128 @@ class GeminiProvider(Provider):
             token = _extra_utils.should_continue_generation(answer)
         return _extra_utils.merge_continuation_responses(responses, config=args["config"])
 
+    @vendor_boundary
     def send_stream(self, prepared: Prepared) -> Iterator[ProviderEvent]:
         payload = prepared.payload
         state = convert_out.StreamState(prepared.request.model)
         if "body" not in payload:
             args = self._stream_args(prepared)
-            with self._translating():
-                chunks = self.client().models.generate_content_stream(**args)
-                try:
-                    for chunk in chunks:
-                        yield from state.feed(chunk)
-                finally:
-                    chunks.close()
+            chunks = self.client().models.generate_content_stream(**args)
+            try:
+                for chunk in chunks:
+                    yield from state.feed(chunk)
+            finally:
+                chunks.close()
             yield from state.end()
             return
         schema = payload["response_json_schema"]
-        with self._translating():
-            if payload["empty"]:
-                raise ValueError("contents are required.")
-            api = self.client()._api_client
-            response = api._request(
-                _request(api, payload, _STREAM), payload["http_options"], stream=True
-            )
-            seen: list[Any] = []  # this request's chunks, for a hand-over (see _handover)
-            handover: Any = None
-            error: Exception | None = None
-            segments = response.segments()
-            try:
-                for data in segments:
-                    _stream_error(data, response)
-                    if handover is None and convert_out.hands_over(data):
-                        handover = self._handover(prepared, seen)
-                    if handover is None:
-                        seen.append(data)
-                        yield from state.feed_json(data, schema)
-                    else:
-                        chunk = handover.observe(convert_out.sdk_response(data, schema))
-                        yield from state.feed(chunk)
-            except Exception as exc:
+        if payload["empty"]:
+            raise ValueError("contents are required.")
+        api = self.client()._api_client
+        response = api._request(
+            _request(api, payload, _STREAM), payload["http_options"], stream=True
+        )
+        seen: list[Any] = []  # this request's chunks, for a hand-over (see _handover)
+        handover: Any = None
+        error: Exception | None = None
+        segments = response.segments()
+        try:
+            for data in segments:
+                _stream_error(data, response)
+                if handover is None and convert_out.hands_over(data):
+                    handover = self._handover(prepared, seen)
                 if handover is None:
-                    raise
-                error = exc  # the continuation decides, as in google-genai
-            finally:
-                segments.close()
-                _close(response)
-            if handover is not None:
-                models = self.client().models
-                args = self._stream_args(prepared)
-                while handover.end_hop(error):
-                    error = None
-                    try:
-                        for chunk in models._generate_content_stream(
-                            model=args["model"],
-                            contents=args["contents"],
-                            config=handover.start_hop(),
-                        ):
-                            yield from state.feed(handover.observe(chunk))
-                    except Exception as exc:
-                        error = exc
+                    seen.append(data)
+                    yield from state.feed_json(data, schema)
+                else:
+                    chunk = handover.observe(convert_out.sdk_response(data, schema))
+                    yield from state.feed(chunk)
+        except Exception as exc:
+            if handover is None:
+                raise
+            error = exc  # the continuation decides, as in google-genai
+        finally:
+            segments.close()
+            _close(response)
+        if handover is not None:
+            models = self.client().models
+            args = self._stream_args(prepared)
+            while handover.end_hop(error):
+                error = None
+                try:
+                    for chunk in models._generate_content_stream(
+                        model=args["model"],
+                        contents=args["contents"],
+                        config=handover.start_hop(),
+                    ):
+                        yield from state.feed(handover.observe(chunk))
+                except Exception as exc:
+                    error = exc
         yield from state.end()
 
+    @vendor_boundary
     async def asend_stream(self, prepared: Prepared) -> AsyncIterator[ProviderEvent]:
         payload = prepared.payload
         state = convert_out.StreamState(prepared.request.model)
         if "body" not in payload:
             args = self._stream_args(prepared)
-            with self._translating():
-                chunks = await self.async_client().aio.models.generate_content_stream(**args)
-                try:
-                    async for chunk in chunks:
-                        for event in state.feed(chunk):
-                            yield event
-                finally:
-                    await chunks.aclose()
+            chunks = await self.async_client().aio.models.generate_content_stream(**args)
+            try:
+                async for chunk in chunks:
+                    for event in state.feed(chunk):
+                        yield event
+            finally:
+                await chunks.aclose()
             for event in state.end():
                 yield event
             return
         schema = payload["response_json_schema"]
-        with self._translating():
-            if payload["empty"]:
-                raise ValueError("contents are required.")
-            api = self.async_client()._api_client
-            response = await api._async_request(
-                _request(api, payload, _STREAM), payload["http_options"], stream=True
-            )
-            seen: list[Any] = []
-            handover: Any = None
-            error: Exception | None = None
-            segments = response.async_segments()
-            try:
-                async for data in segments:
-                    await _astream_error(data, response)
-                    if handover is None and convert_out.hands_over(data):
-                        handover = self._handover(prepared, seen)
-                    if handover is None:
-                        seen.append(data)
-                        events = state.feed_json(data, schema)
-                    else:
-                        chunk = handover.observe(convert_out.sdk_response(data, schema))
-                        events = state.feed(chunk)
-                    for event in events:
-                        yield event
-            except Exception as exc:
+        if payload["empty"]:
+            raise ValueError("contents are required.")
+        api = self.async_client()._api_client
+        response = await api._async_request(
+            _request(api, payload, _STREAM), payload["http_options"], stream=True
+        )
+        seen: list[Any] = []
+        handover: Any = None
+        error: Exception | None = None
+        segments = response.async_segments()
+        try:
+            async for data in segments:
+                await _astream_error(data, response)
+                if handover is None and convert_out.hands_over(data):
+                    handover = self._handover(prepared, seen)
                 if handover is None:
-                    raise
-                error = exc
-            finally:
-                await segments.aclose()
-                await _aclose(response)
-            if handover is not None:
-                models = self.async_client().aio.models
-                args = self._stream_args(prepared)
-                while handover.end_hop(error):
-                    error = None
-                    try:
-                        chunks = await models._generate_content_stream(
-                            model=args["model"],
-                            contents=args["contents"],
-                            config=handover.start_hop(),
-                        )
-                        async for chunk in chunks:
-                            for event in state.feed(handover.observe(chunk)):
-                                yield event
-                    except Exception as exc:
-                        error = exc
+                    seen.append(data)
+                    events = state.feed_json(data, schema)
+                else:
+                    chunk = handover.observe(convert_out.sdk_response(data, schema))
+                    events = state.feed(chunk)
+                for event in events:
+                    yield event
+        except Exception as exc:
+            if handover is None:
+                raise
+            error = exc
+        finally:
+            await segments.aclose()
+            await _aclose(response)
+        if handover is not None:
+            models = self.async_client().aio.models
+            args = self._stream_args(prepared)
+            while handover.end_hop(error):
+                error = None
+                try:
+                    chunks = await models._generate_content_stream(
+                        model=args["model"],
+                        contents=args["contents"],
+                        config=handover.start_hop(),
+                    )
+                    async for chunk in chunks:
+                        for event in state.feed(handover.observe(chunk)):
+                            yield event
+                except Exception as exc:
+                    error = exc
         for event in state.end():
             yield event
 
