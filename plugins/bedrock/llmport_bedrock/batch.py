@@ -34,20 +34,19 @@ import base64
 import functools
 import hashlib
 import json
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from llmport.errors import LlmportError, OptionError
 from llmport.messages.types import Request
 from llmport.plugin import BatchBackend, BatchItem, BatchOutcome, BatchState, BatchStatus
 from llmport.provider.clients import ClientCache
-from llmport.provider.translate import status_error, translating
+from llmport.provider.contract import Provider
+from llmport.provider.translate import answer_field, malformed, status_error, vendor_boundary
 
-from .convert_in import materialize
-from .errors import VENDOR, translate
-
-if TYPE_CHECKING:
-    from .provider import BedrockProvider
+from .convert_in import ConversePrepared, materialize
+from .convert_out import response
+from .errors import VENDOR
 
 #: Model-invocation job status -> neutral state.
 STATES: dict[str, BatchState] = {
@@ -84,10 +83,11 @@ class BedrockBatch(BatchBackend):
     """Model-invocation jobs (Converse format) for ``bedrock:`` models."""
 
     options = frozenset({*REQUIRED, "job_name", "timeout_hours", "tags"})
-    provider: BedrockProvider
 
-    def __init__(self, provider: BedrockProvider) -> None:
+    def __init__(self, provider: Provider, session: Callable[[], Any]) -> None:
         super().__init__(provider)
+        #: The provider's boto3 session (made once, by the provider).
+        self.session = session
         self._clients: dict[str, ClientCache[Any, Any]] = {}
 
     def check(self, model: str, options: Mapping[str, Any]) -> None:
@@ -121,16 +121,12 @@ class BedrockBatch(BatchBackend):
             request_checksum_calculation="when_required",
             response_checksum_validation="when_required",
         )
-        session = self.provider._boto_session()
-        return session.client(service, endpoint_url=endpoint, config=config)
+        return self.session().client(service, endpoint_url=endpoint, config=config)
 
     def close(self) -> None:
         for cache in self._clients.values():
             cache.close()
         self._clients.clear()
-
-    def _translating(self) -> translating:
-        return translating(VENDOR, translate, self.provider.secrets())
 
     # -- submit ----------------------------------------------------------------------------
 
@@ -143,6 +139,7 @@ class BedrockBatch(BatchBackend):
             lines.append(json.dumps(record, default=_wire, separators=(",", ":")))
         return ("\n".join(lines) + "\n").encode()
 
+    @vendor_boundary
     def submit(self, items: list[BatchItem], model: str, options: Mapping[str, Any]) -> str:
         data = self.jsonl(items)
         digest = hashlib.sha256(data + model.encode() + str(sorted(options.items())).encode())
@@ -166,45 +163,41 @@ class BedrockBatch(BatchBackend):
             args["timeoutDurationInHours"] = int(options["timeout_hours"])
         if options.get("tags"):
             args["tags"] = [{"key": k, "value": str(v)} for k, v in dict(options["tags"]).items()]
-        with self._translating():
-            self.client("s3").put_object(
-                Bucket=bucket, Key=key, Body=data, ContentType="application/jsonl"
-            )
-            created = self.client("bedrock").create_model_invocation_job(**args)
-        return str(created["jobArn"])
+        self.client("s3").put_object(
+            Bucket=bucket, Key=key, Body=data, ContentType="application/jsonl"
+        )
+        created = self.client("bedrock").create_model_invocation_job(**args)
+        return answer_field(created, "jobArn", str, VENDOR)
 
     # -- status and cancel ---------------------------------------------------------------
 
-    def _job(self, vendor_id: str) -> Any:
-        with self._translating():
-            return self.client("bedrock").get_model_invocation_job(jobIdentifier=vendor_id)
+    def job(self, vendor_id: str) -> Any:
+        """``GetModelInvocationJob``'s answer (a MalformedResponseError if it is no job)."""
+        found = self.client("bedrock").get_model_invocation_job(jobIdentifier=vendor_id)
+        neutral(found)
+        return found
 
+    @vendor_boundary
     def status(self, vendor_id: str) -> BatchStatus:
-        return neutral(self._job(vendor_id))
+        return neutral(self.job(vendor_id))
 
+    @vendor_boundary
     def cancel(self, vendor_id: str) -> BatchStatus:
-        with self._translating():
-            self.client("bedrock").stop_model_invocation_job(jobIdentifier=vendor_id)
+        self.client("bedrock").stop_model_invocation_job(jobIdentifier=vendor_id)
         return self.status(vendor_id)
 
     # -- results -------------------------------------------------------------------------
 
+    @vendor_boundary
     def outcomes(self, vendor_id: str, items: Mapping[str, BatchItem]) -> list[BatchOutcome]:
-        job = self._job(vendor_id)
-        source = job["inputDataConfig"]["s3InputDataConfig"]["s3Uri"]
-        bucket, prefix = _split(job["outputDataConfig"]["s3OutputDataConfig"]["s3Uri"])
-        job_id = str(job["jobArn"]).rsplit("/", 1)[-1]
-        key = "/".join(p for p in (prefix.strip("/"), job_id, source.rsplit("/", 1)[-1] + ".out"))
-        with self._translating():
-            answer = self.client("s3").get_object(Bucket=bucket, Key=key.lstrip("/"))
-            text = answer["Body"].read().decode()
+        job = self.job(vendor_id)
+        bucket, key = output_location(job)
+        answer = self.client("s3").get_object(Bucket=bucket, Key=key)
+        text = answer["Body"].read().decode()
         model = str(job.get("modelId", ""))
         return [self.outcome(json.loads(line), items, model) for line in text.splitlines() if line]
 
     def outcome(self, line: dict[str, Any], items: Mapping[str, BatchItem], model: str) -> Any:
-        from .convert_in import ConversePrepared
-        from .convert_out import response
-
         custom_id = str(line.get("recordId"))
         error = line.get("error")
         if error:
@@ -219,11 +212,25 @@ class BedrockBatch(BatchBackend):
             return BatchOutcome(custom_id, error=exc)
 
 
+def output_location(job: Mapping[str, Any]) -> tuple[str, str]:
+    """(bucket, key) of an ended job's results: ``<output_uri>/<job id>/<input file>.out``."""
+    try:
+        source = job["inputDataConfig"]["s3InputDataConfig"]["s3Uri"]
+        output = job["outputDataConfig"]["s3OutputDataConfig"]["s3Uri"]
+    except (KeyError, TypeError):
+        raise malformed(VENDOR, "the job's input and output locations expected") from None
+    bucket, prefix = _split(output)
+    job_id = str(job["jobArn"]).rsplit("/", 1)[-1]
+    key = "/".join(p for p in (prefix.strip("/"), job_id, source.rsplit("/", 1)[-1] + ".out"))
+    return bucket, key.lstrip("/")
+
+
 def neutral(job: Mapping[str, Any]) -> BatchStatus:
-    """A ``GetModelInvocationJob`` answer as a neutral status."""
-    raw = str(job.get("status", ""))
+    """A ``GetModelInvocationJob`` answer as a neutral status (a MalformedResponseError if none)."""
+    job_arn = answer_field(job, "jobArn", str, VENDOR)
+    raw = answer_field(job, "status", str, VENDOR)
     return BatchStatus(
-        id=str(job.get("jobArn", "")),
+        id=job_arn,
         state=STATES.get(raw, "running"),
         total=int(job.get("totalRecordCount") or 0),
         succeeded=int(job.get("successRecordCount") or 0),

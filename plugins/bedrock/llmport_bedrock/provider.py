@@ -71,9 +71,10 @@ from llmport.messages.types import ModelCapabilities, ProviderEvent, Request, Re
 from llmport.observe.redaction import register_secret
 from llmport.provider.clients import ClientCache
 from llmport.provider.contract import Prepared, Provider, ProviderInfo
-from llmport.provider.translate import translating
+from llmport.provider.translate import answer_field, translating, vendor_boundary
 
 from . import convert_in, convert_out
+from .batch import BedrockBatch
 from .convert_in import ConversePrepared, materialize
 from .direct import AsyncEvents, Wire, usable
 from .errors import call, config_error, input_error, translate
@@ -167,6 +168,10 @@ class BedrockProvider(Provider):
         """The configured credentials plus those the session resolved (masked literally)."""
         return self._secrets
 
+    def translating(self) -> translating:
+        """Bedrock's error codes; every credential configured or resolved, masked."""
+        return translating(self.name, translate, self.secrets())
+
     # -- model facts ---------------------------------------------------------------
 
     def family(self, model: str) -> Family:
@@ -216,7 +221,7 @@ class BedrockProvider(Provider):
                 cache = self._clients[timeout] = ClientCache(make)
         return cache.sync()
 
-    def _boto_session(self) -> Any:
+    def boto_session(self) -> Any:
         """Our own boto3 session (never boto3's module-level one), made once."""
         with self._session_lock:
             if self._session is None:
@@ -243,7 +248,7 @@ class BedrockProvider(Provider):
     def _new_client(self, read_timeout: float) -> Any:
         from botocore.config import Config  # type: ignore[import-untyped]
 
-        session = self._boto_session()
+        session = self.boto_session()
         config = Config(
             # total_max_attempts=1: one attempt, no botocore retries (its
             # ``max_attempts`` counts retries, so 1 there would mean 2 attempts).
@@ -354,11 +359,9 @@ class BedrockProvider(Provider):
 
     def batch_backend(self) -> Any:
         """Model-invocation jobs (:mod:`llmport_bedrock.batch`); one per provider."""
-        from .batch import BedrockBatch
-
         with self._lock:
             if getattr(self, "_batch", None) is None:
-                self._batch = BedrockBatch(self)
+                self._batch = BedrockBatch(self, self.boto_session)
             return self._batch
 
     def close(self) -> None:
@@ -394,12 +397,10 @@ class BedrockProvider(Provider):
     def _converse(self, prepared: ConversePrepared) -> Any:
         client, wire = self._wire(prepared.read_timeout)
         if wire is None:
-            with translating(self.name, translate, self.secrets()):
-                self._remember_credentials()
-                return call(input_error, client.converse, **materialize(prepared.payload))
+            self._remember_credentials()
+            return call(input_error, client.converse, **materialize(prepared.payload))
         path, body = wire.body(prepared)  # an OptionError here: nothing was sent
-        with translating(self.name, translate, self.secrets()):
-            return wire.send(path, body, self._signing_credentials())
+        return wire.send(path, body, self._signing_credentials())
 
     async def _aconverse(self, prepared: ConversePrepared) -> Any:
         timeout = float(prepared.read_timeout or self.read_timeout)
@@ -411,23 +412,20 @@ class BedrockProvider(Provider):
         if wire is None:  # not plain SigV4: boto3's converse, on the pool
             return await self._in_pool(self._converse, prepared)
         path, body = wire.body(prepared)
-        with translating(self.name, translate, self.secrets()):
-            request = wire.signed(path, body, await self._async_signing_credentials())
-            async with await self._apost(wire, request, body, timeout) as answer:
-                content = await answer.read()
-            return wire.answer(answer.status, answer.headers, content)
+        request = wire.signed(path, body, await self._async_signing_credentials())
+        async with await self._apost(wire, request, body, timeout) as answer:
+            content = await answer.read()
+        return wire.answer(answer.status, answer.headers, content)
 
     def _open_stream(self, prepared: ConversePrepared) -> tuple[Any, str | None]:
         client, wire = self._wire(prepared.read_timeout)
         if wire is None:
-            with translating(self.name, translate, self.secrets()):
-                self._remember_credentials()
-                answer = call(input_error, client.converse_stream, **materialize(prepared.payload))
+            self._remember_credentials()
+            answer = call(input_error, client.converse_stream, **materialize(prepared.payload))
             meta = answer.get("ResponseMetadata") or {}
             return answer["stream"], meta.get("RequestId")
         path, body = wire.stream_body(prepared)  # an OptionError here: nothing was sent
-        with translating(self.name, translate, self.secrets()):
-            return wire.open_stream(path, body, self._signing_credentials())
+        return wire.open_stream(path, body, self._signing_credentials())
 
     async def _aopen_stream(self, prepared: ConversePrepared) -> tuple[Any, str | None]:
         """The stream on aiohttp (an :class:`AsyncEvents`), or boto3's opened on the pool."""
@@ -439,15 +437,14 @@ class BedrockProvider(Provider):
         if wire is None:
             return await self._in_pool(self._open_stream, prepared)
         path, body = wire.stream_body(prepared)
-        with translating(self.name, translate, self.secrets()):
-            request = wire.signed(path, body, await self._async_signing_credentials())
-            answer = await self._apost(wire, request, body, timeout)
-            try:
-                if answer.status >= 300:
-                    wire.stream_error(answer.status, answer.headers, await answer.read())
-            except BaseException:
-                answer.close()
-                raise
+        request = wire.signed(path, body, await self._async_signing_credentials())
+        answer = await self._apost(wire, request, body, timeout)
+        try:
+            if answer.status >= 300:
+                wire.stream_error(answer.status, answer.headers, await answer.read())
+        except BaseException:
+            answer.close()
+            raise
         return AsyncEvents(wire, answer), answer.headers.get("x-amzn-requestid")
 
     async def _apost(self, wire: Wire, request: Any, body: bytes, read_timeout: float) -> Any:
@@ -469,18 +466,15 @@ class BedrockProvider(Provider):
 
     def _count(self, arguments: dict[str, Any]) -> int:
         client = self.client()
-        with translating(self.name, translate, self.secrets()):
-            self._remember_credentials()
-            answer = call(input_error, client.count_tokens, **arguments)
-        return int(answer["inputTokens"])
+        self._remember_credentials()
+        answer = call(input_error, client.count_tokens, **arguments)
+        return answer_field(answer, "inputTokens", int, self.name)
 
     def _next_event(self, events: Iterator[Any]) -> Any:
-        with translating(self.name, translate, self.secrets()):
-            return next(events, _END)
+        return next(events, _END)
 
     async def _anext_event(self, events: AsyncEvents) -> Any:
-        with translating(self.name, translate, self.secrets()):
-            event = await events.next()
+        event = await events.next()
         return _END if event is None else event
 
     # -- token counting -------------------------------------------------------------
@@ -507,26 +501,31 @@ class BedrockProvider(Provider):
         }
         return {"modelId": base_model_id(request.model), "input": {"converse": converse}}
 
+    @vendor_boundary
     def count_tokens(self, request: Request) -> int:
         """Input tokens of ``request`` from Bedrock's CountTokens (``/model/{id}/count-tokens``)."""
         return self._count(self.count_arguments(request))
 
+    @vendor_boundary
     async def acount_tokens(self, request: Request) -> int:
         """:meth:`count_tokens` on the pool, awaited."""
         return await self._in_pool(self._count, self.count_arguments(request))
 
     # -- I/O ---------------------------------------------------------------------------
 
+    @vendor_boundary
     def send(self, prepared: Prepared) -> Response:
         """One ``converse`` call with the prepared payload; the answer converted back."""
         own = self._own(prepared)
         return convert_out.response(self._converse(own), own)
 
+    @vendor_boundary
     async def asend(self, prepared: Prepared) -> Response:
         """:meth:`send` on aiohttp (the event loop never blocks; signing is done inline)."""
         own = self._own(prepared)
         return convert_out.response(await self._aconverse(own), own)
 
+    @vendor_boundary
     def send_stream(self, prepared: Prepared) -> Iterator[ProviderEvent]:
         """One ConverseStream call; its events as provider events (StopEvent last)."""
         own = self._own(prepared)
@@ -540,6 +539,7 @@ class BedrockProvider(Provider):
             stream.close()
         yield from state.end()
 
+    @vendor_boundary
     async def asend_stream(self, prepared: Prepared) -> AsyncIterator[ProviderEvent]:
         """:meth:`send_stream` on aiohttp (boto3's stream on the pool when not plain SigV4)."""
         own = self._own(prepared)
