@@ -250,34 +250,9 @@ def wire_request(
     request (``tests/gemini/test_gemini_wire.py``).
     """
     from google.genai import _common, types
-    from pydantic import ValidationError
 
     model = request.model
-    options = request.options
-    generation: dict[str, Any] = {}
-    given = {key: options[key] for key, _, _ in _GENERATION_FIELDS if options.get(key) is not None}
-    given.update(
-        {key: options[key] for key, _, _ in _PENALTY_FIELDS if options.get(key) is not None}
-    )
-    checked: Any = None
-    if given or stops is not None:
-        # The SDK's own validation (and coercion: top_k=40 is sent as 40.0).
-        fields = {_CONFIG_NAMES[key]: value for key, value in given.items()}
-        if stops is not None:
-            fields["stop_sequences"] = stops
-        try:
-            checked = types.GenerateContentConfig(**fields)
-        except ValidationError as exc:
-            raise _option_error(exc, options) from None
-    if checked is not None:
-        for key, name, field in _GENERATION_FIELDS:
-            if key in given:
-                generation[field] = getattr(checked, name)
-        if stops is not None:
-            generation["stopSequences"] = checked.stop_sequences
-        for key, name, field in _PENALTY_FIELDS:
-            if key in given:
-                generation[field] = getattr(checked, name)
+    generation = _generation_config(request.options, stops)
     rf = request.response_format
     if rf is not None:
         generation["responseMimeType"] = "application/json"
@@ -302,6 +277,40 @@ def wire_request(
         "empty": not parts,  # google-genai refuses a request without contents
         "extra_body": body,
     }
+
+
+def _generation_config(options: Mapping[str, Any], stops: list[str] | None) -> dict[str, Any]:
+    """``generationConfig``'s sampling fields and stop sequences, as google-genai sends them.
+
+    The values go through the SDK's own validation and coercion (``top_k=40``
+    is sent as ``40.0``); a value it refuses is an OptionError.
+    """
+    from google.genai import types
+    from pydantic import ValidationError
+
+    given = {key: options[key] for key, _, _ in _GENERATION_FIELDS if options.get(key) is not None}
+    given.update(
+        {key: options[key] for key, _, _ in _PENALTY_FIELDS if options.get(key) is not None}
+    )
+    generation: dict[str, Any] = {}
+    if not given and stops is None:
+        return generation
+    fields = {_CONFIG_NAMES[key]: value for key, value in given.items()}
+    if stops is not None:
+        fields["stop_sequences"] = stops
+    try:
+        checked = types.GenerateContentConfig(**fields)
+    except ValidationError as exc:
+        raise _option_error(exc, options) from None
+    for key, name, field in _GENERATION_FIELDS:
+        if key in given:
+            generation[field] = getattr(checked, name)
+    if stops is not None:
+        generation["stopSequences"] = checked.stop_sequences
+    for key, name, field in _PENALTY_FIELDS:
+        if key in given:
+            generation[field] = getattr(checked, name)
+    return generation
 
 
 def wire_body(payload: dict[str, Any]) -> Body:
@@ -780,6 +789,18 @@ def _function_response(
 
 
 def _response_part(block: Any, model: str, family: Family | None, types: Any) -> Any:
+    media = _response_media(block, model, family)
+    if media.url is not None:
+        return types.FunctionResponsePart(
+            file_data=types.FunctionResponseFileData(file_uri=media.url, mime_type=media.media_type)
+        )
+    return types.FunctionResponsePart(
+        inline_data=types.FunctionResponseBlob(data=media.data, mime_type=media.media_type)
+    )
+
+
+def _response_media(block: Any, model: str, family: Family | None) -> MediaBlock:
+    """A tool result's block, if it can go as a ``functionResponse`` part (Gemini 3 media)."""
     if not isinstance(block, MediaBlock):
         raise UnsupportedContentError(
             VENDOR, model, f"{block.type} block in a tool result", "only media go beside the text"
@@ -791,13 +812,7 @@ def _response_part(block: Any, model: str, family: Family | None, types: Any) ->
             block.describe(),
             "media in tool results (functionResponse.parts) need a Gemini 3 model",
         )
-    if block.url is not None:
-        return types.FunctionResponsePart(
-            file_data=types.FunctionResponseFileData(file_uri=block.url, mime_type=block.media_type)
-        )
-    return types.FunctionResponsePart(
-        inline_data=types.FunctionResponseBlob(data=block.data, mime_type=block.media_type)
-    )
+    return block
 
 
 def _signature(value: Any) -> bytes | None:
@@ -812,21 +827,19 @@ def _signature(value: Any) -> bytes | None:
     )
 
 
-def part(block: TextBlock | MediaBlock, model: str) -> Any:
-    """One content block as a ``Part``: text, inline data, file data, or an inlined text file.
+def part_form(block: TextBlock | MediaBlock, model: str) -> tuple[str, str]:
+    """How one content block is sent, every check made: the one part converter.
 
-    Text-like files go as inline data where Gemini takes their type
-    (:data:`~.models.NATIVE_TEXT_FILES`, ``send`` ``"auto"`` or ``"native"``),
-    else as text by the documented inlining rule (``send="text"`` always).
+    ``("text", text)``; ``("file", media type)`` (by its URL);
+    ``("inline", media type)`` (its bytes). Text-like files go as inline data
+    where Gemini takes their type (:data:`~.models.NATIVE_TEXT_FILES`, ``send``
+    ``"auto"`` or ``"native"``), else as text by the documented inlining rule
+    (``send="text"`` always). :func:`part` and :func:`wire_part` only render it.
     """
-    from google.genai import types
-
-    if isinstance(block, TextBlock):
-        if block.cache is not None and block.cache.ttl is not None:
-            _ttl_error(model)
-        return types.Part(text=block.text)
     if block.cache is not None and block.cache.ttl is not None:
         _ttl_error(model)
+    if isinstance(block, TextBlock):
+        return "text", block.text
     if block.citations:
         raise UnsupportedContentError(
             VENDOR,
@@ -839,12 +852,23 @@ def part(block: TextBlock | MediaBlock, model: str) -> Any:
     if not native and block.send != "text" and mt in NATIVE_TEXT_FILES:
         native = True
     if native:
-        if block.url is not None:
-            return types.Part(file_data=types.FileData(file_uri=block.url, mime_type=mt))
-        return types.Part(inline_data=types.Blob(data=block.data, mime_type=mt))
+        return ("file" if block.url is not None else "inline"), mt
     if block.type == "file" and is_text_like(mt):
-        return types.Part(text=inline_text_file(block, VENDOR, model).text)
+        return "text", inline_text_file(block, VENDOR, model).text
     raise UnsupportedContentError(VENDOR, model, block.describe(), f"Gemini does not take {mt}")
+
+
+def part(block: TextBlock | MediaBlock, model: str) -> Any:
+    """One content block as a ``Part`` (see :func:`part_form`)."""
+    from google.genai import types
+
+    form, value = part_form(block, model)
+    if form == "text":
+        return types.Part(text=value)
+    assert isinstance(block, MediaBlock)
+    if form == "file":
+        return types.Part(file_data=types.FileData(file_uri=block.url, mime_type=value))
+    return types.Part(inline_data=types.Blob(data=block.data, mime_type=value))
 
 
 # ---------------------------------------------------------------------------
@@ -977,51 +1001,24 @@ def _wire_function_response(
 
 
 def _wire_response_part(block: Any, model: str, family: Family | None) -> dict[str, Any]:
-    if not isinstance(block, MediaBlock):
-        raise UnsupportedContentError(
-            VENDOR, model, f"{block.type} block in a tool result", "only media go beside the text"
-        )
-    if family is None or not family.media_in_tool_results:
-        raise UnsupportedContentError(
-            VENDOR,
-            model,
-            block.describe(),
-            "media in tool results (functionResponse.parts) need a Gemini 3 model",
-        )
-    if block.url is not None:
-        return {"file_data": {"file_uri": block.url, "mime_type": block.media_type}}
-    return {"inline_data": {"mime_type": block.media_type, "data": urlsafe_base64_of(block)}}
+    media = _response_media(block, model, family)
+    if media.url is not None:
+        return {"file_data": {"file_uri": media.url, "mime_type": media.media_type}}
+    return {"inline_data": {"mime_type": media.media_type, "data": urlsafe_base64_of(media)}}
 
 
 def wire_part(block: TextBlock | MediaBlock, model: str) -> dict[str, Any]:
-    """:func:`part` as JSON."""
-    if isinstance(block, TextBlock):
-        if block.cache is not None and block.cache.ttl is not None:
-            _ttl_error(model)
-        return {"text": block.text}
-    if block.cache is not None and block.cache.ttl is not None:
-        _ttl_error(model)
-    if block.citations:
-        raise UnsupportedContentError(
-            VENDOR,
-            model,
-            block.describe(),
-            "Gemini returns no document citations (only grounding citations)",
-        )
-    mt = block.media_type
-    native = mt in IMAGE_TYPES or mt in AUDIO_TYPES or mt in FILE_TYPES
-    if not native and block.send != "text" and mt in NATIVE_TEXT_FILES:
-        native = True
-    if native:
-        if block.url is not None:
-            return {"fileData": {"file_uri": block.url, "mime_type": mt}}
-        if not block.inline:  # (not block.data: that decodes a released block again)
-            return {"inlineData": {"mime_type": mt}}
-        # Spliced in as bytes (llmport.provider.wire), encoded once per block for every turn.
-        return {"inlineData": {"data": urlsafe_base64_of(block), "mime_type": mt}}
-    if block.type == "file" and is_text_like(mt):
-        return {"text": inline_text_file(block, VENDOR, model).text}
-    raise UnsupportedContentError(VENDOR, model, block.describe(), f"Gemini does not take {mt}")
+    """:func:`part` as JSON (see :func:`part_form`)."""
+    form, value = part_form(block, model)
+    if form == "text":
+        return {"text": value}
+    assert isinstance(block, MediaBlock)
+    if form == "file":
+        return {"fileData": {"file_uri": block.url, "mime_type": value}}
+    if not block.inline:  # (not block.data: that decodes a released block again)
+        return {"inlineData": {"mime_type": value}}
+    # Spliced in as bytes (llmport.provider.wire), encoded once per block for every turn.
+    return {"inlineData": {"data": urlsafe_base64_of(block), "mime_type": value}}
 
 
 def _ttl_error(model: str) -> None:

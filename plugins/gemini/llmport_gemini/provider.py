@@ -32,10 +32,11 @@ down, or by ``close()`` / ``aclose()``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -463,14 +464,7 @@ class GeminiProvider(Provider):
         payload = prepared.payload
         state = convert_out.StreamState(prepared.request.model)
         if "body" not in payload:
-            args = self._stream_args(prepared)
-            chunks = self.client().models.generate_content_stream(**args)
-            try:
-                for chunk in chunks:
-                    yield from state.feed(chunk)
-            finally:
-                chunks.close()
-            yield from state.end()
+            yield from self._sdk_stream(prepared, state)
             return
         schema = payload["response_json_schema"]
         if payload["empty"]:
@@ -502,36 +496,50 @@ class GeminiProvider(Provider):
             segments.close()
             _close(response)
         if handover is not None:
-            models = self.client().models
-            args = self._stream_args(prepared)
-            while handover.end_hop(error):
-                error = None
-                try:
-                    for chunk in models._generate_content_stream(
-                        model=args["model"],
-                        contents=args["contents"],
-                        config=handover.start_hop(),
-                    ):
-                        yield from state.feed(handover.observe(chunk))
-                except Exception as exc:
-                    error = exc
+            yield from self._hops(prepared, state, handover, error)
         yield from state.end()
+
+    def _sdk_stream(
+        self, prepared: Prepared, state: convert_out.StreamState
+    ) -> Iterator[ProviderEvent]:
+        """A stream the SDK sends (Vertex AI, safety settings, ...): its chunks' events."""
+        chunks = self.client().models.generate_content_stream(**self._stream_args(prepared))
+        try:
+            for chunk in chunks:
+                yield from state.feed(chunk)
+        finally:
+            chunks.close()
+        yield from state.end()
+
+    def _hops(
+        self,
+        prepared: Prepared,
+        state: convert_out.StreamState,
+        handover: Any,
+        error: Exception | None,
+    ) -> Iterator[ProviderEvent]:
+        """The further requests of a continued answer, as ``generate_content_stream`` makes them."""
+        models = self.client().models
+        args = self._stream_args(prepared)
+        while handover.end_hop(error):
+            error = None
+            try:
+                for chunk in models._generate_content_stream(
+                    model=args["model"], contents=args["contents"], config=handover.start_hop()
+                ):
+                    yield from state.feed(handover.observe(chunk))
+            except Exception as exc:
+                error = exc  # the continuation decides, as in google-genai
 
     @vendor_boundary
     async def asend_stream(self, prepared: Prepared) -> AsyncIterator[ProviderEvent]:
         payload = prepared.payload
         state = convert_out.StreamState(prepared.request.model)
         if "body" not in payload:
-            args = self._stream_args(prepared)
-            chunks = await self.async_client().aio.models.generate_content_stream(**args)
-            try:
-                async for chunk in chunks:
-                    for event in state.feed(chunk):
-                        yield event
-            finally:
-                await chunks.aclose()
-            for event in state.end():
-                yield event
+            # aclosing: leaving early must close the SDK's stream now, not when collected.
+            async with contextlib.aclosing(self._asdk_stream(prepared, state)) as whole:
+                async for event in whole:
+                    yield event
             return
         schema = payload["response_json_schema"]
         if payload["empty"]:
@@ -565,23 +573,48 @@ class GeminiProvider(Provider):
             await segments.aclose()
             await _aclose(response)
         if handover is not None:
-            models = self.async_client().aio.models
-            args = self._stream_args(prepared)
-            while handover.end_hop(error):
-                error = None
-                try:
-                    chunks = await models._generate_content_stream(
-                        model=args["model"],
-                        contents=args["contents"],
-                        config=handover.start_hop(),
-                    )
-                    async for chunk in chunks:
-                        for event in state.feed(handover.observe(chunk)):
-                            yield event
-                except Exception as exc:
-                    error = exc
+            async with contextlib.aclosing(self._ahops(prepared, state, handover, error)) as hops:
+                async for event in hops:
+                    yield event
         for event in state.end():
             yield event
+
+    async def _asdk_stream(
+        self, prepared: Prepared, state: convert_out.StreamState
+    ) -> AsyncGenerator[ProviderEvent, None]:
+        """Async :meth:`_sdk_stream`."""
+        models = self.async_client().aio.models
+        chunks = await models.generate_content_stream(**self._stream_args(prepared))
+        try:
+            async for chunk in chunks:
+                for event in state.feed(chunk):
+                    yield event
+        finally:
+            await chunks.aclose()
+        for event in state.end():
+            yield event
+
+    async def _ahops(
+        self,
+        prepared: Prepared,
+        state: convert_out.StreamState,
+        handover: Any,
+        error: Exception | None,
+    ) -> AsyncGenerator[ProviderEvent, None]:
+        """Async :meth:`_hops`."""
+        models = self.async_client().aio.models
+        args = self._stream_args(prepared)
+        while handover.end_hop(error):
+            error = None
+            try:
+                chunks = await models._generate_content_stream(
+                    model=args["model"], contents=args["contents"], config=handover.start_hop()
+                )
+                async for chunk in chunks:
+                    for event in state.feed(handover.observe(chunk)):
+                        yield event
+            except Exception as exc:
+                error = exc
 
     def _handover(self, prepared: Prepared, seen: list[Any]) -> Any:
         """google-genai's continuation state, as if it had read this stream from the start.
