@@ -234,12 +234,8 @@ def build(
     thinking = reasoning_fields(request, caps, family) if request.reasoning is not None else None
 
     kwargs: dict[str, Any] = {"modelId": model}
-    system = system_param(request, family)
+    system = _system_field(request, family)
     if system:
-        if not family.system_prompt:
-            raise UnsupportedFeatureError(
-                VENDOR, model, "a system prompt", "this model takes no system prompt on Converse"
-            )
         kwargs["system"] = system
 
     tools, choice, output_tool = _tools(request, caps, family)
@@ -247,13 +243,7 @@ def build(
         _check_claude_thinking(request, output_tool)
     messages = messages_param(request.messages, model, family, caps)
     if choice is None and _has_tool_blocks(messages):
-        raise UnsupportedFeatureError(
-            VENDOR,
-            model,
-            'tool_choice="none" (or no tools) after tool calls in the conversation',
-            "Converse needs the tool definitions whenever the messages hold toolUse/toolResult "
-            'blocks, and has no "none" choice; pass the tools with tool_choice="auto"',
-        )
+        _no_tools_after_tool_calls(model)
     kwargs["messages"] = messages
     kwargs["inferenceConfig"] = _inference_config(request)
     if tools:
@@ -275,6 +265,29 @@ def build(
         merge(kwargs, vendor)
     return ConversePrepared(
         request, kwargs, output_tool=output_tool, read_timeout=request.options.get("timeout")
+    )
+
+
+def _system_field(request: Request, family: Family) -> list[dict[str, Any]] | None:
+    """The ``system`` field, if the request has a system prompt the model takes."""
+    system = system_param(request, family)
+    if system and not family.system_prompt:
+        raise UnsupportedFeatureError(
+            VENDOR,
+            request.model,
+            "a system prompt",
+            "this model takes no system prompt on Converse",
+        )
+    return system or None
+
+
+def _no_tools_after_tool_calls(model: str) -> None:
+    raise UnsupportedFeatureError(
+        VENDOR,
+        model,
+        'tool_choice="none" (or no tools) after tool calls in the conversation',
+        "Converse needs the tool definitions whenever the messages hold toolUse/toolResult "
+        'blocks, and has no "none" choice; pass the tools with tool_choice="auto"',
     )
 
 

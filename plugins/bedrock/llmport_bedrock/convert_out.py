@@ -123,38 +123,67 @@ def response(raw: Any, prepared: ConversePrepared) -> Response:
         raise MalformedResponseError(
             f"{VENDOR}: the answer holds no output message (unparseable body?)", provider=VENDOR
         )
-    texts: list[str] = []
-    calls: list[ToolCall] = []
-    blocks: list[Block] | None = None  # set at the first non-plain-text block
-    server: dict[str, str] = {}  # server tool call id -> name
-    output = prepared.output_tool
-    answered = False
+    whole = _Whole(prepared.output_tool)
     for block in message["content"]:
+        whole.add(block)
+    raw_stop = raw.get("stopReason")
+    reason = "end_turn" if whole.answered and not whole.calls else stop_reason(raw_stop)
+    return Response(
+        text="".join(whole.texts),
+        tool_calls=whole.calls,
+        usage=usage(raw.get("usage")),
+        stop_reason=reason,
+        model=prepared.model,
+        id=_request_id(raw),
+        raw_stop_reason=raw_stop,
+        blocks=whole.blocks or [],
+    )
+
+
+class _Whole:
+    """A whole answer's content blocks, read in order: text, tool calls, then rich blocks."""
+
+    __slots__ = ("answered", "blocks", "calls", "output", "server", "texts")
+
+    def __init__(self, output: Any) -> None:
+        #: The forced output tool (its call is the answer's text), if any.
+        self.output = output
+        self.texts: list[str] = []
+        self.calls: list[ToolCall] = []
+        #: Set at the first block that is not plain text (a plain answer builds none).
+        self.blocks: list[Block] | None = None
+        self.server: dict[str, str] = {}  # server tool call id -> name
+        #: Whether the output tool answered.
+        self.answered = False
+
+    def add(self, block: dict[str, Any]) -> None:
         if "text" in block:
-            texts.append(block["text"])
-            if blocks is not None:
-                blocks.append(TextBlock(block["text"]))
-            continue
-        if "toolUse" in block:
-            use = block["toolUse"]
-            if use.get("type") != SERVER_TOOL_USE:
-                if output is not None and use.get("name") == output.name:
-                    reply = output.reply_text(use.get("input"))
-                    texts.append(reply)
-                    if blocks is not None:
-                        blocks.append(TextBlock(reply))
-                    answered = True
-                    continue
-                arguments = use.get("input") if isinstance(use.get("input"), dict) else {}
-                calls.append(
-                    ToolCall(use["toolUseId"], use["name"], arguments, json.dumps(use.get("input")))
-                )
-                continue
-        if blocks is None:
-            blocks = [TextBlock(t) for t in texts]
+            self.text(block["text"])
+        elif "toolUse" in block and block["toolUse"].get("type") != SERVER_TOOL_USE:
+            self.tool_use(block["toolUse"])
+        else:
+            if self.blocks is None:
+                self.blocks = [TextBlock(t) for t in self.texts]
+            self.rich(block, self.blocks)
+
+    def text(self, text: str) -> None:
+        self.texts.append(text)
+        if self.blocks is not None:
+            self.blocks.append(TextBlock(text))
+
+    def tool_use(self, use: dict[str, Any]) -> None:
+        if self.output is not None and use.get("name") == self.output.name:
+            self.text(self.output.reply_text(use.get("input")))
+            self.answered = True
+            return
+        value = use.get("input")
+        arguments = value if isinstance(value, dict) else {}
+        self.calls.append(ToolCall(use["toolUseId"], use["name"], arguments, json.dumps(value)))
+
+    def rich(self, block: dict[str, Any], blocks: list[Block]) -> None:
         if "toolUse" in block:  # a server tool call (Nova's code interpreter)
             use = block["toolUse"]
-            server[use["toolUseId"]] = use["name"]
+            self.server[use["toolUseId"]] = use["name"]
             value = use.get("input")
             blocks.append(
                 ServerToolCall(
@@ -168,7 +197,7 @@ def response(raw: Any, prepared: ConversePrepared) -> Response:
         elif "toolResult" in block:  # in an assistant message: a server tool's result
             result = block["toolResult"]
             call_id = result.get("toolUseId", "")
-            name = server.get(call_id) or str(result.get("type") or "")
+            name = self.server.get(call_id) or str(result.get("type") or "")
             blocks.append(
                 ServerToolResult(
                     call_id, name, result.get("content"), VENDOR, {"toolResult": result}
@@ -179,21 +208,9 @@ def response(raw: Any, prepared: ConversePrepared) -> Response:
         elif "citationsContent" in block:
             cited = block["citationsContent"]
             text = "".join(part.get("text", "") for part in cited.get("content") or ())
-            texts.append(text)
+            self.texts.append(text)
             marks = tuple(citation(c) for c in cited.get("citations") or ())
             blocks.append(TextBlock(text, citations=marks))
-    raw_stop = raw.get("stopReason")
-    reason = "end_turn" if answered and not calls else stop_reason(raw_stop)
-    return Response(
-        text="".join(texts),
-        tool_calls=calls,
-        usage=usage(raw.get("usage")),
-        stop_reason=reason,
-        model=prepared.model,
-        id=_request_id(raw),
-        raw_stop_reason=raw_stop,
-        blocks=blocks or [],
-    )
 
 
 class StreamState:
