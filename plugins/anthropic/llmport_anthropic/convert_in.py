@@ -113,19 +113,7 @@ def check(request: Request, caps: ModelCapabilities, family: Family) -> Thinking
     :func:`build` works it out once.
     """
     model = request.model
-    size = 0
-    for message in request.messages:
-        for block in message.blocks:
-            if isinstance(block, MediaBlock):
-                size += (block.size * 4) // 3
-    if caps.max_request_bytes is not None and size > caps.max_request_bytes:
-        raise UnsupportedContentError(
-            VENDOR,
-            model,
-            "this request",
-            f"its media is ~{size} bytes base64-encoded, "
-            f"over the {MAX_REQUEST_BYTES}-byte request limit",
-        )
+    _check_size(request, caps)
     options = request.options
     if options.get("seed") is not None:
         raise UnsupportedFeatureError(
@@ -145,23 +133,8 @@ def check(request: Request, caps: ModelCapabilities, family: Family) -> Thinking
                 f"strict tool schema ({spec.name})",
                 "this model has no strict tool use",
             )
-    rf = request.response_format
-    if rf is not None and not caps.native_structured_output:
-        if request.tools and request.tool_choice == "none":
-            raise UnsupportedFeatureError(
-                VENDOR,
-                model,
-                'response_format with tool_choice="none"',
-                "this model gives structured output through a forced tool, which 'none' forbids",
-            )
-        if thinks:
-            raise UnsupportedFeatureError(
-                VENDOR,
-                model,
-                "response_format with reasoning",
-                "this model gives structured output through a forced tool, "
-                "which extended thinking forbids",
-            )
+    if request.response_format is not None and not caps.native_structured_output:
+        _check_output_tool(request, thinks)
     if thinks and request.tools and request.tool_choice not in ("auto", "none"):
         raise UnsupportedFeatureError(
             VENDOR,
@@ -170,6 +143,42 @@ def check(request: Request, caps: ModelCapabilities, family: Family) -> Thinking
             "with extended thinking Anthropic allows only tool_choice 'auto' or 'none'",
         )
     return thinking
+
+
+def _check_size(request: Request, caps: ModelCapabilities) -> None:
+    """The request's media, base64-encoded, must fit the model's request size limit."""
+    size = 0
+    for message in request.messages:
+        for block in message.blocks:
+            if isinstance(block, MediaBlock):
+                size += (block.size * 4) // 3
+    if caps.max_request_bytes is not None and size > caps.max_request_bytes:
+        raise UnsupportedContentError(
+            VENDOR,
+            request.model,
+            "this request",
+            f"its media is ~{size} bytes base64-encoded, "
+            f"over the {MAX_REQUEST_BYTES}-byte request limit",
+        )
+
+
+def _check_output_tool(request: Request, thinks: bool) -> None:
+    """Structured output through a forced tool: neither tool_choice="none" nor thinking allow it."""
+    if request.tools and request.tool_choice == "none":
+        raise UnsupportedFeatureError(
+            VENDOR,
+            request.model,
+            'response_format with tool_choice="none"',
+            "this model gives structured output through a forced tool, which 'none' forbids",
+        )
+    if thinks:
+        raise UnsupportedFeatureError(
+            VENDOR,
+            request.model,
+            "response_format with reasoning",
+            "this model gives structured output through a forced tool, "
+            "which extended thinking forbids",
+        )
 
 
 def _check_values(options: Mapping[str, Any]) -> None:
@@ -300,24 +309,7 @@ def thinking_for(request: Request, family: Family) -> Thinking | None:
             )
         return Thinking(None, _effort(effort, family, model, "reasoning effort without thinking"))
     if budget is not None and budget > 0:
-        if family.thinking == "adaptive":
-            raise UnsupportedFeatureError(
-                VENDOR,
-                model,
-                f"reasoning budget_tokens={budget}",
-                "this model has adaptive thinking only: give an effort "
-                f"({', '.join(family.efforts)})",
-            )
-        if budget < MIN_THINKING_BUDGET:
-            raise UnsupportedFeatureError(
-                VENDOR,
-                model,
-                f"reasoning budget_tokens={budget}",
-                f"a thinking budget must be >= {MIN_THINKING_BUDGET} tokens",
-            )
-        sent = _effort(effort, family, model, "reasoning effort with budget_tokens")
-        param = {"type": "enabled", "budget_tokens": budget}
-        return Thinking(_display(param, summary), sent, budget)
+        return _budget_thinking(budget, effort, summary, family, model)
     if family.thinking in ("adaptive", "both"):
         # An effort (or budget -1, dynamic): adaptive thinking.
         sent = _effort(effort, family, model, "reasoning effort") if effort else None
@@ -330,6 +322,34 @@ def thinking_for(request: Request, family: Family) -> Thinking | None:
             "this model has budget thinking only: give a budget >= 1024 or an effort",
         )
     assert effort is not None
+    return _effort_budget_thinking(effort, summary, family)
+
+
+def _budget_thinking(
+    budget: int, effort: str | None, summary: str | bool | None, family: Family, model: str
+) -> Thinking:
+    """``budget_tokens=N`` (N > 0): ``thinking: {type: enabled, budget_tokens: N}``."""
+    if family.thinking == "adaptive":
+        raise UnsupportedFeatureError(
+            VENDOR,
+            model,
+            f"reasoning budget_tokens={budget}",
+            f"this model has adaptive thinking only: give an effort ({', '.join(family.efforts)})",
+        )
+    if budget < MIN_THINKING_BUDGET:
+        raise UnsupportedFeatureError(
+            VENDOR,
+            model,
+            f"reasoning budget_tokens={budget}",
+            f"a thinking budget must be >= {MIN_THINKING_BUDGET} tokens",
+        )
+    sent = _effort(effort, family, model, "reasoning effort with budget_tokens")
+    param = {"type": "enabled", "budget_tokens": budget}
+    return Thinking(_display(param, summary), sent, budget)
+
+
+def _effort_budget_thinking(effort: str, summary: str | bool | None, family: Family) -> Thinking:
+    """An effort on a budget-only model: the effort's budget, under the output limit."""
     caps_out = family.caps.max_output_tokens or 0
     budget = THINKING_BUDGETS[effort]
     if caps_out:
@@ -413,30 +433,7 @@ def build(
     """
     thinking = check(request, caps, family)
     model = request.model
-    options = request.options
-    params: dict[str, Any] = {
-        "model": model,
-        "max_tokens": _max_tokens(request, family, thinking),
-        "messages": messages_param(request.messages, model),
-        "stream": request.stream,
-    }
-    system = system_param(request)
-    if system:
-        params["system"] = system
-    stop = options.get("stop")
-    if stop is not None:
-        params["stop_sequences"] = [stop] if isinstance(stop, str) else list(stop)
-    for key in ("metadata", "service_tier", "cache_control"):
-        if options.get(key) is not None:
-            params[key] = options[key]
-    if options.get("timeout") is not None:
-        params["timeout"] = options["timeout"]
-    # temperature / top_p / top_k are not create() parameters in anthropic 2.x: body fields.
-    extra_body = {
-        k: options[k] for k in ("temperature", "top_p", "top_k") if options.get(k) is not None
-    }
-    if extra_body:
-        params["extra_body"] = extra_body
+    params = _base_params(request, family, thinking)
 
     output_config: dict[str, Any] = {}
     if thinking is not None:
@@ -472,6 +469,36 @@ def build(
     if vendor:
         merge_vendor_fields(params, vendor, model)
     return AnthropicPrepared(request, params, output_tool)
+
+
+def _base_params(request: Request, family: Family, thinking: Thinking | None) -> dict[str, Any]:
+    """The ``messages.create`` arguments every request has: model, limits, messages, options."""
+    model = request.model
+    options = request.options
+    params: dict[str, Any] = {
+        "model": model,
+        "max_tokens": _max_tokens(request, family, thinking),
+        "messages": messages_param(request.messages, model),
+        "stream": request.stream,
+    }
+    system = system_param(request)
+    if system:
+        params["system"] = system
+    stop = options.get("stop")
+    if stop is not None:
+        params["stop_sequences"] = [stop] if isinstance(stop, str) else list(stop)
+    for key in ("metadata", "service_tier", "cache_control"):
+        if options.get(key) is not None:
+            params[key] = options[key]
+    if options.get("timeout") is not None:
+        params["timeout"] = options["timeout"]
+    # temperature / top_p / top_k are not create() parameters in anthropic 2.x: body fields.
+    extra_body = {
+        k: options[k] for k in ("temperature", "top_p", "top_k") if options.get(k) is not None
+    }
+    if extra_body:
+        params["extra_body"] = extra_body
+    return params
 
 
 #: The body fields ``messages.count_tokens`` takes (the rest of a generation request is dropped).

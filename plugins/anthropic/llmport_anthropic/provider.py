@@ -277,10 +277,6 @@ def _wire(own: AnthropicPrepared, client: Any, *, stream: bool) -> tuple[Body, d
     from anthropic._base_client import make_request_options
     from anthropic._constants import DEFAULT_TIMEOUT, MODEL_NONSTREAMING_TOKENS
     from anthropic.lib._tracing import messages_create_request_attributes
-    from anthropic.resources.messages.messages import (
-        DEPRECATED_MODELS,
-        MODELS_TO_WARN_WITH_THINKING_ENABLED,
-    )
 
     params = _streaming(own.params) if stream else own.params
     # create() lists every field (unset ones as omitted) and merges extra_body over
@@ -296,23 +292,7 @@ def _wire(own: AnthropicPrepared, client: Any, *, stream: bool) -> tuple[Body, d
         timeout = client._calculate_nonstreaming_timeout(
             params["max_tokens"], MODEL_NONSTREAMING_TOKENS.get(model, None)
         )
-    if model in DEPRECATED_MODELS:
-        warnings.warn(
-            f"The model '{model}' is deprecated and will reach end-of-life on "
-            f"{DEPRECATED_MODELS[model]}.\nPlease migrate to a newer model. Visit "
-            "https://docs.anthropic.com/en/docs/resources/model-deprecations for more "
-            "information.",
-            DeprecationWarning,
-            stacklevel=4,
-        )
-    if model in MODELS_TO_WARN_WITH_THINKING_ENABLED and thinking and thinking["type"] == "enabled":
-        warnings.warn(
-            f"Using Claude with {model} and 'thinking.type=enabled' is deprecated. Use "
-            "'thinking.type=adaptive' instead which results in better model performance in our "
-            "testing: https://platform.claude.com/docs/en/build-with-claude/adaptive-thinking",
-            UserWarning,
-            stacklevel=4,
-        )
+    _sdk_warnings(model, thinking)
     call: dict[str, Any] = {"extra_headers": dict(params.get("extra_headers") or {})}
     if params.get("extra_query") is not None:
         call["extra_query"] = params["extra_query"]
@@ -326,6 +306,32 @@ def _wire(own: AnthropicPrepared, client: Any, *, stream: bool) -> tuple[Body, d
     )
     own.wire[stream] = wired = (encode_body(body), dict(options))
     return wired
+
+
+def _sdk_warnings(model: str, thinking: Any) -> None:
+    """The deprecation warnings ``messages.create`` gives for this model and thinking."""
+    from anthropic.resources.messages.messages import (
+        DEPRECATED_MODELS,
+        MODELS_TO_WARN_WITH_THINKING_ENABLED,
+    )
+
+    if model in DEPRECATED_MODELS:
+        warnings.warn(
+            f"The model '{model}' is deprecated and will reach end-of-life on "
+            f"{DEPRECATED_MODELS[model]}.\nPlease migrate to a newer model. Visit "
+            "https://docs.anthropic.com/en/docs/resources/model-deprecations for more "
+            "information.",
+            DeprecationWarning,
+            stacklevel=6,  # _wire, send and its vendor_boundary wrapper are below the caller
+        )
+    if model in MODELS_TO_WARN_WITH_THINKING_ENABLED and thinking and thinking["type"] == "enabled":
+        warnings.warn(
+            f"Using Claude with {model} and 'thinking.type=enabled' is deprecated. Use "
+            "'thinking.type=adaptive' instead which results in better model performance in our "
+            "testing: https://platform.claude.com/docs/en/build-with-claude/adaptive-thinking",
+            UserWarning,
+            stacklevel=6,  # _wire, send and its vendor_boundary wrapper are below the caller
+        )
 
 
 #: A field or ``timeout`` not given (``None`` is a given value: JSON null, no time limit).

@@ -302,15 +302,8 @@ def responses_body(
             body["reasoning"] = reasoning
             if not include and reasoning.get("effort") != "none":
                 include.append("reasoning.encrypted_content")
-    tools = (
-        [responses_tool(spec, vendor, model, keys) for spec in request.tools]
-        if request.tools
-        else []
-    )
-    if request.native_tools:
-        natives, more = responses_native_tools(request.native_tools, vendor, model)
-        tools = natives + tools
-        include += more
+    tools, more = _responses_tools(request, vendor, keys)
+    include += more
     if tools:
         body["tools"] = tools
         choice = request.tool_choice
@@ -340,6 +333,18 @@ def responses_body(
         check_body_fields(fields, vendor, api="responses")
         merge_vendor_fields(body, fields)
     return body, call
+
+
+def _responses_tools(
+    request: Request, vendor: str, keys: tuple[str, ...]
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The body's ``tools`` (native ones first) and the ``include`` entries they need."""
+    model = request.model
+    tools = [responses_tool(spec, vendor, model, keys) for spec in request.tools]
+    if not request.native_tools:
+        return tools, []
+    natives, more = responses_native_tools(request.native_tools, vendor, model)
+    return natives + tools, more
 
 
 #: Fields of a Responses body ``POST /v1/responses/input_tokens`` takes.
