@@ -21,8 +21,10 @@ whose factory builds a :class:`Provider` subclass on first use::
     def llmport_providers(register):
         register(ProviderInfo(prefix="echo", factory=EchoProvider))
 
-Wrap SDK calls in :class:`translating` (typed errors, no vendor exception
-chained, configured keys masked), keep clients in a :class:`ClientCache`
+Decorate every method that reaches the vendor with :func:`vendor_boundary`
+(it translates through the provider's ``translating()``: typed errors, no
+vendor exception chained, configured keys masked), read 2xx answers with
+:func:`answer_field`, keep clients in a :class:`ClientCache`
 (one async client per event loop), classify HTTP statuses with
 :func:`status_error`.
 """
@@ -85,11 +87,14 @@ from .provider.contract import (
     response_events,
 )
 from .provider.translate import (
+    answer_field,
+    malformed,
     retry_after_from_details,
     retry_after_from_headers,
     status_error,
     translating,
     transport_error,
+    vendor_boundary,
 )
 from .schema.transform import JsonSchemaTransformer, SchemaSubsetError
 
@@ -142,6 +147,7 @@ __all__ = [
     "UnsupportedFeatureError",
     "Usage",
     "UsageEvent",
+    "answer_field",
     "assemble",
     "check_block",
     "drop_keywords",
@@ -150,6 +156,7 @@ __all__ = [
     "inline_text_file",
     "is_text_like",
     "make_output_tool",
+    "malformed",
     "parse_arguments",
     "redact",
     "register_secret",
@@ -160,4 +167,5 @@ __all__ = [
     "status_error",
     "translating",
     "transport_error",
+    "vendor_boundary",
 ]

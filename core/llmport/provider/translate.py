@@ -378,15 +378,20 @@ def vendor_boundary(method: Callable[P, R]) -> Callable[P, R]:
 # inside it would make Python chain the vendor exception as ``__context__``.
 
 
+def _settled(owner: Any, exc: Exception) -> LlmportError:
+    """What ``exc`` leaves a boundary as; ``exc`` itself is re-raised when it is a bug."""
+    settled = boundary_of(owner).settle(exc)
+    if settled is None:
+        raise exc
+    return settled
+
+
 def _call_boundary(method: Callable[..., Any]) -> Callable[..., Any]:
     def call(*args: Any, **kwargs: Any) -> Any:
         try:
             return method(*args, **kwargs)
         except Exception as exc:
-            settled = boundary_of(args[0]).settle(exc)
-            if settled is None:
-                raise
-            error = settled
+            error = _settled(args[0], exc)
         raise error from None
 
     return call
@@ -397,10 +402,7 @@ def _coroutine_boundary(method: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return await method(*args, **kwargs)
         except Exception as exc:
-            settled = boundary_of(args[0]).settle(exc)
-            if settled is None:
-                raise
-            error = settled
+            error = _settled(args[0], exc)
         raise error from None
 
     return call
@@ -412,10 +414,7 @@ def _generator_boundary(method: Callable[..., Iterator[Any]]) -> Callable[..., I
             yield from method(*args, **kwargs)
             return
         except Exception as exc:
-            settled = boundary_of(args[0]).settle(exc)
-            if settled is None:
-                raise
-            error = settled
+            error = _settled(args[0], exc)
         raise error from None
 
     return events
@@ -431,10 +430,7 @@ def _async_generator_boundary(
                 yield event
             return
         except Exception as exc:
-            settled = boundary_of(args[0]).settle(exc)
-            if settled is None:
-                raise
-            error = settled
+            error = _settled(args[0], exc)
         finally:
             # ``async for`` does not pass aclose() on: end the inner generator here.
             await inner.aclose()  # type: ignore[attr-defined]
