@@ -40,7 +40,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from llmport.errors import ConfigError
+from llmport.errors import ConfigError, MessageError
 from llmport.messages.types import ProviderEvent, Request, Response
 from llmport.observe.redaction import register_secret
 from llmport.provider.clients import ClientCache, async_transport
@@ -119,6 +119,12 @@ async def _apost(api: Any, payload: dict[str, Any]) -> str:
     """Async :func:`_post` (on the event loop's aiohttp or httpx2 transport)."""
     answer = await api._async_request(_request(api, payload), payload["http_options"], stream=False)
     return answer.response_stream[0] if answer.response_stream else ""
+
+
+def _require_contents(payload: dict[str, Any]) -> None:
+    """A request with no contents is refused before sending, as google-genai refuses it."""
+    if payload["empty"]:
+        raise MessageError("gemini: a request needs contents (at least one message), got none")
 
 
 def _stream_error(data: Any, response: Any) -> None:
@@ -387,8 +393,7 @@ class GeminiProvider(Provider):
         if "body" not in payload:
             answer = self.client().models.generate_content(**payload)
             return convert_out.response(convert_out.check_answer(answer), model)
-        if payload["empty"]:
-            raise ValueError("contents are required.")
+        _require_contents(payload)
         text = _post(self.client()._api_client, payload)
         data = convert_out.check_answer(json.loads(text) if text else {})
         done = convert_out.response_json(data, model)
@@ -405,8 +410,7 @@ class GeminiProvider(Provider):
         if "body" not in payload:
             answer = await self.async_client().aio.models.generate_content(**payload)
             return convert_out.response(convert_out.check_answer(answer), model)
-        if payload["empty"]:
-            raise ValueError("contents are required.")
+        _require_contents(payload)
         text = await _apost(self.async_client()._api_client, payload)
         data = convert_out.check_answer(json.loads(text) if text else {})
         done = convert_out.response_json(data, model)
@@ -467,8 +471,7 @@ class GeminiProvider(Provider):
             yield from self._sdk_stream(prepared, state)
             return
         schema = payload["response_json_schema"]
-        if payload["empty"]:
-            raise ValueError("contents are required.")
+        _require_contents(payload)
         api = self.client()._api_client
         response = api._request(
             _request(api, payload, _STREAM), payload["http_options"], stream=True
@@ -542,8 +545,7 @@ class GeminiProvider(Provider):
                     yield event
             return
         schema = payload["response_json_schema"]
-        if payload["empty"]:
-            raise ValueError("contents are required.")
+        _require_contents(payload)
         api = self.async_client()._api_client
         response = await api._async_request(
             _request(api, payload, _STREAM), payload["http_options"], stream=True
