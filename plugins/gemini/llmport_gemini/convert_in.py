@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import base64
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from llmport.errors import OptionError, UnsupportedContentError, UnsupportedFeatureError
@@ -731,33 +731,51 @@ def contents(
 def _model_parts(message: Message, types: Any) -> list[Any]:
     """An assistant message's blocks as ``model`` parts, in order, signatures where received."""
     parts: list[Any] = []
-    pending: bytes | None = None  # a text part's signature, waiting for its text
+    for form, value, sig, thought in model_part_forms(message):
+        if form == "text":
+            signature = _signature(sig)
+            if thought:
+                parts.append(types.Part(text=value, thought=True, thought_signature=signature))
+            else:
+                parts.append(types.Part(text=value, thought_signature=signature))
+        elif form == "raw":
+            parts.append(raw_part(value, types))
+        else:
+            parts.append(part(value, ""))
+    return parts
+
+
+def model_part_forms(message: Message) -> Iterator[tuple[str, Any, Any, bool]]:
+    """What an assistant message's parts are, in order: the one walk both forms render.
+
+    ``("text", text, stored signature, thought)``, ``("raw", a part kept
+    verbatim, None, False)`` or ``("media", block, None, False)``. A text
+    part's signature may arrive on a thinking block before it (``gemini_signs:
+    "text"``) or, from older sessions, on the message; a signature with no
+    text after it goes on an empty text part.
+    """
+    pending: Any = None  # a text part's signature, waiting for its text
     legacy = message.extra.get(SIGNATURE_KEY) if message.extra else None
     for block in message.blocks:
         if isinstance(block, TextBlock):
-            sig = pending if pending is not None else _signature(legacy)
+            sig = pending if pending is not None else legacy
             legacy = pending = None
-            parts.append(types.Part(text=block.text, thought_signature=sig))
+            yield "text", block.text, sig, False
             continue
         if pending is not None:  # a signed part with no text after it: an empty text part
-            parts.append(types.Part(text="", thought_signature=pending))
+            yield "text", "", pending, False
             pending = None
         if isinstance(block, ThinkingBlock):
             if block.extra.get(SIGNED_PART_KEY) == "text" and not block.text:
-                pending = _signature(block.signature)
+                pending = block.signature or None
             elif block.text or block.signature:
-                parts.append(
-                    types.Part(
-                        text=block.text, thought=True, thought_signature=_signature(block.signature)
-                    )
-                )
+                yield "text", block.text, block.signature, True
         elif isinstance(block, (ServerToolCall, ServerToolResult)) and block.raw:
-            parts.append(raw_part(block.raw, types))
+            yield "raw", block.raw, None, False
         elif isinstance(block, MediaBlock):
-            parts.append(part(block, ""))
+            yield "media", block, None, False
     if pending is not None:
-        parts.append(types.Part(text="", thought_signature=pending))
-    return parts
+        yield "text", "", pending, False
 
 
 def raw_part(raw: Mapping[str, Any], types: Any) -> Any:
@@ -950,28 +968,13 @@ def _text_part(text: str, sig: str | None, thought: bool = False) -> dict[str, A
 def _wire_model_parts(message: Message) -> list[dict[str, Any]]:
     """:func:`_model_parts` as JSON."""
     parts: list[dict[str, Any]] = []
-    pending: str | None = None
-    legacy = message.extra.get(SIGNATURE_KEY) if message.extra else None
-    for block in message.blocks:
-        if isinstance(block, TextBlock):
-            sig = pending if pending is not None else _sig_wire(legacy)
-            legacy = pending = None
-            parts.append(_text_part(block.text, sig))
-            continue
-        if pending is not None:
-            parts.append(_text_part("", pending))
-            pending = None
-        if isinstance(block, ThinkingBlock):
-            if block.extra.get(SIGNED_PART_KEY) == "text" and not block.text:
-                pending = _sig_wire(block.signature)
-            elif block.text or block.signature:
-                parts.append(_text_part(block.text, _sig_wire(block.signature), thought=True))
-        elif isinstance(block, (ServerToolCall, ServerToolResult)) and block.raw:
-            parts.append(_sdk_part_wire(block.raw))
-        elif isinstance(block, MediaBlock):
-            parts.append(wire_part(block, ""))
-    if pending is not None:
-        parts.append(_text_part("", pending))
+    for form, value, sig, thought in model_part_forms(message):
+        if form == "text":
+            parts.append(_text_part(value, _sig_wire(sig), thought))
+        elif form == "raw":
+            parts.append(_sdk_part_wire(value))
+        else:
+            parts.append(wire_part(value, ""))
     return parts
 
 
