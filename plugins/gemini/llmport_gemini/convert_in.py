@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import base64
 import math
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from llmport.errors import OptionError, UnsupportedContentError, UnsupportedFeatureError
@@ -40,6 +40,7 @@ from llmport.messages.types import (
     ServerToolResult,
     TextBlock,
     ThinkingBlock,
+    ToolCall,
     ToolResult,
 )
 from llmport.provider.contract import Prepared
@@ -688,43 +689,63 @@ def contents(
         return wire_contents(messages, model, family)
     from google.genai import types
 
-    out: list[Any] = []
-    synthetic: set[str] = set()  # call ids llmport made up: never sent to the API
+    def call_part(call: ToolCall, synthetic: set[str]) -> Any:
+        return types.Part(
+            function_call=types.FunctionCall(
+                name=call.name, args=call.arguments, id=None if call.id in synthetic else call.id
+            ),
+            thought_signature=_signature(call.extra.get(SIGNATURE_KEY)),
+        )
+
+    turns = _turns(
+        messages,
+        model_parts=lambda message: _model_parts(message, types),
+        call_part=call_part,
+        result_part=lambda result, synthetic: _function_response(
+            result, synthetic, model, family, types
+        ),
+        block_part=lambda block: part(block, model),
+    )
+    return [types.Content(role=role, parts=parts) for role, parts in turns]
+
+
+def _turns(
+    messages: Iterable[Message],
+    *,
+    model_parts: Callable[[Message], list[Any]],
+    call_part: Callable[[ToolCall, set[str]], Any],
+    result_part: Callable[[ToolResult, set[str]], Any],
+    block_part: Callable[[TextBlock | MediaBlock], Any],
+) -> list[tuple[str, list[Any]]]:
+    """``(role, parts)`` per turn: the one walk :func:`contents` and :func:`wire_contents` render.
+
+    ``synthetic`` collects the call ids llmport made up (never sent to the API).
+    """
+    out: list[tuple[str, list[Any]]] = []
+    synthetic: set[str] = set()
     for message in messages:
         if message.role == "system":
             continue  # sent as system_instruction
         parts: list[Any]
         if message.role == "assistant":
             role = "model"
-            parts = _model_parts(message, types)
+            parts = model_parts(message)
             for call in message.tool_calls:
                 if call.extra.get(SYNTHETIC_ID_KEY):
                     synthetic.add(call.id)
-                parts.append(
-                    types.Part(
-                        function_call=types.FunctionCall(
-                            name=call.name,
-                            args=call.arguments,
-                            id=None if call.id in synthetic else call.id,
-                        ),
-                        thought_signature=_signature(call.extra.get(SIGNATURE_KEY)),
-                    )
-                )
+                parts.append(call_part(call, synthetic))
         else:
             role = "user"
-            parts = [
-                _function_response(result, synthetic, model, family, types)
-                for result in message.tool_results
-            ]
+            parts = [result_part(result, synthetic) for result in message.tool_results]
             for block in message.blocks:
                 if isinstance(block, (TextBlock, MediaBlock)):
-                    parts.append(part(block, model))
+                    parts.append(block_part(block))
         if not parts:
             continue
-        if out and out[-1].role == role:
-            out[-1].parts.extend(parts)
+        if out and out[-1][0] == role:
+            out[-1][1].extend(parts)
         else:
-            out.append(types.Content(role=role, parts=parts))
+            out.append((role, parts))
     return out
 
 
@@ -914,46 +935,32 @@ def wire_contents(
     messages: Iterable[Message], model: str, family: Family | None = None
 ) -> list[dict[str, Any]]:
     """:func:`contents` as the JSON google-genai sends (same checks, same order)."""
-    out: list[dict[str, Any]] = []
-    synthetic: set[str] = set()
-    for message in messages:
-        if message.role == "system":
-            continue
-        parts: list[dict[str, Any]]
-        if message.role == "assistant":
-            role = "model"
-            parts = _wire_model_parts(message)
-            for call in message.tool_calls:
-                if call.extra.get(SYNTHETIC_ID_KEY):
-                    synthetic.add(call.id)
-                fc: dict[str, Any] = {}
-                if call.id not in synthetic and call.id is not None:
-                    fc["id"] = call.id
-                if call.arguments is not None:
-                    fc["args"] = call.arguments
-                if call.name is not None:
-                    fc["name"] = call.name
-                entry: dict[str, Any] = {"functionCall": fc}
-                sig = _sig_wire(call.extra.get(SIGNATURE_KEY))
-                if sig is not None:
-                    entry["thoughtSignature"] = sig
-                parts.append(entry)
-        else:
-            role = "user"
-            parts = [
-                _wire_function_response(result, synthetic, model, family)
-                for result in message.tool_results
-            ]
-            for block in message.blocks:
-                if isinstance(block, (TextBlock, MediaBlock)):
-                    parts.append(wire_part(block, model))
-        if not parts:
-            continue
-        if out and out[-1]["role"] == role:
-            out[-1]["parts"].extend(parts)
-        else:
-            out.append({"parts": parts, "role": role})
-    return out
+    turns = _turns(
+        messages,
+        model_parts=_wire_model_parts,
+        call_part=_wire_call,
+        result_part=lambda result, synthetic: _wire_function_response(
+            result, synthetic, model, family
+        ),
+        block_part=lambda block: wire_part(block, model),
+    )
+    return [{"parts": parts, "role": role} for role, parts in turns]
+
+
+def _wire_call(call: ToolCall, synthetic: set[str]) -> dict[str, Any]:
+    """A tool call as a ``functionCall`` part (``FunctionCall`` field order), signature after."""
+    fc: dict[str, Any] = {}
+    if call.id not in synthetic and call.id is not None:
+        fc["id"] = call.id
+    if call.arguments is not None:
+        fc["args"] = call.arguments
+    if call.name is not None:
+        fc["name"] = call.name
+    entry: dict[str, Any] = {"functionCall": fc}
+    sig = _sig_wire(call.extra.get(SIGNATURE_KEY))
+    if sig is not None:
+        entry["thoughtSignature"] = sig
+    return entry
 
 
 def _text_part(text: str, sig: str | None, thought: bool = False) -> dict[str, Any]:
