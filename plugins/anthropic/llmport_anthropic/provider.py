@@ -207,16 +207,7 @@ class AnthropicProvider(Provider):
         own = _own(prepared)
         client = self.clients.sync()
         state = convert_out.StreamState(own)
-        body, options = _wire(own, client, stream=True)
-        cast_to, stream_cls = _sdk_types(is_async=False)
-        with client.post(
-            "/v1/messages",
-            cast_to=cast_to,
-            content=body.bytes(),
-            options=options,
-            stream=True,
-            stream_cls=stream_cls,
-        ) as stream:
+        with client.post("/v1/messages", **_stream_args(own, client, is_async=False)) as stream:
             for event in stream:
                 yield from state.feed(event)
 
@@ -225,16 +216,8 @@ class AnthropicProvider(Provider):
         own = _own(prepared)
         client = self.clients.for_loop()
         state = convert_out.StreamState(own)
-        body, options = _wire(own, client, stream=True)
-        cast_to, stream_cls = _sdk_types(is_async=True)
-        async with await client.post(
-            "/v1/messages",
-            cast_to=cast_to,
-            content=body.bytes(),
-            options=options,
-            stream=True,
-            stream_cls=stream_cls,
-        ) as stream:
+        args = _stream_args(own, client, is_async=True)
+        async with await client.post("/v1/messages", **args) as stream:
             async for event in stream:
                 for out in state.feed(event):
                     yield out
@@ -332,6 +315,19 @@ def _sdk_warnings(model: str, thinking: Any) -> None:
             UserWarning,
             stacklevel=6,  # _wire, send and its vendor_boundary wrapper are below the caller
         )
+
+
+def _stream_args(own: AnthropicPrepared, client: Any, *, is_async: bool) -> dict[str, Any]:
+    """``client.post`` arguments of a stream (sync or async client): body, options, types."""
+    body, options = _wire(own, client, stream=True)
+    cast_to, stream_cls = _sdk_types(is_async=is_async)
+    return {
+        "cast_to": cast_to,
+        "content": body.bytes(),
+        "options": options,
+        "stream": True,
+        "stream_cls": stream_cls,
+    }
 
 
 #: A field or ``timeout`` not given (``None`` is a given value: JSON null, no time limit).

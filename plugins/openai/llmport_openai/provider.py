@@ -305,17 +305,28 @@ class _OpenAIProvider(Provider):
             return str(path_template("/deployments/{model}", model=model)) + self.path
         return self.path
 
+    def post_args(self, p: OpenAIPrepared, *, stream: bool, is_async: bool) -> dict[str, Any]:
+        """``client.post`` arguments after the path: the body's bytes, options, a stream's types.
+
+        One for the sync and the async client (the caller awaits ``post`` or not).
+        """
+        body, options = self.wire(p, stream=stream)
+        args: dict[str, Any] = {
+            "cast_to": _http_response(),
+            "content": body.bytes(),
+            "options": options,
+        }
+        if stream:
+            args["cast_to"], args["stream_cls"] = self.sdk_types(is_async=is_async)
+            args["stream"] = True
+        return args
+
     @vendor_boundary
     def send(self, prepared: Prepared) -> Response:
         p = _as(prepared, self, stream=False)
         client = self.clients.sync()
-        body, options = self.wire(p, stream=False)
-        http = client.post(
-            self.url_path(client, p),
-            cast_to=_http_response(),
-            content=body.bytes(),
-            options=options,
-        )
+        args = self.post_args(p, stream=False, is_async=False)
+        http = client.post(self.url_path(client, p), **args)
         # A body that is not JSON raises JSONDecodeError: a MalformedResponseError.
         return self.response(json.loads(http.content), p)
 
@@ -323,13 +334,8 @@ class _OpenAIProvider(Provider):
     async def asend(self, prepared: Prepared) -> Response:
         p = _as(prepared, self, stream=False)
         client = self.clients.for_loop()
-        body, options = self.wire(p, stream=False)
-        http = await client.post(
-            self.url_path(client, p),
-            cast_to=_http_response(),
-            content=body.bytes(),
-            options=options,
-        )
+        args = self.post_args(p, stream=False, is_async=True)
+        http = await client.post(self.url_path(client, p), **args)
         return self.response(json.loads(http.content), p)
 
     @vendor_boundary
@@ -337,16 +343,8 @@ class _OpenAIProvider(Provider):
         p = _as(prepared, self, stream=True)
         client = self.clients.sync()
         converter = self.converter(p)
-        body, options = self.wire(p, stream=True)
-        cast_to, stream_cls = self.sdk_types(is_async=False)
-        stream = client.post(
-            self.url_path(client, p),
-            cast_to=cast_to,
-            content=body.bytes(),
-            options=options,
-            stream=True,
-            stream_cls=stream_cls,
-        )
+        args = self.post_args(p, stream=True, is_async=False)
+        stream = client.post(self.url_path(client, p), **args)
         try:
             for item in stream:
                 yield from converter.feed(item)
@@ -359,16 +357,8 @@ class _OpenAIProvider(Provider):
         p = _as(prepared, self, stream=True)
         client = self.clients.for_loop()
         converter = self.converter(p)
-        body, options = self.wire(p, stream=True)
-        cast_to, stream_cls = self.sdk_types(is_async=True)
-        stream = await client.post(
-            self.url_path(client, p),
-            cast_to=cast_to,
-            content=body.bytes(),
-            options=options,
-            stream=True,
-            stream_cls=stream_cls,
-        )
+        args = self.post_args(p, stream=True, is_async=True)
+        stream = await client.post(self.url_path(client, p), **args)
         try:
             async for item in stream:
                 for event in converter.feed(item):
