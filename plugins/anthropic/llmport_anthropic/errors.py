@@ -4,8 +4,9 @@ Only what is Anthropic's lives here: the SDK's exception classes and the
 ``error.type`` codes of the Messages API. The status table, the retry rule
 (408/409/429/5xx and 529 transient, ``x-should-retry`` wins), Retry-After
 parsing and transport failures are the core's (:mod:`llmport.provider.translate`);
-:func:`translate` is handed to :class:`~llmport.provider.translate.translating`,
-which also masks secrets and chains nothing.
+:func:`translate` is handed to :class:`~llmport.provider.translate.translating`
+(the provider's ``translating()``, applied by ``vendor_boundary``), which also
+masks secrets and chains nothing.
 
 An ``error`` event inside a 200 stream reaches us as an ``APIStatusError``
 with status 200: its ``error.type`` says what happened

@@ -2,7 +2,7 @@
 
 Only what is Bedrock's own lives here; the status table, the retry rule,
 ``Retry-After`` parsing, redaction and the httpx-family transports are the
-core's (:mod:`llmport.provider.translate`). The provider wraps every boto3 call in
+core's (:mod:`llmport.provider.translate`). The provider's ``translating()`` is
 ``translating("bedrock", translate, secrets)``, which calls :func:`translate`.
 
 Transient (retried by llmport): ThrottlingException, ModelNotReadyException,
@@ -199,7 +199,7 @@ def call(
 
     The llmport error is raised outside the ``except`` block, so it chains
     nothing: no ``__cause__`` and no ``__context__`` holding botocore's
-    exception (the core's :func:`~llmport.provider.translate.translating` does the
+    exception (the core's :func:`~llmport.provider.translate.vendor_boundary` does the
     same for provider errors).
     """
     try:

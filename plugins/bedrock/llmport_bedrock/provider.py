@@ -49,8 +49,9 @@ its own :class:`~llmport.provider.clients.ClientCache`, all from one boto3 sessi
 botocore retries off (``total_max_attempts=1``: llmport is the one retry
 layer); boto3 is imported then, never at plugin import.
 
-Errors: every boto3 call and every stream read runs inside
-:class:`llmport.provider.translate.translating` with :func:`llmport_bedrock.errors.translate`;
+Errors: every method that reaches Bedrock (send, streams, count) is a
+:func:`llmport.provider.translate.vendor_boundary` translating with
+:func:`llmport_bedrock.errors.translate`;
 the credentials (configured, and those the session resolved from the chain)
 are masked literally in messages and registered for log redaction.
 """

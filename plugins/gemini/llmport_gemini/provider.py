@@ -17,8 +17,8 @@ Settings (``Runtime(providers={"gemini": {...}})`` or ``[providers.gemini]``):
 
 :meth:`GeminiProvider.prepare` checks and converts a request once
 (:func:`.convert_in.prepare`); the ``send`` methods only call the SDK and
-convert the answer (:mod:`.convert_out`), inside
-:class:`llmport.provider.translate.translating` with :func:`.errors.translate`.
+convert the answer (:mod:`.convert_out`); each is a
+:func:`llmport.provider.translate.vendor_boundary` translating with :func:`.errors.translate`.
 
 Clients come from a :class:`llmport.provider.clients.ClientCache`, created on first use
 with the SDK's retries off (``HttpRetryOptions(attempts=1)``): llmport is the
