@@ -38,7 +38,9 @@ AUTH_HEADERS = ("authorization", "x-api-key", "x-goog-api-key", "api-key")
 FAULTS = ("401", "200-empty", "200-error")
 PATHS = ("run", "stream", "count", "submit", "status", "results", "cancel")
 #: Targets without a counting endpoint (``rt.count_tokens`` estimates: nothing reaches them).
-NO_COUNT = {"openai-chat"}
+NO_COUNT = {"openai-chat", "callonly", "callonly-stream"}
+#: Targets with no batch API (batch_job is refused before any request).
+NO_BATCH = {"callonly", "callonly-stream"}
 
 BEDROCK_BATCH_OPTIONS = {
     "input_uri": "s3://llmport-boundary/in/",
@@ -177,6 +179,7 @@ CASES = [
     for path in PATHS
     for fault in FAULTS
     if not (path == "count" and wire.id in NO_COUNT)
+    if not (path in ("submit", "status", "results", "cancel") and wire.id in NO_BATCH)
 ]
 
 
