@@ -46,14 +46,6 @@ PLUGIN_PREFIX = "llmport_"
 KNOWN_VIOLATIONS: frozenset[str] = frozenset(
     {
         # removed as the engine and plugin work lands
-        "cycle: llmport.engine.batch <-> llmport.engine.drive <-> llmport.engine.plan"
-        " <-> llmport.engine.result <-> llmport.engine.steps <-> llmport.engine.tokens"
-        " <-> llmport.runtime",
-        "private: llmport.engine.batch imports llmport.engine.plan._plan",
-        "private: llmport.engine.batch imports llmport.engine.steps._OutputMode",
-        "private: llmport.engine.batch imports llmport.engine.steps._request",
-        "private: llmport.engine.tokens imports llmport.engine.plan._plan",
-        "private: llmport.engine.tokens imports llmport.engine.steps._request",
         "private: llmport.sessions.agentic reads llmport.sessions.dag._current",
         "private: llmport.sessions.session reads llmport.sessions.dag._current",
     }

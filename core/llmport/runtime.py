@@ -19,14 +19,8 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack, overload
 
 from .controls.budget import Budget, Ledger, as_budget
-from .controls.limits import (  # limits
-    Gate,
-    Limit,
-    Limiter,
-    check_limits,
-    make_limiter,
-    match_limits,
-)
+from .controls.gates import Gates  # limits
+from .controls.limits import Gate, Limit, Limiter  # limits
 from .controls.options import (
     CALL_PARAMS,
     LOOP_OPTIONS,
@@ -34,16 +28,11 @@ from .controls.options import (
     STANDARD_OPTIONS,
     CallOptions,
     CallParams,
-    split_call,
 )
 from .controls.retry import Backoff
 from .controls.window import ContextPolicy, as_policy
-from .engine import tokens
-from .engine.drive import adrive, drive
-from .engine.plan import Targets, start, target
-from .engine.result import Continuation, RunResult, ToolCallRecord
-from .engine.steps import Steps, estimate_tokens, machine
-from .engine.tokens import ModelInfo, TokenCount
+from .engine.settings import Resolved, Routed
+from .engine.targets import Targets, route
 from .errors import OptionError
 from .messages.content import DEFAULT_MAX_BLOCK_BYTES
 from .messages.types import StreamEvent, Usage
@@ -52,10 +41,13 @@ from .plugins.host import PluginHost
 from .provider.callable import CallableProvider, request_to_content
 from .provider.config import Config, load_config
 from .sessions.kv import LazyStore, MemoryStore, Store
-from .tools.tool import toolset_owner
 
 if TYPE_CHECKING:
     from .engine.batch import BatchJob  # batch
+    from .engine.result import RunResult, ToolCallRecord
+    from .engine.steps import Steps
+    from .engine.tokens import ModelInfo, TokenCount
+    from .messages.estimate import estimate_tokens
 
 __all__ = [
     "CallableProvider",
@@ -65,6 +57,20 @@ __all__ = [
     "estimate_tokens",
     "request_to_content",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The engine names this module exports, loaded on first use (not needed to import it)."""
+    if name in ("RunResult", "ToolCallRecord"):
+        from .engine import result
+
+        return getattr(result, name)
+    if name == "estimate_tokens":
+        from .messages.estimate import estimate_tokens
+
+        return estimate_tokens
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 T = TypeVar("T")
 
@@ -136,17 +142,11 @@ class Runtime:
             _check_max_retries(max_retries)
         if call is not None and not callable(call):
             raise TypeError("call must be a function fn(content, model, response_format) -> str")
-        fallbacks: list[str] = []
-        if isinstance(model, (list, tuple)) and model:  # candidates, tried in order
-            model, fallbacks = model[0], list(model[1:])
-        if not isinstance(model, str) or not model.strip():
-            raise OptionError(f"model must be a non-empty 'provider:model' string, got {model!r}")
-        if not all(isinstance(m, str) and m.strip() for m in fallbacks):
-            raise OptionError(f"fallback models must be non-empty strings, got {fallbacks!r}")
+        first, fallbacks = _split_models(model)
         _check_settings(settings)
         install_log_redaction()  # idempotent; observe.redaction says why it is process-wide
         self.call = call
-        self.model = model
+        self.model = first
         #: Models tried in order when ``model`` fails (``Runtime(model=[first, *fallbacks])``).
         self.fallbacks = fallbacks
         self._max_retries = max_retries
@@ -171,11 +171,7 @@ class Runtime:
         self.summaries: dict[str, str] = {}
         #: Toolsets holding connections (MCP servers) used by this runtime's runs.
         self._resources: list[Any] = []
-        # limits (llmport.controls.limits): checked now, the limiter made on first use
-        self._limits_arg = check_limits(limits)
-        self._limiter_arg = limiter
-        self._limiter: Limiter | None = limiter if isinstance(limiter, Limiter) else None
-        self._gates: dict[str, Gate | None] = {}
+        self._gates = Gates(limits, limiter)  # limits: checked now, the limiter made on first use
         #: ``RunContext.store`` when given; else beside a stored session, else in memory.
         self._kv: Store | None = store
         self._kv_given = store is not None
@@ -246,42 +242,32 @@ class Runtime:
     @property
     def limits(self) -> dict[str, Limit]:
         """``{glob: Limit}``: configuration's ``[limits]``, overridden key by key by ``limits=``."""
-        return {**self.config.limits, **self._limits_arg}
+        return self._gates.limits(self.config.limits)
 
     @property
     def limiter(self) -> Limiter:
         """The limiter keeping this runtime's buckets (made on first use, from the hook)."""
-        if self._limiter is None:
-            spec = self._limiter_arg or self.config.limiter
-            url = isinstance(spec, str) and spec != "memory"
-            made: Limiter | None = make_limiter(spec, self.plugins.limiters() if url else {})
-            with self._lock:
-                if self._limiter is None:
-                    self._limiter = made
-                    made = None
-            if made is not None:  # another thread won the race
-                made.close()
-        assert self._limiter is not None
-        return self._limiter
+        return self._gates.limiter(self.config.limiter, self.plugins.limiters)
 
     def gate(self, target: str) -> Gate | None:
         """The limits on ``target`` (``provider:model``) with the limiter; None if none match."""
-        try:
-            return self._gates[target]
-        except KeyError:
-            pass
-        matched = match_limits(self.limits, target)
-        gate = Gate(self.limiter, matched, target) if matched else None
-        self._gates[target] = gate
-        return gate
+        return self._gates.gate(target, lambda: self.limits, lambda: self.limiter)
+
+    # -- routing (llmport.engine.targets) ----------------------------------------------------
 
     def call_provider(self) -> CallableProvider | None:
         """The provider made from ``call=`` or a ``_call`` override, if any."""
         return self._callable
 
-    def _target(self, model: str | None) -> tuple[Any, str, str, dict[str, Any], bool]:
+    def route(self, model: str | None) -> Routed:
         """(provider, model name, qualified name, configured options, plain callable?)."""
-        return target(self, model)
+        return route(self, self.targets, self._callable, model)
+
+    _target = route  # the name tests and scripts of the plugins use
+
+    def resolve(self, model: str) -> Resolved:
+        """(provider, model name, qualified name, configured options): never ``call=``."""
+        return self.targets.resolve(self, model)
 
     def _make_callable(self) -> CallableProvider | None:
         if self.call is not None:
@@ -319,19 +305,9 @@ class Runtime:
     def _begin(
         self, content: Any, kwargs: Mapping[str, Any], stream: bool
     ) -> tuple[RunResult[Any], Steps]:
-        params, options = split_call(kwargs)
-        params["content"] = content
-        if params["tools"] is None and params["toolset"] is None:
-            plan, run = start(self, params, options, stream=stream)  # no toolset to adopt
-            return run, machine(plan, run)
-        token = toolset_owner.set(self.adopt)  # connected toolsets close with this runtime
-        try:
-            plan, run = start(self, params, options, stream=stream)
-        finally:
-            toolset_owner.reset(token)
-        if plan.manual_tools:  # result.continue_with() calls again with the same parameters
-            run.continuation = Continuation(self, dict(kwargs))
-        return run, machine(plan, run)
+        from .engine.calls import begin  # the engine loads on the first call
+
+        return begin(self, content, kwargs, stream=stream)
 
     @overload
     def run(
@@ -341,6 +317,8 @@ class Runtime:
     def run(self, content: Any = None, **params: Unpack[CallParams]) -> RunResult[Any]: ...
     def run(self, content: Any = None, **params: Any) -> RunResult[Any]:
         """Like :meth:`exec`, but return the whole :class:`RunResult`."""
+        from .engine.drive import drive
+
         run, steps = self._begin(content, params, stream=False)
         for _ in drive(steps):
             pass
@@ -354,6 +332,8 @@ class Runtime:
     async def arun(self, content: Any = None, **params: Unpack[CallParams]) -> RunResult[Any]: ...
     async def arun(self, content: Any = None, **params: Any) -> RunResult[Any]:
         """Async :meth:`run`."""
+        from .engine.drive import adrive
+
         run, steps = self._begin(content, params, stream=False)
         async for _ in adrive(steps):
             pass
@@ -373,12 +353,16 @@ class Runtime:
 
     def stream(self, content: Any = None, **params: Unpack[CallParams]) -> Iterator[StreamEvent]:
         """Yield :data:`~llmport.messages.types.StreamEvent` objects; the last is a FinalEvent."""
+        from .engine.drive import drive
+
         yield from drive(self._begin(content, params, stream=True)[1])
 
     async def astream(
         self, content: Any = None, **params: Unpack[CallParams]
     ) -> AsyncIterator[StreamEvent]:
         """Async :meth:`stream`: ``async for event in rt.astream(...)``."""
+        from .engine.drive import adrive
+
         async for event in adrive(self._begin(content, params, stream=True)[1]):
             yield event
 
@@ -394,6 +378,8 @@ class Runtime:
         history: Any = None,
     ) -> TokenCount:
         """Input tokens ``exec`` would send with these arguments (vendor-counted where possible)."""
+        from .engine import tokens
+
         return tokens.count_tokens(
             self, content, model=model, system=system, tools=tools, history=history
         )
@@ -408,12 +394,16 @@ class Runtime:
         history: Any = None,
     ) -> TokenCount:
         """Async :meth:`count_tokens`."""
+        from .engine import tokens
+
         return await tokens.acount_tokens(
             self, content, model=model, system=system, tools=tools, history=history
         )
 
     def model_info(self, model: str | None = None) -> ModelInfo:
         """Context window, output limit, inputs, features and price of ``model``."""
+        from .engine import tokens
+
         return tokens.model_info(self, model)
 
     # -- batch (llmport.engine.batch) ------------------------------------------------------------
@@ -481,14 +471,7 @@ class Runtime:
             provider.close()
         for resource in self._take_resources():
             resource.close()
-        self._close_limiter()  # limits
-
-    def _close_limiter(self) -> None:
-        limiter, self._limiter, self._gates = self._limiter, None, {}
-        if limiter is not None and limiter is not self._limiter_arg:
-            limiter.close()
-        elif limiter is not None:
-            self._limiter = limiter  # the caller's: theirs to close
+        self._gates.close()  # limits
 
     async def aclose(self) -> None:
         """Close this runtime's clients from async code (the running loop's first, in it)."""
@@ -501,7 +484,7 @@ class Runtime:
                 await aclose()
             else:
                 resource.close()
-        self._close_limiter()  # limits
+        self._gates.close()  # limits
 
     def __enter__(self) -> Runtime:
         return self
@@ -528,6 +511,18 @@ class Runtime:
 
 def _overridden(cls: type, name: str) -> bool:
     return getattr(cls, name) is not getattr(Runtime, name)
+
+
+def _split_models(model: str | Sequence[str]) -> tuple[str, list[str]]:
+    """``Runtime(model=...)``: (the first model, the fallbacks tried in order after it)."""
+    fallbacks: list[str] = []
+    if isinstance(model, (list, tuple)) and model:  # candidates, tried in order
+        model, fallbacks = model[0], list(model[1:])
+    if not isinstance(model, str) or not model.strip():
+        raise OptionError(f"model must be a non-empty 'provider:model' string, got {model!r}")
+    if not all(isinstance(m, str) and m.strip() for m in fallbacks):
+        raise OptionError(f"fallback models must be non-empty strings, got {fallbacks!r}")
+    return model, fallbacks
 
 
 def _check_max_retries(value: Any) -> int:

@@ -157,10 +157,13 @@ def test_unknown_limiter_scheme_names_the_plugin() -> None:
 
 def test_no_matching_limit_costs_nothing() -> None:
     script = Script(["ok"])
-    rt = script.runtime(config=Config(), limits={"openai:*": Limit(rpm=1)})
+    # A limiter that cannot be made: the run would raise if it made one at all.
+    limits = {"openai:*": Limit(rpm=1)}
+    rt = script.runtime(config=Config(), limits=limits, limiter="nosuch://x")
     assert rt.exec("hi") == "ok"
     assert rt.gate("scripted:test") is None
-    assert rt._limiter is None  # never even made
+    with pytest.raises(ConfigError, match="no limiter for 'nosuch'"):
+        rt.limiter  # noqa: B018 - made on first use, and only then
 
 
 def test_in_process_rpm_holds_across_threads() -> None:

@@ -2,7 +2,7 @@
 
 ``rt.batch(requests, *, model=None, batch_options=None, **common) -> BatchJob``
 (and ``await rt.abatch(...)``) plans and converts every request with the
-machinery ``exec`` uses (:func:`llmport.engine.plan._plan`, then the
+machinery ``exec`` uses (:func:`llmport.engine.plan.plan_run`, then the
 plugin's own ``prepare``), so a request that cannot go to the model fails
 with its typed input error **before anything is sent**; then the plugin's
 :class:`BatchBackend` submits them all through the vendor's batch API
@@ -42,8 +42,9 @@ from ..provider.contract import Prepared, Provider
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ..runtime import Runtime
+    from .plan import Plan
     from .result import RunResult
+    from .settings import RunSettings
 
 __all__ = [
     "BatchBackend",
@@ -58,6 +59,7 @@ __all__ = [
     "abatch",
     "batch",
     "batch_job",
+    "plan_items",
 ]
 
 #: The neutral states of a batch; the first two are "not done".
@@ -198,7 +200,7 @@ class BatchJob:
 
     def __init__(
         self,
-        rt: Runtime,
+        rt: RunSettings,
         provider: Provider,
         backend: BatchBackend,
         vendor_id: str,
@@ -465,20 +467,14 @@ def _backend(provider: Provider, model: str) -> BatchBackend:
     return backend
 
 
-def _items(
-    rt: Runtime,
+def plan_items(
+    settings: RunSettings,
     requests: Iterable[Any],
     model: str | None,
     common: Mapping[str, Any],
 ) -> tuple[Provider, str, list[BatchItem]]:
     """Plan, check and convert every request (no I/O); all go to one provider and model."""
-    from ..controls.options import split_call
-    from .plan import _plan
-    from .steps import _OutputMode, _request
-
-    for name in _NOT_IN_BATCH:
-        if name in common:
-            raise OptionError(f"{name}= does not apply to a batch request")
+    _check_not_in_batch(common, "")
     items: list[BatchItem] = []
     seen: set[str] = set()
     provider: Provider | None = None
@@ -490,23 +486,7 @@ def _items(
         if spec.custom_id in seen:
             raise OptionError(f"custom_id {spec.custom_id!r} appears twice in the batch")
         seen.add(spec.custom_id)
-        kwargs = {**common, **spec.params}
-        for name in _NOT_IN_BATCH:
-            if name in kwargs:
-                raise OptionError(f"{spec.custom_id}: {name}= does not apply to a batch request")
-        requested = kwargs.pop("model", None) or model
-        if isinstance(requested, (list, tuple)):
-            raise OptionError("a batch goes to one model: fallback model lists do not apply")
-        params, options = split_call(kwargs)
-        params["content"] = spec.content
-        params["model"] = requested
-        if params["choices"] is not None:
-            raise OptionError(f"{spec.custom_id}: choices= needs a tool loop; not in a batch")
-        plan = _plan(rt, params, options, None, stream=False)
-        if plan.plain_callable:
-            raise UnsupportedFeatureError(
-                plan.provider.name, plan.model, "batch", "call= functions have no batch API"
-            )
+        plan = _plan_one(settings, spec, model, common)
         if provider is None:
             provider, target = plan.provider, plan.qualified
             _backend(provider, plan.model)  # unsupported: fail before converting the rest
@@ -515,37 +495,76 @@ def _items(
                 f"a batch goes to one model: {spec.custom_id!r} asks for {plan.qualified}, "
                 f"the batch for {target}"
             )
-        plan.fallback_on = ()
-        plan.candidates = []  # one model: no fallbacks in a batch
-        mode = _OutputMode(plan)
-        request = _request(
-            plan,
-            plan.messages,
-            tools=True,
-            tool_choice=mode.tool_choice(plan.tool_choice),
-            response_format=mode.response_format,
-            specs=mode.specs,
-        )
-        if mode.output_tool is not None:
-            raise UnsupportedFeatureError(
-                plan.provider.name, plan.model, 'output_mode="tool" in a batch'
-            )
-        request = plan.hooks.before_request(request, plan.call_info(1))
-        prepared = plan.provider.prepare(request) or Prepared(request)
-        items.append(BatchItem(spec.custom_id, request, prepared, plan))
+        items.append(_convert(spec.custom_id, plan))
     if provider is None:
         raise OptionError("a batch needs at least one request")
     return provider, items[0].request.model, items
 
 
+def _check_not_in_batch(kwargs: Mapping[str, Any], custom_id: str) -> None:
+    for name in _NOT_IN_BATCH:
+        if name in kwargs:
+            where = f"{custom_id}: " if custom_id else ""
+            raise OptionError(f"{where}{name}= does not apply to a batch request")
+
+
+def _plan_one(
+    settings: RunSettings, spec: BatchRequest, model: str | None, common: Mapping[str, Any]
+) -> Plan:
+    """The exec plan of one request (the batch's ``common`` keywords, the request's own win)."""
+    from ..controls.options import split_call
+    from .plan import plan_run
+
+    kwargs = {**common, **spec.params}
+    _check_not_in_batch(kwargs, spec.custom_id)
+    requested = kwargs.pop("model", None) or model
+    if isinstance(requested, (list, tuple)):
+        raise OptionError("a batch goes to one model: fallback model lists do not apply")
+    params, options = split_call(kwargs)
+    params["content"] = spec.content
+    params["model"] = requested
+    if params["choices"] is not None:
+        raise OptionError(f"{spec.custom_id}: choices= needs a tool loop; not in a batch")
+    plan = plan_run(settings, params, options, None, stream=False)
+    if plan.plain_callable:
+        raise UnsupportedFeatureError(
+            plan.provider.name, plan.model, "batch", "call= functions have no batch API"
+        )
+    plan.fallback_on = ()
+    plan.candidates = []  # one model: no fallbacks in a batch
+    return plan
+
+
+def _convert(custom_id: str, plan: Plan) -> BatchItem:
+    """The request ``exec`` would send first, through the hooks and the plugin's ``prepare``."""
+    from .steps import OutputMode, build_request
+
+    mode = OutputMode(plan)
+    request = build_request(
+        plan,
+        plan.messages,
+        tools=True,
+        tool_choice=mode.tool_choice(plan.tool_choice),
+        response_format=mode.response_format,
+        specs=mode.specs,
+    )
+    if mode.output_tool is not None:
+        raise UnsupportedFeatureError(
+            plan.provider.name, plan.model, 'output_mode="tool" in a batch'
+        )
+    request = plan.hooks.before_request(request, plan.call_info(1))
+    prepared = plan.provider.prepare(request) or Prepared(request)
+    return BatchItem(custom_id, request, prepared, plan)
+
+
 def _submit_args(
-    rt: Runtime,
+    rt: RunSettings,
     requests: Iterable[Any],
     model: str | None,
     batch_options: Mapping[str, Any] | None,
     common: Mapping[str, Any],
 ) -> tuple[Provider, BatchBackend, str, list[BatchItem], dict[str, Any]]:
-    provider, name, items = _items(rt, requests, model, common)
+    provider, name, items = plan_items(rt, requests, model, common)
     backend = _backend(provider, name)
     options = dict(batch_options or {})
     backend.check(name, options)
@@ -553,7 +572,7 @@ def _submit_args(
 
 
 def batch(
-    rt: Runtime,
+    rt: RunSettings,
     requests: Iterable[Any],
     *,
     model: str | None = None,
@@ -570,7 +589,7 @@ def batch(
 
 
 async def abatch(
-    rt: Runtime,
+    rt: RunSettings,
     requests: Iterable[Any],
     *,
     model: str | None = None,
@@ -586,7 +605,7 @@ async def abatch(
 
 
 def batch_job(
-    rt: Runtime,
+    rt: RunSettings,
     job_id: str,
     *,
     requests: Iterable[Any] | None = None,
@@ -609,12 +628,12 @@ def batch_job(
     if requests is not None:
         if model is None:
             raise OptionError("batch_job(requests=...) needs the model the batch was sent to")
-        provider, name, planned = _items(rt, requests, model, common)
+        provider, name, planned = plan_items(rt, requests, model, common)
         items = {i.custom_id: i for i in planned}
     elif model is not None:
-        provider, name = rt.targets.resolve(rt, model)[:2]
+        provider, name = rt.resolve(model)[:2]
     else:
-        provider = rt.targets.resolve(rt, f"{prefix}:batch")[0]
+        provider = rt.resolve(f"{prefix}:batch")[0]
     if provider.name != prefix:
         raise OptionError(f"{job_id!r} is a {prefix} job, but the model routes to {provider.name}")
     backend = _backend(provider, name or "")

@@ -10,21 +10,19 @@ A plan that fails inside an ``@agentic_function`` is recorded as a failed
 from __future__ import annotations
 
 import contextvars
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..controls.budget import Ledger, as_budget
+from ..controls.budget import Budget, Ledger, as_budget
 from ..controls.limits import Gate  # limits
 from ..controls.options import cache_setting, check_options, check_vendor_fields, reasoning_setting
 from ..controls.retry import Backoff
 from ..controls.window import ContextPolicy, as_policy
 from ..errors import (
     ContentError,
-    NoModelError,
     NotFoundError,
     OptionError,
     OverloadedError,
@@ -53,18 +51,26 @@ from ..messages.types import (
 from ..observe.tracing import Trace  # tracing
 from ..output import structured
 from ..output.decisions import Decision
+from ..plugins.host import PluginHost
 from ..provider.contract import Provider
-from ..provider.routing import resolve
 from ..sessions.dag import Frame, LlmRecordLike, Prompt, current_frame
 from ..tools.policy import CallInfo, ToolCheck
 from ..tools.tool import ToolBox, ToolSettings, build_toolbox
 from .hooks import RunHooks
 from .result import Dropped, RunResult
+from .settings import Routed, RunSettings
 
-if TYPE_CHECKING:
-    from ..runtime import Runtime
-
-__all__ = ["Plan", "Targets", "start", "target", "tool_scope"]
+__all__ = [
+    "DEFAULT_FALLBACK_ON",
+    "Candidate",
+    "Plan",
+    "RunOptions",
+    "plan_run",
+    "portable",
+    "start",
+    "target",
+    "tool_scope",
+]
 
 #: Tools an outer exec allowed; a nested exec (from inside a tool) may only narrow it.
 tool_scope: contextvars.ContextVar[frozenset[str] | None] = contextvars.ContextVar(
@@ -205,89 +211,22 @@ class Plan:
         return CallInfo(i.model, i.provider, i.function, i.node_id, iteration, i.deps, i.metadata)
 
 
-class Targets:
-    """The provider instances of one runtime, created on first use and closed with it."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._instances: dict[str, Provider] = {}
-        # model string -> (the provider table it was resolved against, the answer):
-        # aliases and configurations are resolved once per model, not on every call.
-        self._routes: dict[str, tuple[Any, tuple[Provider, str, str, dict[str, Any]]]] = {}
-
-    def resolve(self, rt: Runtime, model: str | None) -> tuple[Provider, str, str, dict[str, Any]]:
-        """(provider, model name, qualified name, options from configuration)."""
-        if model is not None and (not isinstance(model, str) or not model.strip()):
-            raise OptionError(f"model must be a non-empty 'provider:model' string, got {model!r}")
-        name = model or rt.model
-        table = rt.plugins.providers()
-        known = self._routes.get(name)
-        if known is not None and known[0] is table:
-            return known[1]
-        answer = self._resolve(rt, name, table)
-        self._routes[name] = (table, answer)
-        return answer
-
-    def _resolve(
-        self, rt: Runtime, name: str, table: Any
-    ) -> tuple[Provider, str, str, dict[str, Any]]:
-        if name == "default":
-            name = rt.config.default_model or ""
-            if not name:
-                raise NoModelError(
-                    "no model to call: give one as 'provider:model' (Runtime(model=...) or "
-                    "exec(model=...)), set default_model / LLMPORT_MODEL, or pass call="
-                )
-        route = resolve(name, rt.config, table)
-        provider = self._instances.get(route.prefix)
-        if provider is None:
-            with self._lock:
-                provider = self._instances.get(route.prefix)
-                if provider is None:
-                    settings = {
-                        **rt.config.providers.get(route.prefix, {}),
-                        **rt.provider_settings.get(route.prefix, {}),
-                    }
-                    provider = self._instances[route.prefix] = route.info.create(settings)
-        return provider, route.model, route.qualified, route.options
-
-    def providers(self) -> list[Provider]:
-        """The provider instances created so far."""
-        with self._lock:
-            return list(self._instances.values())
-
-    def close(self) -> list[Provider]:
-        """Forget every instance; return them for closing."""
-        with self._lock:
-            providers = list(self._instances.values())
-            self._instances.clear()
-            self._routes.clear()
-        return providers
-
-
-def target(rt: Runtime, model: str | None) -> tuple[Provider, str, str, dict[str, Any], bool]:
+def target(settings: RunSettings, model: str | None) -> Routed:
     """(provider, model, qualified, config options, plain callable?)."""
-    fn = rt.call_provider()
-    if fn is not None:
-        if model is not None and (not isinstance(model, str) or not model.strip()):
-            raise OptionError(f"model must be a non-empty string, got {model!r}")
-        name = model or rt.model
-        return fn, name, name, {}, True
-    provider, name, qualified, options = rt.targets.resolve(rt, model)
-    return provider, name, qualified, options, False
+    return settings.route(model)
 
 
 def start(
-    rt: Runtime, params: dict[str, Any], options: dict[str, Any], *, stream: bool
+    settings: RunSettings, params: dict[str, Any], options: dict[str, Any], *, stream: bool
 ) -> tuple[Plan, RunResult[Any]]:
     """Plan a run and open its DAG record; a failed plan is recorded as a failed node."""
     frame = current_frame()
     try:
-        plan = _plan(rt, params, options, frame, stream=stream)
+        plan = plan_run(settings, params, options, frame, stream=stream)
     except BaseException as exc:
         if frame is not None:
             frame.begin_llm(
-                model=str(params["model"] or rt.model),
+                model=str(params["model"] or settings.model),
                 messages=[],
                 system=None,
                 context_override=params["context"] is not None,
@@ -305,15 +244,138 @@ def start(
     return plan, run
 
 
-def _plan(
-    rt: Runtime,
+def plan_run(
+    settings: RunSettings,
     params: dict[str, Any],
     options: dict[str, Any],
     frame: Frame | None,
     *,
     stream: bool,
 ) -> Plan:
+    """Check every input and decide everything before the first request (sends nothing).
+
+    Per call beats named configuration beats runtime defaults. The steps
+    run in the order their input errors take precedence.
+    """
     started = time.monotonic()  # deadline=: the clock runs from here (plugins, providers count)
+    check_loop_params(params)
+    vendor = check_vendor_fields(params["vendor"])
+    first, conf_options, fallback_names = requested_model(settings, params["model"])
+    merged = {**settings.options, **conf_options, **options}
+    # The plain call's fast path: the run options are normalised only when given.
+    given = not _RUN_OPTIONS.isdisjoint(merged)
+    fallback_on = (
+        fallback_setting(merged.pop("fallback_on", None)) if given else DEFAULT_FALLBACK_ON
+    )
+    fallbacks = fallback_candidates(settings, fallback_names, first.plain)
+    deps = merged.pop("deps", None)  # for tools and choices, never sent to providers
+    system, system_blocks = system_setting(merged.pop("system", None), settings.max_block_bytes)
+    run_options = RunOptions.pop_from(merged) if given else RunOptions()
+    policy = policy_setting(merged.pop("context_policy", settings.context_policy))
+    tool_settings = ToolSettings.pop_from(merged)  # loop options, never sent to providers
+    mode = run_options.output_mode
+    check_options({**merged, "output_mode": mode} if mode else merged)
+    caps = first.provider.capabilities(first.model)
+    info = call_info(first, frame, deps, run_options.trace)
+    hooks = settings.plugins.memo("run_hooks", RunHooks)
+    history = run_options.history
+    messages = first_messages(settings, params, frame, history, policy, caps, first.qualified)
+    dropped: list[Dropped] = []
+    if len(messages) > 1:  # only a conversation can hold another vendor's blocks
+        messages, dropped = portable(messages, first.provider.name)
+    native_tools, toolbox = offered_tools(settings, params, info, hooks, tool_settings)
+    rf, decision = output_setting(params, caps, first, mode)
+    check_approver(toolbox, tool_settings)
+    plan = Plan(
+        provider=first.provider,
+        model=first.model,
+        qualified=first.qualified,
+        caps=caps,
+        messages=messages,
+        system=system,
+        toolbox=toolbox,
+        tool_choice=params["tool_choice"],
+        parallel_tool_calls=bool(params["parallel_tool_calls"]),
+        max_iterations=params["max_iterations"],
+        response_format=rf,
+        decision=decision,
+        options=merged,
+        vendor=vendor,
+        deps=deps,
+        plain_callable=first.plain,
+        info=info,
+        frame=frame,
+        hooks=hooks,
+        backoff=settings.backoff,
+        max_attempts=settings.max_retries,
+        input_token_budget=settings.input_token_budget,
+        add_usage=settings.add_usage,
+        stream=stream,
+        tool_settings=tool_settings,
+        output_type=structured.output_type(params["response_format"]),
+        system_blocks=system_blocks,
+        native_tools=native_tools,
+        dropped=dropped,
+        summaries=settings.summaries,
+        gate=settings.gate(first.qualified),  # limits
+        fallback_on=fallback_on,
+    )
+    apply_run_options(plan, settings, run_options, policy, started)
+    if fallbacks:
+        plan.candidates = [
+            Candidate(first.provider, first.model, first.qualified, caps),
+            *fallbacks,
+        ]
+    if toolbox is not None or decision is not None:
+        # Only tools and choices see a RunContext: no store is looked up for a plain call.
+        plan.store = settings.store_for(getattr(frame, "session", None))
+    return plan
+
+
+@dataclass(slots=True, frozen=True)
+class First:
+    """The model a run starts with, as routed (``plain``: a ``call=`` function)."""
+
+    provider: Provider
+    model: str
+    qualified: str
+    plain: bool
+
+
+@dataclass(slots=True)
+class RunOptions:
+    """The run options the planner normalises (none of them is sent to providers)."""
+
+    history: list[Message] = field(default_factory=list)
+    reasoning: Reasoning | None = None
+    cache: CacheSettings | None = None
+    output_mode: str | None = None
+    budget: Budget | None = None
+    deadline_seconds: float | None = None
+    trace: Trace | None = None  # tracing
+    manual_tools: bool = False
+    stream_restart: bool = False
+
+    @classmethod
+    def pop_from(cls, merged: dict[str, Any]) -> RunOptions:
+        """Take (and check) the run options out of a call's merged options."""
+        return cls(
+            history=history_setting(merged.pop("history", None)),
+            reasoning=reasoning_setting(
+                merged.pop("reasoning", None), merged.pop("reasoning_effort", None)
+            ),
+            cache=cache_setting(merged.pop("cache", None)),
+            output_mode=merged.pop("output_mode", None),
+            budget=as_budget(merged.pop("budget", None)),
+            deadline_seconds=deadline_setting(merged.pop("deadline", None)),
+            trace=Trace.of(merged.pop("trace", None)),
+            manual_tools=tool_execution_setting(merged.pop("tool_execution", None)),
+            stream_restart=_stream_retry(merged.pop("stream_retry", None)),
+        )
+
+
+def check_loop_params(params: dict[str, Any]) -> None:
+    """``max_iterations``, ``tool_choice`` and ``choices`` against ``response_format``."""
     max_iterations = params["max_iterations"]
     if (
         isinstance(max_iterations, bool)
@@ -332,86 +394,111 @@ def _plan(
         )
     if params["choices"] is not None and params["response_format"] is not None:
         raise OptionError("choices and response_format cannot be combined")
-    vendor = check_vendor_fields(params["vendor"])
 
-    requested = params["model"]
-    fallback_names: list[str] = list(rt.fallbacks) if requested is None else []
+
+def requested_model(
+    settings: RunSettings, requested: Any
+) -> tuple[First, dict[str, Any], list[str]]:
+    """(the first model, its configuration's options, the fallback models' names).
+
+    A call's model list replaces the runtime's fallbacks; a named
+    configuration's own ``fallbacks`` come after them.
+    """
+    fallback_names: list[str] = list(settings.fallbacks) if requested is None else []
     if isinstance(requested, (list, tuple)):
         if not requested:
             raise OptionError("model must be a 'provider:model' string or a non-empty list of them")
         requested, fallback_names = requested[0], list(requested[1:])
-    provider, model, qualified, conf_options, plain = target(rt, requested)
+    provider, model, qualified, conf_options, plain = settings.route(requested)
     if "fallbacks" in conf_options:  # a configuration's own
         conf_options = dict(conf_options)
         fallback_names += list(conf_options.pop("fallbacks") or [])
-    # Per call beats named configuration beats runtime defaults.
-    merged = {**rt.options, **conf_options, **options}
-    # The plain call's fast path: the run options below are normalised only when given.
-    given = _RUN_OPTIONS.intersection(merged)
-    fallback_on = _fallback_on(merged.pop("fallback_on", None)) if given else DEFAULT_FALLBACK_ON
-    fallbacks = (
-        [_candidate(rt, name) for name in fallback_names] if fallback_names and not plain else []
-    )
-    deps = merged.pop("deps", None)  # for tools and choices, never sent to providers
-    system = merged.pop("system", None)
-    system_blocks: tuple[TextBlock, ...] = ()
-    if type(system) is str:
-        system_blocks = (TextBlock(system),) if system else ()
-        system = system or None
-    elif system is not None:
-        system_blocks = _system(system, rt.max_block_bytes)
-        system = "".join(b.text for b in system_blocks) if system_blocks else None
-    history: list[Message] = []
-    manual_tools = False
-    reasoning = cache = budget = deadline_seconds = trace = output_mode = None
-    stream_restart = False
-    if given:
-        history = _history(merged.pop("history", None))
-        reasoning = reasoning_setting(
-            merged.pop("reasoning", None), merged.pop("reasoning_effort", None)
-        )
-        cache = cache_setting(merged.pop("cache", None))
-        output_mode = merged.pop("output_mode", None)
-        budget = as_budget(merged.pop("budget", None))
-        deadline_seconds = _deadline(merged.pop("deadline", None))
-        trace = Trace.of(merged.pop("trace", None))  # tracing: never sent to providers
-        manual_tools = _tool_execution(merged.pop("tool_execution", None))
-        stream_restart = _stream_retry(merged.pop("stream_retry", None))
-    policy = merged.pop("context_policy", rt.context_policy)
-    if policy is not None and type(policy) is not ContextPolicy:
-        policy = as_policy(policy)
-    tool_settings = ToolSettings.pop_from(merged)  # loop options, never sent to providers
-    check_options({**merged, "output_mode": output_mode} if output_mode else merged)
-    caps = provider.capabilities(model)
-    content = params["content"]
-    if type(content) is list and content and type(content[0]) is Message:
-        prior, content = _split_messages(content)
-        history = history + prior
-    blocks = checked_input(
-        content, history, max_bytes=rt.max_block_bytes, window=caps.context_window, model=qualified
-    )
-    if not blocks and not history and params["context"] is None and frame is None:
-        raise ContentError(0, "content is empty")
+    return First(provider, model, qualified, plain), conf_options, fallback_names
 
-    info = CallInfo(
-        model=qualified,
-        provider=provider.name,
+
+def fallback_candidates(settings: RunSettings, names: list[str], plain: bool) -> list[Candidate]:
+    """The fallback models, routed (a ``call=`` function has none)."""
+    if not names or plain:
+        return []
+    candidates = []
+    for name in names:
+        if not isinstance(name, str) or not name.strip():
+            raise OptionError(f"fallback models must be non-empty strings, got {name!r}")
+        provider, model, qualified, _ = settings.resolve(name)
+        candidates.append(Candidate(provider, model, qualified, provider.capabilities(model)))
+    return candidates
+
+
+def system_setting(value: Any, max_bytes: int) -> tuple[str | None, tuple[TextBlock, ...]]:
+    """``system=`` as (its text, its blocks): a string, or text blocks."""
+    if type(value) is str:
+        return (value or None), ((TextBlock(value),) if value else ())
+    if value is None:
+        return None, ()
+    blocks = _system(value, max_bytes)
+    return ("".join(b.text for b in blocks) if blocks else None), blocks
+
+
+def policy_setting(value: Any) -> ContextPolicy | None:
+    """``context_policy=`` (a call's, else the runtime's) as a checked ContextPolicy."""
+    if value is not None and type(value) is not ContextPolicy:
+        return as_policy(value)
+    return value
+
+
+def call_info(first: First, frame: Frame | None, deps: Any, trace: Trace | None) -> CallInfo:
+    """What policies and observers are told about this run's calls."""
+    return CallInfo(
+        model=first.qualified,
+        provider=first.provider.name,
         function=frame.name if frame else None,
         node_id=frame.node_id if frame else None,
         deps=deps,
         metadata={"trace": trace} if trace is not None else {},  # tracing
     )
-    hooks = rt.plugins.memo("run_hooks", RunHooks)
+
+
+def first_messages(
+    settings: RunSettings,
+    params: dict[str, Any],
+    frame: Frame | None,
+    history: list[Message],
+    policy: ContextPolicy | None,
+    caps: ModelCapabilities,
+    qualified: str,
+) -> list[Message]:
+    """The first request's conversation: DAG context, ``history=``, then the new content."""
+    content = params["content"]
+    if type(content) is list and content and type(content[0]) is Message:
+        prior, content = _split_messages(content)
+        history = history + prior
+    blocks = checked_input(
+        content,
+        history,
+        max_bytes=settings.max_block_bytes,
+        window=caps.context_window,
+        model=qualified,
+    )
+    if not blocks and not history and params["context"] is None and frame is None:
+        raise ContentError(0, "content is empty")
     # The DAG read takes at most half the policy's limit: room for the new content.
     read_budget = policy.max_tokens // 2 if policy is not None and policy.max_tokens else None
-    messages = _messages(blocks, params["context"], frame, history, read_budget)
-    dropped: list[Dropped] = []
-    if len(messages) > 1:  # only a conversation can hold another vendor's blocks
-        messages, dropped = portable(messages, provider.name)
+    return _messages(blocks, params["context"], frame, history, read_budget)
+
+
+def offered_tools(
+    settings: RunSettings,
+    params: dict[str, Any],
+    info: CallInfo,
+    hooks: RunHooks,
+    tool_settings: ToolSettings,
+) -> tuple[list[NativeTool], ToolBox | None]:
+    """(provider-native tools, the function tools policy lets this run offer), checked."""
     native_tools: list[NativeTool] = []
     if params["tools"] is not None:
         native_tools, params = _native_tools(params)
-    toolbox = _toolbox(params, info, hooks, rt)
+    toolbox = _toolbox(params, info, hooks, settings.plugins)
+    tool_choice = params["tool_choice"]
     if tool_choice != "auto" and tool_choice != "none" and toolbox is None:
         raise OptionError(
             f"tool_choice={tool_choice!r} needs tools, but this call offers none "
@@ -426,81 +513,61 @@ def _plan(
             f"tool_choice names {tool_choice['name']!r}, which is not among the tools "
             f"({', '.join(sorted(toolbox.tools))})"
         )
+    return native_tools, toolbox
+
+
+def output_setting(
+    params: dict[str, Any], caps: ModelCapabilities, first: First, output_mode: str | None
+) -> tuple[ResponseFormat | None, Decision | None]:
+    """(the response format, the decision of ``choices=``), checked against the model."""
     rf = structured.prepare(params["response_format"])
     decision = Decision(params["choices"]) if params["choices"] is not None else None
+    name, model = first.provider.name, first.model
     no_native = not caps.native_structured_output and not caps.native_tools
     if rf is not None and no_native and output_mode != "prompted":
-        raise UnsupportedFeatureError(provider.name, model, "response_format")
+        raise UnsupportedFeatureError(name, model, "response_format")
     if output_mode is not None:
         if rf is None:
             raise OptionError("output_mode applies to response_format; this call gives none")
         if output_mode == "native" and not caps.native_structured_output:
-            raise UnsupportedFeatureError(provider.name, model, 'output_mode="native"')
+            raise UnsupportedFeatureError(name, model, 'output_mode="native"')
         if output_mode == "tool" and not caps.native_tools:
-            raise UnsupportedFeatureError(provider.name, model, 'output_mode="tool"')
+            raise UnsupportedFeatureError(name, model, 'output_mode="tool"')
+    return rf, decision
+
+
+def apply_run_options(
+    plan: Plan,
+    settings: RunSettings,
+    given: RunOptions,
+    policy: ContextPolicy | None,
+    started: float,
+) -> None:
+    """Set the plan's run options, budgets, deadline and context policy."""
+    plan.reasoning, plan.cache, plan.output_mode = given.reasoning, given.cache, given.output_mode
+    plan.trace, plan.manual_tools = given.trace, given.manual_tools  # tracing
+    plan.stream_restart = given.stream_restart
+    budget = given.budget
+    if settings.ledger is not None or budget is not None:
+        run_ledger = Ledger(budget, "run") if budget else None
+        plan.ledgers = tuple(x for x in (settings.ledger, run_ledger) if x)
+    if given.deadline_seconds is not None:
+        plan.deadline = started + given.deadline_seconds
+        plan.deadline_seconds = given.deadline_seconds
+    plan.context_policy = policy
+    plan.window_limit = _window_limit(policy, plan.caps)
+    plan.resolve_model = (
+        (lambda name: settings.resolve(name)[:2]) if policy is not None else _no_model
+    )
+
+
+def check_approver(toolbox: ToolBox | None, tool_settings: ToolSettings) -> None:
+    """A tool policy marked "approve" needs an approver before anything is sent."""
     if toolbox is not None and toolbox.needs_approval and tool_settings.approver is None:
         raise ToolApprovalRequired(
             f"policy requires approval for {', '.join(sorted(toolbox.needs_approval))} but no "
             "approver was given (exec(..., approver=fn) or Runtime(..., approver=fn))"
         )
-    ledgers: tuple[Ledger, ...] = ()
-    if rt.ledger is not None or budget is not None:
-        ledgers = tuple(x for x in (rt.ledger, Ledger(budget, "run") if budget else None) if x)
-    return Plan(
-        provider=provider,
-        model=model,
-        qualified=qualified,
-        caps=caps,
-        messages=messages,
-        system=system,
-        toolbox=toolbox,
-        tool_choice=tool_choice,
-        parallel_tool_calls=bool(params["parallel_tool_calls"]),
-        max_iterations=max_iterations,
-        response_format=rf,
-        decision=decision,
-        options=merged,
-        vendor=vendor,
-        deps=deps,
-        plain_callable=plain,
-        info=info,
-        frame=frame,
-        hooks=hooks,
-        backoff=rt.backoff,
-        max_attempts=rt.max_retries,
-        input_token_budget=rt.input_token_budget,
-        add_usage=rt.add_usage,
-        stream=stream,
-        tool_settings=tool_settings,
-        output_type=structured.output_type(params["response_format"]),
-        system_blocks=system_blocks,
-        native_tools=native_tools,
-        reasoning=reasoning,
-        cache=cache,
-        output_mode=output_mode,
-        dropped=dropped,
-        ledgers=ledgers,
-        context_policy=policy,
-        window_limit=caps.context_window if policy is None else _window_limit(policy, caps),
-        summaries=rt.summaries,
-        resolve_model=(lambda name: rt.targets.resolve(rt, name)[:2])
-        if policy is not None
-        else _no_model,
-        deadline=started + deadline_seconds if deadline_seconds is not None else None,
-        deadline_seconds=deadline_seconds,
-        stream_restart=stream_restart,
-        gate=rt.gate(qualified),  # limits
-        trace=trace,  # tracing
-        candidates=[Candidate(provider, model, qualified, caps), *fallbacks] if fallbacks else [],
-        fallback_on=fallback_on,
-        manual_tools=manual_tools,
-        # Only tools and choices see a RunContext: no store is looked up for a plain call.
-        store=(
-            rt.store_for(getattr(frame, "session", None))
-            if toolbox is not None or decision is not None
-            else None
-        ),
-    )
 
 
 #: What makes a run try its next model when retries did not help.
@@ -513,7 +580,7 @@ DEFAULT_FALLBACK_ON: tuple[type[BaseException], ...] = (
 )
 
 
-def _fallback_on(value: Any) -> tuple[type[BaseException], ...]:
+def fallback_setting(value: Any) -> tuple[type[BaseException], ...]:
     if value is None:
         return DEFAULT_FALLBACK_ON
     items = (value,) if isinstance(value, type) else tuple(value)
@@ -522,14 +589,7 @@ def _fallback_on(value: Any) -> tuple[type[BaseException], ...]:
     return items
 
 
-def _candidate(rt: Runtime, name: Any) -> Candidate:
-    if not isinstance(name, str) or not name.strip():
-        raise OptionError(f"fallback models must be non-empty strings, got {name!r}")
-    provider, model, qualified, _ = rt.targets.resolve(rt, name)
-    return Candidate(provider, model, qualified, provider.capabilities(model))
-
-
-def _tool_execution(value: Any) -> bool:
+def tool_execution_setting(value: Any) -> bool:
     """``tool_execution=``: True for ``"manual"`` (the caller runs the tools)."""
     if value is None or value == "auto":
         return False
@@ -549,7 +609,7 @@ def _stream_retry(value: Any) -> bool:
     raise OptionError(f'stream_retry must be "restart" or None, got {value!r}')
 
 
-def _deadline(value: Any) -> float | None:
+def deadline_setting(value: Any) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
@@ -624,7 +684,7 @@ def _system(value: Any, max_bytes: int) -> tuple[TextBlock, ...]:
     return tuple(blocks)  # type: ignore[arg-type]
 
 
-def _history(value: Any) -> list[Message]:
+def history_setting(value: Any) -> list[Message]:
     """``history=``: Messages (or their ``to_dict()`` form) that come before the new content."""
     if value is None:
         return []
@@ -727,13 +787,11 @@ def _patterns(value: Any, name: str) -> list[str] | None:
 
 
 def _toolbox(
-    params: dict[str, Any], info: CallInfo, hooks: RunHooks, rt: Runtime
+    params: dict[str, Any], info: CallInfo, hooks: RunHooks, host: PluginHost
 ) -> ToolBox | None:
     if not (params["tools"] or params["toolset"] or params["tools_source"]):
         return None
-    toolbox = build_toolbox(
-        params["tools"], params["toolset"], params["tools_source"], rt.plugins, info
-    )
+    toolbox = build_toolbox(params["tools"], params["toolset"], params["tools_source"], host, info)
     if toolbox is None:
         return None
     allow = _patterns(params["tools_allow"], "tools_allow")

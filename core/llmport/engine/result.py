@@ -4,15 +4,13 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar, Unpack
 
+from ..controls.options import CallParams
 from ..errors import AttemptFailure, OptionError
 from ..messages.types import Message, StreamEvent, ToolCall, ToolResult, Usage
 
-if TYPE_CHECKING:
-    from ..runtime import Runtime
-
-__all__ = ["Continuation", "Dropped", "RunResult", "ToolCallRecord"]
+__all__ = ["Caller", "Continuation", "Dropped", "RunResult", "ToolCallRecord"]
 
 T = TypeVar("T")
 
@@ -149,7 +147,7 @@ class RunResult(Generic[T]):
         rt, params = self._continue(values)
         return rt.astream(**params)
 
-    def _continue(self, values: Mapping[str, Any]) -> tuple[Runtime, dict[str, Any]]:
+    def _continue(self, values: Mapping[str, Any]) -> tuple[Caller, dict[str, Any]]:
         if self.continuation is None:
             raise OptionError(
                 "only a run made with tool_execution='manual' can be continued "
@@ -164,11 +162,27 @@ class RunResult(Generic[T]):
         return rt, params
 
 
+class Caller(Protocol):
+    """What continues a run: :class:`llmport.Runtime`'s four ways to call a model."""
+
+    def run(self, content: Any = None, **params: Unpack[CallParams]) -> RunResult[Any]: ...
+
+    async def arun(self, content: Any = None, **params: Unpack[CallParams]) -> RunResult[Any]: ...
+
+    def stream(
+        self, content: Any = None, **params: Unpack[CallParams]
+    ) -> Iterator[StreamEvent]: ...
+
+    def astream(
+        self, content: Any = None, **params: Unpack[CallParams]
+    ) -> AsyncIterator[StreamEvent]: ...
+
+
 @dataclass(slots=True, frozen=True)
 class Continuation:
     """What :meth:`RunResult.continue_with` needs: the runtime and the call's parameters."""
 
-    runtime: Runtime
+    runtime: Caller
     params: Mapping[str, Any]
 
 

@@ -87,11 +87,13 @@ __all__ = [
     "Effect",
     "Emit",
     "Invoke",
+    "OutputMode",
     "RunTools",
     "Send",
     "Sleep",
     "Stream",
     "StreamReader",
+    "build_request",
     "estimate_tokens",
     "machine",
 ]
@@ -311,7 +313,7 @@ def machine(plan: Plan, run: RunResult[Any]) -> Steps:
         yield Emit(FinalEvent(run))
 
 
-def _request(
+def build_request(
     plan: Plan,
     messages: list[Message],
     *,
@@ -320,6 +322,7 @@ def _request(
     response_format: ResponseFormat | None,
     specs: list[ToolSpec] | None = None,
 ) -> Request:
+    """The neutral request of one model turn (``specs``: the tools, else the toolbox's)."""
     if specs is None:
         specs = plan.toolbox.specs if (tools and plan.toolbox) else []
     native = plan.native_tools if tools else []
@@ -369,11 +372,11 @@ def _loop(plan: Plan, run: RunResult[Any]) -> Steps:
     tool_choice = plan.tool_choice
     response: Response | None = None
     failed_turns = 0
-    mode = _OutputMode(plan) if plan.response_format is not None else None
+    mode = OutputMode(plan) if plan.response_format is not None else None
     reply = ""
     for iteration in range(1, plan.max_iterations + 1):
         run.iterations = iteration
-        request = _request(
+        request = build_request(
             plan,
             messages,
             tools=True,
@@ -437,7 +440,7 @@ def _loop(plan: Plan, run: RunResult[Any]) -> Steps:
         value, errors = _structured(plan, reply)
         if errors:
             messages.append(Message("user", (TextBlock(structured.repair_prompt(errors)),)))
-            request = _request(
+            request = build_request(
                 plan,
                 messages,
                 tools=mode.output_tool is not None,
@@ -466,7 +469,7 @@ def _loop(plan: Plan, run: RunResult[Any]) -> Steps:
     return output
 
 
-class _OutputMode:
+class OutputMode:
     """How structured output travels (``output_mode``): native, an output tool, or the prompt.
 
     ``"tool"`` offers a terminal output tool beside the function tools: its
@@ -1236,7 +1239,7 @@ def _decide(plan: Plan, run: RunResult[Any], messages: list[Message]) -> Steps:
                 vendor=plan.vendor,
             )
         else:
-            request = _request(
+            request = build_request(
                 plan,
                 messages,
                 tools=False,

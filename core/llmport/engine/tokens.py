@@ -12,16 +12,16 @@ compatible server lacks the endpoint, it estimates locally:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from ..controls.options import CALL_DEFAULTS
 from ..errors import NotFoundError, UnsupportedFeatureError
+from ..messages.estimate import estimate_tokens
 from ..messages.types import ModelCapabilities, Request
 from ..observe.prices import ModelPrice, model_price
-
-if TYPE_CHECKING:
-    from ..runtime import Runtime
-    from .plan import Plan
+from .plan import Plan, plan_run
+from .settings import RunSettings
+from .steps import build_request
 
 __all__ = ["ModelInfo", "TokenCount", "acount_tokens", "count_tokens", "model_info"]
 
@@ -53,16 +53,13 @@ class ModelInfo:
 
 
 def _counting(
-    rt: Runtime,
+    settings: RunSettings,
     content: Any,
     model: str | None,
     system: Any,
     tools: Any,
     history: Any,
 ) -> tuple[Plan, Request]:
-    from .plan import _plan
-    from .steps import _request
-
     params = dict(CALL_DEFAULTS)
     params.update(content=content, model=model, tools=tools)
     options: dict[str, Any] = {}
@@ -70,19 +67,19 @@ def _counting(
         options["system"] = system
     if history is not None:
         options["history"] = history
-    plan = _plan(rt, params, options, None, stream=False)
-    request = _request(plan, plan.messages, tools=True, tool_choice="auto", response_format=None)
+    plan = plan_run(settings, params, options, None, stream=False)
+    request = build_request(
+        plan, plan.messages, tools=True, tool_choice="auto", response_format=None
+    )
     return plan, request
 
 
 def _estimate(request: Request) -> TokenCount:
-    from .steps import estimate_tokens
-
     return TokenCount(estimate_tokens(request), False, "estimate")
 
 
 def count_tokens(
-    rt: Runtime,
+    settings: RunSettings,
     content: Any,
     *,
     model: str | None = None,
@@ -90,7 +87,8 @@ def count_tokens(
     tools: Any = None,
     history: Any = None,
 ) -> TokenCount:
-    plan, request = _counting(rt, content, model, system, tools, history)
+    """Input tokens ``exec`` would send: vendor-counted where the model can, else estimated."""
+    plan, request = _counting(settings, content, model, system, tools, history)
     if plan.plain_callable or not plan.caps.count_tokens:
         return _estimate(request)
     try:
@@ -100,7 +98,7 @@ def count_tokens(
 
 
 async def acount_tokens(
-    rt: Runtime,
+    settings: RunSettings,
     content: Any,
     *,
     model: str | None = None,
@@ -108,7 +106,8 @@ async def acount_tokens(
     tools: Any = None,
     history: Any = None,
 ) -> TokenCount:
-    plan, request = _counting(rt, content, model, system, tools, history)
+    """Async :func:`count_tokens`."""
+    plan, request = _counting(settings, content, model, system, tools, history)
     if plan.plain_callable or not plan.caps.count_tokens:
         return _estimate(request)
     try:
@@ -117,10 +116,9 @@ async def acount_tokens(
         return _estimate(request)
 
 
-def model_info(rt: Runtime, model: str | None = None) -> ModelInfo:
-    from .plan import target
-
-    provider, name, qualified, _, _ = target(rt, model)
+def model_info(settings: RunSettings, model: str | None = None) -> ModelInfo:
+    """What is known about ``model`` (None: the default)."""
+    provider, name, qualified, _, _ = settings.route(model)
     caps = provider.capabilities(name)
     price = model_price(provider.name, name)
     features = {

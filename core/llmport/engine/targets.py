@@ -1,0 +1,88 @@
+"""Routing a model string to a provider instance, created once per runtime."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from ..errors import NoModelError, OptionError
+from ..provider.contract import Provider
+from ..provider.routing import resolve
+from .settings import Resolved, Routed, RouteSource
+
+__all__ = ["Targets", "check_model", "route"]
+
+
+def check_model(model: Any, what: str = "a non-empty 'provider:model' string") -> None:
+    """Raise :class:`OptionError` unless ``model`` is None or a non-blank string."""
+    if model is not None and (not isinstance(model, str) or not model.strip()):
+        raise OptionError(f"model must be {what}, got {model!r}")
+
+
+class Targets:
+    """The provider instances of one runtime, created on first use and closed with it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._instances: dict[str, Provider] = {}
+        # model string -> (the provider table it was resolved against, the answer):
+        # aliases and configurations are resolved once per model, not on every call.
+        self._routes: dict[str, tuple[Any, Resolved]] = {}
+
+    def resolve(self, source: RouteSource, model: str | None) -> Resolved:
+        """(provider, model name, qualified name, options from configuration)."""
+        check_model(model)
+        name = model or source.model
+        table = source.plugins.providers()
+        known = self._routes.get(name)
+        if known is not None and known[0] is table:
+            return known[1]
+        answer = self._resolve(source, name, table)
+        self._routes[name] = (table, answer)
+        return answer
+
+    def _resolve(self, source: RouteSource, name: str, table: Any) -> Resolved:
+        if name == "default":
+            name = source.config.default_model or ""
+            if not name:
+                raise NoModelError(
+                    "no model to call: give one as 'provider:model' (Runtime(model=...) or "
+                    "exec(model=...)), set default_model / LLMPORT_MODEL, or pass call="
+                )
+        route = resolve(name, source.config, table)
+        provider = self._instances.get(route.prefix)
+        if provider is None:
+            with self._lock:
+                provider = self._instances.get(route.prefix)
+                if provider is None:
+                    settings = {
+                        **source.config.providers.get(route.prefix, {}),
+                        **source.provider_settings.get(route.prefix, {}),
+                    }
+                    provider = self._instances[route.prefix] = route.info.create(settings)
+        return provider, route.model, route.qualified, route.options
+
+    def providers(self) -> list[Provider]:
+        """The provider instances created so far."""
+        with self._lock:
+            return list(self._instances.values())
+
+    def close(self) -> list[Provider]:
+        """Forget every instance; return them for closing."""
+        with self._lock:
+            providers = list(self._instances.values())
+            self._instances.clear()
+            self._routes.clear()
+        return providers
+
+
+def route(
+    source: RouteSource, targets: Targets, call: Provider | None, model: str | None
+) -> Routed:
+    """(provider, model, qualified, config options, plain callable?): ``call`` first."""
+    if call is not None:
+        check_model(model, "a non-empty string")
+        name = model or source.model
+        return call, name, name, {}, True
+    provider, name, qualified, options = targets.resolve(source, model)
+    return provider, name, qualified, options, False
