@@ -252,21 +252,16 @@ def plan_run(
     *,
     stream: bool,
 ) -> Plan:
-    """Check every input and decide everything before the first request (sends nothing).
-
-    Per call beats named configuration beats runtime defaults. The steps
-    run in the order their input errors take precedence.
-    """
+    """Check every input and decide everything before the first request (sends nothing);
+    the steps run in the order their input errors take precedence."""
     started = time.monotonic()  # deadline=: the clock runs from here (plugins, providers count)
     check_loop_params(params)
     vendor = check_vendor_fields(params["vendor"])
     first, conf_options, fallback_names = requested_model(settings, params["model"])
-    merged = {**settings.options, **conf_options, **options}
+    merged = {**settings.options, **conf_options, **options}  # the call's own win
     # The plain call's fast path: the run options are normalised only when given.
     given = not _RUN_OPTIONS.isdisjoint(merged)
-    fallback_on = (
-        fallback_setting(merged.pop("fallback_on", None)) if given else DEFAULT_FALLBACK_ON
-    )
+    fallback_on = fallback_setting(merged.pop("fallback_on", None) if given else None)
     fallbacks = fallback_candidates(settings, fallback_names, first.plain)
     deps = merged.pop("deps", None)  # for tools and choices, never sent to providers
     system, system_blocks = system_setting(merged.pop("system", None), settings.max_block_bytes)
@@ -275,60 +270,38 @@ def plan_run(
     tool_settings = ToolSettings.pop_from(merged)  # loop options, never sent to providers
     mode = run_options.output_mode
     check_options({**merged, "output_mode": mode} if mode else merged)
-    caps = first.provider.capabilities(first.model)
-    info = call_info(first, frame, deps, run_options.trace)
-    hooks = settings.plugins.memo("run_hooks", RunHooks)
-    history = run_options.history
-    messages = first_messages(settings, params, frame, history, policy, caps, first.qualified)
-    dropped: list[Dropped] = []
-    if len(messages) > 1:  # only a conversation can hold another vendor's blocks
-        messages, dropped = portable(messages, first.provider.name)
-    native_tools, toolbox = offered_tools(settings, params, info, hooks, tool_settings)
-    rf, decision = output_setting(params, caps, first, mode)
-    check_approver(toolbox, tool_settings)
     plan = Plan(
         provider=first.provider,
         model=first.model,
         qualified=first.qualified,
-        caps=caps,
-        messages=messages,
+        caps=first.provider.capabilities(first.model),
+        messages=[],  # the steps below fill in the conversation, tools and output format
         system=system,
-        toolbox=toolbox,
+        toolbox=None,
         tool_choice=params["tool_choice"],
         parallel_tool_calls=bool(params["parallel_tool_calls"]),
         max_iterations=params["max_iterations"],
-        response_format=rf,
-        decision=decision,
+        response_format=None,
+        decision=None,
         options=merged,
         vendor=vendor,
         deps=deps,
         plain_callable=first.plain,
-        info=info,
+        info=call_info(first, frame, deps, run_options.trace),
         frame=frame,
-        hooks=hooks,
+        hooks=settings.plugins.memo("run_hooks", RunHooks),
         backoff=settings.backoff,
         max_attempts=settings.max_retries,
         input_token_budget=settings.input_token_budget,
         add_usage=settings.add_usage,
         stream=stream,
         tool_settings=tool_settings,
-        output_type=structured.output_type(params["response_format"]),
         system_blocks=system_blocks,
-        native_tools=native_tools,
-        dropped=dropped,
-        summaries=settings.summaries,
-        gate=settings.gate(first.qualified),  # limits
         fallback_on=fallback_on,
     )
-    apply_run_options(plan, settings, run_options, policy, started)
-    if fallbacks:
-        plan.candidates = [
-            Candidate(first.provider, first.model, first.qualified, caps),
-            *fallbacks,
-        ]
-    if toolbox is not None or decision is not None:
-        # Only tools and choices see a RunContext: no store is looked up for a plain call.
-        plan.store = settings.store_for(getattr(frame, "session", None))
+    add_conversation(plan, settings, params, run_options.history, policy)
+    add_tools_and_output(plan, settings, params, mode)
+    apply_run_options(plan, settings, run_options, policy, fallbacks, started)
     return plan
 
 
@@ -458,16 +431,17 @@ def call_info(first: First, frame: Frame | None, deps: Any, trace: Trace | None)
     )
 
 
-def first_messages(
+def add_conversation(
+    plan: Plan,
     settings: RunSettings,
     params: dict[str, Any],
-    frame: Frame | None,
     history: list[Message],
     policy: ContextPolicy | None,
-    caps: ModelCapabilities,
-    qualified: str,
-) -> list[Message]:
-    """The first request's conversation: DAG context, ``history=``, then the new content."""
+) -> None:
+    """The first request's conversation: DAG context, ``history=``, then the new content.
+
+    Other vendors' thinking and server-tool blocks are dropped (and listed).
+    """
     content = params["content"]
     if type(content) is list and content and type(content[0]) is Message:
         prior, content = _split_messages(content)
@@ -476,14 +450,31 @@ def first_messages(
         content,
         history,
         max_bytes=settings.max_block_bytes,
-        window=caps.context_window,
-        model=qualified,
+        window=plan.caps.context_window,
+        model=plan.qualified,
     )
+    frame = plan.frame
     if not blocks and not history and params["context"] is None and frame is None:
         raise ContentError(0, "content is empty")
     # The DAG read takes at most half the policy's limit: room for the new content.
     read_budget = policy.max_tokens // 2 if policy is not None and policy.max_tokens else None
-    return _messages(blocks, params["context"], frame, history, read_budget)
+    plan.messages = _messages(blocks, params["context"], frame, history, read_budget)
+    if len(plan.messages) > 1:  # only a conversation can hold another vendor's blocks
+        plan.messages, plan.dropped = portable(plan.messages, plan.provider.name)
+
+
+def add_tools_and_output(
+    plan: Plan, settings: RunSettings, params: dict[str, Any], output_mode: str | None
+) -> None:
+    """The tools offered, the response format or decision, checked against the model."""
+    tool_settings = plan.tool_settings
+    plan.native_tools, plan.toolbox = offered_tools(
+        settings, params, plan.info, plan.hooks, tool_settings
+    )
+    first = First(plan.provider, plan.model, plan.qualified, plan.plain_callable)
+    plan.response_format, plan.decision = output_setting(params, plan.caps, first, output_mode)
+    plan.output_type = structured.output_type(params["response_format"])
+    check_approver(plan.toolbox, tool_settings)
 
 
 def offered_tools(
@@ -541,9 +532,10 @@ def apply_run_options(
     settings: RunSettings,
     given: RunOptions,
     policy: ContextPolicy | None,
+    fallbacks: list[Candidate],
     started: float,
 ) -> None:
-    """Set the plan's run options, budgets, deadline and context policy."""
+    """Set the plan's run options, budgets, deadline, context policy, limits and models."""
     plan.reasoning, plan.cache, plan.output_mode = given.reasoning, given.cache, given.output_mode
     plan.trace, plan.manual_tools = given.trace, given.manual_tools  # tracing
     plan.stream_restart = given.stream_restart
@@ -556,9 +548,17 @@ def apply_run_options(
         plan.deadline_seconds = given.deadline_seconds
     plan.context_policy = policy
     plan.window_limit = _window_limit(policy, plan.caps)
+    plan.summaries = settings.summaries
     plan.resolve_model = (
         (lambda name: settings.resolve(name)[:2]) if policy is not None else _no_model
     )
+    plan.gate = settings.gate(plan.qualified)  # limits
+    if fallbacks:
+        first = Candidate(plan.provider, plan.model, plan.qualified, plan.caps)
+        plan.candidates = [first, *fallbacks]
+    if plan.toolbox is not None or plan.decision is not None:
+        # Only tools and choices see a RunContext: no store is looked up for a plain call.
+        plan.store = settings.store_for(getattr(plan.frame, "session", None))
 
 
 def check_approver(toolbox: ToolBox | None, tool_settings: ToolSettings) -> None:

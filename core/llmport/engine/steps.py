@@ -367,12 +367,38 @@ def mark_cache_breakpoints(request: Request, mark: CacheControl) -> None:
 
 
 def _loop(plan: Plan, run: RunResult[Any]) -> Steps:
+    """The tool loop, then structured output and decisions on its final answer."""
     messages = list(plan.messages)
     run.messages = messages  # the same list: a partial result (RunTimeout, budget) has it too
+    mode = OutputMode(plan) if plan.response_format is not None else None
+    response, reply, handed_off = yield from _turns(plan, run, messages, mode)
+    if handed_off:  # another agentic function took the conversation: its return is the output
+        return run.value
+    pending = bool(run.pending_tool_calls)
+    final_missing = mode is None or mode.final_call(response) is None
+    if response.tool_calls and final_missing and not pending:
+        raise MaxIterationsExceeded(plan.max_iterations, run)
+    run.text = reply
+    run.stop_reason = response.stop_reason
+    output: Any = reply
+    run.value = reply
+    if pending:  # no final answer yet: structured output and decisions wait for it
+        return output
+    if mode is not None:
+        output = yield from _structured_output(plan, run, mode, messages, response, reply)
+    if plan.decision is not None:
+        output = yield from _decide(plan, run, messages)
+        run.value = output
+    return output
+
+
+def _turns(
+    plan: Plan, run: RunResult[Any], messages: list[Message], mode: OutputMode | None
+) -> Generator[Effect, Any, tuple[Response, str, bool]]:
+    """Model turns and their tool runs until an answer: (last response, reply, handed off?)."""
     tool_choice = plan.tool_choice
     response: Response | None = None
     failed_turns = 0
-    mode = OutputMode(plan) if plan.response_format is not None else None
     reply = ""
     for iteration in range(1, plan.max_iterations + 1):
         run.iterations = iteration
@@ -401,7 +427,7 @@ def _loop(plan: Plan, run: RunResult[Any]) -> Steps:
             run.text = reply
             run.stop_reason = response.stop_reason
             run.value = handed
-            return handed
+            return response, reply, True
         if plan.manual_tools:  # tool_execution="manual": the caller runs them
             outcomes = yield from _manual(plan, run, list(response.tool_calls), iteration)
             if run.pending_tool_calls:
@@ -415,58 +441,59 @@ def _loop(plan: Plan, run: RunResult[Any]) -> Steps:
         # forced on every turn, the model could never answer and the loop never ends.
         if tool_choice != "none":
             tool_choice = "auto"
-        failed_turns = failed_turns + 1 if all(o.result.is_error for o in outcomes) else 0
-        if failed_turns >= plan.tool_settings.max_tool_errors:
-            error = ModelBehaviorError(
-                f"every tool call failed on {failed_turns} turns in a row "
-                f"(max_tool_errors={plan.tool_settings.max_tool_errors}); "
-                f"last: {outcomes[-1].error}"
-            )
-            error.run = run  # type: ignore[attr-defined]
-            raise error
+        failed_turns = _failed_turns(plan, run, outcomes, failed_turns)
     assert response is not None
-    pending = bool(run.pending_tool_calls)
-    final_missing = mode is None or mode.final_call(response) is None
-    if response.tool_calls and final_missing and not pending:
-        raise MaxIterationsExceeded(plan.max_iterations, run)
-    run.text = reply
-    run.stop_reason = response.stop_reason
-    output: Any = reply
-    run.value = reply
-    if pending:  # no final answer yet: structured output and decisions wait for it
-        return output
+    return response, reply, False
 
-    if mode is not None:
+
+def _failed_turns(plan: Plan, run: RunResult[Any], outcomes: list[ToolOutcome], before: int) -> int:
+    """Turns in a row whose every tool call failed; too many is a ModelBehaviorError."""
+    failed_turns = before + 1 if all(o.result.is_error for o in outcomes) else 0
+    if failed_turns >= plan.tool_settings.max_tool_errors:
+        error = ModelBehaviorError(
+            f"every tool call failed on {failed_turns} turns in a row "
+            f"(max_tool_errors={plan.tool_settings.max_tool_errors}); "
+            f"last: {outcomes[-1].error}"
+        )
+        error.run = run  # type: ignore[attr-defined]
+        raise error
+    return failed_turns
+
+
+def _structured_output(
+    plan: Plan,
+    run: RunResult[Any],
+    mode: OutputMode,
+    messages: list[Message],
+    response: Response,
+    reply: str,
+) -> Steps:
+    """The reply parsed against the response format, after one repair round if it must."""
+    value, errors = _structured(plan, reply)
+    if errors:
+        messages.append(Message("user", (TextBlock(structured.repair_prompt(errors)),)))
+        request = build_request(
+            plan,
+            messages,
+            tools=mode.output_tool is not None,
+            tool_choice=mode.forced(),
+            response_format=mode.response_format,
+            specs=[mode.output_spec] if mode.output_spec is not None else None,
+        )
+        response = yield from _model(plan, run, request)
+        messages.append(response.as_message())
+        reply = response.text
+        final = mode.final_call(response)
+        if final is not None:
+            reply = mode.reply(final)
+            messages.append(mode.acknowledge(response))
         value, errors = _structured(plan, reply)
         if errors:
-            messages.append(Message("user", (TextBlock(structured.repair_prompt(errors)),)))
-            request = build_request(
-                plan,
-                messages,
-                tools=mode.output_tool is not None,
-                tool_choice=mode.forced(),
-                response_format=mode.response_format,
-                specs=[mode.output_spec] if mode.output_spec is not None else None,
-            )
-            response = yield from _model(plan, run, request)
-            messages.append(response.as_message())
-            reply = response.text
-            final = mode.final_call(response)
-            if final is not None:
-                reply = mode.reply(final)
-                messages.append(mode.acknowledge(response))
-            value, errors = _structured(plan, reply)
-            if errors:
-                raise structured.fail(errors, reply)
-        run.text = reply
-        run.stop_reason = response.stop_reason
-        output = structured.strip_fences(reply)
-        run.value = value
-
-    if plan.decision is not None:
-        output = yield from _decide(plan, run, messages)
-        run.value = output
-    return output
+            raise structured.fail(errors, reply)
+    run.text = reply
+    run.stop_reason = response.stop_reason
+    run.value = value
+    return structured.strip_fences(reply)
 
 
 class OutputMode:

@@ -122,63 +122,73 @@ def agentic_function(
     if expose not in EXPOSE_VALUES:
         known = ", ".join(map(repr, EXPOSE_VALUES))
         raise ValueError(f"expose must be one of {known}, got {expose!r}")
-    callers, subcalls, tokens, kept_range = _check_render_range(render_range)
+    limits = _check_render_range(render_range)
     if session is not None and not isinstance(session, Session):
         raise TypeError(f"session must be a llmport.Session, got {type(session).__name__}")
 
     def decorate(func: F) -> F:
-        if not callable(func):
-            raise TypeError(f"@agentic_function needs a function, got {func!r}")
-        if inspect.isgeneratorfunction(func) or inspect.isasyncgenfunction(func):
-            raise TypeError(f"@agentic_function cannot record generator function {func.__name__}()")
-        try:
-            signature: inspect.Signature | None = inspect.signature(func)
-        except (TypeError, ValueError):
-            signature = None
-        spec = AgenticSpec(
-            name=getattr(func, "__name__", type(func).__name__),
-            qualname=getattr(func, "__qualname__", ""),
-            module=getattr(func, "__module__", "") or "",
-            doc=inspect.getdoc(func),
-            expose=expose,
-            callers=callers,
-            subcalls=subcalls,
-            tokens=tokens,
-            render_range=kept_range,
-            session=session,
-            signature=signature,
-        )
-        wrapper: Any
-        if inspect.iscoroutinefunction(func):
-
-            async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
-                call = _Call(spec, args, kwargs)
-                try:
-                    result = await func(*args, **kwargs)
-                except BaseException as exc:
-                    call.failed(exc)
-                    raise
-                call.returned(result)
-                return result
-
-            wrapper = functools.wraps(func)(async_wrapper)
-        else:
-
-            def sync_wrapper(*args: Any, **kwargs: Any) -> Any:
-                call = _Call(spec, args, kwargs)
-                try:
-                    result = func(*args, **kwargs)
-                except BaseException as exc:
-                    call.failed(exc)
-                    raise
-                call.returned(result)
-                return result
-
-            wrapper = functools.wraps(func)(sync_wrapper)
-        wrapper.__agentic__ = spec
-        return wrapper  # type: ignore[no-any-return]
+        return _wrap(func, _spec_of(func, expose, limits, session))  # type: ignore[no-any-return]
 
     return decorate(fn) if fn is not None else decorate
+
+
+def _spec_of(func: Any, expose: Expose, limits: _Limits, session: Session | None) -> AgenticSpec:
+    """What the decorator records about ``func``; a generator function cannot be recorded."""
+    if not callable(func):
+        raise TypeError(f"@agentic_function needs a function, got {func!r}")
+    if inspect.isgeneratorfunction(func) or inspect.isasyncgenfunction(func):
+        raise TypeError(f"@agentic_function cannot record generator function {func.__name__}()")
+    try:
+        signature: inspect.Signature | None = inspect.signature(func)
+    except (TypeError, ValueError):
+        signature = None
+    callers, subcalls, tokens, kept_range = limits
+    return AgenticSpec(
+        name=getattr(func, "__name__", type(func).__name__),
+        qualname=getattr(func, "__qualname__", ""),
+        module=getattr(func, "__module__", "") or "",
+        doc=inspect.getdoc(func),
+        expose=expose,
+        callers=callers,
+        subcalls=subcalls,
+        tokens=tokens,
+        render_range=kept_range,
+        session=session,
+        signature=signature,
+    )
+
+
+def _wrap(func: Callable[..., Any], spec: AgenticSpec) -> Any:
+    """``func`` recording each call as a node (sync or async, as ``func`` is)."""
+    wrapper: Any
+    if inspect.iscoroutinefunction(func):
+
+        async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+            call = _Call(spec, args, kwargs)
+            try:
+                result = await func(*args, **kwargs)
+            except BaseException as exc:
+                call.failed(exc)
+                raise
+            call.returned(result)
+            return result
+
+        wrapper = functools.wraps(func)(async_wrapper)
+    else:
+
+        def sync_wrapper(*args: Any, **kwargs: Any) -> Any:
+            call = _Call(spec, args, kwargs)
+            try:
+                result = func(*args, **kwargs)
+            except BaseException as exc:
+                call.failed(exc)
+                raise
+            call.returned(result)
+            return result
+
+        wrapper = functools.wraps(func)(sync_wrapper)
+    wrapper.__agentic__ = spec
+    return wrapper
 
 
 _Limits = tuple[int | None, int | None, int | None, dict[str, int | None] | None]
