@@ -11,43 +11,41 @@ are declared once, in :class:`~llmport.controls.options.CallParams`.
 
 from __future__ import annotations
 
-import asyncio
-import difflib
 import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack, overload
 
-from .controls.budget import Budget, Ledger, as_budget
+from .controls.budget import Ledger, as_budget
 from .controls.gates import Gates  # limits
-from .controls.limits import Gate, Limit, Limiter  # limits
-from .controls.options import (
-    CALL_PARAMS,
-    LOOP_OPTIONS,
-    REQUEST_OPTIONS,
-    STANDARD_OPTIONS,
-    CallOptions,
-    CallParams,
-)
+from .controls.limits import Limiter  # limits
+from .controls.options import CALL_PARAMS, LOOP_OPTIONS, REQUEST_OPTIONS, STANDARD_OPTIONS
 from .controls.retry import Backoff
-from .controls.window import ContextPolicy, as_policy
-from .engine.settings import Resolved, Routed
+from .controls.window import as_policy
 from .engine.targets import Targets, route
 from .errors import OptionError
 from .messages.content import DEFAULT_MAX_BLOCK_BYTES
-from .messages.types import StreamEvent, Usage
+from .messages.types import Usage
 from .observe.redaction import install_log_redaction
-from .plugins.host import PluginHost
-from .provider.callable import CallableProvider, request_to_content
-from .provider.config import Config, load_config
-from .sessions.kv import LazyStore, MemoryStore, Store
 
+# What the engine, the plugin host (pluggy), asyncio and the callable provider
+# cost to import is paid on first use, not by `from llmport import Runtime`.
 if TYPE_CHECKING:
+    from .controls.budget import Budget
+    from .controls.limits import Gate, Limit  # limits
+    from .controls.options import CallOptions, CallParams
+    from .controls.window import ContextPolicy
     from .engine.batch import BatchJob  # batch
     from .engine.result import RunResult, ToolCallRecord
+    from .engine.settings import Resolved, Routed
     from .engine.steps import Steps
     from .engine.tokens import ModelInfo, TokenCount
     from .messages.estimate import estimate_tokens
+    from .messages.types import StreamEvent
+    from .plugins.host import PluginHost
+    from .provider.callable import CallableProvider, request_to_content
+    from .provider.config import Config
+    from .sessions.kv import Store
 
 __all__ = [
     "CallableProvider",
@@ -69,6 +67,10 @@ def __getattr__(name: str) -> Any:
         from .messages.estimate import estimate_tokens
 
         return estimate_tokens
+    if name in ("CallableProvider", "request_to_content"):
+        from .provider import callable as callable_provider
+
+        return getattr(callable_provider, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -162,15 +164,13 @@ class Runtime:
         self._hooks_added = False
         self._lock = threading.Lock()
         self._usage = Usage()
-        self._callable = self._make_callable()
+        self._callable = _callable_provider(self)
         checked = as_budget(budget)
         #: The runtime's cumulative budget, shared by every run (``Runtime(budget=...)``).
         self.ledger = Ledger(checked, "runtime") if checked is not None else None
         self.context_policy = as_policy(context_policy)
         #: Summaries written by ``ContextPolicy(strategy="summarize")``, reused by later runs.
         self.summaries: dict[str, str] = {}
-        #: Toolsets holding connections (MCP servers) used by this runtime's runs.
-        self._resources: list[Any] = []
         self._gates = Gates(limits, limiter)  # limits: checked now, the limiter made on first use
         #: ``RunContext.store`` when given; else beside a stored session, else in memory.
         self._kv: Store | None = store
@@ -180,15 +180,21 @@ class Runtime:
 
     @property
     def config(self) -> Config:
+        """``config=``, else loaded from files and environment on first use."""
         if self._config is None:
+            from .provider.config import load_config
+
             self._config = load_config()
         return self._config
 
     @property
     def plugins(self) -> PluginHost:
+        """``plugins=`` (else one made on first use) with this runtime's ``hooks`` registered."""
         host = self._host
         if host is not None and self._hooks_added:
             return host  # the hot path: no lock, no pluggy lookups
+        from .plugins.host import PluginHost
+
         with self._lock:
             if self._host is None:
                 self._host = PluginHost(extra=self._hooks)
@@ -226,6 +232,8 @@ class Runtime:
     def store(self) -> Store:
         """This runtime's key-value store: ``store=`` if given, else in memory (made once)."""
         if self._kv is None:
+            from .sessions.kv import MemoryStore
+
             with self._lock:
                 if self._kv is None:
                     self._kv = MemoryStore()
@@ -233,7 +241,9 @@ class Runtime:
 
     def store_for(self, session: Any) -> Store:
         """The store a run uses: ``store=``, else the stored session's, else :attr:`store`."""
-        if not self._kv_given and getattr(session, "_target", None) is not None:
+        if not self._kv_given and getattr(session, "path", None) is not None:  # stored
+            from .sessions.kv import LazyStore
+
             return LazyStore(lambda: session.kv)
         return self.store
 
@@ -269,15 +279,6 @@ class Runtime:
         """(provider, model name, qualified name, configured options): never ``call=``."""
         return self.targets.resolve(self, model)
 
-    def _make_callable(self) -> CallableProvider | None:
-        if self.call is not None:
-            return CallableProvider.of(self.call)
-        sync = self._call if _overridden(type(self), "_call") else None
-        asyn = self._async_call if _overridden(type(self), "_async_call") else None
-        if sync is None and asyn is None:
-            return None
-        return CallableProvider(sync, asyn, f"{type(self).__name__}._call")
-
     # -- the seed API ---------------------------------------------------------------
 
     def _call(
@@ -298,6 +299,8 @@ class Runtime:
         **options: Any,
     ) -> str:
         """Async override; by default runs ``_call`` in a thread."""
+        import asyncio
+
         return await asyncio.to_thread(self._call, content, model, response_format, **options)
 
     # -- calls ------------------------------------------------------------------------
@@ -455,35 +458,17 @@ class Runtime:
         """Close ``resource`` with this runtime: an object with ``close()`` (and maybe
         ``aclose()``), such as a toolset holding a connection. Runs adopt their
         connected toolsets themselves; adopting twice is harmless."""
-        with self._lock:
-            if not any(r is resource for r in self._resources):
-                self._resources.append(resource)
-
-    def _take_resources(self) -> list[Any]:
-        with self._lock:
-            taken, self._resources = self._resources, []
-        return taken
+        self.targets.adopt(resource)
 
     def close(self) -> None:
         """Close the provider clients this runtime created (sync, and every loop's async),
         and the connected toolsets its runs used (MCP servers)."""
-        for provider in self.targets.close():
-            provider.close()
-        for resource in self._take_resources():
-            resource.close()
+        self.targets.close_all()
         self._gates.close()  # limits
 
     async def aclose(self) -> None:
         """Close this runtime's clients from async code (the running loop's first, in it)."""
-        for provider in self.targets.close():
-            await provider.aclose()
-            provider.close()
-        for resource in self._take_resources():
-            aclose = getattr(resource, "aclose", None)
-            if aclose is not None:
-                await aclose()
-            else:
-                resource.close()
+        await self.targets.aclose_all()
         self._gates.close()  # limits
 
     def __enter__(self) -> Runtime:
@@ -509,8 +494,22 @@ class Runtime:
         await self.aclose()
 
 
-def _overridden(cls: type, name: str) -> bool:
-    return getattr(cls, name) is not getattr(Runtime, name)
+def _callable_provider(rt: Runtime) -> CallableProvider | None:
+    """The provider made from ``call=`` or from ``_call``/``_async_call`` overrides."""
+    if rt.call is None and not _overridden(type(rt), "_call", "_async_call"):
+        return None  # the common case: no need to import the callable provider
+    from .provider.callable import CallableProvider
+
+    if rt.call is not None:
+        return CallableProvider.of(rt.call)
+    sync = rt._call if _overridden(type(rt), "_call") else None
+    asyn = rt._async_call if _overridden(type(rt), "_async_call") else None
+    return CallableProvider(sync, asyn, f"{type(rt).__name__}._call")
+
+
+def _overridden(cls: type, *names: str) -> bool:
+    """Whether a subclass overrides any of ``names``."""
+    return any(getattr(cls, name) is not getattr(Runtime, name) for name in names)
 
 
 def _split_models(model: str | Sequence[str]) -> tuple[str, list[str]]:
@@ -535,6 +534,8 @@ def _check_max_retries(value: Any) -> int:
 
 def _check_settings(settings: Mapping[str, Any]) -> None:
     """Reject a stray Runtime keyword that is a misspelt argument or a per-call parameter."""
+    import difflib
+
     known = STANDARD_OPTIONS | LOOP_OPTIONS | REQUEST_OPTIONS
     names = sorted({*_RUNTIME_ARGS, *CALL_PARAMS, *known})
     for key in settings:

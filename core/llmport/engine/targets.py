@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import NoModelError, OptionError
-from ..provider.contract import Provider
-from ..provider.routing import resolve
-from .settings import Resolved, Routed, RouteSource
+
+if TYPE_CHECKING:  # the runtime imports this module; routing loads on the first resolve
+    from ..provider.contract import Provider
+    from .settings import Resolved, Routed, RouteSource
 
 __all__ = ["Targets", "check_model", "route"]
 
@@ -20,11 +21,13 @@ def check_model(model: Any, what: str = "a non-empty 'provider:model' string") -
 
 
 class Targets:
-    """The provider instances of one runtime, created on first use and closed with it."""
+    """What one runtime closes: the provider instances it created on first use, and
+    the resources its runs adopted (toolsets holding connections, such as MCP servers)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._instances: dict[str, Provider] = {}
+        self._resources: list[Any] = []
         # model string -> (the provider table it was resolved against, the answer):
         # aliases and configurations are resolved once per model, not on every call.
         self._routes: dict[str, tuple[Any, Resolved]] = {}
@@ -49,6 +52,8 @@ class Targets:
                     "no model to call: give one as 'provider:model' (Runtime(model=...) or "
                     "exec(model=...)), set default_model / LLMPORT_MODEL, or pass call="
                 )
+        from ..provider.routing import resolve
+
         route = resolve(name, source.config, table)
         provider = self._instances.get(route.prefix)
         if provider is None:
@@ -74,6 +79,37 @@ class Targets:
             self._instances.clear()
             self._routes.clear()
         return providers
+
+    def adopt(self, resource: Any) -> None:
+        """Close ``resource`` with the providers (adopting twice is harmless)."""
+        with self._lock:
+            if not any(r is resource for r in self._resources):
+                self._resources.append(resource)
+
+    def _take_resources(self) -> list[Any]:
+        with self._lock:
+            taken, self._resources = self._resources, []
+        return taken
+
+    def close_all(self) -> None:
+        """Close every provider instance (its sync and every loop's async clients), then
+        every adopted resource."""
+        for provider in self.close():
+            provider.close()
+        for resource in self._take_resources():
+            resource.close()
+
+    async def aclose_all(self) -> None:
+        """:meth:`close_all` from async code (the running loop's clients first, in it)."""
+        for provider in self.close():
+            await provider.aclose()
+            provider.close()
+        for resource in self._take_resources():
+            aclose = getattr(resource, "aclose", None)
+            if aclose is not None:
+                await aclose()
+            else:
+                resource.close()
 
 
 def route(
