@@ -11,6 +11,7 @@ are declared once, in :class:`~llmport.controls.options.CallParams`.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from types import TracebackType
@@ -36,9 +37,9 @@ if TYPE_CHECKING:
     from .controls.options import CallOptions, CallParams
     from .controls.window import ContextPolicy
     from .engine.batch import BatchJob  # batch
+    from .engine.calls import Entry
     from .engine.result import RunResult, ToolCallRecord
     from .engine.settings import Resolved, Routed
-    from .engine.steps import Steps
     from .engine.tokens import ModelInfo, TokenCount
     from .messages.estimate import estimate_tokens
     from .messages.types import StreamEvent
@@ -261,7 +262,7 @@ class Runtime:
 
     def gate(self, target: str) -> Gate | None:
         """The limits on ``target`` (``provider:model``) with the limiter; None if none match."""
-        return self._gates.gate(target, lambda: self.limits, lambda: self.limiter)
+        return self._gates.gate(target, self)
 
     # -- routing (llmport.engine.targets) ----------------------------------------------------
 
@@ -305,13 +306,6 @@ class Runtime:
 
     # -- calls ------------------------------------------------------------------------
 
-    def _begin(
-        self, content: Any, kwargs: Mapping[str, Any], stream: bool
-    ) -> tuple[RunResult[Any], Steps]:
-        from .engine.calls import begin  # the engine loads on the first call
-
-        return begin(self, content, kwargs, stream=stream)
-
     @overload
     def run(
         self, content: Any = None, *, response_format: type[T], **params: Unpack[CallOptions]
@@ -320,12 +314,7 @@ class Runtime:
     def run(self, content: Any = None, **params: Unpack[CallParams]) -> RunResult[Any]: ...
     def run(self, content: Any = None, **params: Any) -> RunResult[Any]:
         """Like :meth:`exec`, but return the whole :class:`RunResult`."""
-        from .engine.drive import drive
-
-        run, steps = self._begin(content, params, stream=False)
-        for _ in drive(steps):
-            pass
-        return run
+        return _engine().run(self, content, params)
 
     @overload
     async def arun(
@@ -335,12 +324,7 @@ class Runtime:
     async def arun(self, content: Any = None, **params: Unpack[CallParams]) -> RunResult[Any]: ...
     async def arun(self, content: Any = None, **params: Any) -> RunResult[Any]:
         """Async :meth:`run`."""
-        from .engine.drive import adrive
-
-        run, steps = self._begin(content, params, stream=False)
-        async for _ in adrive(steps):
-            pass
-        return run
+        return await _engine().arun(self, content, params)
 
     def exec(self, content: Any = None, **params: Unpack[CallParams]) -> Any:
         """Call the model (running tools, validating output) and return the reply.
@@ -356,17 +340,13 @@ class Runtime:
 
     def stream(self, content: Any = None, **params: Unpack[CallParams]) -> Iterator[StreamEvent]:
         """Yield :data:`~llmport.messages.types.StreamEvent` objects; the last is a FinalEvent."""
-        from .engine.drive import drive
-
-        yield from drive(self._begin(content, params, stream=True)[1])
+        yield from _engine().stream(self, content, params)
 
     async def astream(
         self, content: Any = None, **params: Unpack[CallParams]
     ) -> AsyncIterator[StreamEvent]:
         """Async :meth:`stream`: ``async for event in rt.astream(...)``."""
-        from .engine.drive import adrive
-
-        async for event in adrive(self._begin(content, params, stream=True)[1]):
+        async for event in _engine().astream(self, content, params):
             yield event
 
     # -- tokens and models -------------------------------------------------------------
@@ -492,6 +472,18 @@ class Runtime:
         tb: TracebackType | None,
     ) -> None:
         await self.aclose()
+
+
+@functools.cache
+def _engine() -> Entry:
+    """The engine's call entry points, imported on the first call.
+
+    Cached so a call does not pay an import statement; the cache holds only
+    what ``sys.modules`` already holds.
+    """
+    from .engine import calls
+
+    return calls
 
 
 def _callable_provider(rt: Runtime) -> CallableProvider | None:

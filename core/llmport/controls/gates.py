@@ -8,11 +8,21 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from .limits import Gate, Limit, Limiter, check_limits, make_limiter, match_limits
 
-__all__ = ["Gates"]
+__all__ = ["GateSource", "Gates"]
+
+
+class GateSource(Protocol):
+    """Where a gate's limits and limiter come from (the runtime, read on first use)."""
+
+    @property
+    def limits(self) -> dict[str, Limit]: ...
+
+    @property
+    def limiter(self) -> Limiter: ...
 
 
 class Gates:
@@ -47,16 +57,14 @@ class Gates:
         assert self.made is not None
         return self.made
 
-    def gate(
-        self, target: str, limits: Callable[[], dict[str, Limit]], limiter: Callable[[], Limiter]
-    ) -> Gate | None:
+    def gate(self, target: str, source: GateSource) -> Gate | None:
         """The limits on ``target`` with the limiter; None if none match (remembered)."""
         try:
             return self._gates[target]
         except KeyError:
             pass
-        matched = match_limits(limits(), target)
-        gate = Gate(limiter(), matched, target) if matched else None
+        matched = match_limits(source.limits, target)
+        gate = Gate(source.limiter, matched, target) if matched else None
         self._gates[target] = gate
         return gate
 

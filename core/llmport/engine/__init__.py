@@ -12,6 +12,13 @@
 * :mod:`.hooks`: the policy and observe hooks of one run, called the way
   pluggy calls them.
 * :mod:`.result`: :class:`RunResult` and :class:`ToolCallRecord`.
+* :mod:`.settings`: what the engine reads from its caller (the
+  :class:`~.settings.RunSettings` protocol); the engine never imports
+  :class:`~llmport.Runtime`, which imports it on its first call.
+* :mod:`.targets`: a model string routed to its provider instance, made once
+  per runtime; :mod:`.calls`: one call's keywords to a step machine;
+  :mod:`.tokens`: token counting and model information; :mod:`.batch`:
+  vendor batch APIs.
 
 The callable provider (``Runtime(call=fn)`` and ``_call`` overrides) lives
 in :mod:`llmport.provider.callable`.

@@ -7,17 +7,19 @@ connected toolsets and manual tool runs back to the caller.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any, Protocol
 
 from ..controls.options import split_call
+from ..messages.types import StreamEvent
 from ..tools.tool import toolset_owner
+from .drive import adrive, drive
 from .plan import start
 from .result import Caller, Continuation, RunResult
 from .settings import RunSettings
 from .steps import Steps, machine
 
-__all__ = ["Owner", "begin"]
+__all__ = ["Entry", "Owner", "arun", "astream", "begin", "run", "stream"]
 
 
 class Owner(RunSettings, Caller, Protocol):
@@ -25,6 +27,24 @@ class Owner(RunSettings, Caller, Protocol):
 
     def adopt(self, resource: Any) -> None:
         """Close ``resource`` (a connected toolset) with the caller."""
+
+
+class Entry(Protocol):
+    """This module as its caller uses it (the runtime keeps it, loaded on the first call)."""
+
+    def run(self, owner: Owner, content: Any, kwargs: Mapping[str, Any]) -> RunResult[Any]: ...
+
+    async def arun(
+        self, owner: Owner, content: Any, kwargs: Mapping[str, Any]
+    ) -> RunResult[Any]: ...
+
+    def stream(
+        self, owner: Owner, content: Any, kwargs: Mapping[str, Any]
+    ) -> Iterator[StreamEvent]: ...
+
+    def astream(
+        self, owner: Owner, content: Any, kwargs: Mapping[str, Any]
+    ) -> AsyncIterator[StreamEvent]: ...
 
 
 def begin(
@@ -44,3 +64,32 @@ def begin(
     if plan.manual_tools:  # result.continue_with() calls again with the same parameters
         run.continuation = Continuation(owner, dict(kwargs))
     return run, machine(plan, run)
+
+
+def run(owner: Owner, content: Any, kwargs: Mapping[str, Any]) -> RunResult[Any]:
+    """The whole call, driven in this thread: ``Runtime.run``."""
+    result, steps = begin(owner, content, kwargs, stream=False)
+    for _ in drive(steps):
+        pass
+    return result
+
+
+async def arun(owner: Owner, content: Any, kwargs: Mapping[str, Any]) -> RunResult[Any]:
+    """The whole call, driven on the running loop: ``Runtime.arun``."""
+    result, steps = begin(owner, content, kwargs, stream=False)
+    async for _ in adrive(steps):
+        pass
+    return result
+
+
+def stream(owner: Owner, content: Any, kwargs: Mapping[str, Any]) -> Iterator[StreamEvent]:
+    """The call's events as they come (the last is a FinalEvent): ``Runtime.stream``."""
+    yield from drive(begin(owner, content, kwargs, stream=True)[1])
+
+
+async def astream(
+    owner: Owner, content: Any, kwargs: Mapping[str, Any]
+) -> AsyncIterator[StreamEvent]:
+    """Async :func:`stream`: ``Runtime.astream``."""
+    async for event in adrive(begin(owner, content, kwargs, stream=True)[1]):
+        yield event

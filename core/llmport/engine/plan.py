@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextvars
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any
@@ -34,6 +34,7 @@ from ..errors import (
 )
 from ..messages.content import checked_input, normalize_content
 from ..messages.types import (
+    NATIVE_TOOL_KINDS,
     Block,
     CacheSettings,
     Message,
@@ -51,9 +52,8 @@ from ..messages.types import (
 from ..observe.tracing import Trace  # tracing
 from ..output import structured
 from ..output.decisions import Decision
-from ..plugins.host import PluginHost
 from ..provider.contract import Provider
-from ..sessions.dag import Frame, LlmRecordLike, Prompt, current_frame
+from ..sessions.dag import Frame, LlmRecordLike, Prompt, current_frame, node_seq
 from ..tools.policy import CallInfo, ToolCheck
 from ..tools.tool import ToolBox, ToolSettings, build_toolbox
 from .hooks import RunHooks
@@ -199,8 +199,6 @@ class Plan:
         in_dag = self.messages.dag_count if isinstance(self.messages, Prompt) else 1 << 30
         if session is None or not reads or dropped < in_dag:
             return
-        from ..sessions.dag import node_seq
-
         session.add_summary(max(node_seq(r) for r in reads), text, usage, model=model)
 
     gate: Gate | None = None  # limits: the rate limits on this target (llmport.controls.limits)
@@ -265,7 +263,7 @@ def plan_run(
     fallbacks = fallback_candidates(settings, fallback_names, first.plain)
     deps = merged.pop("deps", None)  # for tools and choices, never sent to providers
     system, system_blocks = system_setting(merged.pop("system", None), settings.max_block_bytes)
-    run_options = RunOptions.pop_from(merged) if given else RunOptions()
+    run_options = RunOptions.pop_from(merged) if given else _NO_RUN_OPTIONS
     policy = policy_setting(merged.pop("context_policy", settings.context_policy))
     tool_settings = ToolSettings.pop_from(merged)  # loop options, never sent to providers
     mode = run_options.output_mode
@@ -315,11 +313,11 @@ class First:
     plain: bool
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, frozen=True)
 class RunOptions:
     """The run options the planner normalises (none of them is sent to providers)."""
 
-    history: list[Message] = field(default_factory=list)
+    history: tuple[Message, ...] = ()
     reasoning: Reasoning | None = None
     cache: CacheSettings | None = None
     output_mode: str | None = None
@@ -333,7 +331,7 @@ class RunOptions:
     def pop_from(cls, merged: dict[str, Any]) -> RunOptions:
         """Take (and check) the run options out of a call's merged options."""
         return cls(
-            history=history_setting(merged.pop("history", None)),
+            history=tuple(history_setting(merged.pop("history", None))),
             reasoning=reasoning_setting(
                 merged.pop("reasoning", None), merged.pop("reasoning_effort", None)
             ),
@@ -345,6 +343,10 @@ class RunOptions:
             manual_tools=tool_execution_setting(merged.pop("tool_execution", None)),
             stream_restart=_stream_retry(merged.pop("stream_retry", None)),
         )
+
+
+#: A plain call's run options: none given.
+_NO_RUN_OPTIONS = RunOptions()
 
 
 def check_loop_params(params: dict[str, Any]) -> None:
@@ -435,7 +437,7 @@ def add_conversation(
     plan: Plan,
     settings: RunSettings,
     params: dict[str, Any],
-    history: list[Message],
+    history: Sequence[Message],
     policy: ContextPolicy | None,
 ) -> None:
     """The first request's conversation: DAG context, ``history=``, then the new content.
@@ -445,7 +447,7 @@ def add_conversation(
     content = params["content"]
     if type(content) is list and content and type(content[0]) is Message:
         prior, content = _split_messages(content)
-        history = history + prior
+        history = [*history, *prior]
     blocks = checked_input(
         content,
         history,
@@ -471,8 +473,9 @@ def add_tools_and_output(
     plan.native_tools, plan.toolbox = offered_tools(
         settings, params, plan.info, plan.hooks, tool_settings
     )
-    first = First(plan.provider, plan.model, plan.qualified, plan.plain_callable)
-    plan.response_format, plan.decision = output_setting(params, plan.caps, first, output_mode)
+    plan.response_format, plan.decision = output_setting(
+        params, plan.caps, plan.provider.name, plan.model, output_mode
+    )
     plan.output_type = structured.output_type(params["response_format"])
     check_approver(plan.toolbox, tool_settings)
 
@@ -488,7 +491,7 @@ def offered_tools(
     native_tools: list[NativeTool] = []
     if params["tools"] is not None:
         native_tools, params = _native_tools(params)
-    toolbox = _toolbox(params, info, hooks, settings.plugins)
+    toolbox = _toolbox(params, info, hooks, settings)
     tool_choice = params["tool_choice"]
     if tool_choice != "auto" and tool_choice != "none" and toolbox is None:
         raise OptionError(
@@ -508,12 +511,15 @@ def offered_tools(
 
 
 def output_setting(
-    params: dict[str, Any], caps: ModelCapabilities, first: First, output_mode: str | None
+    params: dict[str, Any],
+    caps: ModelCapabilities,
+    name: str,
+    model: str,
+    output_mode: str | None,
 ) -> tuple[ResponseFormat | None, Decision | None]:
     """(the response format, the decision of ``choices=``), checked against the model."""
     rf = structured.prepare(params["response_format"])
     decision = Decision(params["choices"]) if params["choices"] is not None else None
-    name, model = first.provider.name, first.model
     no_native = not caps.native_structured_output and not caps.native_tools
     if rf is not None and no_native and output_mode != "prompted":
         raise UnsupportedFeatureError(name, model, "response_format")
@@ -726,8 +732,6 @@ def _native_tools(params: dict[str, Any]) -> tuple[list[NativeTool], dict[str, A
     if not isinstance(tools, (list, tuple)) or not any(isinstance(t, NativeTool) for t in tools):
         return [], params
     native = [t for t in tools if isinstance(t, NativeTool)]
-    from ..messages.types import NATIVE_TOOL_KINDS
-
     for t in native:
         if t.kind not in NATIVE_TOOL_KINDS:
             raise OptionError(
@@ -741,7 +745,7 @@ def _messages(
     blocks: list[Block],
     context: str | None,
     frame: Frame | None,
-    given: list[Message],
+    given: Sequence[Message],
     read_budget: int | None = None,
 ) -> list[Message]:
     history: list[Message]
@@ -787,10 +791,11 @@ def _patterns(value: Any, name: str) -> list[str] | None:
 
 
 def _toolbox(
-    params: dict[str, Any], info: CallInfo, hooks: RunHooks, host: PluginHost
+    params: dict[str, Any], info: CallInfo, hooks: RunHooks, settings: RunSettings
 ) -> ToolBox | None:
     if not (params["tools"] or params["toolset"] or params["tools_source"]):
         return None
+    host = settings.plugins
     toolbox = build_toolbox(params["tools"], params["toolset"], params["tools_source"], host, info)
     if toolbox is None:
         return None
