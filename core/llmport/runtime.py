@@ -274,8 +274,6 @@ class Runtime:
         """(provider, model name, qualified name, configured options, plain callable?)."""
         return route(self, self.targets, self._callable, model)
 
-    _target = route  # the name tests and scripts of the plugins use
-
     def resolve(self, model: str) -> Resolved:
         """(provider, model name, qualified name, configured options): never ``call=``."""
         return self.targets.resolve(self, model)

@@ -336,7 +336,7 @@ async def test_runtime_close_closes_the_clients_and_the_pool(mode: str) -> None:
         rt = runtime(server)
         await run_via(mode, rt, "Hi")
         await run_via(mode, rt, "Hi", timeout=30)  # a second client: another read timeout
-        p = rt._target(MODEL)[0]
+        p = rt.route(MODEL)[0]
         assert isinstance(p, BedrockProvider)
         clients = [p.client(), p.client(30)]
         closed: list[float] = []

@@ -30,7 +30,7 @@ def test_importing_the_plugin_imports_no_boto3() -> None:
 
 def test_the_runtime_routes_bedrock_models_and_aliases() -> None:
     rt = Runtime(providers={"bedrock": {**CREDENTIALS, "region": REGION}})
-    target, model, qualified, _, _ = rt._target(
+    target, model, qualified, _, _ = rt.route(
         "bedrock:us.anthropic.claude-sonnet-4-5-20250929-v1:0"
     )
     assert isinstance(target, BedrockProvider)
@@ -38,7 +38,7 @@ def test_the_runtime_routes_bedrock_models_and_aliases() -> None:
         "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
         "bedrock:us.anthropic.claude-sonnet-4-5-20250929-v1:0",
     )
-    assert rt._target("nova-micro")[1] == "us.amazon.nova-micro-v1:0"
+    assert rt.route("nova-micro")[1] == "us.amazon.nova-micro-v1:0"
     rt.close()
 
 

@@ -149,7 +149,7 @@ async def test_credentials_resolved_from_a_shared_file_are_masked_too(
         try:
             with pytest.raises(AuthenticationError) as info:
                 await run_via(mode, rt, "Hi")
-            p = rt._target(MODEL)[0]
+            p = rt.route(MODEL)[0]
             assert isinstance(p, BedrockProvider)
             assert set(leaks) <= set(p.secrets())
         finally:

@@ -42,7 +42,7 @@ def record(scenario: Scenario) -> Path:
         with make_vcr(record_mode="all").use_cassette(scenario.cassette):
             try:
                 if scenario.count is not None:
-                    provider = rt._target(scenario.model)[0]
+                    provider = rt.route(scenario.model)[0]
                     provider.count_tokens(scenario.count())
                 elif scenario.stream:
                     final = list(rt.stream(**scenario.kwargs))[-1]

@@ -75,9 +75,7 @@ def count_request(scenario: Scenario) -> Any:
 
 
 def count(rt: Runtime, scenario: Scenario) -> int:
-    from llmport.engine.plan import target
-
-    provider = target(rt, scenario.model)[0]
+    provider = rt.route(scenario.model)[0]
     return int(provider.count_tokens(count_request(scenario)))
 
 

@@ -296,11 +296,9 @@ def test_text_file_is_sent_as_an_input_file(cassette: Any, drive: Any, runtime: 
 def test_count_tokens_through_the_input_tokens_endpoint(
     cassette: Any, drive: Any, runtime: Any
 ) -> None:
-    from llmport.engine.plan import target
-
     sc = SC["responses_count_tokens"]
     rt = runtime(sc.model)
-    provider = target(rt, sc.model)[0]
+    provider = rt.route(sc.model)[0]
     assert provider.capabilities("gpt-4.1-mini").count_tokens is True
     with cassette(sc.cassette) as cass:
         if drive.is_async:

@@ -512,7 +512,7 @@ def test_one_runtime_across_two_event_loops_then_closed(runtime: Any) -> None:
 
     with LoopbackServer([OK, OK, OK]) as server:
         rt = runtime("openai:gpt-4o-mini", base_url=server.url + "/v1", max_retries=1)
-        provider = rt._target(None)[0]
+        provider = rt.route(None)[0]
         clients: list[Any] = []
 
         async def call() -> str:
@@ -541,7 +541,7 @@ def test_aclose_closes_the_running_loops_client(runtime: Any) -> None:
         async def main() -> bool:
             async with rt:
                 assert await rt.async_exec("hi") == "fine"
-                client = rt._target(None)[0].clients.for_loop()
+                client = rt.route(None)[0].clients.for_loop()
                 assert not client.is_closed()
             return client.is_closed()  # asked while this loop still runs: aclose() did it
 

@@ -58,7 +58,7 @@ from ..tools.policy import CallInfo, ToolCheck
 from ..tools.tool import ToolBox, ToolSettings, build_toolbox
 from .hooks import RunHooks
 from .result import Dropped, RunResult
-from .settings import Routed, RunSettings
+from .settings import RunSettings
 
 __all__ = [
     "DEFAULT_FALLBACK_ON",
@@ -68,7 +68,6 @@ __all__ = [
     "plan_run",
     "portable",
     "start",
-    "target",
     "tool_scope",
 ]
 
@@ -207,11 +206,6 @@ class Plan:
     def call_info(self, iteration: int) -> CallInfo:
         i = self.info
         return CallInfo(i.model, i.provider, i.function, i.node_id, iteration, i.deps, i.metadata)
-
-
-def target(settings: RunSettings, model: str | None) -> Routed:
-    """(provider, model, qualified, config options, plain callable?)."""
-    return settings.route(model)
 
 
 def start(
