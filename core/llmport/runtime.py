@@ -258,7 +258,7 @@ class Runtime:
     @property
     def limiter(self) -> Limiter:
         """The limiter keeping this runtime's buckets (made on first use, from the hook)."""
-        return self._gates.limiter(self.config.limiter, self.plugins.limiters)
+        return self._gates.limiter(self)
 
     def gate(self, target: str) -> Gate | None:
         """The limits on ``target`` (``provider:model``) with the limiter; None if none match."""

@@ -7,16 +7,26 @@ one :class:`~llmport.Runtime` keeps of them, closed with it.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Protocol
 
 from .limits import Gate, Limit, Limiter, check_limits, make_limiter, match_limits
+
+if TYPE_CHECKING:
+    from ..plugins.host import PluginHost
+    from ..provider.config import Config
 
 __all__ = ["GateSource", "Gates"]
 
 
 class GateSource(Protocol):
-    """Where a gate's limits and limiter come from (the runtime, read on first use)."""
+    """Where the limits and the limiter come from (the runtime), read only when needed."""
+
+    @property
+    def config(self) -> Config: ...
+
+    @property
+    def plugins(self) -> PluginHost: ...
 
     @property
     def limits(self) -> dict[str, Limit]: ...
@@ -40,14 +50,12 @@ class Gates:
         """``{glob: Limit}``: ``configured`` overridden key by key by ``limits=``."""
         return {**configured, **self.limits_arg}
 
-    def limiter(
-        self, configured: Any, factories: Callable[[], Mapping[str, Callable[[str], Limiter]]]
-    ) -> Limiter:
-        """The limiter: ``limiter=``, else ``configured``; ``factories`` only for a URL."""
+    def limiter(self, source: GateSource) -> Limiter:
+        """The limiter: ``limiter=``, else configuration's; the plugins' only for a URL."""
         if self.made is None:
-            spec = self.limiter_arg or configured
+            spec = self.limiter_arg or source.config.limiter
             url = isinstance(spec, str) and spec != "memory"
-            made: Limiter | None = make_limiter(spec, factories() if url else {})
+            made: Limiter | None = make_limiter(spec, source.plugins.limiters() if url else {})
             with self._lock:
                 if self.made is None:
                     self.made = made
