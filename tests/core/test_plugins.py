@@ -299,3 +299,13 @@ def test_import_llmport_defers_the_runtime_machinery() -> None:
     )
     used = _modules_after("import llmport\nllmport.Runtime, llmport.hookimpl")
     assert {"llmport.runtime", "pluggy"} <= used
+
+
+def test_importing_the_runtime_defers_the_engine() -> None:
+    # The engine, pluggy and asyncio load on the first call, not with the Runtime class.
+    engine = ["llmport.engine.plan", "llmport.engine.steps", "llmport.tools.tool"]
+    loaded = _modules_after("from llmport import Runtime")
+    assert sorted(m for m in ["asyncio", "pluggy", *engine] if m in loaded) == []
+    call = "Runtime(call=lambda content, model, response_format: 'ok').exec('hi')"
+    used = _modules_after(f"from llmport import Runtime\n{call}")
+    assert {"llmport.engine.plan", "llmport.engine.steps", "pluggy"} <= used
