@@ -62,7 +62,7 @@ def main() -> None:
     rows = [
         ("python -c pass", base * 1000, ""),
         ("import llmport", (bare - base) * 1000, "target <= 40 ms"),
-        ("from llmport import Runtime", (runtime - base) * 1000, "the engine, asyncio, pluggy"),
+        ("from llmport import Runtime", (runtime - base) * 1000, "no engine or pluggy yet"),
         ("import + load every plugin's providers", (loaded - base) * 1000, "no SDK imported"),
     ]
     print(f"{'what':42} {'median ms':>10}  note")
