@@ -547,7 +547,10 @@ def apply_run_options(
         plan.deadline = started + given.deadline_seconds
         plan.deadline_seconds = given.deadline_seconds
     plan.context_policy = policy
-    plan.window_limit = _window_limit(policy, plan.caps)
+    # The policy's limit, else the model's whole window: never send what is known not to fit.
+    plan.window_limit = (
+        plan.caps.context_window if policy is None else policy.limit(plan.caps.context_window)
+    )
     plan.summaries = settings.summaries
     plan.resolve_model = (
         (lambda name: settings.resolve(name)[:2]) if policy is not None else _no_model
@@ -615,13 +618,6 @@ def deadline_setting(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
         raise OptionError(f"deadline must be a number of seconds > 0, got {value!r}")
     return float(value)
-
-
-def _window_limit(policy: ContextPolicy | None, caps: ModelCapabilities) -> int | None:
-    """Tokens a request may take: the policy's limit, else the model's whole window."""
-    if policy is not None:
-        return policy.limit(caps.context_window)
-    return caps.context_window  # never send what is known not to fit
 
 
 def portable(messages: list[Message], vendor: str) -> tuple[list[Message], list[Dropped]]:

@@ -34,7 +34,8 @@ class Targets:
 
     def resolve(self, source: RouteSource, model: str | None) -> Resolved:
         """(provider, model name, qualified name, options from configuration)."""
-        check_model(model)
+        if model is not None:
+            check_model(model)
         name = model or source.model
         table = source.plugins.providers()
         known = self._routes.get(name)
@@ -117,7 +118,8 @@ def route(
 ) -> Routed:
     """(provider, model, qualified, config options, plain callable?): ``call`` first."""
     if call is not None:
-        check_model(model, "a non-empty string")
+        if model is not None:
+            check_model(model, "a non-empty string")
         name = model or source.model
         return call, name, name, {}, True
     provider, name, qualified, options = targets.resolve(source, model)
