@@ -231,7 +231,7 @@ class _Call:
     __slots__ = ("frame", "observed", "owned", "session", "started", "token")
 
     def __init__(self, spec: AgenticSpec, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-        outer = dag._current.get()
+        outer = dag.current_frame()
         self.owned: Session | None = None
         if isinstance(outer, AgenticFrame):
             session, parent = outer.session, outer.node
@@ -265,7 +265,7 @@ class _Call:
             session, node, spec.callers, spec.subcalls, spec.tokens, fixed_tokens=fixed
         )
         self.started = time.perf_counter()
-        self.token = dag._current.set(self.frame)
+        self.token = dag.enter_frame(self.frame)
         self.observed = (  # tracing: process-wide observers of agentic calls (span per call)
             functions_start(spec.name, node.id, data["arguments"]) if function_observers() else None
         )
@@ -273,7 +273,7 @@ class _Call:
     def returned(self, value: Any) -> None:
         if self.observed is not None:  # tracing
             functions_end(self.observed, value, None)
-        dag._current.reset(self.token)
+        dag.leave_frame(self.token)
         try:
             self.session.end(self.frame.node, "ok", {"result": jsonable(value)}, self._elapsed())
         finally:
@@ -282,7 +282,7 @@ class _Call:
     def failed(self, exc: BaseException) -> None:
         if self.observed is not None:  # tracing
             functions_end(self.observed, None, exc)
-        dag._current.reset(self.token)
+        dag.leave_frame(self.token)
         try:
             self.session.end(self.frame.node, "error", {"error": error_info(exc)}, self._elapsed())
         except Exception:  # never hide the caller's exception behind a recording problem
@@ -490,7 +490,7 @@ class LlmRecord:
 
 def current_session() -> Session | None:
     """The session of the running agentic call, else of the innermost ``with session:``."""
-    frame = dag._current.get()
+    frame = dag.current_frame()
     if isinstance(frame, AgenticFrame):
         return frame.session
     return bound_session()
@@ -520,7 +520,7 @@ def compute_reads(node: Node | str | None = None, session: Session | None = None
     size of the session.
     """
     if node is None:
-        frame = dag._current.get()
+        frame = dag.current_frame()
         if not isinstance(frame, AgenticFrame):
             raise ValueError("compute_reads() without a node must run inside an agentic function")
         session, node = frame.session, frame.node

@@ -119,6 +119,16 @@ def current_frame() -> Frame | None:
     return _current.get()
 
 
+def enter_frame(frame: Frame) -> contextvars.Token[Frame | None]:
+    """Make ``frame`` the current one; hand the token to :func:`leave_frame` when it ends."""
+    return _current.set(frame)
+
+
+def leave_frame(token: contextvars.Token[Frame | None]) -> None:
+    """Restore the frame that was current before the :func:`enter_frame` that gave ``token``."""
+    _current.reset(token)
+
+
 class Reads(list[str]):
     """Node ids an exec reads, in session order, plus the clock they were read at.
 
@@ -777,6 +787,8 @@ __all__ = [
     "Prompt",
     "Reads",
     "current_frame",
+    "enter_frame",
+    "leave_frame",
     "node_tokens",
     "render_nodes",
     "select_reads",

@@ -365,7 +365,7 @@ class Session:
         if frame is None:
             from . import dag
 
-            current = dag._current.get()
+            current = dag.current_frame()
             mine = getattr(current, "session", None) is self
             owner = getattr(current, "node", None) if mine else None
             parent = owner if isinstance(owner, Node) else self.root
