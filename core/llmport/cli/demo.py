@@ -78,15 +78,19 @@ def missing_for_replay() -> list[str]:
     return [dist for module, dist in REPLAY_NEEDS.items() if find_spec(module) is None]
 
 
-def build_agent(rt: Any, openai_model: str, anthropic_model: str, progress: Any = None) -> Any:
-    """The demo's agent: nested agentic functions over one runtime.
+def pack_coat(reason: str) -> str:
+    """Pack a warm coat."""
+    return f"coat packed ({reason})"
 
-    ``progress(text)`` receives the weather tool's progress lines as they are
-    streamed (``RunContext.stream_writer``).
-    """
-    from ..messages.types import CustomEvent, FinalEvent, Message
-    from ..sessions.agentic import agentic_function
-    from ..tools.tool import RunContext, handoff, tool
+
+def pack_sunglasses(reason: str) -> str:
+    """Pack sunglasses."""
+    return f"sunglasses packed ({reason})"
+
+
+def _weather_tool() -> Any:
+    """A slow weather lookup that reports its progress through ``RunContext.stream_writer``."""
+    from ..tools.tool import RunContext, tool
 
     @tool
     def weather(city: str, ctx: RunContext[None]) -> str:
@@ -95,13 +99,13 @@ def build_agent(rt: Any, openai_model: str, anthropic_model: str, progress: Any 
         time.sleep(0.2)  # a slow API: both calls of one turn run at the same time
         return WEATHER.get(city, "unknown")
 
-    def pack_coat(reason: str) -> str:
-        """Pack a warm coat."""
-        return f"coat packed ({reason})"
+    return weather
 
-    def pack_sunglasses(reason: str) -> str:
-        """Pack sunglasses."""
-        return f"sunglasses packed ({reason})"
+
+def _claude_steps(rt: Any, anthropic_model: str) -> tuple[Any, Any]:
+    """The agent's steps on Claude: describing the photo, and the hotel booking specialist."""
+    from ..messages.types import Message
+    from ..sessions.agentic import agentic_function
 
     @agentic_function
     def describe_photo(photo: bytes) -> str:
@@ -118,6 +122,27 @@ def build_agent(rt: Any, openai_model: str, anthropic_model: str, progress: Any 
         )
 
     @agentic_function
+    def book_hotel(conversation: list[Message]) -> str:
+        """A booking specialist: books a hotel in the coldest city."""
+        return str(
+            rt.exec(
+                [*conversation, "Book a warm hotel in the coldest city; answer in one sentence."],
+                model=anthropic_model,
+                max_tokens=200,
+            )
+        )
+
+    return describe_photo, book_hotel
+
+
+def _gpt_steps(rt: Any, openai_model: str, progress: Any) -> tuple[Any, Any]:
+    """The agent's steps on GPT: the streamed weather tool loop, and the JSON summary."""
+    from ..messages.types import CustomEvent, FinalEvent
+    from ..sessions.agentic import agentic_function
+
+    weather = _weather_tool()
+
+    @agentic_function
     def check_weather(cities: list[str]) -> str:
         """Check the weather in each city (streamed: the tool's progress shows as it runs)."""
         reply = ""
@@ -130,17 +155,6 @@ def build_agent(rt: Any, openai_model: str, anthropic_model: str, progress: Any 
                 reply = event.result.text
         return reply
 
-    @agentic_function
-    def book_hotel(conversation: list[Message]) -> str:
-        """A booking specialist: books a hotel in the coldest city."""
-        return str(
-            rt.exec(
-                [*conversation, "Book a warm hotel in the coldest city; answer in one sentence."],
-                model=anthropic_model,
-                max_tokens=200,
-            )
-        )
-
     @agentic_function(expose="io")
     def summarise() -> dict[str, Any]:
         """Summarise the conditions as JSON."""
@@ -149,6 +163,21 @@ def build_agent(rt: Any, openai_model: str, anthropic_model: str, progress: Any 
         )
         value: dict[str, Any] = json.loads(text)
         return value
+
+    return check_weather, summarise
+
+
+def build_agent(rt: Any, openai_model: str, anthropic_model: str, progress: Any = None) -> Any:
+    """The demo's agent: nested agentic functions over one runtime.
+
+    ``progress(text)`` receives the weather tool's progress lines as they are
+    streamed (``RunContext.stream_writer``).
+    """
+    from ..sessions.agentic import agentic_function
+    from ..tools.tool import handoff
+
+    describe_photo, book_hotel = _claude_steps(rt, anthropic_model)
+    check_weather, summarise = _gpt_steps(rt, openai_model, progress)
 
     @agentic_function
     def plan_trip(photo: bytes, cities: list[str]) -> dict[str, Any]:
@@ -247,50 +276,36 @@ class _Observer:
             )
 
 
-def run_demo(as_json: bool = False) -> int:
-    """Run the showcase; print a report (rich) or one JSON document."""
-    from rich.console import Console
+def _demo_runtime(missing: list[str], hooks: list[Any]) -> tuple[Any, Any, str]:
+    """The runtime, its cassette (None when scripted) and the mode's name."""
+    if not missing:
+        rt, cassette = _replay_runtime(DEMO_CASSETTE, hooks)
+        return rt, cassette, "cassettes"
+    return _scripted_runtime(hooks), None, "scripted"
+
+
+def _run_agent(plan_trip: Any, session: Any, cassette: Any) -> dict[str, Any]:
+    """Plan the trip inside ``session``; under the cassette, every recorded answer must be used."""
+    if cassette is None:
+        with session:
+            result: dict[str, Any] = plan_trip(tiny_png(), list(CITIES))
+        return result
+    with cassette as cass, session:
+        result = plan_trip(tiny_png(), list(CITIES))
+    if not cass.all_played:
+        raise RuntimeError(
+            "demo cassette has unplayed interactions: the demo and its cassette drifted"
+        )
+    return result
+
+
+def _print_report(
+    console: Any, result: dict[str, Any], observer: _Observer, session: Any, rt: Any, elapsed: float
+) -> None:
+    """The result, the observed model calls, the session DAG and the usage, for a person."""
     from rich.table import Table
 
-    from ..sessions.session import Session
     from .session import tree
-
-    console = Console(highlight=False, quiet=as_json)
-    missing = missing_for_replay()
-    observer = _Observer()
-    mode = "scripted"
-    cassette = None
-    if not missing:
-        rt, cassette = _replay_runtime(DEMO_CASSETTE, [observer])
-        mode = "cassettes"
-    else:
-        rt = _scripted_runtime([observer])
-
-    console.rule("[bold]llmport demo[/] (offline)")
-    if mode == "cassettes":
-        why = f"({DEMO_CASSETTE} through the real openai and anthropic plugins)"
-    else:
-        why = f"(scripted providers; to replay the cassette: pip install {' '.join(missing)})"
-    console.print(f"vendor answers: [bold]{mode}[/] {why}", soft_wrap=True)
-    session = Session()
-    started = time.perf_counter()
-    plan_trip = build_agent(
-        rt,
-        DEMO_OPENAI,
-        DEMO_ANTHROPIC,
-        progress=lambda text: console.print(f"[dim]progress:[/] {text}", markup=True),
-    )
-    if cassette is not None:
-        with cassette as cass, session:
-            result = plan_trip(tiny_png(), list(CITIES))
-        if not cass.all_played:
-            raise RuntimeError(
-                "demo cassette has unplayed interactions: the demo and its cassette drifted"
-            )
-    else:
-        with session:
-            result = plan_trip(tiny_png(), list(CITIES))
-    elapsed = time.perf_counter() - started
 
     for key, value in result.items():
         console.print(f"[bold cyan]{key}[/]: ", end="")
@@ -309,6 +324,36 @@ def run_demo(as_json: bool = False) -> int:
         f"usage: {usage.requests} requests, {usage.input_tokens} input tokens, "
         f"{usage.output_tokens} output tokens · {elapsed:.2f}s"
     )
+
+
+def run_demo(as_json: bool = False) -> int:
+    """Run the showcase; print a report (rich) or one JSON document."""
+    from rich.console import Console
+
+    from ..sessions.session import Session
+
+    console = Console(highlight=False, quiet=as_json)
+    missing = missing_for_replay()
+    observer = _Observer()
+    rt, cassette, mode = _demo_runtime(missing, [observer])
+
+    console.rule("[bold]llmport demo[/] (offline)")
+    if mode == "cassettes":
+        why = f"({DEMO_CASSETTE} through the real openai and anthropic plugins)"
+    else:
+        why = f"(scripted providers; to replay the cassette: pip install {' '.join(missing)})"
+    console.print(f"vendor answers: [bold]{mode}[/] {why}", soft_wrap=True)
+    session = Session()
+    started = time.perf_counter()
+    plan_trip = build_agent(
+        rt,
+        DEMO_OPENAI,
+        DEMO_ANTHROPIC,
+        progress=lambda text: console.print(f"[dim]progress:[/] {text}", markup=True),
+    )
+    result = _run_agent(plan_trip, session, cassette)
+    elapsed = time.perf_counter() - started
+    _print_report(console, result, observer, session, rt, elapsed)
     if as_json:
         print(
             json.dumps(
@@ -317,7 +362,7 @@ def run_demo(as_json: bool = False) -> int:
                     "missing": missing,
                     "result": result,
                     "calls": observer.calls,
-                    "usage": usage.to_dict(),
+                    "usage": rt.usage.to_dict(),
                     "seconds": round(elapsed, 3),
                 },
                 default=str,
