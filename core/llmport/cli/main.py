@@ -495,19 +495,8 @@ class CommandParser(argparse.ArgumentParser):
         self.set_defaults(parser=self)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The ``llmport`` parser: the core's subcommands, then the plugins' (their hook)."""
-    parser = CommandParser(prog="llmport", description="llmport: one SDK, every LLM vendor.")
-    sub = parser.add_subparsers(dest="command", required=True)
-
-    p = sub.add_parser("models", help="list providers, models, capabilities and aliases")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.set_defaults(func=cmd_models)
-
-    p = sub.add_parser("plugins", help="list installed plugins and load errors")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_plugins)
-
+def _add_run_parser(sub: argparse._SubParsersAction[Any]) -> None:
+    """``llmport run``: one prompt, its attachments, options and output form."""
     p = sub.add_parser("run", help="run one prompt")
     p.add_argument(
         "prompt",
@@ -541,6 +530,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_run)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``llmport`` parser: the core's subcommands, then the plugins' (their hook)."""
+    parser = CommandParser(prog="llmport", description="llmport: one SDK, every LLM vendor.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("models", help="list providers, models, capabilities and aliases")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_models)
+
+    p = sub.add_parser("plugins", help="list installed plugins and load errors")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_plugins)
+
+    _add_run_parser(sub)
 
     p = sub.add_parser("demo", help="the offline showcase (replays shipped cassettes)")
     p.add_argument("--json", action="store_true")
