@@ -287,70 +287,68 @@ def check_block(vendor: str, model: str, caps: ModelCapabilities, block: MediaBl
     Text-like files are not rejected here: plugins inline them by the
     documented rule (:func:`llmport.messages.content.inline_text_file`).
     """
+    if block.citations and not caps.citations:
+        reason: str | None = "model returns no document citations"
+    else:
+        if block.type == "file" and block.media_type.startswith("image/"):
+            block = _as_kind(block, "image")  # an image sent as a file is checked as an image
+        reason = _refusal(caps, block)
+    if reason is not None:
+        raise UnsupportedContentError(vendor, model, block.describe(), reason)
+
+
+def _refusal(caps: ModelCapabilities, block: MediaBlock) -> str | None:
+    """Why ``caps`` rule ``block`` out (None: accepted), by the kind of content it carries."""
+    if block.type == "image":
+        return _image_refusal(caps, block)
+    if block.type == "audio" or (block.type == "file" and block.media_type.startswith("audio/")):
+        return _audio_refusal(caps, block)
+    return _file_refusal(caps, block)
+
+
+def _image_refusal(caps: ModelCapabilities, block: MediaBlock) -> str | None:
+    mt = block.media_type
+    if "image" not in caps.input_modalities:
+        return "model takes no images"
+    if mt != "image/*" and mt not in caps.image_types:
+        return f"image type {mt} not accepted (accepted: {', '.join(sorted(caps.image_types))})"
+    if block.url is not None and not caps.image_urls:
+        return "image URLs not accepted"
+    if caps.max_image_bytes is not None and block.size > caps.max_image_bytes:
+        return f"image is {block.size} bytes, over the vendor limit of {caps.max_image_bytes}"
+    return None
+
+
+def _audio_refusal(caps: ModelCapabilities, block: MediaBlock) -> str | None:
+    mt = block.media_type
+    if "audio" not in caps.input_modalities:
+        return "model takes no audio input"
+    if mt not in caps.audio_types:
+        return (
+            f"audio type {mt} not accepted "
+            f"(accepted: {', '.join(sorted(caps.audio_types)) or 'none'})"
+        )
+    return None
+
+
+def _file_refusal(caps: ModelCapabilities, block: MediaBlock) -> str | None:
     from ..messages.content import is_text_like
 
     mt = block.media_type
-    if block.citations and not caps.citations:
-        raise UnsupportedContentError(
-            vendor, model, block.describe(), "model returns no document citations"
-        )
-    if block.type == "image":
-        if "image" not in caps.input_modalities:
-            raise UnsupportedContentError(vendor, model, block.describe(), "model takes no images")
-        if mt != "image/*" and mt not in caps.image_types:
-            raise UnsupportedContentError(
-                vendor,
-                model,
-                block.describe(),
-                f"image type {mt} not accepted (accepted: {', '.join(sorted(caps.image_types))})",
+    if mt in caps.file_types:
+        return None
+    if is_text_like(mt):
+        if block.send == "native" and mt not in caps.native_text_files:
+            return (
+                f'send="native": {mt} has no native document part here '
+                f"(native: {', '.join(sorted(caps.native_text_files)) or 'none'})"
             )
-        if block.url is not None and not caps.image_urls:
-            raise UnsupportedContentError(
-                vendor, model, block.describe(), "image URLs not accepted"
-            )
-        if caps.max_image_bytes is not None and block.size > caps.max_image_bytes:
-            raise UnsupportedContentError(
-                vendor,
-                model,
-                block.describe(),
-                f"image is {block.size} bytes, over the vendor limit of {caps.max_image_bytes}",
-            )
-    elif block.type == "audio" or (block.type == "file" and mt.startswith("audio/")):
-        if "audio" not in caps.input_modalities:
-            raise UnsupportedContentError(
-                vendor, model, block.describe(), "model takes no audio input"
-            )
-        if mt not in caps.audio_types:
-            raise UnsupportedContentError(
-                vendor,
-                model,
-                block.describe(),
-                f"audio type {mt} not accepted "
-                f"(accepted: {', '.join(sorted(caps.audio_types)) or 'none'})",
-            )
-    else:
-        if mt.startswith("image/"):
-            return check_block(vendor, model, caps, _as_kind(block, "image"))
-        if mt in caps.file_types:
-            return
-        if is_text_like(mt):
-            if block.send == "native" and mt not in caps.native_text_files:
-                raise UnsupportedContentError(
-                    vendor,
-                    model,
-                    block.describe(),
-                    f'send="native": {mt} has no native document part here '
-                    f"(native: {', '.join(sorted(caps.native_text_files)) or 'none'})",
-                )
-            return  # inlined as text by the plugin, or its native document part
-        raise UnsupportedContentError(
-            vendor,
-            model,
-            block.describe(),
-            f"files of type {mt} are not accepted "
-            f"(native: {', '.join(sorted(caps.file_types)) or 'none'}; "
-            "text-like files are inlined)",
-        )
+        return None  # inlined as text by the plugin, or its native document part
+    return (
+        f"files of type {mt} are not accepted "
+        f"(native: {', '.join(sorted(caps.file_types)) or 'none'}; "
+        "text-like files are inlined)"
+    )
 
 
 def _as_kind(block: MediaBlock, kind: Literal["image", "audio", "file"]) -> MediaBlock:
