@@ -129,25 +129,42 @@ class _Builder:
         if origin in (typing.Required, typing.NotRequired):  # TypedDict markers
             return self.of(args[0], where)
         if origin is typing.Annotated:
-            schema = dict(self.of(args[0], where))
-            for meta in args[1:]:
-                desc = meta if isinstance(meta, str) else getattr(meta, "description", None)
-                if isinstance(desc, str) and desc:
-                    schema["description"] = desc
-            return schema
+            return self._annotated(args, where)
         if annotation in _SIMPLE:
             return dict(_SIMPLE[annotation])
         if origin is typing.Literal:
             return _literal_schema(args)
         if origin in (typing.Union, types.UnionType):
-            members = [self.of(a, where) for a in args]
-            unique: list[dict[str, Any]] = []
-            for m in members:
-                if m not in unique:
-                    unique.append(m)
-            if any(m == {} for m in unique):
-                return {}
-            return unique[0] if len(unique) == 1 else {"anyOf": unique}
+            return self._union(args, where)
+        container = self._container(annotation, origin, args, where)
+        if container is not None:
+            return container
+        return self._named(annotation, where)
+
+    def _annotated(self, args: tuple[Any, ...], where: str) -> dict[str, Any]:
+        """``Annotated[T, ...]``: T's schema, described by a string (or ``.description``) in it."""
+        schema = dict(self.of(args[0], where))
+        for meta in args[1:]:
+            desc = meta if isinstance(meta, str) else getattr(meta, "description", None)
+            if isinstance(desc, str) and desc:
+                schema["description"] = desc
+        return schema
+
+    def _union(self, args: tuple[Any, ...], where: str) -> dict[str, Any]:
+        """A union: its distinct members' schemas (anything, if one member is)."""
+        members = [self.of(a, where) for a in args]
+        unique: list[dict[str, Any]] = []
+        for m in members:
+            if m not in unique:
+                unique.append(m)
+        if any(m == {} for m in unique):
+            return {}
+        return unique[0] if len(unique) == 1 else {"anyOf": unique}
+
+    def _container(
+        self, annotation: Any, origin: Any, args: tuple[Any, ...], where: str
+    ) -> dict[str, Any] | None:
+        """A fixed tuple, an array-like or a mapping type's schema; None: not a container."""
         if origin is tuple and args and not (len(args) == 2 and args[1] is Ellipsis):
             if args == ((),):
                 return {"type": "array", "maxItems": 0}
@@ -158,7 +175,7 @@ class _Builder:
                 "maxItems": len(args),
             }
         if annotation in _ARRAYS or origin in _ARRAYS:
-            schema = {"type": "array"}
+            schema: dict[str, Any] = {"type": "array"}
             if args:
                 item = self.of(args[0], where)
                 if item:
@@ -173,6 +190,10 @@ class _Builder:
                 if value:
                     schema["additionalProperties"] = value
             return schema
+        return None
+
+    def _named(self, annotation: Any, where: str) -> dict[str, Any]:
+        """An enum, a class with fields, a TypeVar or a NewType; anything else has no schema."""
         if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
             return _literal_schema(tuple(m.value for m in annotation))
         if isinstance(annotation, type) and (
