@@ -78,9 +78,82 @@ def sse_bytes(events: Iterable[dict[str, Any] | str]) -> bytes:
     return "".join(out).encode()
 
 
+def _payload(reply: Reply) -> tuple[bytes, str]:
+    """The bytes a reply sends and their content type."""
+    if reply.sse is not None:
+        return sse_bytes(reply.sse), "text/event-stream"
+    if reply.body is not None:
+        return reply.body, "application/json"
+    return json.dumps(reply.json if reply.json is not None else {}).encode(), "application/json"
+
+
+class _ReplyHandler(BaseHTTPRequestHandler):
+    """Answers each request with the next scripted :class:`Reply` of its server's loopback."""
+
+    server: _Server
+    protocol_version = "HTTP/1.1"
+    # Headers and body are written separately: without TCP_NODELAY, Nagle plus
+    # delayed ACK adds ~40 ms to every keep-alive exchange.
+    disable_nagle_algorithm = True
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        return
+
+    def _handle(self) -> None:
+        length = int(self.headers.get("content-length") or 0)
+        body = self.rfile.read(length) if length else b""
+        recorded = RecordedRequest(self.command, self.path, dict(self.headers.items()), body)
+        reply = self.server.loopback._next(recorded)
+        if reply.handler is not None:
+            reply = reply.handler(recorded)
+        if reply.delay:
+            time.sleep(reply.delay)
+        if reply.reset:
+            self._reset()
+        else:
+            self._send(reply)
+
+    do_POST = do_GET = do_PUT = do_DELETE = _handle
+
+    def _reset(self) -> None:
+        # RST instead of FIN: SO_LINGER with a zero timeout.
+        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.connection.close()
+        self.close_connection = True
+
+    def _send(self, reply: Reply) -> None:
+        payload, ctype = _payload(reply)
+        headers = {"content-type": ctype, **reply.headers}
+        if reply.truncate:
+            # Say the connection ends here, so pooled clients do not reuse it.
+            headers["connection"] = "close"
+            payload = payload[: max(1, len(payload) // 2)]
+        self.send_response(reply.status)
+        for k, v in headers.items():
+            self.send_header(k, v)
+        if reply.truncate and reply.sse is None:
+            # Promise more than we send, then hang up.
+            self.send_header("content-length", str(len(payload) * 2))
+            self.end_headers()
+            self.wfile.write(payload)
+            self.wfile.flush()
+            self.close_connection = True
+            return
+        self.send_header("content-length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+        if reply.truncate:
+            self.close_connection = True
+
+
 class _Server(ThreadingHTTPServer):
     # Benchmarks open hundreds of connections at once; the default backlog is 5.
     request_queue_size = 2048
+    daemon_threads = True
+
+    def __init__(self, loopback: LoopbackServer) -> None:
+        super().__init__(("127.0.0.1", 0), _ReplyHandler)
+        self.loopback = loopback
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         # Clients hanging up mid-reply is what timeout and reset tests do: not news.
@@ -99,71 +172,7 @@ class LoopbackServer:
         self.requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
         self._index = 0
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            # Headers and body are written separately: without TCP_NODELAY, Nagle plus
-            # delayed ACK adds ~40 ms to every keep-alive exchange.
-            disable_nagle_algorithm = True
-
-            def log_message(self, format: str, *args: Any) -> None:  # quiet
-                return
-
-            def _handle(self) -> None:
-                length = int(self.headers.get("content-length") or 0)
-                body = self.rfile.read(length) if length else b""
-                recorded = RecordedRequest(
-                    self.command, self.path, dict(self.headers.items()), body
-                )
-                reply = server._next(recorded)
-                if reply.handler is not None:
-                    reply = reply.handler(recorded)
-                if reply.delay:
-                    time.sleep(reply.delay)
-                if reply.reset:
-                    # RST instead of FIN: SO_LINGER with a zero timeout.
-                    self.connection.setsockopt(
-                        socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
-                    )
-                    self.connection.close()
-                    self.close_connection = True
-                    return
-                if reply.sse is not None:
-                    payload = sse_bytes(reply.sse)
-                    ctype = "text/event-stream"
-                elif reply.body is not None:
-                    payload = reply.body
-                    ctype = "application/json"
-                else:
-                    payload = json.dumps(reply.json if reply.json is not None else {}).encode()
-                    ctype = "application/json"
-                headers = {"content-type": ctype, **reply.headers}
-                if reply.truncate:
-                    # Say the connection ends here, so pooled clients do not reuse it.
-                    headers["connection"] = "close"
-                    payload = payload[: max(1, len(payload) // 2)]
-                self.send_response(reply.status)
-                for k, v in headers.items():
-                    self.send_header(k, v)
-                if reply.truncate and reply.sse is None:
-                    # Promise more than we send, then hang up.
-                    self.send_header("content-length", str(len(payload) * 2))
-                    self.end_headers()
-                    self.wfile.write(payload)
-                    self.wfile.flush()
-                    self.close_connection = True
-                    return
-                self.send_header("content-length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-                if reply.truncate:
-                    self.close_connection = True
-
-            do_POST = do_GET = do_PUT = do_DELETE = _handle
-
-        self._server = _Server(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
+        self._server = _Server(self)
         self._thread: threading.Thread | None = None
 
     def _next(self, request: RecordedRequest) -> Reply:
