@@ -51,6 +51,55 @@ log = logging.getLogger("llmport.mcp")
 _INVALID = re.compile(r"[^A-Za-z0-9_-]")
 
 
+def _checked_command(
+    name: str, command: Sequence[str] | str | None, url: str | None
+) -> Sequence[str] | None:
+    """The command, a string split like a shell's; exactly one of it and ``url`` is given."""
+    if (command is None) == (url is None):
+        raise ValueError(f"MCPServer {name!r}: give exactly one of command=[...] or url=...")
+    if isinstance(command, str):
+        command = shlex.split(command)
+    if command is not None and (not command or not all(isinstance(c, str) for c in command)):
+        raise ValueError(f"MCPServer {name!r}: command must be a non-empty list of strings")
+    return command
+
+
+def _check_options(
+    name: str,
+    command: Sequence[str] | None,
+    url: str | None,
+    env: Mapping[str, str] | None,
+    headers: Mapping[str, str] | None,
+    timeout: float,
+    connect_timeout: float | None,
+) -> None:
+    """Refuse a bad url or timeout, and env/headers given to the wrong kind of server."""
+    if url is not None and not url.startswith(("http://", "https://")):
+        raise ValueError(f"MCPServer {name!r}: url must start with http:// or https://")
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+        raise ValueError(f"MCPServer {name!r}: timeout must be > 0 seconds")
+    if connect_timeout is not None and not connect_timeout > 0:
+        raise ValueError(f"MCPServer {name!r}: connect_timeout must be > 0 seconds")
+    if headers is not None and url is None:
+        raise ValueError(f"MCPServer {name!r}: headers= is for url= servers")
+    if env is not None and command is None:
+        raise ValueError(f"MCPServer {name!r}: env= is for command= servers")
+
+
+def _mask(env: dict[str, str], headers: dict[str, str]) -> None:
+    """Register the values of ``env`` and ``headers`` as secrets, so they never show."""
+    # Every value is masked; by partial echo too when it is a credential (a token,
+    # not the PATH given to the server, whose fragments are ordinary text).
+    for key, value in env.items():
+        register_secret(value, partial=looks_secret(key, value))
+    for value in headers.values():
+        register_secret(value, partial=False)
+        # "Bearer <token>": the token alone may appear too (an echoed header).
+        register_secret(value.split(" ", 1)[-1], partial=False)
+    for value in header_secrets(headers):
+        register_secret(value)
+
+
 class MCPServerError(LlmportError):
     """Base class of the errors of an MCP server."""
 
@@ -150,38 +199,15 @@ class MCPServer(Toolset):
         prefix: str | None = None,
         description: str = "",
     ) -> None:
-        if (command is None) == (url is None):
-            raise ValueError(f"MCPServer {name!r}: give exactly one of command=[...] or url=...")
-        if isinstance(command, str):
-            command = shlex.split(command)
-        if command is not None and (not command or not all(isinstance(c, str) for c in command)):
-            raise ValueError(f"MCPServer {name!r}: command must be a non-empty list of strings")
-        if url is not None and not url.startswith(("http://", "https://")):
-            raise ValueError(f"MCPServer {name!r}: url must start with http:// or https://")
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
-            raise ValueError(f"MCPServer {name!r}: timeout must be > 0 seconds")
-        if connect_timeout is not None and not connect_timeout > 0:
-            raise ValueError(f"MCPServer {name!r}: connect_timeout must be > 0 seconds")
-        if headers is not None and url is None:
-            raise ValueError(f"MCPServer {name!r}: headers= is for url= servers")
-        if env is not None and command is None:
-            raise ValueError(f"MCPServer {name!r}: env= is for command= servers")
+        command = _checked_command(name, command, url)
+        _check_options(name, command, url, env, headers, timeout, connect_timeout)
         self.name = name
         self.description = description or f"tools of the MCP server {name!r}"
         self.command: list[str] | None = list(command) if command is not None else None
         self.url = url
         self.env: dict[str, str] = {str(k): str(v) for k, v in (env or {}).items()}
         self.headers: dict[str, str] = {str(k): str(v) for k, v in (headers or {}).items()}
-        # Every value is masked; by partial echo too when it is a credential (a token,
-        # not the PATH given to the server, whose fragments are ordinary text).
-        for key, value in self.env.items():
-            register_secret(value, partial=looks_secret(key, value))
-        for value in self.headers.values():
-            register_secret(value, partial=False)
-            # "Bearer <token>": the token alone may appear too (an echoed header).
-            register_secret(value.split(" ", 1)[-1], partial=False)
-        for value in header_secrets(self.headers):
-            register_secret(value)
+        _mask(self.env, self.headers)
         self.timeout = float(timeout)
         self.connect_timeout = float(connect_timeout or max(30.0, self.timeout))
         self.cwd = cwd
