@@ -20,108 +20,44 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from invariant_checks import (
+    JOB_IDS,
+    attempt_errors,
+    batch_options,
+    batch_settings,
+    ended_job,
+    key_echo_reply,
+)
 from leaks import LeakCheck
 from llmport import Runtime
 from llmport.errors import (
     AuthenticationError,
-    ExecFailed,
     LlmportError,
     MalformedResponseError,
     OptionError,
 )
-from llmport.testing.loopback import LoopbackServer, RecordedRequest, Reply
+from llmport.testing.loopback import LoopbackServer, Reply
 from wire import TARGETS, Wire
 
 Make = Callable[..., Runtime]
 
-AUTH_HEADERS = ("authorization", "x-api-key", "x-goog-api-key", "api-key")
 FAULTS = ("401", "200-empty", "200-error")
 PATHS = ("run", "stream", "count", "submit", "status", "results", "cancel")
 #: Targets without a counting endpoint (``rt.count_tokens`` estimates: nothing reaches them).
-NO_COUNT = {"openai-chat", "callonly", "callonly-stream"}
-#: Targets with no batch API (batch_job is refused before any request).
-NO_BATCH = {"callonly", "callonly-stream"}
-
-BEDROCK_BATCH_OPTIONS = {
-    "input_uri": "s3://llmport-boundary/in/",
-    "output_uri": "s3://llmport-boundary/out/",
-    "role_arn": "arn:aws:iam::000000000000:role/llmport-boundary",
-}
-BEDROCK_JOB = "arn:aws:bedrock:us-east-1:000000000000:model-invocation-job/abc"
-
-#: target id -> the vendor id of an existing batch job.
-JOB_IDS = {
-    "openai-chat": "batch_abc",
-    "openai-responses": "batch_abc",
-    "anthropic": "msgbatch_abc",
-    "gemini": "batches/abc",
-    "bedrock": BEDROCK_JOB,
-}
-
-
-def _ended_job(wire: Wire) -> Reply:
-    """The vendor's answer for a batch job that has ended (so results are fetched next)."""
-    if wire.id.startswith("openai"):
-        return Reply(
-            json={
-                "id": "batch_abc",
-                "object": "batch",
-                "status": "completed",
-                "output_file_id": "file-out",
-                "error_file_id": None,
-                "request_counts": {"total": 1, "completed": 1, "failed": 0},
-            }
-        )
-    if wire.id == "anthropic":
-        counts = {"processing": 0, "succeeded": 1, "errored": 0, "canceled": 0, "expired": 0}
-        return Reply(
-            json={
-                "id": "msgbatch_abc",
-                "type": "message_batch",
-                "processing_status": "ended",
-                "request_counts": counts,
-                "cancel_initiated_at": None,
-                "results_url": "http://127.0.0.1:1/v1/messages/batches/msgbatch_abc/results",
-            }
-        )
-    if wire.id == "gemini":
-        metadata = {"model": "models/gemini-2.5-flash", "state": "BATCH_STATE_SUCCEEDED"}
-        return Reply(json={"name": "batches/abc", "metadata": metadata, "done": True})
-    return Reply(json={"jobArn": BEDROCK_JOB, "status": "Completed", "modelId": "m"})
+NO_COUNT = {"openai-chat"}
+BATCH_PATHS = ("submit", "status", "results", "cancel")
 
 
 def _fault(wire: Wire, fault: str, secrets: list[str]) -> Reply:
     if fault == "200-empty":
         return Reply(json={})
-
-    def answer(request: RecordedRequest) -> Reply:
-        sent = "; ".join(
-            f"{name}: {value}"
-            for name, value in request.headers.items()
-            if name.lower() in AUTH_HEADERS
-        )
-        message = f"Incorrect API key provided: {' / '.join(secrets)}. You sent: {sent}"
-        reply = wire.error_reply(401, message)
-        if fault == "200-error":
-            reply.status = 200
-            reply.headers = {
-                k: v for k, v in reply.headers.items() if k.lower() != "x-amzn-errortype"
-            }
-        return reply
-
-    return Reply(handler=answer)
-
-
-def _settings(wire: Wire, server: LoopbackServer) -> dict[str, Any]:
-    if wire.id == "bedrock":  # batch jobs: the control plane and S3 are the loopback too
-        return {"control_endpoint_url": server.url, "s3_endpoint_url": server.url}
-    return {}
+    return key_echo_reply(wire, 401, secrets, as_200=fault == "200-error")
 
 
 def _replies(wire: Wire, path: str, fault: str, secrets: list[str]) -> list[Reply]:
     replies = [_fault(wire, fault, secrets)]
     if path == "results":
-        replies.insert(0, _ended_job(wire))
+        replies.insert(0, ended_job(wire))
     if path == "cancel" and wire.id in ("gemini", "bedrock"):
         # Their cancel answers an empty object on success: the fault is the status read next.
         replies.insert(0, Reply(json={}))
@@ -153,7 +89,7 @@ async def _call(rt: Runtime, wire: Wire, path: str, mode: str) -> Any:
     if path == "count":
         return rt.count_tokens("hi") if sync else await rt.acount_tokens("hi")
     if path == "submit":
-        options = BEDROCK_BATCH_OPTIONS if wire.id == "bedrock" else None
+        options = batch_options(wire)
         requests = [{"custom_id": "a", "content": "hi"}]
         if sync:
             return rt.batch(requests, batch_options=options)
@@ -166,20 +102,14 @@ async def _call(rt: Runtime, wire: Wire, path: str, mode: str) -> Any:
     return job.cancel() if sync else await job.acancel()
 
 
-def _errors(err: BaseException) -> list[BaseException]:
-    """``err``, and the error of each attempt when it is an ExecFailed."""
-    if isinstance(err, ExecFailed):
-        return [err, *(attempt.error for attempt in err.attempts)]
-    return [err]
-
-
 CASES = [
     (wire, path, fault)
     for wire in TARGETS
     for path in PATHS
     for fault in FAULTS
     if not (path == "count" and wire.id in NO_COUNT)
-    if not (path in ("submit", "status", "results", "cancel") and wire.id in NO_BATCH)
+    # The _call-only test plugins have no batch API (the invariants' table says so).
+    and not (path in BATCH_PATHS and wire.id not in JOB_IDS)
 ]
 
 
@@ -194,7 +124,8 @@ async def test_every_vendor_path_returns_through_one_translation(
     secrets = wire.secrets(creds)
     check = LeakCheck(secrets)
     with LoopbackServer(_replies(wire, path, fault, secrets)) as server:
-        rt = runtime(wire, server, creds=creds, max_retries=1, settings=_settings(wire, server))
+        settings = batch_settings(wire, server)
+        rt = runtime(wire, server, creds=creds, max_retries=1, settings=settings)
         try:
             returned = await _call(rt, wire, path, mode)
         except Exception as exc:
@@ -205,11 +136,11 @@ async def test_every_vendor_path_returns_through_one_translation(
     assert reached >= 1, "the fault was never asked for"
     assert isinstance(err, LlmportError), f"a raw {type(err).__name__}: {err}"
     expected = _expected(path, fault)
-    kinds = [type(e).__name__ for e in _errors(err)]
-    assert any(isinstance(e, expected) for e in _errors(err)), (
+    kinds = [type(e).__name__ for e in attempt_errors(err)]
+    assert any(isinstance(e, expected) for e in attempt_errors(err)), (
         f"expected {[e.__name__ for e in expected]}, got {kinds}: {check.mask(str(err))}"
     )
-    for one in _errors(err):
+    for one in attempt_errors(err):
         check.error(f"{path} {fault}", one)
     check.assert_clean()
 

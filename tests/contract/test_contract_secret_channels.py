@@ -28,7 +28,6 @@ errors              ``default_headers`` under any name,       the error (str, re
 from __future__ import annotations
 
 import json
-import logging
 import secrets as random_secrets
 import sys
 from collections.abc import Callable, Iterator
@@ -36,14 +35,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from leaks import LeakCheck
+from invariant_checks import (
+    LeakyToolset,
+    PartialLeakCheck,
+    debug_logging,
+    echo,
+    echo_slice,
+    plain_word,
+    serve_calls,
+)
 from llmport import Runtime, tool
 from llmport.messages.types import FinalEvent
-from llmport.plugins.hookspecs import hookimpl
-from llmport.plugins.host import PluginHost
 from llmport.testing.loopback import LoopbackServer, RecordedRequest, Reply
 from llmport_mcp import MCPServer, MCPToolError
-from llmport_mcp.serve import build_server
 from llmport_otel import OpenTelemetry
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -57,73 +61,6 @@ MATRIX = [(w, fmt) for w in TARGETS for fmt in KEY_FORMATS]
 each_key = pytest.mark.parametrize(("wire", "fmt"), MATRIX, ids=[f"{w}-{fmt}" for w, fmt in MATRIX])
 each_echo = pytest.mark.parametrize("echo_kind", ECHOES)
 DEMO = Path(__file__).resolve().parent.parent / "mcp" / "servers" / "demo_server.py"
-#: The public prefixes of vendor keys: the same for every key, so not a leak on their own.
-PUBLIC_PREFIXES = ("sk-ant-api03-", "sk-proj-", "sk-", "AIza", "AKIA")
-
-
-# --- what a leak is -----------------------------------------------------------------------
-
-
-def body_start(secret: str) -> int:
-    return next((len(p) for p in PUBLIC_PREFIXES if secret.startswith(p)), 0)
-
-
-def echo_slice(secret: str, kind: str) -> tuple[int, int | None]:
-    """(start, end) of the part of ``secret`` an echo of ``kind`` shows."""
-    if kind == "whole":
-        return 0, None
-    if kind == "middle":
-        start = body_start(secret) + 2
-        return start, start + 12
-    return -12, None
-
-
-def echo(secret: str, kind: str) -> str:
-    start, end = echo_slice(secret, kind)
-    return secret[start:end]
-
-
-def plain_word(text: str) -> bool:
-    """Letters of one case: kept by the redactor (it reads as a word, not as a key)."""
-    return text.isalpha() and (text.islower() or text.isupper())
-
-
-def fragments(text: str) -> set[str]:
-    """Every 8 consecutive characters of ``text`` past a public prefix, but plain words."""
-    body = text[body_start(text) :]
-    return {w for w in (body[i : i + 8] for i in range(len(body) - 7)) if not plain_word(w)}
-
-
-class PartialLeakCheck(LeakCheck):
-    """:class:`LeakCheck` for ``secrets`` (whole, or as echoed) and the fragments of ``random``.
-
-    Any 8-character fragment of a random secret is a leak. The test keys of
-    the targets read like words ("...-openai-contract-suite"), so for them
-    the needles are the echoes themselves: a vendor's response id such as
-    "chatcmpl-contract-stream" shares 8 characters with a key without
-    echoing anything.
-    """
-
-    def __init__(self, secrets: list[str], random: list[str] = []) -> None:  # noqa: B006
-        super().__init__([*secrets, *random])
-        needles = set(self.needles)
-        for text in random:
-            needles |= fragments(text)
-        self.needles = sorted(needles, key=len, reverse=True)
-
-    def spans(self, where: str, exporter: InMemorySpanExporter) -> None:
-        """Every finished span's attributes, status and events."""
-        for span in exporter.get_finished_spans():
-            label = f"{where} / OTel span {span.name!r}"
-            self.text(f"{label} attributes", repr(dict(span.attributes or {})))
-            self.text(f"{label} status", repr(span.status.description))
-            for event in span.events:
-                self.text(f"{label} event {event.name}", repr(dict(event.attributes or {})))
-
-    def bodies(self, where: str, requests: list[RecordedRequest]) -> None:
-        """Every request body posted to the vendor."""
-        for i, request in enumerate(requests):
-            self.text(f"{where} / request body {i} posted to the vendor", request.body.decode())
 
 
 @pytest.fixture
@@ -134,12 +71,6 @@ def tracing() -> Iterator[tuple[OpenTelemetry, InMemorySpanExporter]]:
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     yield OpenTelemetry(provider, capture_content=True), exporter
     provider.shutdown()
-
-
-def debug_logging(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.DEBUG)
-    for name in ("llmport", "httpx", "httpx2", "httpcore", "openai", "anthropic", "google_genai"):
-        caplog.set_level(logging.DEBUG, logger=name)
 
 
 def masked_results(wire: Wire, request: RecordedRequest) -> list[str]:
@@ -293,54 +224,24 @@ async def test_mcp_results_and_errors_are_redacted(
 # --- llmport mcp serve -----------------------------------------------------------------------
 
 
-class LeakyToolset:
-    """A plugin registering the toolset ``leaky``: its tools quote the OPENAI_API_KEY."""
-
-    def __init__(self, start: int, end: int | None) -> None:
-        self.start, self.end = start, end
-
-    @hookimpl
-    def llmport_toolsets(self, register: Callable[..., None]) -> None:
-        import os
-
-        start, end = self.start, self.end
-
-        @tool
-        def reveal() -> str:
-            """Say which key this process uses."""
-            return f"using {os.environ['OPENAI_API_KEY'][start:end]}"
-
-        @tool
-        def explode() -> str:
-            """Fail, quoting the key."""
-            raise PermissionError(f"key {os.environ['OPENAI_API_KEY'][start:end]} was refused")
-
-        register("leaky", [reveal, explode])
-
-
 @each_echo
 @pytest.mark.parametrize("fmt", KEY_FORMATS)
 async def test_mcp_serve_results_and_errors_are_redacted(
     fmt: str, echo_kind: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The serving process has the key in its environment (no Runtime runs there)."""
-    from mcp import Client
-
     # A key this process has never seen: only the serve side can have learnt it.
     body = random_secrets.token_hex(16)
     secret = f"sk-proj-{body}" if fmt == "standard" else f"LEAKserve-{body}"
     monkeypatch.setenv("OPENAI_API_KEY", secret)
     check = PartialLeakCheck([], [secret])  # random: any fragment of it is a leak
-    host = PluginHost([LeakyToolset(*echo_slice(secret, echo_kind))], load_entry_points=False)
-    server = build_server("leaky", host)
-    async with Client(server, cache=None) as client:
-        ok = await client.call_tool("reveal", {})
-        bad = await client.call_tool("explode", {})
-    texts = [c.text for c in (*ok.content, *bad.content)]
+    texts, errors = await serve_calls(
+        LeakyToolset(*echo_slice(secret, echo_kind)), ["reveal", "explode"]
+    )
     for i, text in enumerate(texts):
         check.text(f"mcp serve CallToolResult content[{i}]", text)
     check.assert_clean()
-    assert not ok.is_error and bad.is_error
+    assert errors == [False, True]
     assert texts[0].startswith("using ") and "PermissionError" in texts[1], texts
     assert all("***" in text for text in texts), texts
 

@@ -20,19 +20,19 @@ A failure lists every channel that leaked, with a masked excerpt.
 from __future__ import annotations
 
 import contextlib
-import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from api_modes import MODES
+from invariant_checks import debug_logging, key_echo_reply
 from leaks import LeakCheck, Observer
 from llmport import Runtime, Session, agentic_function
 from llmport.cli.main import main
 from llmport.errors import AuthenticationError, ExecFailed, LlmportError
 from llmport.messages.types import FinalEvent
-from llmport.testing.loopback import LoopbackServer, RecordedRequest, Reply
+from llmport.testing.loopback import LoopbackServer, Reply
 from wire import TARGETS, Wire
 
 KEY_FORMATS = ["standard", "custom"]
@@ -41,44 +41,11 @@ each_key = pytest.mark.parametrize(("wire", "fmt"), MATRIX, ids=[f"{w}-{fmt}" fo
 each_mode = pytest.mark.parametrize("mode", MODES)
 Make = Callable[..., Runtime]
 
-#: Loggers whose DEBUG records are captured (the root logger is set to DEBUG as well).
-LOGGERS = (
-    "llmport",
-    "openai",
-    "anthropic",
-    "google_genai",
-    "httpx",
-    "httpx2",
-    "httpcore",
-    "botocore",
-    "botocore.auth",
-    "botocore.endpoint",
-    "boto3",
-    "urllib3",
-)
-AUTH_HEADERS = ("authorization", "x-api-key", "x-goog-api-key", "api-key", "x-amz-security-token")
-
-
-def debug_logging(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.DEBUG)
-    for name in LOGGERS:
-        caplog.set_level(logging.DEBUG, logger=name)
-
 
 def echo(wire: Wire, status: int, secrets: list[str], retry_after: str | None = None) -> Reply:
     """An error that echoes the configured key and every auth header the server received."""
-
-    def answer(request: RecordedRequest) -> Reply:
-        sent = "; ".join(
-            f"{name}: {value}"
-            for name, value in request.headers.items()
-            if name.lower() in AUTH_HEADERS
-        )
-        message = f"Incorrect API key provided: {' / '.join(secrets)}. You sent: {sent}"
-        headers = {"retry-after": retry_after} if retry_after is not None else None
-        return wire.error_reply(status, message, headers)
-
-    return Reply(handler=answer)
+    headers = {"retry-after": retry_after} if retry_after is not None else None
+    return key_echo_reply(wire, status, secrets, headers)
 
 
 async def outcome(call: Any) -> tuple[Any, BaseException | None]:

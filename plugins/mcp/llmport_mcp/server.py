@@ -30,7 +30,7 @@ from collections.abc import Coroutine, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
-from llmport.errors import LlmportError
+from llmport.errors import LlmportError, OptionError
 from llmport.observe.redaction import header_secrets, looks_secret, redact, register_secret
 from llmport.tools.tool import Tool, Toolset
 
@@ -54,13 +54,21 @@ _INVALID = re.compile(r"[^A-Za-z0-9_-]")
 def _checked_command(
     name: str, command: Sequence[str] | str | None, url: str | None
 ) -> Sequence[str] | None:
-    """The command, a string split like a shell's; exactly one of it and ``url`` is given."""
+    """The command, a string split like a shell's; exactly one of it and ``url`` is given.
+
+    A bad setting is an OptionError (an InputError, and a ValueError as before):
+    the caller's input, refused before any process starts.
+    """
     if (command is None) == (url is None):
-        raise ValueError(f"MCPServer {name!r}: give exactly one of command=[...] or url=...")
+        raise OptionError(f"MCPServer {name!r}: give exactly one of command=[...] or url=...")
     if isinstance(command, str):
         command = shlex.split(command)
-    if command is not None and (not command or not all(isinstance(c, str) for c in command)):
-        raise ValueError(f"MCPServer {name!r}: command must be a non-empty list of strings")
+    if command is not None and (
+        not isinstance(command, Sequence)
+        or not command
+        or not all(isinstance(c, str) for c in command)
+    ):
+        raise OptionError(f"MCPServer {name!r}: command must be a non-empty list of strings")
     return command
 
 
@@ -74,16 +82,16 @@ def _check_options(
     connect_timeout: float | None,
 ) -> None:
     """Refuse a bad url or timeout, and env/headers given to the wrong kind of server."""
-    if url is not None and not url.startswith(("http://", "https://")):
-        raise ValueError(f"MCPServer {name!r}: url must start with http:// or https://")
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
-        raise ValueError(f"MCPServer {name!r}: timeout must be > 0 seconds")
-    if connect_timeout is not None and not connect_timeout > 0:
-        raise ValueError(f"MCPServer {name!r}: connect_timeout must be > 0 seconds")
+    if url is not None and (not isinstance(url, str) or not url.startswith(("http://", "https://"))):
+        raise OptionError(f"MCPServer {name!r}: url must start with http:// or https://")
+    if not _positive(timeout):
+        raise OptionError(f"MCPServer {name!r}: timeout must be > 0 seconds")
+    if connect_timeout is not None and not _positive(connect_timeout):
+        raise OptionError(f"MCPServer {name!r}: connect_timeout must be > 0 seconds")
     if headers is not None and url is None:
-        raise ValueError(f"MCPServer {name!r}: headers= is for url= servers")
+        raise OptionError(f"MCPServer {name!r}: headers= is for url= servers")
     if env is not None and command is None:
-        raise ValueError(f"MCPServer {name!r}: env= is for command= servers")
+        raise OptionError(f"MCPServer {name!r}: env= is for command= servers")
 
 
 def _mask(env: dict[str, str], headers: dict[str, str]) -> None:
@@ -121,6 +129,11 @@ class MCPToolError(MCPServerError):
     def __init__(self, message: str, output: MCPOutput | None = None) -> None:
         super().__init__(message)
         self.output = output
+
+
+def _positive(seconds: Any) -> bool:
+    """A number of seconds above zero (not a bool)."""
+    return not isinstance(seconds, bool) and isinstance(seconds, (int, float)) and seconds > 0
 
 
 def tool_name(name: str, prefix: str | None = None) -> str:
