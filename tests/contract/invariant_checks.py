@@ -31,11 +31,14 @@ __all__ = [
     "AUTH_HEADERS",
     "BEDROCK_BATCH_OPTIONS",
     "JOB_IDS",
+    "NO_BATCH",
+    "NO_COUNT",
     "LeakyToolset",
     "PartialLeakCheck",
     "attempt_errors",
     "batch_settings",
     "debug_logging",
+    "deep",
     "echo",
     "echo_slice",
     "ended_job",
@@ -109,6 +112,21 @@ def key_echo_reply(
         return reply
 
     return Reply(handler=answer)
+
+
+# --- malformed input (I2) ---------------------------------------------------------------------
+
+DEPTH = 20_000  # far past the interpreter's recursion limit
+
+
+def deep(depth: int = DEPTH) -> dict[str, Any]:
+    """``{"x": {"x": ...}}`` nested ``depth`` levels, built without recursion."""
+    top: dict[str, Any] = {}
+    node = top
+    for _ in range(depth):
+        node["x"] = {}
+        node = node["x"]
+    return top
 
 
 # --- partial echoes (I6: any 8 characters of a key) --------------------------------------------
@@ -211,6 +229,18 @@ BEDROCK_BATCH_OPTIONS = {
     "role_arn": "arn:aws:iam::000000000000:role/llmport-boundary",
 }
 BEDROCK_JOB = "arn:aws:bedrock:us-east-1:000000000000:model-invocation-job/abc"
+
+#: target id -> why it has no batch API.
+NO_BATCH = {
+    "callonly": "a plugin written against _call alone has no batch API (SPEC §26)",
+    "callonly-stream": "a plugin written against _call alone has no batch API (SPEC §26)",
+}
+#: target id -> why ``count_tokens`` never asks it (it estimates locally).
+NO_COUNT = {
+    "openai-chat": "Chat Completions has no counting endpoint: count_tokens estimates locally",
+    "callonly": "a _call-only plugin has no counting endpoint: count_tokens estimates locally",
+    "callonly-stream": "a _call-only plugin has no counting endpoint: count_tokens estimates",
+}
 
 #: target id -> the vendor id of an existing batch job (targets with a batch API).
 JOB_IDS = {

@@ -22,6 +22,8 @@ from typing import Any
 import pytest
 from invariant_checks import (
     JOB_IDS,
+    NO_BATCH,
+    NO_COUNT,
     attempt_errors,
     batch_options,
     batch_settings,
@@ -43,8 +45,6 @@ Make = Callable[..., Runtime]
 
 FAULTS = ("401", "200-empty", "200-error")
 PATHS = ("run", "stream", "count", "submit", "status", "results", "cancel")
-#: Targets without a counting endpoint (``rt.count_tokens`` estimates: nothing reaches them).
-NO_COUNT = {"openai-chat"}
 BATCH_PATHS = ("submit", "status", "results", "cancel")
 
 
@@ -108,8 +108,7 @@ CASES = [
     for path in PATHS
     for fault in FAULTS
     if not (path == "count" and wire.id in NO_COUNT)
-    # The _call-only test plugins have no batch API (the invariants' table says so).
-    and not (path in BATCH_PATHS and wire.id not in JOB_IDS)
+    and not (path in BATCH_PATHS and wire.id in NO_BATCH)
 ]
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from invariant_checks import deep
 from llmport import Runtime, agentic_function, handoff
 from llmport.controls.budget import Budget
 from llmport.errors import (
@@ -33,19 +34,6 @@ from llmport.messages.types import MediaBlock, Message, TextBlock, ToolCall, Too
 from llmport.testing.loopback import LoopbackServer
 from llmport.tools.tool import Tool
 from wire import TARGETS, Wire, make_runtime
-
-DEPTH = 20_000  # far past the interpreter's recursion limit
-
-
-def deep(depth: int = DEPTH) -> dict[str, Any]:
-    """``{"x": {"x": ...}}`` nested ``depth`` levels, built without recursion."""
-    top: dict[str, Any] = {}
-    node = top
-    for _ in range(depth):
-        node["x"] = {}
-        node = node["x"]
-    return top
-
 
 JPEG = b"\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00\xff\xd9"
 CALL = {"id": "call_1", "name": "lookup", "arguments": {"q": "x"}}

@@ -42,12 +42,15 @@ from typing import Any
 import pytest
 from invariant_checks import (
     JOB_IDS,
+    NO_BATCH,
+    NO_COUNT,
     LeakyToolset,
     PartialLeakCheck,
     attempt_errors,
     batch_options,
     batch_settings,
     debug_logging,
+    deep,
     echo,
     ended_job,
     foreign_exceptions,
@@ -73,7 +76,6 @@ from wire import TARGETS, Wire, make_runtime
 KEY_FORMATS = ("standard", "custom")
 ECHO_KINDS = ("whole", "middle", "tail")
 DEMO = FilePath(__file__).resolve().parent.parent / "mcp" / "servers" / "demo_server.py"
-DEEP = 20_000  # nesting far past the interpreter's recursion limit
 
 
 @dataclass
@@ -223,19 +225,9 @@ def tool_turn(wire: Wire) -> list[Reply]:
     return [wire.tool_call_reply("lookup", {}, "call_1")]
 
 
-def nested(depth: int = DEEP) -> dict[str, Any]:
-    """``{"x": {"x": ...}}`` nested ``depth`` levels, built without recursion."""
-    top: dict[str, Any] = {}
-    node = top
-    for _ in range(depth):
-        node["x"] = {}
-        node = node["x"]
-    return top
-
-
 def answers(ctx: Ctx, first: RunResult[Any]) -> dict[str, Any]:
     """The values for the pending calls of ``first`` (malformed: nested too deep)."""
-    value: Any = nested() if ctx.malformed else "ok"
+    value: Any = deep() if ctx.malformed else "ok"
     return {call.id: value for call in first.pending_tool_calls}
 
 
@@ -282,6 +274,29 @@ async def handoff_(ctx: Ctx) -> Any:
 
 def mcp_turn(wire: Wire) -> list[Reply]:
     return [wire.tool_call_reply("add", {"a": 1, "b": 2}, "call_m")]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_botocore_loader() -> Iterator[None]:
+    """Every boto3 session of the module shares one botocore data loader.
+
+    Each Bedrock runtime builds a boto3 session, which would parse botocore's
+    service and endpoint JSON again (~0.3 s a client); the loader only caches
+    those read-only files, so sharing it changes nothing but the time.
+    """
+    import botocore.loaders
+    import botocore.session
+
+    loaders: dict[Any, Any] = {}
+
+    def shared(search_path: Any = None) -> Any:
+        if search_path not in loaders:
+            loaders[search_path] = botocore.loaders.create_loader(search_path)
+        return loaders[search_path]
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(botocore.session, "create_loader", shared)
+        yield
 
 
 @pytest.fixture(scope="module")
@@ -419,15 +434,9 @@ async def mcp_serve_offline(fmt: str, capsys: pytest.CaptureFixture[str]) -> Non
 
 # --- the table ---------------------------------------------------------------------------------
 
-NO_BATCH = {
-    "callonly": "a plugin written against _call alone has no batch API (SPEC §26)",
-    "callonly-stream": "a plugin written against _call alone has no batch API (SPEC §26)",
-}
-NO_COUNT = {
-    "openai-chat": "Chat Completions has no counting endpoint: count_tokens estimates locally",
-    "callonly": "a _call-only plugin has no counting endpoint: count_tokens estimates locally",
-    "callonly-stream": "a _call-only plugin has no counting endpoint: count_tokens estimates",
-}
+
+def results_turn(wire: Wire) -> list[Reply]:
+    return [ended_job(wire)]  # the job has ended: its results are read next
 
 
 def cancel_turn(wire: Wire) -> list[Reply]:
@@ -456,20 +465,8 @@ PATHS: list[Path] = [
     Path("astatus", ("BatchJob.astatus",), astatus, not_for=NO_BATCH),
     Path("wait", ("BatchJob.wait",), wait, not_for=NO_BATCH),
     Path("wait_async", ("BatchJob.wait_async",), wait_async, not_for=NO_BATCH),
-    Path(
-        "results",
-        ("BatchJob.results",),
-        results,
-        before=lambda w: [ended_job(w)],
-        not_for=NO_BATCH,
-    ),
-    Path(
-        "aresults",
-        ("BatchJob.aresults",),
-        aresults,
-        before=lambda w: [ended_job(w)],
-        not_for=NO_BATCH,
-    ),
+    Path("results", ("BatchJob.results",), results, before=results_turn, not_for=NO_BATCH),
+    Path("aresults", ("BatchJob.aresults",), aresults, before=results_turn, not_for=NO_BATCH),
     Path("cancel", ("BatchJob.cancel",), cancel, before=cancel_turn, not_for=NO_BATCH),
     Path("acancel", ("BatchJob.acancel",), acancel, before=cancel_turn, not_for=NO_BATCH),
     Path("continue_with", ("RunResult.continue_with",), continue_with, before=tool_turn),

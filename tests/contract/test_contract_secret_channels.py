@@ -41,7 +41,6 @@ from invariant_checks import (
     debug_logging,
     echo,
     echo_slice,
-    plain_word,
     serve_calls,
 )
 from llmport import Runtime, tool
@@ -110,7 +109,7 @@ async def test_tool_results_and_errors_are_redacted_before_they_are_posted(
     secrets = wire.secrets(creds)
     echoes = [echo(s, echo_kind) for s in secrets]
     # (The AKIAFAKEFAKEFAKEFAKE test key's middle, KEFAKEFAKEFA, is a "plain word".)
-    check = PartialLeakCheck([*secrets, *(e for e in echoes if not plain_word(e))])
+    check = PartialLeakCheck.echoed(secrets, (echo_kind,))
     otel, exporter = tracing
     payload = " / ".join(echoes)
     args = json.dumps({"order": "A-17"})
@@ -160,7 +159,7 @@ async def test_a_vendors_partial_echo_of_the_key_is_masked(
     creds = wire.credentials(fmt)
     secrets = wire.secrets(creds)
     echoes = [echo(s, echo_kind) for s in secrets]
-    check = PartialLeakCheck([*secrets, *(e for e in echoes if not plain_word(e))])
+    check = PartialLeakCheck.echoed(secrets, (echo_kind,))
     debug_logging(caplog)
     message = "Incorrect API key provided: " + ", ".join(f"****{e}****" for e in echoes)
     with LoopbackServer([wire.error_reply(401, message)]) as server:
