@@ -127,6 +127,8 @@ class Path:
 
 #: The malformed content every content-taking path is given (I2).
 BAD_CONTENT = 123
+#: A value nested past every limit (built once: 20 000 levels take a while).
+TOO_DEEP = deep()
 
 
 def content(ctx: Ctx) -> Any:
@@ -227,7 +229,7 @@ def tool_turn(wire: Wire) -> list[Reply]:
 
 def answers(ctx: Ctx, first: RunResult[Any]) -> dict[str, Any]:
     """The values for the pending calls of ``first`` (malformed: nested too deep)."""
-    value: Any = deep() if ctx.malformed else "ok"
+    value: Any = TOO_DEEP if ctx.malformed else "ok"
     return {call.id: value for call in first.pending_tool_calls}
 
 
