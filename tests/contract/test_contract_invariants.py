@@ -312,13 +312,15 @@ def demo_mcp() -> Iterator[MCPServer]:
 async def mcp(ctx: Ctx) -> Any:
     """A run with a real MCP stdio server's tools: the model calls one, then the turn under test.
 
-    The tools are given listed (``ctx.mcp.tools``), so the run does not adopt the
+    The tools are given listed (``list_tools()``), so the run does not adopt the
     server and close it: one process serves the whole module. Malformed: a
     server whose command is not a list of strings.
     """
     if ctx.malformed:
         return ctx.rt.run("add", tools=[MCPServer("demo", command=5)])
-    return ctx.rt.run("add", tools=ctx.mcp.tools)
+    tools = ctx.mcp.connect().list_tools()
+    assert str(ctx.mcp.call_tool("add", {"a": 1, "b": 2})) == "3"  # the server does answer
+    return ctx.rt.run("add", tools=tools)
 
 
 async def cli_run(ctx: Ctx) -> Any:
