@@ -188,7 +188,11 @@ async def test_mcp_results_and_errors_are_redacted(
     start, end = echo_slice(secret, echo_kind)
     args = {"key": "VAULT_TOKEN", "start": start, "end": end}
     vault = MCPServer(
-        "vault", command=[sys.executable, str(DEMO)], env={"VAULT_TOKEN": secret}, timeout=20
+        "vault",
+        command=[sys.executable, str(DEMO)],
+        env={"VAULT_TOKEN": secret},
+        timeout=20,
+        connect_timeout=20,  # starting it imports the SDK: more than the default 5 s when loaded
     )
     replies = [
         wire.tool_call_reply("env_value", args, "call_1"),

@@ -24,6 +24,8 @@ DEMO = SERVERS / "demo_server.py"
 def demo(name: str = "demo", **kwargs: Any) -> MCPServer:
     """A new stdio MCPServer for the demo server (not connected yet)."""
     kwargs.setdefault("timeout", 10)
+    # Starting it imports the SDK (seconds on a loaded machine): more than the default 5 s.
+    kwargs.setdefault("connect_timeout", 20)
     return MCPServer(name, command=[sys.executable, str(DEMO)], **kwargs)
 
 

@@ -296,6 +296,7 @@ def test_configured_servers_are_toolsets_named_mcp_colon_name(tmp_path: Any) -> 
         f"command = [{json.dumps(sys.executable)}, {json.dumps(str(DEMO))}]\n"
         'env = { DEMO_TOKEN = "from-config" }\n'
         "timeout = 10\n"
+        "connect_timeout = 20\n"
     )
     script = Script([call_tools(("env_value", {"key": "DEMO_TOKEN"}), ("pid", {})), "ok"])
     rt: Runtime = script.runtime(hooks=[llmport_mcp.plugin])

@@ -9,7 +9,7 @@ Configuration (``llmport.toml``, or ``[tool.llmport.mcp.servers.NAME]`` in
     command = ["python", "docs_server.py"]   # or: url = "https://example.com/mcp"
     env = { DOCS_ROOT = "docs" }              # command servers only
     timeout = 30                              # seconds per tool call
-    # connect_timeout = 30                    # seconds to start/reach it and list tools
+    # connect_timeout = 5                     # seconds to start/reach it and list tools
     # headers = { Authorization = "Bearer ..." }   # url servers only
     # cwd = "tools", prefix = "docs"
 

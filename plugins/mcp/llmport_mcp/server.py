@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import logging
 import re
 import shlex
+import sys
 import threading
 from collections.abc import Coroutine, Iterator, Mapping, Sequence
 from concurrent.futures import Future
@@ -47,6 +49,9 @@ __all__ = [
 
 T = TypeVar("T")
 log = logging.getLogger("llmport.mcp")
+
+#: Seconds to start or reach a server and list its tools, unless ``connect_timeout`` says.
+DEFAULT_CONNECT_TIMEOUT = 5.0
 
 _INVALID = re.compile(r"[^A-Za-z0-9_-]")
 
@@ -109,7 +114,18 @@ def _mask(env: dict[str, str], headers: dict[str, str]) -> None:
 
 
 class MCPServerError(LlmportError):
-    """Base class of the errors of an MCP server."""
+    """Base class of the errors of an MCP server.
+
+    ``service`` names the server (``"MCP server 'docs' (python docs.py)"``);
+    ``detail`` says what failed underneath, as text: the SDK's or the
+    transport's exception is never chained (``__cause__`` and
+    ``__context__`` stay empty), so no foreign exception leaves the plugin.
+    """
+
+    def __init__(self, message: str, *, service: str = "", detail: str = "") -> None:
+        super().__init__(message)
+        self.service = service
+        self.detail = detail
 
 
 class MCPConnectionError(MCPServerError, ConnectionError):
@@ -164,7 +180,10 @@ class MCPServer(Toolset):
     * ``timeout``: seconds for each tool call; a call that takes longer
       becomes an error result the model sees;
     * ``connect_timeout``: seconds for starting or reaching the server and
-      listing its tools (default: 30, or ``timeout`` if that is longer);
+      listing its tools (default: 5); a server that is down or does not
+      answer is an :class:`MCPConnectionError` or :class:`MCPTimeoutError`
+      within it. Importing the ``mcp`` SDK on first use (a second or two,
+      off the event loop) is not counted: it is not the server's time;
     * ``cwd``: the working directory of the command;
     * ``prefix``: prepended to every tool name (``prefix_tool``), to tell two
       servers' tools apart.
@@ -179,6 +198,7 @@ class MCPServer(Toolset):
     __slots__ = (
         "_capture",
         "_gen",
+        "_holding",
         "_listed",
         "_lock",
         "_loop",
@@ -222,7 +242,7 @@ class MCPServer(Toolset):
         self.headers: dict[str, str] = {str(k): str(v) for k, v in (headers or {}).items()}
         _mask(self.env, self.headers)
         self.timeout = float(timeout)
-        self.connect_timeout = float(connect_timeout or max(30.0, self.timeout))
+        self.connect_timeout = float(connect_timeout or DEFAULT_CONNECT_TIMEOUT)
         self.cwd = cwd
         self.prefix = prefix
         self._lock = threading.Lock()
@@ -230,6 +250,9 @@ class MCPServer(Toolset):
         self._thread: threading.Thread | None = None
         self._session: _Session | None = None
         self._pending: asyncio.Future[_Session] | None = None
+        # Every task holding (or still opening, or winding down) a connection: close()
+        # waits for them all, so a connect that timed out leaves no process behind.
+        self._holding: set[asyncio.Task[None]] = set()
         self._tools: list[Tool] | None = None
         self._names: dict[str, str] = {}
         self._gen = 0  # bumped by every list-changed notification and reconnect
@@ -279,6 +302,12 @@ class MCPServer(Toolset):
     def connected(self) -> bool:
         """Whether a live connection is open now."""
         return self._session is not None and self._session.alive
+
+    @property
+    def service(self) -> str:
+        """The server as errors name it: ``MCP server 'docs' (python docs.py)`` (redacted)."""
+        where = " ".join(self.command) if self.command is not None else str(self.url)
+        return redact(f"MCP server {self.name!r} ({where})")
 
     # -- public calls ------------------------------------------------------------------
 
@@ -370,15 +399,27 @@ class MCPServer(Toolset):
         return await asyncio.wrap_future(self._submit(self._bounded(coro, timeout)))
 
     async def _bounded(self, coro: Coroutine[Any, Any, T], timeout: float | None) -> T:
+        """``coro`` within ``timeout`` s, the SDK imported first (not the server's time)."""
+        if not _sdk_imported():
+            try:
+                await asyncio.to_thread(_import_sdk)
+            except BaseException:
+                coro.close()
+                raise
         if timeout is None:
             return await coro
         try:
             async with asyncio.timeout(timeout):
                 return await coro
+        except MCPServerError:
+            raise  # its own typed error (an MCPTimeoutError is a TimeoutError too)
         except TimeoutError:
-            raise MCPTimeoutError(
-                f"MCP server {self.name!r} did not answer within {timeout:g} s"
-            ) from None
+            pass  # raised below, outside this block: nothing chained
+        raise MCPTimeoutError(
+            f"MCP server {self.name!r} did not answer within {timeout:g} s",
+            service=self.service,
+            detail=f"no answer within {timeout:g} s",
+        )
 
     # -- on the background loop -------------------------------------------------------------
 
@@ -426,6 +467,8 @@ class MCPServer(Toolset):
         self._pending = ready
         stop = asyncio.Event()
         task = asyncio.create_task(self._hold(ready, stop))
+        self._holding.add(task)
+        task.add_done_callback(self._holding.discard)
         try:
             session = await asyncio.shield(ready)
         except BaseException:
@@ -442,6 +485,7 @@ class MCPServer(Toolset):
     async def _hold(self, ready: asyncio.Future[_Session], stop: asyncio.Event) -> None:
         """Open the client, hand it out, and keep it open until ``stop`` (one task)."""
         session: _Session | None = None
+        failure: BaseException | None = None
         try:
             async with contextlib.AsyncExitStack() as stack:
                 client = self._make_client(stack)
@@ -457,19 +501,22 @@ class MCPServer(Toolset):
                     listen.cancel()
                     with contextlib.suppress(BaseException):
                         await listen
-        except BaseException as exc:
+        except asyncio.CancelledError:
             if not ready.done():
-                if isinstance(exc, asyncio.CancelledError):
-                    ready.cancel()
-                else:
-                    ready.set_exception(self._connect_error(exc))
-            elif not isinstance(exc, asyncio.CancelledError):
-                log.debug("MCP server %r: connection ended: %s", self.name, redact(str(exc)))
+                ready.cancel()
+        except BaseException as exc:
+            failure = exc  # typed below, outside this block: nothing foreign is chained
         finally:
             if session is not None:
                 session.alive = False
             if self._session is session:
                 self._session = None
+        if failure is None:
+            return
+        if ready.done():
+            log.debug("MCP server %r: connection ended: %s", self.name, redact(str(failure)))
+        else:
+            ready.set_exception(await self._connect_error(failure))
 
     async def _listen(self, client: Any) -> None:
         """2026-era connections: ask for list-changed events (2025-era servers send them anyway)."""
@@ -486,27 +533,29 @@ class MCPServer(Toolset):
         except Exception as exc:  # the server does not serve subscriptions: no refresh events
             log.debug("MCP server %r: no list-changed stream: %s", self.name, redact(str(exc)))
 
-    def _connect_error(self, exc: BaseException) -> BaseException:
+    async def _connect_error(self, exc: BaseException) -> MCPServerError:
+        """The typed error for a connection that could not be opened (``exc`` kept as text)."""
         if isinstance(exc, MCPServerError):
             return exc
-        where = " ".join(self.command) if self.command is not None else str(self.url)
-        message = f"cannot connect to MCP server {self.name!r} ({where}): {_describe(exc)}"
+        detail = redact(_describe(exc))
+        message = f"cannot connect to {self.service}: {detail}"
         # Its stderr is not printed: its last line (why it stopped, often) joins the message.
-        last = self._capture.last_line(wait=1.0) if self._capture is not None else None
+        # Waiting for the pipe to end blocks, so it waits in a worker thread, not on the loop.
+        capture = self._capture
+        last = await asyncio.to_thread(capture.last_line, 1.0) if capture is not None else None
         if last:
             message += f" (its stderr ended with: {last})"
-        error = MCPConnectionError(redact(message))
-        error.__cause__ = exc
-        return error
+        return MCPConnectionError(redact(message), service=self.service, detail=detail)
 
     async def _adisconnect(self) -> None:
+        """Close the connection, and wait for every connection task to end (its process gone)."""
         session = self._session
         self._session = None
-        if session is None:
-            return
-        session.stop.set()
-        with contextlib.suppress(BaseException):
-            await session.task
+        if session is not None:
+            session.stop.set()
+        # Also the connects that timed out or were cancelled: their transports are still
+        # stopping their processes (the SDK bounds that), and the loop stops after this.
+        await asyncio.gather(*self._holding, return_exceptions=True)
 
     async def _atools(self) -> list[Tool]:
         session = await self._aconnect()
@@ -569,28 +618,44 @@ class MCPServer(Toolset):
         from mcp import MCPError
         from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
+        # The typed errors are raised after the except blocks: nothing foreign is chained.
         try:
             return await awaitable
         except MCPError as exc:
-            if exc.code == REQUEST_TIMEOUT:
-                raise MCPTimeoutError(redact(f"MCP server {self.name!r}: {exc.message}")) from exc
-            if exc.code != CONNECTION_CLOSED:
-                raise MCPServerError(redact(f"MCP server {self.name!r}: {exc.message}")) from exc
-            await self._drop(session)
-            raise MCPConnectionError(
-                f"MCP server {self.name!r}: the connection closed (did the server exit?)"
-            ) from exc
+            code, detail = exc.code, redact(str(exc.message))
         except (OSError, EOFError) as exc:
-            await self._drop(session)
-            raise MCPConnectionError(
-                redact(f"MCP server {self.name!r}: connection lost: {_describe(exc)}")
-            ) from exc
+            code, detail = CONNECTION_CLOSED, redact(f"connection lost: {_describe(exc)}")
+        typed = {"service": self.service, "detail": detail}
+        if code == REQUEST_TIMEOUT:
+            raise MCPTimeoutError(f"MCP server {self.name!r}: {detail}", **typed)
+        if code != CONNECTION_CLOSED:
+            raise MCPServerError(f"MCP server {self.name!r}: {detail}", **typed)
+        await self._drop(session)
+        if detail.startswith("connection lost"):
+            raise MCPConnectionError(f"MCP server {self.name!r}: {detail}", **typed)
+        raise MCPConnectionError(
+            f"MCP server {self.name!r}: the connection closed (did the server exit?)", **typed
+        )
 
     async def _drop(self, session: _Session) -> None:
         session.alive = False
         if self._session is session:
             self._session = None
         session.stop.set()
+
+
+#: The SDK modules a connection uses (imported by :func:`_import_sdk`).
+_SDK_MODULES = ("mcp", "mcp.client.stdio", "mcp.client.streamable_http", "mcp_types.version")
+
+
+def _sdk_imported() -> bool:
+    return all(name in sys.modules for name in _SDK_MODULES)
+
+
+def _import_sdk() -> None:
+    """Import the ``mcp`` SDK's client modules (seconds when cold; run in a worker thread)."""
+    for name in _SDK_MODULES:
+        importlib.import_module(name)
 
 
 def _http_client(headers: dict[str, str]) -> Any:
