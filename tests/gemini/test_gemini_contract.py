@@ -110,7 +110,7 @@ def test_one_runtime_across_two_event_loops_then_close() -> None:
         async def once() -> Any:
             out = await rt.async_exec("hi")
             (provider,) = rt.targets.providers()
-            clients.append(provider.async_client())  # this loop's client
+            clients.append(await provider.async_client())  # this loop's client
             return out
 
         assert asyncio.run(once()) == "fine"
@@ -133,7 +133,7 @@ async def test_aclose_closes_the_running_loops_client() -> None:
         rt = runtime(FLASH, base_url=server.url)
         assert await rt.async_exec("hi") == "fine"
         (provider,) = rt.targets.providers()
-        api = provider.async_client()._api_client
+        api = (await provider.async_client())._api_client
         assert not api._async_httpx_client.is_closed
         await rt.aclose()
     assert api._async_httpx_client.is_closed and api._httpx_client.is_closed

@@ -479,7 +479,7 @@ async def test_async_client_runs_on_our_aiohttp_session_by_default() -> None:
     assert isinstance(held.transport, aiohttp.ClientSession)
     assert api._use_aiohttp() is True
     assert await api._get_aiohttp_session() is held.transport  # ours, not one the SDK makes
-    assert provider.async_client() is provider.async_client()  # one per event loop
+    assert await provider.async_client() is await provider.async_client()  # one per loop
     assert api._http_options.retry_options.attempts == 1
     await provider.aclose()
     assert held.transport.closed
@@ -519,7 +519,7 @@ async def test_a_client_the_sdk_refuses_leaves_no_open_session(
     monkeypatch.setattr(aio, "session", session)
     monkeypatch.setattr(genai, "Client", refuse)
     with pytest.raises(ValueError, match="Project"):
-        GeminiProvider({"api_key": "k"}).async_client()
+        await GeminiProvider({"api_key": "k"}).async_client()
     assert len(made) == 1 and made[0].closed
 
 

@@ -372,7 +372,7 @@ async def test_the_bytes_posted_are_the_ones_google_genai_posted(
             answer = provider.send(prepared)
             provider.close()
         else:
-            api = provider.async_client()._api_client
+            api = (await provider.async_client())._api_client
             await api.async_request(*args, payload["http_options"])
             answer = await provider.asend(prepared)
             await provider.aclose()

@@ -7,12 +7,19 @@ the second time ``asyncio.run`` is called. Each async client is closed
 inside its own loop when that loop shuts down (``asyncio.run`` cancels the
 keeper task, which closes the client), and every client is closed by
 :meth:`ClientCache.close` (``rt.close()`` / ``with Runtime(...)``).
+
+Async paths get their client with ``await cache.aclient()``: a cold client
+is made in a worker thread (importing a vendor SDK and building its client
+takes seconds on a loaded machine), so the event loop keeps running and a
+caller's ``deadline=`` can fire meanwhile (SPEC §20 I7).
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
+import contextvars
 import functools
 import importlib.util
 import inspect
@@ -25,6 +32,7 @@ __all__ = ["ClientCache", "async_transport"]
 
 S = TypeVar("S")
 A = TypeVar("A")
+T = TypeVar("T")
 
 
 def async_transport(settings: Mapping[str, Any]) -> str:
@@ -103,6 +111,37 @@ async def _keep(closer: _Closer[Any]) -> None:
         await closer()
 
 
+async def _off_loop(fn: Callable[[], T]) -> T:
+    """``fn()`` in a daemon thread of its own, awaited.
+
+    Not ``asyncio.to_thread``: ``asyncio.run`` waits for the default
+    executor's threads when it ends, so a run given up at its deadline would
+    still keep ``asyncio.run`` until the SDK's import finished (seconds).
+    Context variables are carried, as ``to_thread`` does.
+    """
+    future: concurrent.futures.Future[T] = concurrent.futures.Future()
+    context = contextvars.copy_context()
+
+    def work() -> None:
+        try:
+            result = context.run(fn)
+        except BaseException as exc:
+            with contextlib.suppress(concurrent.futures.InvalidStateError):  # awaiter gone
+                future.set_exception(exc)
+        else:
+            with contextlib.suppress(concurrent.futures.InvalidStateError):
+                future.set_result(result)
+
+    threading.Thread(target=work, name="llmport-client-build", daemon=True).start()
+    return await asyncio.wrap_future(future)
+
+
+def _retrieved(task: asyncio.Task[Any]) -> None:
+    """Mark a build's failure as seen: its callers may all have been cancelled meanwhile."""
+    if not task.cancelled():
+        task.exception()
+
+
 class ClientCache(Generic[S, A]):
     """A sync client made on first use, and one async client per running event loop.
 
@@ -110,6 +149,12 @@ class ClientCache(Generic[S, A]):
     SDK there, lazily). ``close_async(client)`` closes an async client inside
     its loop (default: ``await client.aclose()`` or ``await client.close()``).
     Thread-safe; nothing is shared between caches.
+
+    :meth:`aclient` runs ``make_async`` in a worker thread (a daemon thread of
+    its own: ``asyncio.run`` does not wait for it when it ends). A client with a
+    part bound to the running loop (an ``aiohttp.ClientSession`` must be made
+    inside it) gives ``warm_async`` instead: it runs in the worker thread
+    (importing the SDK: the slow part) and ``make_async`` then runs on the loop.
     """
 
     def __init__(
@@ -118,15 +163,21 @@ class ClientCache(Generic[S, A]):
         make_async: Callable[[], A] | None = None,
         *,
         close_async: Callable[[A], Any] | None = None,
+        warm_async: Callable[[], object] | None = None,
     ) -> None:
         self._make_sync = make_sync
         self._make_async = make_async
         self._close_async = close_async or _close_async
+        self._warm_async = warm_async
         self._lock = threading.Lock()
         self._sync: S | None = None
         self._async: weakref.WeakKeyDictionary[
             asyncio.AbstractEventLoop, tuple[A, _Closer[A], asyncio.Task[None]]
         ] = weakref.WeakKeyDictionary()
+        # The running build of a loop's client (aclient), shared by concurrent first calls.
+        self._building: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Task[A]] = (
+            weakref.WeakKeyDictionary()
+        )
 
     def sync(self) -> S:
         """The sync client (created once, on first use)."""
@@ -144,15 +195,59 @@ class ClientCache(Generic[S, A]):
         entry = self._async.get(loop)
         if entry is not None:
             return entry[0]
+        make = self._factory()
+        with self._lock:
+            entry = self._async.get(loop) or self._keep_for(loop, make())
+            return entry[0]
+
+    async def aclient(self) -> A:
+        """The running loop's async client; a cold one is made without blocking the loop.
+
+        The build runs in a worker thread (see the class docstring) as a task
+        of its own: a caller cancelled meanwhile (its deadline fired) leaves
+        it to finish, and the client it makes is cached for the next call
+        and closed with the loop like any other. Concurrent first calls share
+        one build.
+        """
+        loop = asyncio.get_running_loop()
+        entry = self._async.get(loop)
+        if entry is not None:
+            return entry[0]
+        self._factory()  # a cache without an async factory fails here, not in the task
+        building = self._building.get(loop)
+        if building is None:
+            building = self._building[loop] = loop.create_task(self._build(loop))
+            building.add_done_callback(_retrieved)
+        return await asyncio.shield(building)
+
+    async def _build(self, loop: asyncio.AbstractEventLoop) -> A:
+        make = self._factory()
+        try:
+            if self._warm_async is None:
+                client = await _off_loop(make)
+            else:
+                await _off_loop(self._warm_async)
+                return self.for_loop()
+            with self._lock:  # for_loop() may have made one meanwhile: the first one stays
+                entry = self._async.get(loop) or self._keep_for(loop, client)
+            if entry[0] is not client:
+                await _Closer(client, self._close_async)()
+            return entry[0]
+        finally:
+            self._building.pop(loop, None)
+
+    def _keep_for(
+        self, loop: asyncio.AbstractEventLoop, client: A
+    ) -> tuple[A, _Closer[A], asyncio.Task[None]]:
+        """Cache ``client`` as ``loop``'s, closed when the loop shuts down (lock held)."""
+        closer = _Closer(client, self._close_async)
+        entry = self._async[loop] = (client, closer, loop.create_task(_keep(closer)))
+        return entry
+
+    def _factory(self) -> Callable[[], A]:
         if self._make_async is None:
             raise TypeError("this ClientCache has no async client factory")
-        with self._lock:
-            entry = self._async.get(loop)
-            if entry is None:
-                client = self._make_async()
-                closer = _Closer(client, self._close_async)
-                entry = self._async[loop] = (client, closer, loop.create_task(_keep(closer)))
-            return entry[0]
+        return self._make_async
 
     @property
     def open_loops(self) -> int:

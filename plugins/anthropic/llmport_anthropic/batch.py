@@ -71,7 +71,7 @@ class AnthropicBatch(BatchBackend):
 
     @vendor_boundary
     async def asubmit(self, items: list[BatchItem], model: str, options: Mapping[str, Any]) -> str:
-        batches = self.clients.for_loop().messages.batches
+        batches = (await self.clients.aclient()).messages.batches
         created = await batches.create(**self.create_args(items))
         return answer_field(created, "id", str, VENDOR)
 
@@ -83,7 +83,7 @@ class AnthropicBatch(BatchBackend):
 
     @vendor_boundary
     async def astatus(self, vendor_id: str) -> BatchStatus:
-        return neutral(await self.clients.for_loop().messages.batches.retrieve(vendor_id))
+        return neutral(await (await self.clients.aclient()).messages.batches.retrieve(vendor_id))
 
     @vendor_boundary
     def cancel(self, vendor_id: str) -> BatchStatus:
@@ -91,7 +91,7 @@ class AnthropicBatch(BatchBackend):
 
     @vendor_boundary
     async def acancel(self, vendor_id: str) -> BatchStatus:
-        return neutral(await self.clients.for_loop().messages.batches.cancel(vendor_id))
+        return neutral(await (await self.clients.aclient()).messages.batches.cancel(vendor_id))
 
     # -- results ---------------------------------------------------------------------------
 
@@ -102,7 +102,7 @@ class AnthropicBatch(BatchBackend):
 
     @vendor_boundary
     async def aoutcomes(self, vendor_id: str, items: Mapping[str, BatchItem]) -> list[BatchOutcome]:
-        batches = self.clients.for_loop().messages.batches
+        batches = (await self.clients.aclient()).messages.batches
         lines = [line async for line in await batches.results(vendor_id)]
         return [self.outcome(line, items) for line in lines]
 

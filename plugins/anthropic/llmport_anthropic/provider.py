@@ -169,7 +169,7 @@ class AnthropicProvider(Provider):
     async def acount_tokens(self, request: Request) -> int:
         """Async :meth:`count_tokens` (the event loop's own client)."""
         params = self._count_params(request)
-        counted = await self.clients.for_loop().messages.count_tokens(**params)
+        counted = await (await self.clients.aclient()).messages.count_tokens(**params)
         return answer_field(counted, "input_tokens", int, self.name)
 
     def _count_params(self, request: Request) -> dict[str, Any]:
@@ -194,7 +194,7 @@ class AnthropicProvider(Provider):
     @vendor_boundary
     async def asend(self, prepared: Prepared) -> Response:
         own = _own(prepared)
-        client = self.clients.for_loop()
+        client = await self.clients.aclient()
         body, options = _wire(own, client, stream=False)
         http = await client.post(
             "/v1/messages", cast_to=_http_response(), content=body.bytes(), options=options
@@ -214,7 +214,7 @@ class AnthropicProvider(Provider):
     @vendor_boundary
     async def asend_stream(self, prepared: Prepared) -> AsyncIterator[ProviderEvent]:
         own = _own(prepared)
-        client = self.clients.for_loop()
+        client = await self.clients.aclient()
         state = convert_out.StreamState(own)
         args = _stream_args(own, client, is_async=True)
         async with await client.post("/v1/messages", **args) as stream:

@@ -114,6 +114,12 @@ def _seconds(settings: Mapping[str, Any], name: str, default: float) -> float:
     return float(value)
 
 
+def _import_aiohttp() -> None:
+    """Import aiohttp (and yarl) for the async path; run in a worker thread, off the loop."""
+    import aiohttp  # noqa: F401
+    import yarl  # noqa: F401
+
+
 def _no_sync_session() -> Any:
     raise TypeError("the async converse path has no sync session")
 
@@ -152,7 +158,9 @@ class BedrockProvider(Provider):
         # read timeout -> (its client, the direct path for it or None); see _wire.
         self._wires: dict[float, tuple[Any, Wire | None]] = {}
         # One aiohttp session per event loop for the async converse path.
-        self._aio: ClientCache[Any, Any] = ClientCache(_no_sync_session, self._new_aio_session)
+        self._aio: ClientCache[Any, Any] = ClientCache(
+            _no_sync_session, self._new_aio_session, warm_async=_import_aiohttp
+        )
         self._pool: ThreadPoolExecutor | None = None
         self._ssl: Any = None  # the async path's TLS context (see _tls)
         self._families: dict[str, Family] = {}
@@ -450,10 +458,10 @@ class BedrockProvider(Provider):
 
     async def _apost(self, wire: Wire, request: Any, body: bytes, read_timeout: float) -> Any:
         """The signed ``request`` POSTed on this loop's aiohttp session; the response unread."""
+        session = await self._aio.aclient()  # a cold one imports aiohttp off the loop
         import aiohttp
         from yarl import URL
 
-        session = self._aio.for_loop()
         limits = aiohttp.ClientTimeout(sock_connect=self.connect_timeout, sock_read=read_timeout)
         proxy, proxy_auth = wire.env_proxy()
         return await session.post(

@@ -20,7 +20,7 @@ are known once the job has ended. ``batch_options``: ``display_name``.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from llmport.errors import LlmportError, OptionError, UnsupportedFeatureError
@@ -62,7 +62,7 @@ class GeminiBatch(BatchBackend):
         self,
         provider: Provider,
         client: Callable[[], Any],
-        async_client: Callable[[], Any],
+        async_client: Callable[[], Awaitable[Any]],
         *,
         vertex: bool,
     ) -> None:
@@ -148,7 +148,7 @@ class GeminiBatch(BatchBackend):
     @vendor_boundary
     async def asubmit(self, items: list[BatchItem], model: str, options: Mapping[str, Any]) -> str:
         args = self.create_args(items, model, options)
-        job = await self.async_client().aio.batches.create(**args)
+        job = await (await self.async_client()).aio.batches.create(**args)
         return answer_field(job, "name", str, VENDOR)
 
     # -- status and cancel ------------------------------------------------------------------
@@ -159,7 +159,8 @@ class GeminiBatch(BatchBackend):
 
     @vendor_boundary
     async def astatus(self, vendor_id: str) -> BatchStatus:
-        return neutral(await self.async_client().aio.batches.get(name=self.job_name(vendor_id)))
+        client = await self.async_client()
+        return neutral(await client.aio.batches.get(name=self.job_name(vendor_id)))
 
     @vendor_boundary
     def cancel(self, vendor_id: str) -> BatchStatus:
@@ -168,7 +169,7 @@ class GeminiBatch(BatchBackend):
 
     @vendor_boundary
     async def acancel(self, vendor_id: str) -> BatchStatus:
-        await self.async_client().aio.batches.cancel(name=self.job_name(vendor_id))
+        await (await self.async_client()).aio.batches.cancel(name=self.job_name(vendor_id))
         return await self.astatus(vendor_id)
 
     # -- results ------------------------------------------------------------------------------
@@ -179,7 +180,7 @@ class GeminiBatch(BatchBackend):
 
     @vendor_boundary
     async def aoutcomes(self, vendor_id: str, items: Mapping[str, BatchItem]) -> list[BatchOutcome]:
-        job = await self.async_client().aio.batches.get(name=self.job_name(vendor_id))
+        job = await (await self.async_client()).aio.batches.get(name=self.job_name(vendor_id))
         return self.parse(job)
 
     def parse(self, job: Any) -> list[BatchOutcome]:

@@ -195,7 +195,7 @@ class GeminiProvider(Provider):
         self._transport = async_transport(self.settings)
         self._families: dict[str, Family] = {}
         self._clients: ClientCache[Any, AsyncClient] = ClientCache(
-            self._make_sync, self._make_async, close_async=_close_async
+            self._make_sync, self._make_async, close_async=_close_async, warm_async=self._warm_async
         )
 
     def __repr__(self) -> str:
@@ -254,6 +254,19 @@ class GeminiProvider(Provider):
 
         return genai.Client(**self.client_kwargs())
 
+    def _warm_async(self) -> None:
+        """Import what :meth:`_make_async` needs (seconds when cold; run in a worker thread).
+
+        The client itself is made on the loop: its aiohttp session belongs there.
+        """
+        from google import genai  # noqa: F401
+        from google.genai import types  # noqa: F401
+
+        if self._transport == "aiohttp":
+            from . import aio  # noqa: F401
+        else:
+            import httpx2  # noqa: F401
+
     def _make_async(self) -> AsyncClient:
         from google import genai
 
@@ -284,9 +297,13 @@ class GeminiProvider(Provider):
         """The sync ``genai.Client`` (created once, on first use)."""
         return self._clients.sync()
 
-    def async_client(self) -> Any:
-        """The ``genai.Client`` of the running event loop, on our aiohttp or httpx2 transport."""
-        return self._clients.for_loop().client
+    async def async_client(self) -> Any:
+        """The ``genai.Client`` of the running event loop, on our aiohttp or httpx2 transport.
+
+        A cold one imports the SDK in a worker thread first (seconds), so the
+        loop runs on and a ``deadline=`` can fire meanwhile.
+        """
+        return (await self._clients.aclient()).client
 
     def close(self) -> None:
         """Close the sync client and ask every open event loop to close its async client."""
@@ -373,7 +390,7 @@ class GeminiProvider(Provider):
     async def acount_tokens(self, request: Request) -> int:
         """Async :meth:`count_tokens` on the event loop's client."""
         args = self.count_args(request)
-        answer = await self.async_client().aio.models.count_tokens(**args)
+        answer = await (await self.async_client()).aio.models.count_tokens(**args)
         return answer_field(answer, "total_tokens", int, self.name)
 
     # -- send: I/O and the answer back ------------------------------------------------
@@ -408,10 +425,10 @@ class GeminiProvider(Provider):
         payload = prepared.payload
         model = prepared.request.model
         if "body" not in payload:
-            answer = await self.async_client().aio.models.generate_content(**payload)
+            answer = await (await self.async_client()).aio.models.generate_content(**payload)
             return convert_out.response(convert_out.check_answer(answer), model)
         _require_contents(payload)
-        text = await _apost(self.async_client()._api_client, payload)
+        text = await _apost((await self.async_client())._api_client, payload)
         data = convert_out.check_answer(json.loads(text) if text else {})
         done = convert_out.response_json(data, model)
         if done is None:
@@ -453,7 +470,7 @@ class GeminiProvider(Provider):
         args = convert_in.sdk_payload(prepared, self.family(prepared.request.model))
         responses = [first]
         token = _extra_utils.should_continue_generation(first)
-        models = self.async_client().aio.models
+        models = (await self.async_client()).aio.models
         while token:
             config = _extra_utils.prepare_continuation_config(args["config"], token)
             answer = await models._generate_content(
@@ -546,7 +563,7 @@ class GeminiProvider(Provider):
             return
         schema = payload["response_json_schema"]
         _require_contents(payload)
-        api = self.async_client()._api_client
+        api = (await self.async_client())._api_client
         response = await api._async_request(
             _request(api, payload, _STREAM), payload["http_options"], stream=True
         )
@@ -585,7 +602,7 @@ class GeminiProvider(Provider):
         self, prepared: Prepared, state: convert_out.StreamState
     ) -> AsyncGenerator[ProviderEvent, None]:
         """Async :meth:`_sdk_stream`."""
-        models = self.async_client().aio.models
+        models = (await self.async_client()).aio.models
         chunks = await models.generate_content_stream(**self._stream_args(prepared))
         try:
             async for chunk in chunks:
@@ -604,7 +621,7 @@ class GeminiProvider(Provider):
         error: Exception | None,
     ) -> AsyncGenerator[ProviderEvent, None]:
         """Async :meth:`_hops`."""
-        models = self.async_client().aio.models
+        models = (await self.async_client()).aio.models
         args = self._stream_args(prepared)
         while handover.end_hop(error):
             error = None

@@ -95,7 +95,7 @@ class OpenAIBatch(BatchBackend):
 
     @vendor_boundary
     async def asubmit(self, items: list[BatchItem], model: str, options: Mapping[str, Any]) -> str:
-        client = self.clients.for_loop()
+        client = await self.clients.aclient()
         upload = await client.files.create(
             file=("batch.jsonl", self.jsonl(items), "application/jsonl"), purpose="batch"
         )
@@ -111,7 +111,7 @@ class OpenAIBatch(BatchBackend):
 
     @vendor_boundary
     async def astatus(self, vendor_id: str) -> BatchStatus:
-        job = await self.clients.for_loop().batches.retrieve(vendor_id)
+        job = await (await self.clients.aclient()).batches.retrieve(vendor_id)
         return neutral(job, self.provider.name)
 
     @vendor_boundary
@@ -120,7 +120,7 @@ class OpenAIBatch(BatchBackend):
 
     @vendor_boundary
     async def acancel(self, vendor_id: str) -> BatchStatus:
-        job = await self.clients.for_loop().batches.cancel(vendor_id)
+        job = await (await self.clients.aclient()).batches.cancel(vendor_id)
         return neutral(job, self.provider.name)
 
     # -- results ---------------------------------------------------------------------------
@@ -135,7 +135,7 @@ class OpenAIBatch(BatchBackend):
 
     @vendor_boundary
     async def aoutcomes(self, vendor_id: str, items: Mapping[str, BatchItem]) -> list[BatchOutcome]:
-        client = self.clients.for_loop()
+        client = await self.clients.aclient()
         job = await client.batches.retrieve(vendor_id)
         neutral(job, self.provider.name)
         texts = [(await client.files.content(file_id)).text for file_id in result_files(job)]

@@ -333,7 +333,7 @@ class _OpenAIProvider(Provider):
     @vendor_boundary
     async def asend(self, prepared: Prepared) -> Response:
         p = _as(prepared, self, stream=False)
-        client = self.clients.for_loop()
+        client = await self.clients.aclient()
         args = self.post_args(p, stream=False, is_async=True)
         http = await client.post(self.url_path(client, p), **args)
         return self.response(json.loads(http.content), p)
@@ -355,7 +355,7 @@ class _OpenAIProvider(Provider):
     @vendor_boundary
     async def asend_stream(self, prepared: Prepared) -> AsyncIterator[ProviderEvent]:
         p = _as(prepared, self, stream=True)
-        client = self.clients.for_loop()
+        client = await self.clients.aclient()
         converter = self.converter(p)
         args = self.post_args(p, stream=True, is_async=True)
         stream = await client.post(self.url_path(client, p), **args)
@@ -471,5 +471,5 @@ class OpenAIResponsesProvider(_OpenAIProvider):
     @vendor_boundary
     async def acount_tokens(self, request: Request) -> int:
         kwargs = self.count_kwargs(request)
-        answer = await self.clients.for_loop().responses.input_tokens.count(**kwargs)
+        answer = await (await self.clients.aclient()).responses.input_tokens.count(**kwargs)
         return answer_field(answer, "input_tokens", int, self.name)
