@@ -1,8 +1,9 @@
-"""Shared fixtures: cassettes that replay only (never the network)."""
+"""Shared fixtures: cassettes that replay only (never the network); a mute loopback port."""
 
 from __future__ import annotations
 
 import os
+import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -26,6 +27,15 @@ def isolated_from_host(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> Iterat
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(plugins_module, "_loaded", {})
     yield
+
+
+@pytest.fixture
+def mute_port() -> Iterator[int]:
+    """A loopback port that accepts connections (its backlog) and never says a word."""
+    with socket.socket() as mute:
+        mute.bind(("127.0.0.1", 0))
+        mute.listen(16)
+        yield int(mute.getsockname()[1])
 
 
 @pytest.fixture

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -147,12 +146,9 @@ def test_asyncio_run_does_not_wait_for_a_build_its_caller_gave_up() -> None:
 
 
 @pytest.fixture
-def mute_url() -> Iterator[str]:
-    """A loopback socket that accepts connections (its backlog) and never answers."""
-    with socket.socket() as mute:
-        mute.bind(("127.0.0.1", 0))
-        mute.listen(16)
-        yield f"http://127.0.0.1:{mute.getsockname()[1]}"
+def mute_url(mute_port: int) -> str:
+    """A loopback server that accepts connections and never answers."""
+    return f"http://127.0.0.1:{mute_port}"
 
 
 def slowed(cls: Any, name: str, seconds: float = 1.5) -> Callable[..., Any]:

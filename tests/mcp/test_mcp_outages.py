@@ -10,7 +10,6 @@ measured figure is printed (``pytest -s`` shows it).
 from __future__ import annotations
 
 import asyncio
-import socket
 import subprocess
 import sys
 import time
@@ -49,12 +48,9 @@ def assert_typed(error: BaseException, kind: type[MCPServerError], server: MCPSe
 
 
 @pytest.fixture
-def mute_url() -> Iterator[str]:
-    """A loopback socket that accepts connections (its backlog) and never says a word."""
-    with socket.socket() as mute:
-        mute.bind(("127.0.0.1", 0))
-        mute.listen(8)
-        yield f"http://127.0.0.1:{mute.getsockname()[1]}/mcp"
+def mute_url(mute_port: int) -> str:
+    """An MCP endpoint on a loopback port that accepts connections and never answers."""
+    return f"http://127.0.0.1:{mute_port}/mcp"
 
 
 def test_the_default_connect_timeout_is_at_most_five_seconds() -> None:
