@@ -615,27 +615,29 @@ class MCPServer(Toolset):
 
     async def _guard(self, session: _Session, awaitable: Any) -> Any:
         """Await a request; a dropped connection is forgotten and reported as such."""
+        from anyio import BrokenResourceError, ClosedResourceError
         from mcp import MCPError
         from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
+        lost = (OSError, EOFError, BrokenResourceError, ClosedResourceError)
+        closed = "the connection closed (did the server exit?)"
         # The typed errors are raised after the except blocks: nothing foreign is chained.
         try:
             return await awaitable
         except MCPError as exc:
             code, detail = exc.code, redact(str(exc.message))
-        except (OSError, EOFError) as exc:
+        except lost as exc:
             code, detail = CONNECTION_CLOSED, redact(f"connection lost: {_describe(exc)}")
+            closed = detail
+        except Exception as exc:  # anything else from the SDK or its transport: typed too
+            code, detail = None, redact(_describe(exc))
         typed = {"service": self.service, "detail": detail}
         if code == REQUEST_TIMEOUT:
             raise MCPTimeoutError(f"MCP server {self.name!r}: {detail}", **typed)
         if code != CONNECTION_CLOSED:
             raise MCPServerError(f"MCP server {self.name!r}: {detail}", **typed)
         await self._drop(session)
-        if detail.startswith("connection lost"):
-            raise MCPConnectionError(f"MCP server {self.name!r}: {detail}", **typed)
-        raise MCPConnectionError(
-            f"MCP server {self.name!r}: the connection closed (did the server exit?)", **typed
-        )
+        raise MCPConnectionError(f"MCP server {self.name!r}: {closed}", **typed)
 
     async def _drop(self, session: _Session) -> None:
         session.alive = False
