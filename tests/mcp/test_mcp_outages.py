@@ -47,6 +47,11 @@ def assert_typed(error: BaseException, kind: type[MCPServerError], server: MCPSe
     assert error.__cause__ is None and error.__context__ is None
 
 
+def stuck_command(pid_file: Path) -> list[str]:
+    """A process that starts at once (a shell, not Python), writes its pid, and never speaks MCP."""
+    return ["sh", "-c", f"echo $$ > '{pid_file}'; exec sleep 60"]
+
+
 @pytest.fixture
 def mute_url(mute_port: int) -> str:
     """An MCP endpoint on a loopback port that accepts connections and never answers."""
@@ -72,10 +77,7 @@ def test_a_stdio_server_that_never_answers_times_out_and_its_process_is_stopped(
     tmp_path: Path,
 ) -> None:
     pid_file = tmp_path / "pid"
-    script = (
-        f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(60)"
-    )
-    server = MCPServer("stuck", command=[sys.executable, "-c", script], connect_timeout=1)
+    server = MCPServer("stuck", command=stuck_command(pid_file), connect_timeout=1)
     try:
         error, took = timed_error(server.connect)
         assert_typed(error, MCPTimeoutError, server)
@@ -89,13 +91,31 @@ def test_a_stdio_server_that_never_answers_times_out_and_its_process_is_stopped(
 
 def test_close_right_after_a_timed_out_connect_waits_for_its_process(tmp_path: Path) -> None:
     pid_file = tmp_path / "pid"
-    script = (
-        f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(60)"
-    )
-    server = MCPServer("stuck", command=[sys.executable, "-c", script], connect_timeout=1)
+    server = MCPServer("stuck", command=stuck_command(pid_file), connect_timeout=1)
     timed_error(server.connect)
     server.close()  # returns once the stopping connection has ended
     assert process_gone(int(pid_file.read_text()), deadline=0.5)
+
+
+def test_a_connect_cancelled_by_its_caller_stops_the_process_too(tmp_path: Path) -> None:
+    pid_file = tmp_path / "pid"
+    server = MCPServer("stuck", command=stuck_command(pid_file), connect_timeout=30)
+
+    async def give_up() -> None:  # the caller gives up once the process runs
+        connecting = asyncio.create_task(server.aconnect())
+        for _ in range(400):
+            if pid_file.exists() and pid_file.read_text():
+                break
+            await asyncio.sleep(0.05)
+        connecting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await connecting
+
+    try:
+        asyncio.run(give_up())
+        assert process_gone(int(pid_file.read_text())), "a cancelled connect left its process"
+    finally:
+        server.close()
 
 
 def test_an_http_server_that_is_down_is_a_typed_connection_error() -> None:
