@@ -692,6 +692,8 @@ NOT_A_PATH: dict[str, str] = {
     "Runtime.adopt": "lifecycle: registers a resource to close with the runtime",
     "Runtime.add_usage": "bookkeeping: adds a Usage to the runtime's total",
     "Runtime.gate": "the rate-limit gate of a target (no request)",
+    "Runtime.route": "routing: a model string to its provider, no request (UnknownModelError)",
+    "Runtime.resolve": "routing: a model string to its provider, no request (UnknownModelError)",
     "Runtime.call_provider": "the runtime's call= provider object (no request)",
     "Runtime.store_for": "the key-value store of a session (local)",
     "RunResult.tool_message": "builds the tool turn continue_* send (checked through them)",
