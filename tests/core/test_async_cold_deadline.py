@@ -180,10 +180,6 @@ def anthropic_case(monkeypatch: pytest.MonkeyPatch, url: str) -> tuple[str, dict
 def gemini_case(monkeypatch: pytest.MonkeyPatch, url: str) -> tuple[str, dict[str, Any]]:
     from llmport_gemini.provider import GeminiProvider
 
-    # Gemini's prepare() imports google-genai itself, in the engine's step on the loop
-    # (a cold first call still overruns by that import, an engine follow-up): imported
-    # here, so this measures the client factory alone.
-    importlib.import_module("google.genai")
     monkeypatch.setattr(GeminiProvider, "_warm_async", slowed(GeminiProvider, "_warm_async"))
     return "gemini:gemini-2.5-flash", {"base_url": url, "api_key": "test"}
 
@@ -224,3 +220,73 @@ def test_a_slow_client_factory_does_not_hold_the_async_deadline(
         rt.close()
     print(f"\n{vendor}: deadline 0.3 s, slow factory 1.5 s, RunTimeout after {took:.3f} s")
     assert took < BOUND
+
+
+PROVIDER_CLASSES = {
+    "openai": ("llmport_openai.provider", "OpenAIChatProvider"),
+    "anthropic": ("llmport_anthropic.provider", "AnthropicProvider"),
+    "gemini": ("llmport_gemini.provider", "GeminiProvider"),
+    "bedrock": ("llmport_bedrock.provider", "BedrockProvider"),
+}
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize("case", [openai_case, anthropic_case, gemini_case, bedrock_case])
+def test_a_cold_first_conversion_does_not_hold_the_deadline(
+    case: Callable[[pytest.MonkeyPatch, str], tuple[str, dict[str, Any]]],
+    mode: str,
+    monkeypatch: pytest.MonkeyPatch,
+    mute_url: str,
+) -> None:
+    """A provider's first prepare() may import its SDK (Gemini's does): under the deadline."""
+    model, settings = case(monkeypatch, mute_url)
+    vendor = model.split(":", 1)[0]
+    module, name = PROVIDER_CLASSES[vendor]
+    cls = getattr(importlib.import_module(module), name)
+    monkeypatch.setattr(cls, "prepare", slowed(cls, "prepare"))
+    plugin = importlib.import_module(f"llmport_{vendor}.plugin")
+    rt = Runtime(model=model, max_retries=1, providers={vendor: settings}, hooks=[plugin])
+
+    async def main() -> None:
+        await rt.async_exec("hi", deadline=0.3)
+
+    started = time.monotonic()
+    try:
+        with pytest.raises(RunTimeout):
+            if mode == "sync":
+                rt.exec("hi", deadline=0.3)
+            else:
+                asyncio.run(main())
+        took = time.monotonic() - started
+    finally:
+        rt.close()
+    print(f"\n{vendor} {mode}: deadline 0.3 s, cold prepare 1.5 s, RunTimeout after {took:.3f} s")
+    assert took < BOUND
+
+
+def test_only_a_cold_provider_converts_in_a_worker_thread() -> None:
+    """The first conversion runs in a worker under the deadline; later ones run inline."""
+    from llmport import ProviderInfo, Response, hookimpl
+    from llmport.provider.contract import Prepared, Provider
+
+    threads: list[str] = []
+
+    class Counting(Provider):
+        name = "counting"
+
+        def prepare(self, request: Any) -> Prepared:
+            threads.append(threading.current_thread().name)
+            return Prepared(request)
+
+        def send(self, prepared: Prepared) -> Response:
+            return Response(text="ok")
+
+    class Plugin:
+        @hookimpl
+        def llmport_providers(self, register: Any) -> None:
+            register(ProviderInfo("counting", lambda settings, info: Counting(settings, info)))
+
+    rt = Runtime(model="counting:m", hooks=[Plugin()])
+    assert [rt.exec("hi", deadline=5) for _ in range(3)] == ["ok"] * 3
+    main = threading.current_thread().name
+    assert threads[0] != main and threads[1:] == [main, main], threads

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..controls.limits import Acquire, aacquire, acquire  # limits
 from ..messages.types import StreamEvent
-from ..provider.deadline import send_within, stream_within
+from ..provider.deadline import aprepare_within, prepare_within, send_within, stream_within
 from ..provider.translate import detach
 from ..tools.policy import aask_approval, ask_approval
 from ..tools.tool import run_coroutine_blocking
@@ -30,6 +30,7 @@ from .steps import (
     Emit,
     Invoke,
     LiveEvents,
+    Prepare,
     RunTools,
     Send,
     Sleep,
@@ -44,6 +45,8 @@ def _perform(effect: Effect) -> Any:
     kind = type(effect)
     if kind is Send:  # cut short at the run's deadline (client creation included)
         return send_within(effect.provider, effect.prepared, effect.deadline)  # type: ignore[union-attr]
+    if kind is Prepare:  # a cold provider's first conversion: cut short at the deadline
+        return prepare_within(effect.provider, effect.request, effect.deadline)  # type: ignore[union-attr]
     if kind is Sleep:
         return effect.backoff.sleep(effect.seconds)  # type: ignore[union-attr]
     if kind is RunTools:
@@ -159,6 +162,8 @@ async def _aperform(effect: Effect) -> Any:
     kind = type(effect)
     if kind is Send:
         return await effect.provider.asend(effect.prepared)  # type: ignore[union-attr]
+    if kind is Prepare:  # a cold provider's first conversion, off the event loop
+        return await aprepare_within(effect.provider, effect.request, effect.deadline)  # type: ignore[union-attr]
     if kind is Sleep:
         return await effect.backoff.async_sleep(effect.seconds)  # type: ignore[union-attr]
     if kind is RunTools:

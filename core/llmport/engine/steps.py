@@ -39,6 +39,7 @@ from ..errors import (
     InputError,
     MaxIterationsExceeded,
     ModelBehaviorError,
+    ProviderTimeoutError,
     RunTimeout,
     StreamInterrupted,
     TokenLimitExceeded,
@@ -115,6 +116,19 @@ class Send:
     provider: Provider
     prepared: Prepared
     #: ``time.monotonic()`` by which the answer must be in (``exec(deadline=...)``), or None.
+    deadline: float | None = None
+
+
+@dataclass(slots=True, frozen=True)
+class Prepare:
+    """Convert ``request`` for a provider that has not converted one yet; the answer is Prepared.
+
+    A first conversion may import the vendor SDK: the drivers run it under the
+    run's deadline, the async one off the event loop. Later ones run inline.
+    """
+
+    provider: Provider
+    request: Request
     deadline: float | None = None
 
 
@@ -267,7 +281,7 @@ handoff_events: contextvars.ContextVar[LiveEvents | None] = contextvars.ContextV
 )
 
 
-Effect = Emit | Send | Stream | Sleep | Approve | RunTools | Invoke | Acquire
+Effect = Emit | Prepare | Send | Stream | Sleep | Approve | RunTools | Invoke | Acquire
 Steps = Generator[Effect, Any, Any]
 
 
@@ -589,7 +603,7 @@ def _model(plan: Plan, run: RunResult[Any], request: Request) -> Generator[Effec
         if plan.candidates:  # a model list: fall back on failure
             response, attempts = yield from _with_fallbacks(plan, run, request, info)
         else:
-            prepared = plan.provider.prepare(request) or Prepared(request)  # None: first contract
+            prepared = yield from prepare(plan, run, plan.provider, request)
             if observed:
                 payload = {"model": plan.qualified, "request": request}
                 plan.hooks.observe("model_start", payload, info)
@@ -647,7 +661,7 @@ def _with_fallbacks(
         run.dropped.extend(d for d in dropped if d not in run.dropped)
         candidate = replace(request, model=plan.model, messages=list(messages))
         try:
-            prepared = plan.provider.prepare(candidate) or Prepared(candidate)
+            prepared = yield from prepare(plan, run, plan.provider, candidate)
         except InputError as exc:  # this model cannot take the request: never sent to it
             plan.skipped.append((plan.qualified, str(exc)))
             last = exc
@@ -726,6 +740,21 @@ def _attempts(
             delay = min(delay, max(0.0, deadline - time.monotonic()))
         if delay > 0:
             yield Sleep(plan.backoff, delay)
+
+
+def prepare(
+    plan: Plan, run: RunResult[Any], provider: Provider, request: Request
+) -> Generator[Effect, Any, Prepared]:
+    """``provider.prepare(request)``: inline once the provider is warm, else a :class:`Prepare`."""
+    if provider.converted:
+        return provider.prepare(request) or Prepared(request)  # None: the first contract
+    try:
+        prepared: Prepared = yield Prepare(provider, request, plan.deadline)
+    except ProviderTimeoutError:
+        if plan.deadline is None:
+            raise
+        raise _timeout(plan, run, Attempts()) from None
+    return prepared
 
 
 def _restart_or_interrupt(
@@ -870,7 +899,7 @@ def _summary(
         messages=[*dropped, Message("user", (TextBlock(SUMMARY_PROMPT),))],
         options={"timeout": plan.options["timeout"]} if "timeout" in plan.options else {},
     )
-    prepared = provider.prepare(request) or Prepared(request)
+    prepared = yield from prepare(plan, run, provider, request)
     attempts = Attempts()
     streaming, plan.stream = plan.stream, False  # the summary is not part of the caller's stream
     try:

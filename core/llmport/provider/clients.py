@@ -111,7 +111,7 @@ async def _keep(closer: _Closer[Any]) -> None:
         await closer()
 
 
-async def _off_loop(fn: Callable[[], T]) -> T:
+async def off_loop(fn: Callable[[], T]) -> T:
     """``fn()`` in a daemon thread of its own, awaited.
 
     Not ``asyncio.to_thread``: ``asyncio.run`` waits for the default
@@ -224,9 +224,9 @@ class ClientCache(Generic[S, A]):
         make = self._factory()
         try:
             if self._warm_async is None:
-                client = await _off_loop(make)
+                client = await off_loop(make)
             else:
-                await _off_loop(self._warm_async)
+                await off_loop(self._warm_async)
                 return self.for_loop()
             with self._lock:  # for_loop() may have made one meanwhile: the first one stays
                 entry = self._async.get(loop) or self._keep_for(loop, client)

@@ -102,6 +102,10 @@ class Provider:
     name: str = "provider"
     #: Option names this provider models; any other option is an error before a request.
     options: frozenset[str] = STANDARD_OPTIONS
+    #: True once :meth:`prepare` has converted a request: a first conversion may load the
+    #: vendor SDK (seconds, cold), so the engine runs it off the event loop, under the
+    #: run's deadline (:mod:`llmport.provider.deadline`).
+    converted: bool = False
 
     def __init__(self, settings: Mapping[str, Any] | None = None, info: ProviderInfo | None = None):
         self.settings: dict[str, Any] = dict(settings or {})

@@ -19,36 +19,88 @@ answer on it (see the engine's attempts).
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import queue
 import threading
 import time
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 from ..errors import ProviderTimeoutError
-from ..messages.types import ProviderEvent, Response
+from ..messages.types import ProviderEvent, Request, Response
+from .clients import off_loop
 from .contract import Prepared, Provider
 
-__all__ = ["send_within", "stream_within"]
+__all__ = ["aprepare_within", "prepare_within", "send_within", "stream_within"]
+
+T = TypeVar("T")
 
 
 def send_within(provider: Provider, prepared: Prepared, deadline: float | None) -> Response:
     """``provider.send(prepared)``, given up at ``deadline`` (``time.monotonic()``)."""
     if deadline is None or not getattr(provider, "cut_at_deadline", True):
         return provider.send(prepared)
+    return _within(
+        lambda: provider.send(prepared),
+        deadline,
+        provider.name,
+        "no answer by the run's deadline (the request was given up)",
+    )
+
+
+def prepare_within(provider: Provider, request: Request, deadline: float | None) -> Prepared:
+    """``provider.prepare(request)``; the first time, given up at ``deadline``.
+
+    A provider's first conversion may import its vendor SDK (seconds, cold);
+    later ones are plain CPU work on the caller's thread.
+    """
+    if provider.converted or deadline is None or not getattr(provider, "cut_at_deadline", True):
+        return _converted(provider, request)
+    return _within(
+        lambda: _converted(provider, request),
+        deadline,
+        provider.name,
+        "the run's deadline passed while the request was converted (the SDK was loading)",
+    )
+
+
+async def aprepare_within(
+    provider: Provider, request: Request, deadline: float | None
+) -> Prepared:
+    """:func:`prepare_within` for the event loop: a cold first conversion never blocks it."""
+    if provider.converted or not getattr(provider, "cut_at_deadline", True):
+        return _converted(provider, request)
+    converting = off_loop(lambda: _converted(provider, request))
+    if deadline is None:
+        return await converting
+    try:
+        return await asyncio.wait_for(converting, max(0.0, deadline - time.monotonic()))
+    except TimeoutError:
+        raise ProviderTimeoutError(
+            "the run's deadline passed while the request was converted (the SDK was loading)",
+            provider=provider.name,
+        ) from None
+
+
+def _converted(provider: Provider, request: Request) -> Prepared:
+    prepared = provider.prepare(request) or Prepared(request)  # None: the first contract
+    provider.converted = True
+    return prepared
+
+
+def _within(fn: Callable[[], T], deadline: float, name: str, late: str) -> T:
+    """``fn()`` in a worker thread, given up at ``deadline`` (it finishes on its own)."""
     remaining = deadline - time.monotonic()
     if remaining <= 0:
-        raise ProviderTimeoutError(
-            "the run's deadline passed before the request", provider=provider.name
-        )
+        raise ProviderTimeoutError("the run's deadline passed before the request", provider=name)
     outcome: list[Any] = []
     done = threading.Event()
     context = contextvars.copy_context()  # the run's tracing, redaction and scopes
 
     def work() -> None:
         try:
-            outcome.append((True, context.run(provider.send, prepared)))
+            outcome.append((True, context.run(fn)))
         except BaseException as exc:  # handed to the caller's thread below
             outcome.append((False, exc))
         finally:
@@ -56,9 +108,7 @@ def send_within(provider: Provider, prepared: Prepared, deadline: float | None) 
 
     threading.Thread(target=work, name="llmport-send", daemon=True).start()
     if not done.wait(remaining):
-        raise ProviderTimeoutError(
-            "no answer by the run's deadline (the request was given up)", provider=provider.name
-        )
+        raise ProviderTimeoutError(late, provider=name)
     ok, value = outcome[0]
     if ok:
         return value  # type: ignore[no-any-return]
