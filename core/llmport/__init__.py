@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .controls.retry import Backoff
 from .errors import (
     AttemptFailure,
     AuthenticationError,
@@ -72,6 +71,7 @@ __version__ = "0.1.0"
 # the neutral types are ~30 slotted dataclasses, whose creation costs ~20 ms
 # on CPython 3.11).
 _LAZY = {
+    "Backoff": ".controls.retry",
     "CacheControl": ".messages.types",
     "Citation": ".messages.types",
     "CitationEvent": ".messages.types",
@@ -136,6 +136,7 @@ _LAZY = {
 if TYPE_CHECKING:
     from .controls.budget import Budget
     from .controls.limits import InProcessLimiter, Limit
+    from .controls.retry import Backoff
     from .controls.window import ContextPolicy
     from .engine.batch import BatchJob, BatchRequest, BatchStatus
     from .engine.result import Dropped

@@ -276,3 +276,28 @@ def test_coerce_into_declared_types() -> None:
     assert coerce(None, Optional[Point]) is None  # noqa: UP045
     assert coerce({"name": "a", "age": 3}, Person) == Person(name="a", age=3)
     assert coerce([1, "a"], tuple[int, str]) == (1, "a")
+
+
+def test_standard_library_scalars_keep_their_schema_and_coercion() -> None:
+    import decimal
+    import uuid
+
+    assert type_schema(dt.datetime) == {"type": "string", "format": "date-time"}
+    assert type_schema(dt.time) == {"type": "string", "format": "time"}
+    assert type_schema(uuid.UUID) == {"type": "string", "format": "uuid"}
+    assert type_schema(decimal.Decimal) == {"type": "number"}
+    assert type_schema(Path) == {"type": "string"}
+    assert coerce("12:30:00", dt.time) == dt.time(12, 30)
+    key = "12345678-1234-5678-1234-567812345678"
+    assert coerce(key, uuid.UUID) == uuid.UUID(key)
+    assert coerce(0.1, decimal.Decimal) == decimal.Decimal("0.1")  # through str: no float error
+    assert coerce("a/b", Path) == Path("a/b")
+
+
+def test_a_class_named_like_a_standard_library_type_is_not_one() -> None:
+    class UUID:  # the name of uuid.UUID, another type
+        pass
+
+    UUID.__module__ = "uuid"
+    with pytest.raises(SchemaError):
+        type_schema(UUID)

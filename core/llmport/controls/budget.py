@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import BudgetExceeded, OptionError, TokenLimitExceeded
 from ..messages.types import Usage
+
+if TYPE_CHECKING:
+    from decimal import Decimal
 
 __all__ = ["Budget", "Ledger"]
 
@@ -43,6 +45,9 @@ class Budget:
             ):
                 raise OptionError(f"Budget {name} must be an integer >= 0, got {value!r}")
         if self.cost_usd is not None:
+            # Only a cost budget needs decimal: keeps the runtime's import light.
+            from decimal import Decimal
+
             try:
                 cost = Decimal(str(self.cost_usd))
             except ArithmeticError:

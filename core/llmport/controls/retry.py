@@ -8,16 +8,18 @@ plain ``call=`` function every exception is transient except ``TypeError``,
 
 from __future__ import annotations
 
-import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import AttemptFailure, ExecFailed, InputError, LlmportError, ProviderError
 
 # Where a vendor said how long to wait: one parser, in the error plumbing.
 from ..provider.translate import retry_after_from_headers as retry_after_from_headers
+
+if TYPE_CHECKING:
+    import random
 
 
 async def _asyncio_sleep(delay: float) -> None:
@@ -59,7 +61,11 @@ class Backoff:
         cap = min(self.maximum, self.initial * self.multiplier ** (attempt - 1))
         if not self.jitter:
             return cap
-        return (self.rng or random).uniform(0.0, cap)
+        if self.rng is not None:
+            return self.rng.uniform(0.0, cap)
+        import random  # the first jittered retry loads it, not `import llmport`
+
+        return random.uniform(0.0, cap)
 
 
 def is_retryable(exc: BaseException, *, plain_callable: bool) -> bool:

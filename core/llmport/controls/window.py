@@ -22,7 +22,6 @@ is raised: a request known to be too long is never sent.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass
 from typing import Literal
@@ -119,6 +118,8 @@ def current_turn_start(messages: list[Message]) -> int:
 
 def conversation_key(messages: list[Message]) -> str:
     """A digest of a list of messages (summaries are reused for the same dropped turns)."""
+    import hashlib  # only a summarizing context policy digests: keeps the runtime's import light
+
     h = hashlib.sha256()
     for m in messages:
         h.update(json.dumps(_light(m), sort_keys=True, default=str).encode())

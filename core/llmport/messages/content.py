@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import mimetypes
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -102,7 +101,11 @@ def guess_from_name(name: str) -> str | None:
     suffix = os.path.splitext(name.split("?", 1)[0].split("#", 1)[0])[1].lower()
     if suffix in _EXTENSIONS:
         return _EXTENSIONS[suffix]
-    guessed, _ = mimetypes.guess_type("x" + suffix) if suffix else (None, None)
+    if not suffix:
+        return None
+    import mimetypes  # the fallback after our own table (it reads the host's mime.types)
+
+    guessed, _ = mimetypes.guess_type("x" + suffix)
     return canonical_media_type(guessed) if guessed else None
 
 

@@ -10,8 +10,10 @@ nothing. Without the package every cost is ``None``.
 from __future__ import annotations
 
 import threading
-from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from decimal import Decimal
 
 __all__ = [
     "BATCH_DISCOUNT",
@@ -92,6 +94,8 @@ class ModelPrice:
 def _flat(value: Any) -> Decimal | None:
     if value is None:
         return None
+    from decimal import Decimal  # loaded with the first price, not with the runtime
+
     if isinstance(value, Decimal):
         return value
     base = getattr(value, "base", None)  # tiered prices: the first tier
@@ -138,14 +142,28 @@ def price(
         if variant is not None:
             prices = variant
     calc = prices.calc_price(usage)
+    from decimal import Decimal  # loaded with the first price, not with the runtime
+
     total = Decimal(calc["total_price"] if isinstance(calc, dict) else calc.total_price)
     if batch and prices is found.model_price:
-        total *= BATCH_DISCOUNT
+        total *= Decimal(_BATCH_DISCOUNT)
     return total
 
 
-#: What a batch request costs relative to the standard price when genai-prices has no batch price.
-BATCH_DISCOUNT = Decimal("0.5")
+# `BATCH_DISCOUNT` is made on first read (module __getattr__ below): `decimal`
+# loads with the first price, not with the runtime.
+_BATCH_DISCOUNT = "0.5"
+if TYPE_CHECKING:
+    #: What a batch request costs relative to the standard price without a batch price.
+    BATCH_DISCOUNT: Decimal
+
+
+def __getattr__(name: str) -> Any:
+    if name == "BATCH_DISCOUNT":
+        from decimal import Decimal
+
+        return Decimal(_BATCH_DISCOUNT)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 _batch_found: dict[int, Any] = {}
 
 

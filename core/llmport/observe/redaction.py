@@ -41,7 +41,6 @@ import threading
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote, urlsplit
 
 if TYPE_CHECKING:
     import logging
@@ -292,6 +291,9 @@ def url_passwords(value: str) -> tuple[str, ...]:
     """The password of a ``scheme://user:password@host`` URL (as written and decoded)."""
     if "://" not in value or "@" not in value:
         return ()
+    # urllib.parse (and the ipaddress module it loads) only for a value that looks like a URL.
+    from urllib.parse import unquote, urlsplit
+
     try:
         password = urlsplit(value.strip()).password
     except ValueError:  # not a URL after all

@@ -21,15 +21,12 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import datetime as dt
-import decimal
 import enum
 import inspect
-import pathlib
 import re
+import sys
 import types
 import typing
-import uuid
 from collections.abc import Callable, Iterable, Mapping, MutableMapping, MutableSequence, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -53,16 +50,40 @@ _SIMPLE: dict[Any, dict[str, Any]] = {
     bool: {"type": "boolean"},
     type(None): {"type": "null"},
     bytes: {"type": "string"},
-    dt.datetime: {"type": "string", "format": "date-time"},
-    dt.date: {"type": "string", "format": "date"},
-    dt.time: {"type": "string", "format": "time"},
-    uuid.UUID: {"type": "string", "format": "uuid"},
-    decimal.Decimal: {"type": "number"},
-    pathlib.Path: {"type": "string"},
+}
+# Standard-library types a signature may name, keyed by (module, name) so that
+# their modules are not imported with llmport (uuid alone pulls in platform): a
+# signature that names one has imported its module already.
+_STDLIB_SIMPLE: dict[tuple[str, str], dict[str, Any]] = {
+    ("datetime", "datetime"): {"type": "string", "format": "date-time"},
+    ("datetime", "date"): {"type": "string", "format": "date"},
+    ("datetime", "time"): {"type": "string", "format": "time"},
+    ("uuid", "UUID"): {"type": "string", "format": "uuid"},
+    ("decimal", "Decimal"): {"type": "number"},
+    ("pathlib", "Path"): {"type": "string"},
 }
 # typing.List[...] etc. report the builtin as their origin, so builtins suffice here.
 _ARRAYS = (list, tuple, set, frozenset, Sequence, MutableSequence, Iterable)
 _MAPPINGS = (dict, Mapping, MutableMapping)
+
+
+def _stdlib_key(annotation: Any) -> tuple[str, str] | None:
+    """``(module, name)`` when ``annotation`` is exactly one of the standard-library types above."""
+    if not isinstance(annotation, type):
+        return None
+    key = (annotation.__module__, annotation.__qualname__)
+    if key in _STDLIB_SIMPLE and getattr(sys.modules.get(key[0]), key[1], None) is annotation:
+        return key
+    return None
+
+
+def _simple_schema(annotation: Any) -> dict[str, Any] | None:
+    """The fixed schema of a scalar type (``str``, ``datetime``, ``UUID``...), or ``None``."""
+    found = _SIMPLE.get(annotation)
+    if found is None:
+        key = _stdlib_key(annotation)
+        found = _STDLIB_SIMPLE[key] if key is not None else None
+    return found
 
 
 def _is_run_context(annotation: Any) -> bool:
@@ -99,8 +120,9 @@ def _literal_schema(values: tuple[Any, ...]) -> dict[str, Any]:
     out: dict[str, Any] = {"enum": plain}
     if len(kinds) == 1:
         kind = kinds.pop()
-        if kind in _SIMPLE and kind is not bytes:
-            out = {**_SIMPLE[kind], "enum": plain}
+        simple = _simple_schema(kind)
+        if simple is not None and kind is not bytes:
+            out = {**simple, "enum": plain}
     return out
 
 
@@ -130,8 +152,9 @@ class _Builder:
             return self.of(args[0], where)
         if origin is typing.Annotated:
             return self._annotated(args, where)
-        if annotation in _SIMPLE:
-            return dict(_SIMPLE[annotation])
+        simple = _simple_schema(annotation)
+        if simple is not None:
+            return dict(simple)
         if origin is typing.Literal:
             return _literal_schema(args)
         if origin in (typing.Union, types.UnionType):
@@ -489,7 +512,8 @@ def function_schema(
         annotation = hints.get(pname, param.annotation)
         if annotation is param.empty and param.default not in (param.empty, None):
             # No hint: a simple default says the type (``unit="c"`` -> string).
-            annotation = type(param.default) if type(param.default) in _SIMPLE else annotation
+            kind = type(param.default)
+            annotation = kind if _simple_schema(kind) is not None else annotation
         if _is_run_context(annotation):
             ctx_param = pname
             continue
@@ -531,12 +555,11 @@ def coerce(value: Any, annotation: Any) -> Any:
         return _coerce_union(value, args)
     if annotation is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
-    if annotation in (dt.datetime, dt.date, dt.time) and isinstance(value, str):
+    stdlib = _stdlib_key(annotation)
+    if stdlib is not None and stdlib[0] == "datetime" and isinstance(value, str):
         return annotation.fromisoformat(value)
-    if annotation in (uuid.UUID, decimal.Decimal, pathlib.Path) and isinstance(
-        value, (str, int, float)
-    ):
-        return annotation(str(value) if annotation is decimal.Decimal else value)
+    if stdlib is not None and stdlib[0] != "datetime" and isinstance(value, (str, int, float)):
+        return annotation(str(value) if stdlib[0] == "decimal" else value)
     if annotation is bytes and isinstance(value, str):
         return value.encode()
     if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
