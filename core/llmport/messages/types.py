@@ -510,8 +510,9 @@ class Usage:
     reasoning_tokens: int = 0
     requests: int = 0
     _cost: Decimal | None = field(default=None, repr=False, compare=False)
-    # (provider, model, input, output, cache read, cache write[, batch]) not yet priced
-    _unpriced: list[tuple[Any, ...]] = field(default_factory=list, repr=False, compare=False)
+    # (provider, model, input, output, cache read, cache write[, batch]) not yet priced; a
+    # tuple, replaced when it grows: the unpriced usage of a call allocates no container.
+    _unpriced: tuple[tuple[Any, ...], ...] = field(default=(), repr=False, compare=False)
     _unknown: bool = field(default=False, repr=False, compare=False)
 
     @property
@@ -530,12 +531,12 @@ class Usage:
                     self._unknown = True
                 else:
                     self._cost = amount if self._cost is None else self._cost + amount
-            self._unpriced.clear()
+            self._unpriced = ()
         return None if self._unknown else self._cost
 
     @cost.setter
     def cost(self, value: Decimal | None) -> None:
-        self._unpriced.clear()
+        self._unpriced = ()
         self._cost = value
         self._unknown = False
 
@@ -553,7 +554,7 @@ class Usage:
             self.cache_read_tokens,
             self.cache_write_tokens,
         )
-        self._unpriced.append((*counts, True) if batch else counts)
+        self._unpriced = (*self._unpriced, (*counts, True) if batch else counts)
         return self
 
     def add(self, other: Usage) -> None:
@@ -565,7 +566,7 @@ class Usage:
         self.reasoning_tokens += other.reasoning_tokens
         self.requests += other.requests
         if other._unpriced:
-            self._unpriced.extend(other._unpriced)
+            self._unpriced = (*self._unpriced, *other._unpriced)
         if other._cost is not None:
             self._cost = other._cost if self._cost is None else self._cost + other._cost
         if other._unknown:
@@ -595,7 +596,7 @@ class Usage:
             self.reasoning_tokens,
             self.requests,
             self._cost,
-            list(self._unpriced),
+            self._unpriced,
             self._unknown,
         )
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
@@ -112,9 +112,9 @@ class Body:
 
     def __init__(
         self,
-        pieces: list[bytes],
-        media: list[MediaBlock],
-        urlsafe: list[bool] | None = None,
+        pieces: Sequence[bytes],
+        media: Sequence[MediaBlock],
+        urlsafe: Sequence[bool] | None = None,
     ) -> None:
         self.pieces = pieces
         self.media = media
@@ -164,7 +164,9 @@ def encode(body: Any, *, style: Style = "compact") -> Body:
             body, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=default
         )
     data = text.encode()
-    pieces = data.split(token.encode()) if media else [data]
+    if not media:  # the common body: tuples (the empty one shared), no lists kept per request
+        return Body((data,), ())
+    pieces = data.split(token.encode())
     if len(pieces) != len(media) + 1:  # the token turned up elsewhere: cannot happen by chance
         raise ValueError("a JSON string in the body holds the splice marker")
     return Body(pieces, media, urlsafe if any(urlsafe) else None)

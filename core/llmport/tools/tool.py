@@ -720,9 +720,13 @@ class CallHistory:
     check off.
     """
 
+    # Slotted, the counts made by the first check: one is kept per exec in flight,
+    # and most execs never call a tool.
+    __slots__ = ("_counts", "_lock", "limit")
+
     def __init__(self, limit: int | None) -> None:
         self.limit = limit
-        self._counts: dict[tuple[str, str], int] = {}
+        self._counts: dict[tuple[str, str], int] | None = None
         self._lock = threading.Lock()
 
     @staticmethod
@@ -739,6 +743,8 @@ class CallHistory:
             return None
         with self._lock:
             key = self.key(call)
+            if self._counts is None:
+                self._counts = {}
             count = self._counts.get(key, 0) + 1
             self._counts[key] = count
         if count <= self.limit:
