@@ -129,3 +129,22 @@ async def test_an_unknown_model_has_no_cost() -> None:
     result = runtime(script).run("q")
     assert result.usage.cost is None
     assert "cost" not in result.usage.to_dict()
+
+
+def test_pending_prices_stay_apart_across_copy_and_add() -> None:
+    pytest.importorskip("genai_prices")
+    from llmport.observe import prices
+
+    one = Usage(input_tokens=1_000_000, output_tokens=0).priced_as("openai", "gpt-4o-mini")
+    copied = one.copy()
+    copied.priced_as("openai", "gpt-4o-mini")  # a second request on the copy only
+    total = Usage()
+    total.add(one)
+    total.add(copied)
+    single = prices.price("openai", "gpt-4o-mini", 1_000_000, 0)
+    assert single is not None
+    assert one.cost == single and copied.cost == 2 * single and total.cost == 3 * single
+    one.cost = None  # setting a cost drops the pending prices of that object alone
+    assert one.cost is None and total.cost == 3 * single
+    discount = prices.BATCH_DISCOUNT  # made on first read
+    assert isinstance(discount, Decimal) and discount == Decimal("0.5")
