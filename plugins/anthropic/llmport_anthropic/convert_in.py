@@ -135,6 +135,10 @@ def check(request: Request, caps: ModelCapabilities, family: Family) -> Thinking
             )
     if request.response_format is not None and not caps.native_structured_output:
         _check_output_tool(request, thinks)
+    # Source: Anthropic, "Building with extended thinking", "Extended thinking with tool
+    # use" ("Tool use with thinking only supports tool_choice auto or none; any or tool
+    # results in an error"). It holds for adaptive thinking too: the API answers
+    # 400 "Thinking may not be enabled when tool_choice forces tool use".
     if thinks and request.tools and request.tool_choice not in ("auto", "none"):
         raise UnsupportedFeatureError(
             VENDOR,
@@ -577,10 +581,11 @@ def merged(base: Any, over: Any) -> Any:
 def system_param(request: Request) -> str | list[dict[str, Any]]:
     """``Request.system`` plus any system-role messages, in order.
 
-    A string, unless a system block carries a cache mark: then a list of text
-    blocks, the marked ones with ``cache_control``.
+    ``system=`` given as blocks (more than one, or one with a cache mark) is
+    sent as a list of text blocks, the marked ones with ``cache_control``; a
+    plain string (one unmarked block) stays a string.
     """
-    if any(b.cache is not None for b in request.system_blocks):
+    if _system_as_blocks(request.system_blocks):
         blocks = [block_param(b, request.model) for b in request.system_blocks if b.text]
         blocks += [
             block_param(b, request.model)
@@ -593,6 +598,15 @@ def system_param(request: Request) -> str | list[dict[str, Any]]:
     parts = [request.system] if request.system else []
     parts += [m.text for m in request.messages if m.role == "system" and m.text]
     return "\n\n".join(parts)
+
+
+def _system_as_blocks(blocks: tuple[TextBlock, ...]) -> bool:
+    """Whether the system prompt goes out as blocks (SPEC: given as blocks, sent as blocks).
+
+    A string ``system=`` is one unmarked block; one unmarked block given as a list
+    means the same to the model, so it goes out as that string too.
+    """
+    return len(blocks) > 1 or any(b.cache is not None for b in blocks)
 
 
 def cache_param(cache: CacheControl, model: str = "") -> dict[str, Any]:
