@@ -115,6 +115,8 @@ def check(request: Request, caps: ModelCapabilities, family: Family) -> Thinking
     model = request.model
     _check_size(request, caps)
     options = request.options
+    # Source: Anthropic API reference, "Create a Message": there is no seed, and the
+    # API answers 400 invalid_request_error to a body field it does not know.
     if options.get("seed") is not None:
         raise UnsupportedFeatureError(
             VENDOR, model, "seed", "the Messages API has no seed parameter"
@@ -125,6 +127,7 @@ def check(request: Request, caps: ModelCapabilities, family: Family) -> Thinking
     _check_sampling(request, family, thinks)
     if request.cache is not None:
         _check_cache(request)
+    # Source: Anthropic, "Structured outputs" (strict tool use), its list of supported models.
     for spec in request.tools:
         if spec.strict and not caps.native_structured_output:
             raise UnsupportedFeatureError(
@@ -156,6 +159,7 @@ def _check_size(request: Request, caps: ModelCapabilities) -> None:
         for block in message.blocks:
             if isinstance(block, MediaBlock):
                 size += (block.size * 4) // 3
+    # Source: Anthropic API overview, "Request size limits" (Messages API: 32 MB).
     if caps.max_request_bytes is not None and size > caps.max_request_bytes:
         raise UnsupportedContentError(
             VENDOR,
@@ -167,7 +171,12 @@ def _check_size(request: Request, caps: ModelCapabilities) -> None:
 
 
 def _check_output_tool(request: Request, thinks: bool) -> None:
-    """Structured output through a forced tool: neither tool_choice="none" nor thinking allow it."""
+    """Structured output through a forced tool: neither tool_choice="none" nor thinking allow it.
+
+    Not a vendor rule of its own: llmport cannot deliver the output tool here
+    ("none" forbids calling it; forcing it with thinking is the documented
+    rejection named in :func:`check`).
+    """
     if request.tools and request.tool_choice == "none":
         raise UnsupportedFeatureError(
             VENDOR,
@@ -246,6 +255,8 @@ def _check_sampling(request: Request, family: Family, thinks: bool) -> None:
         raise UnsupportedFeatureError(
             VENDOR, model, ", ".join(given), "this model takes no sampling parameters"
         )
+    # Source: Anthropic, "Migrating to Claude 4.5" (sampling parameters: temperature or
+    # top_p, not both).
     if family.sampling == "exclusive" and "temperature" in given and "top_p" in given:
         raise UnsupportedFeatureError(
             VENDOR,
@@ -253,6 +264,8 @@ def _check_sampling(request: Request, family: Family, thinks: bool) -> None:
             "temperature together with top_p",
             "this model takes one of them, not both",
         )
+    # Source: Anthropic, "Building with extended thinking", "Feature compatibility"
+    # (no temperature or top_k modification; top_p between 0.95 and 1).
     if thinks:
         check_thinking_sampling(VENDOR, model, options)
 
