@@ -349,37 +349,20 @@ class Runtime:
 
     # -- tokens and models -------------------------------------------------------------
 
-    def count_tokens(
-        self,
-        content: Any = None,
-        *,
-        model: str | None = None,
-        system: Any = None,
-        tools: Any = None,
-        history: Any = None,
-    ) -> TokenCount:
-        """Input tokens ``exec`` would send with these arguments (vendor-counted where possible)."""
+    def count_tokens(self, content: Any = None, **params: Unpack[CallParams]) -> TokenCount:
+        """Input tokens of the first request ``exec`` with these arguments would send.
+
+        Takes every parameter ``exec`` takes; vendor-counted where the model can.
+        """
         from .engine import tokens
 
-        return tokens.count_tokens(
-            self, content, model=model, system=system, tools=tools, history=history
-        )
+        return tokens.count_tokens(self, content, params)
 
-    async def acount_tokens(
-        self,
-        content: Any = None,
-        *,
-        model: str | None = None,
-        system: Any = None,
-        tools: Any = None,
-        history: Any = None,
-    ) -> TokenCount:
-        """Async :meth:`count_tokens`."""
+    async def acount_tokens(self, content: Any = None, **params: Unpack[CallParams]) -> TokenCount:
+        """Async :meth:`count_tokens`; same parameters, same request."""
         from .engine import tokens
 
-        return await tokens.acount_tokens(
-            self, content, model=model, system=system, tools=tools, history=history
-        )
+        return await tokens.acount_tokens(self, content, params)
 
     def model_info(self, model: str | None = None) -> ModelInfo:
         """Context window, output limit, inputs, features and price of ``model``."""

@@ -96,7 +96,10 @@ __all__ = [
     "StreamReader",
     "build_request",
     "estimate_tokens",
+    "first_request",
     "machine",
+    "output_mode",
+    "turn_request",
 ]
 
 # --- effects: what the machine asks a driver to do -----------------------------------
@@ -384,7 +387,7 @@ def _loop(plan: Plan, run: RunResult[Any]) -> Steps:
     """The tool loop, then structured output and decisions on its final answer."""
     messages = list(plan.messages)
     run.messages = messages  # the same list: a partial result (RunTimeout, budget) has it too
-    mode = OutputMode(plan) if plan.response_format is not None else None
+    mode = output_mode(plan)
     response, reply, handed_off = yield from _turns(plan, run, messages, mode)
     if handed_off:  # another agentic function took the conversation: its return is the output
         return run.value
@@ -416,14 +419,7 @@ def _turns(
     reply = ""
     for iteration in range(1, plan.max_iterations + 1):
         run.iterations = iteration
-        request = build_request(
-            plan,
-            messages,
-            tools=True,
-            tool_choice=tool_choice if mode is None else mode.tool_choice(tool_choice),
-            response_format=None if mode is None else mode.response_format,
-            specs=None if mode is None else mode.specs,
-        )
+        request = turn_request(plan, messages, mode, tool_choice)
         response = yield from _model(plan, run, request)
         messages.append(response.as_message())
         reply = response.text
@@ -458,6 +454,38 @@ def _turns(
         failed_turns = _failed_turns(plan, run, outcomes, failed_turns)
     assert response is not None
     return response, reply, False
+
+
+def output_mode(plan: Plan) -> OutputMode | None:
+    """How the run's structured output travels; None without a response format.
+
+    Call it once per plan: ``output_mode="prompted"`` adds its instruction to
+    the plan's system blocks.
+    """
+    return OutputMode(plan) if plan.response_format is not None else None
+
+
+def turn_request(
+    plan: Plan, messages: list[Message], mode: OutputMode | None, tool_choice: ToolChoice
+) -> Request:
+    """The request of one tool-loop turn: the toolbox, the output tool and forced choice."""
+    return build_request(
+        plan,
+        messages,
+        tools=True,
+        tool_choice=tool_choice if mode is None else mode.tool_choice(tool_choice),
+        response_format=None if mode is None else mode.response_format,
+        specs=None if mode is None else mode.specs,
+    )
+
+
+def first_request(plan: Plan) -> Request:
+    """The first request a run of ``plan`` sends, before hooks and window fitting.
+
+    ``count_tokens`` counts this one, built as the run builds its first turn,
+    so a count and an exec with the same arguments send the same request.
+    """
+    return turn_request(plan, list(plan.messages), output_mode(plan), plan.tool_choice)
 
 
 def _failed_turns(plan: Plan, run: RunResult[Any], outcomes: list[ToolOutcome], before: int) -> int:

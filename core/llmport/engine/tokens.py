@@ -11,17 +11,19 @@ compatible server lacks the endpoint, it estimates locally:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..controls.options import CALL_DEFAULTS
+from ..controls.options import split_call
 from ..errors import NotFoundError, UnsupportedFeatureError
 from ..messages.estimate import estimate_tokens
 from ..messages.types import ModelCapabilities, Request
 from ..observe.prices import ModelPrice, model_price
+from ..provider.contract import TOKEN_COUNTING
 from .plan import Plan, plan_run
 from .settings import RunSettings
-from .steps import build_request
+from .steps import first_request
 
 __all__ = ["ModelInfo", "TokenCount", "acount_tokens", "count_tokens", "model_info"]
 
@@ -53,67 +55,50 @@ class ModelInfo:
 
 
 def _counting(
-    settings: RunSettings,
-    content: Any,
-    model: str | None,
-    system: Any,
-    tools: Any,
-    history: Any,
+    settings: RunSettings, content: Any, kwargs: Mapping[str, Any]
 ) -> tuple[Plan, Request]:
-    params = dict(CALL_DEFAULTS)
-    params.update(content=content, model=model, tools=tools)
-    options: dict[str, Any] = {}
-    if system is not None:
-        options["system"] = system
-    if history is not None:
-        options["history"] = history
+    """The plan of an ``exec`` with these arguments and the first request it would send."""
+    params, options = split_call(kwargs)
+    params["content"] = content
     plan = plan_run(settings, params, options, None, stream=False)
-    request = build_request(
-        plan, plan.messages, tools=True, tool_choice="auto", response_format=None
-    )
-    return plan, request
+    return plan, first_request(plan)
 
 
 def _estimate(request: Request) -> TokenCount:
     return TokenCount(estimate_tokens(request), False, "estimate")
 
 
-def count_tokens(
-    settings: RunSettings,
-    content: Any,
-    *,
-    model: str | None = None,
-    system: Any = None,
-    tools: Any = None,
-    history: Any = None,
-) -> TokenCount:
+def _estimate_without_endpoint(request: Request, exc: Exception) -> TokenCount:
+    """An estimate when the vendor cannot count here (e.g. a compatible server without
+    the endpoint); a request ``exec`` would reject too (an unsupported feature) raises."""
+    counting = isinstance(exc, UnsupportedFeatureError) and exc.feature == TOKEN_COUNTING
+    if isinstance(exc, NotFoundError) or counting:
+        return _estimate(request)
+    raise exc
+
+
+def count_tokens(settings: RunSettings, content: Any, kwargs: Mapping[str, Any]) -> TokenCount:
     """Input tokens ``exec`` would send: vendor-counted where the model can, else estimated."""
-    plan, request = _counting(settings, content, model, system, tools, history)
+    plan, request = _counting(settings, content, kwargs)
     if plan.plain_callable or not plan.caps.count_tokens:
         return _estimate(request)
     try:
         return TokenCount(plan.provider.count_tokens(request), True, "vendor")
-    except (NotFoundError, UnsupportedFeatureError):
-        return _estimate(request)  # e.g. a compatible server without the endpoint
+    except (NotFoundError, UnsupportedFeatureError) as exc:
+        return _estimate_without_endpoint(request, exc)
 
 
 async def acount_tokens(
-    settings: RunSettings,
-    content: Any,
-    *,
-    model: str | None = None,
-    system: Any = None,
-    tools: Any = None,
-    history: Any = None,
+    settings: RunSettings, content: Any, kwargs: Mapping[str, Any]
 ) -> TokenCount:
     """Async :func:`count_tokens`."""
-    plan, request = _counting(settings, content, model, system, tools, history)
+    plan, request = _counting(settings, content, kwargs)
     if plan.plain_callable or not plan.caps.count_tokens:
         return _estimate(request)
     try:
         return TokenCount(await plan.provider.acount_tokens(request), True, "vendor")
-    except (NotFoundError, UnsupportedFeatureError):
-        return _estimate(request)
+    except (NotFoundError, UnsupportedFeatureError) as exc:
+        return _estimate_without_endpoint(request, exc)
 
 
 def model_info(settings: RunSettings, model: str | None = None) -> ModelInfo:

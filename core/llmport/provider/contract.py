@@ -63,6 +63,7 @@ from . import translate
 
 __all__ = [
     "STANDARD_OPTIONS",
+    "TOKEN_COUNTING",
     "Prepared",
     "Provider",
     "ProviderInfo",
@@ -72,6 +73,11 @@ __all__ = [
     "parse_arguments",
     "response_events",
 ]
+
+
+#: The feature of the :class:`UnsupportedFeatureError` a provider raises when it cannot
+#: count tokens for a model (``count_tokens`` then estimates instead).
+TOKEN_COUNTING = "token counting"
 
 
 @dataclass(slots=True)
@@ -193,7 +199,7 @@ class Provider:
         Plugins whose capabilities say ``count_tokens=True`` implement it;
         :meth:`llmport.Runtime.count_tokens` estimates locally otherwise.
         """
-        raise UnsupportedFeatureError(self.name, request.model, "token counting")
+        raise UnsupportedFeatureError(self.name, request.model, TOKEN_COUNTING)
 
     async def acount_tokens(self, request: Request) -> int:
         """Async :meth:`count_tokens`; the default runs it in a thread."""

@@ -71,7 +71,7 @@ from llmport.errors import ConfigError, UnsupportedFeatureError
 from llmport.messages.types import ModelCapabilities, ProviderEvent, Request, Response
 from llmport.observe.redaction import register_secret
 from llmport.provider.clients import ClientCache
-from llmport.provider.contract import Prepared, Provider, ProviderInfo
+from llmport.provider.contract import TOKEN_COUNTING, Prepared, Provider, ProviderInfo
 from llmport.provider.translate import answer_field, translating, vendor_boundary
 
 from . import convert_in, convert_out
@@ -499,7 +499,7 @@ class BedrockProvider(Provider):
             raise UnsupportedFeatureError(
                 self.name,
                 request.model,
-                "token counting",
+                TOKEN_COUNTING,
                 "Bedrock's CountTokens supports Anthropic Claude models only",
             )
         payload = materialize(self.prepare(request).payload)
