@@ -15,6 +15,7 @@ from llmport import (
     ProviderInfo,
     Reasoning,
     Tool,
+    Toolset,
     UnsupportedFeatureError,
     hookimpl,
 )
@@ -90,6 +91,28 @@ async def test_count_tokens_estimates_without_an_endpoint(mode: str) -> None:
     plain = runtime(script)  # capabilities without a counting endpoint
     assert plain.count_tokens("x" * 40).source == "estimate"
     assert script.requests == []
+
+
+class Connected(Toolset):
+    """A toolset holding a connection (as an MCP server does): the runtime must close it."""
+
+    __slots__ = ("closed",)
+
+    def __init__(self) -> None:
+        super().__init__("connected", [Tool("lookup", "Look a city up.", CITY, lambda city: city)])
+        self.closed = 0
+
+    def close(self) -> None:
+        self.closed += 1
+
+
+def test_count_tokens_closes_a_connected_toolset_with_the_runtime() -> None:
+    connected = Connected()
+    rt = runtime(Script([]))
+    count = rt.count_tokens("hello", tools=[connected])
+    assert connected.closed == 0 and count.input_tokens > 0
+    rt.close()
+    assert connected.closed == 1
 
 
 def test_model_info_comes_from_the_capability_tables_and_prices() -> None:

@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 from ..controls.options import split_call
 from ..messages.types import StreamEvent
-from ..tools.tool import toolset_owner
+from ..tools.tool import toolsets_closed_by
 from .drive import adrive, drive
 from .plan import start
 from .result import Caller, Continuation, RunResult
@@ -56,11 +56,8 @@ def begin(
     if params["tools"] is None and params["toolset"] is None:
         plan, run = start(owner, params, options, stream=stream)  # no toolset to adopt
         return run, machine(plan, run)
-    token = toolset_owner.set(owner.adopt)  # connected toolsets close with the caller
-    try:
+    with toolsets_closed_by(owner.adopt):  # connected toolsets close with the caller
         plan, run = start(owner, params, options, stream=stream)
-    finally:
-        toolset_owner.reset(token)
     if plan.manual_tools:  # result.continue_with() calls again with the same parameters
         run.continuation = Continuation(owner, dict(kwargs))
     return run, machine(plan, run)

@@ -21,6 +21,8 @@ from ..messages.estimate import estimate_tokens
 from ..messages.types import ModelCapabilities, Request
 from ..observe.prices import ModelPrice, model_price
 from ..provider.contract import TOKEN_COUNTING
+from ..tools.tool import toolsets_closed_by
+from .calls import Owner
 from .plan import Plan, plan_run
 from .settings import RunSettings
 from .steps import first_request
@@ -54,13 +56,12 @@ class ModelInfo:
     capabilities: ModelCapabilities
 
 
-def _counting(
-    settings: RunSettings, content: Any, kwargs: Mapping[str, Any]
-) -> tuple[Plan, Request]:
+def _counting(owner: Owner, content: Any, kwargs: Mapping[str, Any]) -> tuple[Plan, Request]:
     """The plan of an ``exec`` with these arguments and the first request it would send."""
     params, options = split_call(kwargs)
     params["content"] = content
-    plan = plan_run(settings, params, options, None, stream=False)
+    with toolsets_closed_by(owner.adopt):  # an MCP server connected to list its tools
+        plan = plan_run(owner, params, options, None, stream=False)
     return plan, first_request(plan)
 
 
@@ -77,9 +78,9 @@ def _estimate_without_endpoint(request: Request, exc: Exception) -> TokenCount:
     raise exc
 
 
-def count_tokens(settings: RunSettings, content: Any, kwargs: Mapping[str, Any]) -> TokenCount:
+def count_tokens(owner: Owner, content: Any, kwargs: Mapping[str, Any]) -> TokenCount:
     """Input tokens ``exec`` would send: vendor-counted where the model can, else estimated."""
-    plan, request = _counting(settings, content, kwargs)
+    plan, request = _counting(owner, content, kwargs)
     if plan.plain_callable or not plan.caps.count_tokens:
         return _estimate(request)
     try:
@@ -88,11 +89,9 @@ def count_tokens(settings: RunSettings, content: Any, kwargs: Mapping[str, Any])
         return _estimate_without_endpoint(request, exc)
 
 
-async def acount_tokens(
-    settings: RunSettings, content: Any, kwargs: Mapping[str, Any]
-) -> TokenCount:
+async def acount_tokens(owner: Owner, content: Any, kwargs: Mapping[str, Any]) -> TokenCount:
     """Async :func:`count_tokens`."""
-    plan, request = _counting(settings, content, kwargs)
+    plan, request = _counting(owner, content, kwargs)
     if plan.plain_callable or not plan.caps.count_tokens:
         return _estimate(request)
     try:

@@ -21,6 +21,7 @@ come back in call order.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import functools
 import inspect
@@ -29,7 +30,7 @@ import re
 import sys
 import threading
 import time
-from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import InitVar, dataclass, field, replace
@@ -812,6 +813,16 @@ class ToolSettings:
 toolset_owner: contextvars.ContextVar[Callable[[Any], None] | None] = contextvars.ContextVar(
     "llmport_toolset_owner", default=None
 )
+
+
+@contextlib.contextmanager
+def toolsets_closed_by(adopt: Callable[[Any], None]) -> Iterator[None]:
+    """While planning a run (or a count): hand its connected toolsets to ``adopt``."""
+    token = toolset_owner.set(adopt)
+    try:
+        yield
+    finally:
+        toolset_owner.reset(token)
 
 
 def _adopted(ts: Toolset) -> Toolset:
