@@ -39,6 +39,7 @@ from ..errors import (
     InputError,
     MaxIterationsExceeded,
     ModelBehaviorError,
+    OptionError,
     ProviderTimeoutError,
     RunTimeout,
     StreamInterrupted,
@@ -359,28 +360,100 @@ def build_request(
         reasoning=plan.reasoning,
         cache=plan.cache,
     )
-    if plan.cache is not None and plan.cache.auto:
-        mark_cache_breakpoints(request, CacheControl(plan.cache.ttl))
+    auto = CacheControl(plan.cache.ttl) if plan.cache is not None and plan.cache.auto else None
+    place_cache_marks(request, auto, plan.caps.max_cache_breakpoints)
     return request
 
 
-def mark_cache_breakpoints(request: Request, mark: CacheControl) -> None:
-    """``cache="auto"``: breakpoints after the tools, the system prompt and the last user turn."""
-    if request.tools and request.tools[-1].cache is None:
-        request.tools[-1] = replace(request.tools[-1], cache=mark)
-    if request.system_blocks and request.system_blocks[-1].cache is None:
+def place_cache_marks(request: Request, auto: CacheControl | None, limit: int | None) -> None:
+    """Cache breakpoints of one request, never more than the vendor's ``limit``.
+
+    Marks left on earlier turns of a continued conversation move to the
+    newest user turn (they would pile up, one per turn, past the vendor's
+    limit); more explicit marks than ``limit`` are an :class:`OptionError`;
+    ``auto`` (``cache="auto"``) marks go where room is left.
+    """
+    move_stale_marks(request)
+    explicit = count_cache_marks(request)
+    if limit is not None and explicit > limit:
+        raise OptionError(
+            f"{explicit} cache breakpoints in one request, over the vendor's limit of {limit}"
+        )
+    if auto is not None:
+        mark_cache_breakpoints(request, auto, None if limit is None else limit - explicit)
+
+
+def newest_user_turn(messages: list[Message]) -> int | None:
+    """Index of the last user message with blocks (``None``: there is none)."""
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i].role == "user" and messages[i].blocks:
+            return i
+    return None
+
+
+def move_stale_marks(request: Request) -> None:
+    """Drop block marks outside the newest user turn; the newest one dropped moves onto it."""
+    newest = newest_user_turn(request.messages)
+    moved: CacheControl | None = None
+    for i, message in enumerate(request.messages):
+        if i == newest or not any(marked(b) for b in message.blocks):
+            continue
+        blocks = []
+        for block in message.blocks:
+            if marked(block):
+                assert isinstance(block, (TextBlock, MediaBlock))
+                moved = block.cache
+                block = replace(block, cache=None)
+            blocks.append(block)
+        request.messages[i] = replace(message, blocks=tuple(blocks))
+    unmarked = newest is not None and not any(marked(b) for b in request.messages[newest].blocks)
+    if moved is not None and newest is not None and unmarked:
+        mark_newest_turn(request, newest, moved)
+
+
+def marked(block: object) -> bool:
+    """Whether ``block`` carries a cache mark."""
+    return isinstance(block, (TextBlock, MediaBlock)) and block.cache is not None
+
+
+def count_cache_marks(request: Request) -> int:
+    """The cache breakpoints ``request`` carries (tools, system blocks, message blocks)."""
+    return (
+        sum(t.cache is not None for t in request.tools)
+        + sum(b.cache is not None for b in request.system_blocks)
+        + sum(marked(b) for m in request.messages for b in m.blocks)
+    )
+
+
+def mark_newest_turn(request: Request, index: int, mark: CacheControl) -> bool:
+    """Mark the last block of the user turn at ``index`` if it can be and is not; whether it was."""
+    message = request.messages[index]
+    last = message.blocks[-1]
+    if not isinstance(last, (TextBlock, MediaBlock)) or last.cache is not None:
+        return False
+    blocks = (*message.blocks[:-1], replace(last, cache=mark))
+    request.messages[index] = replace(message, blocks=blocks)
+    return True
+
+
+def mark_cache_breakpoints(request: Request, mark: CacheControl, room: int | None = None) -> None:
+    """``cache="auto"``: breakpoints on the newest user turn, the system prompt and the tools.
+
+    In that order while ``room`` (breakpoints left under the vendor's limit)
+    lasts: the newest turn's mark caches the most, the tools' the least.
+    """
+    left = -1 if room is None else room
+    newest = newest_user_turn(request.messages)
+    if left and newest is not None and mark_newest_turn(request, newest, mark):
+        left -= 1
+    if left and request.system_blocks and request.system_blocks[-1].cache is None:
         request.system_blocks = (
             *request.system_blocks[:-1],
             replace(request.system_blocks[-1], cache=mark),
         )
-    for i in range(len(request.messages) - 1, -1, -1):
-        message = request.messages[i]
-        if message.role == "user" and message.blocks:
-            last = message.blocks[-1]
-            if isinstance(last, (TextBlock, MediaBlock)) and last.cache is None:
-                blocks = (*message.blocks[:-1], replace(last, cache=mark))
-                request.messages[i] = replace(message, blocks=blocks)
-            break
+        left -= 1
+    if left and request.tools and request.tools[-1].cache is None:
+        request.tools[-1] = replace(request.tools[-1], cache=mark)
 
 
 def _loop(plan: Plan, run: RunResult[Any]) -> Steps:

@@ -909,6 +909,8 @@ class ModelCapabilities:
     reasoning: bool = False
     #: Honours cache breakpoints (explicitly, or by caching implicitly).
     caching: bool = False
+    #: Most cache breakpoints one request may carry (``None``: no limit).
+    max_cache_breakpoints: int | None = None
     #: Returns citations (annotations, grounding, document citations).
     citations: bool = False
     #: Provider-native tool kinds it runs (see :class:`NativeTool`).

@@ -33,6 +33,8 @@ __all__ = [
 MAX_IMAGE_BYTES = 5 * 1024 * 1024
 #: Anthropic's limit on a whole Messages API request (32 MB).
 MAX_REQUEST_BYTES = 32 * 1024 * 1024
+#: Anthropic refuses a request with more than 4 ``cache_control`` breakpoints.
+MAX_CACHE_BREAKPOINTS = 4
 
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 #: Files taken natively as ``document`` blocks (PDF as base64/URL, plain text as a text source).
@@ -123,6 +125,7 @@ def _caps(
         max_output_tokens=max_output,
         reasoning=reasoning,
         caching=True,
+        max_cache_breakpoints=MAX_CACHE_BREAKPOINTS,
         citations=True,
         native_tool_kinds=native,
         native_text_files=NATIVE_TEXT_FILES,

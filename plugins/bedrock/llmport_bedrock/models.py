@@ -19,6 +19,8 @@ from fnmatch import fnmatchcase
 
 from llmport.messages.types import ModelCapabilities
 
+#: Converse takes at most 4 ``cachePoint`` checkpoints in one request.
+MAX_CACHE_BREAKPOINTS = 4
 #: Converse's per-image limit (3.75 MB) and per-document limit (4.5 MB).
 MAX_IMAGE_BYTES = 3_750_000
 MAX_DOCUMENT_BYTES = 4_500_000
@@ -106,6 +108,7 @@ def _caps(
         max_output_tokens=max_out,
         reasoning=reasoning,
         caching=caching,
+        max_cache_breakpoints=MAX_CACHE_BREAKPOINTS if caching else None,
         citations=citations,
         native_tool_kinds=native,
         native_text_files=NATIVE_TEXT_FILES if documents else frozenset(),
