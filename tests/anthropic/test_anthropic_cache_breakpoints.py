@@ -1,0 +1,98 @@
+"""Cache breakpoints in a continued conversation (SPEC §21): never more than Anthropic's 4.
+
+Each turn marks its prompt (``"cache": True``) and asks for ``cache="auto"``;
+the conversation continues with ``history=result.messages``. Without moving
+the marks, turn five would carry six ``cache_control`` entries and Anthropic
+would answer 400.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from anthropic_scenarios import message, text_stream, usage
+from api_modes import MODES, run_via
+from llmport import Runtime, Tool
+from llmport.errors import OptionError
+from llmport.testing.loopback import LoopbackServer, Reply
+
+SONNET = "claude-sonnet-4-5-20250929"
+TURNS = 10
+LOOKUP = Tool("lookup", "Look a term up.", {"type": "object", "properties": {}}, lambda: "...")
+
+
+def answer(i: int, stream: bool) -> Reply:
+    msg_id = f"msg_01CacheTurn{i:012d}"
+    if stream:
+        return Reply(sse=text_stream(msg_id, SONNET, [f"answer {i}"], 10, 2))
+    content = [{"type": "text", "text": f"answer {i}"}]
+    return Reply(json=message(msg_id, SONNET, content, "end_turn", usage(10, 2)))
+
+
+def runtime(server: LoopbackServer) -> Runtime:
+    return Runtime(
+        model=f"anthropic:{SONNET}",
+        providers={"anthropic": {"api_key": "test-key", "base_url": server.url}},
+    )
+
+
+def marks(body: dict[str, Any]) -> int:
+    """The ``cache_control`` entries anywhere in a request body."""
+    return json.dumps(body).count('"cache_control"')
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+@pytest.mark.parametrize("mode", MODES)
+async def test_marks_move_to_the_newest_turn_and_stay_within_four(mode: str, stream: bool) -> None:
+    with LoopbackServer([answer(i, stream) for i in range(TURNS)]) as server:
+        rt = runtime(server)
+        history: list[Any] = []
+        for i in range(TURNS):
+            prompt = [{"type": "text", "text": f"question {i}", "cache": True}]
+            result = await run_via(
+                mode,
+                rt,
+                prompt,
+                history=history,
+                system="Be brief.",
+                tools=[LOOKUP],
+                cache="auto",
+                stream=stream,
+            )
+            history = result.messages
+        bodies = [r.json() for r in server.requests]
+    assert len(bodies) == TURNS
+    for i, body in enumerate(bodies):
+        # The newest turn, the system prompt and the tools: three, every turn.
+        assert marks(body) == 3, i
+        newest = body["messages"][-1]
+        assert newest["role"] == "user"
+        assert newest["content"][-1]["text"] == f"question {i}"
+        assert "cache_control" in newest["content"][-1]
+        assert marks({"messages": body["messages"][:-1]}) == 0
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_auto_marks_fill_only_the_room_left_by_explicit_ones(mode: str) -> None:
+    with LoopbackServer([answer(0, False)]) as server:
+        prompt = [
+            {"type": "text", "text": "doc one", "cache": True},
+            {"type": "text", "text": "doc two", "cache": True},
+            {"type": "text", "text": "doc three", "cache": True},
+            {"type": "text", "text": "question", "cache": True},
+        ]
+        await run_via(mode, runtime(server), prompt, system="Be brief.", cache="auto")
+        body = server.requests[0].json()
+    assert marks(body) == 4
+    assert isinstance(body["system"], str)  # no room left for the automatic system mark
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_explicit_marks_beyond_four_are_an_option_error(mode: str) -> None:
+    with LoopbackServer([]) as server:
+        prompt = [{"type": "text", "text": f"doc {i}", "cache": True} for i in range(5)]
+        with pytest.raises(OptionError, match=r"5 cache breakpoints.*limit of 4"):
+            await run_via(mode, runtime(server), prompt)
+        assert server.requests == []  # refused before anything was sent
