@@ -14,13 +14,12 @@ from typing import Any
 import pytest
 from anthropic_scenarios import message, text_stream, usage
 from api_modes import MODES, run_via
-from llmport import Runtime, Tool
-from llmport.errors import OptionError
+from cache_turns import assert_five_marks_refused, cached_bodies
+from llmport import Runtime
 from llmport.testing.loopback import LoopbackServer, Reply
 
 SONNET = "claude-sonnet-4-5-20250929"
 TURNS = 10
-LOOKUP = Tool("lookup", "Look a term up.", {"type": "object", "properties": {}}, lambda: "...")
 
 
 def answer(i: int, stream: bool) -> Reply:
@@ -46,24 +45,8 @@ def marks(body: dict[str, Any]) -> int:
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
 @pytest.mark.parametrize("mode", MODES)
 async def test_marks_move_to_the_newest_turn_and_stay_within_four(mode: str, stream: bool) -> None:
-    with LoopbackServer([answer(i, stream) for i in range(TURNS)]) as server:
-        rt = runtime(server)
-        history: list[Any] = []
-        for i in range(TURNS):
-            prompt = [{"type": "text", "text": f"question {i}", "cache": True}]
-            result = await run_via(
-                mode,
-                rt,
-                prompt,
-                history=history,
-                system="Be brief.",
-                tools=[LOOKUP],
-                cache="auto",
-                stream=stream,
-            )
-            history = result.messages
-        bodies = [r.json() for r in server.requests]
-    assert len(bodies) == TURNS
+    replies = [answer(i, stream) for i in range(TURNS)]
+    bodies = await cached_bodies(mode, replies, runtime, stream=stream)
     for i, body in enumerate(bodies):
         # The newest turn, the system prompt and the tools: three, every turn.
         assert marks(body) == 3, i
@@ -91,8 +74,4 @@ async def test_auto_marks_fill_only_the_room_left_by_explicit_ones(mode: str) ->
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_explicit_marks_beyond_four_are_an_option_error(mode: str) -> None:
-    with LoopbackServer([]) as server:
-        prompt = [{"type": "text", "text": f"doc {i}", "cache": True} for i in range(5)]
-        with pytest.raises(OptionError, match=r"5 cache breakpoints.*limit of 4"):
-            await run_via(mode, runtime(server), prompt)
-        assert server.requests == []  # refused before anything was sent
+    await assert_five_marks_refused(mode, runtime)

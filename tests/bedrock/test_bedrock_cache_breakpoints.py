@@ -12,15 +12,14 @@ import json
 from typing import Any
 
 import pytest
-from api_modes import MODES, run_via
+from api_modes import MODES
 from bedrock_scenarios import CREDENTIALS, NOVA_MICRO, REGION, answer, stream_reply, text_events
 from bedrock_scenarios import usage as bedrock_usage
-from llmport import Runtime, Tool
-from llmport.errors import OptionError
+from cache_turns import assert_five_marks_refused, cached_bodies
+from llmport import Runtime
 from llmport.testing.loopback import LoopbackServer, Reply
 
 TURNS = 10
-LOOKUP = Tool("lookup", "Look a term up.", {"type": "object", "properties": {}}, lambda: "...")
 
 
 def reply(i: int, stream: bool) -> Reply:
@@ -42,24 +41,8 @@ def points(body: Any) -> int:
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
 @pytest.mark.parametrize("mode", MODES)
 async def test_points_move_to_the_newest_turn_and_stay_within_four(mode: str, stream: bool) -> None:
-    with LoopbackServer([reply(i, stream) for i in range(TURNS)]) as server:
-        rt = runtime(server)
-        history: list[Any] = []
-        for i in range(TURNS):
-            prompt = [{"type": "text", "text": f"question {i}", "cache": True}]
-            result = await run_via(
-                mode,
-                rt,
-                prompt,
-                history=history,
-                system="Be brief.",
-                tools=[LOOKUP],
-                cache="auto",
-                stream=stream,
-            )
-            history = result.messages
-        bodies = [r.json() for r in server.requests]
-    assert len(bodies) == TURNS
+    replies = [reply(i, stream) for i in range(TURNS)]
+    bodies = await cached_bodies(mode, replies, runtime, stream=stream)
     for i, body in enumerate(bodies):
         # The newest turn, the system prompt and the tools: three, every turn.
         assert points(body) == 3, i
@@ -72,8 +55,4 @@ async def test_points_move_to_the_newest_turn_and_stay_within_four(mode: str, st
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_explicit_marks_beyond_four_are_an_option_error(mode: str) -> None:
-    with LoopbackServer([]) as server:
-        prompt = [{"type": "text", "text": f"doc {i}", "cache": True} for i in range(5)]
-        with pytest.raises(OptionError, match=r"5 cache breakpoints.*limit of 4"):
-            await run_via(mode, runtime(server), prompt)
-        assert server.requests == []  # refused before anything was sent
+    await assert_five_marks_refused(mode, runtime)
