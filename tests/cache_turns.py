@@ -48,8 +48,9 @@ async def cached_bodies(
 async def assert_five_marks_refused(
     mode: str, runtime: Callable[[LoopbackServer], Runtime]
 ) -> None:
-    """Five explicit marks: an ``OptionError`` naming the limit, and nothing sent."""
+    """Five explicit marks: an ``OptionError`` naming the model and the limit, and nothing sent."""
     with LoopbackServer([]) as server:
-        with pytest.raises(OptionError, match=r"5 cache breakpoints.*limit of 4"):
+        refused = r"^\w+:.+: 5 cache breakpoints in one request, over the limit of 4$"
+        with pytest.raises(OptionError, match=refused):
             await run_via(mode, runtime(server), FIVE_MARKS)
         assert server.requests == []  # refused before anything was sent

@@ -361,12 +361,16 @@ def build_request(
         cache=plan.cache,
     )
     auto = CacheControl(plan.cache.ttl) if plan.cache is not None and plan.cache.auto else None
-    place_cache_marks(request, auto, plan.caps.max_cache_breakpoints)
+    place_cache_marks(request, auto, plan.caps.max_cache_breakpoints, plan.qualified)
     return request
 
 
-def place_cache_marks(request: Request, auto: CacheControl | None, limit: int | None) -> None:
+def place_cache_marks(
+    request: Request, auto: CacheControl | None, limit: int | None, model: str
+) -> None:
     """Cache breakpoints of one request, never more than the vendor's ``limit``.
+
+    ``model`` is the qualified model name errors give.
 
     Marks left on earlier turns of a continued conversation move to the
     newest user turn (they would pile up, one per turn, past the vendor's
@@ -377,7 +381,7 @@ def place_cache_marks(request: Request, auto: CacheControl | None, limit: int | 
     explicit = count_cache_marks(request)
     if limit is not None and explicit > limit:
         raise OptionError(
-            f"{explicit} cache breakpoints in one request, over the vendor's limit of {limit}"
+            f"{model}: {explicit} cache breakpoints in one request, over the limit of {limit}"
         )
     if auto is not None:
         mark_cache_breakpoints(request, auto, None if limit is None else limit - explicit)
