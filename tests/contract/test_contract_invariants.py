@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path as FilePath
 from typing import Any
 
+import llmport
 import pytest
 from invariant_checks import (
     JOB_IDS,
@@ -57,7 +58,7 @@ from invariant_checks import (
     key_echo_reply,
     serve_calls,
 )
-from llmport import Runtime, agentic_function, errors, handoff
+from llmport import Runtime, agentic_function, async_fix, errors, fix, handoff
 from llmport.cli.main import build_parser, main
 from llmport.engine.batch import BatchJob
 from llmport.engine.result import RunResult
@@ -454,6 +455,31 @@ def submit_turn(wire: Wire) -> list[Reply]:
 
 
 #: THE table: every path of the public API. A new path must be added here to pass the suite.
+@agentic_function
+def shaky(task: str) -> str:
+    """Answer ``task`` (the function fix() is asked to repair)."""
+    return task
+
+
+def fix_kwargs(ctx: Ctx) -> dict[str, Any]:
+    """fix()'s arguments: a refused repair, or (I2) an instruction that is not text."""
+    instruction = 123 if ctx.malformed else "answer in French"
+    return {
+        "runtime": ctx.rt,
+        "instruction": instruction,
+        "error": RuntimeError("wrong language"),
+        "approve": lambda diff: False,
+    }
+
+
+async def fix_(ctx: Ctx) -> Any:
+    return fix(shaky, **fix_kwargs(ctx))
+
+
+async def async_fix_(ctx: Ctx) -> Any:
+    return await async_fix(shaky, **fix_kwargs(ctx))
+
+
 PATHS: list[Path] = [
     Path("exec", ("Runtime.exec",), exec_),
     Path("async_exec", ("Runtime.async_exec",), async_exec),
@@ -478,6 +504,8 @@ PATHS: list[Path] = [
     Path("continue_stream", ("RunResult.continue_stream",), continue_stream, before=tool_turn),
     Path("acontinue_stream", ("RunResult.acontinue_stream",), acontinue_stream, before=tool_turn),
     Path("handoff", ("llmport.handoff",), handoff_, before=handoff_turn),
+    Path("fix", ("llmport.fix",), fix_),
+    Path("async_fix", ("llmport.async_fix",), async_fix_),
     Path(
         "MCP",
         ("MCPServer.connect", "MCPServer.list_tools", "MCPServer.call_tool", "mcp:toolset"),
@@ -692,6 +720,10 @@ NOT_A_PATH: dict[str, str] = {
     "Runtime.adopt": "lifecycle: registers a resource to close with the runtime",
     "Runtime.add_usage": "bookkeeping: adds a Usage to the runtime's total",
     "Runtime.gate": "the rate-limit gate of a target (no request)",
+    "llmport.agentic_function": "a decorator: its calls reach vendors through Runtime paths",
+    "llmport.tool": "a decorator building a Tool (its schema checks: the inputs boundary tests)",
+    "llmport.compute_reads": "reads a session DAG, no request",
+    "llmport.render_dag_messages": "renders DAG nodes as messages, no request",
     "Runtime.route": "routing: a model string to its provider, no request (UnknownModelError)",
     "Runtime.resolve": "routing: a model string to its provider, no request (UnknownModelError)",
     "Runtime.call_provider": "the runtime's call= provider object (no request)",
@@ -746,7 +778,17 @@ def public_api() -> set[str]:
         *public_methods(Server),
         *cli_commands(build_parser()),
         *hooks,
+        *public_functions(),
     }
+
+
+def public_functions() -> list[str]:
+    """The functions ``llmport`` exports (``fix``, ``handoff``...): a new one needs a row."""
+    return [
+        f"llmport.{name}"
+        for name in llmport.__all__
+        if inspect.isfunction(getattr(llmport, name)) and name[0].islower()
+    ]
 
 
 def test_every_public_path_is_in_the_table() -> None:

@@ -406,6 +406,21 @@ def checked_input(
     return blocks
 
 
+def utf8_text(block: MediaBlock, vendor: str, model: str, what: str = "file") -> str:
+    """A text-like block's inline bytes as UTF-8 text (a URL or other bytes: refused, typed)."""
+    data = block.data
+    if data is None:
+        raise UnsupportedContentError(
+            vendor, model, block.describe(), f"a text {what} must be inline, not a URL"
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UnsupportedContentError(
+            vendor, model, block.describe(), "file is not UTF-8 text"
+        ) from exc
+
+
 def inline_text_file(block: MediaBlock, vendor: str, model: str) -> TextBlock:
     """The documented rule for text-like files a vendor cannot take as files.
 
@@ -415,17 +430,7 @@ def inline_text_file(block: MediaBlock, vendor: str, model: str) -> TextBlock:
         ...the file's UTF-8 text...
         </file>
     """
-    data = block.data
-    if data is None:
-        raise UnsupportedContentError(
-            vendor, model, block.describe(), "a text file must be inline, not a URL"
-        )
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise UnsupportedContentError(
-            vendor, model, block.describe(), "file is not UTF-8 text"
-        ) from exc
+    text = utf8_text(block, vendor, model)
     name = block.filename or f"block-{block.index}"
     return TextBlock(f'<file name="{name}" media_type="{block.media_type}">\n{text}\n</file>')
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from llmport.controls.options import unknown_option_error
 from llmport.errors import OptionError, UnsupportedContentError, UnsupportedFeatureError
-from llmport.messages.content import inline_text_file, is_text_like
+from llmport.messages.content import inline_text_file, is_text_like, utf8_text
 from llmport.messages.types import (
     Block,
     CacheControl,
@@ -892,17 +892,7 @@ def _media_param(block: MediaBlock, model: str) -> dict[str, Any]:
     if mt == "application/pdf":
         return _titled({"type": "document", "source": _source(block)}, block)
     if is_text_like(mt) and _as_document(block):
-        data = block.data
-        if data is None:
-            raise UnsupportedContentError(
-                VENDOR, model, block.describe(), "a text document must be inline, not a URL"
-            )
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise UnsupportedContentError(
-                VENDOR, model, block.describe(), "file is not UTF-8 text"
-            ) from exc
+        text = utf8_text(block, VENDOR, model, "document")
         return _titled(
             {
                 "type": "document",
