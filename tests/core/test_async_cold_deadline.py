@@ -230,7 +230,7 @@ PROVIDER_CLASSES = {
 }
 
 
-@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize("mode", ["sync", "async", "stream", "astream"])
 @pytest.mark.parametrize("case", [openai_case, anthropic_case, gemini_case, bedrock_case])
 def test_a_cold_first_conversion_does_not_hold_the_deadline(
     case: Callable[[pytest.MonkeyPatch, str], tuple[str, dict[str, Any]]],
@@ -248,13 +248,18 @@ def test_a_cold_first_conversion_does_not_hold_the_deadline(
     rt = Runtime(model=model, max_retries=1, providers={vendor: settings}, hooks=[plugin])
 
     async def main() -> None:
-        await rt.async_exec("hi", deadline=0.3)
+        if mode == "astream":
+            [event async for event in rt.astream("hi", deadline=0.3)]
+        else:
+            await rt.async_exec("hi", deadline=0.3)
 
     started = time.monotonic()
     try:
         with pytest.raises(RunTimeout):
             if mode == "sync":
                 rt.exec("hi", deadline=0.3)
+            elif mode == "stream":
+                list(rt.stream("hi", deadline=0.3))
             else:
                 asyncio.run(main())
         took = time.monotonic() - started
