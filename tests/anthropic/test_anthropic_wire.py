@@ -23,7 +23,7 @@ from llmport import Runtime
 from llmport.messages.types import MediaBlock, Message, Reasoning, Request, TextBlock
 from llmport.provider.wire import plain
 from llmport.testing.loopback import LoopbackServer, Reply
-from llmport_anthropic.provider import AnthropicProvider, _wire
+from llmport_anthropic.provider import AnthropicProvider, wire_body
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 40
 PDF = b"%PDF-1.4\n" + b"x" * 3000
@@ -88,7 +88,7 @@ def test_the_request_is_what_the_sdk_sent(model: str, extra: dict[str, Any], str
 def test_the_body_equals_the_sdk_serialization_and_options_keep_the_timeout() -> None:
     provider = AnthropicProvider({"api_key": "test-key", "base_url": "http://127.0.0.1:9"})
     prepared = provider.prepare(_request("claude-haiku-4-5", stream=False))
-    body, options = _wire(prepared, provider.clients.sync(), stream=False)
+    body, options = wire_body(prepared, provider.clients.sync(), stream=False)
     params = plain(prepared.params)
     # create()'s field order; an extra field it knows (inference_geo) takes its place.
     order = ["max_tokens", "messages", "model", "inference_geo", "metadata"]
@@ -111,7 +111,7 @@ def test_a_given_timeout_goes_to_the_request() -> None:
     provider = AnthropicProvider({"api_key": "test-key", "base_url": "http://127.0.0.1:9"})
     request = _request("claude-haiku-4-5", stream=False)
     prepared = provider.prepare(replace(request, options={**request.options, "timeout": 7.0}))
-    _, options = _wire(prepared, provider.clients.sync(), stream=False)
+    _, options = wire_body(prepared, provider.clients.sync(), stream=False)
     assert options["timeout"] == 7.0
     provider.close()
 

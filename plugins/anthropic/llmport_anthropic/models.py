@@ -27,6 +27,8 @@ __all__ = [
     "Family",
     "caps",
     "family_for",
+    "vertex_caps",
+    "vertex_model_id",
 ]
 
 #: Anthropic's per-image limit on the Messages API (5 MB each).
@@ -236,3 +238,32 @@ def family_for(model: str) -> Family:
 def caps() -> dict[str, ModelCapabilities]:
     """The per-pattern capabilities registered for the ``anthropic:`` prefix."""
     return {pattern: family.caps for pattern, family in FAMILIES.items()}
+
+
+# -- Claude on Vertex AI ------------------------------------------------------------
+# Vertex AI versions Claude ids with "@": claude-sonnet-4-5@20250929 is Anthropic's
+# claude-sonnet-4-5-20250929, claude-opus-4@20250514 its claude-opus-4-20250514
+# (Google's "Use Claude models" page lists them).
+
+#: Short names for Claude on Vertex AI (the newest of each line Google lists).
+VERTEX_ALIASES = {
+    "vertex-sonnet": "anthropic-vertex:claude-sonnet-4-6",
+    "vertex-haiku": "anthropic-vertex:claude-haiku-4-5@20251001",
+    "vertex-opus": "anthropic-vertex:claude-opus-4-8",
+}
+
+
+def vertex_model_id(model: str) -> str:
+    """A Vertex AI Claude id as Anthropic names it: ``@`` read as ``-``."""
+    return model.replace("@", "-")
+
+
+def vertex_caps() -> dict[str, ModelCapabilities]:
+    """The per-pattern capabilities of ``anthropic-vertex:``, its patterns in Vertex's form.
+
+    Anthropic's dated-only patterns (``claude-opus-4-2025*``) are written with
+    ``@`` (``claude-opus-4@2025*``); the others already match ``name@date``.
+    """
+    return {
+        pattern.replace("-2025*", "@2025*"): family.caps for pattern, family in FAMILIES.items()
+    }

@@ -34,7 +34,7 @@ import math
 import os
 import re
 import warnings
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -161,18 +161,19 @@ class AnthropicProvider(Provider):
         system, tools, tool choice, thinking, output config) without the
         generation-only fields; errors are translated as for ``send``.
         """
-        params = self._count_params(request)
+        params = self.count_args(request)
         counted = self.clients.sync().messages.count_tokens(**params)
         return answer_field(counted, "input_tokens", int, self.name)
 
     @vendor_boundary
     async def acount_tokens(self, request: Request) -> int:
         """Async :meth:`count_tokens` (the event loop's own client)."""
-        params = self._count_params(request)
+        params = self.count_args(request)
         counted = await (await self.clients.aclient()).messages.count_tokens(**params)
         return answer_field(counted, "input_tokens", int, self.name)
 
-    def _count_params(self, request: Request) -> dict[str, Any]:
+    def count_args(self, request: Request) -> dict[str, Any]:
+        """The ``messages.count_tokens`` arguments for ``request`` (what ``exec`` would send)."""
         # Counted as if streamed: the non-streaming max_tokens limit is no concern here.
         prepared = self.prepare(replace(request, stream=True))
         return convert_in.count_params(prepared)
@@ -183,10 +184,8 @@ class AnthropicProvider(Provider):
     def send(self, prepared: Prepared) -> Response:
         own = _own(prepared)
         client = self.clients.sync()
-        body, options = _wire(own, client, stream=False)
-        http = client.post(
-            "/v1/messages", cast_to=_http_response(), content=body.bytes(), options=options
-        )
+        path, body, options = self.route(own, client, stream=False)
+        http = client.post(path, cast_to=_http_response(), content=body.bytes(), options=options)
         # A body that is not JSON raises JSONDecodeError: a MalformedResponseError.
         message = json.loads(http.content)
         return convert_out.response(message, own)
@@ -195,9 +194,9 @@ class AnthropicProvider(Provider):
     async def asend(self, prepared: Prepared) -> Response:
         own = _own(prepared)
         client = await self.clients.aclient()
-        body, options = _wire(own, client, stream=False)
+        path, body, options = self.route(own, client, stream=False)
         http = await client.post(
-            "/v1/messages", cast_to=_http_response(), content=body.bytes(), options=options
+            path, cast_to=_http_response(), content=body.bytes(), options=options
         )
         message = json.loads(http.content)
         return convert_out.response(message, own)
@@ -207,7 +206,8 @@ class AnthropicProvider(Provider):
         own = _own(prepared)
         client = self.clients.sync()
         state = convert_out.StreamState(own)
-        with client.post("/v1/messages", **_stream_args(own, client, is_async=False)) as stream:
+        path, body, options = self.route(own, client, stream=True)
+        with client.post(path, **_stream_args(body, options, is_async=False)) as stream:
             for event in stream:
                 yield from state.feed(event)
 
@@ -216,11 +216,22 @@ class AnthropicProvider(Provider):
         own = _own(prepared)
         client = await self.clients.aclient()
         state = convert_out.StreamState(own)
-        args = _stream_args(own, client, is_async=True)
-        async with await client.post("/v1/messages", **args) as stream:
+        path, body, options = self.route(own, client, stream=True)
+        args = _stream_args(body, options, is_async=True)
+        async with await client.post(path, **args) as stream:
             async for event in stream:
                 for out in state.feed(event):
                     yield out
+
+    def route(
+        self, own: AnthropicPrepared, client: Any, *, stream: bool
+    ) -> tuple[str, Body, dict[str, Any]]:
+        """Where one Messages call goes, its body and its request options.
+
+        ``POST /v1/messages`` here; Claude on Vertex AI posts elsewhere
+        (:class:`llmport_anthropic.vertex.AnthropicVertexProvider`).
+        """
+        return ("/v1/messages", *wire_body(own, client, stream=stream))
 
 
 #: The body fields in the order ``messages.create`` puts them (then ``extra_body``'s).
@@ -246,13 +257,20 @@ _BODY_ORDER = (
 _CALL = frozenset({"timeout", "extra_body", "extra_headers", "extra_query"})
 
 
-def _wire(own: AnthropicPrepared, client: Any, *, stream: bool) -> tuple[Body, dict[str, Any]]:
+def wire_body(
+    own: AnthropicPrepared,
+    client: Any,
+    *,
+    stream: bool,
+    reshape: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+) -> tuple[Body, dict[str, Any]]:
     """The body serialized once (cached on ``own``) and the request options.
 
     Exactly what ``messages.create(**params)`` sent: the same body (its field
     order, ``extra_body`` merged over it) and options (extra headers and
     query, the timeout it would compute for a long non-streamed request,
-    its deprecation warnings).
+    its deprecation warnings). ``reshape`` turns that body into another
+    platform's (Vertex AI's) before it is serialized.
     """
     cached = own.wire.get(stream)
     if cached is not None:
@@ -268,6 +286,8 @@ def _wire(own: AnthropicPrepared, client: Any, *, stream: bool) -> tuple[Body, d
     slots.update((k, v) for k, v in params.items() if k not in slots and k not in _CALL)
     slots.update(params.get("extra_body") or {})
     body = {k: v for k, v in slots.items() if v is not NOT_GIVEN}
+    if reshape is not None:
+        body = reshape(body)
     model, thinking = params["model"], params.get("thinking")
     timeout = params.get("timeout", NOT_GIVEN)
     if not params.get("stream") and timeout is NOT_GIVEN and client.timeout == DEFAULT_TIMEOUT:
@@ -305,7 +325,7 @@ def _sdk_warnings(model: str, thinking: Any) -> None:
             "https://docs.anthropic.com/en/docs/resources/model-deprecations for more "
             "information.",
             DeprecationWarning,
-            stacklevel=6,  # _wire, send and its vendor_boundary wrapper are below the caller
+            stacklevel=7,  # wire_body, route, send and its boundary wrapper are below the caller
         )
     if model in MODELS_TO_WARN_WITH_THINKING_ENABLED and thinking and thinking["type"] == "enabled":
         warnings.warn(
@@ -313,13 +333,12 @@ def _sdk_warnings(model: str, thinking: Any) -> None:
             "'thinking.type=adaptive' instead which results in better model performance in our "
             "testing: https://platform.claude.com/docs/en/build-with-claude/adaptive-thinking",
             UserWarning,
-            stacklevel=6,  # _wire, send and its vendor_boundary wrapper are below the caller
+            stacklevel=7,  # wire_body, route, send and its boundary wrapper are below the caller
         )
 
 
-def _stream_args(own: AnthropicPrepared, client: Any, *, is_async: bool) -> dict[str, Any]:
+def _stream_args(body: Body, options: dict[str, Any], *, is_async: bool) -> dict[str, Any]:
     """``client.post`` arguments of a stream (sync or async client): body, options, types."""
-    body, options = _wire(own, client, stream=True)
     cast_to, stream_cls = _sdk_types(is_async=is_async)
     return {
         "cast_to": cast_to,
