@@ -29,6 +29,8 @@ Vertex AI documentation): the model is in the URL, not the body
 ``anthropic_version: "vertex-2023-10-16"``, model ids are versioned with
 ``@`` (``claude-sonnet-4-5@20250929``), and there is no batch API (the SDK
 refuses it too). Token counting goes to ``count-tokens:rawPredict``.
+Fields given as ``vendor={"anthropic": {...}}`` apply here too (the same
+Messages API); ``vendor={"anthropic-vertex": {...}}`` only here, and wins.
 """
 
 from __future__ import annotations
@@ -173,6 +175,10 @@ class AnthropicVertexProvider(AnthropicProvider):
         caps = self.check(request)
         family = family_for(vertex_model_id(request.model))
         return convert_in.build(request, caps, family, self.vendor_fields(request))
+
+    def vendor_fields(self, request: Request) -> dict[str, Any]:
+        """``vendor={"anthropic": ...}`` fields, then ``{"anthropic-vertex": ...}`` over them."""
+        return {**request.vendor.get("anthropic", {}), **request.vendor.get(NAME, {})}
 
     # -- the wire --------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""Entry point of the Gemini plugin: registers the ``gemini`` provider.
+"""Entry point of the Gemini plugin: registers ``gemini`` and ``gemini-vertex``.
 
 Nothing here imports ``google-genai``: the provider class (and with it the
 SDK) is imported by the factory on first use. The capability tables live in
@@ -21,16 +21,33 @@ def _factory(settings: dict[str, Any], info: ProviderInfo) -> llmport.Provider:
     return GeminiProvider(settings=settings, info=info)
 
 
+def _vertex_factory(settings: dict[str, Any], info: ProviderInfo) -> llmport.Provider:
+    from .vertex import GeminiVertexProvider  # imports the SDK lazily (on first call)
+
+    return GeminiVertexProvider(settings=settings, info=info)
+
+
 @llmport.hookimpl
 def llmport_providers(register: Any) -> None:
-    """Register the ``gemini:`` prefix, its aliases and per-model capabilities."""
+    """Register ``gemini:`` and ``gemini-vertex:``, their aliases and capabilities."""
+    models = {pattern: family.caps for pattern, family in FAMILIES.items()}
     register(
         ProviderInfo(
             prefix="gemini",
             factory=_factory,
             description="Google Gemini API (google-genai; Vertex AI optional)",
             aliases=dict(ALIASES),
-            models={pattern: family.caps for pattern, family in FAMILIES.items()},
+            models=models,
+            default=DEFAULT_FAMILY.caps,
+        )
+    )
+    register(
+        ProviderInfo(
+            prefix="gemini-vertex",
+            factory=_vertex_factory,
+            description="Gemini on Google Vertex AI (google-genai)",
+            aliases={},
+            models=dict(models),
             default=DEFAULT_FAMILY.caps,
         )
     )

@@ -10,7 +10,9 @@ Settings (``Runtime(providers={"gemini": {...}})`` or ``[providers.gemini]``):
 * ``timeout``: seconds per request (an option ``timeout=`` on a call overrides it);
 * ``default_headers``: extra HTTP headers on every request;
 * ``vertexai`` (default ``GOOGLE_GENAI_USE_VERTEXAI``), ``project``,
-  ``location``: use Vertex AI instead of the Developer API;
+  ``location``: use Vertex AI instead of the Developer API (or the
+  ``gemini-vertex:`` provider, :mod:`llmport_gemini.vertex`); ``credentials``:
+  a ``google.auth`` credentials object for Vertex AI (default: ADC);
 * ``async_transport``: ``"aiohttp"`` (the default when aiohttp is installed,
   as it is with this plugin) or ``"httpx"``: what the async client runs on.
   The sync client always uses httpx2.
@@ -62,6 +64,7 @@ KNOWN_SETTINGS = frozenset(
         "vertexai",
         "project",
         "location",
+        "credentials",
         "async_transport",
     }
 )
@@ -223,10 +226,10 @@ class GeminiProvider(Provider):
         kwargs: dict[str, Any] = {}
         if self.vertex:
             kwargs["vertexai"] = True
-            for name in ("project", "location"):
+            for name in ("project", "location", "credentials"):
                 if s.get(name):
                     kwargs[name] = s[name]
-            if key and not (s.get("project") or s.get("location")):
+            if key and not (s.get("project") or s.get("location") or s.get("credentials")):
                 kwargs["api_key"] = key  # Vertex AI express mode
         else:
             if not key:
