@@ -257,3 +257,16 @@ def base_model_id(model: str) -> str:
         if model.startswith(prefix):
             return model[len(prefix) :]
     return model
+
+
+def names_no_model(model: str) -> bool:
+    """An ARN none of whose text names a model llmport knows.
+
+    Application inference profiles
+    (``arn:aws:bedrock:us-east-1:123:application-inference-profile/abc``),
+    provisioned and custom models hide the model behind an id; foundation
+    model and system-defined inference profile ARNs
+    (``...:inference-profile/us.anthropic.claude-...``) name it, and match
+    the ``*``-prefixed patterns of :data:`FAMILIES`.
+    """
+    return model.startswith("arn:") and family_for(model) is DEFAULT_FAMILY

@@ -14,7 +14,12 @@ Settings (``Runtime(providers={"bedrock": {...}})`` or ``[providers.bedrock]``):
 * ``connect_timeout``: seconds (default 10);
 * ``max_workers``: size of the thread pool that runs boto3 for the async
   API (default 16; also the size of botocore's connection pool and the
-  connection limit of the async direct path).
+  connection limit of the async direct path);
+* ``inference_profiles``: ``{ARN or id: model id}``, the model an
+  application inference profile (or a provisioned or custom model) runs,
+  for its capabilities and CountTokens (``us.``/``eu.``/``global.`` ids and
+  ARNs that name their model need none). An ARN that names no known model
+  and is not listed gets permissive capabilities and one warning.
 
 The contract (:mod:`llmport.provider.contract`): :meth:`BedrockProvider.prepare` runs
 once per model request and does every check and the whole conversion
@@ -63,6 +68,7 @@ import contextvars
 import functools
 import os
 import threading
+import warnings
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
@@ -79,7 +85,7 @@ from .batch import BedrockBatch
 from .convert_in import ConversePrepared, materialize
 from .direct import AsyncEvents, Wire, usable
 from .errors import call, config_error, input_error, translate
-from .models import Family, base_model_id, family_for
+from .models import Family, base_model_id, family_for, names_no_model
 
 T = TypeVar("T")
 
@@ -94,6 +100,7 @@ SETTINGS = frozenset(
         "timeout",
         "connect_timeout",
         "max_workers",
+        "inference_profiles",  # ARN (or id) -> the model id whose capabilities it has
         "control_endpoint_url",  # batch: the bedrock control-plane endpoint
         "s3_endpoint_url",  # batch: the S3 endpoint
     }
@@ -112,6 +119,21 @@ def _seconds(settings: Mapping[str, Any], name: str, default: float) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
         raise ConfigError(f"bedrock: {name} must be a positive number of seconds, got {value!r}")
     return float(value)
+
+
+def _profiles(value: Any) -> dict[str, str]:
+    """The ``inference_profiles`` setting checked: a mapping of strings to model ids."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) and k and v for k, v in value.items()
+    ):
+        raise ConfigError(
+            "bedrock: inference_profiles must map inference profile ARNs (or ids) to model "
+            f"ids, e.g. {{'arn:aws:bedrock:...:application-inference-profile/abc': "
+            f"'anthropic.claude-sonnet-4-5-20250929-v1:0'}}, got {value!r}"
+        )
+    return dict(value)
 
 
 def _import_aiohttp() -> None:
@@ -164,6 +186,8 @@ class BedrockProvider(Provider):
         self._pool: ThreadPoolExecutor | None = None
         self._ssl: Any = None  # the async path's TLS context (see _tls)
         self._families: dict[str, Family] = {}
+        self.inference_profiles = _profiles(self.settings.get("inference_profiles"))
+        self._warned: set[str] = set()  # ARNs already warned about (once each)
 
     def __repr__(self) -> str:
         # Settings may hold credentials: show only where requests go.
@@ -184,16 +208,34 @@ class BedrockProvider(Provider):
     # -- model facts ---------------------------------------------------------------
 
     def family(self, model: str) -> Family:
-        """The model's :class:`~llmport_bedrock.models.Family`, looked up once (fnmatch is slow)."""
+        """The model's :class:`~llmport_bedrock.models.Family`, looked up once (fnmatch is slow).
+
+        An inference profile named in ``inference_profiles`` has its model's family.
+        """
         found = self._families.get(model)
         if found is None:
-            found = self._families[model] = family_for(model)
+            found = self._families[model] = family_for(self.model_behind(model))
         return found
 
+    def model_behind(self, model: str) -> str:
+        """The model id ``model`` runs: its ``inference_profiles`` entry, else ``model`` itself."""
+        return self.inference_profiles.get(model, model)
+
     def capabilities(self, model: str) -> ModelCapabilities:
+        """The capabilities of the model behind ``model`` (an ARN with no known model: warned)."""
+        behind = self.model_behind(model)
+        if behind == model and model not in self._warned and names_no_model(model):
+            self._warned.add(model)
+            warnings.warn(
+                f"bedrock: {model} names no model llmport knows: permissive capabilities "
+                "(Bedrock itself refuses what the model cannot do); name its model with "
+                "the inference_profiles setting ({ARN: model id}) for exact checks",
+                UserWarning,
+                stacklevel=2,
+            )
         if self.info is None:  # created directly, not through the registration
             return self.family(model).caps
-        return super().capabilities(model)
+        return super().capabilities(behind)
 
     # -- prepare: once per model request, no I/O -------------------------------------
 
@@ -492,7 +534,8 @@ class BedrockProvider(Provider):
         """The ``count_tokens`` keyword arguments for ``request`` (checked and converted, no I/O).
 
         CountTokens takes the base model id (``anthropic.claude-...``, without
-        the ``us.`` inference-profile prefix) and the Converse request's
+        the ``us.`` inference-profile prefix; for a listed inference profile
+        ARN, its model's) and the Converse request's
         ``messages``, ``system``, ``toolConfig`` and ``additionalModelRequestFields``.
         """
         if not self.capabilities(request.model).count_tokens:
@@ -508,7 +551,8 @@ class BedrockProvider(Provider):
             for key in ("messages", "system", "toolConfig", "additionalModelRequestFields")
             if key in payload
         }
-        return {"modelId": base_model_id(request.model), "input": {"converse": converse}}
+        model = base_model_id(self.model_behind(request.model))
+        return {"modelId": model, "input": {"converse": converse}}
 
     @vendor_boundary
     def count_tokens(self, request: Request) -> int:
