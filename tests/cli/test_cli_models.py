@@ -78,18 +78,43 @@ def test_80_columns_is_a_table_not_the_narrow_list(
     assert "inputs:" not in out  # the narrow layout's label
 
 
-def test_neighbouring_patterns_with_equal_capabilities_share_a_row(
+def test_every_row_is_whole_no_blank_means_as_above(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, real_plugins: Any
 ) -> None:
     out = render(capsys, monkeypatch, 80)
     rows = [line.split() for line in out.splitlines()]
-    # gpt-4o-audio-preview* opens the OpenAI table's audio row; its neighbour (same
-    # capabilities) is on the next line with nothing else, in the original order.
+    patterns = {p for info in real_plugins.values() for p in info.models} | {"(any"}
+    table_rows = [r for r in rows if r and r[0] in patterns]
+    assert len(table_rows) >= sum(len(info.models) + 1 for info in real_plugins.values())
+    # Every pattern row carries its own tools/json/stream cells (no blank "as above").
+    assert all(r[-3] in ("yes", "-") and r[-1] in ("yes", "-") for r in table_rows)
     i = rows.index(["gpt-4o-audio-preview*", "text,", "audio,", "file", "-", "yes", "yes", "yes"])
-    assert rows[i + 1] == ["gpt-4o-mini-audio-preview*"]
+    assert rows[i + 1][0] == "gpt-4o-mini-audio-preview*" and rows[i + 1][-3:] == rows[i][-3:]
     # the Office types read as file extensions, not as truncated media types
     bedrock = out[out.index("bedrock:") :]
     assert "docx" in bedrock and "xlsx" in bedrock and "vnd.openxml" not in bedrock
+
+
+def test_provider_filter_shows_one_section(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, real_plugins: Any
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["models", "--provider", "anthropic-vertex"]) == 0
+    out = capsys.readouterr().out
+    headings = [line for line in out.splitlines() if ":  (" in line]
+    assert len(headings) == 1 and headings[0].startswith("anthropic-vertex:  (")
+    assert "claude-opus-4@2025*" in first_words(out)
+    assert "gpt-4o*" not in out
+
+
+def test_an_unknown_provider_is_one_line_on_stderr(
+    capsys: pytest.CaptureFixture[str], real_plugins: Any
+) -> None:
+    assert main(["models", "--provider", "nope"]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.count("\n") == 1
+    assert err.startswith("error: ConfigError: unknown provider 'nope'; known: anthropic,")
 
 
 def test_configured_aliases_are_never_cut(
@@ -108,14 +133,28 @@ def test_configured_aliases_are_never_cut(
     assert f"configured aliases: fast → openai:gpt-4o-mini, claude-on-aws → {target}" in flat
 
 
-def test_json_keeps_the_full_media_types(
-    capsys: pytest.CaptureFixture[str], real_plugins: Any
+def test_json_is_one_array_of_whole_records(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    real_plugins: Any,
 ) -> None:
+    (tmp_path / "llmport.toml").write_text('[aliases]\nmine = "bedrock:us.amazon.nova-pro-v1:0"\n')
+    monkeypatch.chdir(tmp_path)
     assert main(["models", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    bedrock = next(p for p in data["providers"] if p["prefix"] == "bedrock")
-    assert "application/vnd.ms-excel" in bedrock["default"]["files"]
-    assert list(bedrock["models"]) == list(real_plugins["bedrock"].models)
+    assert isinstance(data, list) and all(isinstance(r, dict) for r in data)
+    keys = list(data[0])
+    assert keys[:4] == ["provider", "plugin", "model", "aliases"]
+    assert all(list(record) == keys for record in data)  # stable keys, same order
+    bedrock = [r for r in data if r["provider"] == "bedrock"]
+    assert [r["model"] for r in bedrock] == [*real_plugins["bedrock"].models, "*"]
+    assert "application/vnd.ms-excel" in bedrock[-1]["files"]  # full media types
+    nova_pro = next(r for r in bedrock if r["model"] == "*amazon.nova-pro*")
+    assert set(nova_pro["aliases"]) == {"nova-pro", "mine"}
+    assert main(["models", "--json", "--provider", "gemini-vertex"]) == 0
+    only = json.loads(capsys.readouterr().out)
+    assert {r["provider"] for r in only} == {"gemini-vertex"}
 
 
 def test_a_wide_terminal_shows_each_model_window_and_price(

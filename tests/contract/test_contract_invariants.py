@@ -518,7 +518,9 @@ PATHS: list[Path] = [
     Path(
         "cli models",
         ("cli models",),
-        offline=offline_cli(["models", "--json"], [], ["models", "--bogus"]),
+        offline=offline_cli(
+            ["models", "--json"], ["models", "--provider", "nope"], ["models", "--bogus"]
+        ),
     ),
     Path(
         "cli plugins",

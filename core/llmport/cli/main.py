@@ -81,13 +81,20 @@ def _tokens(n: int | None) -> str:
 
 
 def cmd_models(args: argparse.Namespace) -> int:
+    """``llmport models``: one section per provider, one whole row per model pattern.
+
+    ``--provider NAME`` (repeatable) keeps those providers (an unknown name
+    is a :class:`~llmport.errors.ConfigError`: one line). ``--json`` prints
+    one JSON array with an object per provider and model pattern (see
+    :func:`_model_records`).
+    """
     from ..plugins.host import PluginHost
     from ..provider.config import load_config
 
-    host = PluginHost()
+    providers = _chosen_providers(PluginHost().providers(), args.provider)
     config = load_config()
     rows = []
-    for prefix, info in sorted(host.providers().items()):
+    for prefix, info in sorted(providers.items()):
         rows.append(
             {
                 "prefix": prefix,
@@ -101,14 +108,8 @@ def cmd_models(args: argparse.Namespace) -> int:
                 "aliases": info.aliases,
             }
         )
-    data = {
-        "providers": rows,
-        "aliases": config.aliases,
-        "configurations": config.configurations,
-        "default_model": config.default_model,
-    }
     if args.json:
-        _emit_json(data)
+        _emit_json(_model_records(rows, config.aliases))
         return 0
 
     console = _console()
@@ -119,15 +120,65 @@ def cmd_models(args: argparse.Namespace) -> int:
     for row in rows:
         _print_models(console, row)
         _print_aliases(console, "  aliases:", row["aliases"])
-    if config.aliases:
+    if config.aliases and not args.provider:
         console.print(
             "[bold]configured aliases:[/] "
             + _esc(", ".join(f"{a} → {t}" for a, t in config.aliases.items())),
             overflow="fold",
         )
-    if config.configurations:
+    if config.configurations and not args.provider:
         console.print("[bold]named configurations:[/] " + _esc(", ".join(config.configurations)))
     return 0
+
+
+def _chosen_providers(providers: dict[str, Any], names: list[str] | None) -> dict[str, Any]:
+    """The providers ``--provider`` names (all without it); an unknown name is a ConfigError."""
+    if not names:
+        return providers
+    unknown = [name for name in names if name not in providers]
+    if unknown:
+        from ..errors import ConfigError
+
+        known = ", ".join(sorted(providers)) or "none (no provider plugins are installed)"
+        raise ConfigError(f"unknown provider {', '.join(map(repr, unknown))}; known: {known}")
+    return {name: providers[name] for name in names}
+
+
+#: What stands for "any other model" (the provider's default capabilities) in --json.
+ANY_OTHER = "*"
+
+
+def _model_records(rows: list[dict[str, Any]], configured: dict[str, str]) -> list[dict[str, Any]]:
+    """One object per provider and model pattern, in table order; every object has every key.
+
+    ``model`` is the pattern (first match wins; ``"*"`` last: any other
+    model), ``aliases`` the names (the plugin's and the configured ones) whose
+    target that pattern is the first to match; the rest are the capabilities
+    and the price (USD per million tokens, or null).
+    """
+    from fnmatch import fnmatchcase
+
+    records: list[dict[str, Any]] = []
+    for row in rows:
+        patterns = [*row["models"], ANY_OTHER]
+        named: dict[str, list[str]] = {pattern: [] for pattern in patterns}
+        for alias, target in {**row["aliases"], **configured}.items():
+            prefix, _, model = target.partition(":")
+            if prefix == row["prefix"] and model:
+                first = next(p for p in patterns if p == model or fnmatchcase(model, p))
+                named[first].append(alias)
+        for pattern in patterns:
+            caps = row["default"] if pattern == ANY_OTHER else row["models"][pattern]
+            records.append(
+                {
+                    "provider": row["prefix"],
+                    "plugin": row["plugin"],
+                    "model": pattern,
+                    "aliases": named[pattern],
+                    **caps,
+                }
+            )
+    return records
 
 
 #: Input modalities in reading order (the JSON output keeps them sorted).
@@ -156,24 +207,9 @@ def _short_file_type(media_type: str) -> str:
     return media_type.rpartition("/")[2].removeprefix("x-")
 
 
-def _model_groups(
-    row: dict[str, Any], with_price: bool = True
-) -> list[tuple[list[str], dict[str, Any]]]:
-    """The provider's patterns in order, consecutive ones with equal capabilities together.
-
-    Only neighbours are merged, so the order (first matching pattern wins) is kept.
-    The default capabilities come last, as ``(any other)``.
-    """
-    groups: list[tuple[list[str], dict[str, Any]]] = []
-    for pattern, caps in row["models"].items():
-        if not with_price:
-            caps = {**caps, "price": None}
-        if groups and groups[-1][1] == caps:  # same capabilities (and price, when shown)
-            groups[-1][0].append(pattern)
-        else:
-            groups.append(([pattern], caps))
-    groups.append((["(any other)"], row["default"]))
-    return groups
+def _model_rows(row: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The provider's patterns in order (first match wins), then ``(any other)``: each whole."""
+    return [*row["models"].items(), ("(any other)", row["default"])]
 
 
 #: Room the table needs beside the model column: below that, a list is printed.
@@ -185,22 +221,23 @@ _WIDE_TABLE_ROOM = 72
 def _print_models(console: Any, row: dict[str, Any]) -> None:
     """One provider's models and capabilities: a table, or a list on a narrow terminal.
 
-    Patterns and aliases are never cut (no ``…``): a pattern is one line of the
-    table's first column, as wide as the longest pattern, and the other columns
-    wrap; a terminal too narrow for that gets one paragraph per group instead.
+    Every row is whole: a pattern and all its cells (no blank meaning "as
+    above"). Patterns and aliases are never cut (no ``…``): a pattern is one
+    line of the table's first column, as wide as the longest pattern, and the
+    other columns wrap; a terminal too narrow for that gets one paragraph per
+    pattern instead.
     """
     widest = max([len(p) for p in row["models"]] + [len("(any other)")])
     wide = console.width >= widest + _WIDE_TABLE_ROOM
-    groups = _model_groups(row, with_price=wide or console.width < widest + _TABLE_ROOM)
+    rows = _model_rows(row)
     if console.width >= widest + _TABLE_ROOM:
-        console.print(_models_table(row, groups, widest, wide))
+        console.print(_models_table(row, rows, widest, wide))
         return
     console.print(
         _esc(f"{row['prefix']}:  ({row['plugin']}) {row['description']}"), overflow="fold"
     )
-    for patterns, caps in groups:
-        for pattern in patterns:
-            console.print(_esc(pattern), overflow="fold")
+    for pattern, caps in rows:
+        console.print(_esc(pattern), overflow="fold")
         inputs, files = _inputs_and_files(caps)
         features = [
             name
@@ -229,9 +266,9 @@ def _inputs_and_files(caps: dict[str, Any]) -> tuple[str, str]:
 
 
 def _models_table(
-    row: dict[str, Any], groups: list[tuple[list[str], dict[str, Any]]], widest: int, wide: bool
+    row: dict[str, Any], rows: list[tuple[str, dict[str, Any]]], widest: int, wide: bool
 ) -> Any:
-    """One provider's capability table: patterns one per line, the other columns wrap."""
+    """One provider's capability table: a row per pattern, the other columns wrap."""
     from rich import box
     from rich.table import Table
 
@@ -252,10 +289,10 @@ def _models_table(
     if wide:  # window and price need a wide terminal (--json always has them)
         table.add_column("window", overflow="fold")
         table.add_column("$/MTok in/out", overflow="fold")
-    for patterns, caps in groups:
+    for pattern, caps in rows:
         inputs, files = _inputs_and_files(caps)
         cells = [
-            "\n".join(_esc(p) for p in patterns),
+            _esc(pattern),
             _esc(inputs),
             _esc(files),
             _yes(caps["tools"]),
@@ -538,7 +575,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("models", help="list providers, models, capabilities and aliases")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--json", action="store_true", help="one JSON array: a provider's model a row")
+    p.add_argument(
+        "--provider", action="append", metavar="NAME", help="only this provider (repeatable)"
+    )
     p.set_defaults(func=cmd_models)
 
     p = sub.add_parser("plugins", help="list installed plugins and load errors")

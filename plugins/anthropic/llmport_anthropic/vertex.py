@@ -243,7 +243,10 @@ def _default_credentials(project: str | None) -> tuple[Any, str | None]:
     except Exception as exc:
         kind = type(exc).__name__
         if kind == "DefaultCredentialsError":
-            problem = f"no Google credentials ({str(exc).splitlines()[0] if str(exc) else kind})"
+            problem = (
+                "no Google credentials: set GOOGLE_APPLICATION_CREDENTIALS, run `gcloud auth "
+                "application-default login`, or give the access_token or credentials setting"
+            )
         elif kind == "MissingDependencyError":
             problem = "Google credentials need google-auth: pip install 'anthropic[vertex]'"
         elif isinstance(exc, ValueError) and "project_id" in str(exc):

@@ -91,9 +91,11 @@ def _default_credentials() -> tuple[Any, str | None]:
 
     try:
         credentials, project = google.auth.default(scopes=[CLOUD_PLATFORM])
-    except DefaultCredentialsError as exc:
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        error = ConfigError(f"{NAME}: no Google credentials ({first})")
+    except DefaultCredentialsError:
+        error = ConfigError(
+            f"{NAME}: no Google credentials: set GOOGLE_APPLICATION_CREDENTIALS, run `gcloud "
+            "auth application-default login`, or give the credentials or api_key setting"
+        )
     else:
         return credentials, project
     raise error from None
