@@ -50,6 +50,7 @@ PAGES = [
     "providers/anthropic.md",
     "providers/gemini.md",
     "providers/bedrock.md",
+    "providers/vertex.md",
 ]
 #: READMEs whose example needs a service the test suite cannot provide offline.
 NOT_RUN = {
@@ -61,7 +62,15 @@ ALL_READMES = ["README.md", *PLUGIN_READMES]
 READMES = [r for r in ALL_READMES if r not in NOT_RUN]
 #: First lines of blocks that are sketches, not programs (the tools docs' convention).
 SKIP_MARKS = ("# my_tools/__init__.py", "# signature", "# sketch:")
-VENDORS = ("openai", "openai-responses", "anthropic", "gemini", "bedrock")
+VENDORS = (
+    "openai",
+    "openai-responses",
+    "anthropic",
+    "anthropic-vertex",
+    "gemini",
+    "gemini-vertex",
+    "bedrock",
+)
 
 
 def blocks(path: Path) -> list[str]:
@@ -104,6 +113,9 @@ class StandIns:
         for vendor in ("openai", "anthropic", "gemini", "bedrock"):
             module = __import__(f"llmport_{vendor}.models", fromlist=["ALIASES"])
             self.aliases[vendor] = dict(module.ALIASES)
+        from llmport_anthropic.models import VERTEX_ALIASES
+
+        self.aliases["anthropic-vertex"] = dict(VERTEX_ALIASES)
 
     @hookimpl
     def llmport_providers(self, register: Any) -> None:

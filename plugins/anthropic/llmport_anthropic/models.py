@@ -245,11 +245,11 @@ def caps() -> dict[str, ModelCapabilities]:
 # claude-sonnet-4-5-20250929, claude-opus-4@20250514 its claude-opus-4-20250514
 # (Google's "Use Claude models" page lists them).
 
-#: Short names for Claude on Vertex AI (the newest of each line Google lists).
+#: Short names for Claude on Vertex AI (ids from Google's "Use Claude models" page).
 VERTEX_ALIASES = {
-    "vertex-sonnet": "anthropic-vertex:claude-sonnet-4-6",
+    "vertex-sonnet": "anthropic-vertex:claude-sonnet-4-5@20250929",
     "vertex-haiku": "anthropic-vertex:claude-haiku-4-5@20251001",
-    "vertex-opus": "anthropic-vertex:claude-opus-4-8",
+    "vertex-opus": "anthropic-vertex:claude-opus-4-5@20251101",
 }
 
 
