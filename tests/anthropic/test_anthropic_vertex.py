@@ -302,3 +302,30 @@ def test_what_the_model_cannot_take_is_refused_before_any_request() -> None:
         with pytest.raises(InputError):
             rt.run("think", model="anthropic-vertex:claude-3-haiku@20240307", reasoning="high")
     assert server.requests == []
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("name", ["vertex/claude_text.yaml", "vertex/claude_stream.yaml"])
+async def test_cassettes_replay_on_the_regional_endpoint(
+    mode: str, name: str, cassette: Any
+) -> None:
+    from make_vertex_cassettes import SCENARIOS
+
+    scenario = SCENARIOS[name]
+    with cassette(name) as cass:
+        rt = Runtime(
+            model=f"{scenario.provider}:{scenario.model}",
+            providers={scenario.provider: scenario.settings()},
+        )
+        result = await run_via(
+            mode, rt, scenario.prompt, system=scenario.system, stream=scenario.stream
+        )
+        rt.close()
+    verb = "streamRawPredict" if scenario.stream else "rawPredict"
+    assert cass.requests[0].uri == (
+        "https://us-east5-aiplatform.googleapis.com/v1/projects/llmport-test/locations/"
+        f"us-east5/publishers/anthropic/models/{scenario.model}:{verb}"
+    )
+    body = json.loads(cass.requests[0].body)
+    assert body["anthropic_version"] == VERTEX_VERSION and "model" not in body
+    assert result.output == ("Hello" if scenario.stream else "The capital of France is Paris.")

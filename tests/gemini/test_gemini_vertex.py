@@ -207,3 +207,33 @@ async def test_what_the_model_cannot_take_is_refused_before_any_request() -> Non
             await events_via("async", rt, [Message("user", (TextBlock("x"), video))])
         await rt.aclose()
     assert server.requests == []
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("name", ["vertex/gemini_text.yaml", "vertex/gemini_stream.yaml"])
+async def test_cassettes_replay_on_the_regional_endpoint(
+    mode: str, name: str, cassette: Any
+) -> None:
+    from make_vertex_cassettes import SCENARIOS
+
+    scenario = SCENARIOS[name]
+    with cassette(name) as cass:
+        rt = Runtime(
+            model=f"{scenario.provider}:{scenario.model}",
+            providers={scenario.provider: scenario.settings()},
+        )
+        result = await run_via(
+            mode, rt, scenario.prompt, system=scenario.system, stream=scenario.stream
+        )
+        rt.close()
+    verb = ":streamGenerateContent?alt=sse" if scenario.stream else ":generateContent"
+    assert cass.requests[0].uri == (
+        "https://us-central1-aiplatform.googleapis.com/v1/projects/llmport-test/locations/"
+        f"us-central1/publishers/google/models/{MODEL}{verb}"
+    )
+    expected = (
+        "The capital of France is Paris.\n"
+        if scenario.stream
+        else "Hello! How can I help you today?"
+    )
+    assert result.output == expected

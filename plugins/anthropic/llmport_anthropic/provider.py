@@ -84,7 +84,7 @@ class AnthropicProvider(Provider):
     def _base_url(self) -> str | None:
         return self.settings.get("base_url") or os.environ.get("ANTHROPIC_BASE_URL") or None
 
-    def _client_kwargs(self) -> dict[str, Any]:
+    def client_kwargs(self) -> dict[str, Any]:
         """The SDK client's arguments; a key found in the environment is registered as a secret."""
         kwargs: dict[str, Any] = {"max_retries": 0}
         api_key = self.settings.get("api_key") or os.environ.get("ANTHROPIC_API_KEY")
@@ -108,19 +108,25 @@ class AnthropicProvider(Provider):
             kwargs["default_headers"] = dict(self.settings["default_headers"])
         return kwargs
 
-    def _make_sync(self) -> Any:
+    def sdk_clients(self) -> tuple[Any, Any]:
+        """The SDK's client classes, sync and async (Vertex AI has its own)."""
         import anthropic
 
-        return anthropic.Anthropic(**self._client_kwargs())
+        return anthropic.Anthropic, anthropic.AsyncAnthropic
+
+    def _make_sync(self) -> Any:
+        sync_client, _ = self.sdk_clients()
+        return sync_client(**self.client_kwargs())
 
     def _make_async(self) -> Any:
         import anthropic
 
-        kwargs = self._client_kwargs()
+        _, async_client = self.sdk_clients()
+        kwargs = self.client_kwargs()
         if async_transport(self.settings) == "aiohttp":
             # Measured 3-4x faster than the default httpx pool at 500 concurrent calls.
             kwargs["http_client"] = anthropic.DefaultAioHttpClient()
-        return anthropic.AsyncAnthropic(**kwargs)
+        return async_client(**kwargs)
 
     def close(self) -> None:
         self.clients.close()

@@ -47,7 +47,6 @@ from llmport.errors import (
 )
 from llmport.messages.types import ModelCapabilities, Request
 from llmport.observe.redaction import register_secret
-from llmport.provider.clients import async_transport
 from llmport.provider.contract import ProviderInfo
 from llmport.provider.translate import translating
 from llmport.provider.wire import Body
@@ -115,7 +114,7 @@ class AnthropicVertexProvider(AnthropicProvider):
             self._google.get("project_id") or os.environ.get("ANTHROPIC_VERTEX_PROJECT_ID") or None
         )
 
-    def vertex_kwargs(self) -> dict[str, Any]:
+    def client_kwargs(self) -> dict[str, Any]:
         """``AnthropicVertex`` arguments; credentials resolved now (ConfigError, nothing sent)."""
         region = self.region()
         if not region:
@@ -141,18 +140,11 @@ class AnthropicVertexProvider(AnthropicProvider):
             kwargs["default_headers"] = dict(self.settings["default_headers"])
         return kwargs
 
-    def _make_sync(self) -> Any:
-        from anthropic import AnthropicVertex
+    def sdk_clients(self) -> tuple[Any, Any]:
+        """``AnthropicVertex`` and ``AsyncAnthropicVertex``."""
+        from anthropic import AnthropicVertex, AsyncAnthropicVertex
 
-        return AnthropicVertex(**self.vertex_kwargs())
-
-    def _make_async(self) -> Any:
-        import anthropic
-
-        kwargs = self.vertex_kwargs()
-        if async_transport(self.settings) == "aiohttp":
-            kwargs["http_client"] = anthropic.DefaultAioHttpClient()
-        return anthropic.AsyncAnthropicVertex(**kwargs)
+        return AnthropicVertex, AsyncAnthropicVertex
 
     def translating(self) -> translating:
         """Anthropic's errors and google-auth's; the access token masked."""
