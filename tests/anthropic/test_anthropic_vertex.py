@@ -208,6 +208,28 @@ def test_application_default_credentials_give_the_token_and_the_project(
     assert auth(sent) == "Bearer refreshed-token-1"
 
 
+async def test_adc_project_serves_the_sync_and_the_async_client_and_its_token_is_masked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import google.auth
+
+    credentials = FakeCredentials()
+    monkeypatch.setattr(google.auth, "default", lambda **_: (credentials, "adc-project"))
+    monkeypatch.delenv("ANTHROPIC_VERTEX_PROJECT_ID", raising=False)
+    echo = {"type": "error", "error": {"type": "authentication_error", "message": ""}}
+    echo["error"]["message"] = "token refreshed-token-1 is not allowed here"
+    with LoopbackServer([OK, Reply(status=401, json=echo)]) as server:
+        given = {**settings(server), "access_token": None}
+        del given["project_id"]
+        rt = Runtime(model=f"anthropic-vertex:{MODEL}", providers={"anthropic-vertex": given})
+        assert rt.run("Hi").output == "fine"
+        with pytest.raises(AuthenticationError) as raised:
+            await rt.arun("Hi")
+        await rt.aclose()
+    assert [r.path.split("/")[3] for r in server.requests] == ["adc-project", "adc-project"]
+    assert "refreshed-token-1" not in str(raised.value)
+
+
 def test_application_default_credentials_found_nowhere_is_a_config_error(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Any
 ) -> None:

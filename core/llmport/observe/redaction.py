@@ -49,6 +49,7 @@ __all__ = [
     "LOGGERS",
     "SECRET_ENV_VARS",
     "header_secrets",
+    "held_token",
     "install_log_redaction",
     "looks_secret",
     "redact",
@@ -206,6 +207,19 @@ def _plain_word(run: str) -> bool:
 _lock = threading.Lock()
 _registered: dict[str, bool] = {}  # value -> masked by partial echo too
 _index: list[_Index] = [_Index()]  # swapped whole on each registration; read without the lock
+
+
+def held_token(credentials: object) -> tuple[str, ...]:
+    """The access token a credentials object (google-auth's) holds now, registered; else ().
+
+    Such tokens change each time the credentials refresh: a provider asks
+    for the current one whenever it masks an error.
+    """
+    token = getattr(credentials, "token", None)
+    if not isinstance(token, str) or not token:
+        return ()
+    register_secret(token)
+    return (token,)
 
 
 def register_secret(value: object, *, partial: bool = True) -> None:

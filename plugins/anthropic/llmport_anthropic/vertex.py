@@ -46,7 +46,7 @@ from llmport.errors import (
     ProviderError,
 )
 from llmport.messages.types import ModelCapabilities, Request
-from llmport.observe.redaction import register_secret
+from llmport.observe.redaction import held_token, register_secret
 from llmport.provider.contract import ProviderInfo
 from llmport.provider.translate import translating
 from llmport.provider.wire import Body
@@ -93,6 +93,9 @@ class AnthropicVertexProvider(AnthropicProvider):
             k: given.pop(k) for k in ("region", "project_id", "credentials") if k in given
         }
         token = given.pop("access_token", None)
+        #: The Google credentials in use (the setting, else ADC once loaded; None with a token).
+        self._credentials: Any = self._google.get("credentials")
+        self._adc_project: str | None = None  # the project ADC named, once loaded
         super().__init__(given, info)
         self._token: str | None = token
         if token:
@@ -124,10 +127,10 @@ class AnthropicVertexProvider(AnthropicProvider):
         if self._token:
             kwargs["access_token"] = self._token
         else:
-            credentials = self._google.get("credentials")
-            if credentials is None:
-                credentials, project = _default_credentials(project)
-            kwargs["credentials"] = credentials
+            if self._credentials is None:
+                self._credentials, self._adc_project = _default_credentials(project)
+            project = project or self._adc_project
+            kwargs["credentials"] = self._credentials
         if not project:
             raise ConfigError(
                 f"{NAME}: no project: set ANTHROPIC_VERTEX_PROJECT_ID or the project_id setting"
@@ -147,8 +150,12 @@ class AnthropicVertexProvider(AnthropicProvider):
         return AnthropicVertex, AsyncAnthropicVertex
 
     def translating(self) -> translating:
-        """Anthropic's errors and google-auth's; the access token masked."""
-        return translating(self.name, _translate, self._secrets)
+        """Anthropic's errors and google-auth's; the access token in use masked.
+
+        A token minted from credentials changes when they refresh: the
+        current one is added (and registered for the logs) each time.
+        """
+        return translating(self.name, _translate, (*self._secrets, *held_token(self._credentials)))
 
     def batch_backend(self) -> Any:
         """None: Vertex AI has no Message Batches API (the SDK refuses it as well)."""

@@ -31,8 +31,11 @@ from typing import Any
 
 from llmport.errors import ConfigError
 from llmport.messages.types import Request
+from llmport.observe.redaction import held_token
 from llmport.provider.contract import ProviderInfo
+from llmport.provider.translate import translating
 
+from .errors import translate
 from .provider import GeminiProvider
 
 NAME = "gemini-vertex"
@@ -52,6 +55,9 @@ class GeminiVertexProvider(GeminiProvider):
         # Vertex AI's stable REST version (google-genai would pick v1beta1).
         given.setdefault("api_version", "v1")
         super().__init__({**given, "vertexai": True}, info)
+        #: The Google credentials in use: the setting, else ADC once loaded.
+        self._credentials: Any = self.settings.get("credentials")
+        self._adc_project: str | None = None  # the project ADC named, once loaded
 
     def api_key(self) -> str | None:
         """An express-mode key: the ``api_key`` setting only."""
@@ -69,15 +75,21 @@ class GeminiVertexProvider(GeminiProvider):
             return kwargs
         kwargs.setdefault("location", os.environ.get("GOOGLE_CLOUD_LOCATION") or "global")
         project = kwargs.get("project") or os.environ.get("GOOGLE_CLOUD_PROJECT")
-        if not project:
-            credentials, project = _default_credentials()
-            kwargs.setdefault("credentials", credentials)
+        if not project and self._credentials is None:
+            self._credentials, self._adc_project = _default_credentials()
+        project = project or self._adc_project
+        if self._credentials is not None:
+            kwargs["credentials"] = self._credentials
         if not project:
             raise ConfigError(
                 f"{NAME}: no project: set GOOGLE_CLOUD_PROJECT or the project setting"
             )
         kwargs["project"] = project
         return kwargs
+
+    def translating(self) -> translating:
+        """As for Gemini, with the access token the credentials hold now masked too."""
+        return translating(self.name, translate, (*self._secrets, *held_token(self._credentials)))
 
     def vendor_fields(self, request: Request) -> dict[str, Any]:
         """``vendor={"gemini": ...}`` fields, then ``vendor={"gemini-vertex": ...}`` over them."""
