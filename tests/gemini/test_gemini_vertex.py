@@ -131,6 +131,25 @@ def test_application_default_credentials_give_project_and_token(
     assert auth(sent) == "Bearer vertex-token-1"
 
 
+async def test_adc_serves_the_sync_and_the_async_client_and_its_token_is_masked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import google.auth
+
+    credentials = Credentials()
+    monkeypatch.setattr(google.auth, "default", lambda **_: (credentials, "adc-project"))
+    echo = error(401, "UNAUTHENTICATED", "token vertex-token-1 expired")
+    with LoopbackServer([OK, Reply(status=401, json=echo)]) as server:
+        rt = runtime(server, project=None, credentials=None)
+        assert rt.run("Hi").output == "fine"
+        with pytest.raises(AuthenticationError) as raised:
+            await rt.arun("Hi")
+        await rt.aclose()
+        rt.close()
+    assert [r.path.split("/")[3] for r in server.requests] == ["adc-project", "adc-project"]
+    assert "vertex-token-1" not in str(raised.value)
+
+
 def test_no_credentials_anywhere_is_a_config_error_before_any_request(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Any
 ) -> None:
