@@ -141,3 +141,20 @@ def test_an_arn_naming_no_model_is_allowed_with_one_warning() -> None:
 def test_a_bad_inference_profiles_setting_is_a_config_error(bad: Any) -> None:
     with pytest.raises(ConfigError, match="inference_profiles"):
         provider(inference_profiles=bad)
+
+
+def test_the_setting_comes_from_llmport_toml(tmp_path: Any) -> None:
+    (tmp_path / "llmport.toml").write_text(
+        "[providers.bedrock.inference_profiles]\n"
+        f'"{ARN}" = "{TITAN}"\n'
+    )
+    image = MediaBlock("image", "image/png", data=b"\x89PNG\r\n\x1a\n" + b"\x00" * 64)
+    with LoopbackServer([]) as server:
+        rt = Runtime(
+            model=f"bedrock:{ARN}",
+            providers={"bedrock": {**CREDENTIALS, "region": REGION, "endpoint_url": server.url}},
+        )
+        with pytest.raises(InputError):  # Titan Text takes no images: the file named it
+            rt.run([Message("user", (TextBlock("look"), image))])
+        rt.close()
+    assert server.requests == []
