@@ -16,9 +16,7 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE)]
@@ -26,96 +24,11 @@ sys.path[:0] = [str(HERE)]
 from cassette_support import CASSETTES, make_vcr, rewrite_recording  # noqa: E402
 from llmport import Runtime  # noqa: E402
 from llmport.testing.loopback import LoopbackServer, Reply  # noqa: E402
+from vertex_support import SCENARIOS, Scenario  # noqa: E402
 
 WIRE = HERE.parents[2] / "shared" / "wire-samples"
 KEEP_REQUEST_HEADERS = {"content-type", "anthropic-version"}
 KEEP_RESPONSE_HEADERS = {"content-type", "request-id"}
-PROJECT = "llmport-test"
-
-
-class RecordingCredentials:
-    """google-auth-like credentials whose refresh mints a fake token (filtered anyway)."""
-
-    token: str | None = None
-    expired = False
-    quota_project_id = None
-
-    @property
-    def valid(self) -> bool:
-        return self.token is not None
-
-    def refresh(self, request: Any) -> None:
-        self.token = "recording-token"
-
-
-@dataclass(frozen=True)
-class Scenario:
-    """One cassette: which provider, which sample's answers, which call."""
-
-    cassette: str
-    provider: str
-    region: str
-    sample: str
-    model: str
-    stream: bool
-    prompt: str
-    system: str
-
-    def host(self) -> str:
-        return f"https://{self.region}-aiplatform.googleapis.com"
-
-    def settings(self) -> dict[str, Any]:
-        """The provider settings of the recording and of the replay (no base_url there)."""
-        if self.provider == "anthropic-vertex":
-            return {"region": self.region, "project_id": PROJECT, "access_token": "recording"}
-        return {"project": PROJECT, "location": self.region, "credentials": RecordingCredentials()}
-
-
-SCENARIOS = {
-    s.cassette: s
-    for s in [
-        Scenario(
-            "vertex/claude_text.yaml",
-            "anthropic-vertex",
-            "us-east5",
-            "anthropic/text.json",
-            "claude-sonnet-4-5@20250929",
-            False,
-            "What is the capital of France?",
-            "You are a helpful assistant.",
-        ),
-        Scenario(
-            "vertex/claude_stream.yaml",
-            "anthropic-vertex",
-            "us-east5",
-            "anthropic/stream-text.json",
-            "claude-haiku-4-5@20251001",
-            True,
-            "Say just hello",
-            "Be brief.",
-        ),
-        Scenario(
-            "vertex/gemini_text.yaml",
-            "gemini-vertex",
-            "us-central1",
-            "gemini/text.json",
-            "gemini-2.5-flash",
-            False,
-            "Hello!",
-            "You are a chatbot.",
-        ),
-        Scenario(
-            "vertex/gemini_stream.yaml",
-            "gemini-vertex",
-            "us-central1",
-            "gemini/stream-text.json",
-            "gemini-2.5-flash",
-            True,
-            "What is the capital of France?",
-            "You are a helpful chatbot.",
-        ),
-    ]
-}
 
 
 def sample_reply(scenario: Scenario) -> Reply:

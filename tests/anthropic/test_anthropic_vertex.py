@@ -25,6 +25,7 @@ from llmport.provider.wire import plain
 from llmport.testing.loopback import LoopbackServer, Reply
 from llmport_anthropic.plugin import llmport_providers
 from llmport_anthropic.vertex import VERTEX_VERSION, AnthropicVertexProvider
+from vertex_support import SCENARIOS, FakeCredentials, replay
 
 MODEL = "claude-sonnet-4-5@20250929"
 TOKEN = "ya29.vertex-test-access-token"
@@ -152,21 +153,8 @@ def test_region_and_project_come_from_the_environment(monkeypatch: pytest.Monkey
     )
 
 
-class FakeCredentials:
-    """What the SDK asks of google-auth credentials: a token, refreshed when expired."""
-
-    def __init__(self) -> None:
-        self.token: str | None = None
-        self.expired = False
-        self.refreshes = 0
-
-    def refresh(self, request: Any) -> None:
-        self.refreshes += 1
-        self.token = f"refreshed-token-{self.refreshes}"
-
-
 def test_google_credentials_are_refreshed_into_a_bearer_token() -> None:
-    credentials = FakeCredentials()
+    credentials = FakeCredentials("refreshed-token")
     with LoopbackServer([OK]) as server:
         rt = Runtime(
             model=f"anthropic-vertex:{MODEL}",
@@ -187,7 +175,7 @@ def test_application_default_credentials_give_the_token_and_the_project(
 ) -> None:
     import google.auth
 
-    credentials = FakeCredentials()
+    credentials = FakeCredentials("refreshed-token")
     scopes: list[Any] = []
 
     def default(scopes: Any = None, **_: Any) -> tuple[Any, str]:
@@ -213,7 +201,7 @@ async def test_adc_project_serves_the_sync_and_the_async_client_and_its_token_is
 ) -> None:
     import google.auth
 
-    credentials = FakeCredentials()
+    credentials = FakeCredentials("refreshed-token")
     monkeypatch.setattr(google.auth, "default", lambda **_: (credentials, "adc-project"))
     monkeypatch.delenv("ANTHROPIC_VERTEX_PROJECT_ID", raising=False)
     echo = {"type": "error", "error": {"type": "authentication_error", "message": ""}}
@@ -331,18 +319,8 @@ def test_what_the_model_cannot_take_is_refused_before_any_request() -> None:
 async def test_cassettes_replay_on_the_regional_endpoint(
     mode: str, name: str, cassette: Any
 ) -> None:
-    from make_vertex_cassettes import SCENARIOS
-
+    cass, result = await replay(mode, name, cassette)
     scenario = SCENARIOS[name]
-    with cassette(name) as cass:
-        rt = Runtime(
-            model=f"{scenario.provider}:{scenario.model}",
-            providers={scenario.provider: scenario.settings()},
-        )
-        result = await run_via(
-            mode, rt, scenario.prompt, system=scenario.system, stream=scenario.stream
-        )
-        rt.close()
     verb = "streamRawPredict" if scenario.stream else "rawPredict"
     assert cass.requests[0].uri == (
         "https://us-east5-aiplatform.googleapis.com/v1/projects/llmport-test/locations/"

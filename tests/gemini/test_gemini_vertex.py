@@ -22,6 +22,7 @@ from llmport.messages.types import MediaBlock, Message, TextBlock
 from llmport.testing.loopback import LoopbackServer, Reply
 from llmport_gemini.plugin import llmport_providers
 from llmport_gemini.vertex import GeminiVertexProvider
+from vertex_support import SCENARIOS, FakeCredentials, replay
 
 MODEL = "gemini-2.5-flash"
 OK = Reply(json=answer("r1", [{"text": "fine"}], usage(3, 1)))
@@ -32,24 +33,6 @@ def models_path(project: str = "p", location: str = "us-central1") -> str:
     return f"/v1/projects/{project}/locations/{location}/publishers/google/models/{MODEL}"
 
 
-class Credentials:
-    """What google-genai asks of google-auth credentials: a token, refreshed when missing."""
-
-    def __init__(self) -> None:
-        self.token: str | None = None
-        self.expired = False
-        self.quota_project_id = None
-        self.refreshes = 0
-
-    @property
-    def valid(self) -> bool:
-        return self.token is not None
-
-    def refresh(self, request: Any) -> None:
-        self.refreshes += 1
-        self.token = f"vertex-token-{self.refreshes}"
-
-
 def auth(sent: Any) -> str:
     return next(v for k, v in sent.headers.items() if k.lower() == "authorization")
 
@@ -58,7 +41,7 @@ def runtime(server: LoopbackServer, **settings: Any) -> Runtime:
     given = {
         "project": "p",
         "location": "us-central1",
-        "credentials": Credentials(),
+        "credentials": FakeCredentials(),
         "base_url": server.url,
         **settings,
     }
@@ -112,7 +95,7 @@ def test_application_default_credentials_give_project_and_token(
 ) -> None:
     import google.auth
 
-    credentials = Credentials()
+    credentials = FakeCredentials()
     scopes: list[Any] = []
 
     def default(scopes: Any = None, **_: Any) -> tuple[Any, str]:
@@ -136,7 +119,7 @@ async def test_adc_serves_the_sync_and_the_async_client_and_its_token_is_masked(
 ) -> None:
     import google.auth
 
-    credentials = Credentials()
+    credentials = FakeCredentials()
     monkeypatch.setattr(google.auth, "default", lambda **_: (credentials, "adc-project"))
     echo = error(401, "UNAUTHENTICATED", "token vertex-token-1 expired")
     with LoopbackServer([OK, Reply(status=401, json=echo)]) as server:
@@ -233,18 +216,8 @@ async def test_what_the_model_cannot_take_is_refused_before_any_request() -> Non
 async def test_cassettes_replay_on_the_regional_endpoint(
     mode: str, name: str, cassette: Any
 ) -> None:
-    from make_vertex_cassettes import SCENARIOS
-
+    cass, result = await replay(mode, name, cassette)
     scenario = SCENARIOS[name]
-    with cassette(name) as cass:
-        rt = Runtime(
-            model=f"{scenario.provider}:{scenario.model}",
-            providers={scenario.provider: scenario.settings()},
-        )
-        result = await run_via(
-            mode, rt, scenario.prompt, system=scenario.system, stream=scenario.stream
-        )
-        rt.close()
     verb = ":streamGenerateContent?alt=sse" if scenario.stream else ":generateContent"
     assert cass.requests[0].uri == (
         "https://us-central1-aiplatform.googleapis.com/v1/projects/llmport-test/locations/"
