@@ -77,6 +77,7 @@ _LAZY = {
     "CitationEvent": ".messages.types",
     "CustomEvent": ".messages.types",
     "FinalEvent": ".messages.types",
+    "FileRef": ".messages.types",  # files
     "MediaBlock": ".messages.types",
     "Message": ".messages.types",
     "NativeTool": ".messages.types",
@@ -145,6 +146,7 @@ if TYPE_CHECKING:
     from .messages.types import Citation as Citation
     from .messages.types import CitationEvent as CitationEvent
     from .messages.types import CustomEvent as CustomEvent
+    from .messages.types import FileRef as FileRef
     from .messages.types import FinalEvent as FinalEvent
     from .messages.types import MediaBlock as MediaBlock
     from .messages.types import Message as Message
@@ -214,6 +216,7 @@ __all__ = [
     "DecisionError",
     "Dropped",
     "ExecFailed",
+    "FileRef",
     "FinalEvent",
     "FixNotApproved",
     "FixRejected",

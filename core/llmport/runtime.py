@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from .engine.settings import Resolved, Routed
     from .engine.tokens import ModelInfo, TokenCount
     from .messages.estimate import estimate_tokens
-    from .messages.types import StreamEvent
+    from .messages.types import FileRef, StreamEvent  # files
     from .plugins.host import PluginHost
     from .provider.callable import CallableProvider, request_to_content
     from .provider.config import Config
@@ -412,6 +412,48 @@ class Runtime:
         from .engine import batch
 
         return batch.batch_job(self, job_id, requests=requests, model=model, **common)
+
+    # -- files by reference (llmport.engine.files) -------------------------------------
+
+    def upload(
+        self, source: Any, *, provider: str | None = None, purpose: str | None = None
+    ) -> FileRef:
+        """Upload a file (a path or a MediaBlock) once; send the returned FileRef instead."""
+        from .engine import files
+
+        return files.upload(self, source, provider, purpose)
+
+    async def aupload(
+        self, source: Any, *, provider: str | None = None, purpose: str | None = None
+    ) -> FileRef:
+        """Async :meth:`upload`."""
+        from .engine import files
+
+        return await files.aupload(self, source, provider, purpose)
+
+    def delete_file(self, ref: FileRef) -> None:
+        """Delete an uploaded file from the vendor that holds it."""
+        from .engine import files
+
+        files.delete_file(self, ref)
+
+    async def adelete_file(self, ref: FileRef) -> None:
+        """Async :meth:`delete_file`."""
+        from .engine import files
+
+        await files.adelete_file(self, ref)
+
+    def files(self, *, provider: str | None = None) -> list[FileRef]:
+        """The files uploaded to ``provider``'s files API (default: the default model's)."""
+        from .engine import files
+
+        return files.files(self, provider)
+
+    async def afiles(self, *, provider: str | None = None) -> list[FileRef]:
+        """Async :meth:`files`."""
+        from .engine import files
+
+        return await files.afiles(self, provider)
 
     # -- lifecycle ----------------------------------------------------------------------
 

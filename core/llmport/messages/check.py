@@ -39,6 +39,7 @@ __all__ = [
     "UNKNOWN_WINDOW_TOKENS",
     "Turn",
     "canonical_media_type",
+    "check_file_refs",
     "check_input_size",
     "check_message",
     "check_tool_parameters",
@@ -223,6 +224,15 @@ def _block_problem(block: Any) -> str | None:
         return _not_string(getattr(block, "media_type", None), "media_type", empty=False)
     if kind in ("server_tool_call", "server_tool_result"):
         return nesting_problem(getattr(block, "raw", None))
+    if kind == "file_ref":
+        return next(
+            (
+                problem
+                for name in ("provider", "id", "media_type")
+                if (problem := _not_string(getattr(block, name, None), name, empty=False))
+            ),
+            None,
+        )
     return f"not a content block: {type(block).__name__}"
 
 
@@ -262,6 +272,30 @@ _PARTS: tuple[tuple[str, Callable[[Any], str | None]], ...] = (
     ("tool_calls", _call_problem),
     ("tool_results", _result_problem),
 )
+
+
+# --- files by reference ------------------------------------------------------------
+
+
+def check_file_refs(messages: Iterable[Turn], vendor: str, model: str = "") -> None:
+    """Refuse a file reference another vendor holds, before any request.
+
+    An uploaded file (:class:`~llmport.messages.types.FileRef`) lives in one
+    vendor's files account: any other vendor would answer 400 (or, worse,
+    another file of that id). ``vendor`` is the files account of the provider
+    the request goes to (``Provider.files_vendor``). Tool results' blocks are
+    checked too.
+    """
+    for i, message in enumerate(messages):
+        blocks = [*message.blocks, *(b for r in message.tool_results for b in r.blocks)]
+        for block in blocks:
+            if getattr(block, "type", None) == "file_ref" and block.provider != vendor:
+                raise MessageError(
+                    f"messages[{i}]: {block.describe()} was uploaded to {block.provider!r} "
+                    f"and cannot be read by {vendor!r}"
+                    + (f" ({model})" if model else "")
+                    + f"; upload the file with rt.upload(..., provider={vendor!r})"
+                )
 
 
 # --- a conversation ---------------------------------------------------------------

@@ -32,6 +32,7 @@ from .check import (
 from .types import (
     Block,
     CacheControl,
+    FileRef,
     MediaBlock,
     Message,
     ServerToolCall,
@@ -119,7 +120,9 @@ def _kind_matches(kind: str, media_type: str) -> bool:
 
 def load_block(raw: Any, index: int, *, max_bytes: int = DEFAULT_MAX_BLOCK_BYTES) -> Block:
     """Turn one caller block (dict, str, or an already loaded block) into a Block."""
-    if isinstance(raw, (TextBlock, MediaBlock, ThinkingBlock, ServerToolCall, ServerToolResult)):
+    if isinstance(
+        raw, (TextBlock, MediaBlock, ThinkingBlock, ServerToolCall, ServerToolResult, FileRef)
+    ):
         return raw
     if isinstance(raw, str):
         return TextBlock(raw)
@@ -369,7 +372,7 @@ def normalize_content(
         return []
     if isinstance(content, str) and not content:
         raise ContentError(0, "content is empty (give text, blocks, or history=)")
-    if isinstance(content, (str, Mapping, TextBlock, MediaBlock, ThinkingBlock)):
+    if isinstance(content, (str, Mapping, TextBlock, MediaBlock, ThinkingBlock, FileRef)):
         content = [content]
     if not isinstance(content, Iterable) or isinstance(content, (bytes, bytearray)):
         raise ContentError(

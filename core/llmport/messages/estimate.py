@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .types import Block, Request
+    from .types import Block, FileRef, Request
 
 __all__ = ["CHARS_PER_TOKEN", "block_tokens", "estimate_tokens", "text_tokens"]
 
@@ -36,20 +36,27 @@ def _media_tokens(kind: str, size: int) -> int:
 
 def block_tokens(block: Block) -> int:
     """The estimate for one content block (text by length, media by size)."""
-    from .types import MediaBlock, TextBlock, ThinkingBlock
+    from .types import FileRef, MediaBlock, TextBlock, ThinkingBlock
 
     if isinstance(block, TextBlock):
         return _chars_tokens(len(block.text))
     if isinstance(block, MediaBlock):
         return _media_tokens(block.type, block.size)
+    if isinstance(block, FileRef):  # the vendor reads the file: as much as its bytes
+        return _media_tokens(_ref_kind(block), block.size or 0)
     if isinstance(block, ThinkingBlock):
         return _chars_tokens(len(block.text) + len(block.redacted or ""))
     return _chars_tokens(len(str(block.raw or block)))  # a server-side tool block
 
 
+def _ref_kind(block: FileRef) -> str:
+    """A file reference's media kind, as a block of its bytes would have it."""
+    return "image" if block.media_type.startswith("image/") else "file"
+
+
 def estimate_tokens(request: Request) -> int:
     """A cheap estimate of input tokens (4 characters a token; media by size)."""
-    from .types import MediaBlock, TextBlock, ThinkingBlock
+    from .types import FileRef, MediaBlock, TextBlock, ThinkingBlock
 
     chars = len(request.system or "")
     media = 0
@@ -59,6 +66,8 @@ def estimate_tokens(request: Request) -> int:
                 chars += len(block.text)
             elif isinstance(block, MediaBlock):
                 media += _media_tokens(block.type, block.size)
+            elif isinstance(block, FileRef):
+                media += _media_tokens(_ref_kind(block), block.size or 0)
             elif isinstance(block, ThinkingBlock):
                 chars += len(block.text) + len(block.redacted or "")
             else:

@@ -14,6 +14,7 @@ import base64
 import binascii
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from ..errors import MessageError
@@ -360,7 +361,35 @@ class ServerToolResult:
     type: Literal["server_tool_result"] = "server_tool_result"
 
 
-Block: TypeAlias = TextBlock | MediaBlock | ThinkingBlock | ServerToolCall | ServerToolResult
+@dataclass(slots=True, frozen=True)
+class FileRef:
+    """A file uploaded to a vendor's files API (``rt.upload``), sent by reference.
+
+    Only the vendor that holds it can read it: ``provider`` names that
+    vendor's files account (``"openai"``, ``"anthropic"``, ``"gemini"``,
+    ``"bedrock"``), ``id`` is its own id (OpenAI ``file-...``, Anthropic
+    ``file_...``, the Gemini file's URI, an ``s3://`` URI on Bedrock). A
+    conversation keeps the reference, never the bytes again; a reference given
+    to another vendor is an :class:`~llmport.errors.InputError` before any
+    request. ``expires_at`` is when the vendor deletes it (UTC), if it does.
+    """
+
+    provider: str
+    id: str
+    media_type: str
+    size: int | None = None
+    expires_at: datetime | None = None
+    filename: str | None = None
+    type: Literal["file_ref"] = "file_ref"
+
+    def describe(self) -> str:
+        """The reference for error messages."""
+        return f"file_ref {self.id!r} ({self.media_type}, {self.provider})"
+
+
+Block: TypeAlias = (
+    TextBlock | MediaBlock | ThinkingBlock | ServerToolCall | ServerToolResult | FileRef
+)
 #: Blocks only a vendor can produce; sent back only to the vendor named in ``vendor``.
 VendorBlock: TypeAlias = ThinkingBlock | ServerToolCall | ServerToolResult
 
@@ -1007,6 +1036,11 @@ def block_to_dict(block: Block) -> dict[str, Any]:
         _put(out, "cache", _cache_to(block.cache))
         _put(out, "citations", block.citations, False)
         _put(out, "send", block.send, "auto")
+    elif isinstance(block, FileRef):
+        out.update(provider=block.provider, id=block.id, media_type=block.media_type)
+        _put(out, "size", block.size)
+        _put(out, "expires_at", None if block.expires_at is None else block.expires_at.isoformat())
+        _put(out, "filename", block.filename)
     elif isinstance(block, ThinkingBlock):
         _put(out, "text", block.text, "")
         _put(out, "signature", block.signature)
@@ -1117,6 +1151,20 @@ def _server_result(d: dict[str, Any]) -> Block:
     )
 
 
+def _file_ref(d: dict[str, Any]) -> Block:
+    for key in ("provider", "id", "media_type"):
+        if not isinstance(d[key], str) or not d[key]:
+            raise MessageError(f"file_ref block: {key!r} must be a non-empty string")
+    size, expires = d.get("size"), d.get("expires_at")
+    if size is not None and (isinstance(size, bool) or not isinstance(size, int)):
+        raise MessageError("file_ref block: 'size' must be an integer")
+    try:
+        when = None if expires is None else datetime.fromisoformat(expires)
+    except (TypeError, ValueError):
+        raise MessageError("file_ref block: 'expires_at' must be an ISO 8601 time") from None
+    return FileRef(d["provider"], d["id"], d["media_type"], size, when, d.get("filename"))
+
+
 _READERS: dict[str, Callable[[dict[str, Any]], Block]] = {
     "text": _text,
     "image": _media,
@@ -1125,6 +1173,7 @@ _READERS: dict[str, Callable[[dict[str, Any]], Block]] = {
     "thinking": _thinking,
     "server_tool_call": _server_call,
     "server_tool_result": _server_result,
+    "file_ref": _file_ref,
 }
 
 

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import UnsupportedFeatureError
+from ..messages.check import check_file_refs
 from ..messages.content import block_to_dict
 from ..messages.types import ModelCapabilities, Request, Response, Usage
 from .contract import Prepared, Provider
@@ -78,6 +79,7 @@ class CallableProvider(Provider):
         return _ANY
 
     def prepare(self, request: Request) -> Prepared:
+        check_file_refs(request.messages, self.files_vendor, request.model)
         if request.tools:
             raise UnsupportedFeatureError(
                 self.label,

@@ -38,16 +38,20 @@ from typing import Any, Literal
 
 from ..controls.options import STANDARD_OPTIONS, unknown_option_error
 from ..errors import UnsupportedContentError, UnsupportedFeatureError
+from ..messages.check import check_file_refs
 from ..messages.types import (
     Block,
     Citation,
     CitationEvent,
+    FileRef,
     MediaBlock,
     ModelCapabilities,
     ProviderEvent,
     Request,
     Response,
+    ServerToolCall,
     ServerToolEvent,
+    ServerToolResult,
     StopEvent,
     TextBlock,
     TextDelta,
@@ -62,6 +66,7 @@ from ..observe.redaction import redact_settings, register_settings, secret_value
 from . import translate
 
 __all__ = [
+    "FILES",
     "STANDARD_OPTIONS",
     "TOKEN_COUNTING",
     "Prepared",
@@ -74,6 +79,9 @@ __all__ = [
     "response_events",
 ]
 
+
+#: The feature of the :class:`UnsupportedFeatureError` a provider without a files API raises.
+FILES = "files (upload, delete, list)"
 
 #: The feature of the :class:`UnsupportedFeatureError` a provider raises when it cannot
 #: count tokens for a model (``count_tokens`` then estimates instead).
@@ -159,6 +167,7 @@ class Provider:
         if unknown:
             raise unknown_option_error(unknown, self.options, f"{self.name} option")
         caps = self.capabilities(request.model)
+        check_file_refs(request.messages, self.files_vendor, request.model)
         cached = False
         for t in request.tools:
             cached = cached or t.cache is not None
@@ -214,6 +223,51 @@ class Provider:
         before any request for a provider that returns None.
         """
         return None
+
+    # -- files by reference (rt.upload, rt.delete_file, rt.files) -------------------------
+
+    @property
+    def files_vendor(self) -> str:
+        """The files account this provider reads :class:`FileRef` s from (default: its name).
+
+        Two providers of one vendor share it (``openai`` and ``openai-responses``).
+        """
+        return self.name
+
+    def upload(self, block: MediaBlock, purpose: str | None = None) -> FileRef:
+        """Upload ``block``'s bytes to the vendor's files API; the reference to send instead.
+
+        ``purpose`` is the vendor's own (OpenAI ``"user_data"``, ``"assistants"``);
+        None lets the plugin choose. The default (no files API) raises
+        :class:`~llmport.errors.UnsupportedFeatureError` before any request.
+        """
+        raise UnsupportedFeatureError(self.name, "", FILES)
+
+    async def aupload(self, block: MediaBlock, purpose: str | None = None) -> FileRef:
+        """Async :meth:`upload`; the default runs it in a thread."""
+        import asyncio
+
+        return await asyncio.to_thread(self.upload, block, purpose)
+
+    def delete_file(self, ref: FileRef) -> None:
+        """Delete an uploaded file from the vendor's files API."""
+        raise UnsupportedFeatureError(self.name, "", FILES)
+
+    async def adelete_file(self, ref: FileRef) -> None:
+        """Async :meth:`delete_file`; the default runs it in a thread."""
+        import asyncio
+
+        await asyncio.to_thread(self.delete_file, ref)
+
+    def list_files(self) -> list[FileRef]:
+        """The files uploaded to the vendor's files API (this key's account)."""
+        raise UnsupportedFeatureError(self.name, "", FILES)
+
+    async def alist_files(self) -> list[FileRef]:
+        """Async :meth:`list_files`; the default runs it in a thread."""
+        import asyncio
+
+        return await asyncio.to_thread(self.list_files)
 
     def vendor_fields(self, request: Request) -> dict[str, Any]:
         """The fields ``exec(vendor={...})`` gave for this provider (merged into the body)."""
@@ -574,7 +628,7 @@ def response_events(response: Response) -> Iterable[ProviderEvent]:
                 yield ThinkingDelta(
                     block.text, n, block.signature, block.redacted, block.vendor, dict(block.extra)
                 )
-            elif not isinstance(block, MediaBlock):
+            elif isinstance(block, (ServerToolCall, ServerToolResult)):
                 yield ServerToolEvent(block)
     elif response.text:
         yield TextDelta(response.text)

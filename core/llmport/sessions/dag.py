@@ -723,7 +723,8 @@ def block_to_stored(block: Block) -> dict[str, Any]:
     """A JSON form of a block. Media keep type, name and size, never their bytes.
 
     Thinking and server-tool blocks are kept whole (signatures included), so a
-    later read sends them back to the vendor that produced them (and only to it).
+    later read sends them back to the vendor that produced them (and only to it);
+    so are file references (``FileRef``: no bytes, the vendor holds them).
     """
     if isinstance(block, TextBlock):
         return {"type": "text", "text": block.text}
@@ -742,8 +743,8 @@ def stored_to_block(stored: dict[str, Any]) -> Block:
     kind = stored.get("type")
     if kind == "text":
         return TextBlock(str(stored.get("text", "")))
-    if kind in ("thinking", "server_tool_call", "server_tool_result"):
-        return block_from_dict(stored)
+    if kind in ("thinking", "server_tool_call", "server_tool_result", "file_ref"):
+        return block_from_dict(stored)  # a file reference is kept whole: it is sent again
     where = stored.get("filename") or stored.get("url") or f"{stored.get('size', 0)} bytes"
     return TextBlock(f"[{stored.get('type')}: {where} ({stored.get('media_type')})]")
 
