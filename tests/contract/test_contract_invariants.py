@@ -454,6 +454,62 @@ def submit_turn(wire: Wire) -> list[Reply]:
     return [Reply(body=b"")] if wire.id == "bedrock" else []
 
 
+# --- files by reference (SPEC §23) ---------------------------------------------------------
+
+#: The file every upload path sends (malformed: a number, not a file).
+PDF_BLOCK = {"type": "file", "data": b"%PDF-1.4\n%%EOF\n", "media_type": "application/pdf"}
+#: Vendors with no files API refuse every files path typed before any request
+#: (test_contract_files.py checks that, with zero requests).
+NO_FILES = {
+    "bedrock": "no files API: S3 references only, files paths refused before any request",
+    "callonly": "a _call plugin has no files API: refused before any request",
+    "callonly-stream": "a _call plugin has no files API: refused before any request",
+}
+#: Where an empty object is the documented success answer.
+EMPTY_OK = {
+    **NO_FILES,
+    "gemini": "files.delete and files.list answer {} when done / when there are no files",
+}
+
+
+def upload_source(ctx: Ctx) -> Any:
+    return BAD_CONTENT if ctx.malformed else PDF_BLOCK
+
+
+def a_ref(ctx: Ctx) -> Any:
+    """A reference of the target's files account (malformed: a bare id string)."""
+    vendor = "openai" if ctx.wire.provider.startswith("openai") else ctx.wire.provider
+    return "file-1" if ctx.malformed else llmport.FileRef(vendor, "file-1", "application/pdf")
+
+
+async def upload(ctx: Ctx) -> Any:
+    return ctx.rt.upload(upload_source(ctx), provider=ctx.wire.provider)
+
+
+async def aupload(ctx: Ctx) -> Any:
+    return await ctx.rt.aupload(upload_source(ctx), provider=ctx.wire.provider)
+
+
+async def delete_file(ctx: Ctx) -> Any:
+    return ctx.rt.delete_file(a_ref(ctx))
+
+
+async def adelete_file(ctx: Ctx) -> Any:
+    return await ctx.rt.adelete_file(a_ref(ctx))
+
+
+def files_of(ctx: Ctx) -> Any:
+    return BAD_CONTENT if ctx.malformed else ctx.wire.provider
+
+
+async def files(ctx: Ctx) -> Any:
+    return ctx.rt.files(provider=files_of(ctx))
+
+
+async def afiles(ctx: Ctx) -> Any:
+    return await ctx.rt.afiles(provider=files_of(ctx))
+
+
 #: THE table: every path of the public API. A new path must be added here to pass the suite.
 @agentic_function
 def shaky(task: str) -> str:
@@ -499,6 +555,12 @@ PATHS: list[Path] = [
     Path("aresults", ("BatchJob.aresults",), aresults, before=results_turn, not_for=NO_BATCH),
     Path("cancel", ("BatchJob.cancel",), cancel, before=cancel_turn, not_for=NO_BATCH),
     Path("acancel", ("BatchJob.acancel",), acancel, before=cancel_turn, not_for=NO_BATCH),
+    Path("upload", ("Runtime.upload",), upload, not_for=NO_FILES),
+    Path("aupload", ("Runtime.aupload",), aupload, not_for=NO_FILES),
+    Path("delete_file", ("Runtime.delete_file",), delete_file, not_for=EMPTY_OK),
+    Path("adelete_file", ("Runtime.adelete_file",), adelete_file, not_for=EMPTY_OK),
+    Path("files", ("Runtime.files",), files, not_for=EMPTY_OK),
+    Path("afiles", ("Runtime.afiles",), afiles, not_for=EMPTY_OK),
     Path("continue_with", ("RunResult.continue_with",), continue_with, before=tool_turn),
     Path("acontinue_with", ("RunResult.acontinue_with",), acontinue_with, before=tool_turn),
     Path("continue_stream", ("RunResult.continue_stream",), continue_stream, before=tool_turn),

@@ -12,11 +12,12 @@ here, before any request (I2).
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..errors import ContentError, OptionError
+from ..errors import ContentError, InputError, OptionError
 from ..messages.content import load_block
 from ..messages.types import FileRef, MediaBlock
 
@@ -119,13 +120,16 @@ def holder(rt: FilesOwner, ref: Any) -> Provider:
     """The provider that can delete ``ref``: one of this runtime's that reads its account.
 
     A provider already made (the one that uploaded it, with its key and
-    endpoint) first, else the one the reference's account names.
+    endpoint) first, else the default model's, else the one the reference's
+    account names.
     """
     if not isinstance(ref, FileRef):
         raise OptionError(f"delete_file takes a FileRef (from rt.upload), got {type(ref).__name__}")
     made = [p for p in rt.targets.providers() if p.files_vendor == ref.provider]
-    target = made[0] if made else files_provider(rt, ref.provider)
-    return target if made else _checked(ref, target)
+    if not made:  # the default model's provider, when it reads that account
+        with contextlib.suppress(InputError):
+            made = [p for p in (rt.route(None)[0],) if p.files_vendor == ref.provider]
+    return made[0] if made else _checked(ref, files_provider(rt, ref.provider))
 
 
 def _checked(ref: FileRef, target: Provider) -> Provider:

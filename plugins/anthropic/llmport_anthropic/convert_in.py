@@ -24,6 +24,7 @@ from llmport.messages.types import (
     Block,
     CacheControl,
     Citation,
+    FileRef,
     MediaBlock,
     Message,
     ModelCapabilities,
@@ -43,6 +44,7 @@ from llmport.provider.thinking import EFFORT_BUDGETS, MIN_BUDGET, check_thinking
 from llmport.provider.wire import base64_of, plain
 from llmport.schema.transform import ANTHROPIC
 
+from .files import FILES_BETA, container_uploads, file_block
 from .models import MAX_REQUEST_BYTES, WEB_FETCH_TOOL, WEB_SEARCH_TOOL, Family
 
 VENDOR = "anthropic"
@@ -461,6 +463,9 @@ def build(
             if family.effort_beta:
                 params["extra_headers"] = {"anthropic-beta": family.effort_beta}
 
+    if add_file_uploads(params, request, model):
+        beta = params.setdefault("extra_headers", {}).get("anthropic-beta")
+        params["extra_headers"]["anthropic-beta"] = f"{beta},{FILES_BETA}" if beta else FILES_BETA
     tools = [tool_param(spec, caps) for spec in request.tools]
     if request.native_tools:
         tools += [native_tool_param(t, caps, family, model) for t in request.native_tools]
@@ -486,6 +491,39 @@ def build(
     if vendor:
         merge_vendor_fields(params, vendor, model)
     return AnthropicPrepared(request, params, output_tool)
+
+
+def add_file_uploads(params: dict[str, Any], request: Request, model: str) -> bool:
+    """Put ``NativeTool("code_execution", files=[...])`` in the last user turn; any file used?
+
+    Files given to the code execution tool go in as ``container_upload``
+    blocks of the user turn (the recorded Files API request in
+    cassettes/README.md). True when the request references an uploaded file
+    anywhere: then it needs the Files API beta header.
+    """
+    refs = [
+        ref
+        for tool in request.native_tools
+        if tool.kind == "code_execution"
+        for ref in tool.options.get("files", ())
+    ]
+    for ref in refs:
+        if not isinstance(ref, FileRef) or ref.provider != VENDOR:
+            raise OptionError(
+                "NativeTool('code_execution', files=[...]) takes Anthropic FileRefs "
+                f"(rt.upload(..., provider='anthropic')), got {ref!r:.80} for {model}"
+            )
+    turns = params["messages"]
+    if refs and turns and turns[-1]["role"] == "user":
+        content = turns[-1]["content"]
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        turns[-1]["content"] = [*content, *container_uploads(refs)]
+    return bool(refs) or any(
+        isinstance(b, FileRef)
+        for m in request.messages
+        for b in (*m.blocks, *(x for r in m.tool_results for x in r.blocks))
+    )
 
 
 def _base_params(request: Request, family: Family, thinking: Thinking | None) -> dict[str, Any]:
@@ -651,7 +689,7 @@ _NATIVE_OPTIONS = {
     "url_context": frozenset(
         {"max_uses", "allowed_domains", "blocked_domains", "citations", "max_content_tokens"}
     ),
-    "code_execution": frozenset(),
+    "code_execution": frozenset({"files"}),  # files: container_upload blocks, not the entry
 }
 
 
@@ -678,7 +716,7 @@ def native_tool_param(
         entry = {"type": WEB_FETCH_TOOL, "name": "web_fetch"}
     else:
         entry = {"type": family.code_execution, "name": "code_execution"}
-    entry.update(copy.deepcopy(tool.options))
+    entry.update(copy.deepcopy({k: v for k, v in tool.options.items() if k != "files"}))
     return entry
 
 
@@ -862,6 +900,8 @@ def block_param(block: Block, model: str) -> dict[str, Any]:
         if block.cache is not None:
             out["cache_control"] = cache_param(block.cache, model)
         return out
+    if isinstance(block, FileRef):
+        return file_block(block)
     if not isinstance(block, MediaBlock):
         raise UnsupportedContentError(
             VENDOR, model, f"{block.type} block", "only assistant turns carry it"

@@ -39,15 +39,23 @@ from dataclasses import replace
 from typing import Any
 
 from llmport.errors import ConfigError
-from llmport.messages.types import ModelCapabilities, ProviderEvent, Request, Response
+from llmport.messages.types import (
+    FileRef,
+    MediaBlock,
+    ModelCapabilities,
+    ProviderEvent,
+    Request,
+    Response,
+)
 from llmport.observe.redaction import register_secret
 from llmport.provider.clients import ClientCache, async_transport
 from llmport.provider.contract import Prepared, Provider, ProviderInfo
+from llmport.provider.files import aall_pages, all_pages
 from llmport.provider.translate import answer_field, translating, vendor_boundary
 from llmport.provider.wire import Body
 from llmport.provider.wire import encode as encode_body
 
-from . import convert_in, convert_out
+from . import convert_in, convert_out, files
 from .batch import AnthropicBatch
 from .convert_in import AnthropicPrepared
 from .errors import translate
@@ -141,6 +149,39 @@ class AnthropicProvider(Provider):
     def batch_backend(self) -> Any:
         """Anthropic message batches (:mod:`llmport_anthropic.batch`)."""
         return AnthropicBatch(self, self.clients)
+
+    # -- files by reference (llmport_anthropic.files) ------------------------------------
+
+    @vendor_boundary
+    def upload(self, block: MediaBlock, purpose: str | None = None) -> FileRef:
+        answer = self.clients.sync().beta.files.upload(**files.upload_args(block, self.name))
+        return files.file_ref(answer, self.name)
+
+    @vendor_boundary
+    async def aupload(self, block: MediaBlock, purpose: str | None = None) -> FileRef:
+        client = await self.clients.aclient()
+        answer = await client.beta.files.upload(**files.upload_args(block, self.name))
+        return files.file_ref(answer, self.name)
+
+    @vendor_boundary
+    def delete_file(self, ref: FileRef) -> None:
+        answer = self.clients.sync().beta.files.delete(ref.id, betas=[files.FILES_BETA])
+        files.deleted(answer, self.name)
+
+    @vendor_boundary
+    async def adelete_file(self, ref: FileRef) -> None:
+        client = await self.clients.aclient()
+        files.deleted(await client.beta.files.delete(ref.id, betas=[files.FILES_BETA]), self.name)
+
+    @vendor_boundary
+    def list_files(self) -> list[FileRef]:
+        page = self.clients.sync().beta.files.list(betas=[files.FILES_BETA])
+        return all_pages(page, functools.partial(files.file_refs, vendor=self.name))
+
+    @vendor_boundary
+    async def alist_files(self) -> list[FileRef]:
+        page = await (await self.clients.aclient()).beta.files.list(betas=[files.FILES_BETA])
+        return await aall_pages(page, functools.partial(files.file_refs, vendor=self.name))
 
     def capabilities(self, model: str) -> ModelCapabilities:
         """The registered capabilities, else (a provider made directly) the family table's."""

@@ -26,6 +26,7 @@ from llmport.messages.content import inline_text_file, is_text_like
 from llmport.messages.types import (
     Block,
     CacheControl,
+    FileRef,
     MediaBlock,
     Message,
     ModelCapabilities,
@@ -41,6 +42,7 @@ from llmport.provider.contract import Prepared, check_block
 from llmport.provider.thinking import EFFORT_BUDGETS, MIN_BUDGET, check_thinking_sampling
 from llmport.schema.transform import BEDROCK
 
+from .files import as_block
 from .models import CLAUDE_THINKING, DOCUMENT_FORMATS, MAX_DOCUMENT_BYTES, Family
 
 VENDOR = "bedrock"
@@ -740,6 +742,8 @@ def _content(
     block: Block, out: list[dict[str, Any]], model: str, family: Family, names: dict[str, int]
 ) -> None:
     """Append one neutral block (and its cache point) to a turn's Converse content."""
+    if isinstance(block, FileRef):  # an S3 object (llmport_bedrock.files)
+        block = as_block(block)
     if isinstance(block, (TextBlock, MediaBlock)):
         # Blank text is not sent, except a non-empty one that anchors a cache point
         # (prompt-cache.json: Bedrock takes {"text": "\n"} before a cachePoint).

@@ -74,13 +74,20 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from llmport.errors import ConfigError, UnsupportedFeatureError
-from llmport.messages.types import ModelCapabilities, ProviderEvent, Request, Response
+from llmport.messages.types import (
+    FileRef,
+    MediaBlock,
+    ModelCapabilities,
+    ProviderEvent,
+    Request,
+    Response,
+)
 from llmport.observe.redaction import register_secret
 from llmport.provider.clients import ClientCache
 from llmport.provider.contract import TOKEN_COUNTING, Prepared, Provider, ProviderInfo
 from llmport.provider.translate import answer_field, translating, vendor_boundary
 
-from . import convert_in, convert_out
+from . import convert_in, convert_out, files
 from .batch import BedrockBatch
 from .convert_in import ConversePrepared, materialize
 from .direct import AsyncEvents, Wire, usable
@@ -220,6 +227,26 @@ class BedrockProvider(Provider):
     def model_behind(self, model: str) -> str:
         """The model id ``model`` runs: its ``inference_profiles`` entry, else ``model`` itself."""
         return self.inference_profiles.get(model, model)
+    # -- files by reference: S3 locations (llmport_bedrock.files) ---------------------------
+
+    def upload(self, block: MediaBlock, purpose: str | None = None) -> FileRef:
+        """An ``s3://`` object's reference (no request: Bedrock has no files API)."""
+        return files.s3_ref(block)
+
+    async def aupload(self, block: MediaBlock, purpose: str | None = None) -> FileRef:
+        return files.s3_ref(block)
+
+    def delete_file(self, ref: FileRef) -> None:
+        raise files.no_files_api("deleting files")
+
+    async def adelete_file(self, ref: FileRef) -> None:
+        raise files.no_files_api("deleting files")
+
+    def list_files(self) -> list[FileRef]:
+        raise files.no_files_api("listing files")
+
+    async def alist_files(self) -> list[FileRef]:
+        raise files.no_files_api("listing files")
 
     def capabilities(self, model: str) -> ModelCapabilities:
         """The capabilities of the model behind ``model`` (an ARN with no known model: warned)."""

@@ -31,6 +31,7 @@ from typing import Any
 from llmport.errors import OptionError, UnsupportedContentError, UnsupportedFeatureError
 from llmport.messages.content import inline_text_file, is_text_like
 from llmport.messages.types import (
+    FileRef,
     MediaBlock,
     Message,
     ModelCapabilities,
@@ -47,6 +48,7 @@ from llmport.provider.contract import Prepared
 from llmport.provider.wire import Body, encode, urlsafe_base64_of
 from llmport.schema.transform import GEMINI
 
+from .files import part as file_part
 from .models import AUDIO_TYPES, FILE_TYPES, IMAGE_TYPES, NATIVE_TEXT_FILES, Family
 
 VENDOR = "gemini"
@@ -715,7 +717,7 @@ def _turns(
     model_parts: Callable[[Message], list[Any]],
     call_part: Callable[[ToolCall, set[str]], Any],
     result_part: Callable[[ToolResult, set[str]], Any],
-    block_part: Callable[[TextBlock | MediaBlock], Any],
+    block_part: Callable[[TextBlock | MediaBlock | FileRef], Any],
 ) -> list[tuple[str, list[Any]]]:
     """``(role, parts)`` per turn: the one walk :func:`contents` and :func:`wire_contents` render.
 
@@ -738,7 +740,7 @@ def _turns(
             role = "user"
             parts = [result_part(result, synthetic) for result in message.tool_results]
             for block in message.blocks:
-                if isinstance(block, (TextBlock, MediaBlock)):
+                if isinstance(block, (TextBlock, MediaBlock, FileRef)):
                     parts.append(block_part(block))
         if not parts:
             continue
@@ -897,10 +899,12 @@ def part_form(block: TextBlock | MediaBlock, model: str) -> tuple[str, str]:
     raise UnsupportedContentError(VENDOR, model, block.describe(), f"Gemini does not take {mt}")
 
 
-def part(block: TextBlock | MediaBlock, model: str) -> Any:
+def part(block: TextBlock | MediaBlock | FileRef, model: str) -> Any:
     """One content block as a ``Part`` (see :func:`part_form`)."""
     from google.genai import types
 
+    if isinstance(block, FileRef):
+        return types.Part(file_data=types.FileData(file_uri=block.id, mime_type=block.media_type))
     form, value = part_form(block, model)
     if form == "text":
         return types.Part(text=value)
@@ -1017,8 +1021,10 @@ def _wire_response_part(block: Any, model: str, family: Family | None) -> dict[s
     return {"inline_data": {"mime_type": media.media_type, "data": urlsafe_base64_of(media)}}
 
 
-def wire_part(block: TextBlock | MediaBlock, model: str) -> dict[str, Any]:
+def wire_part(block: TextBlock | MediaBlock | FileRef, model: str) -> dict[str, Any]:
     """:func:`part` as JSON (see :func:`part_form`)."""
+    if isinstance(block, FileRef):  # an uploaded file (llmport_gemini.files)
+        return file_part(block)
     form, value = part_form(block, model)
     if form == "text":
         return {"text": value}

@@ -43,13 +43,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from llmport.errors import ConfigError, MessageError
-from llmport.messages.types import ProviderEvent, Request, Response
+from llmport.messages.types import FileRef, MediaBlock, ProviderEvent, Request, Response
 from llmport.observe.redaction import register_secret
 from llmport.provider.clients import ClientCache, async_transport
 from llmport.provider.contract import Prepared, Provider, ProviderInfo
-from llmport.provider.translate import answer_field, translating, vendor_boundary
+from llmport.provider.translate import answer_field, malformed, translating, vendor_boundary
 
-from . import convert_in, convert_out
+from . import convert_in, convert_out, files
 from .batch import GeminiBatch
 from .errors import translate
 from .models import Family, family_for
@@ -401,6 +401,67 @@ class GeminiProvider(Provider):
     def translating(self) -> translating:
         """google-genai's errors as llmport's; the key in use masked, whatever its format."""
         return translating(self.name, translate, self._secrets)
+
+    # -- files by reference (llmport_gemini.files) ------------------------------------
+
+    @property
+    def files_vendor(self) -> str:
+        """Vertex AI reads no Files API file (only gs:// URIs): no reference is its."""
+        return f"{self.name} on Vertex AI" if self.vertex else self.name
+
+    def _upload_args(self, block: MediaBlock) -> dict[str, Any]:
+        if self.vertex:
+            raise files.not_on_vertex("uploading files")
+        return files.upload_args(block, self.name)
+
+    def _uploaded(self, answer: Any) -> FileRef:
+        if answer is None:
+            raise malformed(self.name, "the resumable upload gave no upload URL or did not end")
+        return files.file_ref(answer, self.name)
+
+    @vendor_boundary
+    def upload(self, block: MediaBlock, purpose: str | None = None) -> FileRef:
+        args = self._upload_args(block)
+        try:  # google-genai checks the answers itself: a KeyError or ValueError, raised after
+            answer = self.client().files.upload(**args)
+        except (KeyError, ValueError):
+            answer = None
+        return self._uploaded(answer)
+
+    @vendor_boundary
+    async def aupload(self, block: MediaBlock, purpose: str | None = None) -> FileRef:
+        args = self._upload_args(block)
+        client = await self.async_client()
+        try:  # google-genai checks the answers itself: a KeyError or ValueError, raised after
+            answer = await client.aio.files.upload(**args)
+        except (KeyError, ValueError):
+            answer = None
+        return self._uploaded(answer)
+
+    @vendor_boundary
+    def delete_file(self, ref: FileRef) -> None:
+        if self.vertex:
+            raise files.not_on_vertex("deleting files")
+        self.client().files.delete(name=files.file_name(ref))
+
+    @vendor_boundary
+    async def adelete_file(self, ref: FileRef) -> None:
+        if self.vertex:
+            raise files.not_on_vertex("deleting files")
+        await (await self.async_client()).aio.files.delete(name=files.file_name(ref))
+
+    @vendor_boundary
+    def list_files(self) -> list[FileRef]:
+        if self.vertex:
+            raise files.not_on_vertex("listing files")
+        return [files.file_ref(f, self.name) for f in self.client().files.list()]
+
+    @vendor_boundary
+    async def alist_files(self) -> list[FileRef]:
+        if self.vertex:
+            raise files.not_on_vertex("listing files")
+        pager = await (await self.async_client()).aio.files.list()
+        return [files.file_ref(f, self.name) async for f in pager]
 
     def batch_backend(self) -> Any:
         """Gemini batch mode (:mod:`llmport_gemini.batch`)."""

@@ -30,6 +30,7 @@ from llmport.messages.content import inline_text_file, is_text_like
 from llmport.messages.types import (
     Block,
     CacheControl,
+    FileRef,
     MediaBlock,
     Message,
     ModelCapabilities,
@@ -197,6 +198,8 @@ def chat_part(
 def _chat_part(block: Block, vendor: str, model: str, caps: ModelCapabilities) -> dict[str, Any]:
     if isinstance(block, TextBlock):
         return {"type": "text", "text": block.text}
+    if isinstance(block, FileRef):
+        return chat_file_ref(block, vendor, model)
     if not isinstance(block, MediaBlock):
         raise UnsupportedContentError(
             vendor, model, describe(block), "a user turn takes text, images, audio and files"
@@ -225,6 +228,23 @@ def _chat_part(block: Block, vendor: str, model: str, caps: ModelCapabilities) -
             "file": {"filename": file_name(block), "file_data": data_url_of(block)},
         }
     return {"type": "text", "text": inline_file(block, kind, vendor, model).text}
+
+
+def chat_file_ref(ref: FileRef, vendor: str, model: str) -> dict[str, Any]:
+    """An uploaded file as a Chat Completions ``file`` part (``file.file_id``).
+
+    Images are refused: Chat's ``image_url.url`` takes "either a URL of the
+    image or the base64 encoded image data" (API reference), no file id.
+    """
+    if ref.media_type.startswith("image/"):
+        raise UnsupportedContentError(
+            vendor,
+            model,
+            ref.describe(),
+            "Chat Completions takes images by URL or base64 only; use 'openai-responses:' "
+            "(input_image takes a file_id)",
+        )
+    return {"type": "file", "file": {"file_id": ref.id}}
 
 
 def chat_assistant(message: Message, vendor: str, model: str) -> dict[str, Any]:
@@ -437,6 +457,10 @@ def _responses_part(
 ) -> dict[str, Any]:
     if isinstance(block, TextBlock):
         return {"type": "input_text", "text": block.text}
+    if isinstance(block, FileRef):  # an uploaded file, by id (Responses "File inputs")
+        if block.media_type.startswith("image/"):
+            return {"type": "input_image", "file_id": block.id, "detail": "auto"}
+        return {"type": "input_file", "file_id": block.id}
     if not isinstance(block, MediaBlock):
         raise UnsupportedContentError(
             vendor, model, describe(block), "a user turn takes text, images and files"
@@ -680,7 +704,7 @@ def cache_fields(
 CHAT_WEB_OPTIONS = frozenset({"search_context_size", "user_location"})
 RESPONSES_NATIVE_OPTIONS: dict[str, frozenset[str]] = {
     "web_search": frozenset({"search_context_size", "user_location", "allowed_domains"}),
-    "code_execution": frozenset({"container", "file_ids"}),
+    "code_execution": frozenset({"container", "file_ids", "files"}),
     "file_search": frozenset({"vector_store_ids", "max_num_results", "filters", "ranking_options"}),
 }
 
@@ -694,6 +718,23 @@ def _native_options(native: NativeTool, allowed: frozenset[str], vendor: str, mo
             f"NativeTool({native.kind!r}) option(s) {', '.join(sorted(map(repr, unknown)))}",
             f"OpenAI maps {', '.join(sorted(allowed)) or 'no options'}",
         )
+
+
+def container_file_ids(options: Mapping[str, Any], vendor: str, model: str) -> list[str]:
+    """``NativeTool("code_execution", files=[ref, ...])``: the uploaded files' ids.
+
+    They go in the code interpreter's ``container.file_ids`` (upload them with
+    ``purpose="assistants"``); each must be an OpenAI :class:`FileRef`.
+    """
+    ids: list[str] = []
+    for ref in options.get("files", ()):
+        if not isinstance(ref, FileRef) or ref.provider != "openai":
+            raise OptionError(
+                f"NativeTool('code_execution', files=[...]) takes OpenAI FileRefs "
+                f"(rt.upload(..., provider='openai')), got {ref!r:.80} for {model}"
+            )
+        ids.append(ref.id)
+    return ids
 
 
 def user_location(value: Any, *, nested: bool) -> dict[str, Any]:
@@ -745,8 +786,9 @@ def responses_native_tools(
             entry.update(options)
         elif native.kind == "code_execution":
             container = options.get("container") or {"type": "auto"}
-            if "file_ids" in options:
-                container = {**container, "file_ids": list(options["file_ids"])}
+            file_ids = [*options.get("file_ids", ()), *container_file_ids(options, vendor, model)]
+            if "file_ids" in options or "files" in options:
+                container = {**container, "file_ids": file_ids}
             entry = {"type": "code_interpreter", "container": container}
             include.append("code_interpreter_call.outputs")
         else:

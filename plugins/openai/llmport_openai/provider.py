@@ -42,15 +42,23 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from llmport.errors import ConfigError
-from llmport.messages.types import ModelCapabilities, ProviderEvent, Request, Response
+from llmport.messages.types import (
+    FileRef,
+    MediaBlock,
+    ModelCapabilities,
+    ProviderEvent,
+    Request,
+    Response,
+)
 from llmport.observe.redaction import register_secret
 from llmport.provider.clients import ClientCache, async_transport
 from llmport.provider.contract import Prepared, Provider, ProviderInfo
+from llmport.provider.files import aall_pages, all_pages
 from llmport.provider.translate import answer_field, translating, vendor_boundary
 from llmport.provider.wire import Body, plain
 from llmport.provider.wire import encode as encode_body
 
-from . import convert_in, convert_out
+from . import convert_in, convert_out, files
 from .batch import OpenAIBatch
 from .errors import translate
 
@@ -211,6 +219,43 @@ class _OpenAIProvider(Provider):
         """OpenAI batches (:mod:`llmport_openai.batch`)."""
         url = "/v1/responses" if self.conversation == "input" else "/v1/chat/completions"
         return OpenAIBatch(self, self.clients, url)
+
+    # -- files by reference (llmport_openai.files) ---------------------------------------
+
+    @property
+    def files_vendor(self) -> str:
+        """Both OpenAI APIs read the same files; a named OpenAI-compatible service its own."""
+        return "openai" if self.name in ("openai", "openai-responses") else self.name
+
+    @vendor_boundary
+    def upload(self, block: MediaBlock, purpose: str | None = None) -> FileRef:
+        args = files.upload_args(block, purpose, self.name)
+        answer = self.clients.sync().files.create(**args)
+        return files.file_ref(answer, self.files_vendor, block.media_type)
+
+    @vendor_boundary
+    async def aupload(self, block: MediaBlock, purpose: str | None = None) -> FileRef:
+        args = files.upload_args(block, purpose, self.name)
+        answer = await (await self.clients.aclient()).files.create(**args)
+        return files.file_ref(answer, self.files_vendor, block.media_type)
+
+    @vendor_boundary
+    def delete_file(self, ref: FileRef) -> None:
+        files.deleted(self.clients.sync().files.delete(ref.id), self.name)
+
+    @vendor_boundary
+    async def adelete_file(self, ref: FileRef) -> None:
+        files.deleted(await (await self.clients.aclient()).files.delete(ref.id), self.name)
+
+    @vendor_boundary
+    def list_files(self) -> list[FileRef]:
+        page = self.clients.sync().files.list()
+        return all_pages(page, functools.partial(files.file_refs, vendor=self.files_vendor))
+
+    @vendor_boundary
+    async def alist_files(self) -> list[FileRef]:
+        page = await (await self.clients.aclient()).files.list()
+        return await aall_pages(page, functools.partial(files.file_refs, vendor=self.files_vendor))
 
     def close(self) -> None:
         self.clients.close()
