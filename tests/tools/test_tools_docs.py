@@ -24,6 +24,7 @@ PAGES = [
     "features/citations.md",
     "features/native-tools.md",
     "features/files-and-vendor-fields.md",
+    "features/files.md",
     "mcp.md",
     "agents.md",
 ]
