@@ -410,3 +410,70 @@ def test_gemini_on_vertex_reads_no_files_api_reference_and_has_no_files_api() ->
                 call()
         rt.close()
         assert server.requests == []
+
+
+PNG_REF = {
+    "openai-responses": FileRef("openai", "file-img", "image/png"),
+    "anthropic": FileRef("anthropic", "file_img", "image/png"),
+    "gemini": FileRef("gemini", GEMINI_URI, "image/png"),
+}
+
+
+@pytest.mark.parametrize("wire_id", sorted(PNG_REF))
+def test_an_uploaded_image_is_sent_as_the_vendors_image_by_reference(wire_id: str) -> None:
+    wire, ref = by_id(wire_id), PNG_REF[wire_id]
+    vendor = Vendor(wire)
+    with vendor.server:
+        rt = make_runtime(wire, vendor.server, max_retries=1)
+        rt.exec(["What is in it?", ref])
+        rt.close()
+    expected = {
+        "openai-responses": {"type": "input_image", "file_id": "file-img", "detail": "auto"},
+        "anthropic": {"type": "image", "source": {"type": "file", "file_id": "file_img"}},
+        "gemini": {"fileData": {"fileUri": GEMINI_URI, "mimeType": "image/png"}},
+    }[wire_id]
+    assert expected in parts_of(wire_id, vendor.model_bodies()[0])
+
+
+def test_chat_completions_refuses_an_uploaded_image_before_any_request() -> None:
+    wire = by_id("openai-chat")
+    with LoopbackServer([wire.text_reply("no")], repeat=True) as server:
+        rt = make_runtime(wire, server, max_retries=1)
+        with pytest.raises(InputError, match="file_id"):
+            rt.exec(["What is in it?", FileRef("openai", "file-img", "image/png")])
+        rt.close()
+        assert server.requests == []
+
+
+def test_a_code_execution_file_of_another_vendor_is_refused_before_any_request() -> None:
+    for wire_id, other in (("openai-responses", "anthropic"), ("anthropic", "openai")):
+        wire = by_id(wire_id)
+        tool = NativeTool("code_execution", files=[FileRef(other, "f-1", "text/csv")])
+        with LoopbackServer([wire.text_reply("no")], repeat=True) as server:
+            rt = make_runtime(wire, server, max_retries=1)
+            with pytest.raises(InputError, match="FileRefs"):
+                rt.exec("Sum it.", tools=[tool])
+            rt.close()
+            assert server.requests == []
+
+
+@pytest.mark.parametrize("operation", ["delete", "list", "upload"])
+def test_gemini_files_errors_are_typed_and_carry_no_foreign_exception(operation: str) -> None:
+    from invariant_checks import foreign_exceptions
+    from llmport.errors import AuthenticationError
+
+    wire = by_id("gemini")
+    denied = Reply(
+        status=401, json={"error": {"code": 401, "message": "bad key", "status": "UNAUTHENTICATED"}}
+    )
+    with LoopbackServer([denied], repeat=True) as server:
+        rt = make_runtime(wire, server, max_retries=1)
+        with pytest.raises(AuthenticationError) as raised:
+            if operation == "delete":
+                rt.delete_file(FileRef("gemini", GEMINI_URI, "application/pdf"))
+            elif operation == "list":
+                rt.files(provider="gemini")
+            else:
+                upload(rt, wire)
+        rt.close()
+    assert foreign_exceptions(raised.value) == []
