@@ -87,3 +87,12 @@ def test_upload_refuses_what_is_not_a_file_before_any_request() -> None:
         rt.upload(123)
     with pytest.raises(ContentError):
         rt.upload("no/such/file.pdf")
+
+
+def test_content_takes_a_reference_in_its_dict_form_too() -> None:
+    from llmport.messages.content import normalize_content
+
+    blocks = normalize_content(["read it", Message("user", (REF,)).to_dict()["blocks"][0]])
+    assert blocks[1] == REF
+    with pytest.raises(MessageError):
+        normalize_content([{"type": "file_ref", "id": "file-abc"}])

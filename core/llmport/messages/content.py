@@ -39,6 +39,7 @@ from .types import (
     ServerToolResult,
     TextBlock,
     ThinkingBlock,
+    block_from_dict,
 )
 
 DEFAULT_MAX_BLOCK_BYTES = 50 * 1024 * 1024
@@ -140,9 +141,11 @@ def load_block(raw: Any, index: int, *, max_bytes: int = DEFAULT_MAX_BLOCK_BYTES
         if not isinstance(text, str):
             raise ContentError(index, "text block needs a 'text' string")
         return TextBlock(text, cache=cache)
+    if kind == "file_ref":  # an uploaded file, in its Message.to_dict form
+        return block_from_dict(dict(raw))
     if kind not in MEDIA_KINDS:
         raise ContentError(
-            index, f"unknown block type {kind!r} (expected text, image, audio or file)"
+            index, f"unknown block type {kind!r} (expected text, image, audio, file or file_ref)"
         )
     source = _read_source(raw, kind, index, max_bytes)
     media_type = _media_type(kind, source, index)
