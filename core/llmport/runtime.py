@@ -418,7 +418,13 @@ class Runtime:
     def upload(
         self, source: Any, *, provider: str | None = None, purpose: str | None = None
     ) -> FileRef:
-        """Upload a file (a path or a MediaBlock) once; send the returned FileRef instead."""
+        """Upload a file once; send the returned FileRef in content instead of its bytes.
+
+        ``source``: a path, a MediaBlock, a content dict, or (Bedrock) an
+        ``s3://`` URI. ``provider``: a provider name (default: the default
+        model's). ``purpose``: the vendor's own (OpenAI ``"assistants"`` for the
+        code interpreter; default ``"user_data"``).
+        """
         from .engine import files
 
         return files.upload(self, source, provider, purpose)
