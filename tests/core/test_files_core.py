@@ -96,3 +96,14 @@ def test_content_takes_a_reference_in_its_dict_form_too() -> None:
     assert blocks[1] == REF
     with pytest.raises(MessageError):
         normalize_content([{"type": "file_ref", "id": "file-abc"}])
+
+
+def test_a_large_uploaded_file_is_not_estimated_by_its_bytes() -> None:
+    """A 30 MB PDF sent by reference fits a 128k window: the vendor reads it, not the request."""
+    from llmport.messages.estimate import FILE_REF_TOKENS, block_tokens, estimate_tokens
+    from llmport.messages.types import Request
+
+    big = FileRef("openai", "file-big", "application/pdf", size=30 * 1024 * 1024)
+    assert block_tokens(big) == FILE_REF_TOKENS
+    request = Request("gpt-4o-mini", [Message("user", (TextBlock("Summarize."), big))])
+    assert estimate_tokens(request) < 2 * FILE_REF_TOKENS

@@ -11,13 +11,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .types import Block, FileRef, Request
+    from .types import Block, Request
 
-__all__ = ["CHARS_PER_TOKEN", "block_tokens", "estimate_tokens", "text_tokens"]
+__all__ = ["CHARS_PER_TOKEN", "FILE_REF_TOKENS", "block_tokens", "estimate_tokens", "text_tokens"]
 
 CHARS_PER_TOKEN = 4
 #: What an image costs in the estimate, whatever its size.
 IMAGE_TOKENS = 1000
+#: What an uploaded file (a ``FileRef``) costs in the estimate, whatever its size: the
+#: vendor reads it on its side, and its bytes (a compressed PDF, a spreadsheet) say
+#: little of its tokens; a local estimate must not refuse a file the vendor reads.
+FILE_REF_TOKENS = 1000
 
 
 def _chars_tokens(chars: int) -> int:
@@ -42,16 +46,11 @@ def block_tokens(block: Block) -> int:
         return _chars_tokens(len(block.text))
     if isinstance(block, MediaBlock):
         return _media_tokens(block.type, block.size)
-    if isinstance(block, FileRef):  # the vendor reads the file: as much as its bytes
-        return _media_tokens(_ref_kind(block), block.size or 0)
+    if isinstance(block, FileRef):
+        return FILE_REF_TOKENS
     if isinstance(block, ThinkingBlock):
         return _chars_tokens(len(block.text) + len(block.redacted or ""))
     return _chars_tokens(len(str(block.raw or block)))  # a server-side tool block
-
-
-def _ref_kind(block: FileRef) -> str:
-    """A file reference's media kind, as a block of its bytes would have it."""
-    return "image" if block.media_type.startswith("image/") else "file"
 
 
 def estimate_tokens(request: Request) -> int:
@@ -67,7 +66,7 @@ def estimate_tokens(request: Request) -> int:
             elif isinstance(block, MediaBlock):
                 media += _media_tokens(block.type, block.size)
             elif isinstance(block, FileRef):
-                media += _media_tokens(_ref_kind(block), block.size or 0)
+                media += FILE_REF_TOKENS
             elif isinstance(block, ThinkingBlock):
                 chars += len(block.text) + len(block.redacted or "")
             else:
