@@ -12,11 +12,12 @@ bytes only once (by the upload), and a refusal sends nothing.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from llmport import FileRef, NativeTool
+from llmport import FileRef, NativeTool, Runtime
 from llmport.errors import InputError, MalformedResponseError, UnsupportedFeatureError
 from llmport.messages.types import FinalEvent, Message
 from llmport.testing.loopback import LoopbackServer, RecordedRequest, Reply
@@ -135,6 +136,19 @@ class Vendor:
         ]
 
 
+@contextlib.contextmanager
+def at_vendor(wire_id: str) -> Iterator[tuple[Wire, Vendor, Runtime]]:
+    """The target's runtime pointed at a loopback vendor (closed on the way out)."""
+    wire = by_id(wire_id)
+    vendor = Vendor(wire)
+    with vendor.server:
+        rt = make_runtime(wire, vendor.server, max_retries=1)
+        try:
+            yield wire, vendor, rt
+        finally:
+            rt.close()
+
+
 def upload(rt: Any, wire: Wire) -> FileRef:
     return rt.upload(
         {"type": "file", "data": PDF, "media_type": "application/pdf", "filename": "report.pdf"},
@@ -167,12 +181,8 @@ def parts_of(wire_id: str, body: Any) -> list[Any]:
 
 @pytest.mark.parametrize("wire_id", FILES_VENDORS)
 def test_upload_answers_a_reference_of_the_vendor(wire_id: str) -> None:
-    wire = by_id(wire_id)
-    vendor = Vendor(wire)
-    with vendor.server:
-        rt = make_runtime(wire, vendor.server, max_retries=1)
+    with at_vendor(wire_id) as (wire, vendor, rt):
         ref = upload(rt, wire)
-        rt.close()
     assert ref.media_type == "application/pdf"
     assert ref.size == len(PDF)
     assert ref.provider == ("openai" if wire_id.startswith("openai") else wire_id)
@@ -203,13 +213,9 @@ def run_three_ways(rt: Any, content: list[Any]) -> list[str]:
 
 @pytest.mark.parametrize("wire_id", FILES_VENDORS)
 def test_a_reference_is_sent_by_id_in_exec_async_exec_and_stream(wire_id: str) -> None:
-    wire = by_id(wire_id)
-    vendor = Vendor(wire)
-    with vendor.server:
-        rt = make_runtime(wire, vendor.server, max_retries=1)
+    with at_vendor(wire_id) as (wire, vendor, rt):
         ref = upload(rt, wire)
         answers = run_three_ways(rt, ["Summarize the report.", ref])
-        rt.close()
     assert answers == ["The report."] * 3
     bodies = vendor.model_bodies()
     assert len(bodies) == 3
@@ -224,16 +230,12 @@ def test_a_reference_is_sent_by_id_in_exec_async_exec_and_stream(wire_id: str) -
 def test_a_three_turn_conversation_about_an_uploaded_pdf_sends_its_bytes_once(
     wire_id: str,
 ) -> None:
-    wire = by_id(wire_id)
-    vendor = Vendor(wire)
-    with vendor.server:
-        rt = make_runtime(wire, vendor.server, max_retries=1)
+    with at_vendor(wire_id) as (wire, vendor, rt):
         ref = upload(rt, wire)
         result = rt.run(["What is this report about?", ref])
         for question in ("Who wrote it?", "Summarize it in one line."):
             history = [Message.from_dict(m.to_dict()) for m in result.messages]
             result = rt.run(question, history=history)
-        rt.close()
     requests = vendor.server.requests
     assert len(requests) >= 4  # the upload and three turns (Gemini: two for the upload)
     assert sum(r.body.count(MARKER) for r in requests) == 1, "the PDF went up more than once"
@@ -243,10 +245,7 @@ def test_a_three_turn_conversation_about_an_uploaded_pdf_sends_its_bytes_once(
 
 @pytest.mark.parametrize("wire_id", FILES_VENDORS)
 def test_files_lists_and_delete_file_deletes_sync_and_async(wire_id: str) -> None:
-    wire = by_id(wire_id)
-    vendor = Vendor(wire)
-    with vendor.server:
-        rt = make_runtime(wire, vendor.server, max_retries=1)
+    with at_vendor(wire_id) as (wire, vendor, rt):
         listed = rt.files(provider=wire.provider)
         alisted = asyncio.run(rt.afiles(provider=wire.provider))
         rt.delete_file(listed[0])
@@ -257,7 +256,6 @@ def test_files_lists_and_delete_file_deletes_sync_and_async(wire_id: str) -> Non
                 provider=wire.provider,
             )
         )
-        rt.close()
     assert listed == alisted and len(listed) == 1
     assert listed[0].id == aref.id
     deletes = [r for r in vendor.server.requests if r.method == "DELETE"]
@@ -281,10 +279,7 @@ def test_an_upload_answered_with_an_empty_object_is_malformed(wire_id: str) -> N
 
 
 def test_openai_code_interpreter_container_matches_the_recording() -> None:
-    wire = by_id("openai-responses")
-    vendor = Vendor(wire)
-    with vendor.server:
-        rt = make_runtime(wire, vendor.server, max_retries=1)
+    with at_vendor("openai-responses") as (_, vendor, rt):
         ref = rt.upload(
             {
                 "type": "file",
@@ -296,7 +291,6 @@ def test_openai_code_interpreter_container_matches_the_recording() -> None:
             purpose="assistants",
         )
         rt.exec("Sum the value column.", tools=[NativeTool("code_execution", files=[ref])])
-        rt.close()
     upload_body = vendor.server.requests[0].body
     assert b'name="purpose"\r\n\r\nassistants' in upload_body
     assert b'filename="data.csv"' in upload_body
@@ -306,13 +300,9 @@ def test_openai_code_interpreter_container_matches_the_recording() -> None:
 
 
 def test_anthropic_container_upload_matches_the_recording() -> None:
-    wire = by_id("anthropic")
-    vendor = Vendor(wire)
-    with vendor.server:
-        rt = make_runtime(wire, vendor.server, max_retries=1)
+    with at_vendor("anthropic") as (_, vendor, rt):
         ref = FileRef("anthropic", "file_011CcQH3nbP5brKi4DsVcj7j", "text/csv", filename="data.csv")
         rt.exec(RECORDED_TEXT, tools=[NativeTool("code_execution", files=[ref])])
-        rt.close()
     (request,) = vendor.server.requests
     assert request.json()["messages"] == RECORDED_MESSAGES
     assert "files-api-2025-04-14" in request.headers.get("anthropic-beta", "")
@@ -323,12 +313,8 @@ def test_anthropic_container_upload_matches_the_recording() -> None:
 def test_gemini_file_data_part_matches_the_recording() -> None:
     part = RECORDED_PART
     uri = part["fileData"]["fileUri"]
-    wire = by_id("gemini")
-    vendor = Vendor(wire)
-    with vendor.server:
-        rt = make_runtime(wire, vendor.server, max_retries=1)
+    with at_vendor("gemini") as (_, vendor, rt):
         rt.exec(["This is file 543a3c:", FileRef("gemini", uri, "application/pdf")])
-        rt.close()
     assert vendor.model_bodies()[0]["contents"][0]["parts"][1] == part
 
 
