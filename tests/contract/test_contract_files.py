@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from llmport import FileRef, NativeTool, Runtime
+from llmport.cli.demo import tiny_png
 from llmport.errors import InputError, MalformedResponseError, UnsupportedFeatureError
 from llmport.messages.types import FinalEvent, Message
 from llmport.testing.loopback import LoopbackServer, RecordedRequest, Reply
@@ -463,3 +464,10 @@ def test_gemini_files_errors_are_typed_and_carry_no_foreign_exception(operation:
                 upload(rt, wire)
         rt.close()
     assert foreign_exceptions(raised.value) == []
+
+
+def test_openai_uploads_an_image_with_the_vision_purpose() -> None:
+    with at_vendor("openai-responses") as (wire, vendor, rt):
+        png = {"type": "image", "data": tiny_png(), "media_type": "image/png"}
+        rt.upload(png, provider=wire.provider)
+    assert b'name="purpose"\r\n\r\nvision' in vendor.server.requests[0].body

@@ -4,8 +4,9 @@
 /v1/files/{id}``, ``GET /v1/files``, through the SDK's own ``files`` client
 (the provider's cached clients, its vendor boundary). The purpose defaults
 to ``"user_data"`` (files given as model input, OpenAI's "File inputs"
-guide); ``purpose="assistants"`` is what the code interpreter's container
-reads (the recorded upload in cassettes/README.md). A :class:`FileRef` in
+guide), ``"vision"`` for images ("Images and vision");
+``purpose="assistants"`` is what the code interpreter's container reads (the
+recorded upload in cassettes/README.md). A :class:`FileRef` in
 content is sent as ``input_file`` / ``input_image`` with ``file_id``
 (Responses) or a ``file`` part with ``file_id`` (Chat Completions):
 :mod:`.convert_in`.
@@ -23,11 +24,15 @@ from llmport.provider.translate import answer_field
 
 #: The purpose of a file given as model input (OpenAI "File inputs" guide).
 DEFAULT_PURPOSE = "user_data"
+#: The purpose of an image given as model input by file id (OpenAI "Images and vision" guide).
+IMAGE_PURPOSE = "vision"
 
 
 def upload_args(block: MediaBlock, purpose: str | None, vendor: str) -> dict[str, Any]:
     """``files.create`` arguments: the block's bytes as a named multipart file."""
-    return {"file": upload_bytes(block, vendor), "purpose": purpose or DEFAULT_PURPOSE}
+    if purpose is None:
+        purpose = IMAGE_PURPOSE if block.media_type.startswith("image/") else DEFAULT_PURPOSE
+    return {"file": upload_bytes(block, vendor), "purpose": purpose}
 
 
 def when(value: Any) -> datetime | None:
