@@ -51,6 +51,9 @@
     ├── FixRejected                   fix(): a proposed repair failed a check twice; .reason
     └── FixNotApproved                fix(): nobody approved a repair; .diff (nothing compiled)
 
+    UnknownModelWarning               (a UserWarning, not an error) a model the tables do
+                                      not know is sent anyway, warned once per Runtime
+
 Every class above is defined here (the modules that raise them import them:
 ``llmport.engine.batch.BatchError`` and the like still work). A plugin's own
 errors subclass these and live in the plugin, since they name its service;
@@ -634,3 +637,21 @@ class SessionStoreUnavailable(LlmportError, builtins.ConnectionError):
         self.detail = detail
         msg = f"session store unavailable: {service}"
         super().__init__(f"{msg} ({detail})" if detail else msg)
+
+
+class UnknownModelWarning(UserWarning):
+    """A model the provider's tables do not know: it is sent anyway (SPEC §21).
+
+    llmport gives it its family's capabilities (the plugin's family rule for
+    the name) or permissive ones, and warns once per model per provider
+    instance (so once per ``Runtime``). Filter it like any warning:
+    ``warnings.filterwarnings("ignore", category=llmport.UnknownModelWarning)``.
+    """
+
+    def __init__(self, provider: str, model: str) -> None:
+        self.provider = provider
+        self.model = model
+        super().__init__(
+            f"{provider}: model {model!r} is not in llmport's tables; it is sent with its "
+            "family's (or permissive) capabilities, and the vendor decides what it accepts"
+        )

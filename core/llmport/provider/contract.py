@@ -32,12 +32,14 @@ from __future__ import annotations
 
 import contextlib
 import json
+import threading
+import warnings
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from ..controls.options import STANDARD_OPTIONS, unknown_option_error
-from ..errors import UnsupportedContentError, UnsupportedFeatureError
+from ..errors import UnknownModelWarning, UnsupportedContentError, UnsupportedFeatureError
 from ..messages.check import check_file_refs
 from ..messages.types import (
     Block,
@@ -77,6 +79,7 @@ __all__ = [
     "check_block",
     "parse_arguments",
     "response_events",
+    "warn_if_unknown",
 ]
 
 
@@ -125,6 +128,7 @@ class Provider:
         self.settings: dict[str, Any] = dict(settings or {})
         self.info = info
         self._caps: dict[str, ModelCapabilities] = {}
+        self._caps_lock = threading.Lock()
         register_settings(self.settings)
 
     def __repr__(self) -> str:
@@ -149,12 +153,22 @@ class Provider:
     # -- capabilities and checks -------------------------------------------
 
     def capabilities(self, model: str) -> ModelCapabilities:
-        """The capabilities of ``model`` (from the registration, else defaults); cached."""
+        """The capabilities of ``model`` (from the registration, else defaults); cached.
+
+        A model the registration does not know is allowed (SPEC §21): it gets
+        its family rule's or the permissive default capabilities, and the
+        first lookup on this instance (one per Runtime) warns with
+        :class:`~llmport.errors.UnknownModelWarning`.
+        """
         caps = self._caps.get(model)
         if caps is None:
             info = self.info
             caps = info.capabilities_for(model) if info is not None else ModelCapabilities()
-            self._caps[model] = caps
+            with self._caps_lock:  # two threads asking first: one warning
+                first = model not in self._caps
+                self._caps[model] = caps
+            if first and info is not None:
+                warn_if_unknown(info, model)
         return caps
 
     def check(self, request: Request) -> ModelCapabilities:
@@ -345,6 +359,12 @@ def _close_quietly(close: Callable[[], Any]) -> None:
         close()
 
 
+def warn_if_unknown(info: ProviderInfo, model: str) -> None:
+    """Warn (:class:`~llmport.errors.UnknownModelWarning`) if ``info`` does not know ``model``."""
+    if not info.knows(model):
+        warnings.warn(UnknownModelWarning(info.prefix, model), stacklevel=3)
+
+
 def check_block(vendor: str, model: str, caps: ModelCapabilities, block: MediaBlock) -> None:
     """Raise UnsupportedContentError if ``caps`` rules ``block`` out.
 
@@ -441,6 +461,27 @@ class ProviderInfo:
     models: dict[str, ModelCapabilities] = field(default_factory=dict)
     default: ModelCapabilities = field(default_factory=ModelCapabilities)
     plugin: str = ""
+    #: Patterns of ``models`` that are family rules for ids the tables do not list
+    #: (``"*anthropic.claude-*"``): a model matched only by one of them, or by none,
+    #: is unknown (:meth:`knows`), and warned about once per provider instance.
+    fallbacks: frozenset[str] = frozenset()
+
+    def knows(self, model: str) -> bool:
+        """True if a pattern other than a fallback family rule matches ``model``.
+
+        A registration with no model table (scripted and echo providers, most
+        third-party plugins) has no table to miss: it knows every model.
+        """
+        from fnmatch import fnmatchcase
+
+        if not self.models:
+            return True
+        if model in self.models:
+            return model not in self.fallbacks
+        for pattern in self.models:
+            if fnmatchcase(model, pattern):
+                return pattern not in self.fallbacks
+        return False
 
     def capabilities_for(self, model: str) -> ModelCapabilities:
         from fnmatch import fnmatchcase

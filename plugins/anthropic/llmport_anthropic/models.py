@@ -223,12 +223,21 @@ FAMILIES: dict[str, Family] = {
     ),
 }
 
-#: Unknown (newer) models are assumed to behave like the latest family.
-DEFAULT_FAMILY = _LATEST
+#: Unknown (newer) models (SPEC §21): the latest family's capabilities and request
+#: shape (adaptive thinking for an effort), refusing nothing a newer model may take:
+#: budget thinking too, every effort level, sampling options (the API decides).
+DEFAULT_FAMILY = Family(
+    _LATEST.caps,
+    _LATEST.default_max_tokens,
+    "both",
+    "any",
+    efforts=_ALL_EFFORTS,
+    code_execution=CODE_EXECUTION_CURRENT,
+)
 
 
 def family_for(model: str) -> Family:
-    """The :class:`Family` of ``model`` (first matching pattern, else the latest family)."""
+    """The :class:`Family` of ``model`` (first matching pattern, else :data:`DEFAULT_FAMILY`)."""
     for pattern, family in FAMILIES.items():
         if fnmatchcase(model, pattern):
             return family

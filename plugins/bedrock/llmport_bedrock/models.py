@@ -191,7 +191,10 @@ FAMILIES: dict[str, Family] = {
     "*anthropic.claude-opus-4*": _claude(32_000),
     "*anthropic.claude-haiku-4*": _claude(64_000),
     # Claude 2 and Instant: no tools, no images.
-    "*anthropic.claude*": Family(_caps(vision=False, tools=False), AUTO_ONLY, top_k=True),
+    "*anthropic.claude-v2*": Family(_caps(vision=False, tools=False), AUTO_ONLY, top_k=True),
+    "*anthropic.claude-instant*": Family(_caps(vision=False, tools=False), AUTO_ONLY, top_k=True),
+    # A Claude the table does not know yet (a FALLBACKS rule): the newest Claude's facts.
+    "*anthropic.claude-*": _claude(128_000, structured=True, ttl=True),
     # Nova 2: reasoningConfig and the nova_code_interpreter system tool.
     "*amazon.nova-2-lite*": _nova(
         1_000_000, 65_536, reasoning=True, native=frozenset({"code_execution"})
@@ -225,6 +228,10 @@ FAMILIES: dict[str, Family] = {
     "*ai21.jamba*": Family(_caps(vision=False), AUTO_ONLY, tool_result_status=False),
     "*deepseek.*": Family(_caps(vision=False, tools=False), AUTO_ONLY, tool_result_status=False),
 }
+
+#: Family rules for ids the table does not list: a model they match is sent with
+#: the family's facts and warned about once (``llmport.UnknownModelWarning``).
+FALLBACKS = frozenset({"*anthropic.claude-*", "*amazon.nova*"})
 
 #: Unknown (newer) models: text, images, documents, every tool choice. If the
 #: model cannot take something, Bedrock answers with a ValidationException.

@@ -14,7 +14,7 @@ from typing import Any
 from llmport import hookimpl
 from llmport.provider.contract import Provider, ProviderInfo
 
-from .models import ALIASES, DEFAULT_FAMILY, FAMILIES
+from .models import ALIASES, DEFAULT_FAMILY, FALLBACKS, FAMILIES
 
 
 def _factory(
@@ -35,6 +35,7 @@ def provider_info() -> ProviderInfo:
         models={pattern: family.caps for pattern, family in FAMILIES.items()},
         default=DEFAULT_FAMILY.caps,
         plugin="llmport-bedrock",
+        fallbacks=FALLBACKS,
     )
 
 
