@@ -26,7 +26,7 @@ from llmport import (
 from llmport_gemini.convert_in import SIGNATURE_KEY
 
 MODES = ["sync", "async"]
-URL = "https://generativelanguage.googleapis.com/v1/models/{}:generateContent"
+URL = "https://generativelanguage.googleapis.com/v1beta/models/{}:generateContent"
 
 
 async def play(mode: str, name: str, cassette: Any, **rt_kwargs: Any) -> tuple[Any, Any]:
@@ -153,7 +153,7 @@ async def test_structured_output_via_response_json_schema(mode: str, cassette: A
 async def test_streaming_text(mode: str, cassette: Any) -> None:
     cass, events = await play(mode, "stream_text", cassette)
     assert cass.requests[0].uri == (
-        "https://generativelanguage.googleapis.com/v1/models/gemini-2.5-flash:"
+        "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:"
         "streamGenerateContent?alt=sse"
     )
     assert request_json(cass)["generationConfig"] == {"temperature": 0.0}

@@ -375,7 +375,7 @@ async def test_a_proxy_from_the_environment_is_used(
         result = await call(path, False, "http://gemini.invalid")  # resolvable only by the proxy
         sent = proxy.requests[0]
     assert result.output == "fine"
-    assert sent.path == "http://gemini.invalid/v1/models/gemini-2.5-flash:generateContent"
+    assert sent.path == "http://gemini.invalid/v1beta/models/gemini-2.5-flash:generateContent"
 
 
 @pytest.mark.usefixtures("no_proxy_env")

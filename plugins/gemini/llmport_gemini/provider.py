@@ -6,7 +6,11 @@ Settings (``Runtime(providers={"gemini": {...}})`` or ``[providers.gemini]``):
   the Gemini Developer API; optional on Vertex AI, which can use ADC);
 * ``base_url``: another endpoint (a proxy, a loopback server), passed through
   ``http_options``;
-* ``api_version``: default the SDK's (``v1``; ``v1beta`` for preview features);
+* ``api_version``: default :data:`DEFAULT_API_VERSION` (``v1beta``) on the
+  Developer API, where ``thinkingConfig.includeThoughts``, ``urlContext``,
+  ``fileSearch``, the Files and Batch APIs live (every recorded wire sample is
+  ``v1beta``); ``"v1"`` for the stable surface only. On Vertex AI, the SDK's;
+  ``GOOGLE_GENAI_API_VERSION`` in the environment is honoured when unset;
 * ``timeout``: seconds per request (an option ``timeout=`` on a call overrides it);
 * ``default_headers``: extra HTTP headers on every request;
 * ``vertexai`` (default ``GOOGLE_GENAI_USE_VERTEXAI``), ``project``,
@@ -69,6 +73,25 @@ KNOWN_SETTINGS = frozenset(
     }
 )
 _TRUE = {"1", "true", "yes", "on"}
+#: The Developer API version requests go to unless ``api_version`` says otherwise:
+#: Google's "API versions explained" puts includeThoughts, urlContext and fileSearch
+#: in v1beta only (google-genai 3.x alone would send v1).
+DEFAULT_API_VERSION = "v1beta"
+
+
+def api_version(settings: Mapping[str, Any], vertex: bool) -> str | None:
+    """The ``api_version`` to send (None: the SDK's own choice).
+
+    The setting wins; else, on the Developer API and with no
+    ``GOOGLE_GENAI_API_VERSION`` for the SDK to read, :data:`DEFAULT_API_VERSION`.
+    Vertex AI keeps the SDK's default (``v1beta1``).
+    """
+    given = settings.get("api_version")
+    if given:
+        return str(given)
+    if vertex or os.environ.get("GOOGLE_GENAI_API_VERSION"):
+        return None
+    return DEFAULT_API_VERSION
 
 
 @dataclass(slots=True, frozen=True)
@@ -243,8 +266,9 @@ class GeminiProvider(Provider):
         http: dict[str, Any] = {"retry_options": types.HttpRetryOptions(attempts=1)}
         if s.get("base_url"):
             http["base_url"] = s["base_url"]
-        if s.get("api_version"):
-            http["api_version"] = s["api_version"]
+        version = api_version(s, self.vertex)
+        if version:
+            http["api_version"] = version
         if s.get("timeout") is not None:
             http["timeout"] = max(1, math.ceil(s["timeout"] * 1000))  # the SDK wants milliseconds
         if s.get("default_headers"):
