@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from anthropic_scenarios import message, text_stream, usage
-from llmport import Runtime
+from llmport import Runtime, UnknownModelWarning
 from llmport.errors import UnsupportedFeatureError
 from llmport.testing.loopback import LoopbackServer, Reply
 
@@ -133,3 +133,18 @@ def test_vendor_fields_pass_through_verbatim(mode: str) -> None:
     body = _run("claude-opus-4-8", mode, tools=[get_weather], vendor={"anthropic": RAW})
     for key, value in RAW.items():
         assert body[key] == value
+
+
+# --- a model the tables do not know ------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_unknown_model_takes_what_a_newer_model_may_take(mode: str) -> None:
+    # The newest known family refuses sampling options and thinking budgets (Anthropic's
+    # Opus 4.7 migration guide); a model the tables do not know is refused neither.
+    with pytest.warns(UnknownModelWarning, match="claude-future-9"):
+        sampled = _run("claude-future-9", mode, temperature=0.5)
+    with pytest.warns(UnknownModelWarning, match="claude-future-9"):
+        budgeted = _run("claude-future-9", mode, reasoning={"budget_tokens": 2048})
+    assert sampled["temperature"] == 0.5
+    assert budgeted["thinking"] == {"type": "enabled", "budget_tokens": 2048}

@@ -194,19 +194,28 @@ class Provider:
                     cached = cached or block.cache is not None
                 elif isinstance(block, TextBlock):
                     cached = cached or block.cache is not None
+        # Source: the capability table (ModelCapabilities.caching); each plugin's models.py names
+        #   the vendor document behind it (docs/capabilities.md, "Refusals").
         if cached and not caps.caching:
             raise UnsupportedFeatureError(self.name, request.model, "prompt caching")
+        # Source: the capability table (reasoning): the vendor's list of models with thinking /
+        #   reasoning effort.
         if request.reasoning is not None and not caps.reasoning:
             raise UnsupportedFeatureError(self.name, request.model, "reasoning")
         for native in request.native_tools:
+            # Source: the capability table (native_tool_kinds): the vendor's server-tool
+            #   documentation per model.
             if native.kind not in caps.native_tool_kinds:
                 raise UnsupportedFeatureError(
                     self.name, request.model, f"native tool {native.kind!r}"
                 )
+        # Source: the capability table (native_tools): the vendor's list of models with tool use.
         if request.tools and not caps.native_tools:
             raise UnsupportedFeatureError(self.name, request.model, "tools")
+        # Source: the capability table (streaming); no shipped table sets it off.
         if request.stream and not caps.streaming:
             raise UnsupportedFeatureError(self.name, request.model, "streaming")
+        # Source: the capability table (tool_choice_none); no shipped table sets it off.
         if request.tool_choice == "none" and request.tools and not caps.tool_choice_none:
             raise UnsupportedFeatureError(self.name, request.model, 'tool_choice="none"')
         return caps
@@ -392,6 +401,9 @@ def _refusal(caps: ModelCapabilities, block: MediaBlock) -> str | None:
 
 def _image_refusal(caps: ModelCapabilities, block: MediaBlock) -> str | None:
     mt = block.media_type
+    # Source: the capability table (input_modalities, image_types, image_urls, max_image_bytes): the
+    #   vendor's vision page for each model (Anthropic "Vision", OpenAI "Images and vision", Gemini
+    #   "Image understanding", Bedrock "ImageBlock").
     if "image" not in caps.input_modalities:
         return "model takes no images"
     if mt != "image/*" and mt not in caps.image_types:
@@ -405,6 +417,8 @@ def _image_refusal(caps: ModelCapabilities, block: MediaBlock) -> str | None:
 
 def _audio_refusal(caps: ModelCapabilities, block: MediaBlock) -> str | None:
     mt = block.media_type
+    # Source: the capability table (audio_types): OpenAI "Audio" (input_audio wav/mp3 on audio
+    #   models), Gemini "Audio understanding"; Anthropic and Converse take no audio.
     if "audio" not in caps.input_modalities:
         return "model takes no audio input"
     if mt not in caps.audio_types:
@@ -419,6 +433,8 @@ def _file_refusal(caps: ModelCapabilities, block: MediaBlock) -> str | None:
     from ..messages.content import is_text_like
 
     mt = block.media_type
+    # Source: the capability table (file_types, native_text_files): Anthropic "PDF support", OpenAI
+    #   "File inputs", Gemini "Document understanding", Converse "DocumentBlock" formats.
     if mt in caps.file_types:
         return None
     if is_text_like(mt):

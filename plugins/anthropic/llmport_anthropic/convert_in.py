@@ -179,6 +179,8 @@ def _check_output_tool(request: Request, thinks: bool) -> None:
     ("none" forbids calling it; forcing it with thinking is the documented
     rejection named in :func:`check`).
     """
+    # Source: Anthropic, "Implement tool use", tool_choice none ("prevents Claude from using any
+    #   tools"): the forced output tool could not be called.
     if request.tools and request.tool_choice == "none":
         raise UnsupportedFeatureError(
             VENDOR,
@@ -186,6 +188,8 @@ def _check_output_tool(request: Request, thinks: bool) -> None:
             'response_format with tool_choice="none"',
             "this model gives structured output through a forced tool, which 'none' forbids",
         )
+    # Source: Anthropic, "Building with extended thinking", "Extended thinking with tool use":
+    #   forcing the output tool (tool_choice tool) is rejected with thinking.
     if thinks:
         raise UnsupportedFeatureError(
             VENDOR,
@@ -203,6 +207,9 @@ def _check_values(options: Mapping[str, Any]) -> None:
     checked here too, so a provider used directly never sends (or retries) a
     request that cannot succeed.
     """
+    # Source: Anthropic API reference, "Create a Message": temperature and top_p in 0.0-1.0, top_k a
+    #   positive integer, metadata an object, service_tier a string; timeout is the SDK's (seconds >
+    #   0).
     temperature = options.get("temperature")
     if temperature is not None and not 0.0 <= _number("temperature", temperature) <= 1.0:
         raise OptionError(f"anthropic: temperature must be between 0 and 1, got {temperature!r}")
@@ -236,6 +243,8 @@ def _check_cache(request: Request) -> None:
     """``cache=``: ``key`` and ``retention`` are OpenAI's; Anthropic has no such fields."""
     cache = request.cache
     assert cache is not None
+    # Source: Anthropic, "Prompt caching": cache_control takes type and ttl only, no key or
+    #   retention.
     for name in ("key", "retention"):
         if getattr(cache, name) is not None:
             raise UnsupportedFeatureError(
@@ -253,6 +262,8 @@ def _check_sampling(request: Request, family: Family, thinks: bool) -> None:
     if not given:
         return
     model = request.model
+    # Source: Anthropic, "Migrating to Claude Opus 4.7": temperature, top_p and top_k are no longer
+    #   accepted (400) on Opus 4.7 and later.
     if family.sampling == "none":
         raise UnsupportedFeatureError(
             VENDOR, model, ", ".join(given), "this model takes no sampling parameters"
@@ -312,14 +323,20 @@ def thinking_for(request: Request, family: Family) -> Thinking | None:
         return None
     effort, budget, summary = reasoning.effort, reasoning.budget_tokens, reasoning.summary
     model = request.model
+    # Not a vendor rule: a summary asked with reasoning off contradicts itself (nothing to
+    #   summarise).
     if effort == "none" or (budget == 0 and effort is None):
         if summary not in (None, False):
             raise UnsupportedFeatureError(
                 VENDOR, model, "reasoning summary with reasoning off", "no thinking to summarise"
             )
         return None
+    # Source: Anthropic, "Building with extended thinking", "Supported models" (Claude 3.7 and
+    #   later).
     if family.thinking == "none" and not family.efforts:
         raise UnsupportedFeatureError(VENDOR, model, "reasoning", "this model has no thinking")
+    # Effort alone: Anthropic, "Effort" (output_config.effort works with thinking off); a summary
+    #   asked with thinking off contradicts itself (not a vendor rule).
     if effort is not None and budget == 0:
         # Effort alone: how eagerly the model spends tokens, thinking stays off.
         if summary not in (None, False):
@@ -333,6 +350,8 @@ def thinking_for(request: Request, family: Family) -> Thinking | None:
         # An effort (or budget -1, dynamic): adaptive thinking.
         sent = _effort(effort, family, model, "reasoning effort") if effort else None
         return Thinking(_display({"type": "adaptive"}, summary), sent)
+    # Source: Anthropic, "Adaptive thinking", "Supported models" (Claude 4.6 and later): a budget-
+    #   only model has no adaptive (dynamic) form.
     if budget == -1:
         raise UnsupportedFeatureError(
             VENDOR,
@@ -348,6 +367,8 @@ def _budget_thinking(
     budget: int, effort: str | None, summary: str | bool | None, family: Family, model: str
 ) -> Thinking:
     """``budget_tokens=N`` (N > 0): ``thinking: {type: enabled, budget_tokens: N}``."""
+    # Source: Anthropic, "Migrating to Claude Opus 4.7": thinking.budget_tokens is rejected;
+    #   adaptive thinking only.
     if family.thinking == "adaptive":
         raise UnsupportedFeatureError(
             VENDOR,
@@ -355,6 +376,7 @@ def _budget_thinking(
             f"reasoning budget_tokens={budget}",
             f"this model has adaptive thinking only: give an effort ({', '.join(family.efforts)})",
         )
+    # Source: Anthropic, "Building with extended thinking": the minimum budget_tokens is 1,024.
     if budget < MIN_THINKING_BUDGET:
         raise UnsupportedFeatureError(
             VENDOR,
@@ -381,6 +403,8 @@ def _effort_budget_thinking(effort: str, summary: str | bool | None, family: Fam
 def _effort(effort: str | None, family: Family, model: str, feature: str) -> str | None:
     if effort is None:
         return None
+    # Source: Anthropic, "Effort": the models and levels output_config.effort takes (xhigh on Opus
+    #   4.7 and later).
     if effort not in family.efforts:
         taken = ", ".join(family.efforts) if family.efforts else "none (no effort parameter)"
         raise UnsupportedFeatureError(
@@ -407,10 +431,13 @@ def _max_tokens(request: Request, family: Family, thinking: Thinking | None) -> 
             else family.default_max_tokens
         )
     else:
+        # Source: Anthropic API reference, "Create a Message": max_tokens is an integer >= 1.
         if isinstance(given, bool) or not isinstance(given, int) or given < 1:
             raise UnsupportedFeatureError(
                 VENDOR, model, f"max_tokens={given!r}", "must be a positive integer"
             )
+        # Source: Anthropic, "Building with extended thinking": budget_tokens must be less than
+        #   max_tokens.
         if budget and given <= budget:
             raise OptionError(
                 f"anthropic: max_tokens={given} must be larger than the thinking budget "
@@ -420,6 +447,8 @@ def _max_tokens(request: Request, family: Family, thinking: Thinking | None) -> 
             )
         value = given
     if (
+        # Source: the anthropic SDK README, "Long requests": it refuses a non-streamed request that
+        #   may exceed 10 minutes (large max_tokens) unless a timeout is given.
         not request.stream
         and request.options.get("timeout") is None
         and value > MAX_NONSTREAMING_TOKENS
@@ -598,6 +627,8 @@ def merge_vendor_fields(params: dict[str, Any], fields: Mapping[str, Any], model
     (``extra_body``), so fields the SDK does not know still reach the wire.
     ``stream`` stays llmport's: use ``stream()`` / ``astream()``.
     """
+    # Not a vendor rule: llmport must know whether it reads a stream; streaming is
+    #   stream()/astream().
     if "stream" in fields:
         raise UnsupportedFeatureError(
             VENDOR,
@@ -664,6 +695,7 @@ def cache_param(cache: CacheControl, model: str = "") -> dict[str, Any]:
     """A cache mark as ``cache_control`` (``ttl`` only when given: 5m is the default)."""
     if cache.ttl is None:
         return {"type": "ephemeral"}
+    # Source: Anthropic, "Prompt caching", "1-hour cache duration": ttl is "5m" or "1h".
     if cache.ttl not in ("5m", "1h"):
         raise UnsupportedFeatureError(
             VENDOR, model, f"cache ttl {cache.ttl!r}", "Anthropic takes '5m' or '1h'"
@@ -705,6 +737,8 @@ def native_tool_param(
     """
     kind = tool.kind
     known = _NATIVE_OPTIONS.get(kind)
+    # Source: Anthropic server tools ("Web search tool", "Web fetch tool", "Code execution tool"):
+    #   their supported models (the capability table).
     if known is None or kind not in caps.native_tool_kinds:
         raise UnsupportedFeatureError(VENDOR, model, f"native tool {kind!r}")
     unknown = set(tool.options) - known
@@ -923,6 +957,8 @@ def block_param(block: Block, model: str) -> dict[str, Any]:
 
 def _media_param(block: MediaBlock, model: str) -> dict[str, Any]:
     mt = block.media_type
+    # Source: Anthropic API reference, "Create a Message": content blocks are text, image, document
+    #   (no audio).
     if block.type == "audio" or mt.startswith("audio/"):
         raise UnsupportedContentError(
             VENDOR, model, block.describe(), "the Messages API has no audio input"

@@ -273,6 +273,8 @@ def build(
 def _system_field(request: Request, family: Family) -> list[dict[str, Any]] | None:
     """The ``system`` field, if the request has a system prompt the model takes."""
     system = system_param(request, family)
+    # Source: AWS Bedrock, "Supported models and model features" (Converse): the system prompt
+    #   column (Titan, Mistral 7B/Mixtral, Cohere Command have none).
     if system and not family.system_prompt:
         raise UnsupportedFeatureError(
             VENDOR,
@@ -283,6 +285,8 @@ def _system_field(request: Request, family: Family) -> list[dict[str, Any]] | No
     return system or None
 
 
+# Source: AWS Bedrock Converse API reference, ToolConfiguration: the API answers ValidationException
+#   when messages hold toolUse/toolResult blocks and toolConfig is absent.
 def _no_tools_after_tool_calls(model: str) -> None:
     raise UnsupportedFeatureError(
         VENDOR,
@@ -318,10 +322,15 @@ def _check_options(request: Request, family: Family) -> None:
     """Bedrock's own option rules (option names and standard values: the core's)."""
     model = request.model
     options = request.options
+    # Source: AWS Bedrock Converse API reference, InferenceConfiguration: maxTokens, stopSequences,
+    #   temperature, topP only (no seed).
     if options.get("seed") is not None:
         raise UnsupportedFeatureError(VENDOR, model, "seed", "the Converse API has no seed")
     top_k = options.get("top_k")
     if top_k is not None:
+        # Source: AWS Bedrock, "Inference request parameters" per model: top_k in
+        #   additionalModelRequestFields is Anthropic Claude's; other models name it differently
+        #   (Nova: inferenceConfig.topK), so vendor= carries it there.
         if not family.top_k:
             raise UnsupportedFeatureError(
                 VENDOR, model, "top_k", "only Anthropic models on Bedrock document top_k"
@@ -329,6 +338,7 @@ def _check_options(request: Request, family: Family) -> None:
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
             raise OptionError(f"{VENDOR}: top_k must be an integer >= 1, got {top_k!r}")
     temperature = options.get("temperature")
+    # Source: AWS Bedrock Converse API reference, InferenceConfiguration: temperature 0-1.
     if isinstance(temperature, (int, float)) and temperature > MAX_TEMPERATURE:
         raise OptionError(
             f"{VENDOR}: temperature must be between 0 and {MAX_TEMPERATURE:g} on Converse, "
@@ -380,6 +390,8 @@ def cache_point(mark: CacheControl, model: str, family: Family) -> dict[str, Any
     """The ``cachePoint`` entry for a cache mark (``ttl`` only where Bedrock documents it)."""
     if mark.ttl is None:
         return {"cachePoint": {"type": "default"}}
+    # Source: AWS Bedrock Converse API reference, CachePointBlock: ttl "5m" or "1h"; AWS "Prompt
+    #   caching": ttl documented for Claude 4.5 and later (the family table).
     if mark.ttl not in CACHE_TTLS:
         raise UnsupportedFeatureError(
             VENDOR, model, f"cache ttl {mark.ttl!r}", "Converse's cachePoint takes ttl 5m or 1h"
@@ -398,6 +410,8 @@ def _check_cache_settings(request: Request) -> None:
     cache = request.cache
     if cache is None:
         return
+    # Source: AWS Bedrock Converse API reference, CachePointBlock: type and ttl only (no key or
+    #   retention).
     for name, value in (("key", cache.key), ("retention", cache.retention)):
         if value is not None:
             raise UnsupportedFeatureError(
@@ -423,6 +437,9 @@ def reasoning_fields(
     if r is None:
         return None
     model = request.model
+    # Source: AWS Bedrock, "Inference request parameters" per model: the reasoning field is model-
+    #   specific (Claude thinking, Nova reasoningConfig); others go through
+    #   additional_model_request_fields.
     if family.reasoning is None:
         raise UnsupportedFeatureError(
             VENDOR, model, "reasoning", "Bedrock documents no reasoning field for this model"
@@ -432,6 +449,8 @@ def reasoning_fields(
     if family.reasoning == CLAUDE_THINKING:
         return {"thinking": {"type": "enabled", "budget_tokens": _claude_budget(request, caps)}}
     # Nova 2
+    # Source: AWS Bedrock, "Amazon Nova 2 extended thinking": reasoningConfig takes
+    #   maxReasoningEffort (low, medium, high), no token budget or summaries.
     if r.budget_tokens is not None:
         raise UnsupportedFeatureError(
             VENDOR,
@@ -457,6 +476,8 @@ def _claude_budget(request: Request, caps: ModelCapabilities) -> int:
         budget = CLAUDE_BUDGETS[r.effort or DEFAULT_EFFORT]
         if limit is not None:
             budget = min(budget, limit - 1)  # "max" on a model with a smaller output limit
+    # Source: Anthropic "Building with extended thinking" (Bedrock's Claude fields): thinking takes
+    #   budget_tokens >= 1,024; adaptive thinking is not documented on Bedrock for these models.
     elif budget < 0:
         raise UnsupportedFeatureError(
             VENDOR,
@@ -482,6 +503,8 @@ def _check_claude_thinking(request: Request, output_tool: OutputTool | None) -> 
     """What Claude's extended thinking forbids, rejected before any request."""
     model = request.model
     options = request.options
+    # Source: Anthropic, "Building with extended thinking", "Extended thinking with tool use" (same
+    #   on Bedrock): tool_choice any or tool is rejected with thinking.
     if output_tool is not None:
         raise UnsupportedFeatureError(
             VENDOR,
@@ -571,6 +594,8 @@ def _tools(
     rf = request.response_format
     output_tool: OutputTool | None = None
     if rf is not None and not caps.native_structured_output:
+        # Source: AWS Bedrock Converse ToolChoice has no "none" (the request goes without tools):
+        #   the forced output tool could not be offered.
         if request.tools and request.tool_choice == "none":
             raise UnsupportedFeatureError(
                 VENDOR,
@@ -578,6 +603,8 @@ def _tools(
                 'response_format with tool_choice="none"',
                 "this model gives structured output through a forced tool, which 'none' forbids",
             )
+        # Source: AWS Bedrock, "Supported models and model features": the tool use column (the
+        #   capability table).
         if not caps.native_tools:
             raise UnsupportedFeatureError(
                 VENDOR,
@@ -589,6 +616,8 @@ def _tools(
         specs.append(ToolSpec(spec.name, spec.description, spec.parameters))
     if not specs and not natives:
         return [], None, None
+    # Source: AWS Bedrock, "Supported models and model features": the tool use column (the
+    #   capability table).
     if specs and not caps.native_tools:
         raise UnsupportedFeatureError(
             VENDOR, model, "tools", "this model has no tool use on Converse"
@@ -606,6 +635,8 @@ def _tools(
 def native_tool_param(tool: NativeTool, model: str) -> dict[str, Any]:
     """A provider-native tool as a Converse ``systemTool`` (Nova's code interpreter)."""
     name = SYSTEM_TOOLS.get(tool.kind)
+    # Source: AWS Bedrock Converse API reference, SystemTool: nova_code_interpreter is the one
+    #   system tool llmport maps.
     if name is None:
         raise UnsupportedFeatureError(VENDOR, model, f"native tool {tool.kind!r}")
     if tool.options:
@@ -633,6 +664,8 @@ def _tool_choice(
         form, out = "any", {"any": {}}
     else:
         form, out = "auto", {"auto": {}}
+    # Source: AWS Bedrock Converse API reference, ToolChoice: "any" and "tool" are supported by
+    #   Anthropic Claude 3+, Mistral Large (any) and Nova; others take auto only.
     if form not in family.tool_choices:
         what = {"tool": "a named tool_choice", "any": 'tool_choice="required"'}[form]
         if output_tool is not None:
@@ -806,6 +839,8 @@ def _result_block(
         raise UnsupportedContentError(
             VENDOR, model, f"{block.type} block in a tool result", "tools return text or media"
         )
+    # Source: AWS Bedrock, "Supported models and model features": media and status in tool results
+    #   (Claude 3/4 and Nova).
     if not family.tool_result_status:
         raise UnsupportedContentError(
             VENDOR,
@@ -844,6 +879,7 @@ def block_param(
     if isinstance(block, TextBlock):
         return {"text": block.text}
     mt = block.media_type
+    # Source: AWS Bedrock Converse API reference, ContentBlock: no audio block in Converse messages.
     if block.type == "audio" or mt.startswith("audio/"):
         raise UnsupportedContentError(
             VENDOR, model, block.describe(), "llmport-bedrock sends no audio to Converse"
@@ -854,6 +890,7 @@ def block_param(
                 VENDOR, model, block.describe(), "citations are for documents, not images"
             )
         fmt = IMAGE_FORMATS.get(mt)
+        # Source: AWS Bedrock Converse API reference, ImageBlock: format png, jpeg, gif, webp.
         if fmt is None:
             raise UnsupportedContentError(
                 VENDOR, model, block.describe(), "give its media_type (png, jpeg, gif or webp)"
@@ -862,6 +899,7 @@ def block_param(
     fmt = DOCUMENT_FORMATS.get(mt)
     text_like = is_text_like(mt)
     if fmt is not None and mt in _native_files(family) and not (block.send == "text" and text_like):
+        # Source: AWS Bedrock Converse API reference, DocumentBlock: 4.5 MB per document.
         if block.data is not None and block.size > MAX_DOCUMENT_BYTES:
             raise UnsupportedContentError(
                 VENDOR,
@@ -901,6 +939,7 @@ def _source(block: MediaBlock, model: str, family: Family) -> dict[str, Any]:
         assert block.inline
         return {"bytes": MediaBytes.of(block)}
     if block.url.startswith("s3://"):
+        # Source: AWS Bedrock Converse API reference, S3Location: documented for Nova models only.
         if not family.s3:
             raise UnsupportedContentError(
                 VENDOR, model, block.describe(), "this model takes no s3:// locations"

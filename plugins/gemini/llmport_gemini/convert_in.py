@@ -134,12 +134,16 @@ def prepare(
     model = request.model
     _check_media(request, caps, vertex=vertex)
     options = request.options
+    # Source: Gemini API reference, GenerateContentRequest (Developer API): no labels field; labels
+    #   are Vertex AI's (Vertex AI "GenerateContentRequest").
     if options.get("labels") is not None and not vertex:
         raise UnsupportedFeatureError(VENDOR, model, "labels", "labels are a Vertex AI feature")
     if (
         request.response_format is not None
         and request.tools
         and request.tool_choice != "none"
+        # Source: Gemini API, "Structured output": combining function calling with a response schema
+        #   is documented for Gemini 3 models.
         and not family.tools_with_schema
     ):
         raise UnsupportedFeatureError(
@@ -373,6 +377,8 @@ def _check_media(request: Request, caps: ModelCapabilities, *, vertex: bool) -> 
                 if block.url is not None:
                     _check_url(block, model, vertex=vertex)
                 size += ((block.size + 2) // 3) * 4
+    # Source: Gemini API, "File input methods": inline data is limited to 20 MB per request (larger
+    #   files go through the Files API).
     if caps.max_request_bytes is not None and size > caps.max_request_bytes:
         raise UnsupportedContentError(
             VENDOR,
@@ -387,6 +393,7 @@ def _check_media(request: Request, caps: ModelCapabilities, *, vertex: bool) -> 
 def _check_url(block: MediaBlock, model: str, *, vertex: bool) -> None:
     url = block.url or ""
     mt = block.media_type
+    # Source: Gemini API reference, FileData: mimeType is required.
     if mt.endswith("/*") or mt == "application/octet-stream":
         raise UnsupportedContentError(
             VENDOR, model, block.describe(), "Gemini needs the media type of a URL: pass media_type"
@@ -397,6 +404,8 @@ def _check_url(block: MediaBlock, model: str, *, vertex: bool) -> None:
         return
     if url.startswith(_YOUTUBE_PREFIXES) and mt.startswith("video/"):
         return
+    # Source: Gemini API, "File input methods" / FileData: the Developer API reads Files API URIs
+    #   and YouTube URLs; Vertex AI reads gs:// and https.
     where = "gs:// and https URLs" if vertex else "Files API URLs (and YouTube videos)"
     raise UnsupportedContentError(
         VENDOR,
@@ -413,6 +422,7 @@ def _stop_sequences(request: Request) -> list[str] | None:
     if stop is None:
         return None
     stops = [stop] if isinstance(stop, str) else list(stop)
+    # Source: Gemini API reference, GenerationConfig.stopSequences: at most 5.
     if len(stops) > MAX_STOP_SEQUENCES:
         raise UnsupportedFeatureError(
             VENDOR,
@@ -453,11 +463,15 @@ def thinking_config(request: Request, family: Family) -> dict[str, Any] | None:
     if reasoning is None:
         return None
     model = request.model
+    # Source: Gemini API, "Gemini thinking": thinking is documented for Gemini 2.5 and 3 models
+    #   only.
     if family.thinking == "none":
         raise UnsupportedFeatureError(VENDOR, model, "reasoning", "this model has no thinking")
     effort, budget = reasoning.effort, reasoning.budget_tokens
     out: dict[str, Any] = {}
     if family.thinking == "level" and effort is not None:
+        # Source: Gemini API, "Gemini thinking", "Thinking levels": the levels each Gemini 3 model
+        #   takes; thinking cannot be turned off on Gemini 3 Pro.
         if effort not in family.levels:
             raise UnsupportedFeatureError(
                 VENDOR,
@@ -470,6 +484,8 @@ def thinking_config(request: Request, family: Family) -> dict[str, Any] | None:
         out["thinkingBudget"] = _budget(budget, family, model)
     elif effort is not None:
         if effort == "none":
+            # Source: Gemini API, "Gemini thinking", "Set budgets": thinking cannot be turned off on
+            #   2.5 Pro or Gemini 3.
             if family.thinking != "budget":
                 raise UnsupportedFeatureError(
                     VENDOR,
@@ -497,6 +513,8 @@ def _budget(budget: int, family: Family, model: str) -> int:
     """A ``thinkingBudget`` the model takes (-1 dynamic, 0 off where allowed, else its range)."""
     if budget == -1:
         return budget
+    # Source: Gemini API, "Gemini thinking", "Set budgets": a budget of 0 (off) only on the Flash
+    #   models.
     if budget == 0:
         if family.thinking != "budget":
             raise UnsupportedFeatureError(
@@ -509,6 +527,7 @@ def _budget(budget: int, family: Family, model: str) -> int:
     if family.thinking == "level":
         return budget  # Gemini 3 takes a budget for compatibility; the API checks its range
     low, high = family.budget_range
+    # Source: Gemini API, "Gemini thinking", "Set budgets": the thinkingBudget range per model.
     if not low <= budget <= high:
         raise UnsupportedFeatureError(
             VENDOR,
@@ -523,6 +542,8 @@ def _check_cache(request: Request) -> None:
     """``cache=``: Gemini caches implicitly; a key, a retention or a lifetime cannot be sent."""
     cache = request.cache
     assert cache is not None
+    # Source: Gemini API, "Context caching": implicit caching has no settings; explicit caches are
+    #   cachedContents (vendor=).
     for name, value in (("key", cache.key), ("retention", cache.retention), ("ttl", cache.ttl)):
         if value is not None:
             raise UnsupportedFeatureError(
@@ -545,6 +566,8 @@ _NATIVE = {
 
 def _check_native(request: Request, family: Family) -> None:
     model = request.model
+    # Source: Gemini API, "Tool combination" (Gemini 3): built-in tools with function calling, and
+    #   with a response schema, are documented for Gemini 3 models.
     if request.tools and not family.native_with_functions:
         raise UnsupportedFeatureError(
             VENDOR,
@@ -846,6 +869,8 @@ def _response_media(block: Any, model: str, family: Family | None) -> MediaBlock
         raise UnsupportedContentError(
             VENDOR, model, f"{block.type} block in a tool result", "only media go beside the text"
         )
+    # Source: Gemini API, "Function calling", "Multimodal function responses":
+    #   functionResponse.parts is documented for Gemini 3 models.
     if family is None or not family.media_in_tool_results:
         raise UnsupportedContentError(
             VENDOR,
@@ -1037,6 +1062,7 @@ def wire_part(block: TextBlock | MediaBlock | FileRef, model: str) -> dict[str, 
     return {"inlineData": {"data": urlsafe_base64_of(block), "mime_type": value}}
 
 
+# Source: Gemini API, "Context caching": implicit caching has no lifetime to set.
 def _ttl_error(model: str) -> None:
     raise UnsupportedFeatureError(
         VENDOR,

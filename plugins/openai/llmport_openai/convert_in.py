@@ -159,6 +159,8 @@ def chat_messages(
     for message in request.messages:
         # Results answer the previous assistant turn, so they come first.
         for result in message.tool_results:
+            # Source: OpenAI API reference, Chat Completions, tool message: content is text (a
+            #   string or text parts).
             if result.blocks:
                 raise UnsupportedContentError(
                     vendor,
@@ -209,8 +211,12 @@ def _chat_part(block: Block, vendor: str, model: str, caps: ModelCapabilities) -
     kind = media_kind(block, caps)
     if kind == "image":
         return {"type": "image_url", "image_url": {"url": block.url or data_url_of(block)}}
+    # Source: OpenAI API reference, Responses input content: input_text, input_image, input_file (no
+    #   audio).
     if kind == "audio":
         fmt = AUDIO_FORMATS.get(block.media_type)
+        # Source: OpenAI API reference, Chat Completions, input_audio: format wav or mp3, on audio
+        #   models (the capability table).
         if fmt is None or "audio" not in caps.input_modalities:
             raise UnsupportedContentError(
                 vendor,
@@ -603,6 +609,8 @@ def reasoning_effort(request: Request, vendor: str, *, api: str) -> str | None:
     if r is None:
         return None
     if r.effort is None:
+        # Source: OpenAI API reference, reasoning.effort / reasoning_effort: an effort, no token
+        #   budget.
         if r.budget_tokens is not None:
             raise UnsupportedFeatureError(
                 vendor,
@@ -613,6 +621,8 @@ def reasoning_effort(request: Request, vendor: str, *, api: str) -> str | None:
             )
         return None
     allowed = efforts_for(model)
+    # Source: OpenAI, "Reasoning models" and the model pages: the reasoning efforts each family
+    #   takes (unknown names: every effort).
     if r.effort not in allowed:
         raise UnsupportedFeatureError(
             vendor,
@@ -620,6 +630,8 @@ def reasoning_effort(request: Request, vendor: str, *, api: str) -> str | None:
             f"reasoning effort {r.effort!r}",
             f"this model family takes {', '.join(e for e in _ORDER if e in allowed)}",
         )
+    # Source: OpenAI API reference, Chat Completions: no reasoning summary parameter (Responses has
+    #   reasoning.summary).
     if api == "chat" and r.summary:
         raise UnsupportedFeatureError(
             vendor,
@@ -655,6 +667,7 @@ def mark_breakpoint(part: dict[str, Any], block: Block, vendor: str, model: str)
 
 
 def check_ttl(ttl: str | None, vendor: str, model: str) -> None:
+    # Source: OpenAI, "Prompt caching": the explicit breakpoint lifetime.
     if ttl not in (None, EXPLICIT_TTL):
         raise UnsupportedFeatureError(
             vendor,
@@ -835,6 +848,8 @@ def describe(block: Block) -> str:
     return f"{block.type} block"
 
 
+# Source: OpenAI, "Web search" / "File search": citations are annotations on search results, not on
+#   documents in the request.
 def document_citations(vendor: str, model: str) -> UnsupportedFeatureError:
     return UnsupportedFeatureError(
         vendor,
@@ -921,6 +936,7 @@ def split_options(
         check_option(key, value)
         if key in CALL_OPTIONS:
             call[key] = dict(value) if key == "extra_headers" else value
+        # Source: OpenAI API reference, "Create a model response": no stop or seed parameter.
         elif api == "responses" and key in ("stop", "seed"):
             raise UnsupportedFeatureError(
                 vendor,
