@@ -27,9 +27,134 @@ part (`"send": "native"`), and a token-counting endpoint
 (`rt.count_tokens`). The mapping of each feature per vendor is on the
 provider pages.
 
+A model the tables do not know is sent anyway: it gets its
+family's row (a rule such as `*anthropic.claude-*` on Bedrock) or the
+`(other)` row, and `llmport.UnknownModelWarning` once per model per
+`Runtime`. Fields given through `vendor={...}` and `Tool(vendor=...)` are a
+raw passthrough: nothing below applies to them (the SDK's own validation
+may). Every refusal llmport makes before the wire is listed under
+[Refusals](#refusals), with the vendor document it rests on.
+
 This page is generated from the plugins' registrations by
 `docs/gen_capabilities.py`; a test keeps it in step.
 """
+
+#: Every rule that refuses a request before the wire: (rule, vendors, source document).
+#: Each rule carries the same source in a comment where it is enforced.
+REFUSALS: list[tuple[str, str, str]] = [
+    # -- the capability table (core: llmport.provider.contract.Provider.check) --
+    ("an image, audio or file the model's row does not take (type, size, URL)", "all",
+     'Anthropic "Vision", "PDF support"; OpenAI "Images and vision", "File inputs", "Audio"; '
+     'Gemini "Image understanding", "Document understanding", "Audio understanding"; '
+     'Bedrock Converse "ImageBlock", "DocumentBlock"'),
+    ("`reasoning=` on a model without reasoning", "all",
+     "each vendor's list of thinking / reasoning models (the `reasoning` column)"),
+    ("a `NativeTool` kind the model's row lacks", "all",
+     "each vendor's server-tool pages (the `native tools` column)"),
+    ("tools on a model without tool use", "all",
+     'Bedrock "Supported models and model features" (tool use column)'),
+    ("cache marks on a model without prompt caching", "all",
+     'Bedrock "Prompt caching" (supported models); the `caching` column'),
+    ("`output_mode=\"native\"` without a JSON-schema response format; "
+     "`response_format` with neither that nor tools (use `\"prompted\"`)", "all",
+     "each vendor's structured-output page (supported models)"),
+    # -- Anthropic --
+    ("`seed`", "anthropic", 'Anthropic API reference, "Create a Message" (no such field)'),
+    ("temperature / top_p outside 0-1, top_k < 1, max_tokens < 1", "anthropic",
+     'Anthropic API reference, "Create a Message"'),
+    ("temperature, top_p or top_k on Opus 4.7 and later", "anthropic",
+     'Anthropic, "Migrating to Claude Opus 4.7"'),
+    ("temperature together with top_p on Claude 4.5 / 4.6", "anthropic",
+     'Anthropic, "Migrating to Claude 4.5"'),
+    ("sampling options other than temperature 1 / top_p >= 0.95 with thinking",
+     "anthropic, bedrock", 'Anthropic, "Building with extended thinking", "Feature compatibility"'),
+    ("forced `tool_choice` (\"required\" or a named tool), or a forced output tool, "
+     "with thinking (budget or adaptive)", "anthropic, bedrock",
+     'Anthropic, "Building with extended thinking", "Extended thinking with tool use"'),
+    ("`budget_tokens` on Opus 4.7 and later (adaptive only)", "anthropic",
+     'Anthropic, "Migrating to Claude Opus 4.7"'),
+    ("`budget_tokens` below 1,024, or not below max_tokens", "anthropic, bedrock",
+     'Anthropic, "Building with extended thinking"'),
+    ("dynamic thinking (`budget_tokens=-1`) on a budget-only model", "anthropic",
+     'Anthropic, "Adaptive thinking" (supported models)'),
+    ("an effort level the model does not take", "anthropic", 'Anthropic, "Effort"'),
+    ("`reasoning=` on Claude 3.5 / 3", "anthropic",
+     'Anthropic, "Building with extended thinking", "Supported models"'),
+    ("strict tool schemas on models without structured outputs", "anthropic",
+     'Anthropic, "Structured outputs" (supported models)'),
+    ("media over 32 MB base64 in one request; an image over 5 MB", "anthropic",
+     'Anthropic API overview, "Request size limits"; "Vision"'),
+    ("audio input", "anthropic, bedrock",
+     'Anthropic API reference (content blocks); Bedrock Converse "ContentBlock"'),
+    ("cache ttl other than 5m / 1h; cache key or retention", "anthropic, bedrock",
+     'Anthropic, "Prompt caching"; Bedrock Converse "CachePointBlock"'),
+    ("more than 4 explicit cache marks", "anthropic, bedrock",
+     'Anthropic, "Prompt caching" (up to 4 breakpoints); Bedrock "Prompt caching"'),
+    ("a non-streamed request with a very large max_tokens and no timeout", "anthropic",
+     'the anthropic SDK README, "Long requests" (the SDK refuses it)'),
+    ("`response_format` with `tool_choice=\"none\"` on a forced-tool model", "anthropic, bedrock",
+     'Anthropic, "Implement tool use" (tool_choice none); Converse "ToolChoice" (no none)'),
+    # -- Bedrock --
+    ("`seed`; temperature above 1", "bedrock",
+     'Bedrock Converse API reference, "InferenceConfiguration"'),
+    ("`top_k` on models other than Claude (use `vendor=`)", "bedrock",
+     'Bedrock, "Inference request parameters" per model'),
+    ("a system prompt on Titan, Mistral 7B / Mixtral, Cohere Command", "bedrock",
+     'Bedrock, "Supported models and model features" (Converse)'),
+    ("`tool_choice` \"required\" / named on models that take auto only", "bedrock",
+     'Bedrock Converse API reference, "ToolChoice"'),
+    ("`tool_choice=\"none\"` after tool calls in the conversation", "bedrock",
+     'Bedrock Converse API reference, "ToolConfiguration" (toolConfig required with toolUse)'),
+    ("cache ttl before Claude 4.5", "bedrock", 'Bedrock, "Prompt caching"'),
+    ("`reasoning=` on a model with no documented reasoning field", "bedrock",
+     'Bedrock, "Inference request parameters" per model'),
+    ("a token budget or a summary on Nova 2 reasoning", "bedrock",
+     'Bedrock, "Amazon Nova 2 extended thinking" (reasoningConfig)'),
+    ("media in tool results on models without toolResult media", "bedrock",
+     'Bedrock, "Supported models and model features"'),
+    ("image formats other than png/jpeg/gif/webp; documents over 4.5 MB; URLs other than "
+     "s3:// (Nova only)", "bedrock",
+     'Bedrock Converse API reference, "ImageBlock", "DocumentBlock", "S3Location"'),
+    # -- Gemini --
+    ("`labels` on the Developer API", "gemini",
+     'Gemini API reference, "GenerateContentRequest" (labels are Vertex AI\'s)'),
+    ("more than 5 stop sequences", "gemini", 'Gemini API reference, "GenerationConfig"'),
+    ("`reasoning=` on Gemini 2.0 / 1.5 / Gemma; thinking off on 2.5 Pro and Gemini 3; "
+     "levels or budgets outside the model's range", "gemini", 'Gemini API, "Gemini thinking"'),
+    ("function tools with native tools, or `response_format` with tools, before Gemini 3",
+     "gemini", 'Gemini API, "Structured output", "Tool combination"'),
+    ("media in tool results before Gemini 3", "gemini",
+     'Gemini API, "Function calling" (multimodal function responses)'),
+    ("inline media over 20 MB; URLs other than Files API / YouTube (Vertex AI: gs://, https); "
+     "a URL without its media type", "gemini", 'Gemini API, "File input methods"; "FileData"'),
+    ("cache key, retention or ttl (implicit caching only)", "gemini",
+     'Gemini API, "Context caching"'),
+    ("batches on Vertex AI", "gemini",
+     'Vertex AI, "Batch prediction" (Cloud Storage / BigQuery input, not inline)'),
+    # -- OpenAI --
+    ("`budget_tokens` (efforts only); an effort the model family does not take", "openai",
+     'OpenAI API reference, reasoning effort; "Reasoning models"'),
+    ("reasoning summaries on Chat Completions", "openai",
+     'OpenAI API reference, Chat Completions (no reasoning summary)'),
+    ("`stop` / `seed` on the Responses API", "openai-responses",
+     'OpenAI API reference, "Create a model response"'),
+    ("audio other than wav/mp3 or on non-audio models (Chat); audio on Responses", "openai",
+     'OpenAI API reference, input_audio; Responses input content types'),
+    ("media in Chat Completions tool results", "openai",
+     'OpenAI API reference, Chat Completions tool message (text content)'),
+    ("document citations", "openai", 'OpenAI, "Web search", "File search" (annotations)'),
+    ("a cache ttl other than the explicit breakpoint lifetime", "openai",
+     'OpenAI, "Prompt caching"'),
+    ("a schema strict mode cannot express, with `strict=True`", "openai",
+     'OpenAI, "Structured Outputs", "Supported schemas"'),
+    # -- llmport's own (not capability refusals) --
+    ("`vendor={\"anthropic\": {\"stream\": ...}}`", "anthropic",
+     "not a vendor rule: llmport must know whether it reads a stream (use stream())"),
+    ("an option name the provider does not model; `NativeTool` options llmport does not map",
+     "all", "not a vendor rule: unknown names are an OptionError (send them with vendor=)"),
+    ('`output_mode="tool"` or `choices=` in a batch; batch on a provider without a batch API',
+     "all", "not a vendor rule: a batch sends one request per item, with no tool loop"),
+]
 
 
 def _short(media_types: frozenset[str]) -> str:
@@ -65,6 +190,13 @@ def depth_row(pattern: str, caps: ModelCapabilities) -> str:
     )
 
 
+def refusals() -> list[str]:
+    """The "Refusals" section: :data:`REFUSALS` as a table."""
+    lines = ["\n## Refusals\n", "| rule | vendors | source |", "|---|---|---|"]
+    lines += [f"| {rule} | {vendors} | {source} |" for rule, vendors, source in REFUSALS]
+    return lines
+
+
 def render() -> str:
     lines = [HEADER]
     for prefix, info in sorted(PluginHost(load_entry_points=True).providers().items()):
@@ -89,6 +221,7 @@ def render() -> str:
         for pattern, caps in info.models.items():
             lines.append(depth_row(pattern, caps))
         lines.append(depth_row("(other)", info.default))
+    lines += refusals()
     return "\n".join(lines) + "\n"
 
 

@@ -640,7 +640,7 @@ class SessionStoreUnavailable(LlmportError, builtins.ConnectionError):
 
 
 class UnknownModelWarning(UserWarning):
-    """A model the provider's tables do not know: it is sent anyway (SPEC §21).
+    """A model the provider's tables do not know: it is sent anyway.
 
     llmport gives it its family's capabilities (the plugin's family rule for
     the name) or permissive ones, and warns once per model per provider

@@ -155,7 +155,7 @@ class Provider:
     def capabilities(self, model: str) -> ModelCapabilities:
         """The capabilities of ``model`` (from the registration, else defaults); cached.
 
-        A model the registration does not know is allowed (SPEC §21): it gets
+        A model the registration does not know is allowed: it gets
         its family rule's or the permissive default capabilities, and the
         first lookup on this instance (one per Runtime) warns with
         :class:`~llmport.errors.UnknownModelWarning`.

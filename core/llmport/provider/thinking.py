@@ -30,6 +30,8 @@ MIN_BUDGET = 1024
 
 def check_thinking_sampling(vendor: str, model: str, options: Mapping[str, Any]) -> None:
     """Budgeted thinking takes temperature 1, no top_k and top_p >= 0.95: refuse the rest."""
+    # Source: Anthropic, "Building with extended thinking", "Feature compatibility" (Claude on the
+    #   Messages API and on Bedrock).
     temperature = options.get("temperature")
     top_p = options.get("top_p")
     if (

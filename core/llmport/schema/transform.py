@@ -480,6 +480,7 @@ def strict_schema(schema: JsonSchema, *, vendor: str, model: str, feature: str) 
     before any request, naming where the schema goes beyond strict mode.
     """
     try:
+        # Source: OpenAI, "Structured Outputs", "Supported schemas" (what strict mode takes).
         return OPENAI_STRICT.transform(schema)
     except SchemaSubsetError as exc:
         raise UnsupportedFeatureError(

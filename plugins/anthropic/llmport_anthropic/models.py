@@ -223,7 +223,7 @@ FAMILIES: dict[str, Family] = {
     ),
 }
 
-#: Unknown (newer) models (SPEC §21): the latest family's capabilities and request
+#: Unknown (newer) models: the latest family's capabilities and request
 #: shape (adaptive thinking for an effort), refusing nothing a newer model may take:
 #: budget thinking too, every effort level, sampling options (the API decides).
 DEFAULT_FAMILY = Family(
