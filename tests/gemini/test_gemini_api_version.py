@@ -73,3 +73,4 @@ def test_vertex_ai_keeps_the_sdks_version() -> None:
     assert provider.client_kwargs()["http_options"].api_version is None
     developer = GeminiProvider({"api_key": "k"})
     assert developer.client_kwargs()["http_options"].api_version == DEFAULT_API_VERSION == "v1beta"
+

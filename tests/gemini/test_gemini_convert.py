@@ -9,12 +9,13 @@ from __future__ import annotations
 import base64
 import subprocess
 import sys
+import warnings
 from typing import Any
 
 import pytest
 from gemini_helpers import isolated, run, runtime, stream  # noqa: F401  (isolated: autouse)
 from gemini_scenarios import DATA, SIGNATURE, SIGNATURE_URLSAFE, answer, get_weather, usage
-from llmport import ConfigError, NativeTool, TextDelta, ToolCallStarted
+from llmport import ConfigError, NativeTool, TextDelta, ToolCallStarted, UnknownModelWarning
 from llmport.errors import OptionError, UnsupportedContentError, UnsupportedFeatureError
 from llmport.messages.types import (
     MediaBlock,
@@ -24,6 +25,7 @@ from llmport.messages.types import (
     ToolCall,
     ToolResult,
 )
+from llmport.plugins.host import PluginHost
 from llmport.testing.loopback import LoopbackServer, Reply
 from llmport_gemini.convert_in import SIGNATURE_KEY, SIGNED_PART_KEY
 
@@ -682,3 +684,13 @@ def test_capability_rows() -> None:
     }
     assert not family_for("gemini-2.0-flash").caps.reasoning
     assert "text/plain" in family_for("gemini-2.5-flash").caps.native_text_files
+
+
+def test_a_resource_name_is_the_model_it_names() -> None:
+    # No UnknownModelWarning: models/gemini-1.5-pro is in the table as gemini-1.5-pro.
+    info = PluginHost(load_entry_points=True).providers()["gemini"]
+    provider = info.create({"api_key": "k"})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnknownModelWarning)
+        named = provider.capabilities("models/gemini-1.5-pro")
+    assert named == provider.capabilities("gemini-1.5-pro") != info.default

@@ -47,7 +47,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from llmport.errors import ConfigError, MessageError
-from llmport.messages.types import FileRef, MediaBlock, ProviderEvent, Request, Response
+from llmport.messages.types import (
+    FileRef,
+    MediaBlock,
+    ModelCapabilities,
+    ProviderEvent,
+    Request,
+    Response,
+)
 from llmport.observe.redaction import register_secret
 from llmport.provider.clients import ClientCache, async_transport
 from llmport.provider.contract import Prepared, Provider, ProviderInfo
@@ -341,6 +348,10 @@ class GeminiProvider(Provider):
         await self._clients.aclose()
 
     # -- prepare: every check and conversion, once per model request -------------
+
+    def capabilities(self, model: str) -> ModelCapabilities:
+        """``models/NAME`` is ``NAME`` (the API's resource name): one row, one warning."""
+        return super().capabilities(model.removeprefix("models/"))
 
     def family(self, model: str) -> Family:
         """The model's :class:`~.models.Family` (looked up once per model)."""
