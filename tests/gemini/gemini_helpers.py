@@ -11,6 +11,14 @@ from api_modes import events_via, run_via
 from llmport import RunResult, Runtime
 from llmport.testing import recording_backoff
 
+#: The three client paths: sync (httpx2), async on aiohttp, async on httpx2.
+PATHS = [
+    pytest.param(("sync", None), id="sync"),
+    pytest.param(("async", "aiohttp"), id="async-aiohttp"),
+    pytest.param(("async", "httpx"), id="async-httpx"),
+]
+STREAMED = [pytest.param(False, id="whole"), pytest.param(True, id="stream")]
+
 
 @pytest.fixture(autouse=True)
 def isolated(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:

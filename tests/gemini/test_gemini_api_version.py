@@ -11,18 +11,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from gemini_helpers import isolated, run, runtime, stream  # noqa: F401  (isolated: autouse)
+from gemini_helpers import PATHS, STREAMED, isolated, run, runtime, stream  # noqa: F401 (autouse)
 from gemini_scenarios import answer, text_stream, usage
 from llmport.testing.loopback import LoopbackServer, Reply
 from llmport_gemini.provider import DEFAULT_API_VERSION, GeminiProvider
 
 MODEL = "gemini:gemini-2.5-flash"
-PATHS = [
-    pytest.param(("sync", None), id="sync"),
-    pytest.param(("async", "aiohttp"), id="async-aiohttp"),
-    pytest.param(("async", "httpx"), id="async-httpx"),
-]
-STREAMED = [pytest.param(False, id="whole"), pytest.param(True, id="stream")]
 
 
 async def _path_sent(path: tuple[str, str | None], streamed: bool, **settings: Any) -> str:

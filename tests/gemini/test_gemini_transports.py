@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from gemini_helpers import isolated, run, runtime, stream  # noqa: F401  (isolated: autouse)
+from gemini_helpers import PATHS, STREAMED, isolated, run, runtime, stream  # noqa: F401 (autouse)
 from gemini_scenarios import answer, error, text_stream, usage
 from llmport import (
     AuthenticationError,
@@ -39,12 +39,6 @@ from llmport.testing.loopback import LoopbackServer, Reply
 
 MODEL = "gemini:gemini-2.5-flash"
 KEY = "fake-gemini-transport-key-0123456789abcd"
-PATHS = [
-    pytest.param(("sync", None), id="sync"),
-    pytest.param(("async", "aiohttp"), id="async-aiohttp"),
-    pytest.param(("async", "httpx"), id="async-httpx"),
-]
-STREAMED = [pytest.param(False, id="whole"), pytest.param(True, id="stream")]
 OK = Reply(json=answer("ok", [{"text": "fine"}], usage(5, 1)))
 OK_STREAM = Reply(sse=text_stream("ok", ["fi", "ne"], 5, 1))
 ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
