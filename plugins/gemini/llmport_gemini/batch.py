@@ -79,6 +79,8 @@ class GeminiBatch(BatchBackend):
 
     def developer_api(self, model: str) -> None:
         """Raise before any request on Vertex AI: llmport batches the Developer API's way."""
+        # Source: Vertex AI, "Batch prediction for Gemini": input from Cloud Storage or BigQuery,
+        #   not inline requests.
         if self.vertex:
             raise UnsupportedFeatureError(
                 VENDOR,

@@ -921,6 +921,8 @@ def part_form(block: TextBlock | MediaBlock, model: str) -> tuple[str, str]:
         return ("file" if block.url is not None else "inline"), mt
     if block.type == "file" and is_text_like(mt):
         return "text", inline_text_file(block, VENDOR, model).text
+    # Source: Gemini API, "Document understanding" / "Image understanding" / "Audio understanding":
+    #   the supported MIME types (the capability table).
     raise UnsupportedContentError(VENDOR, model, block.describe(), f"Gemini does not take {mt}")
 
 

@@ -253,6 +253,8 @@ def chat_file_ref(ref: FileRef, vendor: str, model: str) -> dict[str, Any]:
     return {"type": "file", "file": {"file_id": ref.id}}
 
 
+# Source: OpenAI API reference, Chat Completions assistant message: text (or refusal) and
+#   tool_calls.
 def chat_assistant(message: Message, vendor: str, model: str) -> dict[str, Any]:
     for block in message.blocks:
         if not isinstance(block, TextBlock):
@@ -723,6 +725,7 @@ RESPONSES_NATIVE_OPTIONS: dict[str, frozenset[str]] = {
 
 
 def _native_options(native: NativeTool, allowed: frozenset[str], vendor: str, model: str) -> None:
+    # Not a vendor rule: option names llmport does not map are an error (send them with vendor=).
     unknown = set(native.options) - allowed
     if unknown:
         raise UnsupportedFeatureError(
@@ -768,6 +771,8 @@ def chat_native_tools(natives: list[NativeTool], vendor: str, model: str) -> dic
     """Chat has one native tool: web search on the search models (``web_search_options``)."""
     out: dict[str, Any] = {}
     for native in natives:
+        # Source: OpenAI, "Web search" (Chat Completions: web_search_options on the search models
+        #   only).
         if native.kind != "web_search":  # Provider.check has refused kinds the model lacks
             raise UnsupportedFeatureError(vendor, model, f"native tool {native.kind!r}")
         _native_options(native, CHAT_WEB_OPTIONS, vendor, model)
@@ -786,6 +791,7 @@ def responses_native_tools(
     include: list[str] = []
     for native in natives:
         allowed = RESPONSES_NATIVE_OPTIONS.get(native.kind)
+        # Source: OpenAI, "Using tools" (Responses built-in tools): the kinds llmport maps.
         if allowed is None:
             raise UnsupportedFeatureError(vendor, model, f"native tool {native.kind!r}")
         _native_options(native, allowed, vendor, model)
@@ -859,6 +865,8 @@ def document_citations(vendor: str, model: str) -> UnsupportedFeatureError:
     )
 
 
+# Source: OpenAI, "File inputs": PDFs as files; other files are refused or, text-like, inlined (the
+#   documented rule).
 def inline_file(block: MediaBlock, kind: str, vendor: str, model: str) -> TextBlock:
     """The documented rule for text-like files; anything else is refused by name."""
     if kind != "inline":
@@ -872,6 +880,7 @@ def inline_file(block: MediaBlock, kind: str, vendor: str, model: str) -> TextBl
     return inline_text_file(block, vendor, model)
 
 
+# Source: OpenAI API reference, input_audio / file: data inline (base64) or a file id, not a URL.
 def _need_inline(block: MediaBlock, vendor: str, model: str) -> None:
     if not block.inline:
         raise UnsupportedContentError(
