@@ -68,3 +68,12 @@ def test_vertex_ai_keeps_the_sdks_version() -> None:
     developer = GeminiProvider({"api_key": "k"})
     assert developer.client_kwargs()["http_options"].api_version == DEFAULT_API_VERSION == "v1beta"
 
+
+
+async def test_api_version_from_llmport_toml(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "llmport.toml").write_text('[providers.gemini]\napi_version = "v1"\n')
+    monkeypatch.chdir(tmp_path)
+    sent = await _path_sent(("sync", None), False)
+    assert sent.startswith("/v1/models/gemini-2.5-flash:generateContent")
