@@ -27,6 +27,7 @@ __all__ = [
     "CALL_PARAMS",
     "LOOP_OPTIONS",
     "REQUEST_OPTIONS",
+    "SERVER_STATE_OPTIONS",
     "STANDARD_OPTIONS",
     "CallOptions",
     "CallParams",
@@ -65,6 +66,9 @@ class CallOptions(TypedDict, total=False):
     reasoning: Any
     cache: Any
     output_mode: Literal["native", "tool", "prompted"] | None
+    # Server-side conversation state (OpenAI Responses; refused typed elsewhere).
+    previous_response_id: str | None
+    conversation: str | None
     # Options the runtime consumes itself (never sent).
     deps: Any
     system: Any
@@ -136,6 +140,9 @@ LOOP_OPTIONS = frozenset(
     }
     | {"trace"}  # tracing (llmport.observe.tracing.Trace)
 )
+#: Options naming conversation state kept on the vendor's server (SPEC §23): only a
+#: provider with ``server_state`` takes them; every other one refuses them typed.
+SERVER_STATE_OPTIONS = frozenset({"previous_response_id", "conversation"})
 REASONING_EFFORTS = EFFORTS
 OUTPUT_MODES = ("native", "tool", "prompted")
 
@@ -292,6 +299,12 @@ def check_options(options: Mapping[str, Any]) -> None:
             raise OptionError(
                 f"output_mode must be one of {', '.join(OUTPUT_MODES)}, got {value!r}"
             )
+        elif name in SERVER_STATE_OPTIONS and not (isinstance(value, str) and value.strip()):
+            raise OptionError(f"{name} must be a non-empty string id, got {value!r}")
+    # OpenAI: "previous_response_id ... cannot be used in conjunction with conversation"
+    # (API reference, Create a model response).
+    if all(options.get(name) is not None for name in SERVER_STATE_OPTIONS):
+        raise OptionError("give previous_response_id= or conversation=, not both")
 
 
 def check_vendor_fields(vendor: Any, where: str = "vendor") -> dict[str, dict[str, Any]]:

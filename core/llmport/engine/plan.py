@@ -52,13 +52,14 @@ from ..messages.types import (
 from ..observe.tracing import Trace  # tracing
 from ..output import structured
 from ..output.decisions import Decision
-from ..provider.contract import Provider
+from ..provider.contract import Provider, check_server_state
 from ..sessions.dag import Frame, LlmRecordLike, Prompt, current_frame, node_seq
 from ..tools.policy import CallInfo, ToolCheck
 from ..tools.tool import ToolBox, ToolSettings, build_toolbox
 from .hooks import RunHooks
 from .result import Dropped, RunResult
 from .settings import RunSettings
+from .state import drop_unset
 
 __all__ = [
     "DEFAULT_FALLBACK_ON",
@@ -158,6 +159,8 @@ class Plan:
     #: The models this run may use, in order (empty: no fallbacks); ``index`` is the one in use.
     candidates: list[Candidate] = field(default_factory=list)
     index: int = 0
+    #: The ids of this run's answers a vendor keeps on its server (:mod:`.state`).
+    response_ids: list[str] = field(default_factory=list)
     fallback_on: tuple[type[BaseException], ...] = ()
     #: Fallback models that could not take the request: (model, reason).
     skipped: list[tuple[str, str]] = field(default_factory=list)
@@ -262,6 +265,8 @@ def plan_run(
     tool_settings = ToolSettings.pop_from(merged)  # loop options, never sent to providers
     mode = run_options.output_mode
     check_options({**merged, "output_mode": mode} if mode else merged)
+    drop_unset(merged)
+    check_server_state(first.provider, first.model, merged)  # every path: exec, count, submit
     plan = Plan(
         provider=first.provider,
         model=first.model,

@@ -83,6 +83,9 @@ class RunResult(Generic[T]):
     handoff: str | None = None
     #: How to continue the run (the runtime and the call's parameters), manual runs only.
     continuation: Continuation | None = field(default=None, repr=False, compare=False)
+    #: The last answer's id where the vendor keeps it on its server (OpenAI Responses:
+    #: give it as ``previous_response_id=`` to continue there); None elsewhere.
+    response_id: str | None = None
 
     def tool_message(self, values: Mapping[str, Any]) -> Message:
         """The ``tool`` message answering every call of the last turn.
@@ -159,6 +162,8 @@ class RunResult(Generic[T]):
         params.update(history=[*self.messages, message], context="")
         if self.model and not isinstance(params.get("model"), str):
             params["model"] = self.model  # the model that answered (after any fallback)
+        if params.get("previous_response_id") and self.response_id:
+            params["previous_response_id"] = self.response_id  # the chain goes on from here
         return rt, params
 
 

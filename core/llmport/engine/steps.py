@@ -83,6 +83,7 @@ from ..tools.policy import ToolCheck
 from ..tools.tool import RunContext, ToolBox, ToolOutcome, refusal
 from .plan import Plan, portable
 from .result import RunResult, ToolCallRecord
+from .state import note_answer
 
 __all__ = [
     "Approve",
@@ -326,6 +327,7 @@ def machine(plan: Plan, run: RunResult[Any]) -> Steps:
                 if isinstance(b, ThinkingBlock)
             ],
             model=plan.qualified,
+            response_ids=plan.response_ids,
         )
     if plan.stream:
         yield Emit(FinalEvent(run))
@@ -721,6 +723,7 @@ def _model(plan: Plan, run: RunResult[Any], request: Request) -> Generator[Effec
             ledger.release(estimated)
         raise
     response = plan.hooks.after_response(request, response, info)
+    note_answer(plan, run, response)  # server-side state: the id the next turn names
     usage = response.usage if response.usage.requests else _one_request(response.usage)
     usage.priced_as(plan.provider.name, plan.model)
     run.usage.add(usage)

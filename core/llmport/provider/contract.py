@@ -38,7 +38,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from ..controls.options import STANDARD_OPTIONS, unknown_option_error
+from ..controls.options import SERVER_STATE_OPTIONS, STANDARD_OPTIONS, unknown_option_error
 from ..errors import UnknownModelWarning, UnsupportedContentError, UnsupportedFeatureError
 from ..messages.check import check_file_refs
 from ..messages.types import (
@@ -77,6 +77,7 @@ __all__ = [
     "StreamAssembler",
     "assemble",
     "check_block",
+    "check_server_state",
     "parse_arguments",
     "response_events",
     "warn_if_unknown",
@@ -119,6 +120,10 @@ class Provider:
     name: str = "provider"
     #: Option names this provider models; any other option is an error before a request.
     options: frozenset[str] = STANDARD_OPTIONS
+    #: True when the vendor keeps conversations on its server (OpenAI Responses): the
+    #: provider takes ``previous_response_id=`` / ``conversation=`` and its answers' ids
+    #: are ``RunResult.response_id``. Everywhere else those options are refused typed.
+    server_state: bool = False
     #: True once :meth:`prepare` has converted a request: a first conversion may load the
     #: vendor SDK (seconds, cold), so the engine runs it off the event loop, under the
     #: run's deadline (:mod:`llmport.provider.deadline`).
@@ -177,7 +182,8 @@ class Provider:
         The default checks option names, media blocks, tools, streaming and
         ``tool_choice="none"`` against the model's capabilities.
         """
-        unknown = set(request.options) - self.options
+        check_server_state(self, request.model, request.options)
+        unknown = set(request.options) - self.options - SERVER_STATE_OPTIONS
         if unknown:
             raise unknown_option_error(unknown, self.options, f"{self.name} option")
         caps = self.capabilities(request.model)
@@ -713,3 +719,15 @@ def assemble(events: Iterable[ProviderEvent]) -> Response:
     for event in events:
         asm.feed(event)
     return asm.response()
+
+
+def check_server_state(provider: Provider, model: str, options: Mapping[str, Any]) -> None:
+    """Refuse ``previous_response_id=`` / ``conversation=`` where the vendor keeps no state."""
+    stated = sorted(k for k in SERVER_STATE_OPTIONS & set(options) if options[k] is not None)
+    if stated and not provider.server_state:
+        raise UnsupportedFeatureError(
+            provider.name,
+            model,
+            f"server-side conversation state ({', '.join(stated)}=)",
+            "only OpenAI Responses (openai-responses:) keeps conversations on its server",
+        )

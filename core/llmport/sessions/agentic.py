@@ -458,6 +458,7 @@ class LlmRecord:
         attempts: int,
         thinking: Sequence[Block] = (),
         model: str | None = None,
+        response_ids: Sequence[str] = (),
     ) -> None:
         result: dict[str, Any] = {
             "reply": reply,
@@ -474,6 +475,8 @@ class LlmRecord:
             result["model"] = model  # a fallback answered: the model that did
         if thinking:  # signatures included: rendered back (to the same vendor only) later
             result["thinking"] = [block_to_dict(b) for b in thinking]
+        if response_ids:  # answers kept on the vendor's server (previous_response_id=)
+            result["response_ids"] = list(response_ids)
         self.session.end(self.node, "ok", result, time.perf_counter() - self.started)
 
     def fail(self, error: BaseException, *, attempts: int) -> None:

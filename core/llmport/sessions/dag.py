@@ -77,6 +77,7 @@ class LlmRecordLike(Protocol):
         attempts: int,
         thinking: Sequence[Block] = (),
         model: str | None = None,
+        response_ids: Sequence[str] = (),
     ) -> None: ...
 
     def fail(self, error: BaseException, *, attempts: int) -> None: ...

@@ -41,6 +41,7 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from llmport.controls.options import SERVER_STATE_OPTIONS
 from llmport.errors import ConfigError
 from llmport.messages.types import (
     FileRef,
@@ -61,6 +62,7 @@ from llmport.provider.wire import encode as encode_body
 from . import convert_in, convert_out, files
 from .batch import OpenAIBatch
 from .errors import translate
+from .state import split_state
 
 KNOWN_SETTINGS = frozenset(
     {
@@ -477,13 +479,18 @@ class OpenAIResponsesProvider(_OpenAIProvider):
     name = "openai-responses"
     vendor_keys = ("openai", "openai-responses")
     conversation = "input"
+    options = convert_in.KNOWN_OPTIONS | SERVER_STATE_OPTIONS
+    server_state = True  # previous_response_id= / conversation= (:mod:`.state`)
 
     def body(
         self, request: Request, caps: ModelCapabilities
     ) -> tuple[dict[str, Any], dict[str, Any]]:
-        return convert_in.responses_body(
-            request, self.name, caps, fields=self.vendor_fields(request), keys=self.vendor_keys
+        sent, state_fields = split_state(request)
+        body, call = convert_in.responses_body(
+            sent, self.name, caps, fields=self.vendor_fields(request), keys=self.vendor_keys
         )
+        body.update(state_fields)
+        return body, call
 
     path = "/responses"
 

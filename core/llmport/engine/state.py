@@ -1,0 +1,50 @@
+"""Server-side conversation state (SPEC §23): ``previous_response_id=`` and ``conversation=``.
+
+A provider whose vendor keeps conversations on its server sets
+``Provider.server_state`` (OpenAI Responses). There every answer's id becomes
+``RunResult.response_id`` and is recorded on the run's DAG node
+(``response_ids``), and a run given ``previous_response_id=`` chains through
+its own tool loop: each turn after the first names the previous turn's
+answer. The plugin sends only the input that is new since the last answer;
+``RunResult.messages`` stays the complete neutral conversation. Every other
+provider refuses these options typed, before any request
+(:meth:`llmport.provider.contract.Provider.check`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..controls.options import SERVER_STATE_OPTIONS
+from ..messages.types import Response
+from ..provider.contract import Provider
+
+if TYPE_CHECKING:
+    from .result import RunResult
+
+
+class Chained(Protocol):
+    """What :func:`note_answer` reads of a run's plan (a :class:`~.plan.Plan`)."""
+
+    provider: Provider
+    options: dict[str, Any]
+    response_ids: list[str]
+
+__all__ = ["Chained", "drop_unset", "note_answer"]
+
+
+def drop_unset(options: dict[str, Any]) -> None:
+    """Forget ``previous_response_id=None`` / ``conversation=None``: not given, on any vendor."""
+    for name in SERVER_STATE_OPTIONS:
+        if name in options and options[name] is None:
+            del options[name]
+
+
+def note_answer(plan: Chained, run: RunResult[Any], response: Response) -> None:
+    """Keep the id of a server-stored answer; the next turn of a chained run names it."""
+    if not response.id or not plan.provider.server_state:
+        return
+    run.response_id = response.id
+    plan.response_ids.append(response.id)
+    if "previous_response_id" in plan.options:
+        plan.options["previous_response_id"] = response.id
