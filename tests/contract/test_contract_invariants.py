@@ -806,12 +806,17 @@ NOT_A_PATH: dict[str, str] = {
 
 
 def public_methods(cls: type) -> list[str]:
-    """``Class.method`` for every public method ``cls`` defines (not properties)."""
-    return [
-        f"{cls.__name__}.{name}"
-        for name, value in vars(cls).items()
-        if not name.startswith("_") and inspect.isfunction(value)
-    ]
+    """``Class.method`` for every public method ``cls`` has (not properties), inherited
+    ones included (a job's shared shape: ``BatchJob.wait`` is ``Job.wait``)."""
+    return sorted(
+        {
+            f"{cls.__name__}.{name}"
+            for klass in cls.__mro__
+            if klass.__module__.startswith(("llmport.", "llmport_"))
+            for name, value in vars(klass).items()
+            if not name.startswith("_") and inspect.isfunction(value)
+        }
+    )
 
 
 def cli_commands(parser: argparse.ArgumentParser, prefix: str = "cli") -> list[str]:

@@ -30,18 +30,16 @@ has one, else the vendor's documented 50% discount (:func:`llmport.observe.price
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from ..errors import BatchError, BatchTimeout, LlmportError, OptionError, UnsupportedFeatureError
 from ..messages.types import Request, Response
 from ..provider.contract import Prepared, Provider
+from .jobs import Job, JobState, JobStatus, answer_result, plan_job, prepare_first
 
 if TYPE_CHECKING:
-    from rich.console import Console
-
     from .plan import Plan
     from .result import RunResult
     from .settings import RunSettings
@@ -62,9 +60,10 @@ __all__ = [
     "plan_items",
 ]
 
-#: The neutral states of a batch; the first two are "not done".
-BatchState = Literal["queued", "running", "completed", "failed", "cancelled", "expired"]
-_PENDING = ("queued", "running")
+#: The neutral states of a batch (the job states every job shares).
+BatchState = JobState
+#: Where a batch stands (:class:`~llmport.engine.jobs.JobStatus`, the shape every job shares).
+BatchStatus = JobStatus
 #: exec parameters a batch request cannot take (it is one request, sent later).
 _NOT_IN_BATCH = ("stream", "deadline", "approver", "budget", "fallback_on")
 
@@ -96,31 +95,6 @@ class BatchRequest:
             "batch requests are dicts {'custom_id': ..., 'content': ..., **params} "
             f"or BatchRequest objects, got {type(item).__name__}"
         )
-
-
-@dataclass(slots=True, frozen=True)
-class BatchStatus:
-    """Where a batch stands, in neutral terms, with the vendor's own status in ``raw``.
-
-    ``succeeded`` and ``failed`` count the requests finished so far (as the
-    vendor reports them); ``total`` is the number of requests (0 if unknown).
-    """
-
-    id: str
-    state: BatchState
-    total: int = 0
-    succeeded: int = 0
-    failed: int = 0
-    raw: str = ""
-
-    @property
-    def done(self) -> bool:
-        """Whether the job has ended (completed, failed, cancelled or expired)."""
-        return self.state not in _PENDING
-
-    @property
-    def processed(self) -> int:
-        return self.succeeded + self.failed
 
 
 @dataclass(slots=True)
@@ -195,7 +169,7 @@ class BatchBackend:
 # --- the job ------------------------------------------------------------------------------
 
 
-class BatchJob:
+class BatchJob(Job):
     """A submitted (or resumed) batch. See the module documentation."""
 
     def __init__(
@@ -207,6 +181,7 @@ class BatchJob:
         model: str | None,
         items: Mapping[str, BatchItem] | None = None,
     ) -> None:
+        super().__init__(len(items or {}))
         self.runtime = rt
         self.provider = provider
         self.backend = backend
@@ -214,7 +189,6 @@ class BatchJob:
         #: The model the requests went to (without the provider prefix), if known.
         self.model = model
         self.items: dict[str, BatchItem] = dict(items or {})
-        self.last_status: BatchStatus | None = None
         self._results: dict[str, RunResult[Any] | LlmportError] | None = None
 
     @property
@@ -226,69 +200,22 @@ class BatchJob:
         state = self.last_status.state if self.last_status is not None else "unknown"
         return f"BatchJob({self.id!r}, state={state!r}, requests={len(self.items) or '?'})"
 
-    # -- status ----------------------------------------------------------------------
+    # -- the vendor's batch API (status, wait, cancel: the shared job shape) -------------
 
-    def status(self) -> BatchStatus:
-        """Ask the vendor where the job stands."""
-        self.last_status = self._own(self.backend.status(self.vendor_id))
-        return self.last_status
+    def _poll(self) -> BatchStatus:
+        return self.backend.status(self.vendor_id)
 
-    async def astatus(self) -> BatchStatus:
-        """Async :meth:`status`."""
-        self.last_status = self._own(await self.backend.astatus(self.vendor_id))
-        return self.last_status
+    async def _apoll(self) -> BatchStatus:
+        return await self.backend.astatus(self.vendor_id)
 
-    def _own(self, status: BatchStatus) -> BatchStatus:
-        total = status.total or len(self.items)
-        return replace(status, id=self.id, total=total)
+    def _cancel(self) -> BatchStatus:
+        return self.backend.cancel(self.vendor_id)
 
-    # -- wait --------------------------------------------------------------------------
+    async def _acancel(self) -> BatchStatus:
+        return await self.backend.acancel(self.vendor_id)
 
-    def wait(
-        self,
-        *,
-        poll: float = 30.0,
-        timeout: float | None = None,
-        progress: bool = False,
-        console: Console | None = None,
-    ) -> BatchStatus:
-        """Poll every ``poll`` seconds until the job has ended; return its last status.
-
-        ``progress=True`` draws a rich progress bar (on ``console``, default
-        stderr). Past ``timeout`` seconds: :class:`BatchTimeout` (the job goes on).
-        """
-        started = time.monotonic()
-        with _Bar(self, progress, console) as bar:
-            while True:
-                status = self.status()
-                bar.update(status)
-                if status.done:
-                    return status
-                left = _left(started, timeout)
-                if left is not None and left <= 0:
-                    raise BatchTimeout(self.id, timeout or 0.0, status)
-                time.sleep(poll if left is None else min(poll, left))
-
-    async def wait_async(
-        self,
-        *,
-        poll: float = 30.0,
-        timeout: float | None = None,
-        progress: bool = False,
-        console: Console | None = None,
-    ) -> BatchStatus:
-        """Async :meth:`wait` (``await job.wait_async(...)``)."""
-        started = time.monotonic()
-        with _Bar(self, progress, console) as bar:
-            while True:
-                status = await self.astatus()
-                bar.update(status)
-                if status.done:
-                    return status
-                left = _left(started, timeout)
-                if left is not None and left <= 0:
-                    raise BatchTimeout(self.id, timeout or 0.0, status)
-                await asyncio.sleep(poll if left is None else min(poll, left))
+    def _timeout(self, seconds: float, status: BatchStatus) -> LlmportError:
+        return BatchTimeout(self.id, seconds, status)
 
     # -- results -------------------------------------------------------------------------
 
@@ -323,28 +250,20 @@ class BatchJob:
                     f"{outcome.custom_id}: no answer in batch {self.id}"
                 )
                 continue
-            out[outcome.custom_id] = _run_result(self, item, outcome.response)
+            out[outcome.custom_id] = answer_result(
+                self.runtime,
+                self.provider.name,
+                self.model or "",
+                item.plan if item is not None else None,
+                list(item.request.messages) if item is not None else [],
+                outcome.response,
+                batch=True,
+            )
         state = self.last_status.state if self.last_status is not None else "ended"
         for custom_id in self.items:
             if custom_id not in out:  # never processed: the job was cancelled, expired or failed
                 out[custom_id] = BatchError(f"{custom_id}: not processed (batch {self.id} {state})")
         return out
-
-    # -- cancel ----------------------------------------------------------------------------
-
-    def cancel(self) -> BatchStatus:
-        """Ask the vendor to cancel the job; requests already done keep their results."""
-        self.last_status = self._own(self.backend.cancel(self.vendor_id))
-        return self.last_status
-
-    async def acancel(self) -> BatchStatus:
-        """Async :meth:`cancel`."""
-        self.last_status = self._own(await self.backend.acancel(self.vendor_id))
-        return self.last_status
-
-
-def _left(started: float, timeout: float | None) -> float | None:
-    return None if timeout is None else timeout - (time.monotonic() - started)
 
 
 def _require_done(job_id: str, status: BatchStatus) -> None:
@@ -353,103 +272,6 @@ def _require_done(job_id: str, status: BatchStatus) -> None:
             f"batch {job_id} is {status.state} ({status.processed}/{status.total} processed): "
             "wait() for it to end before reading results"
         )
-
-
-def _run_result(
-    job: BatchJob, item: BatchItem | None, response: Response
-) -> RunResult[Any] | LlmportError:
-    """One id's answer as the RunResult ``exec`` would have built (no tool loop, no repair)."""
-    from ..output import structured
-    from .result import RunResult
-
-    model = job.model or response.model
-    usage = response.usage
-    usage.requests = usage.requests or 1
-    usage.priced_as(job.provider.name, model, batch=True)
-    job.runtime.add_usage(usage)
-    qualified = f"{job.provider.name}:{model}"
-    run: RunResult[Any] = RunResult(
-        output=response.text,
-        text=response.text,
-        model=item.plan.qualified if item is not None and item.plan is not None else qualified,
-        usage=usage,
-        iterations=1,
-        stop_reason=response.stop_reason,
-        attempts=1,
-        thinking=response.thinking if response.blocks else "",
-    )
-    history = list(item.request.messages) if item is not None else []
-    run.messages = [*history, response.as_message()]
-    run.value = response.text
-    plan = item.plan if item is not None else None
-    if plan is not None and plan.response_format is not None and not response.tool_calls:
-        value, errors = structured.parse_reply(plan.response_format, response.text)
-        if not errors:
-            try:
-                value = structured.to_output(value, plan.output_type)
-            except Exception as exc:  # a validator stricter than the schema
-                errors = [f"<root>: {type(exc).__name__}: {exc}"]
-        if errors:
-            run.output = None
-            failure = structured.fail(errors, response.text)
-            failure.run = run  # type: ignore[attr-defined]
-            return failure
-        run.output = structured.strip_fences(response.text)
-        run.value = value
-    return run
-
-
-class _Bar:
-    """A rich progress bar over a job's polls (nothing at all when ``progress=False``)."""
-
-    def __init__(self, job: BatchJob, enabled: bool, console: Console | None) -> None:
-        self.job = job
-        self.enabled = enabled
-        self.console = console
-        self.progress: Any = None
-        self.task: Any = None
-
-    def __enter__(self) -> _Bar:
-        if self.enabled:
-            from rich.console import Console
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TextColumn,
-                TimeElapsedColumn,
-            )
-
-            console = self.console if self.console is not None else Console(stderr=True)
-            self.progress = Progress(
-                TextColumn("[bold]{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("{task.fields[state]}"),
-                TimeElapsedColumn(),
-                console=console,
-                transient=False,
-            )
-            self.progress.start()
-            total = len(self.job.items) or None
-            self.task = self.progress.add_task(self.job.id, total=total, state="submitted")
-        return self
-
-    def update(self, status: BatchStatus) -> None:
-        if self.progress is None:
-            return
-        failed = f", {status.failed} failed" if status.failed else ""
-        self.progress.update(
-            self.task,
-            total=status.total or None,
-            completed=status.processed,
-            state=f"{status.state}{failed}",
-        )
-        self.progress.refresh()
-
-    def __exit__(self, *exc: object) -> None:
-        if self.progress is not None:
-            self.progress.stop()
 
 
 # --- the runtime-facing functions ------------------------------------------------------
@@ -512,48 +334,23 @@ def _plan_one(
     settings: RunSettings, spec: BatchRequest, model: str | None, common: Mapping[str, Any]
 ) -> Plan:
     """The exec plan of one request (the batch's ``common`` keywords, the request's own win)."""
-    from ..controls.options import split_call
-    from .plan import plan_run
-
     kwargs = {**common, **spec.params}
     _check_not_in_batch(kwargs, spec.custom_id)
     requested = kwargs.pop("model", None) or model
-    if isinstance(requested, (list, tuple)):
-        raise OptionError("a batch goes to one model: fallback model lists do not apply")
-    params, options = split_call(kwargs)
-    params["content"] = spec.content
-    params["model"] = requested
-    if params["choices"] is not None:
-        raise OptionError(f"{spec.custom_id}: choices= needs a tool loop; not in a batch")
-    plan = plan_run(settings, params, options, None, stream=False)
-    if plan.plain_callable:
-        raise UnsupportedFeatureError(
-            plan.provider.name, plan.model, "batch", "call= functions have no batch API"
-        )
-    plan.fallback_on = ()
-    plan.candidates = []  # one model: no fallbacks in a batch
-    return plan
+    return plan_job(
+        settings,
+        spec.content,
+        requested,
+        kwargs,
+        kind="batch",
+        feature="a batch",
+        label=f"{spec.custom_id}: ",
+    )
 
 
 def _convert(custom_id: str, plan: Plan) -> BatchItem:
     """The request ``exec`` would send first, through the hooks and the plugin's ``prepare``."""
-    from .steps import OutputMode, build_request
-
-    mode = OutputMode(plan)
-    request = build_request(
-        plan,
-        plan.messages,
-        tools=True,
-        tool_choice=mode.tool_choice(plan.tool_choice),
-        response_format=mode.response_format,
-        specs=mode.specs,
-    )
-    if mode.output_tool is not None:
-        raise UnsupportedFeatureError(
-            plan.provider.name, plan.model, 'output_mode="tool" in a batch'
-        )
-    request = plan.hooks.before_request(request, plan.call_info(1))
-    prepared = plan.provider.prepare(request) or Prepared(request)
+    request, prepared = prepare_first(plan, "a batch")
     return BatchItem(custom_id, request, prepared, plan)
 
 

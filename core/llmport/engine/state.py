@@ -30,6 +30,7 @@ class Chained(Protocol):
     options: dict[str, Any]
     response_ids: list[str]
 
+
 __all__ = ["Chained", "drop_unset", "note_answer"]
 
 
