@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 from .errors import (
     AttemptFailure,
     AuthenticationError,
+    BackgroundError,
+    BackgroundTimeout,
     BadRequestError,
     BatchError,
     BatchTimeout,
@@ -128,6 +130,8 @@ _LAZY = {
     "Limit": ".controls.limits",
     "InProcessLimiter": ".controls.limits",
     "Trace": ".observe.tracing",
+    "BackgroundJob": ".engine.background",
+    "JobStatus": ".engine.jobs",
     "BatchJob": ".engine.batch",
     "BatchRequest": ".engine.batch",
     "BatchStatus": ".engine.batch",
@@ -140,7 +144,9 @@ if TYPE_CHECKING:
     from .controls.limits import InProcessLimiter, Limit
     from .controls.retry import Backoff
     from .controls.window import ContextPolicy
+    from .engine.background import BackgroundJob
     from .engine.batch import BatchJob, BatchRequest, BatchStatus
+    from .engine.jobs import JobStatus
     from .engine.result import Dropped
     from .engine.tokens import ModelInfo, TokenCount
     from .messages.types import CacheControl as CacheControl
@@ -197,6 +203,9 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "AttemptFailure",
     "AuthenticationError",
+    "BackgroundError",
+    "BackgroundJob",
+    "BackgroundTimeout",
     "Backoff",
     "BadRequestError",
     "BatchError",
@@ -226,6 +235,7 @@ __all__ = [
     "InProcessLimiter",
     "InputError",
     "InputGuardrailTripped",
+    "JobStatus",
     "Limit",
     "LimitWaitTimeout",
     "LimiterUnavailable",

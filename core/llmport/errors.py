@@ -549,6 +549,27 @@ class BatchTimeout(BatchError, TimeoutError):
         )
 
 
+# --- background runs -------------------------------------------------------------------
+
+
+class BackgroundError(LlmportError):
+    """A background run has no answer to give: not ended yet, cancelled or expired."""
+
+
+class BackgroundTimeout(BackgroundError, TimeoutError):
+    """:meth:`~llmport.engine.jobs.Job.wait` gave up before the background run ended.
+
+    The run keeps going; ``status`` is its last :class:`~llmport.engine.jobs.JobStatus`.
+    """
+
+    def __init__(self, job_id: str, seconds: float, status: Any) -> None:
+        self.status = status
+        super().__init__(
+            f"background run {job_id} still {status.state} after {seconds:g}s; "
+            "wait again or resume it later"
+        )
+
+
 # --- sessions --------------------------------------------------------------------------
 
 

@@ -34,8 +34,9 @@ from .observe.redaction import install_log_redaction
 if TYPE_CHECKING:
     from .controls.budget import Budget
     from .controls.limits import Gate, Limit  # limits
-    from .controls.options import CallOptions, CallParams
+    from .controls.options import CallOptions, CallParams, SubmitParams
     from .controls.window import ContextPolicy
+    from .engine.background import BackgroundJob
     from .engine.batch import BatchJob  # batch
     from .engine.calls import Entry
     from .engine.result import RunResult, ToolCallRecord
@@ -460,6 +461,29 @@ class Runtime:
         from .engine import files
 
         return await files.afiles(self, provider)
+
+    # -- background runs (llmport.engine.background) ------------------------------------
+
+    def submit(self, content: Any = None, **params: Unpack[SubmitParams]) -> BackgroundJob:
+        """Start a run in the vendor's background mode (``stream=True``: streaming from now).
+
+        Takes ``exec``'s parameters; see :mod:`llmport.engine.background`.
+        """
+        from .engine import background
+
+        return background.background(self, self, content, **params)
+
+    async def asubmit(self, content: Any = None, **params: Unpack[SubmitParams]) -> BackgroundJob:
+        """Async :meth:`submit`."""
+        from .engine import background
+
+        return await background.abackground(self, self, content, **params)
+
+    def background_job(self, job_id: str) -> BackgroundJob:
+        """Resume the background run ``job_id`` (``"provider:vendor-id"``), e.g. after a restart."""
+        from .engine import background
+
+        return background.background_job(self, job_id)
 
     # -- lifecycle ----------------------------------------------------------------------
 

@@ -60,6 +60,7 @@ from invariant_checks import (
 )
 from llmport import Runtime, agentic_function, async_fix, errors, fix, handoff
 from llmport.cli.main import build_parser, main
+from llmport.engine.background import BackgroundJob
 from llmport.engine.batch import BatchJob
 from llmport.engine.result import RunResult
 from llmport.errors import (
@@ -216,6 +217,68 @@ async def cancel(ctx: Ctx) -> Any:
 
 async def acancel(ctx: Ctx) -> Any:
     return await job(ctx).acancel()
+
+
+#: Every target but OpenAI Responses refuses background runs before any request.
+NO_BACKGROUND = {
+    w.id: "no background mode: submit is refused typed before any request "
+    "(test_contract_server_state)"
+    for w in TARGETS
+    if w.id != "openai-responses"
+}
+
+
+async def submit(ctx: Ctx) -> Any:
+    return ctx.rt.submit(content(ctx))
+
+
+async def asubmit(ctx: Ctx) -> Any:
+    return await ctx.rt.asubmit(content(ctx))
+
+
+def background(ctx: Ctx) -> BackgroundJob:
+    """A background run resumed by id (malformed: its id without the ``provider:`` prefix)."""
+    return ctx.rt.background_job("resp_abc" if ctx.malformed else f"{ctx.wire.provider}:resp_abc")
+
+
+async def bg_status(ctx: Ctx) -> Any:
+    return background(ctx).status()
+
+
+async def bg_astatus(ctx: Ctx) -> Any:
+    return await background(ctx).astatus()
+
+
+async def bg_wait(ctx: Ctx) -> Any:
+    return background(ctx).wait(poll=0.0)
+
+
+async def bg_wait_async(ctx: Ctx) -> Any:
+    return await background(ctx).wait_async(poll=0.0)
+
+
+async def bg_result(ctx: Ctx) -> Any:
+    return background(ctx).result()
+
+
+async def bg_aresult(ctx: Ctx) -> Any:
+    return await background(ctx).aresult()
+
+
+async def bg_cancel(ctx: Ctx) -> Any:
+    return background(ctx).cancel()
+
+
+async def bg_acancel(ctx: Ctx) -> Any:
+    return await background(ctx).acancel()
+
+
+async def bg_stream(ctx: Ctx) -> Any:
+    return list(background(ctx).stream())
+
+
+async def bg_astream(ctx: Ctx) -> Any:
+    return [event async for event in background(ctx).astream()]
 
 
 def lookup_tool() -> Tool:
@@ -561,6 +624,23 @@ PATHS: list[Path] = [
     Path("adelete_file", ("Runtime.adelete_file",), adelete_file, not_for=EMPTY_OK),
     Path("files", ("Runtime.files",), files, not_for=EMPTY_OK),
     Path("afiles", ("Runtime.afiles",), afiles, not_for=EMPTY_OK),
+    Path("submit", ("Runtime.submit",), submit, not_for=NO_BACKGROUND),
+    Path("asubmit", ("Runtime.asubmit",), asubmit, not_for=NO_BACKGROUND),
+    Path(
+        "bg status",
+        ("Runtime.background_job", "BackgroundJob.status"),
+        bg_status,
+        not_for=NO_BACKGROUND,
+    ),
+    Path("bg astatus", ("BackgroundJob.astatus",), bg_astatus, not_for=NO_BACKGROUND),
+    Path("bg wait", ("BackgroundJob.wait",), bg_wait, not_for=NO_BACKGROUND),
+    Path("bg wait_async", ("BackgroundJob.wait_async",), bg_wait_async, not_for=NO_BACKGROUND),
+    Path("bg result", ("BackgroundJob.result",), bg_result, not_for=NO_BACKGROUND),
+    Path("bg aresult", ("BackgroundJob.aresult",), bg_aresult, not_for=NO_BACKGROUND),
+    Path("bg cancel", ("BackgroundJob.cancel",), bg_cancel, not_for=NO_BACKGROUND),
+    Path("bg acancel", ("BackgroundJob.acancel",), bg_acancel, not_for=NO_BACKGROUND),
+    Path("bg stream", ("BackgroundJob.stream",), bg_stream, not_for=NO_BACKGROUND),
+    Path("bg astream", ("BackgroundJob.astream",), bg_astream, not_for=NO_BACKGROUND),
     Path("continue_with", ("RunResult.continue_with",), continue_with, before=tool_turn),
     Path("acontinue_with", ("RunResult.acontinue_with",), acontinue_with, before=tool_turn),
     Path("continue_stream", ("RunResult.continue_stream",), continue_stream, before=tool_turn),
@@ -844,6 +924,7 @@ def public_api() -> set[str]:
         *public_methods(Runtime),
         *public_methods(RunResult),
         *public_methods(BatchJob),
+        *public_methods(BackgroundJob),
         *public_methods(Server),
         *cli_commands(build_parser()),
         *hooks,

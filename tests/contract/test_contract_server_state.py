@@ -118,3 +118,36 @@ def test_responses_records_the_answer_ids_and_continues_the_chain() -> None:
     assert bodies[1]["previous_response_id"] == first.response_id
     assert [i["type"] for i in bodies[1]["input"]] == ["function_call_output"]
     assert final.text == "done" and final.response_id is not None
+
+
+@pytest.mark.parametrize("wire", WITHOUT_STATE)
+async def test_background_runs_are_refused_typed_before_any_request(wire: Wire) -> None:
+    """No background mode: submit, asubmit and background_job raise, nothing is sent."""
+    with LoopbackServer([wire.text_reply("never")], repeat=True) as server:
+        rt = make_runtime(wire, server)
+        try:
+            with pytest.raises(UnsupportedFeatureError, match="background"):
+                rt.submit("hi")
+            with pytest.raises(UnsupportedFeatureError, match="background"):
+                await rt.asubmit("hi", stream=True)
+            with pytest.raises(UnsupportedFeatureError, match="background"):
+                rt.background_job(f"{wire.provider}:resp_1")
+        finally:
+            rt.close()
+        assert server.requests == [], f"{wire.id}: {len(server.requests)} request(s) sent"
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"deadline": 5.0}, {"model": ["openai-responses:a", "openai-responses:b"]}, {"choices": []}],
+    ids=["deadline", "fallback-list", "choices"],
+)
+def test_what_a_background_run_cannot_take_is_an_option_error(kwargs: dict[str, Any]) -> None:
+    with LoopbackServer([RESPONSES.text_reply("never")], repeat=True) as server:
+        rt = make_runtime(RESPONSES, server)
+        try:
+            with pytest.raises(OptionError):
+                rt.submit("hi", **kwargs)
+        finally:
+            rt.close()
+        assert server.requests == []

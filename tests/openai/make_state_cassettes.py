@@ -42,7 +42,14 @@ from llmport.testing.loopback import LoopbackServer, Reply  # noqa: E402
 from make_cassettes import KEEP_REQUEST_HEADERS, KEEP_RESPONSE_HEADERS  # noqa: E402
 from openai_depth_scenarios import responses_sse  # noqa: E402
 from openai_scenarios import FAKE_KEY  # noqa: E402
-from state_scenarios import MODEL, chained_turn, conversation_turn, first_turn  # noqa: E402
+from state_scenarios import (  # noqa: E402
+    BACKGROUND_MODEL,
+    BACKGROUND_QUESTION,
+    MODEL,
+    chained_turn,
+    conversation_turn,
+    first_turn,
+)
 
 
 def sample(name: str) -> list[dict[str, Any]]:
@@ -80,17 +87,54 @@ def conversation(rt: Runtime, stream: bool) -> None:
             rt.run(model=MODEL, **conversation_turn(index))
 
 
+def background_poll(rt: Runtime, stream: bool) -> None:
+    job = rt.submit(BACKGROUND_QUESTION, model=BACKGROUND_MODEL)
+    job.wait(poll=0.0)
+    job.result()
+
+
+def background_stream(rt: Runtime, stream: bool) -> None:
+    job = rt.submit(BACKGROUND_QUESTION, model=BACKGROUND_MODEL, stream=True)
+    list(job.stream())
+
+
+def background_cancel(rt: Runtime, stream: bool) -> None:
+    rt.submit(BACKGROUND_QUESTION, model=BACKGROUND_MODEL).cancel()
+
+
+def all_replies(name: str) -> list[Reply]:
+    """Every answer of the sample, in order (polls included)."""
+    out = []
+    for i in sample(name):
+        body = i["response"]["body"]
+        out.append(Reply(sse=body) if isinstance(body, list) else Reply(json=body))
+    return out
+
+
+def cancelled_replies() -> list[Reply]:
+    """The queued answer of background-poll.json, then OpenAI's documented cancel answer:
+    the same response object in status ``cancelled``."""
+    queued = sample("background-poll")[0]["response"]["body"]
+    return [Reply(json=queued), Reply(json={**queued, "status": "cancelled"})]
+
+
 SCENARIOS: dict[str, tuple[str, Callable[[Runtime, bool], None], bool]] = {
     "responses_previous_id": ("previous-response-id-tool-loop", previous_id, False),
     "responses_previous_id_stream": ("previous-response-id-tool-loop", previous_id, True),
     "responses_conversation": ("conversation", conversation, False),
     "responses_conversation_stream": ("conversation", conversation, True),
+    "responses_background_poll": ("background-poll", background_poll, False),
+    "responses_background_stream": ("background-stream", background_stream, True),
+    "responses_background_cancel": ("background-poll", background_cancel, False),
 }
 
 
 def record(name: str) -> Path:
     source, drive, stream = SCENARIOS[name]
-    scripted = replies(source, stream)
+    if name.startswith("responses_background"):
+        scripted = cancelled_replies() if name.endswith("cancel") else all_replies(source)
+    else:
+        scripted = replies(source, stream)
     if name == "responses_previous_id_stream":
         scripted[0] = Reply(json=responses(source)[0])  # the first run is not streamed
     host = PluginHost(extra=[llmport_openai.plugin], load_entry_points=False)

@@ -28,6 +28,9 @@ CONV_TURNS = (
     "Remember this exact code for later in this conversation: CONV-PAI-5222. Reply exactly: stored",
     "What exact code did I ask you to remember? Reply with only the code.",
 )
+#: The recorded background runs' model and question.
+BACKGROUND_MODEL = "openai-responses:gpt-4o"
+BACKGROUND_QUESTION = "What is 2 + 2?"
 CONV_ID = "conv_010000000000000000000000000000000000000000000000"
 
 

@@ -31,6 +31,7 @@ __all__ = [
     "STANDARD_OPTIONS",
     "CallOptions",
     "CallParams",
+    "SubmitParams",
     "cache_setting",
     "check_options",
     "check_vendor_fields",
@@ -96,6 +97,12 @@ class CallParams(CallOptions, total=False):
     """
 
     response_format: Any
+
+
+class SubmitParams(CallParams, total=False):
+    """``rt.submit``'s parameters: a call's, and ``stream=True`` to stream the run from now."""
+
+    stream: bool
 
 
 #: Defaults of :class:`CallParams` (what a call gets for a parameter it does not give).

@@ -368,6 +368,14 @@ class _OpenAIProvider(Provider):
             args["stream"] = True
         return args
 
+    def prepared_of(self, prepared: Prepared, stream: bool) -> OpenAIPrepared:
+        """``prepared`` in the form to send (prepared again if made for the other form)."""
+        return _as(prepared, self, stream=stream)
+
+    def raw_response_type(self) -> Any:
+        """The SDK's HTTP response class (``cast_to`` it: the raw response, no model built)."""
+        return _http_response()
+
     @vendor_boundary
     def send(self, prepared: Prepared) -> Response:
         p = _as(prepared, self, stream=False)
@@ -496,6 +504,12 @@ class OpenAIResponsesProvider(_OpenAIProvider):
 
     def response(self, answer: Any, prepared: OpenAIPrepared) -> Response:
         return convert_out.responses_response(answer, prepared.restore, self.name)
+
+    def background_backend(self) -> Any:
+        """Background runs (:mod:`llmport_openai.background`)."""
+        from .background import ResponsesBackground
+
+        return ResponsesBackground(self)
 
     def converter(self, prepared: OpenAIPrepared) -> _EventConverter:
         return convert_out.ResponsesStream(prepared.restore, self.name)

@@ -1,0 +1,277 @@
+"""Background runs on OpenAI Responses (SPEC §23): cassettes and a dropping loopback server.
+
+The cassettes replay the recorded ``background-poll`` and ``background-stream``
+calls (see cassettes/README.md); the resume tests serve the recorded stream
+from a loopback server that drops the connection mid-stream and answers
+``GET /v1/responses/{id}?stream=true&starting_after=N`` with the events after ``N``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+import yaml
+from cassette_support import CASSETTES
+from llmport import BackgroundError, BackgroundTimeout, Runtime
+from llmport.messages.types import FinalEvent, StreamEvent, TextDelta
+from llmport.testing.loopback import LoopbackServer, RecordedRequest, Reply
+from llmport.tools.tool import Tool
+from openai_helpers import request_json
+from state_scenarios import BACKGROUND_MODEL, BACKGROUND_QUESTION
+
+POLL_ID = "resp_06a562f31ab7703300698b9df109c481979ebf760b2ff5fc75"
+STREAM_ID = "resp_0da443d9ee8333600069950a0635d88196b2d9243b08e8cc01"
+#: The recorded request's body, but for ``stream: false`` (llmport sends no default).
+SUBMITTED = {
+    "model": "gpt-4o",
+    "input": [{"role": "user", "content": BACKGROUND_QUESTION}],
+    "background": True,
+}
+
+
+def recorded_events() -> list[dict[str, Any]]:
+    """The recorded background stream (from its cassette: the sample's events, unchanged)."""
+    data = yaml.safe_load((CASSETTES / "openai/responses_background_stream.yaml").read_text())
+    text = data["interactions"][0]["response"]["body"]["string"]
+    return [
+        {
+            "event": block.split("\n")[0][len("event: ") :],
+            "data": json.loads(block.split("data: ", 1)[1]),
+        }
+        for block in text.strip().split("\n\n")
+    ]
+
+
+def collect(job: Any, is_async: bool) -> list[StreamEvent]:
+    if not is_async:
+        return list(job.stream())
+
+    async def gather() -> list[StreamEvent]:
+        return [event async for event in job.astream()]
+
+    return asyncio.run(gather())
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+def test_submit_poll_and_result_replay_the_recorded_calls(
+    cassette: Any, runtime: Any, is_async: bool
+) -> None:
+    rt = runtime(BACKGROUND_MODEL)
+    with cassette("openai/responses_background_poll.yaml") as cass:
+        if is_async:
+
+            async def go() -> Any:
+                job = await rt.asubmit(BACKGROUND_QUESTION, model=BACKGROUND_MODEL)
+                assert (await job.astatus()).state == "running"
+                await job.wait_async(poll=0.0)
+                return job, await job.aresult()
+
+            job, result = asyncio.run(go())
+        else:
+            job = rt.submit(BACKGROUND_QUESTION, model=BACKGROUND_MODEL)
+            assert job.status().state == "running"  # in_progress
+            job.wait(poll=0.0)
+            result = job.result()
+    assert request_json(cass, 0) == SUBMITTED
+    assert [r.method for r in cass.requests] == ["POST", "GET", "GET"]
+    assert all(r.uri.endswith(f"/v1/responses/{POLL_ID}?stream=false") for r in cass.requests[1:])
+    assert job.id == f"openai-responses:{POLL_ID}" and job.response_id == POLL_ID
+    assert job.last_status is not None and job.last_status.state == "completed"
+    assert result.text == "2 + 2 equals 4." and result.response_id == POLL_ID
+    assert result.usage.input_tokens > 0 and result.stop_reason == "end_turn"
+    assert [m.role for m in result.messages] == ["user", "assistant"]
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+def test_submit_streaming_replays_the_recorded_stream(
+    cassette: Any, runtime: Any, is_async: bool
+) -> None:
+    rt = runtime(BACKGROUND_MODEL)
+    with cassette("openai/responses_background_stream.yaml") as cass:
+        if is_async:
+
+            async def go() -> list[StreamEvent]:
+                job = await rt.asubmit(BACKGROUND_QUESTION, model=BACKGROUND_MODEL, stream=True)
+                assert job.response_id == STREAM_ID
+                return [event async for event in job.astream()]
+
+            events = asyncio.run(go())
+        else:
+            job = rt.submit(BACKGROUND_QUESTION, model=BACKGROUND_MODEL, stream=True)
+            assert job.response_id == STREAM_ID  # announced by response.created
+            events = list(job.stream())
+    assert request_json(cass, 0) == {**SUBMITTED, "stream": True}
+    texts = [e.text for e in events if isinstance(e, TextDelta)]
+    assert "".join(texts) == "2 + 2 equals 4."
+    final = events[-1]
+    assert isinstance(final, FinalEvent) and final.result.text == "2 + 2 equals 4."
+    assert final.result.response_id == STREAM_ID
+
+
+def test_cancel_replays_the_documented_cancel_call(cassette: Any, runtime: Any) -> None:
+    rt = runtime(BACKGROUND_MODEL)
+    with cassette("openai/responses_background_cancel.yaml") as cass:
+        job = rt.submit(BACKGROUND_QUESTION, model=BACKGROUND_MODEL)
+        status = job.cancel()
+    assert cass.requests[1].method == "POST"
+    assert cass.requests[1].uri.endswith(f"/v1/responses/{POLL_ID}/cancel")
+    assert status.state == "cancelled" and status.done and status.raw == "cancelled"
+    with pytest.raises(BackgroundError, match="cancelled"):
+        job.result()
+
+
+# --- a loopback vendor that drops the stream -----------------------------------------------
+
+
+class DroppingVendor:
+    """Serves the recorded run: the submit's stream is cut after ``cut`` events; a resume
+    (``starting_after=N``) gets the events after ``N``, cut again if ``cuts`` says so."""
+
+    def __init__(self, cuts: list[int]) -> None:
+        self.events = recorded_events()
+        self.cuts = list(cuts)
+
+    def answer(self, request: RecordedRequest) -> Reply:
+        query = parse_qs(urlsplit(request.path).query)
+        after = int(query["starting_after"][0]) if "starting_after" in query else -1
+        rest = [e for e in self.events if e["data"]["sequence_number"] > after]
+        if self.cuts:
+            cut = self.cuts.pop(0)
+            # Whole events up to the cut, then half of the next one and a hang-up.
+            sent = rest[:cut]
+            partial = json.dumps(rest[cut]["data"])[:20] if cut < len(rest) else ""
+            body = (
+                b"".join(
+                    f"event: {e['event']}\ndata: {json.dumps(e['data'])}\n\n".encode() for e in sent
+                )
+                + f"event: {rest[cut]['event']}\ndata: {partial}".encode()
+            )
+            return Reply(
+                body=body, headers={"content-type": "text/event-stream", "connection": "close"}
+            )
+        return Reply(sse=rest)
+
+
+def make_rt(server: LoopbackServer) -> Runtime:
+    return Runtime(
+        providers={
+            "openai-responses": {"api_key": "sk-test-not-a-key", "base_url": server.url + "/v1"}
+        },
+        max_retries=1,
+    )
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize("cuts", [[7], [3, 4]], ids=["one-drop", "two-drops"])
+def test_a_dropped_stream_resumes_from_the_last_sequence_number(
+    is_async: bool, cuts: list[int]
+) -> None:
+    vendor = DroppingVendor(cuts)
+    with LoopbackServer([Reply(handler=vendor.answer)], repeat=True) as server:
+        rt = make_rt(server)
+        try:
+            if is_async:
+
+                async def go() -> list[StreamEvent]:
+                    job = await rt.asubmit(BACKGROUND_QUESTION, model=BACKGROUND_MODEL, stream=True)
+                    return [event async for event in job.astream()]
+
+                events = asyncio.run(go())
+            else:
+                job = rt.submit(BACKGROUND_QUESTION, model=BACKGROUND_MODEL, stream=True)
+                events = collect(job, False)
+        finally:
+            rt.close()
+        paths = [r.path for r in server.requests]
+    recorded = [
+        e["data"]["delta"] for e in vendor.events if e["event"] == "response.output_text.delta"
+    ]
+    # Every delta once, in order: none duplicated, none lost.
+    assert [e.text for e in events if isinstance(e, TextDelta)] == recorded
+    final = events[-1]
+    assert isinstance(final, FinalEvent) and final.result.text == "2 + 2 equals 4."
+    # One reconnection per drop, each from the last sequence number delivered.
+    assert len(paths) == 1 + len(cuts)
+    expected, seen = [], -1
+    for cut in cuts:
+        seen += cut
+        expected.append(f"/v1/responses/{STREAM_ID}?stream=true&starting_after={seen}")
+    assert paths[1:] == expected
+
+
+def test_a_job_resumed_by_id_after_a_restart_polls_and_streams() -> None:
+    events = recorded_events()
+    completed = events[-1]["data"]["response"]
+    with LoopbackServer([Reply(json=completed), Reply(sse=events)]) as server:
+        rt = make_rt(server)
+        try:
+            job = rt.background_job(f"openai-responses:{STREAM_ID}")
+            result = job.result()
+            streamed = list(rt.background_job(f"openai-responses:{STREAM_ID}").stream())
+        finally:
+            rt.close()
+        paths = [r.path for r in server.requests]
+    assert result.text == "2 + 2 equals 4." and result.messages[-1].role == "assistant"
+    assert isinstance(streamed[-1], FinalEvent) and streamed[-1].result.text == result.text
+    assert paths == [
+        f"/v1/responses/{STREAM_ID}?stream=false",
+        f"/v1/responses/{STREAM_ID}?stream=true",
+    ]
+
+
+def test_wait_past_its_timeout_raises_and_the_run_goes_on() -> None:
+    queued = {**recorded_events()[0]["data"]["response"], "status": "queued"}
+    with LoopbackServer([Reply(json=queued)], repeat=True) as server:
+        rt = make_rt(server)
+        try:
+            job = rt.submit(BACKGROUND_QUESTION, model=BACKGROUND_MODEL)
+            with pytest.raises(BackgroundTimeout) as raised:
+                job.wait(poll=0.01, timeout=0.05)
+            with pytest.raises(BackgroundError, match="wait"):
+                job.result()
+        finally:
+            rt.close()
+    assert raised.value.status.state == "queued"
+
+
+def test_a_tool_call_ends_the_background_run_and_continues_in_the_foreground() -> None:
+    base = recorded_events()[-1]["data"]["response"]
+    call = {
+        "type": "function_call",
+        "id": "fc_1",
+        "call_id": "call_1",
+        "name": "add",
+        "arguments": '{"a": 2, "b": 2}',
+        "status": "completed",
+    }
+    asked = {**base, "output": [call]}
+    answered = {**base, "id": "resp_2", "background": False}
+    add = Tool.from_schema(
+        "add",
+        "Add two numbers.",
+        {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}},
+        lambda a, b: a + b,
+    )
+    with LoopbackServer([Reply(json=asked), Reply(json=asked), Reply(json=answered)]) as server:
+        rt = make_rt(server)
+        try:
+            job = rt.submit(BACKGROUND_QUESTION, model=BACKGROUND_MODEL, tools=[add])
+            first = job.result()
+            assert first.stop_reason == "tool_use"
+            assert [c.name for c in first.pending_tool_calls] == ["add"]
+            final = first.continue_with({"call_1": 4})
+        finally:
+            rt.close()
+        bodies = [r.json() for r in server.requests]
+    assert bodies[0]["background"] is True and bodies[0]["tools"][0]["name"] == "add"
+    assert "background" not in bodies[2]  # the rest runs in the foreground
+    assert bodies[2]["input"][-1] == {
+        "type": "function_call_output",
+        "call_id": "call_1",
+        "output": "4",
+    }
+    assert final.text == "2 + 2 equals 4."
