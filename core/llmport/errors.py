@@ -48,6 +48,8 @@
     ├── ToolApprovalRequired          a tool needs approval and no approver granted it
     ├── BatchError                    a batch job failed, is not done, or has no such result
     │   └── BatchTimeout              (also TimeoutError) BatchJob.wait gave up; .status
+    ├── BackgroundError               a background run has no answer: running, cancelled
+    │   └── BackgroundTimeout         (also TimeoutError) BackgroundJob.wait gave up; .status
     ├── FixRejected                   fix(): a proposed repair failed a check twice; .reason
     └── FixNotApproved                fix(): nobody approved a repair; .diff (nothing compiled)
 

@@ -177,8 +177,10 @@ def test_page_runs(page: str, monkeypatch: pytest.MonkeyPatch) -> None:
 def test_every_page_with_python_is_run_by_a_docs_test() -> None:
     from tools.test_tools_docs import PAGES as TOOLS_PAGES  # type: ignore[import-not-found]
 
-    # batch.md runs against its cassettes in tests/batch/test_batch_docs.py
-    covered = {*PAGES, *TOOLS_PAGES, "batch.md"}
+    # batch.md runs against its cassettes in tests/batch/test_batch_docs.py, the
+    # server-state and background pages in tests/openai/test_openai_state_docs.py
+    state_pages = {"features/server-state.md", "features/background.md"}
+    covered = {*PAGES, *TOOLS_PAGES, "batch.md", *state_pages}
     with_code = {
         str(p.relative_to(DOCS)) for p in DOCS.rglob("*.md") if "```python" in p.read_text()
     }

@@ -123,3 +123,21 @@ def test_conversation_sends_only_the_new_turn(
     assert first.text == "stored" and second.text == "CONV-PAI-5222"
     assert first.response_id == "resp_01000000000000000000000000000000000000000000000000"
     assert second.response_id == "resp_02000000000000000000000000000000000000000000000000"
+
+
+def test_the_dag_records_the_answer_ids_of_a_chained_run(cassette: Any, runtime: Any) -> None:
+    from llmport import Session, agentic_function
+
+    rt = runtime(MODEL)
+
+    @agentic_function
+    def weather() -> Any:
+        # context="": the recorded requests carry no rendered DAG context.
+        first = rt.run(model=MODEL, context="", **first_turn())
+        return rt.run(model=MODEL, context="", **chained_turn(str(first.response_id)))
+
+    with Session() as session, cassette("openai/responses_previous_id.yaml"):
+        result = weather()
+    llm_nodes = [n for n in session.nodes() if n.kind == "llm"]
+    assert [n.result["response_ids"] for n in llm_nodes if n.result] == [[R1], [R2, R3, R4]]
+    assert result.node_id == llm_nodes[1].id
