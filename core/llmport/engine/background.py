@@ -415,27 +415,52 @@ def _planned(
     return plan, _backend(plan.provider, plan.model)
 
 
-def _job(
-    settings: RunSettings,
-    caller: Caller | None,
-    plan: Plan,
-    backend: BackgroundBackend,
-    request: Request,
-    prepared: Prepared,
-    vendor_id: str,
-    params: Mapping[str, Any],
-) -> BackgroundJob:
-    return BackgroundJob(
-        settings,
-        plan.provider,
-        backend,
-        vendor_id,
-        plan=plan,
-        request=request,
-        prepared=prepared,
-        caller=caller,
-        params={**params, "model": plan.qualified},
-    )
+class _Start:
+    """A background run being started: planned, converted, and its first events read."""
+
+    def __init__(
+        self,
+        settings: RunSettings,
+        caller: Caller | None,
+        content: Any,
+        model: Any,
+        stream: bool,
+        params: Mapping[str, Any],
+    ) -> None:
+        self.settings, self.caller, self.params = settings, caller, params
+        self.plan, self.backend = _planned(settings, content, model, params)
+        self.request, self.prepared = prepare_first(self.plan, "a background run", stream=stream)
+        self.first: list[Any] = []
+        self.vendor_id: str | None = None
+
+    def job(self, vendor_id: str) -> BackgroundJob:
+        return BackgroundJob(
+            self.settings,
+            self.plan.provider,
+            self.backend,
+            vendor_id,
+            plan=self.plan,
+            request=self.request,
+            prepared=self.prepared,
+            caller=self.caller,
+            params={**self.params, "model": self.plan.qualified},
+        )
+
+    def read(self, raw: Any) -> bool:
+        """Keep a first event of the stream; True once the run's id is known."""
+        self.first.append(raw)
+        self.vendor_id = self.backend.started(raw)
+        return self.vendor_id is not None
+
+    def opened(self, events: Any) -> BackgroundJob:
+        """The job of a streamed start; its stream goes on where :meth:`read` stopped."""
+        if not self.vendor_id:
+            raise BackgroundError(
+                f"{self.plan.qualified}: the background stream never named its run"
+            )
+        job = self.job(self.vendor_id)
+        job._open, job._first = events, self.first
+        return job
 
 
 def background(
@@ -448,24 +473,14 @@ def background(
     **params: Any,
 ) -> BackgroundJob:
     """Start ``exec(content, model=..., **params)`` in the vendor's background mode."""
-    plan, backend = _planned(settings, content, model, params)
-    request, prepared = prepare_first(plan, "a background run", stream=stream)
+    start = _Start(settings, caller, content, model, stream, params)
     if not stream:
-        submitted = backend.submit(prepared)
-        return _job(settings, caller, plan, backend, request, prepared, submitted, params)
-    events = backend.submit_stream(prepared)
-    first: list[Any] = []
-    vendor_id: str | None = None
+        return start.job(start.backend.submit(start.prepared))
+    events = start.backend.submit_stream(start.prepared)
     for raw in events:
-        first.append(raw)
-        vendor_id = backend.started(raw)
-        if vendor_id:
+        if start.read(raw):
             break
-    if not vendor_id:
-        raise BackgroundError(f"{plan.qualified}: the background stream never named its run")
-    job = _job(settings, caller, plan, backend, request, prepared, vendor_id, params)
-    job._open, job._first = events, first
-    return job
+    return start.opened(events)
 
 
 async def abackground(
@@ -478,24 +493,14 @@ async def abackground(
     **params: Any,
 ) -> BackgroundJob:
     """Async :func:`background`."""
-    plan, backend = _planned(settings, content, model, params)
-    request, prepared = prepare_first(plan, "a background run", stream=stream)
+    start = _Start(settings, caller, content, model, stream, params)
     if not stream:
-        submitted = await backend.asubmit(prepared)
-        return _job(settings, caller, plan, backend, request, prepared, submitted, params)
-    events = backend.submit_astream(prepared)
-    first: list[Any] = []
-    vendor_id: str | None = None
+        return start.job(await start.backend.asubmit(start.prepared))
+    events = start.backend.submit_astream(start.prepared)
     async for raw in events:
-        first.append(raw)
-        vendor_id = backend.started(raw)
-        if vendor_id:
+        if start.read(raw):
             break
-    if not vendor_id:
-        raise BackgroundError(f"{plan.qualified}: the background stream never named its run")
-    job = _job(settings, caller, plan, backend, request, prepared, vendor_id, params)
-    job._open, job._first = events, first
-    return job
+    return start.opened(events)
 
 
 def background_job(settings: RunSettings, job_id: str) -> BackgroundJob:

@@ -122,24 +122,16 @@ class ResponsesBackground(BackgroundBackend):
     def submit_stream(self, prepared: Prepared) -> Iterator[Any]:
         p = self._background(prepared, stream=True)
         client = self.api.clients.sync()
-        stream = client.post(self.api.path, **self.api.post_args(p, stream=True, is_async=False))
-        try:
-            yield from stream
-        finally:
-            stream.close()
+        args = self.api.post_args(p, stream=True, is_async=False)
+        yield from relay(client.post(self.api.path, **args))
 
     @vendor_boundary
     async def submit_astream(self, prepared: Prepared) -> AsyncIterator[Any]:
         p = self._background(prepared, stream=True)
         client = await self.api.clients.aclient()
-        stream = await client.post(
-            self.api.path, **self.api.post_args(p, stream=True, is_async=True)
-        )
-        try:
-            async for item in stream:
-                yield item
-        finally:
-            await stream.close()
+        args = self.api.post_args(p, stream=True, is_async=True)
+        async for item in arelay(await client.post(self.api.path, **args)):
+            yield item
 
     # -- poll, resume, cancel --------------------------------------------------------------
 
@@ -177,22 +169,14 @@ class ResponsesBackground(BackgroundBackend):
     def events(self, vendor_id: str, after: int | None) -> Iterator[Any]:
         client = self.api.clients.sync()
         args = self._get_args(self._events_query(after), stream=True, is_async=False)
-        stream = client.get(self._run_path(vendor_id), **args)
-        try:
-            yield from stream
-        finally:
-            stream.close()
+        yield from relay(client.get(self._run_path(vendor_id), **args))
 
     @vendor_boundary
     async def aevents(self, vendor_id: str, after: int | None) -> AsyncIterator[Any]:
         client = await self.api.clients.aclient()
         args = self._get_args(self._events_query(after), stream=True, is_async=True)
-        stream = await client.get(self._run_path(vendor_id), **args)
-        try:
-            async for item in stream:
-                yield item
-        finally:
-            await stream.close()
+        async for item in arelay(await client.get(self._run_path(vendor_id), **args)):
+            yield item
 
     @vendor_boundary
     def cancel(self, vendor_id: str, prepared: Prepared | None) -> Polled:
@@ -224,6 +208,23 @@ class ResponsesBackground(BackgroundBackend):
 
     def ended(self, event: Any) -> bool:
         return isinstance(event, dict) and event.get("type") in ENDS
+
+
+def relay(stream: Any) -> Iterator[Any]:
+    """An SDK stream's events (each one's JSON), the stream closed however it ends."""
+    try:
+        yield from stream
+    finally:
+        stream.close()
+
+
+async def arelay(stream: Any) -> AsyncIterator[Any]:
+    """Async :func:`relay`."""
+    try:
+        async for item in stream:
+            yield item
+    finally:
+        await stream.close()
 
 
 def status(body: Any, provider: str) -> JobStatus:
