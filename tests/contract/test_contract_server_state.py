@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from llmport.errors import OptionError, UnsupportedFeatureError
-from llmport.testing.loopback import LoopbackServer
+from llmport.testing.loopback import LoopbackServer, Reply
 from wire import TARGETS, Wire, make_runtime
 
 WITHOUT_STATE = [pytest.param(w, id=w.id) for w in TARGETS if w.id != "openai-responses"]
@@ -151,3 +151,20 @@ def test_what_a_background_run_cannot_take_is_an_option_error(kwargs: dict[str, 
         finally:
             rt.close()
         assert server.requests == []
+
+
+def test_count_tokens_counts_what_exec_would_send_with_server_state() -> None:
+    """Counting parity: the count names the stored answer and counts only the new input."""
+    history = [{"role": "user", "content": "earlier"}, {"role": "assistant", "content": "answer"}]
+    reply = {"object": "response.input_tokens", "input_tokens": 7}
+    with LoopbackServer([Reply(json=reply)]) as server:
+        rt = make_runtime(RESPONSES, server)
+        try:
+            counted = rt.count_tokens("new question", history=history, previous_response_id="r_1")
+        finally:
+            rt.close()
+        (request,) = server.requests
+    body = request.json()
+    assert request.path.endswith("/responses/input_tokens") and counted.input_tokens == 7
+    assert body["previous_response_id"] == "r_1" and "store" not in body
+    assert body["input"] == [{"role": "user", "content": "new question"}]

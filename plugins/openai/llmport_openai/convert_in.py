@@ -321,7 +321,7 @@ def responses_body(
         body["instructions"] = request.system
     include: list[str] = []
     if reasoning_family(model):
-        # llmport sends the whole conversation every time (never previous_response_id):
+        # Without previous_response_id= / conversation= the whole conversation is sent:
         # reasoning items can only be echoed with their encrypted content.
         include.append("reasoning.encrypted_content")
     if request.reasoning is not None:
