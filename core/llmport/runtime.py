@@ -462,6 +462,34 @@ class Runtime:
 
         return await files.afiles(self, provider)
 
+    # -- server-side conversations (llmport.engine.state) --------------------------------
+
+    def create_conversation(self, *, provider: str = "openai-responses") -> str:
+        """A new conversation kept on the vendor's server; its id goes to ``conversation=``."""
+        from .engine import state
+
+        return state.create_conversation(self, provider)
+
+    async def acreate_conversation(self, *, provider: str = "openai-responses") -> str:
+        """Async :meth:`create_conversation`."""
+        from .engine import state
+
+        return await state.acreate_conversation(self, provider)
+
+    def delete_conversation(self, conversation: str, *, provider: str = "openai-responses") -> None:
+        """Delete a conversation :meth:`create_conversation` made."""
+        from .engine import state
+
+        state.delete_conversation(self, conversation, provider)
+
+    async def adelete_conversation(
+        self, conversation: str, *, provider: str = "openai-responses"
+    ) -> None:
+        """Async :meth:`delete_conversation`."""
+        from .engine import state
+
+        await state.adelete_conversation(self, conversation, provider)
+
     # -- background runs (llmport.engine.background) ------------------------------------
 
     def submit(self, content: Any = None, **params: Unpack[SubmitParams]) -> BackgroundJob:

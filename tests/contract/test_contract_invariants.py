@@ -228,6 +228,34 @@ NO_BACKGROUND = {
 }
 
 
+#: Conversation objects exist on OpenAI Responses only; elsewhere refused before any request.
+NO_CONVERSATIONS = {
+    w.id: "no conversation objects: refused typed before any request (test_contract_server_state)"
+    for w in TARGETS
+    if w.id != "openai-responses"
+}
+
+
+async def create_conversation(ctx: Ctx) -> Any:
+    provider: Any = 123 if ctx.malformed else ctx.wire.provider
+    return ctx.rt.create_conversation(provider=provider)
+
+
+async def acreate_conversation(ctx: Ctx) -> Any:
+    provider: Any = 123 if ctx.malformed else ctx.wire.provider
+    return await ctx.rt.acreate_conversation(provider=provider)
+
+
+async def delete_conversation(ctx: Ctx) -> Any:
+    conversation: Any = 123 if ctx.malformed else "conv_1"
+    return ctx.rt.delete_conversation(conversation, provider=ctx.wire.provider)
+
+
+async def adelete_conversation(ctx: Ctx) -> Any:
+    conversation: Any = 123 if ctx.malformed else "conv_1"
+    return await ctx.rt.adelete_conversation(conversation, provider=ctx.wire.provider)
+
+
 async def submit(ctx: Ctx) -> Any:
     return ctx.rt.submit(content(ctx))
 
@@ -624,6 +652,30 @@ PATHS: list[Path] = [
     Path("adelete_file", ("Runtime.adelete_file",), adelete_file, not_for=EMPTY_OK),
     Path("files", ("Runtime.files",), files, not_for=EMPTY_OK),
     Path("afiles", ("Runtime.afiles",), afiles, not_for=EMPTY_OK),
+    Path(
+        "create_conversation",
+        ("Runtime.create_conversation",),
+        create_conversation,
+        not_for=NO_CONVERSATIONS,
+    ),
+    Path(
+        "acreate_conversation",
+        ("Runtime.acreate_conversation",),
+        acreate_conversation,
+        not_for=NO_CONVERSATIONS,
+    ),
+    Path(
+        "delete_conversation",
+        ("Runtime.delete_conversation",),
+        delete_conversation,
+        not_for=NO_CONVERSATIONS,
+    ),
+    Path(
+        "adelete_conversation",
+        ("Runtime.adelete_conversation",),
+        adelete_conversation,
+        not_for=NO_CONVERSATIONS,
+    ),
     Path("submit", ("Runtime.submit",), submit, not_for=NO_BACKGROUND),
     Path("asubmit", ("Runtime.asubmit",), asubmit, not_for=NO_BACKGROUND),
     Path(

@@ -168,3 +168,17 @@ def test_count_tokens_counts_what_exec_would_send_with_server_state() -> None:
     assert request.path.endswith("/responses/input_tokens") and counted.input_tokens == 7
     assert body["previous_response_id"] == "r_1" and "store" not in body
     assert body["input"] == [{"role": "user", "content": "new question"}]
+
+
+@pytest.mark.parametrize("wire", WITHOUT_STATE)
+async def test_conversation_objects_are_refused_typed_before_any_request(wire: Wire) -> None:
+    with LoopbackServer([wire.text_reply("never")], repeat=True) as server:
+        rt = make_runtime(wire, server)
+        try:
+            with pytest.raises(UnsupportedFeatureError, match="conversation objects"):
+                rt.create_conversation(provider=wire.provider)
+            with pytest.raises(UnsupportedFeatureError, match="conversation objects"):
+                await rt.adelete_conversation("conv_1", provider=wire.provider)
+        finally:
+            rt.close()
+        assert server.requests == [], f"{wire.id}: {len(server.requests)} request(s) sent"

@@ -80,11 +80,13 @@ def previous_id(rt: Runtime, stream: bool) -> None:
 
 
 def conversation(rt: Runtime, stream: bool) -> None:
+    conv = rt.create_conversation()
     for index in (0, 1):
         if stream:
             list(rt.stream(model=MODEL, **conversation_turn(index)))
         else:
             rt.run(model=MODEL, **conversation_turn(index))
+    rt.delete_conversation(conv)
 
 
 def background_poll(rt: Runtime, stream: bool) -> None:
@@ -133,6 +135,9 @@ def record(name: str) -> Path:
     source, drive, stream = SCENARIOS[name]
     if name.startswith("responses_background"):
         scripted = cancelled_replies() if name.endswith("cancel") else all_replies(source)
+    elif source == "conversation":  # create, two turns, delete
+        scripted = all_replies(source)
+        scripted[1:3] = replies(source, stream)
     else:
         scripted = replies(source, stream)
     if name == "responses_previous_id_stream":

@@ -9,6 +9,7 @@ the recorded request's.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -101,25 +102,34 @@ def test_previous_response_id_chains_through_the_tool_loop(
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["exec", "stream"])
-def test_conversation_sends_only_the_new_turn(
+def test_a_conversation_is_created_used_with_only_the_new_turn_and_deleted(
     cassette: Any, drive: Any, runtime: Any, stream: bool
 ) -> None:
     rt = runtime(MODEL)
-    name = (
-        "openai/responses_conversation_stream.yaml"
-        if stream
-        else "openai/responses_conversation.yaml"
-    )
-    with cassette(name) as cass:
+    name = "openai/responses_conversation"
+    with cassette(f"{name}_stream.yaml" if stream else f"{name}.yaml") as cass:
+        conv = (
+            asyncio.run(rt.acreate_conversation()) if drive.is_async else rt.create_conversation()
+        )
         first = run_or_stream(drive, rt, stream, **conversation_turn(0))
         second = run_or_stream(drive, rt, stream, **conversation_turn(1))
-    for index, turn in enumerate(CONV_TURNS):
+        if drive.is_async:
+            asyncio.run(rt.adelete_conversation(conv))
+        else:
+            rt.delete_conversation(conv)
+    assert conv == CONV_ID
+    assert request_json(cass, 0) == {}  # POST /v1/conversations: a new, empty conversation
+    for index, turn in enumerate(CONV_TURNS, start=1):
         body = request_json(cass, index)
         assert state_of(body) == {
             "input": [{"content": turn, "role": "user"}],
             "conversation": CONV_ID,
         }
         assert body["instructions"] == INSTRUCTIONS
+    assert (cass.requests[3].method, cass.requests[3].uri) == (
+        "DELETE",
+        f"https://api.openai.com/v1/conversations/{CONV_ID}",
+    )
     assert first.text == "stored" and second.text == "CONV-PAI-5222"
     assert first.response_id == "resp_01000000000000000000000000000000000000000000000000"
     assert second.response_id == "resp_02000000000000000000000000000000000000000000000000"

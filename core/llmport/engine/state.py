@@ -16,11 +16,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..controls.options import SERVER_STATE_OPTIONS
+from ..errors import OptionError, UnsupportedFeatureError
 from ..messages.types import Response
 from ..provider.contract import Provider
 
 if TYPE_CHECKING:
     from .result import RunResult
+    from .settings import RunSettings
 
 
 class Chained(Protocol):
@@ -31,7 +33,15 @@ class Chained(Protocol):
     response_ids: list[str]
 
 
-__all__ = ["Chained", "drop_unset", "note_answer"]
+__all__ = [
+    "Chained",
+    "acreate_conversation",
+    "adelete_conversation",
+    "create_conversation",
+    "delete_conversation",
+    "drop_unset",
+    "note_answer",
+]
 
 
 def drop_unset(options: dict[str, Any]) -> None:
@@ -49,3 +59,52 @@ def note_answer(plan: Chained, run: RunResult[Any], response: Response) -> None:
     plan.response_ids.append(response.id)
     if "previous_response_id" in plan.options:
         plan.options["previous_response_id"] = response.id
+
+
+# --- conversation objects (OpenAI's Conversations API) -------------------------------------
+
+
+def _conversations(settings: RunSettings, provider: str) -> Any:
+    """The provider's conversations API; refused typed where the vendor has none."""
+    if not isinstance(provider, str) or not provider or ":" in provider:
+        raise OptionError(
+            f"provider= is a provider name such as 'openai-responses', got {provider!r}"
+        )
+    found = settings.resolve(f"{provider}:conversation")[0]
+    make = getattr(found, "conversations", None)
+    if make is None or not found.server_state:
+        raise UnsupportedFeatureError(
+            found.name,
+            "",
+            "conversation objects",
+            "only OpenAI Responses (openai-responses:) keeps conversations on its server",
+        )
+    return make()
+
+
+def _conversation_id(conversation: Any) -> str:
+    if not isinstance(conversation, str) or not conversation.strip():
+        raise OptionError(f"a conversation id is a non-empty string, got {conversation!r}")
+    return conversation
+
+
+def create_conversation(settings: RunSettings, provider: str) -> str:
+    """A new, empty conversation on ``provider``'s server: its id, for ``conversation=``."""
+    return str(_conversations(settings, provider).create())
+
+
+async def acreate_conversation(settings: RunSettings, provider: str) -> str:
+    """Async :func:`create_conversation`."""
+    return str(await _conversations(settings, provider).acreate())
+
+
+def delete_conversation(settings: RunSettings, conversation: str, provider: str) -> None:
+    """Delete the conversation ``conversation`` from ``provider``'s server."""
+    conversation = _conversation_id(conversation)
+    _conversations(settings, provider).delete(conversation)
+
+
+async def adelete_conversation(settings: RunSettings, conversation: str, provider: str) -> None:
+    """Async :func:`delete_conversation`."""
+    conversation = _conversation_id(conversation)
+    await _conversations(settings, provider).adelete(conversation)

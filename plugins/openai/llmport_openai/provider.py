@@ -62,7 +62,7 @@ from llmport.provider.wire import encode as encode_body
 from . import convert_in, convert_out, files
 from .batch import OpenAIBatch
 from .errors import translate
-from .state import split_state
+from .state import Conversations, split_state
 
 KNOWN_SETTINGS = frozenset(
     {
@@ -504,6 +504,10 @@ class OpenAIResponsesProvider(_OpenAIProvider):
 
     def response(self, answer: Any, prepared: OpenAIPrepared) -> Response:
         return convert_out.responses_response(answer, prepared.restore, self.name)
+
+    def conversations(self) -> Conversations:
+        """OpenAI's Conversations API (:mod:`llmport_openai.state`)."""
+        return Conversations(self)
 
     def background_backend(self) -> Any:
         """Background runs (:mod:`llmport_openai.background`)."""

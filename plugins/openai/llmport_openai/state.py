@@ -23,8 +23,9 @@ from dataclasses import replace
 from typing import Any
 
 from llmport.messages.types import Message, Request
+from llmport.provider.translate import answer_field, vendor_boundary
 
-__all__ = ["new_input", "split_state"]
+__all__ = ["Conversations", "new_input", "split_state"]
 
 
 def new_input(messages: list[Message]) -> list[Message]:
@@ -50,3 +51,32 @@ def split_state(request: Request) -> tuple[Request, dict[str, Any]]:
     if previous:
         return trimmed, {"previous_response_id": previous, "store": True}
     return trimmed, {"conversation": conversation}
+
+
+class Conversations:
+    """OpenAI's Conversations API: ``POST /v1/conversations`` (an empty body: a new, empty
+    conversation) and ``DELETE /v1/conversations/{id}``, through the provider's clients."""
+
+    def __init__(self, provider: Any) -> None:
+        self.provider = provider
+
+    @vendor_boundary
+    def create(self) -> str:
+        created = self.provider.clients.sync().conversations.create()
+        return str(answer_field(created, "id", str, self.provider.name))
+
+    @vendor_boundary
+    async def acreate(self) -> str:
+        created = await (await self.provider.clients.aclient()).conversations.create()
+        return str(answer_field(created, "id", str, self.provider.name))
+
+    @vendor_boundary
+    def delete(self, conversation: str) -> None:
+        deleted = self.provider.clients.sync().conversations.delete(conversation)
+        answer_field(deleted, "id", str, self.provider.name)  # a deletion, not an error object
+
+    @vendor_boundary
+    async def adelete(self, conversation: str) -> None:
+        client = await self.provider.clients.aclient()
+        deleted = await client.conversations.delete(conversation)
+        answer_field(deleted, "id", str, self.provider.name)
