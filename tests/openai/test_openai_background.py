@@ -275,3 +275,19 @@ def test_a_tool_call_ends_the_background_run_and_continues_in_the_foreground() -
         "output": "4",
     }
     assert final.text == "2 + 2 equals 4."
+
+
+def test_a_stream_opened_by_asubmit_is_read_by_astream_only(cassette: Any, runtime: Any) -> None:
+    from llmport import OptionError
+
+    rt = runtime(BACKGROUND_MODEL)
+
+    async def go() -> list[StreamEvent]:
+        job = await rt.asubmit(BACKGROUND_QUESTION, model=BACKGROUND_MODEL, stream=True)
+        with pytest.raises(OptionError, match="astream"):
+            list(job.stream())
+        return [event async for event in job.astream()]
+
+    with cassette("openai/responses_background_stream.yaml"):
+        events = asyncio.run(go())
+    assert isinstance(events[-1], FinalEvent) and events[-1].result.text == "2 + 2 equals 4."

@@ -272,7 +272,7 @@ class BackgroundJob(Job):
     def stream(self) -> Iterator[StreamEvent]:
         """The run's events as they come, then a ``FinalEvent``; resumes after a drop."""
         resume = _Resume(self)
-        source: Any = self._take_open() or self.backend.events(self.vendor_id, self.cursor)
+        source: Any = self._take_open(False) or self.backend.events(self.vendor_id, self.cursor)
         while True:
             try:
                 for raw in source:
@@ -289,7 +289,7 @@ class BackgroundJob(Job):
     async def astream(self) -> AsyncIterator[StreamEvent]:
         """Async :meth:`stream`."""
         resume = _Resume(self)
-        source: Any = self._take_open() or self.backend.aevents(self.vendor_id, self.cursor)
+        source: Any = self._take_open(True) or self.backend.aevents(self.vendor_id, self.cursor)
         while True:
             try:
                 async for raw in source:
@@ -305,13 +305,20 @@ class BackgroundJob(Job):
         for event in resume.finish():
             yield event
 
-    def _take_open(self) -> Any:
-        """The stream ``submit(stream=True)`` opened (once), its first events replayed."""
+    def _take_open(self, is_async: bool) -> Any:
+        """The stream ``submit(stream=True)`` opened (once), its first events replayed.
+
+        ``asubmit`` opened an async stream, read by :meth:`astream` only (and
+        ``submit`` a sync one, read by :meth:`stream`).
+        """
         opened, first = self._open, self._first
-        self._open, self._first = None, []
         if opened is None:
             return None
-        if isinstance(opened, AsyncIterator):
+        if isinstance(opened, AsyncIterator) != is_async:
+            made, read = ("asubmit", "astream") if not is_async else ("submit", "stream")
+            raise OptionError(f"this job was started by {made}(stream=True): read it with {read}()")
+        self._open, self._first = None, []
+        if is_async:
             return _achain(first, opened)
         return _chain(first, opened)
 
