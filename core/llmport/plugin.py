@@ -32,7 +32,9 @@ vendor exception chained, configured keys masked), read 2xx answers with
 from __future__ import annotations
 
 from .controls.options import STANDARD_OPTIONS
+from .engine.background import BackgroundBackend, Polled
 from .engine.batch import BatchBackend, BatchError, BatchItem, BatchOutcome, BatchState, BatchStatus
+from .engine.jobs import JobState, JobStatus
 from .errors import (
     AuthenticationError,
     BadRequestError,
@@ -101,6 +103,7 @@ from .schema.transform import JsonSchemaTransformer, SchemaSubsetError
 __all__ = [
     "STANDARD_OPTIONS",
     "AuthenticationError",
+    "BackgroundBackend",
     "BadRequestError",
     "BatchBackend",
     "BatchError",
@@ -111,6 +114,8 @@ __all__ = [
     "Block",
     "ClientCache",
     "ConfigError",
+    "JobState",
+    "JobStatus",
     "JsonSchemaTransformer",
     "MalformedResponseError",
     "MediaBlock",
@@ -120,6 +125,7 @@ __all__ = [
     "OptionError",
     "OverloadedError",
     "PermissionDeniedError",
+    "Polled",
     "Prepared",
     "Provider",
     "ProviderConnectionError",

@@ -25,10 +25,14 @@ from dataclasses import replace
 from typing import Any, Protocol
 from urllib.parse import quote
 
-from llmport.engine.background import BackgroundBackend, EventConverter, Polled
-from llmport.engine.jobs import JobState, JobStatus
-from llmport.errors import MalformedResponseError
-from llmport.provider.contract import Prepared
+from llmport.plugin import (
+    BackgroundBackend,
+    JobState,
+    JobStatus,
+    MalformedResponseError,
+    Polled,
+    Prepared,
+)
 from llmport.provider.translate import answer_field, vendor_boundary
 
 from .convert_out import ResponsesStream, responses_response
@@ -194,7 +198,7 @@ class ResponsesBackground(BackgroundBackend):
 
     # -- events ------------------------------------------------------------------------------
 
-    def converter(self, prepared: Prepared | None) -> EventConverter:
+    def converter(self, prepared: Prepared | None) -> ResponsesStream:
         return ResponsesStream(getattr(prepared, "restore", None), self.api.name)
 
     def sequence(self, event: Any) -> int | None:
