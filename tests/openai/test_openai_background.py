@@ -291,3 +291,25 @@ def test_a_stream_opened_by_asubmit_is_read_by_astream_only(cassette: Any, runti
     with cassette("openai/responses_background_stream.yaml"):
         events = asyncio.run(go())
     assert isinstance(events[-1], FinalEvent) and events[-1].result.text == "2 + 2 equals 4."
+
+
+def test_a_failed_run_raises_the_vendors_typed_error() -> None:
+    from llmport import ProviderError
+
+    base = recorded_events()[-1]["data"]["response"]
+    failed = {
+        **base,
+        "status": "failed",
+        "output": [],
+        "error": {"code": "server_error", "message": "boom"},
+    }
+    with LoopbackServer([Reply(json={**base, "status": "queued"}), Reply(json=failed)]) as server:
+        rt = make_rt(server)
+        try:
+            job = rt.submit(BACKGROUND_QUESTION, model=BACKGROUND_MODEL)
+            assert job.wait(poll=0.0).state == "failed"
+            with pytest.raises(ProviderError, match="boom") as raised:
+                job.result()
+        finally:
+            rt.close()
+    assert raised.value.code == "server_error"
