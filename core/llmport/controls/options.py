@@ -147,7 +147,7 @@ LOOP_OPTIONS = frozenset(
     }
     | {"trace"}  # tracing (llmport.observe.tracing.Trace)
 )
-#: Options naming conversation state kept on the vendor's server (SPEC §23): only a
+#: Options naming conversation state kept on the vendor's server: only a
 #: provider with ``server_state`` takes them; every other one refuses them typed.
 SERVER_STATE_OPTIONS = frozenset({"previous_response_id", "conversation"})
 REASONING_EFFORTS = EFFORTS

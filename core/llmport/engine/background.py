@@ -1,4 +1,4 @@
-"""Background runs (SPEC §23): the vendor finishes the run; llmport polls or streams it.
+"""Background runs: the vendor finishes the run; llmport polls or streams it.
 
 ``rt.submit(content, model=..., **exec options) -> BackgroundJob`` (and
 ``await rt.asubmit(...)``) plans and converts the run's first request with

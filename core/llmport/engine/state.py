@@ -1,4 +1,4 @@
-"""Server-side conversation state (SPEC §23): ``previous_response_id=`` and ``conversation=``.
+"""Server-side conversation state: ``previous_response_id=`` and ``conversation=``.
 
 A provider whose vendor keeps conversations on its server sets
 ``Provider.server_state`` (OpenAI Responses). There every answer's id becomes

@@ -1,4 +1,4 @@
-"""Background runs on OpenAI Responses (``background: true``), SPEC §23.
+"""Background runs on OpenAI Responses (``background: true``).
 
 OpenAI's guide "Background mode" and the API reference (Create, Retrieve and
 Cancel a model response) give the calls, and the recorded

@@ -1,4 +1,4 @@
-"""Server-side conversation state on OpenAI Responses (SPEC §23).
+"""Server-side conversation state on OpenAI Responses.
 
 ``exec(previous_response_id="resp_...")`` and ``exec(conversation="conv_...")``:
 OpenAI keeps the conversation, so a request carries only the input that is
