@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, assert_type
 
-from llmport import RunResult, Runtime, TokenCount
+from llmport import BackgroundJob, RunResult, Runtime, TokenCount
+from llmport.plugin import JobState
 
 
 @dataclass
@@ -30,3 +31,18 @@ async def main(rt: Runtime) -> None:
     assert_type(rt.count_tokens("hi", reasoning="low", vendor={"openai": {}}), TokenCount)
     assert_type(await rt.acount_tokens("hi", tool_choice="required", cache="auto"), TokenCount)
     rt.count_tokens("hi", temprature=0.2)  # type: ignore[call-arg]
+
+
+async def server_state_and_background(rt: Runtime) -> None:
+    # server-side state: two more call parameters, typed like the rest
+    assert_type(rt.run("hi", previous_response_id="resp_1").response_id, str | None)
+    rt.exec("hi", conversation="conv_1")
+    rt.exec("hi", previous_response_id=1)  # type: ignore[arg-type]
+    # background runs take exec's parameters and stream=
+    job = rt.submit("hi", model="openai-responses:gpt-4o", stream=True, max_tokens=5)
+    assert_type(job, BackgroundJob)
+    assert_type(await rt.asubmit("hi", reasoning="high"), BackgroundJob)
+    assert_type(job.wait(poll=1.0).state, JobState)
+    assert_type(job.result(), RunResult[Any])
+    assert_type(rt.create_conversation(), str)
+    rt.submit("hi", strem=True)  # type: ignore[call-arg]
