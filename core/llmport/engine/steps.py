@@ -504,11 +504,9 @@ def _turns(
         reply = response.text
         if not response.tool_calls:
             break
-        final = None if mode is None else mode.final_call(response)
-        if final is not None:  # output_mode="tool": the run ends at the output tool's call
-            assert mode is not None
-            reply = mode.reply(final)
-            messages.append(mode.acknowledge(response))
+        ended = None if mode is None else mode.finish(response, messages)
+        if ended is not None:  # output_mode="tool": the run ends at the output tool's call
+            response, reply = ended
             break
         taken = _handoff_of(plan, response, iteration)
         if taken is not None:  # the conversation goes to another agentic function
@@ -604,10 +602,9 @@ def _structured_output(
         response = yield from _model(plan, run, request)
         messages.append(response.as_message())
         reply = response.text
-        final = mode.final_call(response)
-        if final is not None:
-            reply = mode.reply(final)
-            messages.append(mode.acknowledge(response))
+        ended = mode.finish(response, messages)
+        if ended is not None:
+            response, reply = ended
         value, errors = _structured(plan, reply)
         if errors:
             raise structured.fail(errors, reply)
@@ -662,9 +659,21 @@ class OutputMode:
         name = self.output_tool.name
         return next((c for c in response.tool_calls if c.name == name), None)
 
-    def reply(self, call: ToolCall) -> str:
+    def finish(self, response: Response, messages: list[Message]) -> tuple[Response, str] | None:
+        """(answer, reply) when ``response`` calls the output tool, else None.
+
+        The output tool's call is the run's output, not a call to run: the
+        run ended with its answer, so its stop reason is ``"end_turn"`` as in
+        the native mode and the plugins' own forced output tool (SPEC §21).
+        The call gets its result, so the conversation can be continued.
+        """
+        final = self.final_call(response)
+        if final is None:
+            return None
         assert self.output_tool is not None
-        return self.output_tool.reply_text(call.arguments)
+        messages.append(self.acknowledge(response))
+        reply = self.output_tool.reply_text(final.arguments)
+        return replace(response, stop_reason="end_turn"), reply
 
     def acknowledge(self, response: Response) -> Message:
         """Results for the final turn's calls, so the conversation can be continued."""
