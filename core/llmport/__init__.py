@@ -84,6 +84,8 @@ _LAZY = {
     "MediaBlock": ".messages.types",
     "Message": ".messages.types",
     "NativeTool": ".messages.types",
+    "OutputDelta": ".messages.types",
+    "PartialOutput": ".messages.types",
     "Reasoning": ".messages.types",
     "ServerToolCall": ".messages.types",
     "ServerToolEvent": ".messages.types",
@@ -159,6 +161,8 @@ if TYPE_CHECKING:
     from .messages.types import Message as Message
     from .messages.types import ModelCapabilities as ModelCapabilities
     from .messages.types import NativeTool as NativeTool
+    from .messages.types import OutputDelta as OutputDelta
+    from .messages.types import PartialOutput as PartialOutput
     from .messages.types import Reasoning as Reasoning
     from .messages.types import Request as Request
     from .messages.types import Response as Response
@@ -252,8 +256,10 @@ __all__ = [
     "NoModelError",
     "NotFoundError",
     "OptionError",
+    "OutputDelta",
     "OutputGuardrailTripped",
     "OverloadedError",
+    "PartialOutput",
     "PermissionDeniedError",
     "ProviderConnectionError",
     "ProviderError",

@@ -10,13 +10,14 @@ value.
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Callable
 from typing import Any
 
 import pytest
-from api_modes import MODES, run_via
-from llmport import Runtime
+from api_modes import MODES, events_via, run_via
+from llmport import FinalEvent, OutputDelta, PartialOutput, Runtime
 from llmport.testing.loopback import LoopbackServer, Reply
 from wire import TARGETS, Wire
 
@@ -79,3 +80,67 @@ async def test_every_output_mode_ends_the_run_with_the_same_stop_reason_and_valu
     assert result.stop_reason == "end_turn"
     assert result.value == VALUE
     assert json.loads(result.output) == VALUE
+
+
+def is_prefix(partial: Any, final: Any) -> bool:
+    """Whether ``partial`` is what ``final`` looked like while it arrived.
+
+    A string is a prefix of the final string; a list has the final list's
+    leading items, each a prefix of its own (the last may be cut short); an
+    object has some of the final object's keys, each value a prefix of its
+    own; anything else (numbers, booleans, null) is complete or absent.
+    """
+    if isinstance(partial, str):
+        return isinstance(final, str) and final.startswith(partial)
+    if isinstance(partial, list):
+        return (
+            isinstance(final, list)
+            and len(partial) <= len(final)
+            and all(is_prefix(p, f) for p, f in zip(partial, final, strict=False))
+        )
+    if isinstance(partial, dict):
+        return isinstance(final, dict) and all(
+            key in final and is_prefix(value, final[key]) for key, value in partial.items()
+        )
+    return type(partial) is type(final) and partial == final
+
+
+def test_prefix_is_what_a_value_looks_like_while_it_arrives() -> None:
+    final = {"city": "Paris", "tags": ["a", "bc"], "n": 12, "ok": True}
+    for partial in ({}, {"city": "Pa"}, {"city": "Paris", "tags": ["a", "b"]}, final):
+        assert is_prefix(partial, final), partial
+    not_prefixes = (
+        {"city": "Px"},
+        {"town": "Paris"},
+        {"n": 1},
+        {"tags": ["a", "bc", "d"]},
+        {"ok": 1},
+        [],
+        "Paris",
+    )
+    for partial in not_prefixes:
+        assert not is_prefix(partial, final), partial
+
+
+@each_api
+@each_output_mode
+@each_target
+async def test_streamed_output_arrives_as_json_text_and_partial_values_that_prefix_the_final(
+    wire: Wire, output_mode: str | None, api: str, runtime: Make
+) -> None:
+    with LoopbackServer([answer(wire, output_mode, True, pieces=7)]) as server:
+        events = await events_via(
+            api, runtime(wire, server), "Largest city?", **options(output_mode)
+        )
+    final = events[-1]
+    assert isinstance(final, FinalEvent)
+    assert final.result.value == VALUE
+    assert final.result.stop_reason == "end_turn"
+    deltas = [e.text for e in events if isinstance(e, OutputDelta)]
+    assert json.loads("".join(deltas)) == VALUE
+    partials = [e.value for e in events if isinstance(e, PartialOutput)]
+    assert partials, "no PartialOutput"
+    for partial in partials:
+        assert is_prefix(partial, VALUE), partial
+    assert partials[-1] == VALUE
+    assert all(a != b for a, b in itertools.pairwise(partials)), "unchanged value sent"

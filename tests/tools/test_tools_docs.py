@@ -25,6 +25,7 @@ PAGES = [
     "features/native-tools.md",
     "features/files-and-vendor-fields.md",
     "features/files.md",
+    "features/streamed-output.md",
     "mcp.md",
     "agents.md",
 ]

@@ -119,6 +119,8 @@ def drive(steps: Steps) -> Iterator[StreamEvent]:
                         for event in events:
                             if (delta := reader.feed(event)) is not None:
                                 yield delta
+                                if reader.more:  # a structured output's delta and value
+                                    yield from reader.take_more()
                             if deadline is not None and time.monotonic() >= deadline:
                                 raise TimeoutError("the run's deadline passed mid-stream")
                     finally:
@@ -216,6 +218,9 @@ async def adrive(steps: Steps) -> AsyncIterator[StreamEvent]:
                                 break
                             if (delta := reader.feed(event)) is not None:
                                 yield delta
+                                if reader.more:  # a structured output's delta and value
+                                    for more in reader.take_more():
+                                        yield more
                     finally:
                         aclose = getattr(events, "aclose", None)
                         if aclose is not None:

@@ -67,6 +67,7 @@ from ..messages.types import (
     ThinkingBlock,
     ThinkingDelta,
     ToolCall,
+    ToolCallDelta,
     ToolCallStarted,
     ToolChoice,
     ToolResult,
@@ -78,6 +79,7 @@ from ..messages.types import (
 from ..observe.logs import log_fallback, log_retry, log_usage  # logging
 from ..output import structured
 from ..output.decisions import Choice, InvalidPick, resolve_call
+from ..output.streaming import OutputStream
 from ..provider.contract import Prepared, Provider, StreamAssembler
 from ..tools.policy import ToolCheck
 from ..tools.tool import RunContext, ToolBox, ToolOutcome, refusal
@@ -159,20 +161,33 @@ class StreamReader:
     request, so it knows whether the caller has already been handed part of
     an answer: once it has, a failed attempt is never continued by another
     answer (SPEC §20 I3). ``shown`` is the text the caller has of this request.
+
+    With ``output`` (a structured output), it also reads the output as it
+    arrives: :meth:`feed` returns the first event and leaves the others
+    (``OutputDelta``, ``PartialOutput``) in ``more`` for the driver.
     """
 
-    __slots__ = ("assembler", "delivered", "shown")
+    __slots__ = ("assembler", "delivered", "more", "output", "shown")
 
-    def __init__(self) -> None:
+    def __init__(self, output: OutputStream | None = None) -> None:
         self.assembler = StreamAssembler()
         #: Events of this request handed to the caller (0: a retry is invisible).
         self.delivered = 0
         self.shown: list[str] = []
+        self.output = output
+        self.more: list[StreamEvent] = []
 
     def start(self) -> StreamReader:
-        """Begin an attempt: a fresh assembly."""
+        """Begin an attempt: a fresh assembly (and a fresh output)."""
         self.assembler = StreamAssembler()
+        if self.output is not None:
+            self.output.reset()
         return self
+
+    def take_more(self) -> list[StreamEvent]:
+        """The events the last :meth:`feed` left for the caller after the one it returned."""
+        more, self.more = self.more, []
+        return more
 
     def restart(self) -> None:
         """The caller was told to discard what it was shown (``StreamRestarted``)."""
@@ -188,6 +203,15 @@ class StreamReader:
             if not text:
                 return None
             self.shown.append(text)
+            if self.output is not None:
+                self.more = self.output.text(text)
+        elif kind is ToolCallDelta and self.output is not None:
+            found = self.output.call(event)  # type: ignore[arg-type]
+            if not found:
+                return None
+            self.delivered += 1
+            self.more = found[1:]
+            return found[0]
         elif not (kind is ThinkingDelta or kind is CitationEvent or kind is ServerToolEvent):
             return None
         self.delivered += 1
@@ -496,10 +520,11 @@ def _turns(
     response: Response | None = None
     failed_turns = 0
     reply = ""
+    output = None if mode is None else mode.stream(plan)
     for iteration in range(1, plan.max_iterations + 1):
         run.iterations = iteration
         request = turn_request(plan, messages, mode, tool_choice)
-        response = yield from _model(plan, run, request)
+        response = yield from _model(plan, run, request, output)
         messages.append(response.as_message())
         reply = response.text
         if not response.tool_calls:
@@ -599,7 +624,7 @@ def _structured_output(
             response_format=mode.response_format,
             specs=[mode.output_spec] if mode.output_spec is not None else None,
         )
-        response = yield from _model(plan, run, request)
+        response = yield from _model(plan, run, request, mode.stream(plan))
         messages.append(response.as_message())
         reply = response.text
         ended = mode.finish(response, messages)
@@ -644,6 +669,10 @@ class OutputMode:
             instruction = TextBlock(structured.prompt_instruction(rf))
             plan.system_blocks = (*plan.system_blocks, instruction)
             plan.system = "\n\n".join(b.text for b in plan.system_blocks)
+
+    def stream(self, plan: Plan) -> OutputStream | None:
+        """What reads the output as a streamed run receives it (None: the run is not streamed)."""
+        return OutputStream(self.output_tool) if plan.stream else None
 
     def tool_choice(self, choice: ToolChoice) -> ToolChoice:
         if self.output_spec is None or choice != "auto":
@@ -705,7 +734,13 @@ def _structured(plan: Plan, text: str) -> tuple[Any, list[str]]:
 # --- one model request: prepare once, then attempts -------------------------------------
 
 
-def _model(plan: Plan, run: RunResult[Any], request: Request) -> Generator[Effect, Any, Response]:
+def _model(
+    plan: Plan, run: RunResult[Any], request: Request, output: OutputStream | None = None
+) -> Generator[Effect, Any, Response]:
+    """One model request (budget, window, hooks, limits, fallbacks, attempts); its answer.
+
+    ``output``: the streamed run's structured output, read as it arrives.
+    """
     _check_budget(plan, request)
     if plan.window_limit is not None:
         request = yield from _fit_window(plan, run, request)
@@ -717,15 +752,16 @@ def _model(plan: Plan, run: RunResult[Any], request: Request) -> Generator[Effec
     observed = plan.hooks.observed
     try:
         if plan.candidates:  # a model list: fall back on failure
-            response, attempts = yield from _with_fallbacks(plan, run, request, info)
+            response, attempts = yield from _with_fallbacks(plan, run, request, info, output)
         else:
             prepared = yield from prepare(plan, run, plan.provider, request)
             if observed:
                 payload = {"model": plan.qualified, "request": request}
                 plan.hooks.observe("model_start", payload, info)
             attempts = Attempts()
+            reader = StreamReader(output) if plan.stream else None
             response = yield from _attempts(
-                plan, run, plan.provider, prepared, attempts, info, plan.gate
+                plan, run, plan.provider, prepared, attempts, info, plan.gate, reader
             )
     except BaseException:
         for ledger in plan.ledgers:
@@ -753,7 +789,7 @@ def _model(plan: Plan, run: RunResult[Any], request: Request) -> Generator[Effec
 
 
 def _with_fallbacks(
-    plan: Plan, run: RunResult[Any], request: Request, info: Any
+    plan: Plan, run: RunResult[Any], request: Request, info: Any, output: OutputStream | None
 ) -> Generator[Effect, Any, tuple[Response, Attempts]]:
     """Try the run's models in order; the one that answers stays for the run.
 
@@ -765,7 +801,7 @@ def _with_fallbacks(
     failures: list[AttemptFailure] = []
     last: BaseException | None = None
     # One reader for every candidate: it knows whether the caller already has text.
-    reader = StreamReader() if plan.stream else None
+    reader = StreamReader(output) if plan.stream else None
     for index in range(plan.index, len(plan.candidates)):
         if index != plan.index:
             previous = plan.qualified

@@ -762,8 +762,45 @@ class Response:
 
 @dataclass(slots=True, frozen=True)
 class TextDelta:
+    """A piece of streamed answer text.
+
+    ``key`` identifies its text block within one response (Anthropic's
+    content block index, Responses' ``output_index:content_index``, Gemini's
+    part, Bedrock's ``contentBlockIndex``; Chat Completions has one: 0):
+    the assembled answer has one :class:`TextBlock` per key, as the whole
+    (non-streamed) answer has.
+    """
+
     text: str
+    key: str | int = 0
     kind: Literal["text_delta"] = "text_delta"
+
+
+@dataclass(slots=True, frozen=True)
+class OutputDelta:
+    """A piece of a streamed structured output's raw JSON text, as it arrives.
+
+    The answer's text in the native and prompted modes, the output tool's
+    argument fragments with ``output_mode="tool"`` (for a non-object schema
+    those wrap the value as ``{"value": ...}``).
+    """
+
+    text: str
+    kind: Literal["output_delta"] = "output_delta"
+
+
+@dataclass(slots=True, frozen=True)
+class PartialOutput:
+    """The structured output parsed so far, sent when it changed.
+
+    Each value is a prefix of the final one (strings cut short, lists and
+    objects with their leading members; numbers and literals only once
+    complete); the validated value is on the :class:`FinalEvent`'s result.
+    A repair round streams a new output from its start.
+    """
+
+    value: Any
+    kind: Literal["partial_output"] = "partial_output"
 
 
 @dataclass(slots=True, frozen=True)
@@ -901,6 +938,8 @@ StreamEvent: TypeAlias = (
     | ThinkingDelta
     | CitationEvent
     | ServerToolEvent
+    | OutputDelta
+    | PartialOutput
     | ToolCallStarted
     | ToolResultEvent
     | UsageEvent
