@@ -528,8 +528,9 @@ class ProviderInfo:
 class StreamAssembler:
     """Builds a :class:`Response` from provider events.
 
-    Content blocks keep their stream order: consecutive text deltas form one
-    text block (citations attach to the current one), thinking deltas are
+    Content blocks keep their stream order: consecutive text deltas of one
+    ``key`` form one text block (citations attach to the current one; a new
+    key starts a new block, as the vendor's whole answer has), thinking deltas are
     joined per ``key``, server-tool events are whole blocks. Tool-call
     fragments are joined per ``key`` (vendor index or id) in the order calls
     first appeared.
@@ -544,6 +545,8 @@ class StreamAssembler:
         self._order: list[tuple[Any, ...]] = []
         self._thinking: dict[str | int, dict[str, Any]] = {}
         self._rich = False
+        #: The key of the text block being streamed (None: no text yet).
+        self._text_key: str | int | None = None
 
     def _text_slot(self) -> tuple[Any, ...]:
         if not self._order or self._order[-1][0] != "text":
@@ -552,6 +555,8 @@ class StreamAssembler:
 
     def feed(self, event: ProviderEvent) -> None:
         if isinstance(event, TextDelta):
+            if event.key != self._text_key:
+                self._new_text_block(event.key)
             self.text_parts.append(event.text)
             if self._rich:
                 self._text_slot()[1].append(event.text)
@@ -584,12 +589,22 @@ class StreamAssembler:
         else:
             self._feed_rich(event)
 
-    def _feed_rich(self, event: ThinkingDelta | CitationEvent | ServerToolEvent) -> None:
+    def _new_text_block(self, key: str | int) -> None:
+        """A text delta of another ``key``: a text block of its own (after any text so far)."""
+        if self._text_key is not None and self.text_parts:
+            self._become_rich()  # two text blocks: the answer is no longer one plain text
+            self._order.append(("text", [], []))
+        self._text_key = key
+
+    def _become_rich(self) -> None:
         if not self._rich:
             # Until now the only content was plain text: keep it as its own block.
             self._rich = True
             if self._order:
                 self._order[0] = ("text", list(self.text_parts), [])
+
+    def _feed_rich(self, event: ThinkingDelta | CitationEvent | ServerToolEvent) -> None:
+        self._become_rich()
         if isinstance(event, ThinkingDelta):
             slot = self._thinking.get(event.key)
             if slot is None:
@@ -684,7 +699,7 @@ def response_events(response: Response) -> Iterable[ProviderEvent]:
     if response.blocks:
         for n, block in enumerate(response.blocks):
             if isinstance(block, TextBlock):
-                yield TextDelta(block.text)
+                yield TextDelta(block.text, n)
                 for citation in block.citations:
                     yield CitationEvent(citation)
             elif isinstance(block, ThinkingBlock):

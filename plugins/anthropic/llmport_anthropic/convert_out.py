@@ -154,19 +154,21 @@ def _response(message: dict[str, Any], prepared: AnthropicPrepared) -> Response:
     for block in message["content"]:
         kind = block["type"]
         if kind == "text":
+            cites = block.get("citations")
+            # A second text block keeps its boundary (as streamed): the answer is not plain.
+            if blocks is None and (cites or texts):
+                blocks = [TextBlock(t) for t in texts]
             text = block["text"]
             texts.append(text)
-            cites = block.get("citations")
-            if cites:
-                if blocks is None:
-                    blocks = [TextBlock(t) for t in texts[:-1]]
-                blocks.append(TextBlock(text, citations=tuple(citation(c) for c in cites)))
-            elif blocks is not None:
-                blocks.append(TextBlock(text))
+            if blocks is not None:
+                marks = tuple(citation(c) for c in cites) if cites else ()
+                blocks.append(TextBlock(text, citations=marks))
         elif kind == "tool_use":
             name = block["name"]
             arguments = block["input"]
             if output is not None and name == output.name:
+                if blocks is None and texts:
+                    blocks = [TextBlock(t) for t in texts]
                 reply = output.reply_text(arguments)
                 texts.append(reply)
                 if blocks is not None:
@@ -254,7 +256,7 @@ class StreamState:
         dtype = delta.get("type")
         if dtype == "text_delta":
             if delta.get("text"):
-                yield TextDelta(delta["text"])
+                yield TextDelta(delta["text"], event["index"])
         elif dtype == "input_json_delta":
             index = event["index"]
             part = delta.get("partial_json") or ""
@@ -280,7 +282,7 @@ class StreamState:
             if block.get("citations"):
                 self.citations[index] = [citation(c) for c in block["citations"]]
             if block.get("text"):
-                yield TextDelta(block["text"])
+                yield TextDelta(block["text"], index)
         elif btype == "tool_use":
             if self.output is not None and block.get("name") == self.output.name:
                 self.output_index = index
@@ -311,7 +313,7 @@ class StreamState:
             yield ServerToolEvent(server_block(raw, self.names))
         elif index == self.output_index and self.output is not None:
             arguments = parse_arguments("".join(self.output_parts))
-            yield TextDelta(self.output.reply_text(arguments))
+            yield TextDelta(self.output.reply_text(arguments), index)
 
     def message_start(self, event: dict[str, Any]) -> Iterator[ProviderEvent]:
         message = event["message"]

@@ -167,6 +167,8 @@ class _Whole:
             self.rich(block, self.blocks)
 
     def text(self, text: str) -> None:
+        if self.blocks is None and self.texts:  # a second text block keeps its boundary
+            self.blocks = [TextBlock(t) for t in self.texts]
         self.texts.append(text)
         if self.blocks is not None:
             self.blocks.append(TextBlock(text))
@@ -258,7 +260,7 @@ class StreamState:
             delta = body.get("delta", {})
             if "text" in delta:
                 if delta["text"]:
-                    yield TextDelta(delta["text"])
+                    yield TextDelta(delta["text"], index)
             elif "toolUse" in delta:
                 fragment = delta["toolUse"].get("input", "")
                 if index == self.output_index:
@@ -296,7 +298,7 @@ class StreamState:
                 yield ServerToolEvent(self._server_block(self.server.pop(index)))
             elif index == self.output_index and self.output is not None:
                 arguments = parse_arguments("".join(self.output_parts))
-                yield TextDelta(self.output.reply_text(arguments))
+                yield TextDelta(self.output.reply_text(arguments), index)
         elif "messageStop" in event:
             self.raw_stop = event["messageStop"].get("stopReason")
             self.stopped = True

@@ -217,7 +217,7 @@ class Turn:
                 if offsets is not None:  # a grounded whole answer: where each part starts
                     offsets[index] = self.text_bytes
                     self.text_bytes += len(text.encode("utf-8"))
-                yield TextDelta(text)
+                yield TextDelta(text, self.keys)  # the text after the last thought
         grounding = getattr(candidate, "grounding_metadata", None)
         if grounding is not None:
             self.grounding = grounding
@@ -564,7 +564,7 @@ def _parts_json(turn: Turn, parts: list[Any]) -> list[Item] | None:
             turn.keys += 1
             out.append(ThinkingDelta("", turn.keys, signature, None, VENDOR, dict(_CARRIER)))
         if text:
-            out.append(TextDelta(text))
+            out.append(TextDelta(text, turn.keys))
     return out
 
 

@@ -438,7 +438,10 @@ class _Output:
         ``text`` (the restored structured text), when given, replaces every message's.
         """
         extra: dict[str, Any] = {}
-        if not self.rich:
+        # Plain text builds no blocks, unless it came in several messages (kept apart,
+        # as streamed); a restored structured text is one text, however it came.
+        messages = sum(isinstance(b, tuple) for b in self.blocks)
+        if not self.rich and (text is not None or messages < 2):
             return [], extra
         blocks = [
             (text, []) if text is not None and isinstance(b, tuple) else b for b in self.blocks
@@ -513,7 +516,7 @@ class ResponsesStream:
             if self.hold_text:
                 self.held.append(delta)
             else:
-                yield TextDelta(delta)
+                yield TextDelta(delta, index)  # one text block per message item, as whole
         elif kind == "response.content_part.added":
             index = event["output_index"]
             self.offsets[(index, event["content_index"])] = self.sizes.get(index, 0)
