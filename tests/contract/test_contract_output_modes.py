@@ -19,16 +19,11 @@ import pytest
 from api_modes import MODES, events_via, run_via
 from llmport import FinalEvent, OutputDelta, PartialOutput, Runtime
 from llmport.testing.loopback import LoopbackServer, Reply
+from test_contract_structured import SCHEMA
 from wire import TARGETS, Wire
 
 Make = Callable[..., Runtime]
 
-SCHEMA = {
-    "type": "object",
-    "properties": {"city": {"type": "string"}, "population": {"type": "integer"}},
-    "required": ["city", "population"],
-    "additionalProperties": False,
-}
 VALUE = {"city": "Paris", "population": 2161000}
 TEXT = json.dumps(VALUE)
 #: The output tool of SCHEMA (``output_mode="tool"``) is named after the response format.

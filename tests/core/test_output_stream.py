@@ -6,10 +6,17 @@ import dataclasses
 import json
 from typing import Any
 
-from llmport import OutputDelta, PartialOutput, TextDelta
+from llmport import FinalEvent, OutputDelta, PartialOutput, TextDelta
 from llmport.messages.types import ToolCallDelta
 from llmport.output.streaming import OutputStream
 from llmport.output.structured import OutputTool
+from llmport.testing import Script
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"city": {"type": "string"}, "population": {"type": "integer"}},
+    "required": ["city", "population"],
+}
 
 
 def partials(stream: OutputStream, pieces: list[str]) -> list[Any]:
@@ -29,7 +36,7 @@ def test_an_unchanged_value_is_not_sent_again() -> None:
 
 
 def test_a_code_fence_is_read_past() -> None:
-    got = partials(OutputStream(None), ["```", "json\n", '{"a": "b', '"}\n```'])
+    got = partials(OutputStream(None), ["``", "`json", "\n", '{"a": "b', '"}\n```'])
     assert got == [{"a": "b"}]
 
 
@@ -64,3 +71,36 @@ def test_stream_events_round_trip_through_json() -> None:
     for event in (TextDelta("hi", key="1:0"), OutputDelta('{"a'), PartialOutput({"a": [1]})):
         data = json.loads(json.dumps(dataclasses.asdict(event)))
         assert type(event)(**data) == event
+
+
+def test_a_long_output_is_parsed_less_often_and_its_end_gives_the_whole_value() -> None:
+    value = {"items": [{"name": f"item {i}", "n": i} for i in range(200)]}
+    text = json.dumps(value)
+    stream = OutputStream(None)
+    events = [e for i in range(0, len(text), 10) for e in stream.text(text[i : i + 10])]
+    deltas = [e for e in events if isinstance(e, OutputDelta)]
+    values = [e.value for e in events if isinstance(e, PartialOutput)]
+    assert "".join(d.text for d in deltas) == text
+    assert 10 < len(values) < len(deltas) / 4  # not one parse of the whole text per delta
+    (last,) = stream.flush()
+    assert isinstance(last, PartialOutput) and last.value == value
+    assert stream.flush() == []
+
+
+def test_a_streamed_run_ends_its_partial_values_with_the_whole_output() -> None:
+    value = {"city": "Paris " * 300, "population": 2161000}
+    script = Script([json.dumps(value)])
+    events = list(script.runtime().stream("Largest city?", response_format=SCHEMA))
+    values = [e.value for e in events if isinstance(e, PartialOutput)]
+    assert values[-1] == value
+    final = events[-1]
+    assert isinstance(final, FinalEvent) and final.result.value == value
+
+
+def test_a_repair_round_streams_its_output_from_the_start() -> None:
+    bad, good = {"city": "Paris"}, {"city": "Paris", "population": 2161000}
+    script = Script([json.dumps(bad), json.dumps(good)])
+    events = list(script.runtime().stream("Largest city?", response_format=SCHEMA))
+    values = [e.value for e in events if isinstance(e, PartialOutput)]
+    assert values == [{}, bad, {}, {"city": "Paris"}, good]
+    assert len(script.requests) == 2

@@ -60,6 +60,7 @@ from ..messages.types import (
     Response,
     ResponseFormat,
     ServerToolEvent,
+    StopEvent,
     StreamEvent,
     StreamRestarted,
     TextBlock,
@@ -205,17 +206,23 @@ class StreamReader:
             self.shown.append(text)
             if self.output is not None:
                 self.more = self.output.text(text)
-        elif kind is ToolCallDelta and self.output is not None:
-            found = self.output.call(event)  # type: ignore[arg-type]
-            if not found:
-                return None
-            self.delivered += 1
-            self.more = found[1:]
-            return found[0]
+        elif self.output is not None and (kind is ToolCallDelta or kind is StopEvent):
+            return self._output_events(event)
         elif not (kind is ThinkingDelta or kind is CitationEvent or kind is ServerToolEvent):
             return None
         self.delivered += 1
         return event  # type: ignore[return-value]
+
+    def _output_events(self, event: ProviderEvent) -> StreamEvent | None:
+        """A structured output's events for a tool-call fragment or the answer's end."""
+        assert self.output is not None
+        # At the StopEvent: the output's last value, if the text grew since it was parsed.
+        found = self.output.call(event) if isinstance(event, ToolCallDelta) else self.output.flush()
+        if not found:
+            return None
+        self.delivered += 1
+        self.more = found[1:]
+        return found[0]
 
     def response(self) -> Response:
         return self.assembler.response()

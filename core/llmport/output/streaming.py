@@ -11,6 +11,12 @@ has a response format. Each partial value is a prefix of the final one: an
 unfinished string is kept cut short, but a number at the very end of the
 text may still grow (``21`` of ``2161000``), so it waits until it is followed
 by something.
+
+Parsing the whole text again for every delta would cost time quadratic in
+the output's length, so once the text is long it is parsed again only after
+it grew by a sixteenth (:data:`_REPARSE`): linear overall, and every delta
+of a short output still gets its value. :meth:`OutputStream.flush` parses
+what is left when the answer ends, so the last value is the whole output.
 """
 
 from __future__ import annotations
@@ -29,6 +35,8 @@ _JSON_START = frozenset('{["-0123456789')
 _NUMBER_CHARS = frozenset("0123456789.eE+-")
 #: "Nothing parsed yet": differs from every JSON value, ``None`` included.
 _NOTHING: Any = object()
+#: The text is parsed again once what arrived since the last parse is 1/_REPARSE of it.
+_REPARSE = 16
 
 
 class OutputStream:
@@ -39,7 +47,7 @@ class OutputStream:
     is). :meth:`reset` starts a new answer (a retry, a repair round).
     """
 
-    __slots__ = ("buffer", "key", "last", "parse", "prose", "tool")
+    __slots__ = ("key", "last", "parse", "parts", "size", "start", "tool", "unparsed")
 
     def __init__(self, tool: OutputTool | None) -> None:
         import jiter  # lazily: only streams with a response format pay for it
@@ -50,25 +58,26 @@ class OutputStream:
 
     def reset(self) -> None:
         """Forget the answer read so far."""
-        self.buffer = ""
+        #: The text read, its length, and how much of it arrived since the last parse.
+        self.parts: list[str] = []
+        self.size = 0
+        self.unparsed = 0
+        #: Where the JSON begins in the text (None: not known yet; -1: the text is prose).
+        self.start: int | None = 0 if self.tool is not None else None
         #: The output tool call's key among the answer's tool calls (tool mode).
         self.key: str | int | None = None
         self.last: Any = _NOTHING
-        #: The answer text turned out to be prose, not JSON: it carries no output.
-        self.prose = False
 
     def text(self, text: str) -> list[StreamEvent]:
         """The events for a piece of answer text (none in tool mode, or for prose)."""
-        if self.tool is not None or self.prose:
+        if self.tool is not None or self.start == -1:
             return []
-        self.buffer += text
-        head = _unfenced(self.buffer.lstrip())
-        if not head:
-            return []
-        if head[0] not in _JSON_START:
-            self.prose = True
-            return []
-        return self._events(text, head)
+        self.parts.append(text)
+        if self.start is None:
+            self.start = _json_start("".join(self.parts))  # short: until the output begins
+            if self.start is None or self.start == -1:
+                return []
+        return self._events(text)
 
     def call(self, delta: ToolCallDelta) -> list[StreamEvent]:
         """The events for a tool-call fragment (only the output tool's carry output)."""
@@ -78,21 +87,34 @@ class OutputStream:
             self.key = delta.key
         if delta.key != self.key or not delta.arguments:
             return []
-        self.buffer += delta.arguments
-        return self._events(delta.arguments, self.buffer)
+        self.parts.append(delta.arguments)
+        return self._events(delta.arguments)
 
-    def _events(self, text: str, json_text: str) -> list[StreamEvent]:
+    def flush(self) -> list[StreamEvent]:
+        """The value of the whole output when the answer ends, if not yet sent."""
+        return self._changed() if self.unparsed else []
+
+    def _events(self, text: str) -> list[StreamEvent]:
         events: list[StreamEvent] = [OutputDelta(text)]
-        value = self._partial(json_text)
-        if value is not _NOTHING and value != self.last:
-            self.last = value
-            events.append(PartialOutput(value))
+        self.size += len(text)
+        self.unparsed += len(text)
+        if self.unparsed * _REPARSE >= self.size:
+            events += self._changed()
         return events
+
+    def _changed(self) -> list[StreamEvent]:
+        """The :class:`PartialOutput` of the text so far, if its value changed."""
+        self.unparsed = 0
+        value = self._partial("".join(self.parts)[self.start :])
+        if value is _NOTHING or value == self.last:
+            return []
+        self.last = value
+        return [PartialOutput(value)]
 
     def _partial(self, json_text: str) -> Any:
         """The value ``json_text`` holds so far (``_NOTHING``: none yet)."""
         settled = _settled(json_text)
-        if not settled:
+        if not settled.strip():
             return _NOTHING
         try:
             value = self.parse(settled.encode(), partial_mode="trailing-strings")
@@ -103,11 +125,22 @@ class OutputStream:
         return value
 
 
-def _unfenced(text: str) -> str:
-    """``text`` past a leading Markdown code fence line (``""``: that line is not complete)."""
-    if not text.startswith("```"):
-        return text
-    return text.split("\n", 1)[1].lstrip() if "\n" in text else ""
+def _json_start(text: str) -> int | None:
+    """Where the JSON of an answer's ``text`` begins: past blanks and a code fence line.
+
+    ``None``: not known yet (blanks, or a fence line not complete); ``-1``:
+    the text is prose, not a JSON value.
+    """
+    head = text.lstrip()
+    if "```".startswith(head):
+        return None  # blanks, or the start of a fence
+    if head.startswith("```"):
+        if "\n" not in head:
+            return None
+        head = head.split("\n", 1)[1].lstrip()
+        if not head:
+            return None
+    return len(text) - len(head) if head[0] in _JSON_START else -1
 
 
 def _settled(json_text: str) -> str:
