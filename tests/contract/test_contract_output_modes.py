@@ -23,6 +23,7 @@ from test_contract_structured import SCHEMA
 from wire import TARGETS, Wire
 
 Make = Callable[..., Runtime]
+pytestmark = pytest.mark.filterwarnings("ignore:The model .* is deprecated:DeprecationWarning")
 
 VALUE = {"city": "Paris", "population": 2161000}
 TEXT = json.dumps(VALUE)
@@ -30,14 +31,28 @@ TEXT = json.dumps(VALUE)
 OUTPUT_TOOL = "response"
 
 #: output_mode given -> how the vendor answers: as text, or as a call to the output tool.
+#: "forced" is the plugins' own output tool: no output_mode, on a model of the target
+#: without native structured output (FORCED_MODELS), which the plugin answers through
+#: a forced tool of its own.
 OUTPUT_MODES: dict[str | None, str] = {
     None: "text",
     "native": "text",
     "prompted": "text",
     "tool": "tool",
+    "forced": "tool",
 }
-each_target = pytest.mark.parametrize("wire", TARGETS, ids=str)
-each_output_mode = pytest.mark.parametrize("output_mode", list(OUTPUT_MODES), ids=str)
+#: Targets whose plugin has its own forced output tool, and a model that uses it.
+FORCED_MODELS = {
+    "anthropic": "anthropic:claude-sonnet-4-20250514",
+    "bedrock": "bedrock:us.anthropic.claude-3-7-sonnet-20250219-v1:0",
+}
+CASES = [
+    (wire, mode)
+    for wire in TARGETS
+    for mode in OUTPUT_MODES
+    if mode != "forced" or wire.id in FORCED_MODELS
+]
+each_case = pytest.mark.parametrize(("wire", "output_mode"), CASES, ids=str)
 each_api = pytest.mark.parametrize("api", MODES)
 each_stream = pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
 
@@ -53,25 +68,30 @@ def answer(wire: Wire, output_mode: str | None, stream: bool, pieces: int = 2) -
     return wire.stream_text_reply(chunks) if stream else wire.structured_reply(TEXT)
 
 
-def options(output_mode: str | None) -> dict[str, Any]:
+def options(wire: Wire, output_mode: str | None) -> dict[str, Any]:
     given: dict[str, Any] = {"response_format": SCHEMA}
-    if output_mode is not None:
+    if output_mode == "forced":
+        given["model"] = FORCED_MODELS[wire.id]
+    elif output_mode is not None:
         given["output_mode"] = output_mode
     return given
 
 
 @each_stream
 @each_api
-@each_output_mode
-@each_target
+@each_case
 async def test_every_output_mode_ends_the_run_with_the_same_stop_reason_and_value(
     wire: Wire, output_mode: str | None, api: str, stream: bool, runtime: Make
 ) -> None:
     with LoopbackServer([answer(wire, output_mode, stream)]) as server:
         result = await run_via(
-            api, runtime(wire, server), "Largest city?", stream=stream, **options(output_mode)
+            api, runtime(wire, server), "Largest city?", stream=stream, **options(wire, output_mode)
         )
         assert len(server.requests) == 1
+    if output_mode == "forced":  # the plugin's own tool, not the vendor's native format
+        body = server.requests[0].json()
+        assert "output_config" not in body and "outputConfig" not in body, body
+        assert wire.structured_schema(body)["properties"] == SCHEMA["properties"]
     assert result.stop_reason == "end_turn"
     assert result.value == VALUE
     assert json.loads(result.output) == VALUE
@@ -118,14 +138,13 @@ def test_prefix_is_what_a_value_looks_like_while_it_arrives() -> None:
 
 
 @each_api
-@each_output_mode
-@each_target
+@each_case
 async def test_streamed_output_arrives_as_json_text_and_partial_values_that_prefix_the_final(
     wire: Wire, output_mode: str | None, api: str, runtime: Make
 ) -> None:
     with LoopbackServer([answer(wire, output_mode, True, pieces=7)]) as server:
         events = await events_via(
-            api, runtime(wire, server), "Largest city?", **options(output_mode)
+            api, runtime(wire, server), "Largest city?", **options(wire, output_mode)
         )
     final = events[-1]
     assert isinstance(final, FinalEvent)

@@ -700,7 +700,7 @@ class OutputMode:
 
         The output tool's call is the run's output, not a call to run: the
         run ended with its answer, so its stop reason is ``"end_turn"`` as in
-        the native mode and the plugins' own forced output tool (SPEC §21).
+        the native mode and the plugins' own forced output tool.
         The call gets its result, so the conversation can be continued.
         """
         final = self.final_call(response)

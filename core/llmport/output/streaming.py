@@ -3,7 +3,7 @@
 ``stream(response_format=...)`` hands the caller :class:`OutputDelta` (the
 output's JSON text: the answer's text in the native and prompted modes, the
 output tool's argument fragments with ``output_mode="tool"``) and
-:class:`PartialOutput` (the value parsed so far, when it changed), SPEC §23.
+:class:`PartialOutput` (the value parsed so far, when it changed).
 
 The partial value comes from jiter's partial mode, a maintained parser
 already installed wherever pydantic is; it is imported only by a stream that
