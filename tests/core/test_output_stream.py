@@ -8,7 +8,7 @@ from typing import Any
 
 from llmport import FinalEvent, OutputDelta, PartialOutput, TextDelta
 from llmport.messages.types import ToolCallDelta
-from llmport.output.streaming import OutputStream
+from llmport.output.streaming import ForcedToolText, OutputStream
 from llmport.output.structured import OutputTool
 from llmport.testing import Script
 
@@ -104,3 +104,19 @@ def test_a_repair_round_streams_its_output_from_the_start() -> None:
     values = [e.value for e in events if isinstance(e, PartialOutput)]
     assert values == [{}, bad, {}, {"city": "Paris"}, good]
     assert len(script.requests) == 2
+
+
+def test_a_plugins_forced_tool_sends_an_objects_json_as_it_arrives() -> None:
+    text = ForcedToolText(OutputTool("response", wrapped=False))
+    assert [text.fragment(p) for p in ('{"a": ', "", '"b"}')] == ['{"a": ', "", '"b"}']
+    assert text.end() == ""
+
+
+def test_a_plugins_forced_tool_sends_a_wrapped_value_whole_at_its_end() -> None:
+    text = ForcedToolText(OutputTool("response", wrapped=True))
+    assert [text.fragment(p) for p in ('{"value": ', "[1, 2]}")] == ["", ""]
+    assert text.end() == "[1, 2]"
+
+
+def test_a_plugins_forced_tool_without_arguments_answers_an_empty_object() -> None:
+    assert ForcedToolText(OutputTool("response", wrapped=False)).end() == "{}"

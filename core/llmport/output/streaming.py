@@ -25,9 +25,10 @@ from collections.abc import Callable
 from typing import Any
 
 from ..messages.types import OutputDelta, PartialOutput, StreamEvent, ToolCallDelta
+from ..provider.contract import parse_arguments
 from .structured import OutputTool
 
-__all__ = ["OutputStream"]
+__all__ = ["ForcedToolText", "OutputStream"]
 
 #: What JSON text of a structured output starts with (anything else is prose, not output).
 _JSON_START = frozenset('{["-0123456789')
@@ -123,6 +124,37 @@ class OutputStream:
         if self.tool is not None and self.tool.wrapped:  # the tool's input is {"value": ...}
             return value.get("value", _NOTHING) if isinstance(value, dict) else _NOTHING
         return value
+
+
+class ForcedToolText:
+    """A plugin's own forced output tool, streamed: its arguments are the answer's text.
+
+    For an object schema the arguments are the output itself, so each
+    fragment is answer text as it arrives (then a stream reads the output as
+    in the native mode); a wrapped schema's (``{"value": ...}``) are not, so
+    its text is sent whole when the tool's block ends.
+    """
+
+    __slots__ = ("parts", "sent", "tool")
+
+    def __init__(self, tool: OutputTool) -> None:
+        self.tool = tool
+        self.parts: list[str] = []
+        self.sent = False
+
+    def fragment(self, part: str) -> str:
+        """The answer text for a fragment of the tool's arguments (``""``: none yet)."""
+        self.parts.append(part)
+        if self.tool.wrapped or not part:
+            return ""
+        self.sent = True
+        return part
+
+    def end(self) -> str:
+        """The answer text still to send when the tool's block ends (``""``: none)."""
+        if self.sent:
+            return ""
+        return self.tool.reply_text(parse_arguments("".join(self.parts)))
 
 
 def _json_start(text: str) -> int | None:

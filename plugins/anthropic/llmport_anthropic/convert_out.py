@@ -39,6 +39,7 @@ from llmport.messages.types import (
     Usage,
     UsageEvent,
 )
+from llmport.output.streaming import ForcedToolText
 from llmport.provider.claude import MESSAGES_API
 from llmport.provider.contract import parse_arguments
 
@@ -210,8 +211,8 @@ class StreamState:
     """Turns raw stream events into provider events, one event at a time.
 
     Tool-call fragments (``input_json_delta``) are keyed by content-block
-    index; the forced output tool's fragments are buffered and become the
-    reply text when its block ends. Thinking is streamed as
+    index; the forced output tool's fragments are the reply text, sent as
+    they arrive (``ForcedToolText``). Thinking is streamed as
     :class:`ThinkingDelta` keyed by block index; a text block's citations
     are sent after its text (at ``content_block_stop``); server-tool blocks
     are buffered and sent whole (``ServerToolEvent``) when they end.
@@ -225,7 +226,7 @@ class StreamState:
         "names",
         "output",
         "output_index",
-        "output_parts",
+        "output_text",
         "raw_stop",
         "server",
     )
@@ -233,7 +234,7 @@ class StreamState:
     def __init__(self, prepared: AnthropicPrepared) -> None:
         self.output = prepared.output_tool
         self.output_index: int | None = None
-        self.output_parts: list[str] = []
+        self.output_text: ForcedToolText | None = None
         # Server-tool blocks being streamed, by index: (raw block, input JSON fragments).
         self.server: dict[int, tuple[dict[str, Any], list[str]]] = {}
         self.citations: dict[int, list[Citation]] = {}
@@ -260,8 +261,9 @@ class StreamState:
         elif dtype == "input_json_delta":
             index = event["index"]
             part = delta.get("partial_json") or ""
-            if index == self.output_index:
-                self.output_parts.append(part)
+            if index == self.output_index and self.output_text is not None:
+                if text := self.output_text.fragment(part):
+                    yield TextDelta(text, index)
             elif index in self.server:
                 self.server[index][1].append(part)
             elif part:
@@ -286,6 +288,7 @@ class StreamState:
         elif btype == "tool_use":
             if self.output is not None and block.get("name") == self.output.name:
                 self.output_index = index
+                self.output_text = ForcedToolText(self.output)
             else:
                 yield ToolCallDelta(key=index, id=block.get("id"), name=block.get("name"))
         elif btype == "thinking":
@@ -311,9 +314,12 @@ class StreamState:
             if parts:
                 raw["input"] = parse_arguments("".join(parts))
             yield ServerToolEvent(server_block(raw, self.names))
-        elif index == self.output_index and self.output is not None:
-            arguments = parse_arguments("".join(self.output_parts))
-            yield TextDelta(self.output.reply_text(arguments), index)
+        elif (
+            index == self.output_index
+            and self.output_text is not None
+            and (text := self.output_text.end())
+        ):
+            yield TextDelta(text, index)
 
     def message_start(self, event: dict[str, Any]) -> Iterator[ProviderEvent]:
         message = event["message"]

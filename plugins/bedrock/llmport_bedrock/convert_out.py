@@ -39,6 +39,7 @@ from llmport.messages.types import (
     Usage,
     UsageEvent,
 )
+from llmport.output.streaming import ForcedToolText
 from llmport.provider.claude import CONVERSE
 from llmport.provider.contract import parse_arguments
 
@@ -219,8 +220,8 @@ class StreamState:
     """Turns ``converse_stream`` event dicts into provider events, one at a time.
 
     Tool-use input fragments are keyed by ``contentBlockIndex``; the forced
-    output tool's fragments are buffered and become the reply text when its
-    block ends. Reasoning deltas become ThinkingDelta events at once (text,
+    output tool's fragments are the reply text, sent as they arrive
+    (``ForcedToolText``). Reasoning deltas become ThinkingDelta events at once (text,
     then the signature; redacted bytes when their block ends); citation
     deltas CitationEvents; a server tool's call and result are assembled
     per block and given as whole ServerToolEvents when their block ends.
@@ -232,7 +233,7 @@ class StreamState:
         "model",
         "output",
         "output_index",
-        "output_parts",
+        "output_text",
         "raw_stop",
         "redacted",
         "request_id",
@@ -244,7 +245,7 @@ class StreamState:
     def __init__(self, prepared: ConversePrepared, request_id: str | None = None) -> None:
         self.output = prepared.output_tool
         self.output_index: int | None = None
-        self.output_parts: list[str] = []
+        self.output_text: ForcedToolText | None = None
         self.model: str = prepared.model
         self.request_id = request_id
         self.raw_stop: str | None = None
@@ -263,8 +264,9 @@ class StreamState:
                     yield TextDelta(delta["text"], index)
             elif "toolUse" in delta:
                 fragment = delta["toolUse"].get("input", "")
-                if index == self.output_index:
-                    self.output_parts.append(fragment)
+                if index == self.output_index and self.output_text is not None:
+                    if text := self.output_text.fragment(fragment):
+                        yield TextDelta(text, index)
                 elif index in self.server:
                     self.server[index]["parts"].append(fragment)
                 elif fragment:
@@ -285,6 +287,7 @@ class StreamState:
                     self.server[index] = {"toolUse": dict(use), "parts": []}
                 elif self.output is not None and use.get("name") == self.output.name:
                     self.output_index = index
+                    self.output_text = ForcedToolText(self.output)
                 else:
                     yield ToolCallDelta(key=index, id=use.get("toolUseId"), name=use.get("name"))
             elif "toolResult" in start:
@@ -296,9 +299,12 @@ class StreamState:
                 yield ThinkingDelta(key=index, redacted=_b64(data), vendor=VENDOR)
             elif index in self.server:
                 yield ServerToolEvent(self._server_block(self.server.pop(index)))
-            elif index == self.output_index and self.output is not None:
-                arguments = parse_arguments("".join(self.output_parts))
-                yield TextDelta(self.output.reply_text(arguments), index)
+            elif (
+                index == self.output_index
+                and self.output_text is not None
+                and (text := self.output_text.end())
+            ):
+                yield TextDelta(text, index)
         elif "messageStop" in event:
             self.raw_stop = event["messageStop"].get("stopReason")
             self.stopped = True
