@@ -90,9 +90,11 @@ def cmd_models(args: argparse.Namespace) -> int:
     """
     from ..plugins.host import PluginHost
     from ..provider.config import load_config
+    from ..provider.instances import with_instances
 
-    providers = _chosen_providers(PluginHost().providers(), args.provider)
     config = load_config()
+    table = with_instances(PluginHost().providers(), config.providers)  # named instances
+    providers = _chosen_providers(table, args.provider)
     rows = []
     for prefix, info in sorted(providers.items()):
         rows.append(

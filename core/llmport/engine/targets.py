@@ -31,6 +31,8 @@ class Targets:
         # model string -> (the provider table it was resolved against, the answer):
         # aliases and configurations are resolved once per model, not on every call.
         self._routes: dict[str, tuple[Any, Resolved]] = {}
+        # (the plugins' table, it with the named instances added: llmport.provider.instances)
+        self._tables: tuple[Any, dict[str, Any]] | None = None
 
     def resolve(self, source: RouteSource, model: str | None) -> Resolved:
         """(provider, model name, qualified name, options from configuration)."""
@@ -41,9 +43,21 @@ class Targets:
         known = self._routes.get(name)
         if known is not None and known[0] is table:
             return known[1]
-        answer = self._resolve(source, name, table)
+        answer = self._resolve(source, name, self.table(source, table))
         self._routes[name] = (table, answer)
         return answer
+
+    def table(self, source: RouteSource, plugins: Any) -> dict[str, Any]:
+        """The plugins' providers plus the named instances the settings declare (once)."""
+        made = self._tables
+        if made is None or made[0] is not plugins:
+            from ..provider.instances import with_instances
+
+            made = self._tables = (
+                plugins,
+                with_instances(plugins, source.config.providers, source.provider_settings),
+            )
+        return made[1]
 
     def _resolve(self, source: RouteSource, name: str, table: Any) -> Resolved:
         if name == "default":
@@ -61,10 +75,11 @@ class Targets:
             with self._lock:
                 provider = self._instances.get(route.prefix)
                 if provider is None:
-                    settings = {
-                        **source.config.providers.get(route.prefix, {}),
-                        **source.provider_settings.get(route.prefix, {}),
-                    }
+                    from ..provider.instances import instance_settings
+
+                    settings = instance_settings(
+                        route.prefix, source.config.providers, source.provider_settings
+                    )
                     provider = self._instances[route.prefix] = route.info.create(settings)
         return provider, route.model, route.qualified, route.options
 

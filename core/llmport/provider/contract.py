@@ -132,6 +132,8 @@ class Provider:
     def __init__(self, settings: Mapping[str, Any] | None = None, info: ProviderInfo | None = None):
         self.settings: dict[str, Any] = dict(settings or {})
         self.info = info
+        if info is not None and info.base:
+            self.name = info.prefix  # a named instance answers to its own name
         self._caps: dict[str, ModelCapabilities] = {}
         self._caps_lock = threading.Lock()
         register_settings(self.settings)
@@ -487,6 +489,8 @@ class ProviderInfo:
     #: (``"*anthropic.claude-*"``): a model matched only by one of them, or by none,
     #: is unknown (:meth:`knows`), and warned about once per provider instance.
     fallbacks: frozenset[str] = frozenset()
+    #: For a named instance: the prefix of the provider it was made from.
+    base: str = ""
 
     def knows(self, model: str) -> bool:
         """True if a pattern other than a fallback family rule matches ``model``.

@@ -21,7 +21,7 @@ The conversion rules (also in docs/providers/openai.md):
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from llmport.controls.options import STANDARD_OPTIONS
@@ -105,15 +105,19 @@ def chat_body(
     fields: Mapping[str, Any] | None = None,
     keys: tuple[str, ...] = ("openai",),
     max_tokens_field: str = "max_completion_tokens",
+    assistant: Assistant | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(body, call)``: the Chat Completions JSON body (without ``stream``) and SDK arguments.
 
     ``fields`` are the request's vendor fields, merged last; ``keys`` name
-    the ``vendor`` entries of a tool that apply to this provider.
+    the ``vendor`` entries of a tool that apply to this provider;
+    ``assistant`` converts an assistant turn (an OpenAI-compatible service's
+    own, which may carry its reasoning back: :mod:`llmport_openai.compat`).
     """
     model = request.model
     bp = explicit_cache(model)
-    body: dict[str, Any] = {"model": model, "messages": chat_messages(request, vendor, caps, bp)}
+    messages = chat_messages(request, vendor, caps, bp, assistant or chat_assistant)
+    body: dict[str, Any] = {"model": model, "messages": messages}
     if request.tools:
         body["tools"] = [chat_tool(spec, vendor, model, keys) for spec in request.tools]
         body["tool_choice"] = chat_tool_choice(request.tool_choice)
@@ -141,8 +145,16 @@ def chat_body(
     return body, call
 
 
+#: Converts one assistant turn: ``assistant(message, vendor, model) -> message dict``.
+Assistant = Callable[[Message, str, str], dict[str, Any]]
+
+
 def chat_messages(
-    request: Request, vendor: str, caps: ModelCapabilities, bp: bool = False
+    request: Request,
+    vendor: str,
+    caps: ModelCapabilities,
+    bp: bool = False,
+    assistant: Assistant | None = None,
 ) -> list[dict[str, Any]]:
     """The ``messages`` list: system prompt, turns, tool calls and results.
 
@@ -170,7 +182,7 @@ def chat_messages(
                 )
             out.append({"role": "tool", "tool_call_id": result.call_id, "content": result.content})
         if message.role == "assistant":
-            out.append(chat_assistant(message, vendor, model))
+            out.append((assistant or chat_assistant)(message, vendor, model))
         elif message.blocks:
             role = "system" if message.role == "system" else "user"
             out.append(

@@ -1,8 +1,10 @@
-"""Entry point of the OpenAI plugin: registers two providers.
+"""Entry point of the OpenAI plugin: registers OpenAI's providers and the compatible services.
 
 * ``openai:MODEL`` — the Chat Completions API (the default: every
   OpenAI-compatible server speaks it, Ollama and vLLM included).
 * ``openai-responses:MODEL`` — the Responses API (OpenAI and Azure only).
+* ``groq:``, ``ollama:``, ``deepseek:``... — OpenAI-compatible services
+  (:mod:`llmport_openai.profiles`).
 
 Nothing here imports the ``openai`` SDK or the provider module: the
 capability tables live in :mod:`llmport_openai.models`, and the factories
@@ -18,6 +20,7 @@ from llmport import hookimpl
 from llmport.provider.contract import Provider, ProviderInfo
 
 from .models import ALIASES, CHAT_MODELS, DEFAULT, RESPONSES_DEFAULT, RESPONSES_MODELS
+from .profiles import PROFILES, Profile
 
 
 def _lazy(class_name: str) -> Callable[..., Provider]:
@@ -33,8 +36,36 @@ def _lazy(class_name: str) -> Callable[..., Provider]:
     return factory
 
 
+def _profile_factory(profile: Profile) -> Callable[..., Provider]:
+    def factory(
+        settings: Mapping[str, Any] | None = None, info: ProviderInfo | None = None
+    ) -> Provider:
+        from . import compat  # the SDK-facing module, loaded on first use
+
+        return compat.make_provider(profile, settings, info)
+
+    factory.__name__ = f"create_{profile.prefix.replace('-', '_')}"
+    return factory
+
+
+def profile_info(profile: Profile, plugin: str = "llmport-openai") -> ProviderInfo:
+    """The registration of an OpenAI-compatible service: register it from ``llmport_providers``.
+
+    How a plugin outside this package ships its own profile (SPEC §22).
+    """
+    return ProviderInfo(
+        prefix=profile.prefix,
+        factory=_profile_factory(profile),
+        description=profile.description,
+        aliases=dict(profile.aliases),
+        models=dict(profile.models),
+        default=profile.default,
+        plugin=plugin,
+    )
+
+
 def provider_infos() -> list[ProviderInfo]:
-    """The two registrations (also handy for tests and docs)."""
+    """OpenAI's two registrations, then one per built-in OpenAI-compatible profile."""
     return [
         ProviderInfo(
             prefix="openai",
@@ -53,11 +84,12 @@ def provider_infos() -> list[ProviderInfo]:
             default=RESPONSES_DEFAULT,
             plugin="llmport-openai",
         ),
+        *(profile_info(p) for p in PROFILES.values()),
     ]
 
 
 @hookimpl
 def llmport_providers(register: Callable[[ProviderInfo], None]) -> None:
-    """Register ``openai`` (Chat Completions) and ``openai-responses``."""
+    """Register ``openai`` (Chat Completions), ``openai-responses`` and the profiles."""
     for info in provider_infos():
         register(info)

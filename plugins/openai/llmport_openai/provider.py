@@ -134,6 +134,8 @@ class _OpenAIProvider(Provider):
         if max_field not in ("max_completion_tokens", "max_tokens"):
             raise ConfigError("max_tokens_field must be 'max_completion_tokens' or 'max_tokens'")
         self.max_tokens_field: str = max_field
+        if self.name not in self.vendor_keys:  # a named instance: vendor={"groq": ...}
+            self.vendor_keys = (*self.vendor_keys, self.name)
         self._secrets: tuple[str, ...] = self.secrets()
         self._translate = functools.partial(translate, provider=self.name)
         self.clients: ClientCache[Any, Any] = ClientCache(
@@ -183,19 +185,31 @@ class _OpenAIProvider(Provider):
                 )
             options["api_key"] = azure_key
             return options
-        base_url = s.get("base_url") or os.environ.get("OPENAI_BASE_URL")
-        key = s.get("api_key") or os.environ.get("OPENAI_API_KEY")
+        base_url, key = self.endpoint()
         if base_url:
             options["base_url"] = base_url
-        if not key:
-            if not base_url:
-                raise ConfigError(
-                    "no OpenAI API key: set OPENAI_API_KEY or the api_key setting "
-                    "(a local server given as base_url needs none)"
-                )
-            key = _PLACEHOLDER_KEY
         options["api_key"] = key
         return options
+
+    def endpoint(self) -> tuple[str | None, str]:
+        """``(base URL or None for OpenAI's, the key)``.
+
+        A named instance (SPEC §22) never reads ``OPENAI_API_KEY`` or
+        ``OPENAI_BASE_URL``: OpenAI's key must not go to another service.
+        """
+        s = self.settings
+        own = self.info is None or not self.info.base
+        base_url = s.get("base_url") or (os.environ.get("OPENAI_BASE_URL") if own else None)
+        key = s.get("api_key") or (os.environ.get("OPENAI_API_KEY") if own else None)
+        if key:
+            return base_url, key
+        if not base_url:
+            where = "OPENAI_API_KEY or the api_key setting" if own else "api_key_env or api_key"
+            raise ConfigError(
+                f"no {self.name} API key: set {where} "
+                "(a local server given as base_url needs none)"
+            )
+        return base_url, _PLACEHOLDER_KEY
 
     def _make_client(self, is_async: bool) -> Any:
         import openai
@@ -454,9 +468,10 @@ class OpenAIChatProvider(_OpenAIProvider):
     """``openai:MODEL`` — the Chat Completions API."""
 
     name = "openai"
-    vendor_keys = ("openai",)
+    vendor_keys: tuple[str, ...] = ("openai",)
     conversation = "messages"
-    stream_options = {"include_usage": True}  # usage arrives in the last chunk
+    #: Usage arrives in the last chunk.
+    stream_options: dict[str, Any] | None = {"include_usage": True}
 
     def body(
         self, request: Request, caps: ModelCapabilities
@@ -485,7 +500,7 @@ class OpenAIResponsesProvider(_OpenAIProvider):
     """
 
     name = "openai-responses"
-    vendor_keys = ("openai", "openai-responses")
+    vendor_keys: tuple[str, ...] = ("openai", "openai-responses")
     conversation = "input"
     options = convert_in.KNOWN_OPTIONS | SERVER_STATE_OPTIONS
     server_state = True  # previous_response_id= / conversation= (:mod:`.state`)

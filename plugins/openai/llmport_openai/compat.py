@@ -1,0 +1,381 @@
+"""Providers for OpenAI-compatible services: a :class:`~.profiles.Profile` applied.
+
+The neutral conversion stays in :mod:`.convert_in` / :mod:`.convert_out`;
+this module only adds what a profile documents:
+
+* where the key and base URL come from (the service's variable; never
+  ``OPENAI_API_KEY``);
+* reasoning in the answer (``reasoning`` / ``reasoning_content`` fields,
+  Mistral's ``thinking`` chunks, ``<think>`` tags) as a ``ThinkingBlock``,
+  and back on the next request the way the service takes it;
+* the body field of ``max_tokens``, the shape of ``reasoning=``, fields the
+  service rejects (refused typed, before the wire), usage extras.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import replace
+from fnmatch import fnmatchcase
+from typing import Any
+
+from llmport.controls.options import STANDARD_OPTIONS
+from llmport.errors import ConfigError, UnsupportedFeatureError
+from llmport.messages.types import (
+    Message,
+    ModelCapabilities,
+    ProviderEvent,
+    Request,
+    Response,
+    TextBlock,
+    ThinkingBlock,
+    ThinkingDelta,
+)
+from llmport.provider.contract import Provider, ProviderInfo
+
+from . import convert_in, convert_out
+from .profiles import Profile
+from .provider import OpenAIChatProvider, OpenAIPrepared, OpenAIResponsesProvider
+
+__all__ = ["CompatChatProvider", "CompatResponsesProvider", "make_provider"]
+
+THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
+#: Usage fields OpenAI's own answers have; the rest are the service's extras.
+_OPENAI_USAGE = frozenset(
+    {
+        "prompt_tokens",
+        "completion_tokens",
+        "total_tokens",
+        "prompt_tokens_details",
+        "completion_tokens_details",
+    }
+)
+
+
+def make_provider(
+    profile: Profile, settings: Mapping[str, Any] | None, info: ProviderInfo | None
+) -> Provider:
+    """The provider of ``profile`` (its wire's class) with ``settings``."""
+    cls = CompatResponsesProvider if profile.wire == "responses" else CompatChatProvider
+    return cls(profile, settings, info)
+
+
+class _Compat:
+    """What both wires share: the profile, its key and base URL."""
+
+    profile: Profile
+    settings: dict[str, Any]
+    name: str
+
+    def endpoint(self) -> tuple[str | None, str]:
+        """The base URL (setting, else the profile's variable, else its default) and key."""
+        p = self.profile
+        env_url = os.environ.get(p.base_url_env) if p.base_url_env else None
+        base_url = self.settings.get("base_url") or env_url or p.base_url
+        key = self.settings.get("api_key") or os.environ.get(p.key_env)
+        if key:
+            return base_url, key
+        if p.key_required:
+            raise ConfigError(f"no {self.name} API key: set {p.key_env} (or the api_key setting)")
+        return base_url, "unused"  # the SDK insists on a key; a local server ignores it
+
+
+def _settings(profile: Profile, settings: Mapping[str, Any] | None) -> dict[str, Any]:
+    out = dict(settings or {})
+    if profile.wire == "chat":
+        out.setdefault("max_tokens_field", profile.max_tokens_field)
+    return out
+
+
+def _named(profile: Profile, info: ProviderInfo | None) -> str:
+    return info.prefix if info is not None else profile.prefix
+
+
+class CompatChatProvider(_Compat, OpenAIChatProvider):
+    """``groq:MODEL`` and the other Chat Completions services."""
+
+    #: Only the standard options: OpenAI's own (service_tier, store...) go through vendor=.
+    options = STANDARD_OPTIONS | frozenset({"extra_headers"})
+
+    def __init__(
+        self,
+        profile: Profile,
+        settings: Mapping[str, Any] | None = None,
+        info: ProviderInfo | None = None,
+    ) -> None:
+        self.profile = profile
+        self.name = _named(profile, info)
+        self.vendor_keys = tuple(dict.fromkeys((profile.prefix, self.name)))
+        super().__init__(_settings(profile, settings), info)
+        if not profile.stream_options:
+            self.stream_options = None
+
+    def body(
+        self, request: Request, caps: ModelCapabilities
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        body, call = convert_in.chat_body(
+            request,
+            self.name,
+            caps,
+            fields=self.vendor_fields(request),
+            keys=self.vendor_keys,
+            max_tokens_field=self.max_tokens_field,
+            assistant=self.assistant,
+        )
+        effort = body.pop("reasoning_effort", None)
+        if effort is not None:
+            if self.profile.effort == "openrouter":
+                # https://openrouter.ai/docs/use-cases/reasoning-tokens
+                body["reasoning"] = {"effort": effort, "enabled": True}
+            else:
+                body["reasoning_effort"] = effort
+        check_rejected(self.profile, body, self.name, request.model)
+        return body, call
+
+    # -- reasoning back on the next request ---------------------------------------
+
+    def assistant(self, message: Message, vendor: str, model: str) -> dict[str, Any]:
+        """An assistant turn, its own reasoning sent back as the service documents."""
+        thinking = [b for b in message.blocks if isinstance(b, ThinkingBlock)]
+        plain = replace(message, blocks=tuple(b for b in message.blocks if b not in thinking))
+        out = convert_in.chat_assistant(plain, vendor, model)
+        if thinking and self.profile.echo_reasoning:
+            echo_reasoning(self.profile, out, thinking)
+        return out
+
+    # -- answers ------------------------------------------------------------------
+
+    def response(self, answer: Any, prepared: OpenAIPrepared) -> Response:
+        message, thinking = split_reasoning(self.profile, answer, self.name)
+        response = convert_out.chat_response(message, prepared.restore, self.name)
+        usage = answer.get("usage") if isinstance(answer, dict) else None
+        add_usage_extras(response, usage, answer)
+        if thinking:
+            text = [TextBlock(response.text)] if response.text else []
+            response.blocks = [*thinking, *(response.blocks or text)]
+        return response
+
+    def converter(self, prepared: OpenAIPrepared) -> CompatStream:
+        return CompatStream(self.profile, prepared.restore, self.name)
+
+    def batch_backend(self) -> Any:
+        """OpenAI's batch format where the service documents it (Groq), else None."""
+        return super().batch_backend() if self.profile.batch else None
+
+
+class CompatResponsesProvider(_Compat, OpenAIResponsesProvider):
+    """``deepseek-responses:MODEL``: a Responses-compatible endpoint."""
+
+    options = STANDARD_OPTIONS | frozenset({"extra_headers"})
+
+    def __init__(
+        self,
+        profile: Profile,
+        settings: Mapping[str, Any] | None = None,
+        info: ProviderInfo | None = None,
+    ) -> None:
+        self.profile = profile
+        self.name = _named(profile, info)
+        self.vendor_keys = tuple(dict.fromkeys((profile.prefix, self.name)))
+        super().__init__(_settings(profile, settings), info)
+
+    def body(
+        self, request: Request, caps: ModelCapabilities
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        body, call = super().body(request, caps)
+        check_rejected(self.profile, body, self.name, request.model)
+        return body, call
+
+    def batch_backend(self) -> Any:
+        return None  # no documented batch API
+
+
+# ---------------------------------------------------------------------------
+# Request side
+# ---------------------------------------------------------------------------
+
+
+def check_rejected(profile: Profile, body: Mapping[str, Any], vendor: str, model: str) -> None:
+    """Refuse, before the wire, a body field the service documents a 400 for."""
+    for pattern, fields in profile.rejects.items():
+        if not fnmatchcase(model, pattern):
+            continue
+        for name, why in fields.items():
+            if name in body:
+                raise UnsupportedFeatureError(vendor, model, f"option {name!r}", why)
+
+
+def echo_reasoning(profile: Profile, out: dict[str, Any], thinking: list[ThinkingBlock]) -> None:
+    """Put ``thinking`` on the outgoing assistant message ``out`` the way the service takes it."""
+    text = "".join(b.text for b in thinking)
+    style = profile.reasoning
+    if style in ("reasoning", "reasoning_content"):
+        out[style] = text
+        details = [d for b in thinking for d in b.extra.get("reasoning_details", ())]
+        if details:  # OpenRouter: sent back unchanged (signatures included)
+            out["reasoning_details"] = details
+    elif style == "think_tags":
+        gap = thinking[-1].extra.get("gap", "\n")
+        out["content"] = f"{THINK_OPEN}{text}{THINK_CLOSE}{gap}{out.get('content') or ''}"
+    elif style == "mistral":
+        chunks: list[dict[str, Any]] = [
+            {"type": "thinking", "thinking": [{"type": "text", "text": b.text}], "closed": True}
+            for b in thinking
+        ]
+        if out.get("content"):
+            chunks.append({"type": "text", "text": out["content"]})
+        out["content"] = chunks
+
+
+# ---------------------------------------------------------------------------
+# Answer side
+# ---------------------------------------------------------------------------
+
+
+def split_reasoning(
+    profile: Profile, answer: Any, vendor: str
+) -> tuple[Any, list[ThinkingBlock]]:
+    """``(the answer with plain-text content, its reasoning as blocks)``."""
+    if not isinstance(answer, dict) or profile.reasoning is None:
+        return answer, []
+    choices = answer.get("choices") or []
+    if not choices or not isinstance(choices[0], dict):
+        return answer, []
+    message = dict(choices[0].get("message") or {})
+    thinking = message_reasoning(profile, message, vendor)
+    if not thinking:
+        return answer, []
+    first = {**choices[0], "message": message}
+    return {**answer, "choices": [first, *choices[1:]]}, thinking
+
+
+def message_reasoning(
+    profile: Profile, message: dict[str, Any], vendor: str
+) -> list[ThinkingBlock]:
+    """The reasoning of ``message`` (which loses it from its content, where it was inline)."""
+    style = profile.reasoning
+    content = message.get("content")
+    if style == "mistral" and isinstance(content, list):
+        thoughts = [c for c in content if isinstance(c, dict) and c.get("type") == "thinking"]
+        message["content"] = "".join(
+            c.get("text", "") for c in content if isinstance(c, dict) and c.get("type") == "text"
+        )
+        return [ThinkingBlock(text=chunk_text(c), vendor=vendor) for c in thoughts]
+    if style == "think_tags" and isinstance(content, str) and content.startswith(THINK_OPEN):
+        end = content.find(THINK_CLOSE)
+        if end < 0:
+            return []
+        rest = content[end + len(THINK_CLOSE) :]
+        message["content"] = rest.lstrip()
+        gap = rest[: len(rest) - len(message["content"])]
+        inner = content[len(THINK_OPEN) : end]
+        return [ThinkingBlock(text=inner, vendor=vendor, extra={"gap": gap})]
+    # Reasoning fields: a service may use either name whatever its documents say.
+    for name in ("reasoning_content", "reasoning"):
+        text = message.get(name)
+        if isinstance(text, str) and text:
+            details = message.get("reasoning_details")
+            extra = {"reasoning_details": details} if isinstance(details, list) and details else {}
+            return [ThinkingBlock(text=text, vendor=vendor, extra=extra)]
+    return []
+
+
+def chunk_text(chunk: Mapping[str, Any]) -> str:
+    """The text of a Mistral ``thinking`` chunk (a list of text parts)."""
+    parts = chunk.get("thinking") or ()
+    return "".join(p.get("text", "") for p in parts if isinstance(p, dict))
+
+
+def add_usage_extras(response: Response, usage: Any, answer: Any) -> None:
+    """Cache hits the service reports its own way; its other usage fields kept in ``extra``."""
+    if not isinstance(usage, dict):
+        return
+    cached = (
+        usage.get("prompt_cache_hit_tokens")  # DeepSeek
+        or usage.get("num_cached_tokens")  # Mistral
+        or usage.get("cached_tokens")  # Hugging Face router
+    )
+    if isinstance(cached, int) and cached and not response.usage.cache_read_tokens:
+        response.usage = replace(response.usage, cache_read_tokens=cached)
+    extras = {k: v for k, v in usage.items() if k not in _OPENAI_USAGE}
+    for key in ("time_info", "x_groq", "provider"):  # Cerebras, Groq, OpenRouter
+        if isinstance(answer, dict) and answer.get(key) is not None:
+            extras[key] = answer[key]
+    if extras:
+        response.extra["usage_details"] = extras
+
+
+class CompatStream(convert_out.ChatStream):
+    """A Chat Completions stream plus the service's reasoning deltas."""
+
+    def __init__(self, profile: Profile, restore: Any, vendor: str) -> None:
+        super().__init__(restore, vendor)
+        self.profile = profile
+        self.in_think: bool | None = None  # think_tags: not yet known
+        self.pending = ""
+
+    def feed(self, chunk: Any) -> Iterator[ProviderEvent]:
+        if type(chunk) is not dict:
+            chunk = chunk.to_dict(mode="json", exclude_unset=True)
+        style = self.profile.reasoning
+        thinking: list[ThinkingDelta] = []
+        for choice in chunk.get("choices") or ():
+            if choice.get("index", 0) != 0:
+                continue
+            delta = choice.get("delta") or {}
+            if style in ("reasoning", "reasoning_content"):
+                text = delta.get("reasoning_content") or delta.get("reasoning")
+                if isinstance(text, str) and text:
+                    thinking.append(ThinkingDelta(text, "reasoning", vendor=self.vendor))
+            elif style == "mistral" and isinstance(delta.get("content"), list):
+                thinking += self.mistral_chunks(delta)
+            elif style == "think_tags" and isinstance(delta.get("content"), str):
+                thinking += self.think_tags(delta)
+        yield from thinking
+        yield from super().feed(chunk)
+
+    def mistral_chunks(self, delta: dict[str, Any]) -> list[ThinkingDelta]:
+        """Thinking chunks out, text chunks joined back into ``delta["content"]``."""
+        out = []
+        text = []
+        for c in delta["content"]:
+            if isinstance(c, dict) and c.get("type") == "thinking":
+                out.append(ThinkingDelta(chunk_text(c), "thinking", vendor=self.vendor))
+            elif isinstance(c, dict) and c.get("type") == "text":
+                text.append(c.get("text", ""))
+        delta["content"] = "".join(text)
+        return out
+
+    def think_tags(self, delta: dict[str, Any]) -> list[ThinkingDelta]:
+        """Split ``<think>…</think>`` out of streamed content (tags may span chunks)."""
+        data = self.pending + delta["content"]
+        self.pending = ""
+        if self.in_think is None:
+            if len(data) < len(THINK_OPEN) and THINK_OPEN.startswith(data):
+                self.pending, delta["content"] = data, ""
+                return []
+            self.in_think = data.startswith(THINK_OPEN)
+            data = data[len(THINK_OPEN) :] if self.in_think else data
+        if not self.in_think:
+            delta["content"] = data
+            return []
+        end = data.find(THINK_CLOSE)
+        if end >= 0:
+            self.in_think = False
+            delta["content"] = data[end + len(THINK_CLOSE) :].lstrip()
+            data = data[:end]
+        else:
+            keep = _partial_close(data)
+            data, self.pending = data[: len(data) - keep], data[len(data) - keep :]
+            delta["content"] = ""
+        return [ThinkingDelta(data, "think", vendor=self.vendor)] if data else []
+
+
+def _partial_close(data: str) -> int:
+    """How many trailing characters of ``data`` could start ``</think>``."""
+    for size in range(min(len(THINK_CLOSE) - 1, len(data)), 0, -1):
+        if THINK_CLOSE.startswith(data[-size:]):
+            return size
+    return 0
+

@@ -1,0 +1,279 @@
+"""Built-in profiles of OpenAI-compatible services (SPEC §22).
+
+A :class:`Profile` says what one service is: its prefix, base URL, key
+variable, wire (Chat Completions or Responses), capability table and the
+documented ways it differs from OpenAI (the reasoning field it answers in,
+the body field ``max_tokens`` becomes, fields it rejects). Each profile
+registers as a provider of its own (``groq:MODEL``), usable with nothing but
+the service's key variable; :func:`llmport_openai.plugin.profile_info` turns a
+profile into that registration, which is also how a plugin outside this
+package ships its own (docs/providers/openai-compatible.md shows one).
+
+Imports nothing but llmport's types: the registration stays free of the SDK.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+from llmport.messages.types import ModelCapabilities
+
+__all__ = ["PROFILES", "Profile"]
+
+#: How an answer carries its reasoning, and how it goes back on the next request.
+#: ``"reasoning"`` / ``"reasoning_content"``: a string field of the message;
+#: ``"think_tags"``: inline in ``content`` as ``<think>…</think>``;
+#: ``"mistral"``: ``content`` is a list of chunks, ``thinking`` chunks among them.
+ReasoningStyle = Literal["reasoning", "reasoning_content", "think_tags", "mistral"]
+
+
+@dataclass(slots=True, frozen=True)
+class Profile:
+    """One OpenAI-compatible service. Every field but the first three has a default."""
+
+    prefix: str
+    base_url: str
+    #: The variable the key is read from; ``key_required=False``: the service may need none.
+    key_env: str
+    description: str = ""
+    key_required: bool = True
+    #: A variable that, when set, replaces ``base_url`` (``OLLAMA_BASE_URL``).
+    base_url_env: str | None = None
+    wire: Literal["chat", "responses"] = "chat"
+    default: ModelCapabilities = field(default_factory=ModelCapabilities)
+    models: Mapping[str, ModelCapabilities] = field(default_factory=dict)
+    aliases: Mapping[str, str] = field(default_factory=dict)
+    #: The body field of ``max_tokens=`` (``"max_tokens"`` where the service documents only it).
+    max_tokens_field: str = "max_tokens"
+    #: Where reasoning comes back (None: the service returns none we know of).
+    reasoning: ReasoningStyle | None = None
+    #: Whether the reasoning is sent back on the assistant turn (as the service documents).
+    echo_reasoning: bool = False
+    #: The body shape of ``reasoning=``: ``"effort"`` (``reasoning_effort``), ``"openrouter"``
+    #: (``reasoning: {effort, enabled}``), or None when the service takes no effort.
+    effort: Literal["effort", "openrouter"] | None = None
+    #: Body fields the service answers 400 to, per model glob: ``{glob: {field: why}}``.
+    rejects: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    #: Whether a streamed request may carry ``stream_options`` (usage in the last chunk).
+    stream_options: bool = True
+    #: Whether the service runs OpenAI's batch format (``/batches`` + a JSONL file).
+    batch: bool = False
+    #: One line for the docs table: what differs from OpenAI.
+    differs: str = ""
+    #: The service's own document the quirks come from.
+    docs: str = ""
+
+
+#: A chat model of an OpenAI-compatible service, as far as its documents say.
+CHAT = ModelCapabilities(tool_choice_none=True, context_window=None)
+VISION_CHAT = replace(CHAT, input_modalities=frozenset({"text", "image"}))
+REASONING_CHAT = replace(CHAT, reasoning=True)
+#: DeepSeek's response_format takes only ``json_object``; structured output goes through a tool
+#: (https://api-docs.deepseek.com/guides/json_mode).
+NO_SCHEMA = replace(CHAT, native_structured_output=False)
+
+_DEEPSEEK_REASONER = {
+    # https://api-docs.deepseek.com/guides/reasoning_model: "Setting logprobs,
+    # top_logprobs will trigger an error" (temperature & co are accepted and ignored).
+    "deepseek-reasoner*": {
+        "logprobs": "deepseek-reasoner rejects logprobs",
+        "top_logprobs": "deepseek-reasoner rejects top_logprobs",
+    }
+}
+_XAI_REASONING = {
+    # https://docs.x.ai/docs/guides/reasoning: "presencePenalty, frequencyPenalty and
+    # stop parameters are not supported by reasoning models ... would result in an error".
+    pattern: {
+        "stop": "xAI reasoning models reject stop",
+        "presence_penalty": "xAI reasoning models reject presence_penalty",
+        "frequency_penalty": "xAI reasoning models reject frequency_penalty",
+    }
+    for pattern in ("grok-3-mini*", "grok-4*", "grok-code*")
+}
+_GROQ = {
+    # https://console.groq.com/docs/openai#unsupported-features
+    "*": {
+        "logprobs": "Groq does not support logprobs",
+        "logit_bias": "Groq does not support logit_bias",
+        "top_logprobs": "Groq does not support top_logprobs",
+    }
+}
+_CEREBRAS = {
+    # https://inference-docs.cerebras.ai/resources/openai: these fields "will result in
+    # a 400 error if they are supplied".
+    "*": {
+        "frequency_penalty": "Cerebras rejects frequency_penalty",
+        "presence_penalty": "Cerebras rejects presence_penalty",
+        "logit_bias": "Cerebras rejects logit_bias",
+    }
+}
+
+
+def _profiles() -> dict[str, Profile]:
+    """The built-in profiles (one table, shown in docs/providers/openai-compatible.md)."""
+    found = [
+        Profile(
+            "ollama",
+            "http://localhost:11434/v1",
+            "OLLAMA_API_KEY",
+            "Ollama (local, or Ollama Cloud with OLLAMA_API_KEY and OLLAMA_BASE_URL)",
+            key_required=False,
+            base_url_env="OLLAMA_BASE_URL",
+            reasoning="reasoning",
+            effort="effort",
+            default=REASONING_CHAT,
+            differs="no key locally; `message.reasoning` becomes thinking; `max_tokens`",
+            docs="https://docs.ollama.com/api/openai-compatibility",
+        ),
+        Profile(
+            "vllm",
+            "http://localhost:8000/v1",
+            "VLLM_API_KEY",
+            "vLLM's OpenAI-compatible server",
+            key_required=False,
+            base_url_env="VLLM_BASE_URL",
+            reasoning="reasoning_content",
+            differs="no key unless the server sets one; `reasoning_content` becomes thinking",
+            docs="https://docs.vllm.ai/en/latest/features/reasoning_outputs.html",
+        ),
+        Profile(
+            "lmstudio",
+            "http://localhost:1234/v1",
+            "LMSTUDIO_API_KEY",
+            "LM Studio's local server",
+            key_required=False,
+            base_url_env="LMSTUDIO_BASE_URL",
+            reasoning="reasoning_content",
+            differs="no key; `reasoning_content` becomes thinking",
+            docs="https://lmstudio.ai/docs/app/api/endpoints/openai",
+        ),
+        Profile(
+            "openrouter",
+            "https://openrouter.ai/api/v1",
+            "OPENROUTER_API_KEY",
+            "OpenRouter (many vendors' models behind one key)",
+            reasoning="reasoning",
+            echo_reasoning=True,
+            effort="openrouter",
+            default=replace(REASONING_CHAT, input_modalities=frozenset({"text", "image"})),
+            differs="`reasoning: {effort}`; `reasoning`/`reasoning_details` become thinking "
+            "and go back unchanged; `usage.cost`",
+            docs="https://openrouter.ai/docs/use-cases/reasoning-tokens",
+        ),
+        Profile(
+            "groq",
+            "https://api.groq.com/openai/v1",
+            "GROQ_API_KEY",
+            "GroqCloud",
+            max_tokens_field="max_completion_tokens",
+            reasoning="reasoning",
+            effort="effort",
+            rejects=_GROQ,
+            batch=True,  # https://console.groq.com/docs/batch
+            models={"openai/gpt-oss*": REASONING_CHAT, "qwen/qwen3*": REASONING_CHAT},
+            default=CHAT,
+            differs="rejects logprobs, logit_bias, top_logprobs; `message.reasoning`; "
+            "timings in `usage`",
+            docs="https://console.groq.com/docs/openai",
+        ),
+        Profile(
+            "deepseek",
+            "https://api.deepseek.com",
+            "DEEPSEEK_API_KEY",
+            "DeepSeek (Chat Completions)",
+            reasoning="reasoning_content",
+            rejects=_DEEPSEEK_REASONER,
+            default=NO_SCHEMA,
+            differs="`reasoning_content` becomes thinking (never sent back); no json_schema "
+            "(structured output through a tool); cache hits in `prompt_cache_hit_tokens`",
+            docs="https://api-docs.deepseek.com/guides/reasoning_model",
+        ),
+        Profile(
+            "deepseek-responses",
+            "https://api.deepseek.com",
+            "DEEPSEEK_API_KEY",
+            "DeepSeek (Responses-compatible endpoint)",
+            wire="responses",
+            default=NO_SCHEMA,
+            differs="Responses wire; reasoning items carry `reasoning_text` content and go back",
+            docs="https://api-docs.deepseek.com/",
+        ),
+        Profile(
+            "mistral",
+            "https://api.mistral.ai/v1",
+            "MISTRAL_API_KEY",
+            "Mistral AI",
+            reasoning="mistral",
+            echo_reasoning=True,
+            effort="effort",
+            stream_options=False,
+            models={"magistral*": REASONING_CHAT, "mistral-small*": REASONING_CHAT},
+            default=CHAT,
+            differs="`content` may be a list with `thinking` chunks (kept and sent back); "
+            "no `stream_options`; cache hits in `usage.num_cached_tokens`",
+            docs="https://docs.mistral.ai/capabilities/reasoning/",
+        ),
+        Profile(
+            "xai",
+            "https://api.x.ai/v1",
+            "XAI_API_KEY",
+            "xAI Grok",
+            max_tokens_field="max_completion_tokens",
+            reasoning="reasoning_content",
+            rejects=_XAI_REASONING,
+            default=VISION_CHAT,
+            differs="reasoning models reject stop, presence/frequency penalties; "
+            "`reasoning_content` becomes thinking",
+            docs="https://docs.x.ai/docs/guides/reasoning",
+        ),
+        Profile(
+            "together",
+            "https://api.together.xyz/v1",
+            "TOGETHER_API_KEY",
+            "Together AI",
+            reasoning="reasoning",
+            differs="`message.reasoning` becomes thinking",
+            docs="https://docs.together.ai/docs/openai-api-compatibility",
+        ),
+        Profile(
+            "fireworks",
+            "https://api.fireworks.ai/inference/v1",
+            "FIREWORKS_API_KEY",
+            "Fireworks AI",
+            reasoning="reasoning_content",
+            differs="`reasoning_content` becomes thinking",
+            docs="https://docs.fireworks.ai/tools-sdks/openai-compatibility",
+        ),
+        Profile(
+            "cerebras",
+            "https://api.cerebras.ai/v1",
+            "CEREBRAS_API_KEY",
+            "Cerebras Inference",
+            max_tokens_field="max_completion_tokens",
+            reasoning="reasoning",
+            echo_reasoning=True,
+            effort="effort",
+            rejects=_CEREBRAS,
+            models={"gpt-oss*": REASONING_CHAT},
+            default=CHAT,
+            differs="rejects frequency/presence penalties and logit_bias; `reasoning` "
+            "becomes thinking and goes back; `time_info`",
+            docs="https://inference-docs.cerebras.ai/resources/openai",
+        ),
+        Profile(
+            "huggingface",
+            "https://router.huggingface.co/v1",
+            "HF_TOKEN",
+            "Hugging Face Inference Providers (router)",
+            reasoning="think_tags",
+            echo_reasoning=True,
+            differs="reasoning inline as `<think>…</think>` (split out, sent back inline)",
+            docs="https://huggingface.co/docs/inference-providers/index",
+        ),
+    ]
+    return {p.prefix: p for p in found}
+
+
+PROFILES: dict[str, Profile] = _profiles()
