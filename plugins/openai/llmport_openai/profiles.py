@@ -122,9 +122,11 @@ def _profiles() -> dict[str, Profile]:
             key_required=False,
             base_url_env="OLLAMA_BASE_URL",
             reasoning="reasoning",
+            echo_reasoning=True,
             effort="effort",
             default=REASONING_CHAT,
-            differs="no key locally; `message.reasoning` becomes thinking; `max_tokens`",
+            differs="no key locally; `message.reasoning` becomes thinking and goes back; "
+            "`max_tokens`",
             docs="https://docs.ollama.com/api/openai-compatibility",
         ),
         Profile(
