@@ -74,9 +74,13 @@ def _instance(
     ):
         raise ConfigError(f"provider {name!r}: aliases must map names to model strings")
     made_from = table[base]
-    return replace(
-        made_from, prefix=name, base=made_from.base or base, aliases=dict(aliases or {})
-    )
+    # An alias names a model of this instance unless it names a provider (`qwen3:0.6b` is
+    # a model here, not the prefix `qwen3`).
+    own = {
+        alias: target if target.partition(":")[0] in (*table, name) else f"{name}:{target}"
+        for alias, target in (aliases or {}).items()
+    }
+    return replace(made_from, prefix=name, base=made_from.base or base, aliases=own)
 
 
 def instance_settings(
