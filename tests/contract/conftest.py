@@ -30,6 +30,12 @@ _HOST_PREFIXES = (
     "GOOGLE_",
     "AWS_",
     "CALLONLY_",
+    # OpenAI-compatible services (SPEC §22)
+    "GROQ_",
+    "DEEPSEEK_",
+    "OLLAMA_",
+    "MISTRAL_",
+    "OPENROUTER_",
 )
 
 

@@ -234,12 +234,20 @@ BEDROCK_JOB = "arn:aws:bedrock:us-east-1:000000000000:model-invocation-job/abc"
 NO_BATCH = {
     "callonly": "a plugin written against _call alone has no batch API (SPEC §26)",
     "callonly-stream": "a plugin written against _call alone has no batch API (SPEC §26)",
+    **dict.fromkeys(
+        ("deepseek", "ollama", "mistral", "openrouter"),
+        "the service documents no OpenAI-format batch API (rt.batch refuses typed)",
+    ),
 }
 #: target id -> why ``count_tokens`` never asks it (it estimates locally).
 NO_COUNT = {
     "openai-chat": "Chat Completions has no counting endpoint: count_tokens estimates locally",
     "callonly": "a _call-only plugin has no counting endpoint: count_tokens estimates locally",
     "callonly-stream": "a _call-only plugin has no counting endpoint: count_tokens estimates",
+    **dict.fromkeys(
+        ("groq", "deepseek", "ollama", "mistral", "openrouter"),
+        "the service documents no counting endpoint: count_tokens estimates locally",
+    ),
 }
 
 #: target id -> the vendor id of an existing batch job (targets with a batch API).
@@ -249,6 +257,7 @@ JOB_IDS = {
     "anthropic": "msgbatch_abc",
     "gemini": "batches/abc",
     "bedrock": BEDROCK_JOB,
+    "groq": "batch_abc",  # Groq runs OpenAI's batch format
 }
 
 
@@ -266,7 +275,7 @@ def batch_settings(wire: Wire, server: LoopbackServer) -> dict[str, Any]:
 
 def ended_job(wire: Wire) -> Reply:
     """The vendor's answer for a batch job that has ended (so results are fetched next)."""
-    if wire.id.startswith("openai"):
+    if wire.id.startswith("openai") or wire.id == "groq":
         return Reply(
             json={
                 "id": "batch_abc",

@@ -32,6 +32,8 @@ COUNTS: dict[str, tuple[dict[str, Any], str] | None] = {
     "bedrock": ({"inputTokens": 37}, "/count-tokens"),
     "callonly": None,  # tiny chat has no counting endpoint
     "callonly-stream": None,
+    # OpenAI-compatible services document no counting endpoint: estimated (SPEC §22).
+    **dict.fromkeys(("groq", "deepseek", "ollama", "mistral", "openrouter")),
 }
 
 

@@ -293,6 +293,105 @@ class OpenAIChatWire(Wire):
 
 
 # ---------------------------------------------------------------------------
+# OpenAI-compatible services (built-in profiles of the openai plugin, SPEC §22)
+# ---------------------------------------------------------------------------
+
+
+class CompatWire(OpenAIChatWire):
+    """A Chat Completions service reached through its profile (its prefix and key variable).
+
+    Replies are OpenAI's chunk and object shapes, which these services answer
+    in (``tests/compat/samples`` holds their real recordings).
+    """
+
+    #: The path the service's base URL ends with.
+    base_path: ClassVar[str] = "/v1"
+    #: A key in the service's own shape (for the "standard" credentials).
+    standard_key: ClassVar[str] = "compat-standard-fake-key-0123456789abcdef"
+
+    def endpoint_settings(self, url: str) -> dict[str, Any]:
+        return {"base_url": url + self.base_path}
+
+    def keyless_settings(self, url: str) -> dict[str, Any]:
+        return self.endpoint_settings(url)  # the service needs its key even at this URL
+
+    def credentials(self, fmt: str = "test") -> dict[str, str]:
+        return {
+            "test": {"api_key": "contract-test-key"},
+            "standard": {"api_key": self.standard_key},
+            "custom": {"api_key": CUSTOM_KEY},
+        }[fmt]
+
+    def env(self, creds: dict[str, str]) -> dict[str, str]:
+        return {self.key_env[0]: creds["api_key"]}
+
+    def path(self, stream: bool = False) -> str:
+        return self.base_path + "/chat/completions"
+
+
+class GroqWire(CompatWire):
+    id = "groq"
+    model = "groq:llama-3.3-70b-versatile"
+    provider = company = "groq"
+    key_env = ("GROQ_API_KEY",)
+    base_path = "/openai/v1"
+    standard_key = "gsk_fakeGroqKeyForTheContractSuite0123456789abcdef"
+    _model_version = "llama-3.3-70b-versatile"
+
+
+class OpenRouterWire(CompatWire):
+    id = "openrouter"
+    model = "openrouter:openai/gpt-4o-mini"
+    provider = company = "openrouter"
+    key_env = ("OPENROUTER_API_KEY",)
+    base_path = "/api/v1"
+    standard_key = "sk-or-v1-fakeopenrouterkeyforthecontractsuite0123456789"
+    _model_version = "openai/gpt-4o-mini"
+
+
+class MistralWire(CompatWire):
+    id = "mistral"
+    model = "mistral:mistral-large-latest"
+    provider = company = "mistral"
+    key_env = ("MISTRAL_API_KEY",)
+    standard_key = "FakeMistralKeyForTheContractSuite0123"
+    _model_version = "mistral-large-latest"
+
+
+class OllamaWire(CompatWire):
+    id = "ollama"
+    model = "ollama:qwen3:0.6b"
+    provider = company = "ollama"
+    key_env = ("OLLAMA_API_KEY",)
+    _model_version = "qwen3:0.6b"
+
+    def keyless_settings(self, url: str) -> dict[str, Any]:
+        # A local server needs no key; Ollama Cloud does (checked before any request).
+        return {"base_url": "https://ollama.com/v1"}
+
+
+class DeepSeekWire(CompatWire):
+    """DeepSeek: no ``/v1``; a schema travels as JSON mode plus the schema in a system message."""
+
+    id = "deepseek"
+    model = "deepseek:deepseek-chat"
+    provider = company = "deepseek"
+    key_env = ("DEEPSEEK_API_KEY",)
+    base_path = ""
+    standard_key = "sk-5f0c2e9a8b7d41c6a3e2f1d0c9b8a7e6"  # sk- and 32 hex digits
+    _model_version = "deepseek-chat"
+
+    def structured_schema(self, body: Any) -> dict[str, Any]:
+        assert body.get("response_format") == {"type": "json_object"}, (
+            f"deepseek: response_format json_object expected, got {body.get('response_format')!r}"
+        )
+        system = [m["content"] for m in body["messages"] if m.get("role") == "system"]
+        assert system, "deepseek: the schema belongs in a system message"
+        schema: dict[str, Any] = json.loads(system[-1].rsplit("\n", 1)[-1])
+        return schema
+
+
+# ---------------------------------------------------------------------------
 # OpenAI Responses
 # ---------------------------------------------------------------------------
 
@@ -806,6 +905,11 @@ TARGETS: list[Wire] = [
     BedrockWire(),
     CallOnlyWire(),
     CallOnlyStreamWire(),
+    GroqWire(),
+    DeepSeekWire(),
+    OllamaWire(),
+    MistralWire(),
+    OpenRouterWire(),
 ]
 
 #: (target id, contract test) -> why that check cannot apply to that target.

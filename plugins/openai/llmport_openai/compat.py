@@ -19,6 +19,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from fnmatch import fnmatchcase
 from typing import Any
+from urllib.parse import urlsplit
 
 from llmport.controls.options import STANDARD_OPTIONS
 from llmport.errors import ConfigError, UnsupportedFeatureError
@@ -32,6 +33,7 @@ from llmport.messages.types import (
     ThinkingBlock,
     ThinkingDelta,
 )
+from llmport.output.structured import prompt_instruction
 from llmport.provider.contract import Provider, ProviderInfo
 
 from . import convert_in, convert_out
@@ -76,7 +78,7 @@ class _Compat:
         key = self.settings.get("api_key") or os.environ.get(p.key_env)
         if key:
             return base_url, key
-        if p.key_required:
+        if p.key_required or urlsplit(base_url).hostname in p.key_hosts:
             raise ConfigError(f"no {self.name} API key: set {p.key_env} (or the api_key setting)")
         return base_url, "unused"  # the SDK insists on a key; a local server ignores it
 
@@ -130,6 +132,8 @@ class CompatChatProvider(_Compat, OpenAIChatProvider):
                 body["reasoning"] = {"effort": effort, "enabled": True}
             else:
                 body["reasoning_effort"] = effort
+        if self.profile.json_mode_only and request.response_format is not None:
+            json_mode(body, request)
         check_rejected(self.profile, body, self.name, request.model)
         return body, call
 
@@ -204,6 +208,22 @@ def check_rejected(profile: Profile, body: Mapping[str, Any], vendor: str, model
         for name, why in fields.items():
             if name in body:
                 raise UnsupportedFeatureError(vendor, model, f"option {name!r}", why)
+
+
+def json_mode(body: dict[str, Any], request: Request) -> None:
+    """JSON mode with the schema in a system message, for services without ``json_schema``.
+
+    DeepSeek documents it so (https://api-docs.deepseek.com/guides/json_mode):
+    ``response_format: {"type": "json_object"}`` and the prompt saying "json"
+    and showing the format. The core validates the reply (and repairs it once).
+    """
+    if request.response_format is None:
+        return
+    body["response_format"] = {"type": "json_object"}
+    instruction = {"role": "system", "content": prompt_instruction(request.response_format)}
+    messages = body["messages"]
+    at = 1 if messages and messages[0].get("role") == "system" else 0
+    messages.insert(at, instruction)
 
 
 def echo_reasoning(profile: Profile, out: dict[str, Any], thinking: list[ThinkingBlock]) -> None:

@@ -39,6 +39,8 @@ class Profile:
     key_env: str
     description: str = ""
     key_required: bool = True
+    #: Hosts that need the key even when ``key_required`` is False (a hosted edition).
+    key_hosts: tuple[str, ...] = ()
     #: A variable that, when set, replaces ``base_url`` (``OLLAMA_BASE_URL``).
     base_url_env: str | None = None
     wire: Literal["chat", "responses"] = "chat"
@@ -60,6 +62,9 @@ class Profile:
     stream_options: bool = True
     #: Whether the service runs OpenAI's batch format (``/batches`` + a JSONL file).
     batch: bool = False
+    #: ``response_format`` takes only ``json_object``: a schema is sent as JSON mode plus
+    #: the schema in a system message (the service's documented way).
+    json_mode_only: bool = False
     #: One line for the docs table: what differs from OpenAI.
     differs: str = ""
     #: The service's own document the quirks come from.
@@ -70,8 +75,8 @@ class Profile:
 CHAT = ModelCapabilities(tool_choice_none=True, context_window=None)
 VISION_CHAT = replace(CHAT, input_modalities=frozenset({"text", "image"}))
 REASONING_CHAT = replace(CHAT, reasoning=True)
-#: DeepSeek's response_format takes only ``json_object``; structured output goes through a tool
-#: (https://api-docs.deepseek.com/guides/json_mode).
+#: DeepSeek's response_format takes only ``json_object`` (https://api-docs.deepseek.com/guides/json_mode):
+#: a schema goes as JSON mode plus the schema in the prompt (:func:`.compat.json_mode`).
 NO_SCHEMA = replace(CHAT, native_structured_output=False)
 
 _DEEPSEEK_REASONER = {
@@ -120,6 +125,7 @@ def _profiles() -> dict[str, Profile]:
             "OLLAMA_API_KEY",
             "Ollama (local, or Ollama Cloud with OLLAMA_API_KEY and OLLAMA_BASE_URL)",
             key_required=False,
+            key_hosts=("ollama.com",),  # Ollama Cloud: https://docs.ollama.com/cloud
             base_url_env="OLLAMA_BASE_URL",
             reasoning="reasoning",
             echo_reasoning=True,
@@ -188,8 +194,10 @@ def _profiles() -> dict[str, Profile]:
             reasoning="reasoning_content",
             rejects=_DEEPSEEK_REASONER,
             default=NO_SCHEMA,
-            differs="`reasoning_content` becomes thinking (never sent back); no json_schema "
-            "(structured output through a tool); cache hits in `prompt_cache_hit_tokens`",
+            json_mode_only=True,
+            differs="`reasoning_content` becomes thinking (never sent back); no json_schema: "
+            "a schema goes as `json_object` plus the schema in a system message; cache hits "
+            "in `prompt_cache_hit_tokens`",
             docs="https://api-docs.deepseek.com/guides/reasoning_model",
         ),
         Profile(
