@@ -303,3 +303,14 @@ def test_think_tags_split_across_chunks() -> None:
         for event in stream.feed(chunk):
             (thinking if event.kind == "thinking_delta" else text).append(event.text)
     assert "".join(thinking) == "\nHmm ok." and "".join(text) == "Hello!"
+
+
+def test_the_docs_table_lists_every_profile() -> None:
+    from compat_scenarios import SAMPLES
+
+    page = (SAMPLES.parents[2] / "docs" / "providers" / "openai-compatible.md").read_text()
+    rows = {line.split("|")[2].strip(): line for line in page.splitlines() if "| `" in line}
+    for profile in PROFILES.values():
+        row = rows.get(f"`{profile.prefix}:`")
+        assert row is not None, f"no docs row for {profile.prefix}"
+        assert f"`{profile.key_env}`" in row and profile.base_url in row

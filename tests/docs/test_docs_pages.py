@@ -47,6 +47,7 @@ PAGES = [
     "production.md",
     "outages.md",
     "providers/openai.md",
+    "providers/openai-compatible.md",
     "providers/anthropic.md",
     "providers/gemini.md",
     "providers/bedrock.md",
@@ -71,6 +72,7 @@ VENDORS = (
     "gemini-vertex",
     "bedrock",
 )
+VENDORS = ("openai", "openai-responses", "anthropic", "gemini", "bedrock", "groq", "ollama")
 
 
 def blocks(path: Path) -> list[str]:
