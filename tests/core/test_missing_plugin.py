@@ -25,6 +25,24 @@ PREFIXES = [
     ("anthropic", "llmport-anthropic", "claude-sonnet-4-6"),
     ("gemini", "llmport-gemini", "gemini-2.5-flash"),
     ("bedrock", "llmport-bedrock", "us.amazon.nova-pro-v1:0"),
+    ("groq", "llmport-openai", "llama-3.3-70b-versatile"),
+    ("ollama", "llmport-openai", "qwen3:0.6b"),
+    *(
+        (prefix, "llmport-openai", "some-model")
+        for prefix in (
+            "vllm",
+            "lmstudio",
+            "openrouter",
+            "deepseek",
+            "deepseek-responses",
+            "mistral",
+            "xai",
+            "together",
+            "fireworks",
+            "cerebras",
+            "huggingface",
+        )
+    ),
 ]
 
 
@@ -60,8 +78,8 @@ def test_no_request_is_sent(drive: Driver, prefix: str, package: str, model: str
 
 def test_an_unknown_prefix_names_no_package(drive: Driver) -> None:
     with pytest.raises(UnknownModelError) as err:
-        drive.exec(Runtime(), "hi", model="mistral:large")
-    assert "no provider plugin for prefix 'mistral'" in str(err.value)
+        drive.exec(Runtime(), "hi", model="acme:large")
+    assert "no provider plugin for prefix 'acme'" in str(err.value)
     assert "pip install" not in str(err.value)
 
 

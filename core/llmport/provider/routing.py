@@ -26,6 +26,25 @@ KNOWN_PLUGINS: dict[str, str] = {
     "anthropic": "llmport-anthropic",
     "gemini": "llmport-gemini",
     "bedrock": "llmport-bedrock",
+    # OpenAI-compatible services: profiles of the openai plugin (SPEC §22)
+    **dict.fromkeys(
+        (
+            "ollama",
+            "vllm",
+            "lmstudio",
+            "openrouter",
+            "groq",
+            "deepseek",
+            "deepseek-responses",
+            "mistral",
+            "xai",
+            "together",
+            "fireworks",
+            "cerebras",
+            "huggingface",
+        ),
+        "llmport-openai",
+    ),
 }
 
 

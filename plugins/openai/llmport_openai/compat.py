@@ -64,11 +64,27 @@ def make_provider(
 
 
 class _Compat:
-    """What both wires share: the profile, its key and base URL."""
+    """What both wires share: the profile, its name, options, key and base URL.
 
-    profile: Profile
+    First in each provider's bases: its ``__init__`` runs before the OpenAI
+    provider's, which reads the name and settings set here.
+    """
+
+    #: Only the standard options: OpenAI's own (service_tier, store...) go through vendor=.
+    options = STANDARD_OPTIONS | frozenset({"extra_headers"})
     settings: dict[str, Any]
     name: str
+
+    def __init__(
+        self,
+        profile: Profile,
+        settings: Mapping[str, Any] | None = None,
+        info: ProviderInfo | None = None,
+    ) -> None:
+        self.profile = profile
+        self.name = _named(profile, info)
+        self.vendor_keys = tuple(dict.fromkeys((profile.prefix, self.name)))
+        super().__init__(_settings(profile, settings), info)  # type: ignore[call-arg]
 
     def endpoint(self) -> tuple[str | None, str]:
         """The base URL (setting, else the profile's variable, else its default) and key."""
@@ -97,34 +113,20 @@ def _named(profile: Profile, info: ProviderInfo | None) -> str:
 class CompatChatProvider(_Compat, OpenAIChatProvider):
     """``groq:MODEL`` and the other Chat Completions services."""
 
-    #: Only the standard options: OpenAI's own (service_tier, store...) go through vendor=.
-    options = STANDARD_OPTIONS | frozenset({"extra_headers"})
-
     def __init__(
         self,
         profile: Profile,
         settings: Mapping[str, Any] | None = None,
         info: ProviderInfo | None = None,
     ) -> None:
-        self.profile = profile
-        self.name = _named(profile, info)
-        self.vendor_keys = tuple(dict.fromkeys((profile.prefix, self.name)))
-        super().__init__(_settings(profile, settings), info)
+        super().__init__(profile, settings, info)
         if not profile.stream_options:
             self.stream_options = None
 
     def body(
         self, request: Request, caps: ModelCapabilities
     ) -> tuple[dict[str, Any], dict[str, Any]]:
-        body, call = convert_in.chat_body(
-            request,
-            self.name,
-            caps,
-            fields=self.vendor_fields(request),
-            keys=self.vendor_keys,
-            max_tokens_field=self.max_tokens_field,
-            assistant=self.assistant,
-        )
+        body, call = super().body(request, caps)
         effort = body.pop("reasoning_effort", None)
         if effort is not None:
             if self.profile.effort == "openrouter":
@@ -170,19 +172,6 @@ class CompatChatProvider(_Compat, OpenAIChatProvider):
 
 class CompatResponsesProvider(_Compat, OpenAIResponsesProvider):
     """``deepseek-responses:MODEL``: a Responses-compatible endpoint."""
-
-    options = STANDARD_OPTIONS | frozenset({"extra_headers"})
-
-    def __init__(
-        self,
-        profile: Profile,
-        settings: Mapping[str, Any] | None = None,
-        info: ProviderInfo | None = None,
-    ) -> None:
-        self.profile = profile
-        self.name = _named(profile, info)
-        self.vendor_keys = tuple(dict.fromkeys((profile.prefix, self.name)))
-        super().__init__(_settings(profile, settings), info)
 
     def body(
         self, request: Request, caps: ModelCapabilities

@@ -46,6 +46,7 @@ from llmport.errors import ConfigError
 from llmport.messages.types import (
     FileRef,
     MediaBlock,
+    Message,
     ModelCapabilities,
     ProviderEvent,
     Request,
@@ -483,7 +484,12 @@ class OpenAIChatProvider(_OpenAIProvider):
             fields=self.vendor_fields(request),
             keys=self.vendor_keys,
             max_tokens_field=self.max_tokens_field,
+            assistant=self.assistant,
         )
+
+    def assistant(self, message: Message, vendor: str, model: str) -> dict[str, Any]:
+        """One assistant turn of the conversation (a compatible service adds its reasoning)."""
+        return convert_in.chat_assistant(message, vendor, model)
 
     def response(self, answer: Any, prepared: OpenAIPrepared) -> Response:
         return convert_out.chat_response(answer, prepared.restore, self.name)
