@@ -314,3 +314,52 @@ def test_the_docs_table_lists_every_profile() -> None:
         row = rows.get(f"`{profile.prefix}:`")
         assert row is not None, f"no docs row for {profile.prefix}"
         assert f"`{profile.key_env}`" in row and profile.base_url in row
+
+
+# -- error bodies and retry classes -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "retried"),
+    [
+        # https://console.groq.com/docs/errors: 498 Flex Tier Capacity Exceeded, retry later
+        (498, {"error": {"message": "Flex tier capacity exceeded", "type": "capacity"}}, True),
+        (429, {"error": {"message": "Rate limit reached", "type": "requests"}}, True),
+        (401, {"error": {"message": "Invalid API Key", "code": "invalid_api_key"}}, False),
+    ],
+)
+def test_groq_error_statuses_and_their_retry_class(
+    status: int, body: dict[str, Any], retried: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GROQ_API_KEY", GROQ_KEY)
+    replies = [Reply(status=status, json=body), Reply(json=completion("ok", "m"))]
+    with LoopbackServer(replies) as server:
+        rt = Runtime(
+            providers={"groq": {"base_url": server.url + "/openai/v1"}},
+            config=Config(),
+            backoff=Backoff.none(),
+            max_retries=2,
+        )
+        if retried:
+            assert rt.run("hi", model="groq:m").text == "ok"
+        else:
+            with pytest.raises(Exception) as caught:
+                rt.run("hi", model="groq:m")
+            assert GROQ_KEY not in repr(caught.value)
+        assert len(server.requests) == (2 if retried else 1)
+
+
+def test_openrouter_402_is_permanent(monkeypatch: pytest.MonkeyPatch) -> None:
+    """OpenRouter's 402 (no credits left) is not retried: waiting adds no credit."""
+    monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-v1-test-0123456789")
+    body = {"error": {"code": 402, "message": "Insufficient credits"}}
+    with LoopbackServer([Reply(status=402, json=body)]) as server:
+        rt = Runtime(
+            providers={"openrouter": {"base_url": server.url}},
+            config=Config(),
+            backoff=Backoff.none(),
+            max_retries=3,
+        )
+        with pytest.raises(Exception, match="Insufficient credits"):
+            rt.run("hi", model="openrouter:openai/gpt-4o-mini")
+        assert len(server.requests) == 1

@@ -22,7 +22,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from llmport.controls.options import STANDARD_OPTIONS
-from llmport.errors import ConfigError, UnsupportedFeatureError
+from llmport.errors import ConfigError, OverloadedError, ProviderError, UnsupportedFeatureError
 from llmport.messages.types import (
     Message,
     ModelCapabilities,
@@ -37,6 +37,7 @@ from llmport.output.structured import prompt_instruction
 from llmport.provider.contract import Provider, ProviderInfo
 
 from . import convert_in, convert_out
+from .errors import translate
 from .profiles import Profile
 from .provider import OpenAIChatProvider, OpenAIPrepared, OpenAIResponsesProvider
 
@@ -85,6 +86,22 @@ class _Compat:
         self.name = _named(profile, info)
         self.vendor_keys = tuple(dict.fromkeys((profile.prefix, self.name)))
         super().__init__(_settings(profile, settings), info)  # type: ignore[call-arg]
+
+    def translate_error(self, exc: BaseException) -> ProviderError | None:
+        """OpenAI's translation, with the service's own transient statuses (Groq's 498)."""
+        error = translate(exc, self.name)
+        if error is not None and error.status in self.profile.transient_statuses:
+            overloaded = OverloadedError(
+                str(error),
+                provider=self.name,
+                status=error.status,
+                retryable=True,
+                retry_after=error.retry_after,
+                code=error.code,
+            )
+            overloaded.headers = error.headers
+            return overloaded
+        return error
 
     def endpoint(self) -> tuple[str | None, str]:
         """The base URL (setting, else the profile's variable, else its default) and key."""

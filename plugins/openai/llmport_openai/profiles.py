@@ -62,6 +62,8 @@ class Profile:
     stream_options: bool = True
     #: Whether the service runs OpenAI's batch format (``/batches`` + a JSONL file).
     batch: bool = False
+    #: Error statuses of the service's own that mean "try again later" (an OverloadedError).
+    transient_statuses: tuple[int, ...] = ()
     #: ``response_format`` takes only ``json_object``: a schema is sent as JSON mode plus
     #: the schema in a system message (the service's documented way).
     json_mode_only: bool = False
@@ -180,6 +182,8 @@ def _profiles() -> dict[str, Profile]:
             effort="effort",
             rejects=_GROQ,
             batch=True,  # https://console.groq.com/docs/batch
+            # https://console.groq.com/docs/errors: 498 "Flex Tier Capacity Exceeded" (retry later)
+            transient_statuses=(498,),
             models={"openai/gpt-oss*": REASONING_CHAT, "qwen/qwen3*": REASONING_CHAT},
             default=CHAT,
             differs="rejects logprobs, logit_bias, top_logprobs; `message.reasoning`; "

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from llmport.controls.options import SERVER_STATE_OPTIONS
-from llmport.errors import ConfigError
+from llmport.errors import ConfigError, ProviderError
 from llmport.messages.types import (
     FileRef,
     MediaBlock,
@@ -138,7 +138,6 @@ class _OpenAIProvider(Provider):
         if self.name not in self.vendor_keys:  # a named instance: vendor={"groq": ...}
             self.vendor_keys = (*self.vendor_keys, self.name)
         self._secrets: tuple[str, ...] = self.secrets()
-        self._translate = functools.partial(translate, provider=self.name)
         self.clients: ClientCache[Any, Any] = ClientCache(
             functools.partial(self._make_client, False), functools.partial(self._make_client, True)
         )
@@ -230,7 +229,11 @@ class _OpenAIProvider(Provider):
 
     def translating(self) -> translating:
         """OpenAI's error codes, and every key this provider has used, masked."""
-        return translating(self.name, self._translate, self._secrets)
+        return translating(self.name, self.translate_error, self._secrets)
+
+    def translate_error(self, exc: BaseException) -> ProviderError | None:
+        """The llmport error for an SDK exception (:mod:`.errors`), else None."""
+        return translate(exc, self.name)
 
     def batch_backend(self) -> Any:
         """OpenAI batches (:mod:`llmport_openai.batch`)."""
