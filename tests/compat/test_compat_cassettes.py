@@ -33,7 +33,6 @@ DIFFERENCES = {
     "default out)",
     "deepseek-responses-tools": "the reasoning item and function_call go back whole, with the "
     "status and id DeepSeek gave them",
-    "ollama-structured": 'llmport says "strict": false where the recording leaves it out',
 }
 
 

@@ -363,3 +363,56 @@ def test_openrouter_402_is_permanent(monkeypatch: pytest.MonkeyPatch) -> None:
         with pytest.raises(Exception, match="Insufficient credits"):
             rt.run("hi", model="openrouter:openai/gpt-4o-mini")
         assert len(server.requests) == 1
+
+
+# -- what goes back, and what is left out ---------------------------------------------------
+
+
+def test_deepseek_sends_reasoning_content_back_in_a_tool_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("DEEPSEEK_API_KEY", "sk-5f0c2e9a8b7d41c6a3e2f1d0c9b8a7e6")
+    call = {
+        "id": "call_0",
+        "type": "function",
+        "function": {"name": "weather", "arguments": '{"city": "Paris"}'},
+    }
+    first = completion("", "deepseek-reasoner", reasoning_content="Need the tool.")
+    first["choices"][0]["message"]["tool_calls"] = [call]
+    first["choices"][0]["finish_reason"] = "tool_calls"
+    replies = [Reply(json=first), Reply(json=completion("Sunny.", "deepseek-reasoner"))]
+
+    def weather(city: str) -> str:
+        """Weather of a city."""
+        return "sunny"
+
+    with LoopbackServer(replies) as server:
+        rt = Runtime(providers={"deepseek": {"base_url": server.url}}, config=Config())
+        assert rt.run("Paris?", model="deepseek:deepseek-reasoner", tools=[weather]).text == (
+            "Sunny."
+        )
+        assistant = server.requests[1].json()["messages"][1]
+    assert assistant["reasoning_content"] == "Need the tool."
+    assert assistant["tool_calls"][0]["id"] == "call_0"
+
+
+def test_cerebras_gets_no_parallel_tool_calls_and_ollama_no_strict(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("CEREBRAS_API_KEY", "csk-test-0123456789")
+
+    def weather(city: str) -> str:
+        """Weather of a city."""
+        return "sunny"
+
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}}
+    with LoopbackServer([Reply(json=completion('{"city": "Paris"}', "m"))] * 2) as server:
+        rt = Runtime(
+            providers={"cerebras": {"base_url": server.url}, "ollama": {"base_url": server.url}},
+            config=Config(),
+        )
+        rt.run("hi", model="cerebras:llama-3.3-70b", tools=[weather])
+        rt.run("hi", model="ollama:qwen3:0.6b", response_format=schema)
+        cerebras, ollama = (r.json() for r in server.requests)
+    assert "parallel_tool_calls" not in cerebras and cerebras["tools"]
+    assert "strict" not in ollama["response_format"]["json_schema"]

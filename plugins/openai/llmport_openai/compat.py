@@ -153,6 +153,10 @@ class CompatChatProvider(_Compat, OpenAIChatProvider):
                 body["reasoning_effort"] = effort
         if self.profile.json_mode_only and request.response_format is not None:
             json_mode(body, request)
+        if not self.profile.parallel_tool_calls:
+            body.pop("parallel_tool_calls", None)
+        if not self.profile.strict_schemas:
+            drop_strict(body)
         check_rejected(self.profile, body, self.name, request.model)
         return body, call
 
@@ -214,6 +218,17 @@ def check_rejected(profile: Profile, body: Mapping[str, Any], vendor: str, model
         for name, why in fields.items():
             if name in body:
                 raise UnsupportedFeatureError(vendor, model, f"option {name!r}", why)
+
+
+def drop_strict(body: dict[str, Any]) -> None:
+    """Leave ``strict`` out of the response format and the tools (the service rejects it)."""
+    fmt = body.get("response_format")
+    if isinstance(fmt, dict) and isinstance(fmt.get("json_schema"), dict):
+        fmt["json_schema"].pop("strict", None)
+    for tool in body.get("tools") or ():
+        function = tool.get("function") if isinstance(tool, dict) else None
+        if isinstance(function, dict):
+            function.pop("strict", None)
 
 
 def json_mode(body: dict[str, Any], request: Request) -> None:

@@ -62,6 +62,11 @@ class Profile:
     stream_options: bool = True
     #: Whether the service runs OpenAI's batch format (``/batches`` + a JSONL file).
     batch: bool = False
+    #: Whether the service takes ``strict`` on schemas (tools, ``json_schema``); if not it is
+    #: left out (the schema itself is sent as usual).
+    strict_schemas: bool = True
+    #: Whether the service takes ``parallel_tool_calls`` (if not, it is left out).
+    parallel_tool_calls: bool = True
     #: Error statuses of the service's own that mean "try again later" (an OverloadedError).
     transient_statuses: tuple[int, ...] = ()
     #: ``response_format`` takes only ``json_object``: a schema is sent as JSON mode plus
@@ -131,10 +136,11 @@ def _profiles() -> dict[str, Profile]:
             base_url_env="OLLAMA_BASE_URL",
             reasoning="reasoning",
             echo_reasoning=True,
+            strict_schemas=False,  # json_schema is honoured, strict mode is not
             effort="effort",
             default=REASONING_CHAT,
             differs="no key locally; `message.reasoning` becomes thinking and goes back; "
-            "`max_tokens`",
+            "no `strict` on schemas; `max_tokens`",
             docs="https://docs.ollama.com/api/openai-compatibility",
         ),
         Profile(
@@ -196,10 +202,13 @@ def _profiles() -> dict[str, Profile]:
             "DEEPSEEK_API_KEY",
             "DeepSeek (Chat Completions)",
             reasoning="reasoning_content",
+            # Thinking mode with tools: reasoning_content goes back within a tool loop
+            # (https://api-docs.deepseek.com/guides/thinking_mode#tool-calls).
+            echo_reasoning=True,
             rejects=_DEEPSEEK_REASONER,
             default=NO_SCHEMA,
             json_mode_only=True,
-            differs="`reasoning_content` becomes thinking (never sent back); no json_schema: "
+            differs="`reasoning_content` becomes thinking and goes back; no json_schema: "
             "a schema goes as `json_object` plus the schema in a system message; cache hits "
             "in `prompt_cache_hit_tokens`",
             docs="https://api-docs.deepseek.com/guides/reasoning_model",
@@ -270,10 +279,11 @@ def _profiles() -> dict[str, Profile]:
             echo_reasoning=True,
             effort="effort",
             rejects=_CEREBRAS,
+            parallel_tool_calls=False,  # unsupported, per the same page
             models={"gpt-oss*": REASONING_CHAT},
             default=CHAT,
-            differs="rejects frequency/presence penalties and logit_bias; `reasoning` "
-            "becomes thinking and goes back; `time_info`",
+            differs="rejects frequency/presence penalties and logit_bias; no "
+            "`parallel_tool_calls`; `reasoning` becomes thinking and goes back; `time_info`",
             docs="https://inference-docs.cerebras.ai/resources/openai",
         ),
         Profile(
