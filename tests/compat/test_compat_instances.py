@@ -416,3 +416,19 @@ def test_cerebras_gets_no_parallel_tool_calls_and_ollama_no_strict(
         cerebras, ollama = (r.json() for r in server.requests)
     assert "parallel_tool_calls" not in cerebras and cerebras["tools"]
     assert "strict" not in ollama["response_format"]["json_schema"]
+
+
+def test_llmport_models_lists_named_instances(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from llmport.cli.main import main
+
+    (tmp_path / "llmport.toml").write_text('[providers.team-groq]\nplugin = "groq"\n')
+    monkeypatch.chdir(tmp_path)
+    assert main(["models", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["providers"]
+    team = next(r for r in rows if r["prefix"] == "team-groq")
+    groq = next(r for r in rows if r["prefix"] == "groq")
+    assert team["models"] == groq["models"]
