@@ -432,3 +432,19 @@ def test_llmport_models_lists_named_instances(
     team = next(r for r in rows if r["prefix"] == "team-groq")
     groq = next(r for r in rows if r["prefix"] == "groq")
     assert team["models"] == groq["models"]
+
+
+def test_a_named_instance_is_priced_as_the_provider_it_came_from(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("GROQ_API_KEY", GROQ_KEY)
+    model = "llama-3.3-70b-versatile"
+    with LoopbackServer([Reply(json=completion("ok", model))] * 2) as server:
+        url = server.url + "/openai/v1"
+        rt = Runtime(
+            providers={"groq": {"base_url": url}, "team": {"plugin": "groq", "base_url": url}},
+            config=Config(),
+        )
+        team = rt.run("hi", model=f"team:{model}").usage.cost
+        groq = rt.run("hi", model=f"groq:{model}").usage.cost
+    assert groq is not None and team == groq

@@ -254,7 +254,14 @@ class BackgroundJob(Job):
         history = list(self.request.messages) if self.request is not None else []
         model = self.plan.model if self.plan is not None else response.model
         run = answer_result(
-            self.runtime, self.provider.name, model, self.plan, history, response, batch=False
+            self.runtime,
+            self.provider.name,
+            model,
+            self.plan,
+            history,
+            response,
+            batch=False,
+            price_name=self.provider.price_name,
         )
         if isinstance(run, LlmportError):
             raise run  # a structured answer that does not validate

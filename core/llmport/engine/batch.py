@@ -258,6 +258,7 @@ class BatchJob(Job):
                 list(item.request.messages) if item is not None else [],
                 outcome.response,
                 batch=True,
+                price_name=self.provider.price_name,
             )
         state = self.last_status.state if self.last_status is not None else "ended"
         for custom_id in self.items:

@@ -303,10 +303,12 @@ def answer_result(
     response: Response,
     *,
     batch: bool,
+    price_name: str | None = None,
 ) -> RunResult[Any] | LlmportError:
     """A job's answer as the RunResult ``exec`` would have built (no tool loop, no repair).
 
-    ``batch`` prices the usage as a batch request. A structured reply that
+    ``batch`` prices the usage as a batch request; ``price_name`` is the provider
+    whose prices apply (a named instance's base; default ``provider``). A structured reply that
     does not validate is returned as its typed error (carrying the run).
     """
     from ..output import structured
@@ -315,7 +317,7 @@ def answer_result(
     model = model or response.model
     usage = response.usage
     usage.requests = usage.requests or 1
-    usage.priced_as(provider, model, batch=batch)
+    usage.priced_as(price_name or provider, model, batch=batch)
     settings.add_usage(usage)
     run: RunResult[Any] = RunResult(
         output=response.text,

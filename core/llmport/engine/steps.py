@@ -777,7 +777,7 @@ def _model(
     response = plan.hooks.after_response(request, response, info)
     note_answer(plan, run, response)  # server-side state: the id the next turn names
     usage = response.usage if response.usage.requests else _one_request(response.usage)
-    usage.priced_as(plan.provider.name, plan.model)
+    usage.priced_as(plan.provider.price_name, plan.model)
     run.usage.add(usage)
     plan.add_usage(usage)
     log_usage(plan.qualified, usage)  # logging (DEBUG)
@@ -1069,7 +1069,7 @@ def _summary(
     finally:
         plan.stream = streaming
     usage = response.usage if response.usage.requests else _one_request(response.usage)
-    usage.priced_as(provider.name, model)
+    usage.priced_as(provider.price_name, model)
     run.usage.add(usage)
     plan.add_usage(usage)
     run.attempts += attempts.count

@@ -31,6 +31,7 @@ PROVIDER_IDS: dict[str, str] = {
     "anthropic": "anthropic",
     "gemini": "google",
     "bedrock": "aws",
+    "xai": "x-ai",  # the other OpenAI-compatible profiles share genai-prices' ids
 }
 
 _lock = threading.Lock()

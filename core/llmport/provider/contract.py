@@ -143,6 +143,12 @@ class Provider:
         settings = redact_settings(self.settings)
         return f"{type(self).__name__}(name={self.name!r}, settings={settings!r})"
 
+    @property
+    def price_name(self) -> str:
+        """The provider whose prices apply: a named instance is priced as the one it came from."""
+        info = self.info
+        return info.base if info is not None and info.base else self.name
+
     def secrets(self) -> tuple[str, ...]:
         """The configured secret values, masked literally in this provider's errors."""
         return secret_values(self.settings)
