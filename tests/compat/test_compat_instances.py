@@ -448,3 +448,38 @@ def test_a_named_instance_is_priced_as_the_provider_it_came_from(
         team = rt.run("hi", model=f"team:{model}").usage.cost
         groq = rt.run("hi", model=f"groq:{model}").usage.cost
     assert groq is not None and team == groq
+
+
+def test_openrouter_streamed_reasoning_details_go_back_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The documented stream: ``reasoning`` text plus ``reasoning_details`` pieces, the
+    signature last (https://openrouter.ai/docs/use-cases/reasoning-tokens)."""
+    monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-v1-test-0123456789")
+    fmt = "anthropic-claude-v1"
+    pieces = [
+        {"reasoning": "Say ", "reasoning_details": [{"type": "reasoning.text", "text": "Say ", "format": fmt, "index": 0}]},
+        {"reasoning": "ok.", "reasoning_details": [{"type": "reasoning.text", "text": "ok.", "format": fmt, "index": 0}]},
+        {"reasoning_details": [{"type": "reasoning.text", "signature": "c2ln", "format": fmt, "index": 0}]},
+    ]  # fmt: skip
+    usage = {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7}
+    replies = [
+        Reply(sse=stream_events("anthropic/claude-sonnet-4.5", pieces, ["ok"], usage)),
+        Reply(json=completion("fine", "anthropic/claude-sonnet-4.5")),
+    ]
+    with LoopbackServer(replies) as server:
+        rt = Runtime(providers={"openrouter": {"base_url": server.url}}, config=Config())
+        model = "openrouter:anthropic/claude-sonnet-4.5"
+        final = list(rt.stream("Reply ok", model=model, reasoning="high"))[-1]
+        rt.run("again", model=model, history=final.result.messages)
+        assistant = server.requests[1].json()["messages"][1]
+    assert assistant["reasoning"] == "Say ok."
+    assert assistant["reasoning_details"] == [
+        {
+            "type": "reasoning.text",
+            "text": "Say ok.",
+            "format": fmt,
+            "index": 0,
+            "signature": "c2ln",
+        }
+    ]

@@ -274,9 +274,7 @@ def echo_reasoning(profile: Profile, out: dict[str, Any], thinking: list[Thinkin
 # ---------------------------------------------------------------------------
 
 
-def split_reasoning(
-    profile: Profile, answer: Any, vendor: str
-) -> tuple[Any, list[ThinkingBlock]]:
+def split_reasoning(profile: Profile, answer: Any, vendor: str) -> tuple[Any, list[ThinkingBlock]]:
     """``(the answer with plain-text content, its reasoning as blocks)``."""
     if not isinstance(answer, dict) or profile.reasoning is None:
         return answer, []
@@ -355,6 +353,8 @@ class CompatStream(convert_out.ChatStream):
         self.profile = profile
         self.in_think: bool | None = None  # think_tags: not yet known
         self.pending = ""
+        #: OpenRouter's streamed ``reasoning_details``, merged per index (sent back whole).
+        self.details: dict[int, dict[str, Any]] = {}
 
     def feed(self, chunk: Any) -> Iterator[ProviderEvent]:
         if type(chunk) is not dict:
@@ -369,12 +369,34 @@ class CompatStream(convert_out.ChatStream):
                 text = delta.get("reasoning_content") or delta.get("reasoning")
                 if isinstance(text, str) and text:
                     thinking.append(ThinkingDelta(text, "reasoning", vendor=self.vendor))
+                self.merge_details(delta.get("reasoning_details"))
             elif style == "mistral" and isinstance(delta.get("content"), list):
                 thinking += self.mistral_chunks(delta)
             elif style == "think_tags" and isinstance(delta.get("content"), str):
                 thinking += self.think_tags(delta)
         yield from thinking
         yield from super().feed(chunk)
+
+    def merge_details(self, details: Any) -> None:
+        """Join streamed ``reasoning_details`` pieces: text appended, other fields kept."""
+        for piece in details if isinstance(details, list) else ():
+            if not isinstance(piece, dict):
+                continue
+            slot = self.details.setdefault(int(piece.get("index") or 0), {})
+            for key, value in piece.items():
+                if key == "text" and isinstance(value, str):
+                    slot["text"] = slot.get("text", "") + value
+                elif value is not None:
+                    slot[key] = value
+
+    def end(self) -> Iterator[ProviderEvent]:
+        if self.details and self.finish is not None:
+            merged = [self.details[i] for i in sorted(self.details)]
+            # No text: only the details the next request sends back (signatures included).
+            yield ThinkingDelta(
+                "", "reasoning", vendor=self.vendor, extra={"reasoning_details": merged}
+            )
+        yield from super().end()
 
     def mistral_chunks(self, delta: dict[str, Any]) -> list[ThinkingDelta]:
         """Thinking chunks out, text chunks joined back into ``delta["content"]``."""
@@ -419,4 +441,3 @@ def _partial_close(data: str) -> int:
         if THINK_CLOSE.startswith(data[-size:]):
             return size
     return 0
-
