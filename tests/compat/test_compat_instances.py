@@ -457,11 +457,17 @@ def test_openrouter_streamed_reasoning_details_go_back_whole(
     signature last (https://openrouter.ai/docs/use-cases/reasoning-tokens)."""
     monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-v1-test-0123456789")
     fmt = "anthropic-claude-v1"
+
+    def detail(**fields: str) -> dict[str, Any]:
+        return {
+            "reasoning_details": [{"type": "reasoning.text", **fields, "format": fmt, "index": 0}]
+        }
+
     pieces = [
-        {"reasoning": "Say ", "reasoning_details": [{"type": "reasoning.text", "text": "Say ", "format": fmt, "index": 0}]},
-        {"reasoning": "ok.", "reasoning_details": [{"type": "reasoning.text", "text": "ok.", "format": fmt, "index": 0}]},
-        {"reasoning_details": [{"type": "reasoning.text", "signature": "c2ln", "format": fmt, "index": 0}]},
-    ]  # fmt: skip
+        {"reasoning": "Say ", **detail(text="Say ")},
+        {"reasoning": "ok.", **detail(text="ok.")},
+        detail(signature="c2ln"),
+    ]
     usage = {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7}
     replies = [
         Reply(sse=stream_events("anthropic/claude-sonnet-4.5", pieces, ["ok"], usage)),
