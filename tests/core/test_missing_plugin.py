@@ -18,6 +18,7 @@ from llmport.plugins import host as plugins_module
 from llmport.plugins.host import PluginHost
 from llmport.provider.routing import KNOWN_PLUGINS
 from llmport.testing import Script
+from llmport_openai.profiles import PROFILES
 
 PREFIXES = [
     ("openai", "llmport-openai", "gpt-4o-mini"),
@@ -25,24 +26,8 @@ PREFIXES = [
     ("anthropic", "llmport-anthropic", "claude-sonnet-4-6"),
     ("gemini", "llmport-gemini", "gemini-2.5-flash"),
     ("bedrock", "llmport-bedrock", "us.amazon.nova-pro-v1:0"),
-    ("groq", "llmport-openai", "llama-3.3-70b-versatile"),
-    ("ollama", "llmport-openai", "qwen3:0.6b"),
-    *(
-        (prefix, "llmport-openai", "some-model")
-        for prefix in (
-            "vllm",
-            "lmstudio",
-            "openrouter",
-            "deepseek",
-            "deepseek-responses",
-            "mistral",
-            "xai",
-            "together",
-            "fireworks",
-            "cerebras",
-            "huggingface",
-        )
-    ),
+    # The OpenAI-compatible profiles the openai plugin registers (SPEC §22).
+    *((prefix, "llmport-openai", "some-model") for prefix in PROFILES),
 ]
 
 

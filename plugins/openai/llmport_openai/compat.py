@@ -86,6 +86,8 @@ class _Compat:
         self.name = _named(profile, info)
         self.vendor_keys = tuple(dict.fromkeys((profile.prefix, self.name)))
         super().__init__(_settings(profile, settings), info)  # type: ignore[call-arg]
+        if not profile.stream_options:
+            self.stream_options: dict[str, Any] | None = None
 
     def translate_error(self, exc: BaseException) -> ProviderError | None:
         """OpenAI's translation, with the service's own transient statuses (Groq's 498)."""
@@ -129,16 +131,6 @@ def _named(profile: Profile, info: ProviderInfo | None) -> str:
 
 class CompatChatProvider(_Compat, OpenAIChatProvider):
     """``groq:MODEL`` and the other Chat Completions services."""
-
-    def __init__(
-        self,
-        profile: Profile,
-        settings: Mapping[str, Any] | None = None,
-        info: ProviderInfo | None = None,
-    ) -> None:
-        super().__init__(profile, settings, info)
-        if not profile.stream_options:
-            self.stream_options = None
 
     def body(
         self, request: Request, caps: ModelCapabilities
