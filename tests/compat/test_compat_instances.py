@@ -489,3 +489,22 @@ def test_openrouter_streamed_reasoning_details_go_back_whole(
             "signature": "c2ln",
         }
     ]
+
+
+def test_the_session_dag_records_the_instance_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    from llmport import Session, agentic_function
+
+    monkeypatch.setenv("GROQ_API_KEY", GROQ_KEY)
+    with LoopbackServer([Reply(json=completion("ok", "m"))]) as server:
+        url = server.url + "/openai/v1"
+        rt = Runtime(providers={"team": {"plugin": "groq", "base_url": url}}, config=Config())
+
+        @agentic_function
+        def ask() -> str:
+            """Ask once."""
+            return str(rt.exec("hi", model="team:llama-3.3-70b-versatile"))
+
+        with Session() as session:
+            assert ask() == "ok"
+    (llm,) = [n for n in session.nodes() if n.kind == "llm"]
+    assert llm.name == "team:llama-3.3-70b-versatile"
