@@ -412,6 +412,73 @@ def streamed() -> list[Scenario]:
     return out
 
 
+#: Services without any recording: (prefix, model, host, base path, reasoning field, document).
+UNRECORDED = [
+    ("vllm", "Qwen/Qwen3-8B", "http://localhost:8000", "/v1", "reasoning_content",
+     "https://docs.vllm.ai/en/latest/features/reasoning_outputs.html"),
+    ("lmstudio", "qwen/qwen3-8b", "http://localhost:1234", "/v1", "reasoning_content",
+     "https://lmstudio.ai/docs/app/api/endpoints/openai"),
+    ("xai", "grok-3-mini", "https://api.x.ai", "/v1", "reasoning_content",
+     "https://docs.x.ai/docs/guides/reasoning"),
+    ("together", "deepseek-ai/DeepSeek-R1", "https://api.together.xyz", "/v1", "reasoning",
+     "https://docs.together.ai/docs/openai-api-compatibility"),
+    ("fireworks", "accounts/fireworks/models/qwen3-235b-a22b", "https://api.fireworks.ai",
+     "/inference/v1", "reasoning_content",
+     "https://docs.fireworks.ai/tools-sdks/openai-compatibility"),
+]  # fmt: skip
+
+
+def documented_completion(model: str, field_name: str, **message: Any) -> dict[str, Any]:
+    """A Chat Completions answer in OpenAI's documented shape, reasoning in ``field_name``."""
+    finish = "tool_calls" if message.get("tool_calls") else "stop"
+    return {
+        "id": "chatcmpl-compat-doc",
+        "object": "chat.completion",
+        "created": 1760000000,
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": finish,
+                "message": {"role": "assistant", field_name: "Paris is the capital.", **message},
+            }
+        ],
+        "usage": {"prompt_tokens": 12, "completion_tokens": 9, "total_tokens": 21},
+    }
+
+
+def documented() -> list[Scenario]:
+    """Text, tools and a stream for each service without a recording (documented formats)."""
+    out = []
+    usage = {"prompt_tokens": 12, "completion_tokens": 9, "total_tokens": 21}
+    call = {
+        "id": "call_doc_1",
+        "type": "function",
+        "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+    }
+    for prefix, model, host, base, field_name, doc in UNRECORDED:
+        how = f"reply: written from the documented format ({doc}), `{field_name}` reasoning"
+        text = documented_completion(model, field_name, content="The capital of France is Paris.")
+        tools = [
+            Reply(json=documented_completion(model, field_name, content=None, tool_calls=[call])),
+            Reply(json=documented_completion(model, field_name, content="Sunny, 22C in Paris.")),
+        ]
+        deltas = [{field_name: "Paris is "}, {field_name: "the capital."}]
+        sse = stream_events(model, deltas, ["The capital ", "of France ", "is Paris."], usage)
+        full = f"{prefix}:{model}"
+        out += [
+            Scenario(f"{prefix}-text", "", full, _text("What is the capital of France?"),
+                     replies=[Reply(json=text)], host=(host, base), how=how),
+            Scenario(f"{prefix}-tools", "", full,
+                     lambda rt: rt.run("What's the weather in Paris?", tools=[weather_tool()]),
+                     replies=tools, host=(host, base), how=how),
+            Scenario(f"{prefix}-stream", "", full,
+                     lambda rt: list(rt.stream("What is the capital of France?")),
+                     replies=[Reply(sse=sse)], host=(host, base), how=how),
+        ]  # fmt: skip
+    return out
+
+
 KEYS = {
     "groq": "GROQ_API_KEY",
     "deepseek": "DEEPSEEK_API_KEY",
@@ -420,12 +487,15 @@ KEYS = {
     "cerebras": "CEREBRAS_API_KEY",
     "mistral": "MISTRAL_API_KEY",
     "huggingface": "HF_TOKEN",
+    "xai": "XAI_API_KEY",
+    "together": "TOGETHER_API_KEY",
+    "fireworks": "FIREWORKS_API_KEY",
 }
 FAKE_KEY = "compat-test-not-a-key"
 
 
 def scenarios() -> dict[str, Scenario]:
-    table = {sc.name: sc for sc in (*recorded(), *streamed())}
+    table = {sc.name: sc for sc in (*recorded(), *streamed(), *documented())}
     for sc in table.values():
         if sc.prefix in KEYS:
             sc.env.setdefault(KEYS[sc.prefix], FAKE_KEY)

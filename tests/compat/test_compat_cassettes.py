@@ -251,7 +251,7 @@ def test_ollama_cloud_sends_reasoning_back(cassette: Any, monkeypatch: pytest.Mo
 # -- streams (documented formats) -------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", [n for n, sc in SC.items() if not sc.sample])
+@pytest.mark.parametrize("name", [n for n in SC if n.endswith("-stream")])
 def test_streamed_reasoning_becomes_thinking(
     name: str, cassette: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -269,3 +269,25 @@ def test_streamed_reasoning_becomes_thinking(
     body = bodies(cass)[0]
     assert body["stream"] is True
     assert ("stream_options" in body) == (name != "mistral-stream")
+
+
+# -- services without a recording: text and tools in their documented format -----------------
+
+UNRECORDED = [
+    n.removesuffix("-text") for n, sc in SC.items() if n.endswith("-text") and not sc.sample
+]
+
+
+@pytest.mark.parametrize("prefix", UNRECORDED)
+def test_unrecorded_services_text_and_tools(
+    prefix: str, cassette: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run, cass = replay(SC[f"{prefix}-text"], cassette, monkeypatch)
+    assert run.output == "The capital of France is Paris."
+    (thinking,) = [b for b in last(run).blocks if isinstance(b, ThinkingBlock)]
+    assert (thinking.text, thinking.vendor) == ("Paris is the capital.", prefix)
+    assert cass.requests[0].uri.startswith(SC[f"{prefix}-text"].host[0])
+    run, cass = replay(SC[f"{prefix}-tools"], cassette, monkeypatch)
+    assert run.output == "Sunny, 22C in Paris."
+    tool = bodies(cass)[1]["messages"][-1]
+    assert tool == {"role": "tool", "tool_call_id": "call_doc_1", "content": "Sunny, 22C in Paris"}
