@@ -375,6 +375,13 @@ def streamed() -> list[Scenario]:
         ("ollama-stream", "ollama:qwen3:0.6b", "reasoning", ollama),
         # https://openrouter.ai/docs/use-cases/reasoning-tokens (delta.reasoning)
         ("openrouter-stream", "openrouter:anthropic/claude-sonnet-4.5", "reasoning", openrouter),
+        # https://inference-docs.cerebras.ai/capabilities/reasoning (delta.reasoning)
+        (
+            "cerebras-stream",
+            "cerebras:gpt-oss-120b",
+            "reasoning",
+            ("https://api.cerebras.ai", "/v1"),
+        ),
     ]
     out = []
     for name, model, field_name, host in rows:
@@ -391,6 +398,26 @@ def streamed() -> list[Scenario]:
                 how=f"reply: written from the documented `delta.{field_name}` chunk format",
             )
         )
+    # Hugging Face router, DeepSeek-R1: the reasoning inline, as the recorded text.json shows;
+    # the tags split across chunks as a token stream splits them.
+    tags = [
+        "<thi",
+        "nk>Paris is ",
+        "the capital.</th",
+        "ink>\n\nThe capital ",
+        "of France is Paris.",
+    ]
+    out.append(
+        Scenario(
+            "huggingface-stream",
+            "",
+            "huggingface:deepseek-ai/DeepSeek-R1",
+            lambda rt: list(rt.stream("What is the capital of France?")),
+            replies=[Reply(sse=stream_events("deepseek-ai/DeepSeek-R1", [], tags, usage))],
+            host=("https://router.huggingface.co", "/v1"),
+            how="reply: the recorded `<think>` answer's format, streamed in OpenAI's chunk format",
+        )
+    )
     # https://docs.mistral.ai/capabilities/reasoning/: content chunks, thinking first.
     mistral = stream_events(
         "mistral-small-latest",
