@@ -263,6 +263,12 @@ def _subtree_tokens(nodes: list[Node]) -> dict[int, int]:
     return totals
 
 
+def _replayed(node: Node) -> bool:
+    """Whether a resumed durable run took ``node`` from its record (its parent lists it)."""
+    parent = node.parent
+    return parent is not None and node.id in ((parent.result or {}).get("replayed") or ())
+
+
 def _label(node: Node, tokens: int) -> Any:
     from rich.text import Text
 
@@ -276,6 +282,11 @@ def _label(node: Node, tokens: int) -> Any:
     result = node.result or {}
     if node.kind == "function" and node.expose != "io":
         text.append(f"  expose={node.expose}", "dim")
+    if _replayed(node):  # a resumed durable run got this step's answer from its record
+        text.append("  replayed", "yellow")
+    workflow = (node.data or {}).get("workflow_id")
+    if workflow and node.kind == "function" and (node.parent is None or node.parent.seq == 0):
+        text.append(f"  workflow {workflow}", "dim")
     if node.kind == "llm" and result.get("usage"):
         usage = result["usage"]
         text.append(f"  {usage.get('input_tokens', 0)} in / {usage.get('output_tokens', 0)} out")

@@ -14,15 +14,17 @@ import contextvars
 import inspect
 import threading
 import time
-from collections.abc import AsyncIterator, Generator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterator
 from typing import Any
 
 from ..controls.limits import Acquire, aacquire, acquire  # limits
-from ..messages.types import StreamEvent
+from ..messages.types import Response, StreamEvent, ToolCall
 from ..provider.deadline import aprepare_within, prepare_within, send_within, stream_within
 from ..provider.translate import detach
+from ..tools.context import RunContext
 from ..tools.policy import aask_approval, ask_approval
-from ..tools.tool import run_coroutine_blocking
+from ..tools.tool import ToolOutcome, run_coroutine_blocking
+from .durable import astep, current_recorder, step
 from .plan import tool_scope
 from .steps import (
     Approve,
@@ -44,7 +46,12 @@ __all__ = ["adrive", "drive"]
 def _perform(effect: Effect) -> Any:
     kind = type(effect)
     if kind is Send:  # cut short at the run's deadline (client creation included)
-        return send_within(effect.provider, effect.prepared, effect.deadline)  # type: ignore[union-attr]
+        assert isinstance(effect, Send)
+        return step(
+            "model",
+            _model_of(effect),
+            lambda: send_within(effect.provider, effect.prepared, effect.deadline),
+        )
     if kind is Prepare:  # a cold provider's first conversion: cut short at the deadline
         return prepare_within(effect.provider, effect.request, effect.deadline)  # type: ignore[union-attr]
     if kind is Sleep:
@@ -53,6 +60,8 @@ def _perform(effect: Effect) -> Any:
         assert isinstance(effect, RunTools)
         token = tool_scope.set(effect.scope)
         try:
+            if current_recorder() is not None:
+                return [step("tool", c.name, _one_call(effect, c, x)) for c, x in _pairs(effect)]
             return effect.box.run(
                 effect.calls, effect.contexts, effect.parallel, effect.timeout, effect.deadline
             )
@@ -65,6 +74,61 @@ def _perform(effect: Effect) -> Any:
     assert isinstance(effect, Invoke)
     result = effect.fn(**effect.kwargs)
     return run_coroutine_blocking(result) if inspect.isawaitable(result) else result
+
+
+def _model_of(effect: Send | Stream) -> str:
+    """The model a request goes to (names its durable step)."""
+    return str(getattr(effect.prepared.request, "model", "") or type(effect.provider).__name__)
+
+
+def _pairs(effect: RunTools) -> list[tuple[ToolCall, RunContext[Any]]]:
+    return list(zip(effect.calls, effect.contexts, strict=True))
+
+
+def _one_call(effect: RunTools, call: ToolCall, ctx: RunContext[Any]) -> Callable[[], ToolOutcome]:
+    """One call of a turn on its own: in a durable run each tool call is a step of its own
+    (so a turn's calls run one after another there, whatever ``parallel`` says)."""
+    return lambda: effect.box.run([call], [ctx], False, effect.timeout, effect.deadline)[0]
+
+
+def _aone_call(
+    effect: RunTools, call: ToolCall, ctx: RunContext[Any]
+) -> Callable[[], Awaitable[list[ToolOutcome]]]:
+    return lambda: effect.box.arun([call], [ctx], False, effect.timeout, effect.deadline)
+
+
+def _stream_deltas(effect: Stream) -> Generator[StreamEvent, None, Response]:
+    """Read a stream to its end, yielding the caller's deltas; return the assembled answer."""
+    reader = effect.reader
+    deadline = effect.deadline
+    events = stream_within(effect.provider, effect.prepared, deadline)
+    try:
+        for event in events:
+            if (delta := reader.feed(event)) is not None:
+                yield delta
+                if reader.more:  # a structured output's delta and value
+                    yield from reader.take_more()
+            if deadline is not None and time.monotonic() >= deadline:
+                raise TimeoutError("the run's deadline passed mid-stream")
+    finally:
+        close = getattr(events, "close", None)
+        if close is not None:
+            close()
+    return reader.response()
+
+
+def _drained(effect: Stream) -> Callable[[], Response]:
+    """A durable run's stream: one step, read to its end (its text arrives at once)."""
+
+    def work() -> Response:
+        deltas = _stream_deltas(effect)
+        while True:
+            try:
+                next(deltas)
+            except StopIteration as done:
+                return done.value  # type: ignore[no-any-return]
+
+    return work
 
 
 _DONE = object()
@@ -111,23 +175,10 @@ def drive(steps: Steps) -> Iterator[StreamEvent]:
                 yield effect.event
                 continue
             try:
-                if type(effect) is Stream:  # the caller gets text as it arrives
-                    reader = effect.reader
-                    deadline = effect.deadline
-                    events = stream_within(effect.provider, effect.prepared, deadline)
-                    try:
-                        for event in events:
-                            if (delta := reader.feed(event)) is not None:
-                                yield delta
-                                if reader.more:  # a structured output's delta and value
-                                    yield from reader.take_more()
-                            if deadline is not None and time.monotonic() >= deadline:
-                                raise TimeoutError("the run's deadline passed mid-stream")
-                    finally:
-                        close = getattr(events, "close", None)
-                        if close is not None:
-                            close()
-                    value = reader.response()
+                if type(effect) is Stream and current_recorder() is not None:
+                    value = step("model", _model_of(effect), _drained(effect))
+                elif type(effect) is Stream:  # the caller gets text as it arrives
+                    value = yield from _stream_deltas(effect)
                 elif isinstance(effect, (RunTools, Invoke)) and effect.events is not None:
                     value = yield from _tools_live(effect, effect.events)
                 else:
@@ -163,7 +214,9 @@ async def _atools_live(effect: RunTools | Invoke, live: LiveEvents) -> AsyncIter
 async def _aperform(effect: Effect) -> Any:
     kind = type(effect)
     if kind is Send:
-        return await effect.provider.asend(effect.prepared)  # type: ignore[union-attr]
+        assert isinstance(effect, Send)
+        send = effect.provider.asend
+        return await astep("model", _model_of(effect), lambda: send(effect.prepared))
     if kind is Prepare:  # a cold provider's first conversion, off the event loop
         return await aprepare_within(effect.provider, effect.request, effect.deadline)  # type: ignore[union-attr]
     if kind is Sleep:
@@ -172,6 +225,11 @@ async def _aperform(effect: Effect) -> Any:
         assert isinstance(effect, RunTools)
         token = tool_scope.set(effect.scope)
         try:
+            if current_recorder() is not None:
+                return [
+                    (await astep("tool", c.name, _aone_call(effect, c, x)))[0]
+                    for c, x in _pairs(effect)
+                ]
             return await effect.box.arun(
                 effect.calls, effect.contexts, effect.parallel, effect.timeout, effect.deadline
             )
@@ -184,6 +242,42 @@ async def _aperform(effect: Effect) -> Any:
     assert isinstance(effect, Invoke)
     result = effect.fn(**effect.kwargs)
     return await result if inspect.isawaitable(result) else result
+
+
+async def _astream_deltas(effect: Stream) -> AsyncIterator[StreamEvent]:
+    """Read a stream to its end (the reader assembles the answer), yielding the deltas."""
+    reader, deadline = effect.reader, effect.deadline
+    events = effect.provider.asend_stream(effect.prepared).__aiter__()
+    try:
+        while True:
+            try:
+                if deadline is None:
+                    event = await events.__anext__()
+                else:
+                    async with asyncio.timeout_at(deadline):
+                        event = await events.__anext__()
+            except StopAsyncIteration:
+                break
+            if (delta := reader.feed(event)) is not None:
+                yield delta
+                if reader.more:  # a structured output's delta and value
+                    for more in reader.take_more():
+                        yield more
+    finally:
+        aclose = getattr(events, "aclose", None)
+        if aclose is not None:
+            await aclose()
+
+
+def _adrained(effect: Stream) -> Callable[[], Awaitable[Response]]:
+    """Async :func:`_drained`."""
+
+    async def work() -> Response:
+        async for _ in _astream_deltas(effect):
+            pass
+        return effect.reader.response()
+
+    return work
 
 
 async def adrive(steps: Steps) -> AsyncIterator[StreamEvent]:
@@ -203,29 +297,12 @@ async def adrive(steps: Steps) -> AsyncIterator[StreamEvent]:
             try:
                 # The loop's clock is time.monotonic(), the deadline's clock.
                 deadline = getattr(effect, "deadline", None)
-                if type(effect) is Stream:  # the caller gets text as it arrives
-                    reader = effect.reader
-                    events = effect.provider.asend_stream(effect.prepared).__aiter__()
-                    try:
-                        while True:
-                            try:
-                                if deadline is None:
-                                    event = await events.__anext__()
-                                else:
-                                    async with asyncio.timeout_at(deadline):
-                                        event = await events.__anext__()
-                            except StopAsyncIteration:
-                                break
-                            if (delta := reader.feed(event)) is not None:
-                                yield delta
-                                if reader.more:  # a structured output's delta and value
-                                    for more in reader.take_more():
-                                        yield more
-                    finally:
-                        aclose = getattr(events, "aclose", None)
-                        if aclose is not None:
-                            await aclose()
-                    value = reader.response()
+                if type(effect) is Stream and current_recorder() is not None:
+                    value = await astep("model", _model_of(effect), _adrained(effect))
+                elif type(effect) is Stream:  # the caller gets text as it arrives
+                    async for delta in _astream_deltas(effect):
+                        yield delta
+                    value = effect.reader.response()
                 elif isinstance(effect, (RunTools, Invoke)) and effect.events is not None:
                     async for item in _atools_live(effect, effect.events):
                         if type(item) is tuple and item and item[0] is _DONE:

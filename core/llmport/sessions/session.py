@@ -61,6 +61,7 @@ from collections.abc import Iterator, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from ..engine.durable import adopt, current_recorder, node_marks
 from ..errors import SessionStoreUnavailable
 from ..messages.types import Usage
 from ..observe.logs import log
@@ -148,6 +149,8 @@ class Session:
         self.readonly = readonly
         self._lock = threading.Lock()
         self._nodes: list[Node] = []
+        #: Nodes a resumed durable run met complete (their steps came from its record).
+        self._replayed: set[int] = set()
         self._clock = 0
         self._depth = 0
         self._store: SessionStore | None = None
@@ -263,9 +266,16 @@ class Session:
         *,
         expose: Expose = "full",
     ) -> Node:
-        """Append a running node (one transaction when stored)."""
+        """Append a running node (one transaction when stored).
+
+        In a durable run resumed by another worker, the node the run's earlier
+        attempt wrote at this point is returned instead (same id).
+        """
         with self._lock:
             self._writable()
+            if (earlier := adopt(kind, name, parent)) is not None:
+                return earlier  # type: ignore[no-any-return]
+            data = {**data, **node_marks()}
             self._clock += 1
             node = Node(
                 self._next_seq(), kind, name, parent, self._clock, time.time(), data, expose
@@ -285,6 +295,11 @@ class Session:
         """
         with self._lock:
             self._writable()
+            if node.end is not None and current_recorder() is not None:
+                self._replayed.add(node.seq)  # a resumed durable run met it complete
+                return
+            if self._replayed:
+                result = {**result, **self._replayed_children(node)}
             if node.end is not None:
                 raise RuntimeError(f"{node.id} is already complete")
             self._clock += 1
@@ -316,9 +331,16 @@ class Session:
         result: dict[str, Any],
         duration: float,
     ) -> Node:
-        """Append an already complete node (a tool run) in one transaction."""
+        """Append an already complete node (a tool run) in one transaction.
+
+        In a resumed durable run, the earlier attempt's node (marked replayed).
+        """
         with self._lock:
             self._writable()
+            if (earlier := adopt(kind, name, parent)) is not None:
+                self._replayed.add(earlier.seq)  # complete already: its step is not run again
+                return earlier  # type: ignore[no-any-return]
+            data = {**data, **node_marks()}
             self._clock += 1
             node = Node(
                 self._next_seq(),
@@ -394,6 +416,15 @@ class Session:
                 if self._kv is None:
                     self._kv = made
         return self._kv
+
+    def _replayed_children(self, node: Node) -> dict[str, Any]:
+        """A resumed durable run ends ``node``: which of its children came from the record.
+
+        A stored node never changes once complete, so the mark is on the
+        parent, which the resumed run completes (``llmport session show`` reads it).
+        """
+        ids = [c.id for c in node.children or () if c.seq in self._replayed]
+        return {"replayed": ids} if ids else {}
 
     def _next_seq(self) -> int:
         # In memory; a stored session's node takes the sequence number the database allocates.

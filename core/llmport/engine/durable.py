@@ -1,0 +1,103 @@
+"""The seam a durable-execution plugin wraps around each model request and each tool call.
+
+The drivers (:mod:`.drive`) perform every model request (``Send``,
+``Stream``) and every tool call (one per call of a ``RunTools`` turn)
+through :func:`step` / :func:`astep`. With no recorder installed these call
+the work directly. A durable-execution plugin (``llmport-dbos``) installs a
+:class:`StepRecorder` for the length of a durable run (:func:`recording`):
+it checkpoints each step's answer, so a run resumed by another worker gets
+the answers of completed steps back from its record instead of paying for
+them again.
+
+The session DAG asks the same recorder (:func:`adopt`) whether a node it is
+about to write was already written by an earlier attempt of the same run:
+a resumed run reuses those nodes (same ids) rather than duplicating them,
+so what later execs read from the DAG is what the first attempt read.
+
+The core never imports a plugin: the plugin imports this module.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any, Literal, Protocol, TypeVar
+
+__all__ = [
+    "StepKind",
+    "StepRecorder",
+    "adopt",
+    "astep",
+    "current_recorder",
+    "node_marks",
+    "recording",
+    "step",
+]
+
+T = TypeVar("T")
+
+#: What a step is: a model request or a tool call.
+StepKind = Literal["model", "tool"]
+
+
+class StepRecorder(Protocol):
+    """Checkpoints the steps of one durable run (implemented by a durable-execution plugin)."""
+
+    #: The id of the durable run (a DBOS workflow id); written on its DAG nodes.
+    workflow_id: str
+
+    def step(self, kind: StepKind, name: str, work: Callable[[], T]) -> T:
+        """``work()``'s answer, run now or, if this step completed before, as recorded."""
+
+    async def astep(self, kind: StepKind, name: str, work: Callable[[], Awaitable[T]]) -> T:
+        """Async :meth:`step`."""
+
+    def adopt(self, kind: str, name: str, parent: Any) -> Any:
+        """The node an earlier attempt wrote at this point (a ``Node``), else None."""
+
+
+_recorder: contextvars.ContextVar[StepRecorder | None] = contextvars.ContextVar(
+    "llmport_step_recorder", default=None
+)
+
+
+def current_recorder() -> StepRecorder | None:
+    """The recorder of the durable run this code runs in, if any."""
+    return _recorder.get()
+
+
+@contextlib.contextmanager
+def recording(recorder: StepRecorder) -> Iterator[StepRecorder]:
+    """Make every model request and tool call inside the block a step of ``recorder``."""
+    token = _recorder.set(recorder)
+    try:
+        yield recorder
+    finally:
+        _recorder.reset(token)
+
+
+def step(kind: StepKind, name: str, work: Callable[[], T]) -> T:
+    """``work()``, as a step of the current durable run when there is one."""
+    recorder = _recorder.get()
+    return work() if recorder is None else recorder.step(kind, name, work)
+
+
+async def astep(kind: StepKind, name: str, work: Callable[[], Awaitable[T]]) -> T:
+    """Async :func:`step`."""
+    recorder = _recorder.get()
+    if recorder is None:
+        return await work()
+    return await recorder.astep(kind, name, work)
+
+
+def adopt(kind: str, name: str, parent: Any) -> Any:
+    """The node an earlier attempt of the current durable run wrote here, else None."""
+    recorder = _recorder.get()
+    return None if recorder is None else recorder.adopt(kind, name, parent)
+
+
+def node_marks() -> dict[str, Any]:
+    """What a new DAG node written inside a durable run carries: its workflow id."""
+    recorder = _recorder.get()
+    return {} if recorder is None else {"workflow_id": recorder.workflow_id}
