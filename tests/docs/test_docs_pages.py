@@ -44,6 +44,7 @@ PAGES = [
     "fix.md",
     "hooks.md",
     "scaling.md",
+    "durable.md",
     "production.md",
     "outages.md",
     "providers/openai.md",
@@ -56,6 +57,7 @@ PAGES = [
 #: READMEs whose example needs a service the test suite cannot provide offline.
 NOT_RUN = {
     "plugins/postgres/README.md": "a PostgreSQL server at db.internal",
+    "plugins/dbos/README.md": "a PostgreSQL server at db.internal",
     "plugins/mcp/README.md": "npx downloading @modelcontextprotocol/server-filesystem",
 }
 PLUGIN_READMES = sorted(str(p.relative_to(ROOT)) for p in ROOT.glob("plugins/*/README.md"))
