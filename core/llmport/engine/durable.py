@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-from collections.abc import Awaitable, Callable, Iterator
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from typing import Any, Literal, Protocol, TypeVar
 
 __all__ = [
+    "Retrace",
     "StepKind",
     "StepRecorder",
     "adopt",
@@ -55,6 +57,38 @@ class StepRecorder(Protocol):
 
     def adopt(self, kind: str, name: str, parent: Any) -> Any:
         """The node an earlier attempt wrote at this point (a ``Node``), else None."""
+
+
+class Retrace:
+    """The DAG nodes an earlier attempt of a durable run wrote, for the next attempt to reuse.
+
+    A durable run is deterministic up to its steps' answers, so an attempt
+    writes the same nodes in the same order as the one before it until it
+    passes the point where that one stopped. While it retraces them,
+    :meth:`adopt` hands back the earlier node (same id); from the first
+    write that differs on, it returns None and the attempt writes new nodes.
+    A recorder's ``adopt`` delegates here.
+    """
+
+    __slots__ = ("_earlier",)
+
+    def __init__(self, earlier: Iterable[Any] = ()) -> None:
+        self._earlier: deque[Any] = deque(earlier)
+
+    @classmethod
+    def of(cls, nodes: Iterable[Any], workflow_id: str) -> Retrace:
+        """The nodes (of a session, in order) the run ``workflow_id`` wrote."""
+        return cls(n for n in nodes if (n.data or {}).get("workflow_id") == workflow_id)
+
+    def adopt(self, kind: str, name: str, parent: Any) -> Any:
+        """The next earlier node if this write retraces it, else None (and none after)."""
+        if not self._earlier:
+            return None
+        node = self._earlier[0]
+        if node.kind == kind and node.name == name and node.parent is parent:
+            return self._earlier.popleft()
+        self._earlier.clear()
+        return None
 
 
 _recorder: contextvars.ContextVar[StepRecorder | None] = contextvars.ContextVar(

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, Generic, ParamSpec, TypeVar
 
 from llmport import Session
-from llmport.engine.durable import recording
+from llmport.engine.durable import Retrace, recording
 
 from .recorder import DbosRecorder
 
@@ -117,8 +117,7 @@ def _attempt(sessions: str | None) -> Iterator[DbosRecorder]:
     if workflow_id is None:  # pragma: no cover - DBOS calls the body inside its workflow
         raise RuntimeError("a durable function's body runs only as a DBOS workflow")
     session = _session(sessions, workflow_id)
-    earlier = [n for n in session.nodes() if (n.data or {}).get("workflow_id") == workflow_id]
-    recorder = DbosRecorder(workflow_id, earlier)
+    recorder = DbosRecorder(workflow_id, Retrace.of(session.nodes(), workflow_id))
     with session, recording(recorder):
         yield recorder
 

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from llmport.engine.durable import StepKind
+from llmport.engine.durable import Retrace, StepKind
 
 __all__ = ["DbosRecorder"]
 
@@ -18,14 +17,14 @@ class DbosRecorder:
 
     A step whose answer DBOS recorded in an earlier attempt is not run again:
     DBOS hands back that answer (a model call is not paid twice, a tool with
-    side effects does not run twice). ``earlier`` are the DAG nodes the
-    run's earlier attempts wrote, in order: the attempt reuses them while it
-    retraces their path, so the DAG keeps its ids.
+    side effects does not run twice). ``retrace`` holds the DAG nodes the
+    run's earlier attempts wrote: the attempt reuses them while it retraces
+    their path, so the DAG keeps its ids.
     """
 
-    def __init__(self, workflow_id: str, earlier: Iterable[Any] = ()) -> None:
+    def __init__(self, workflow_id: str, retrace: Retrace | None = None) -> None:
         self.workflow_id = workflow_id
-        self._earlier: deque[Any] = deque(earlier)
+        self.retrace = retrace if retrace is not None else Retrace()
         #: Steps of this attempt that ran, and those answered from the record.
         self.ran = 0
         self.replayed = 0
@@ -57,20 +56,7 @@ class DbosRecorder:
         return value
 
     def adopt(self, kind: str, name: str, parent: Any) -> Any:
-        """The next node of the earlier attempt if this write retraces it, else None.
-
-        A durable run is deterministic up to its steps' answers, so an attempt
-        writes the same nodes in the same order as the one before it until it
-        passes the point where that one stopped; from the first write that
-        differs on, it writes new nodes.
-        """
-        if not self._earlier:
-            return None
-        node = self._earlier[0]
-        if node.kind == kind and node.name == name and node.parent is parent:
-            return self._earlier.popleft()
-        self._earlier.clear()
-        return None
+        return self.retrace.adopt(kind, name, parent)
 
     def _count(self, ran: bool) -> None:
         if ran:

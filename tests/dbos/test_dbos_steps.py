@@ -1,0 +1,86 @@
+"""In one process, on DBOS's SQLite system database: what a durable run checkpoints."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import llmport_dbos
+import pytest
+from llmport import Session, agentic_function
+from llmport.provider.config import Config
+from llmport.testing import Script, call_tools
+
+SCRIPT = Script()
+rt = SCRIPT.runtime(config=Config())
+bumps: list[int] = []
+
+
+async def bump(n: int) -> str:
+    """Count one more."""
+    bumps.append(n)
+    return f"counted {n}"
+
+
+@agentic_function
+async def inner(n: int) -> str:
+    """A nested agentic function: its request is a step of the same workflow."""
+    return str(await rt.async_exec(f"inner {n}"))
+
+
+@agentic_function
+async def count(goal: int) -> str:
+    """Count with the tool, then ask a nested function."""
+    counted = await rt.async_exec(f"count to {goal}", tools=[bump])
+    return f"{counted} / {await inner(goal)}"
+
+
+durable_count = llmport_dbos.durable(count, name="tests.steps.count")
+
+
+@pytest.fixture
+def dbos(tmp_path: Path) -> Iterator[Any]:
+    launched = llmport_dbos.launch(f"sqlite:///{tmp_path / 'dbos.sqlite'}", name="steps")
+    yield launched
+    launched.destroy()
+
+
+async def test_an_async_durable_run_checkpoints_each_request_and_tool_call(
+    dbos: Any, tmp_path: Path
+) -> None:
+    from dbos import DBOS, SetWorkflowID
+
+    SCRIPT.add(call_tools(("bump", {"n": 1})), call_tools(("bump", {"n": 2})), "two", "inner")
+    with SetWorkflowID("steps-1"):
+        result = await durable_count(2)
+    assert result == "two / inner" and bumps == [1, 2]
+    steps = [s["function_name"] for s in await DBOS.list_workflow_steps_async("steps-1")]
+    model, tool = "llmport.model:test", "llmport.tool:bump"
+    assert steps == [model, tool, model, tool, model, model]
+    # Run again under the same id: DBOS returns the run's result; nothing is asked or run.
+    asked = len(SCRIPT.requests)
+    with SetWorkflowID("steps-1"):
+        assert await durable_count(2) == "two / inner"
+    assert len(SCRIPT.requests) == asked and bumps == [1, 2]
+
+
+def test_a_durable_run_records_into_the_session_named_by_its_workflow_id(
+    dbos: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dbos import SetWorkflowID
+
+    monkeypatch.setenv("LLMPORT_SESSION", str(tmp_path / "runs.sqlite"))
+    SCRIPT.add(call_tools(("bump", {"n": 1})), "one", "inner")
+    with SetWorkflowID("steps-2"):
+        assert durable_count.start(1).get_result() == "one / inner"
+    with Session(tmp_path / "runs.sqlite", id="steps-2", readonly=True) as session:
+        nodes = session.nodes()
+    assert [(n.kind, n.name) for n in nodes] == [
+        ("function", "count"),
+        ("llm", "scripted:test"),
+        ("tool", "bump"),
+        ("function", "inner"),
+        ("llm", "scripted:test"),
+    ]
+    assert {n.data["workflow_id"] for n in nodes} == {"steps-2"}
