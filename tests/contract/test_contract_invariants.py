@@ -41,6 +41,7 @@ from typing import Any
 
 import llmport
 import pytest
+from durable_paths import adurable_run, durable_run
 from invariant_checks import (
     JOB_IDS,
     NO_BATCH,
@@ -619,6 +620,14 @@ def fix_kwargs(ctx: Ctx) -> dict[str, Any]:
     }
 
 
+async def durable_(ctx: Ctx) -> Any:
+    return durable_run(ctx.rt, content(ctx))
+
+
+async def adurable_(ctx: Ctx) -> Any:
+    return await adurable_run(ctx.rt, content(ctx))
+
+
 async def fix_(ctx: Ctx) -> Any:
     return fix(shaky, **fix_kwargs(ctx))
 
@@ -700,6 +709,8 @@ PATHS: list[Path] = [
     Path("handoff", ("llmport.handoff",), handoff_, before=handoff_turn),
     Path("fix", ("llmport.fix",), fix_),
     Path("async_fix", ("llmport.async_fix",), async_fix_),
+    Path("durable run", ("llmport_dbos.durable",), durable_),
+    Path("async durable run", ("llmport_dbos.durable:async",), adurable_),
     Path(
         "MCP",
         ("MCPServer.connect", "MCPServer.list_tools", "MCPServer.call_tool", "mcp:toolset"),

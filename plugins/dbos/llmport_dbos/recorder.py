@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
+import threading
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from llmport.engine.durable import Retrace, StepKind
+
+if TYPE_CHECKING:
+    from dbos import StepOptions
 
 __all__ = ["DbosRecorder"]
 
@@ -38,7 +44,11 @@ class DbosRecorder:
             ran.append(True)
             return work()
 
-        value = DBOS.run_step({"name": f"llmport.{kind}:{name}"}, body)
+        options: StepOptions = {"name": f"llmport.{kind}:{name}"}
+        if _loop_running():  # a sync call inside async code: DBOS takes sync steps off the loop
+            value = _off_the_loop(lambda: DBOS.run_step(options, body))
+        else:
+            value = DBOS.run_step(options, body)
         self._count(bool(ran))
         return value
 
@@ -51,7 +61,8 @@ class DbosRecorder:
             ran.append(True)
             return await work()
 
-        value = await DBOS.run_step_async({"name": f"llmport.{kind}:{name}"}, body)
+        options: StepOptions = {"name": f"llmport.{kind}:{name}"}
+        value = await DBOS.run_step_async(options, body)
         self._count(bool(ran))
         return value
 
@@ -63,3 +74,35 @@ class DbosRecorder:
             self.ran += 1
         else:
             self.replayed += 1
+
+
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def _off_the_loop(call: Callable[[], T]) -> T:
+    """``call()`` in a thread of its own, in this context (the DBOS workflow's), waited for.
+
+    DBOS refuses a sync step in a thread whose event loop runs (a sync
+    ``exec`` inside async code); the calling thread blocks here either way.
+    """
+    outcome: list[Any] = []
+    context = contextvars.copy_context()
+
+    def work() -> None:
+        try:
+            outcome.append((True, context.run(call)))
+        except BaseException as exc:  # handed back to the caller's thread
+            outcome.append((False, exc))
+
+    worker = threading.Thread(target=work, name="llmport-dbos-step", daemon=True)
+    worker.start()
+    worker.join()
+    ok, value = outcome[0]
+    if not ok:
+        raise value
+    return value  # type: ignore[no-any-return]
