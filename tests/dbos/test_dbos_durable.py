@@ -6,6 +6,7 @@ is a line in a counter file. No network.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -18,7 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from llmport import Session
+from llmport.cli.session import show
 from llmport.testing.loopback import LoopbackServer, RecordedRequest, Reply
+from rich.console import Console
 
 WORKER = str(Path(__file__).with_name("worker.py"))
 GOAL = 5  # tool calls; the run makes GOAL + 1 model requests
@@ -103,6 +106,11 @@ def test_a_killed_worker_is_resumed_by_another_without_paying_again(
     llm, tools = nodes[1], nodes[2:]
     assert llm.result["replayed"] == [tools[0].id, tools[1].id]  # the first worker's tool runs
     session.close()
+    console = Console(file=io.StringIO(), width=200, color_system=None)
+    assert show(f"{pg_url}#run-1", False, console) == 0
+    lines = console.file.getvalue().splitlines()  # type: ignore[attr-defined]
+    assert ["replayed" in line for line in lines if " tool " in line] == [True, True] + [False] * 3
+    assert any("workflow run-1" in line for line in lines if " function " in line)
 
 
 def test_four_workers_drain_fifty_queued_runs_within_the_concurrency_limit(pg_url: str) -> None:
