@@ -2,7 +2,9 @@
 
 DBOS keeps one instance per process: it is launched once, on a SQLite system
 database in a temporary folder, the first time a durable path is driven, and
-stopped when the process exits. The workflows are registered at import
+stopped at the end of the test module (:func:`durable_paths_dbos`, a fixture
+the module imports), so other test files in the process can launch their
+own. The workflows are registered at import
 (before the launch, as DBOS requires); the runtime under test reaches them
 through a context variable (a workflow's arguments are checkpointed, and a
 runtime is not data).
@@ -10,14 +12,15 @@ runtime is not data).
 
 from __future__ import annotations
 
-import atexit
 import contextvars
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import llmport_dbos
+import pytest
 from llmport import Runtime, agentic_function
 
 #: The runtime and content of the turn being driven.
@@ -40,7 +43,8 @@ async def aask() -> str:
 
 durable_ask = llmport_dbos.durable(ask, name="contract.ask")
 durable_aask = llmport_dbos.durable(aask, name="contract.aask")
-launched: list[Any] = []
+#: The DBOS instance the durable paths launched, and its folder (empty until the first).
+launched: list[tuple[Any, str]] = []
 
 
 def launch_once() -> None:
@@ -48,13 +52,17 @@ def launch_once() -> None:
         return
     folder = tempfile.mkdtemp(prefix="llmport-contract-dbos-")
     database = f"sqlite:///{Path(folder) / 'dbos.sqlite'}"
-    launched.append(llmport_dbos.launch(database, name="contract", log_level="WARNING"))
+    launched.append((llmport_dbos.launch(database, name="contract", log_level="WARNING"), folder))
 
-    def stop() -> None:
-        launched[0].destroy()
+
+@pytest.fixture(scope="module", autouse=True)
+def durable_paths_dbos() -> Iterator[None]:
+    """Stop the DBOS the durable paths launched (if they ran) when the module ends."""
+    yield
+    while launched:
+        instance, folder = launched.pop()
+        instance.destroy()
         shutil.rmtree(folder, ignore_errors=True)
-
-    atexit.register(stop)
 
 
 def durable_run(rt: Runtime, content: Any) -> Any:
@@ -75,4 +83,4 @@ async def adurable_run(rt: Runtime, content: Any) -> Any:
         turn.reset(token)
 
 
-__all__: list[str] = ["adurable_run", "durable_run"]
+__all__ = ["adurable_run", "durable_paths_dbos", "durable_run"]

@@ -41,7 +41,7 @@ from typing import Any
 
 import llmport
 import pytest
-from durable_paths import adurable_run, durable_run
+from durable_paths import adurable_run, durable_paths_dbos, durable_run  # noqa: F401 (fixture)
 from invariant_checks import (
     JOB_IDS,
     NO_BATCH,

@@ -84,3 +84,19 @@ def test_a_durable_run_records_into_the_session_named_by_its_workflow_id(
         ("llm", "scripted:test"),
     ]
     assert {n.data["workflow_id"] for n in nodes} == {"steps-2"}
+
+
+def test_launch_survives_a_closed_log_stream(tmp_path: Path) -> None:
+    """DBOS logs to the stderr of its import; a process may have closed that since."""
+    import io
+    import logging
+
+    import dbos  # noqa: F401  # its console handler exists once it is imported
+
+    console = [h for h in logging.getLogger("dbos").handlers if type(h) is logging.StreamHandler]
+    assert console
+    closed = io.StringIO()
+    closed.close()
+    console[0].stream = closed
+    llmport_dbos.launch(f"sqlite:///{tmp_path / 'dbos.sqlite'}", name="steps").destroy()
+    assert console[0].stream is not closed

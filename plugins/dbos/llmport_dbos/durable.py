@@ -11,6 +11,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import logging
+import sys
 from collections.abc import Callable, Iterator
 from typing import Any, Generic, ParamSpec, TypeVar
 
@@ -140,11 +142,26 @@ def launch(database_url: str, *, name: str = "llmport", **config: Any) -> Any:
     """
     from dbos import DBOS, DBOSConfig
 
+    _repoint_closed_log_streams()
     settings: DBOSConfig = {"name": name, "system_database_url": database_url}
     settings.update(config)  # type: ignore[typeddict-item]
     dbos = DBOS(config=settings)
     DBOS.launch()
     return dbos
+
+
+def _repoint_closed_log_streams() -> None:
+    """Point DBOS's console log handler at today's stderr if the one it kept is closed.
+
+    DBOS binds it to ``sys.stderr`` as it was when ``dbos`` was imported; a
+    process that replaced and closed that stream since (a daemonized worker,
+    a test runner's capture) would otherwise fail inside DBOS's launch,
+    which flushes it.
+    """
+    for handler in logging.getLogger("dbos").handlers:
+        if isinstance(handler, logging.StreamHandler) and getattr(handler.stream, "closed", False):
+            with handler.lock or contextlib.nullcontext():  # setStream() flushes the closed one
+                handler.stream = sys.stderr
 
 
 def queue(
