@@ -145,3 +145,18 @@ def test_a_sync_stream_in_a_durable_run_is_one_step() -> None:
     with recording(Tape("wf-3", tape.answers, Retrace())):
         assert rt.exec("hi") == "one"  # the recorded answer, not the script's next one
     assert len(script.requests) == 1
+
+
+def test_a_retrace_adopts_in_order_and_stops_at_the_first_different_write(tmp_path: Path) -> None:
+    path = tmp_path / "runs.sqlite"
+    with Session(path, id="wf-5") as first, recording(Tape("wf-5", [], Retrace())):
+        fn = first.begin("function", "f", first.root, {})
+        first.begin("llm", "m", fn, {})
+    with Session(path, id="wf-5") as again:
+        retrace = Retrace.of(again.nodes(), "wf-5")
+        fn, _ = again.nodes()
+        with Session() as other:  # a write elsewhere neither adopts nor ends the retrace
+            assert retrace.adopt("function", "f", other.root) is None
+        assert retrace.adopt("function", "f", again.root) is fn
+        assert retrace.adopt("tool", "t", fn) is None  # the run went another way here
+        assert retrace.adopt("llm", "m", fn) is None  # so nothing after is reused

@@ -70,10 +70,12 @@ class Retrace:
     A recorder's ``adopt`` delegates here.
     """
 
-    __slots__ = ("_earlier",)
+    __slots__ = ("_earlier", "_known")
 
     def __init__(self, earlier: Iterable[Any] = ()) -> None:
         self._earlier: deque[Any] = deque(earlier)
+        #: The earlier nodes and their parents (by identity): the DAG being retraced.
+        self._known = {id(n) for n in self._earlier} | {id(n.parent) for n in self._earlier}
 
     @classmethod
     def of(cls, nodes: Iterable[Any], workflow_id: str) -> Retrace:
@@ -81,8 +83,12 @@ class Retrace:
         return cls(n for n in nodes if (n.data or {}).get("workflow_id") == workflow_id)
 
     def adopt(self, kind: str, name: str, parent: Any) -> Any:
-        """The next earlier node if this write retraces it, else None (and none after)."""
-        if not self._earlier:
+        """The next earlier node if this write retraces it, else None (and none after).
+
+        A write under a node outside the retraced DAG (another session, a node
+        this attempt added) neither adopts nor ends the retrace.
+        """
+        if not self._earlier or id(parent) not in self._known:
             return None
         node = self._earlier[0]
         if node.kind == kind and node.name == name and node.parent is parent:
