@@ -275,7 +275,8 @@ class Session:
             self._writable()
             if (earlier := adopt(kind, name, parent)) is not None:
                 return earlier  # type: ignore[no-any-return]
-            data = {**data, **node_marks()}
+            if marks := node_marks():  # a durable run: its workflow id on the node
+                data = {**data, **marks}
             self._clock += 1
             node = Node(
                 self._next_seq(), kind, name, parent, self._clock, time.time(), data, expose
@@ -340,7 +341,8 @@ class Session:
             if (earlier := adopt(kind, name, parent)) is not None:
                 self._replayed.add(earlier.seq)  # complete already: its step is not run again
                 return earlier  # type: ignore[no-any-return]
-            data = {**data, **node_marks()}
+            if marks := node_marks():  # a durable run: its workflow id on the node
+                data = {**data, **marks}
             self._clock += 1
             node = Node(
                 self._next_seq(),
