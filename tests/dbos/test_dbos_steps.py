@@ -8,6 +8,7 @@ from typing import Any
 
 import llmport_dbos
 import pytest
+from dbos import DBOS, SetWorkflowID
 from llmport import Session, agentic_function
 from llmport.provider.config import Config
 from llmport.testing import Script, call_tools
@@ -39,6 +40,13 @@ async def count(goal: int) -> str:
 durable_count = llmport_dbos.durable(count, name="tests.steps.count")
 
 
+@llmport_dbos.durable
+@agentic_function
+def shout(word: str) -> str:
+    """Durable by decorator, named after its module and qualified name."""
+    return str(rt.exec(word)).upper()
+
+
 @pytest.fixture
 def dbos(tmp_path: Path) -> Iterator[Any]:
     launched = llmport_dbos.launch(f"sqlite:///{tmp_path / 'dbos.sqlite'}", name="steps")
@@ -49,8 +57,6 @@ def dbos(tmp_path: Path) -> Iterator[Any]:
 async def test_an_async_durable_run_checkpoints_each_request_and_tool_call(
     dbos: Any, tmp_path: Path
 ) -> None:
-    from dbos import DBOS, SetWorkflowID
-
     SCRIPT.add(call_tools(("bump", {"n": 1})), call_tools(("bump", {"n": 2})), "two", "inner")
     with SetWorkflowID("steps-1"):
         result = await durable_count(2)
@@ -65,11 +71,19 @@ async def test_an_async_durable_run_checkpoints_each_request_and_tool_call(
     assert len(SCRIPT.requests) == asked and bumps == [1, 2]
 
 
+def test_the_bare_decorator_makes_a_durable_run(dbos: Any) -> None:
+    SCRIPT.add("hey")
+    with SetWorkflowID("steps-3"):
+        assert shout("hey") == "HEY"
+    assert shout.name == f"{__name__}.shout"
+    assert DBOS.get_workflow_status("steps-3").name == shout.name  # type: ignore[union-attr]
+    steps = [s["function_name"] for s in DBOS.list_workflow_steps("steps-3")]
+    assert steps == ["llmport.model:test"]
+
+
 def test_a_durable_run_records_into_the_session_named_by_its_workflow_id(
     dbos: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from dbos import SetWorkflowID
-
     monkeypatch.setenv("LLMPORT_SESSION", str(tmp_path / "runs.sqlite"))
     SCRIPT.add(call_tools(("bump", {"n": 1})), "one", "inner")
     with SetWorkflowID("steps-2"):
