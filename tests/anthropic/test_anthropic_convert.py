@@ -544,8 +544,8 @@ def test_claude_3_takes_no_pdf() -> None:
 def test_registration_capabilities_and_aliases() -> None:
     found: list[Any] = []
     llmport_providers(register=found.append)
-    (info,) = found
-    assert info.prefix == "anthropic"
+    assert [i.prefix for i in found] == ["anthropic", "anthropic-vertex"]
+    info = found[0]
     assert set(info.aliases) == {"sonnet", "haiku", "opus"}
     sonnet = info.capabilities_for("claude-sonnet-4-5-20250929")
     assert sonnet.native_structured_output and sonnet.max_image_bytes == MAX_IMAGE_BYTES
