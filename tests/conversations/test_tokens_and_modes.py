@@ -206,7 +206,7 @@ async def test_the_core_normalises_reasoning_cache_system_blocks_and_native_tool
     sent = script.requests[0]
     assert sent.reasoning == Reasoning(effort="high", summary="auto")
     assert "reasoning" not in sent.options and "reasoning_effort" not in sent.options
-    assert sent.system == "rulesmore rules"
+    assert sent.system == "rules\n\nmore rules"  # the blocks joined: words never run together
     assert sent.system_blocks[0].cache == CacheControl() and sent.system_blocks[1].cache is None
     assert sent.messages[0].blocks[0].cache == CacheControl("1h")  # type: ignore[union-attr]
     assert sent.tools[0].cache == CacheControl()

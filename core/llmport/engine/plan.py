@@ -404,13 +404,18 @@ def fallback_candidates(settings: RunSettings, names: list[str], plain: bool) ->
 
 
 def system_setting(value: Any, max_bytes: int) -> tuple[str | None, tuple[TextBlock, ...]]:
-    """``system=`` as (its text, its blocks): a string, or text blocks."""
+    """``system=`` as (its text, its blocks): a string, or text blocks.
+
+    The text joins the blocks with a blank line (as added instructions are
+    joined), so a vendor that takes one string never runs two blocks' words
+    together; vendors that take blocks send the blocks.
+    """
     if type(value) is str:
         return (value or None), ((TextBlock(value),) if value else ())
     if value is None:
         return None, ()
     blocks = _system(value, max_bytes)
-    return ("".join(b.text for b in blocks) if blocks else None), blocks
+    return ("\n\n".join(b.text for b in blocks) if blocks else None), blocks
 
 
 def policy_setting(value: Any) -> ContextPolicy | None:

@@ -362,11 +362,12 @@ def _system(request: Request) -> str:
 def system_param(request: Request, family: Family) -> list[dict[str, Any]]:
     """Converse ``system``: one text block, or the system blocks with their cache points.
 
-    Only when a system block carries a cache mark is the system prompt sent as
-    separate blocks (each marked one followed by ``cachePoint``); system-role
-    messages follow as one more text block.
+    A system prompt given as several blocks, or with a cache mark, is sent as
+    separate blocks (each marked one followed by ``cachePoint``, SPEC §21);
+    system-role messages follow as one more text block.
     """
-    if not request.system_blocks or not any(b.cache is not None for b in request.system_blocks):
+    blocks = request.system_blocks
+    if len(blocks) < 2 and not any(b.cache is not None for b in blocks):
         text = _system(request)
         return [{"text": text}] if text else []
     out: list[dict[str, Any]] = []

@@ -214,8 +214,11 @@ def sdk_arguments(
     if stops is not None:
         config["stop_sequences"] = stops
     system = _system(request)
-    if system:
-        config["system_instruction"] = system
+    if len(system) == 1:
+        config["system_instruction"] = system[0]
+    elif system:
+        parts = [types.Part(text=text) for text in system]
+        config["system_instruction"] = types.Content(parts=parts, role="user")
     http: dict[str, Any] = {}
     if timeout is not None:
         http["timeout"] = timeout
@@ -268,7 +271,7 @@ def wire_request(
     wire: dict[str, Any] = {"contents": parts}
     system = _system(request)
     if system:
-        wire["systemInstruction"] = {"parts": [{"text": system}], "role": "user"}
+        wire["systemInstruction"] = {"parts": [{"text": text} for text in system], "role": "user"}
     if request.tools:
         wire["toolConfig"] = {"functionCallingConfig": _function_calling_wire(request)}
     wire["generationConfig"] = generation
@@ -683,11 +686,19 @@ def function_calling(request: Request) -> Any:
     return types.FunctionCallingConfig(mode=mode)
 
 
-def _system(request: Request) -> str:
-    """``Request.system`` plus any system-role messages, in order."""
-    parts = [request.system] if request.system else []
-    parts += [m.text for m in request.messages if m.role == "system" and m.text]
-    return "\n\n".join(parts)
+def _system(request: Request) -> list[str]:
+    """The ``systemInstruction`` parts: ``system=`` plus any system-role messages, in order.
+
+    ``system=`` given as several blocks is sent as blocks (SPEC §21): one part
+    each, the system-role messages after them. Otherwise it is one part, the
+    system-role messages joined to it by blank lines.
+    """
+    rest = [m.text for m in request.messages if m.role == "system" and m.text]
+    blocks = [b.text for b in request.system_blocks if b.text]
+    if len(blocks) > 1:
+        return blocks + rest
+    joined = "\n\n".join(([request.system] if request.system else []) + rest)
+    return [joined] if joined else []
 
 
 # ---------------------------------------------------------------------------

@@ -163,7 +163,7 @@ def chat_messages(
     out: list[dict[str, Any]] = []
     model = request.model
     if request.system:
-        if marked_system(request, bp):
+        if system_as_parts(request, bp):
             parts = [chat_part(b, vendor, model, caps, bp) for b in request.system_blocks]
             out.append({"role": "system", "content": parts})
         else:
@@ -329,7 +329,7 @@ def responses_body(
     model = request.model
     bp = explicit_cache(model)
     body: dict[str, Any] = {"model": model, "input": responses_input(request, vendor, caps, bp)}
-    if request.system and not (bp and marked_system(request, bp)):
+    if request.system and not system_as_parts(request, bp):
         body["instructions"] = request.system
     include: list[str] = []
     if reasoning_family(model):
@@ -421,8 +421,9 @@ def responses_input(
 ) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     model = request.model
-    if bp and marked_system(request, bp):
-        # ``instructions`` takes no breakpoint: a marked system prompt is the first input item.
+    if system_as_parts(request, bp):
+        # ``instructions`` is one string with no breakpoint: a system prompt given as several
+        # blocks, or marked, is the first input item, one input_text part per block.
         parts = [responses_part(b, vendor, model, caps, bp) for b in request.system_blocks]
         out.append({"role": "system", "content": parts})
     for message in request.messages:
@@ -449,6 +450,15 @@ def responses_input(
 def marked_system(request: Request, bp: bool) -> bool:
     """True when the system prompt carries a cache mark the model takes explicitly."""
     return bp and bool(request.system) and any(b.cache is not None for b in request.system_blocks)
+
+
+def system_as_parts(request: Request, bp: bool) -> bool:
+    """Whether the system prompt goes out as a system message of parts (SPEC §21).
+
+    Given as several blocks it is sent as blocks (a system message's content
+    may be a list of text parts in both APIs); one block is the plain string.
+    """
+    return len(request.system_blocks) > 1 or marked_system(request, bp)
 
 
 def function_call_output(
