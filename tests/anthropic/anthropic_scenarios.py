@@ -857,3 +857,74 @@ def count_request() -> Any:
 
     text = "The quick brown fox jumps over the lazydog."
     return Request("claude-sonnet-4-5", [Message("user", (TextBlock(text),))])
+
+
+# --- deferred tools and tool search (SPEC §23): wire-samples/anthropic/tool-search.json ---------
+
+RATE_SCHEMA = {
+    "additionalProperties": False,
+    "properties": {"from_currency": {"type": "string"}, "to_currency": {"type": "string"}},
+    "required": ["from_currency", "to_currency"],
+    "type": "object",
+}
+STOCK_SCHEMA = {
+    "additionalProperties": False,
+    "properties": {"symbol": {"type": "string"}},
+    "required": ["symbol"],
+    "type": "object",
+}
+
+
+def get_exchange_rate(from_currency: str, to_currency: str) -> str:
+    return "1 USD = 0.92 EUR"
+
+
+def stock_lookup(symbol: str) -> str:
+    return "unknown"
+
+
+def deferred_tools() -> list[Any]:
+    """The recording's two deferred tools; llmport adds the tool search tool itself."""
+    from llmport import Tool
+
+    return [
+        Tool.from_schema(
+            "get_exchange_rate",
+            "Look up the current exchange rate between two currencies.",
+            RATE_SCHEMA,
+            get_exchange_rate,
+            defer_loading=True,
+        ),
+        Tool.from_schema(
+            "stock_lookup",
+            "Look up stock price by ticker symbol.",
+            STOCK_SCHEMA,
+            stock_lookup,
+            defer_loading=True,
+        ),
+    ]
+
+
+def _deferred() -> list[Scenario]:
+    from llmport.testing.loopback import Reply
+
+    answers = sample_replies("tool-search.json")
+    kwargs = {
+        "content": "What is the current USD to EUR exchange rate?",
+        "tools": deferred_tools(),
+        "max_tokens": 4096,
+    }
+    model = "anthropic:claude-sonnet-4-5"
+    return [
+        Scenario("tool_search", model, kwargs, [Reply(json=a) for a in answers]),
+        Scenario(
+            "stream_tool_search",
+            model,
+            kwargs,
+            [Reply(sse=as_sse(a)) for a in answers],
+            stream=True,
+        ),
+    ]
+
+
+SCENARIOS.update({s.name: s for s in _deferred()})

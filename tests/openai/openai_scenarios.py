@@ -769,6 +769,8 @@ def scenarios() -> dict[str, Scenario]:
         ),
     ]
     from openai_depth_scenarios import depth_scenarios
+    from openai_order_scenarios import order_scenarios
 
     items += depth_scenarios()
+    items += order_scenarios()
     return {s.name: s for s in items}

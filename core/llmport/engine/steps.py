@@ -82,6 +82,7 @@ from ..output import structured
 from ..output.decisions import Choice, InvalidPick, resolve_call
 from ..output.streaming import OutputStream
 from ..provider.contract import Prepared, Provider, StreamAssembler
+from ..tools.deferral import settle_deferral
 from ..tools.policy import ToolCheck
 from ..tools.tool import RunContext, ToolBox, ToolOutcome, refusal
 from .plan import Plan, portable
@@ -377,6 +378,8 @@ def build_request(
     if specs is None:
         specs = plan.toolbox.specs if (tools and plan.toolbox) else []
     native = plan.native_tools if tools else []
+    if specs:
+        specs, native = settle_deferral(specs, native, plan.caps)
     request = Request(
         model=plan.model,
         messages=list(messages),

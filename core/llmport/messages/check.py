@@ -248,6 +248,9 @@ def _call_problem(call: Any) -> str | None:
     problem = nesting_problem(arguments)
     if problem is not None:
         return f"arguments are {problem}"
+    position = getattr(call, "position", None)
+    if position is not None and (type(position) is not int or position < 0):
+        return f"position must be a block count (an integer >= 0) or null, got {position!r:.60}"
     return _not_string(getattr(call, "raw_arguments", ""), "raw_arguments")
 
 

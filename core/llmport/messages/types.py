@@ -411,15 +411,17 @@ class ToolSpec:
     vendor: dict[str, dict[str, Any]] = field(default_factory=dict, compare=False)
     #: A prompt-cache breakpoint after this tool's definition.
     cache: CacheControl | None = None
+    #: Loaded only when the vendor's tool search finds it (SPEC §23 Deferred tools).
+    defer_loading: bool = False
 
 
 @dataclass(slots=True, frozen=True)
 class NativeTool:
     """A tool the vendor runs itself: ``NativeTool("web_search", max_uses=3)``.
 
-    ``kind`` is ``"web_search"``, ``"code_execution"``, ``"url_context"`` or
-    ``"file_search"``; ``options`` are mapped per vendor (each plugin's
-    capability table says which kinds and options it takes).
+    ``kind`` is ``"web_search"``, ``"code_execution"``, ``"url_context"``,
+    ``"file_search"`` or ``"tool_search"``; ``options`` are mapped per vendor
+    (each plugin's capability table says which kinds and options it takes).
     """
 
     kind: str
@@ -431,7 +433,7 @@ class NativeTool:
 
 
 NATIVE_TOOL_KINDS: frozenset[str] = frozenset(
-    {"web_search", "code_execution", "url_context", "file_search"}
+    {"web_search", "code_execution", "url_context", "file_search", "tool_search"}
 )
 
 
@@ -442,7 +444,10 @@ class ToolCall:
     ``arguments`` is the parsed JSON object; ``raw_arguments`` keeps the exact
     text the vendor sent (it may be invalid JSON, which the tool loop reports
     back to the model). ``extra`` carries opaque vendor data that must be
-    echoed back (e.g. Gemini ``thoughtSignature``).
+    echoed back (e.g. Gemini ``thoughtSignature``). ``position`` is where the
+    call sits among its message's blocks (how many come before it) when the
+    model put it before some of them (OpenAI Responses items interleave
+    reasoning and calls); ``None``: after every block.
     """
 
     id: str
@@ -450,6 +455,7 @@ class ToolCall:
     arguments: dict[str, Any]
     raw_arguments: str = ""
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
+    position: int | None = field(default=None, compare=False)
 
 
 @dataclass(slots=True, frozen=True)
@@ -1270,6 +1276,7 @@ def _call_to(c: ToolCall) -> dict[str, Any]:
     out: dict[str, Any] = {"id": c.id, "name": c.name, "arguments": c.arguments}
     _put(out, "raw_arguments", c.raw_arguments, "")
     _put(out, "extra", c.extra, {})
+    _put(out, "position", c.position)
     return out
 
 
@@ -1282,6 +1289,7 @@ def _call_from(d: dict[str, Any]) -> ToolCall:
         arguments=_obj(d, "arguments"),
         raw_arguments=d.get("raw_arguments", ""),
         extra=_obj(d, "extra"),
+        position=d.get("position"),
     )
 
 

@@ -41,6 +41,7 @@ from typing import Any, Literal
 from ..controls.options import SERVER_STATE_OPTIONS, STANDARD_OPTIONS, unknown_option_error
 from ..errors import UnknownModelWarning, UnsupportedContentError, UnsupportedFeatureError
 from ..messages.check import check_file_refs
+from ..messages.order import in_order, settle_positions
 from ..messages.types import (
     Block,
     Citation,
@@ -573,9 +574,10 @@ class StreamAssembler:
             elif not self._order:
                 self._order.append(("text", self.text_parts, []))
         elif isinstance(event, ToolCallDelta):
-            slot = self.calls.setdefault(
-                event.key, {"id": None, "name": None, "args": [], "extra": {}}
-            )
+            slot = self.calls.get(event.key)
+            if slot is None:  # its position: the content blocks begun before it (SPEC §21)
+                slot = {"id": None, "name": None, "args": [], "extra": {}, "at": len(self._order)}
+                self.calls[event.key] = slot
             if event.id:
                 slot["id"] = event.id
             if event.name:
@@ -668,6 +670,7 @@ class StreamAssembler:
             arguments=parse_arguments(raw),
             raw_arguments=raw,
             extra=slot["extra"],
+            position=slot["at"],
         )
 
     def response(self) -> Response:
@@ -677,7 +680,8 @@ class StreamAssembler:
             raise MalformedResponseError(
                 "stream ended before the response was complete", retryable=True
             )
-        calls = [self.tool_call(k) for k in self.calls]
+        blocks = self.blocks()
+        calls = settle_positions([self.tool_call(k) for k in self.calls], len(blocks))
         usage = self.usage
         usage.requests = 1
         return Response(
@@ -689,7 +693,7 @@ class StreamAssembler:
             model=self.stop.model,
             id=self.stop.id,
             extra=dict(self.stop.extra),
-            blocks=self.blocks(),
+            blocks=blocks,
         )
 
 
@@ -705,9 +709,14 @@ def parse_arguments(raw: str) -> dict[str, Any]:
 
 
 def response_events(response: Response) -> Iterable[ProviderEvent]:
-    """A non-streamed response as a sequence of provider events."""
+    """A non-streamed response as a sequence of provider events (calls where they were)."""
     if response.blocks:
-        for n, block in enumerate(response.blocks):
+        calls = 0
+        for n, block in enumerate(in_order(response.blocks, response.tool_calls)):
+            if isinstance(block, ToolCall):
+                yield _call_delta(block, calls)
+                calls += 1
+                continue
             if isinstance(block, TextBlock):
                 yield TextDelta(block.text, n)
                 for citation in block.citations:
@@ -718,16 +727,11 @@ def response_events(response: Response) -> Iterable[ProviderEvent]:
                 )
             elif isinstance(block, (ServerToolCall, ServerToolResult)):
                 yield ServerToolEvent(block)
-    elif response.text:
-        yield TextDelta(response.text)
-    for i, call in enumerate(response.tool_calls):
-        yield ToolCallDelta(
-            key=i,
-            id=call.id,
-            name=call.name,
-            arguments=call.raw_arguments or json.dumps(call.arguments),
-            extra=call.extra,
-        )
+    else:
+        if response.text:
+            yield TextDelta(response.text)
+        for i, call in enumerate(response.tool_calls):
+            yield _call_delta(call, i)
     yield UsageEvent(response.usage)
     yield StopEvent(
         response.stop_reason,
@@ -736,6 +740,12 @@ def response_events(response: Response) -> Iterable[ProviderEvent]:
         response.id,
         dict(response.extra),
     )
+
+
+def _call_delta(call: ToolCall, key: int) -> ToolCallDelta:
+    """A whole tool call as one delta."""
+    arguments = call.raw_arguments or json.dumps(call.arguments)
+    return ToolCallDelta(key=key, id=call.id, name=call.name, arguments=arguments, extra=call.extra)
 
 
 def assemble(events: Iterable[ProviderEvent]) -> Response:

@@ -43,6 +43,7 @@ from .dag import (
     node_tokens,
     prompt_content,
     render_nodes,
+    stored_call,
 )
 from .session import Session, bound_session
 
@@ -465,9 +466,7 @@ class LlmRecord:
             "usage": usage.to_dict(),
             "stop_reason": stop_reason,
             "attempts": attempts,
-            "tool_calls": [
-                {"id": c.id, "name": c.name, "arguments": jsonable(c.arguments)} for c in tool_calls
-            ],
+            "tool_calls": [stored_call(c, jsonable(c.arguments)) for c in tool_calls],
         }
         if not (isinstance(output, str) and output == reply):
             result["output"] = jsonable(output)

@@ -756,14 +756,23 @@ def message_to_stored(message: Message) -> dict[str, Any]:
         "blocks": [block_to_stored(b) for b in message.blocks],
     }
     if message.tool_calls:
-        out["tool_calls"] = [
-            {"id": c.id, "name": c.name, "arguments": c.arguments} for c in message.tool_calls
-        ]
+        out["tool_calls"] = [stored_call(c) for c in message.tool_calls]
     if message.tool_results:
         out["tool_results"] = [
             {"call_id": r.call_id, "name": r.name, "content": r.content, "is_error": r.is_error}
             for r in message.tool_results
         ]
+    return out
+
+
+def stored_call(call: Any, arguments: Any = None) -> dict[str, Any]:
+    """A tool call as the DAG keeps it: id, name, arguments, and its position among blocks."""
+    out = {"id": call.id, "name": call.name, "arguments": call.arguments}
+    if arguments is not None:
+        out["arguments"] = arguments
+    position = getattr(call, "position", None)
+    if position is not None:
+        out["position"] = position
     return out
 
 

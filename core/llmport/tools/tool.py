@@ -99,6 +99,8 @@ class Tool:
     cache: bool | dict[str, str] = False
     #: Set for the tool of a :func:`handoff`: calling it hands the conversation over.
     handoff: Handoff | None = None
+    #: Loaded on demand by the vendor's tool search (SPEC §23); a plain tool elsewhere.
+    defer_loading: bool = False
     _validator: list[Any] = field(default_factory=list, repr=False, compare=False)
     #: Set by the constructors of this module whose schema was made (and checked) here.
     _schema_checked: InitVar[bool] = False
@@ -123,6 +125,8 @@ class Tool:
             or (isinstance(self.cache, dict) and set(self.cache) <= {"ttl"})
         ):
             raise OptionError(f"tool cache must be True or {{'ttl': '1h'}}, got {self.cache!r}")
+        if not isinstance(self.defer_loading, bool):
+            raise OptionError(f"tool defer_loading must be a bool, got {self.defer_loading!r}")
         check_tool_parameters(self.parameters, f"tool {self.name!r} parameters")
         if not _schema_checked:
             check_schema(self.parameters)
@@ -139,6 +143,7 @@ class Tool:
         strict: bool = False,
         vendor: dict[str, dict[str, Any]] | None = None,
         cache: bool | dict[str, str] = False,
+        defer_loading: bool = False,
     ) -> Tool:
         """A tool with a hand-written JSON schema; ``fn`` gets the arguments as keywords.
 
@@ -154,6 +159,7 @@ class Tool:
             strict=strict,
             vendor=dict(vendor or {}),
             cache=cache,
+            defer_loading=defer_loading,
         )
 
     @property
@@ -168,7 +174,13 @@ class Tool:
         if self.cache:
             cache = CacheControl(self.cache.get("ttl") if isinstance(self.cache, dict) else None)
         return ToolSpec(
-            self.name, self.description, self.parameters, self.strict, self.vendor, cache
+            self.name,
+            self.description,
+            self.parameters,
+            self.strict,
+            self.vendor,
+            cache,
+            self.defer_loading,
         )
 
     def validation_errors(self, arguments: Any) -> list[str]:
@@ -206,6 +218,7 @@ def tool(
     strict: bool = False,
     vendor: dict[str, dict[str, Any]] | None = None,
     cache: bool | dict[str, str] = False,
+    defer_loading: bool = False,
 ) -> Any:
     """Decorator: turn a function into a :class:`Tool` (usable bare or with arguments).
 
@@ -213,7 +226,10 @@ def tool(
     reported to the model as an error. ``strict`` asks vendors that support
     it (OpenAI) to enforce the schema while decoding. ``vendor`` holds JSON
     fields merged into one vendor's entry for the tool
-    (``vendor={"anthropic": {"defer_loading": True}}``).
+    (``vendor={"anthropic": {"eager_input_streaming": True}}``).
+    ``defer_loading`` leaves the tool out of the model's context until the
+    vendor's tool search finds it (OpenAI Responses, Anthropic; elsewhere the
+    tool is sent as usual).
     """
 
     # The namespace @tool was used in: resolves string hints naming local types.
@@ -233,6 +249,7 @@ def tool(
             annotations=found.annotations,
             vendor=dict(vendor or {}),
             cache=cache,
+            defer_loading=defer_loading,
             _schema_checked=True,  # function_schema checked it
         )
 

@@ -490,14 +490,15 @@ def build(
         if thinking.effort is not None:
             output_config["effort"] = thinking.effort
             if family.effort_beta:
-                params["extra_headers"] = {"anthropic-beta": family.effort_beta}
+                add_beta(params, family.effort_beta)
 
     if add_file_uploads(params, request, model):
-        beta = params.setdefault("extra_headers", {}).get("anthropic-beta")
-        params["extra_headers"]["anthropic-beta"] = f"{beta},{FILES_BETA}" if beta else FILES_BETA
+        add_beta(params, FILES_BETA)
     tools = [tool_param(spec, caps) for spec in request.tools]
     if request.native_tools:
         tools += [native_tool_param(t, caps, family, model) for t in request.native_tools]
+        if any(t.kind == "tool_search" for t in request.native_tools):
+            add_beta(params, TOOL_SEARCH_BETA)
         container = _container(request.messages)
         if container is not None and any(t.kind == "code_execution" for t in request.native_tools):
             params["container"] = container
@@ -618,6 +619,16 @@ def count_params(prepared: AnthropicPrepared) -> dict[str, Any]:
 # ---------------------------------------------------------------------------
 
 
+def add_beta(params: dict[str, Any], beta: str) -> None:
+    """Add ``beta`` to the request's ``anthropic-beta`` header (a comma-separated list)."""
+    headers = dict(params.get("extra_headers") or {})
+    betas = [b for b in str(headers.get("anthropic-beta", "")).split(",") if b]
+    if beta not in betas:
+        betas.append(beta)
+    headers["anthropic-beta"] = ",".join(betas)
+    params["extra_headers"] = headers
+
+
 def merge_vendor_fields(params: dict[str, Any], fields: Mapping[str, Any], model: str) -> None:
     """Merge the caller's body fields into ``params`` (in place).
 
@@ -722,6 +733,14 @@ _NATIVE_OPTIONS = {
         {"max_uses", "allowed_domains", "blocked_domains", "citations", "max_content_tokens"}
     ),
     "code_execution": frozenset({"files"}),  # files: container_upload blocks, not the entry
+    "tool_search": frozenset({"method"}),
+}
+#: The beta the tool search tool was released under (Anthropic's tool search tool page).
+TOOL_SEARCH_BETA = "advanced-tool-use-2025-11-20"
+#: The tool search tool of each ``NativeTool("tool_search", method=...)`` (bm25 by default).
+TOOL_SEARCH_TOOLS = {
+    "bm25": {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"},
+    "regex": {"type": "tool_search_tool_regex_20251119", "name": "tool_search_tool_regex"},
 }
 
 
@@ -744,6 +763,8 @@ def native_tool_param(
     unknown = set(tool.options) - known
     if unknown:
         raise unknown_option_error(unknown, known, f"anthropic {kind} option")
+    if kind == "tool_search":
+        return tool_search_param(tool.options.get("method", "bm25"))
     if kind == "web_search":
         entry: dict[str, Any] = {"type": WEB_SEARCH_TOOL, "name": "web_search"}
     elif kind == "url_context":
@@ -752,6 +773,17 @@ def native_tool_param(
         entry = {"type": family.code_execution, "name": "code_execution"}
     entry.update(copy.deepcopy({k: v for k, v in tool.options.items() if k != "files"}))
     return entry
+
+
+def tool_search_param(method: Any) -> dict[str, Any]:
+    """The tool search server tool that loads deferred tools (SPEC §23)."""
+    entry = TOOL_SEARCH_TOOLS.get(method) if isinstance(method, str) else None
+    if entry is None:
+        raise OptionError(
+            f"NativeTool('tool_search') method must be 'bm25' or 'regex' on Anthropic, "
+            f"got {method!r}"
+        )
+    return dict(entry)
 
 
 def tool_param(spec: ToolSpec, caps: ModelCapabilities) -> dict[str, Any]:
@@ -770,6 +802,8 @@ def tool_param(spec: ToolSpec, caps: ModelCapabilities) -> dict[str, Any]:
         out["strict"] = True
     if spec.cache is not None:
         out["cache_control"] = cache_param(spec.cache)
+    if spec.defer_loading:  # the core sends it only with a tool search tool (SPEC §23)
+        out["defer_loading"] = True
     fields = spec.vendor.get(VENDOR) if spec.vendor else None
     if fields:
         merged_entry: dict[str, Any] = merged(out, fields)

@@ -108,7 +108,9 @@ def _caps(
     window: int = 200_000,
     max_output: int,
     reasoning: bool,
-    native: frozenset[str] = frozenset({"web_search", "code_execution", "url_context"}),
+    native: frozenset[str] = frozenset(
+        {"web_search", "code_execution", "url_context", "tool_search"}
+    ),
 ) -> ModelCapabilities:
     return ModelCapabilities(
         input_modalities=frozenset({"text", "image", "file"}),

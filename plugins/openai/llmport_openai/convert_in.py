@@ -27,6 +27,7 @@ from typing import Any
 from llmport.controls.options import STANDARD_OPTIONS
 from llmport.errors import OptionError, UnsupportedContentError, UnsupportedFeatureError
 from llmport.messages.content import inline_text_file, is_text_like
+from llmport.messages.order import in_order
 from llmport.messages.types import (
     Block,
     CacheControl,
@@ -524,16 +525,20 @@ def _responses_part(
 
 
 def responses_assistant(message: Message, vendor: str, model: str) -> list[dict[str, Any]]:
-    """The answer's items in their order (reasoning and hosted-tool items verbatim), then calls.
+    """The answer's items in their order: blocks and calls as the model interleaved them.
 
-    A text block becomes ``{"role": "assistant", "content": text}``; when the
-    answer had reasoning items, the message item is echoed whole, with the id
-    the API gave it (a reasoning item must be followed by its next item).
+    Reasoning and hosted-tool items go back verbatim; a function call goes
+    where its ``position`` puts it (SPEC §21), else after the blocks. A text
+    block becomes ``{"role": "assistant", "content": text}``; when the answer
+    had reasoning items, the message item is echoed whole, with the id the API
+    gave it (a reasoning item must be followed by its next item).
     """
     items: list[dict[str, Any]] = []
     ids = list(message.extra.get(MESSAGE_IDS, ()))
-    for block in message.blocks:
-        if isinstance(block, TextBlock):
+    for block in in_order(message.blocks, message.tool_calls):
+        if isinstance(block, ToolCall):
+            items.append(function_call_item(block))
+        elif isinstance(block, TextBlock):
             if ids:
                 items.append(message_item(ids.pop(0), block))
             elif block.text:
@@ -541,25 +546,48 @@ def responses_assistant(message: Message, vendor: str, model: str) -> list[dict[
         elif isinstance(block, ThinkingBlock):
             items.append(reasoning_item(block))
         elif isinstance(block, (ServerToolCall, ServerToolResult)):
-            if block.raw:  # a result without raw is a view of its call's item: sent once
-                items.append(dict(block.raw))
+            item = hosted_item(block.raw)
+            if item is not None:
+                items.append(item)
         else:
             raise UnsupportedContentError(
                 vendor, model, describe(block), "an assistant turn cannot hold media"
             )
-    for call in message.tool_calls:
-        item: dict[str, Any] = {
-            "type": "function_call",
-            "call_id": call.id,
-            "name": call.name,
-            "arguments": call_arguments(call),
-        }
-        if call.extra.get("item_id"):
-            item["id"] = call.extra["item_id"]
-        if call.extra.get("namespace"):
-            item["namespace"] = call.extra["namespace"]
-        items.append(item)
     return items
+
+
+def hosted_item(raw: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A hosted-tool output item as it is sent back (``None``: not sent).
+
+    Verbatim, but for tool search as the recorded tool-search.json sends
+    it: a ``tool_search_call`` without a ``call_id`` is given its item id as
+    one, and the ``tool_search_output`` of a search the server ran is left
+    out. A result without ``raw`` is a view of its call's item: sent once.
+    """
+    if not raw:
+        return None
+    kind = raw.get("type")
+    if kind == "tool_search_output" and raw.get("execution") == "server":
+        return None
+    item = dict(raw)
+    if kind == "tool_search_call" and item.get("call_id") is None:
+        item["call_id"] = item.get("id")
+    return item
+
+
+def function_call_item(call: ToolCall) -> dict[str, Any]:
+    """A ``function_call`` input item (its item id and namespace as the API gave them)."""
+    item: dict[str, Any] = {
+        "type": "function_call",
+        "call_id": call.id,
+        "name": call.name,
+        "arguments": call_arguments(call),
+    }
+    if call.extra.get("item_id"):
+        item["id"] = call.extra["item_id"]
+    if call.extra.get("namespace"):
+        item["namespace"] = call.extra["namespace"]
+    return item
 
 
 def reasoning_item(block: ThinkingBlock) -> dict[str, Any]:
@@ -613,6 +641,8 @@ def responses_tool(
         "parameters": tool_parameters(spec, vendor, model),
         "strict": spec.strict,
     }
+    if spec.defer_loading:  # the core sends it only with the hosted tool_search (SPEC §23)
+        entry["defer_loading"] = True
     merge_fields(entry, tool_fields(spec, keys))
     return entry
 
@@ -743,6 +773,7 @@ RESPONSES_NATIVE_OPTIONS: dict[str, frozenset[str]] = {
     "web_search": frozenset({"search_context_size", "user_location", "allowed_domains"}),
     "code_execution": frozenset({"container", "file_ids", "files"}),
     "file_search": frozenset({"vector_store_ids", "max_num_results", "filters", "ranking_options"}),
+    "tool_search": frozenset({"execution", "description", "parameters"}),
 }
 
 
@@ -832,6 +863,8 @@ def responses_native_tools(
                 container = {**container, "file_ids": file_ids}
             entry = {"type": "code_interpreter", "container": container}
             include.append("code_interpreter_call.outputs")
+        elif native.kind == "tool_search":  # loads the deferred function tools (SPEC §23)
+            entry = {"type": "tool_search", **options}
         else:
             ids = options.get("vector_store_ids")
             if not ids or not isinstance(ids, (list, tuple)):

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from llmport.errors import MalformedResponseError
+from llmport.messages.order import settle_positions
 from llmport.messages.types import (
     Block,
     Citation,
@@ -400,6 +401,7 @@ class _Output:
                     arguments=parse_arguments(raw),
                     raw_arguments=raw,
                     extra=call_extra(item),
+                    position=len(self.blocks),  # among the items before it (SPEC §21)
                 )
             )
         elif kind == "reasoning":
@@ -468,7 +470,7 @@ def _responses_response(response: dict[str, Any], restore: Restore, vendor: str)
     blocks, extra = out.final_blocks(restored)
     return Response(
         text=text,
-        tool_calls=out.calls,
+        tool_calls=settle_positions(out.calls, len(blocks)),
         usage=responses_usage(response.get("usage")),
         stop_reason=stop,
         model=response.get("model") or "",

@@ -51,7 +51,8 @@ RESPONSES_TEXT_FILES = frozenset(
     {"text/plain", "text/markdown", "text/csv", "text/html", "application/json"}
 )
 #: Provider-native tools of the Responses API (``url_context`` has no OpenAI equivalent).
-RESPONSES_NATIVE = frozenset({"web_search", "code_execution", "file_search"})
+#: ``tool_search`` is documented for gpt-5.4 and later; older models are left to the API.
+RESPONSES_NATIVE = frozenset({"web_search", "code_execution", "file_search", "tool_search"})
 
 VISION = ModelCapabilities(
     input_modalities=frozenset({"text", "image", "file"}),
