@@ -26,6 +26,8 @@ PAGES = [
     "features/files-and-vendor-fields.md",
     "features/files.md",
     "features/streamed-output.md",
+    "features/deferred-tools.md",
+    "features/context-editing.md",
     "mcp.md",
     "agents.md",
 ]

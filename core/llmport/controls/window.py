@@ -15,6 +15,12 @@ policy's strategy applies:
   runtime, and in the session DAG inside an ``@agentic_function``) and
   reused by later requests that drop the same turns: it is written once.
 * ``"error"`` raises :class:`~llmport.errors.ContextWindowExceeded`.
+* ``"vendor"`` leaves it to the vendor where the model edits its own context
+  (Anthropic's context management: old tool results, and old thinking when
+  thinking is on, are cleared server-side once the input passes the limit;
+  the ``keep_last`` most recent tool uses and thinking turns stay). Nothing
+  is trimmed locally and llmport's conversation stays whole. On a model
+  without it, ``"vendor"`` trims as ``"trim"`` does.
 
 When nothing more can be dropped, :class:`~llmport.errors.ContextWindowExceeded`
 is raised: a request known to be too long is never sent.
@@ -27,11 +33,26 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ..errors import OptionError
-from ..messages.types import MediaBlock, Message, TextBlock, block_to_dict
+from ..messages.types import (
+    ContextEditing,
+    MediaBlock,
+    Message,
+    ModelCapabilities,
+    TextBlock,
+    block_to_dict,
+)
 
-__all__ = ["SUMMARY_PROMPT", "ContextPolicy", "Turn", "conversation_key", "split_turns"]
+__all__ = [
+    "SUMMARY_PROMPT",
+    "ContextPolicy",
+    "Turn",
+    "conversation_key",
+    "split_turns",
+    "vendor_editing",
+]
 
-Strategy = Literal["trim", "summarize", "error"]
+Strategy = Literal["trim", "summarize", "error", "vendor"]
+STRATEGIES = ("trim", "summarize", "error", "vendor")
 
 SUMMARY_PROMPT = (
     "Summarize the conversation above for a model that will continue it without seeing it. "
@@ -50,9 +71,9 @@ class ContextPolicy:
     summary_model: str | None = None
 
     def __post_init__(self) -> None:
-        if self.strategy not in ("trim", "summarize", "error"):
+        if self.strategy not in STRATEGIES:
             raise OptionError(
-                "ContextPolicy strategy must be 'trim', 'summarize' or 'error', "
+                "ContextPolicy strategy must be 'trim', 'summarize', 'error' or 'vendor', "
                 f"got {self.strategy!r}"
             )
         if self.max_tokens is not None and (
@@ -77,6 +98,18 @@ class ContextPolicy:
         if self.max_tokens is not None:
             return self.max_tokens
         return int(context_window * 0.8) if context_window else None
+
+
+def vendor_editing(
+    policy: ContextPolicy | None, caps: ModelCapabilities, limit: int | None
+) -> ContextEditing | None:
+    """The context editing a request asks for: ``"vendor"`` on a model that edits, else none.
+
+    ``limit`` (the policy's token limit) is when the vendor starts clearing.
+    """
+    if policy is None or policy.strategy != "vendor" or not caps.context_editing:
+        return None
+    return ContextEditing(trigger_tokens=limit, keep=policy.keep_last)
 
 
 def as_policy(value: object) -> ContextPolicy | None:

@@ -31,6 +31,7 @@ from ..controls.window import (
     current_turn_start,
     split_turns,
     summary_message,
+    vendor_editing,
 )
 from ..errors import (
     AttemptFailure,
@@ -395,6 +396,7 @@ def build_request(
         native_tools=native,
         reasoning=plan.reasoning,
         cache=plan.cache,
+        context_editing=vendor_editing(plan.context_policy, plan.caps, plan.window_limit),
     )
     auto = CacheControl(plan.cache.ttl) if plan.cache is not None and plan.cache.auto else None
     place_cache_marks(request, auto, plan.caps.max_cache_breakpoints, plan.qualified)
@@ -1005,9 +1007,15 @@ def _admit(plan: Plan, request: Request) -> int:
 def _fit_window(
     plan: Plan, run: RunResult[Any], request: Request
 ) -> Generator[Effect, Any, Request]:
-    """Trim or summarize the oldest turns until the request fits."""
+    """Trim or summarize the oldest turns until the request fits.
+
+    A request that asks the vendor to edit its context is sent whole: the
+    vendor clears old tool results and thinking itself (``"vendor"``).
+    """
     limit = plan.window_limit
     assert limit is not None
+    if request.context_editing is not None:
+        return request
     tokens = estimate_tokens(request)
     if tokens <= limit:
         return request

@@ -411,7 +411,7 @@ class ToolSpec:
     vendor: dict[str, dict[str, Any]] = field(default_factory=dict, compare=False)
     #: A prompt-cache breakpoint after this tool's definition.
     cache: CacheControl | None = None
-    #: Loaded only when the vendor's tool search finds it (SPEC §23 Deferred tools).
+    #: Loaded only when the vendor's tool search finds it (OpenAI Responses, Anthropic).
     defer_loading: bool = False
 
 
@@ -682,6 +682,20 @@ class CacheSettings:
     retention: str | None = None
 
 
+@dataclass(slots=True, frozen=True)
+class ContextEditing:
+    """Server-side context editing, from ``ContextPolicy(strategy="vendor")``.
+
+    Once the input passes ``trigger_tokens`` (``None``: the vendor's default)
+    the vendor clears old tool results, and old thinking when thinking is on,
+    keeping the ``keep`` most recent tool uses and thinking turns. The
+    conversation llmport holds stays whole: only what the model reads changes.
+    """
+
+    trigger_tokens: int | None = None
+    keep: int = 2
+
+
 StopReason: TypeAlias = Literal[
     "end_turn", "tool_use", "max_tokens", "stop_sequence", "content_filter", "refusal", "other"
 ]
@@ -716,6 +730,8 @@ class Request:
     reasoning: Reasoning | None = None
     #: Normalised ``cache=`` (``None``: only the breakpoints marked on blocks and tools).
     cache: CacheSettings | None = None
+    #: Server-side context editing to ask for (models with ``context_editing``).
+    context_editing: ContextEditing | None = None
 
 
 @dataclass(slots=True)
@@ -993,6 +1009,8 @@ class ModelCapabilities:
     native_text_files: frozenset[str] = frozenset()
     #: Has a token-counting endpoint.
     count_tokens: bool = False
+    #: Clears old tool results and thinking itself (``ContextPolicy(strategy="vendor")``).
+    context_editing: bool = False
 
 
 # ---------------------------------------------------------------------------

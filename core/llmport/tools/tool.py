@@ -99,7 +99,7 @@ class Tool:
     cache: bool | dict[str, str] = False
     #: Set for the tool of a :func:`handoff`: calling it hands the conversation over.
     handoff: Handoff | None = None
-    #: Loaded on demand by the vendor's tool search (SPEC §23); a plain tool elsewhere.
+    #: Loaded on demand by the vendor's tool search; a plain tool elsewhere.
     defer_loading: bool = False
     _validator: list[Any] = field(default_factory=list, repr=False, compare=False)
     #: Set by the constructors of this module whose schema was made (and checked) here.

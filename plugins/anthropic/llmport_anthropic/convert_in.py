@@ -25,6 +25,7 @@ from llmport.messages.types import (
     CacheControl,
     Citation,
     FileRef,
+    ContextEditing,
     MediaBlock,
     Message,
     ModelCapabilities,
@@ -518,6 +519,8 @@ def build(
     if tools:
         params["tools"] = tools
         params["tool_choice"] = tool_choice_param(request, output_tool)
+    if request.context_editing is not None:
+        add_context_management(params, request.context_editing)
     if vendor:
         merge_vendor_fields(params, vendor, model)
     return AnthropicPrepared(request, params, output_tool)
@@ -617,6 +620,29 @@ def count_params(prepared: AnthropicPrepared) -> dict[str, Any]:
 # ---------------------------------------------------------------------------
 # Vendor fields
 # ---------------------------------------------------------------------------
+
+
+def add_context_management(params: dict[str, Any], editing: ContextEditing) -> None:
+    """``context_management`` for ``ContextPolicy(strategy="vendor")``.
+
+    As Anthropic's context editing page documents: old tool uses cleared past
+    the trigger, the newest ``keep`` kept; old thinking cleared too when
+    thinking is on (that edit must come first). A beta field: sent in the body
+    beside the SDK's own fields, with its beta header.
+    """
+    tool_uses: dict[str, Any] = {"type": CLEAR_TOOL_USES}
+    if editing.trigger_tokens is not None:
+        tool_uses["trigger"] = {"type": "input_tokens", "value": editing.trigger_tokens}
+    tool_uses["keep"] = {"type": "tool_uses", "value": editing.keep}
+    edits = [tool_uses]
+    thinking = params.get("thinking")
+    if isinstance(thinking, Mapping) and thinking.get("type") in ("enabled", "adaptive"):
+        turns = {"type": "thinking_turns", "value": max(1, editing.keep)}
+        edits.insert(0, {"type": CLEAR_THINKING, "keep": turns})
+    extra = dict(params.get("extra_body") or {})
+    extra["context_management"] = {"edits": edits}
+    params["extra_body"] = extra
+    add_beta(params, CONTEXT_MANAGEMENT_BETA)
 
 
 def add_beta(params: dict[str, Any], beta: str) -> None:
@@ -735,6 +761,10 @@ _NATIVE_OPTIONS = {
     "code_execution": frozenset({"files"}),  # files: container_upload blocks, not the entry
     "tool_search": frozenset({"method"}),
 }
+#: Context editing (Anthropic's context editing page): its beta and its two edits.
+CONTEXT_MANAGEMENT_BETA = "context-management-2025-06-27"
+CLEAR_TOOL_USES = "clear_tool_uses_20250919"
+CLEAR_THINKING = "clear_thinking_20251015"
 #: The beta the tool search tool was released under (Anthropic's tool search tool page).
 TOOL_SEARCH_BETA = "advanced-tool-use-2025-11-20"
 #: The tool search tool of each ``NativeTool("tool_search", method=...)`` (bm25 by default).

@@ -111,6 +111,7 @@ def _caps(
     native: frozenset[str] = frozenset(
         {"web_search", "code_execution", "url_context", "tool_search"}
     ),
+    editing: bool = True,
 ) -> ModelCapabilities:
     return ModelCapabilities(
         input_modalities=frozenset({"text", "image", "file"}),
@@ -134,6 +135,7 @@ def _caps(
         native_tool_kinds=native,
         native_text_files=NATIVE_TEXT_FILES,
         count_tokens=True,
+        context_editing=editing,
     )
 
 
@@ -212,13 +214,21 @@ FAMILIES: dict[str, Family] = {
             max_output=8192,
             reasoning=False,
             native=frozenset({"web_search"}),
+            editing=False,
         ),
         8192,
         "none",
         "any",
     ),
     "claude-3-*": Family(
-        _caps(structured=False, pdf=False, max_output=4096, reasoning=False, native=frozenset()),
+        _caps(
+            structured=False,
+            pdf=False,
+            max_output=4096,
+            reasoning=False,
+            native=frozenset(),
+            editing=False,
+        ),
         4096,
         "none",
         "any",
