@@ -541,10 +541,11 @@ class StreamAssembler:
 
     Content blocks keep their stream order: consecutive text deltas of one
     ``key`` form one text block (citations attach to the current one; a new
-    key starts a new block, as the vendor's whole answer has), thinking deltas are
-    joined per ``key``, server-tool events are whole blocks. Tool-call
-    fragments are joined per ``key`` (vendor index or id) in the order calls
-    first appeared.
+    key, or a tool call between them, starts a new block, as the vendor's whole
+    answer has), thinking deltas are joined per ``key``, server-tool events are
+    whole blocks. Tool-call fragments are joined per ``key`` (vendor index or
+    id) in the order calls first appeared; each call keeps its place among the
+    blocks (``ToolCall.position``).
     """
 
     def __init__(self) -> None:
@@ -558,10 +559,12 @@ class StreamAssembler:
         self._rich = False
         #: The key of the text block being streamed (None: no text yet).
         self._text_key: str | int | None = None
+        self._after_call = False
 
     def _text_slot(self) -> tuple[Any, ...]:
-        if not self._order or self._order[-1][0] != "text":
+        if self._after_call or not self._order or self._order[-1][0] != "text":
             self._order.append(("text", [], []))
+            self._after_call = False
         return self._order[-1]
 
     def feed(self, event: ProviderEvent) -> None:
@@ -578,6 +581,7 @@ class StreamAssembler:
             if slot is None:  # its position: the content blocks begun before it (SPEC §21)
                 slot = {"id": None, "name": None, "args": [], "extra": {}, "at": len(self._order)}
                 self.calls[event.key] = slot
+                self._after_call = True  # text after a call is a block of its own
             if event.id:
                 slot["id"] = event.id
             if event.name:

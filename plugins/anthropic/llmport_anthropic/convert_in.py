@@ -20,6 +20,7 @@ from typing import Any
 from llmport.controls.options import unknown_option_error
 from llmport.errors import OptionError, UnsupportedContentError, UnsupportedFeatureError
 from llmport.messages.content import inline_text_file, is_text_like, utf8_text
+from llmport.messages.order import in_order
 from llmport.messages.types import (
     Block,
     CacheControl,
@@ -36,6 +37,7 @@ from llmport.messages.types import (
     ServerToolResult,
     TextBlock,
     ThinkingBlock,
+    ToolCall,
     ToolResult,
     ToolSpec,
 )
@@ -887,7 +889,8 @@ def messages_param(messages: Iterable[Message], model: str) -> list[dict[str, An
     consecutive turns of the same role are merged (the API alternates roles).
     An assistant turn echoes its blocks in order: thinking (with its
     signature) and redacted thinking, text (with its citations), server-tool
-    blocks verbatim, then its tool calls.
+    blocks verbatim, and its tool calls where the model put them (after the
+    blocks, but for a call with a ``position``).
     """
     out: list[dict[str, Any]] = []
     results: list[dict[str, Any]] = []  # tool_result blocks of the user turn being built
@@ -909,11 +912,18 @@ def messages_param(messages: Iterable[Message], model: str) -> list[dict[str, An
             flush()
             role = turn
         if turn == "assistant":
-            content.extend(assistant_block_param(b, model) for b in message.blocks if not _empty(b))
-            content.extend(
-                {"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments}
-                for c in message.tool_calls
-            )
+            for item in in_order(message.blocks, message.tool_calls):
+                if isinstance(item, ToolCall):
+                    content.append(
+                        {
+                            "type": "tool_use",
+                            "id": item.id,
+                            "name": item.name,
+                            "input": item.arguments,
+                        }
+                    )
+                elif not _empty(item):
+                    content.append(assistant_block_param(item, model))
         else:
             results.extend(tool_result_param(r, model) for r in message.tool_results)
             content.extend(block_param(b, model) for b in message.blocks if not _empty(b))

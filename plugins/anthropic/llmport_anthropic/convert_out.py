@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
 
 from llmport.errors import MalformedResponseError
+from llmport.messages.order import settle_positions
 from llmport.messages.types import (
     Block,
     Citation,
@@ -182,6 +183,8 @@ def _response(message: dict[str, Any], prepared: AnthropicPrepared) -> Response:
                     name,
                     arguments if isinstance(arguments, dict) else {},
                     json.dumps(arguments),
+                    # Its place among the blocks (settled below, once they are known).
+                    position=len(texts) if blocks is None else len(blocks),
                 )
             )
         else:
@@ -196,7 +199,7 @@ def _response(message: dict[str, Any], prepared: AnthropicPrepared) -> Response:
     container = message.get("container")
     return Response(
         text="".join(texts),
-        tool_calls=calls,
+        tool_calls=settle_positions(calls, len(blocks) if blocks is not None else 0),
         usage=usage(message.get("usage")),
         stop_reason=reason,
         model=message.get("model") or "",
