@@ -16,7 +16,7 @@ import pytest
 from api_modes import MODES, run_via
 from llmport import ContextPolicy, Runtime
 from llmport.messages.types import Message, TextBlock
-from llmport.testing.loopback import LoopbackServer
+from llmport.testing.loopback import LoopbackServer, Reply
 from wire import TARGETS, Wire
 
 Make = Callable[..., Runtime]
@@ -98,3 +98,16 @@ def test_vendor_is_a_strategy() -> None:
     assert ContextPolicy(strategy="vendor").strategy == "vendor"
     with pytest.raises(OptionError, match="'vendor'"):
         ContextPolicy(strategy="server")  # type: ignore[arg-type]
+
+
+async def test_the_count_asks_for_the_same_context_editing(runtime: Make) -> None:
+    wire = next(w for w in TARGETS if w.id == "anthropic")
+    with LoopbackServer([wire.text_reply("fine")]) as server:
+        runtime(wire, server).exec("now", history=history(), context_policy=POLICY)
+        sent = server.requests[0]
+    with LoopbackServer([Reply(json={"input_tokens": 42})]) as server:
+        count = runtime(wire, server).count_tokens("now", history=history(), context_policy=POLICY)
+        counted = server.requests[0]
+    assert count.input_tokens == 42 and count.source == "vendor"
+    assert counted.json()["context_management"] == sent.json()["context_management"]
+    assert "context-management-2025-06-27" in counted.headers.get("anthropic-beta", "")

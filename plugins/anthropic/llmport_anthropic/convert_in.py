@@ -616,7 +616,11 @@ def count_params(prepared: AnthropicPrepared) -> dict[str, Any]:
     other generation-only fields are left out.
     """
     # The SDK serializes this one: media as strings.
-    return {k: plain(v) for k, v in prepared.params.items() if k in COUNT_FIELDS}
+    out = {k: plain(v) for k, v in prepared.params.items() if k in COUNT_FIELDS}
+    editing = (prepared.params.get("extra_body") or {}).get("context_management")
+    if editing is not None:  # counting takes it too: what is cleared is not counted
+        out["extra_body"] = {"context_management": editing}
+    return out
 
 
 # ---------------------------------------------------------------------------

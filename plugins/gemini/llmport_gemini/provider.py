@@ -394,8 +394,11 @@ class GeminiProvider(Provider):
         if config.http_options is not None and config.http_options.timeout is not None:
             http["timeout"] = config.http_options.timeout
         extra: dict[str, Any] = {}
-        if config.system_instruction is not None:
-            extra["systemInstruction"] = {"parts": [{"text": config.system_instruction}]}
+        system = config.system_instruction
+        if isinstance(system, types.Content):  # several system blocks: one part each
+            extra["systemInstruction"] = {"parts": [{"text": p.text} for p in system.parts or ()]}
+        elif system is not None:
+            extra["systemInstruction"] = {"parts": [{"text": system}]}
         body = dict(config.http_options.extra_body or {}) if config.http_options else {}
         if body.get("tools"):
             extra["tools"] = body["tools"]
