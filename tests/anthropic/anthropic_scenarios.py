@@ -861,48 +861,26 @@ def count_request() -> Any:
 
 # --- deferred tools and tool search (SPEC §23): wire-samples/anthropic/tool-search.json ---------
 
-RATE_SCHEMA = {
-    "additionalProperties": False,
-    "properties": {"from_currency": {"type": "string"}, "to_currency": {"type": "string"}},
-    "required": ["from_currency", "to_currency"],
-    "type": "object",
-}
-STOCK_SCHEMA = {
-    "additionalProperties": False,
-    "properties": {"symbol": {"type": "string"}},
-    "required": ["symbol"],
-    "type": "object",
-}
-
-
-def get_exchange_rate(from_currency: str, to_currency: str) -> str:
-    return "1 USD = 0.92 EUR"
-
-
-def stock_lookup(symbol: str) -> str:
-    return "unknown"
-
 
 def deferred_tools() -> list[Any]:
     """The recording's two deferred tools; llmport adds the tool search tool itself."""
     from llmport import Tool
+    from tool_search_data import (
+        RATE_DESCRIPTION,
+        RATE_SCHEMA,
+        STOCK_DESCRIPTION,
+        STOCK_SCHEMA,
+        get_exchange_rate,
+        stock_lookup,
+    )
 
-    return [
-        Tool.from_schema(
-            "get_exchange_rate",
-            "Look up the current exchange rate between two currencies.",
-            RATE_SCHEMA,
-            get_exchange_rate,
-            defer_loading=True,
-        ),
-        Tool.from_schema(
-            "stock_lookup",
-            "Look up stock price by ticker symbol.",
-            STOCK_SCHEMA,
-            stock_lookup,
-            defer_loading=True,
-        ),
-    ]
+    rate = Tool.from_schema(
+        "get_exchange_rate", RATE_DESCRIPTION, RATE_SCHEMA, get_exchange_rate, defer_loading=True
+    )
+    stock = Tool.from_schema(
+        "stock_lookup", STOCK_DESCRIPTION, STOCK_SCHEMA, stock_lookup, defer_loading=True
+    )
+    return [rate, stock]
 
 
 def _deferred() -> list[Scenario]:

@@ -29,6 +29,14 @@ from openai_depth_scenarios import (
     responses_sse,
 )
 from openai_scenarios import Scenario, message_item, ok, response_obj
+from tool_search_data import (
+    RATE_DESCRIPTION,
+    RATE_SCHEMA,
+    STOCK_DESCRIPTION,
+    STOCK_SCHEMA,
+    get_exchange_rate,
+    stock_lookup,
+)
 
 REASONING_AGAIN = {
     "encrypted_content": ENCRYPTED_3,
@@ -50,21 +58,9 @@ INTERLEAVED = [REASONING_PLAN, PLAN_CALL, REASONING_AGAIN, PLAN_CALL_AGAIN]
 # --- tool-search.json ---------------------------------------------------------------------
 
 SEARCH_QUESTION = "What is the current USD to EUR exchange rate?"
-RATE_SCHEMA = {
-    "additionalProperties": False,
-    "properties": {"from_currency": {"type": "string"}, "to_currency": {"type": "string"}},
-    "required": ["from_currency", "to_currency"],
-    "type": "object",
-}
-STOCK_SCHEMA = {
-    "additionalProperties": False,
-    "properties": {"symbol": {"type": "string"}},
-    "required": ["symbol"],
-    "type": "object",
-}
 RATE_TOOL = {
     "defer_loading": True,
-    "description": "Look up the current exchange rate between two currencies.",
+    "description": RATE_DESCRIPTION,
     "name": "get_exchange_rate",
     "parameters": RATE_SCHEMA,
     "strict": True,
@@ -72,7 +68,7 @@ RATE_TOOL = {
 }
 STOCK_TOOL = {
     "defer_loading": True,
-    "description": "Look up stock price by ticker symbol.",
+    "description": STOCK_DESCRIPTION,
     "name": "stock_lookup",
     "parameters": STOCK_SCHEMA,
     "strict": True,
@@ -106,21 +102,13 @@ RATE_CALL = {
 RATE_TEXT = "Current rate: **1 USD = 0.92 EUR**."
 
 
-def get_exchange_rate(from_currency: str, to_currency: str) -> str:
-    return "1 USD = 0.92 EUR"
-
-
-def stock_lookup(symbol: str) -> str:
-    return "unknown"
-
-
 def search_tools() -> list[Any]:
     """The recording's two deferred tools (strict) and the hosted tool search."""
     return [
         NativeTool("tool_search"),
         Tool.from_schema(
             "get_exchange_rate",
-            RATE_TOOL["description"],
+            RATE_DESCRIPTION,
             RATE_SCHEMA,
             get_exchange_rate,
             strict=True,
@@ -128,7 +116,7 @@ def search_tools() -> list[Any]:
         ),
         Tool.from_schema(
             "stock_lookup",
-            STOCK_TOOL["description"],
+            STOCK_DESCRIPTION,
             STOCK_SCHEMA,
             stock_lookup,
             strict=True,
