@@ -55,7 +55,7 @@ from llmport.provider.translate import answer_field, translating, vendor_boundar
 from llmport.provider.wire import Body
 from llmport.provider.wire import encode as encode_body
 
-from . import convert_in, convert_out, files
+from . import convert_in, convert_out, files, sdk_internals
 from .batch import AnthropicBatch
 from .convert_in import AnthropicPrepared
 from .errors import translate
@@ -322,9 +322,7 @@ def wire_body(
     cached = own.wire.get(stream)
     if cached is not None:
         return cached  # type: ignore[no-any-return]
-    from anthropic._base_client import make_request_options
-    from anthropic._constants import DEFAULT_TIMEOUT, MODEL_NONSTREAMING_TOKENS
-    from anthropic.lib._tracing import messages_create_request_attributes
+    from anthropic import DEFAULT_TIMEOUT
 
     params = _streaming(own.params) if stream else own.params
     # create() lists every field (unset ones as omitted) and merges extra_body over
@@ -339,8 +337,8 @@ def wire_body(
     timeout = params.get("timeout", NOT_GIVEN)
     if not params.get("stream") and timeout is NOT_GIVEN and client.timeout == DEFAULT_TIMEOUT:
         # Raises ValueError for a request too long to send unstreamed, as create() does.
-        timeout = client._calculate_nonstreaming_timeout(
-            params["max_tokens"], MODEL_NONSTREAMING_TOKENS.get(model, None)
+        timeout = sdk_internals.nonstreaming_timeout(
+            client, params["max_tokens"], sdk_internals.model_nonstreaming_tokens(model)
         )
     _sdk_warnings(model, thinking)
     call: dict[str, Any] = {"extra_headers": dict(params.get("extra_headers") or {})}
@@ -348,13 +346,7 @@ def wire_body(
         call["extra_query"] = params["extra_query"]
     if timeout is not NOT_GIVEN:
         call["timeout"] = timeout
-    options = make_request_options(
-        **call,
-        span_name="anthropic.messages.create",
-        span_route="/v1/messages",
-        span_attributes=messages_create_request_attributes,
-    )
-    own.wire[stream] = wired = (encode_body(body), dict(options))
+    own.wire[stream] = wired = (encode_body(body), sdk_internals.request_options(call))
     return wired
 
 

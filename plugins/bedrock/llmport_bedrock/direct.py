@@ -42,6 +42,7 @@ from typing import Any, NoReturn
 
 from llmport.errors import MalformedResponseError
 
+from . import sdk_internals
 from .convert_in import VENDOR, ConversePrepared, MediaBytes, media_of
 from .errors import call, input_error
 
@@ -91,16 +92,18 @@ class Wire:
         self.stream_operation = model.operation_model("ConverseStream")
         self.serializer = create_serializer(model.protocol, include_validation=True)
         self.parser = create_parser(model.protocol)
-        # What botocore's EventStream parses each frame with: the parser's own
-        # event-stream parser and the shape of the answer's ``stream`` member.
-        self.event_parser: Any = self.parser._event_stream_parser
+        # What botocore's EventStream parses each frame with: an event-stream
+        # parser of the protocol's class (the one the parser makes for itself,
+        # with the same default timestamp and blob parsers) and the shape of
+        # the answer's ``stream`` member.
+        self.event_parser: Any = type(self.parser).EVENT_STREAM_PARSER_CLS()
         output = self.stream_operation.output_shape
         self.event_shape: Any = output.members[output.serialization["payload"]]
         self.endpoint_url: str = meta.endpoint_url.rstrip("/")
         self.region: str = meta.region_name
         self.signing_name: str = model.signing_name or model.endpoint_prefix
         # The client's own urllib3 session: its pool, timeouts, proxies and CA bundle.
-        self.http: Any = client._endpoint.http_session
+        self.http: Any = sdk_internals.http_session(client)
         self.user_agent = _botocore_agent()
         self.proxy: tuple[Any, Any] | None = None  # see env_proxy
 

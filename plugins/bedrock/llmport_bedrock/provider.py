@@ -87,7 +87,7 @@ from llmport.provider.clients import ClientCache
 from llmport.provider.contract import TOKEN_COUNTING, Prepared, Provider, ProviderInfo
 from llmport.provider.translate import answer_field, translating, vendor_boundary
 
-from . import convert_in, convert_out, files
+from . import convert_in, convert_out, files, sdk_internals
 from .batch import BedrockBatch
 from .convert_in import ConversePrepared, materialize
 from .direct import AsyncEvents, Wire, usable
@@ -417,7 +417,7 @@ class BedrockProvider(Provider):
             if self._ssl is None:
                 from botocore.httpsession import get_cert_path  # type: ignore[import-untyped]
 
-                verify = getattr(wire.http, "_verify", True)  # AWS_CA_BUNDLE, ca_bundle
+                verify = sdk_internals.session_verify(wire.http)  # AWS_CA_BUNDLE, ca_bundle
                 if verify is False:
                     self._ssl = False
                 else:

@@ -28,6 +28,7 @@ from llmport.plugin import BatchBackend, BatchItem, BatchOutcome, BatchState, Ba
 from llmport.provider.contract import Provider
 from llmport.provider.translate import answer_field, status_error, vendor_boundary
 
+from . import sdk_internals
 from .convert_in import merge, sdk_payload
 from .convert_out import response
 from .errors import VENDOR
@@ -130,13 +131,10 @@ class GeminiBatch(BatchBackend):
 
     def wire(self, inlined: list[Any], extras: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Each inline request as google-genai writes it, ``extra_body`` merged into ``request``."""
-        from google.genai import _common, batches
-
-        client = self.client()._api_client
+        api = sdk_internals.api_client(self.client())
         out = []
         for request, extra in zip(inlined, extras, strict=True):
-            converted = batches._InlinedRequest_to_mldev(client, request)
-            converted = _common.convert_to_dict(converted)
+            converted = sdk_internals.inlined_request_json(api, request)
             converted["request"] = merge(converted.get("request", {}), extra)
             out.append(converted)
         return out

@@ -48,6 +48,7 @@ from llmport.provider.contract import Prepared
 from llmport.provider.wire import Body, encode, urlsafe_base64_of
 from llmport.schema.transform import GEMINI
 
+from . import sdk_internals
 from .files import part as file_part
 from .models import AUDIO_TYPES, FILE_TYPES, IMAGE_TYPES, NATIVE_TEXT_FILES, Family
 
@@ -259,7 +260,7 @@ def wire_request(
     and base64 flavour match what ``generate_content`` sends for the same
     request (``tests/gemini/test_gemini_wire.py``).
     """
-    from google.genai import _common, types
+    from google.genai import types
 
     model = request.model
     generation = _generation_config(request.options, stops)
@@ -276,7 +277,7 @@ def wire_request(
         wire["toolConfig"] = {"functionCallingConfig": _function_calling_wire(request)}
     wire["generationConfig"] = generation
     if body:
-        _common.recursive_dict_update(wire, body)
+        sdk_internals.merge_body(wire, body)
     path = model if model.startswith(("models/", "tunedModels/")) else f"models/{model}"
     return {
         "model": model,
@@ -1029,11 +1030,9 @@ def _wire_model_parts(message: Message) -> list[dict[str, Any]]:
 
 def _sdk_part_wire(raw: Mapping[str, Any]) -> dict[str, Any]:
     """A part kept verbatim, written by google-genai's own converter (rare: code execution)."""
-    from google.genai import _common, models, types
+    from google.genai import types
 
-    converted = models._Part_to_mldev(raw_part(raw, types))
-    out: dict[str, Any] = _common.encode_unserializable_types(_common.convert_to_dict(converted))
-    return out
+    return sdk_internals.part_json(raw_part(raw, types))
 
 
 def _wire_function_response(

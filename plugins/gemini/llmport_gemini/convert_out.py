@@ -51,6 +51,7 @@ from llmport.messages.types import (
 )
 from llmport.provider.translate import malformed
 
+from . import sdk_internals
 from .convert_in import SIGNATURE_KEY, SIGNED_PART_KEY, SYNTHETIC_ID_KEY
 
 VENDOR = "gemini"
@@ -688,19 +689,12 @@ def continues(data: Any) -> bool:
 
 def sdk_response(data: Any, response_json_schema: Any) -> Any:
     """A whole answer's JSON as google-genai's ``GenerateContentResponse`` (as it builds it)."""
-    from google.genai import models, types
-
-    converted = models._GenerateContentResponse_from_mldev(data, None, None)
-    return types.GenerateContentResponse._from_response(
-        response=converted,
-        kwargs={
-            "config": {
-                "response_schema": None,
-                "response_json_schema": response_json_schema,
-                "include_all_fields": None,
-            }
-        },
-    )
+    config = {
+        "response_schema": None,
+        "response_json_schema": response_json_schema,
+        "include_all_fields": None,
+    }
+    return sdk_internals.response_object(data, config)
 
 
 def _attach(blocks: list[Block], found: list[Citation]) -> None:

@@ -60,7 +60,7 @@ from llmport.provider.clients import ClientCache, async_transport
 from llmport.provider.contract import Prepared, Provider, ProviderInfo
 from llmport.provider.translate import answer_field, malformed, translating, vendor_boundary
 
-from . import convert_in, convert_out, files
+from . import convert_in, convert_out, files, sdk_internals
 from .batch import GeminiBatch
 from .errors import translate
 from .models import Family, family_for
@@ -137,20 +137,21 @@ def _request(api: Any, payload: dict[str, Any], method: str = _WHOLE) -> Any:
     senders post them as they are, so the body is serialized once
     (:func:`.convert_in.wire_body`) rather than ``json.dumps``-ed per send.
     """
-    request = api._build_request("post", payload["path"] + method, {}, payload["http_options"])
+    request = sdk_internals.build_request(api, payload["path"] + method, payload["http_options"])
     request.data = convert_in.wire_body(payload).bytes()
     return request
 
 
 def _post(api: Any, payload: dict[str, Any]) -> str:
     """POST the JSON payload through the SDK's sync machinery (its retries, its errors)."""
-    answer = api._request(_request(api, payload), payload["http_options"], stream=False)
+    answer = sdk_internals.send(api, _request(api, payload), payload["http_options"], stream=False)
     return answer.response_stream[0] if answer.response_stream else ""
 
 
 async def _apost(api: Any, payload: dict[str, Any]) -> str:
     """Async :func:`_post` (on the event loop's aiohttp or httpx2 transport)."""
-    answer = await api._async_request(_request(api, payload), payload["http_options"], stream=False)
+    request = _request(api, payload)
+    answer = await sdk_internals.asend(api, request, payload["http_options"], stream=False)
     return answer.response_stream[0] if answer.response_stream else ""
 
 
@@ -513,7 +514,7 @@ class GeminiProvider(Provider):
             answer = self.client().models.generate_content(**payload)
             return convert_out.response(convert_out.check_answer(answer), model)
         _require_contents(payload)
-        text = _post(self.client()._api_client, payload)
+        text = _post(sdk_internals.api_client(self.client()), payload)
         data = convert_out.check_answer(json.loads(text) if text else {})
         done = convert_out.response_json(data, model)
         if done is None:
@@ -530,7 +531,7 @@ class GeminiProvider(Provider):
             answer = await (await self.async_client()).aio.models.generate_content(**payload)
             return convert_out.response(convert_out.check_answer(answer), model)
         _require_contents(payload)
-        text = await _apost((await self.async_client())._api_client, payload)
+        text = await _apost(sdk_internals.api_client(await self.async_client()), payload)
         data = convert_out.check_answer(json.loads(text) if text else {})
         done = convert_out.response_json(data, model)
         if done is None:
@@ -550,37 +551,33 @@ class GeminiProvider(Provider):
         reason is no longer resumable and merges the answers; so does this,
         with the SDK's own helpers and requests.
         """
-        from google.genai import _extra_utils
-
         args = convert_in.sdk_payload(prepared, self.family(prepared.request.model))
         responses = [first]
-        token = _extra_utils.should_continue_generation(first)
+        token = sdk_internals.continuation_token(first)
         models = self.client().models
         while token:
-            config = _extra_utils.prepare_continuation_config(args["config"], token)
-            answer = models._generate_content(
-                model=args["model"], contents=args["contents"], config=config
+            config = sdk_internals.continuation_config(args["config"], token)
+            answer = sdk_internals.generate_once(
+                models, model=args["model"], contents=args["contents"], config=config
             )
             responses.append(answer)
-            token = _extra_utils.should_continue_generation(answer)
-        return _extra_utils.merge_continuation_responses(responses, config=args["config"])
+            token = sdk_internals.continuation_token(answer)
+        return sdk_internals.merge_continued(responses, config=args["config"])
 
     async def _acontinued(self, prepared: Prepared, first: Any) -> Any:
         """Async :meth:`_continued`."""
-        from google.genai import _extra_utils
-
         args = convert_in.sdk_payload(prepared, self.family(prepared.request.model))
         responses = [first]
-        token = _extra_utils.should_continue_generation(first)
+        token = sdk_internals.continuation_token(first)
         models = (await self.async_client()).aio.models
         while token:
-            config = _extra_utils.prepare_continuation_config(args["config"], token)
-            answer = await models._generate_content(
-                model=args["model"], contents=args["contents"], config=config
+            config = sdk_internals.continuation_config(args["config"], token)
+            answer = await sdk_internals.generate_once(
+                models, model=args["model"], contents=args["contents"], config=config
             )
             responses.append(answer)
-            token = _extra_utils.should_continue_generation(answer)
-        return _extra_utils.merge_continuation_responses(responses, config=args["config"])
+            token = sdk_internals.continuation_token(answer)
+        return sdk_internals.merge_continued(responses, config=args["config"])
 
     @vendor_boundary
     def send_stream(self, prepared: Prepared) -> Iterator[ProviderEvent]:
@@ -591,9 +588,9 @@ class GeminiProvider(Provider):
             return
         schema = payload["response_json_schema"]
         _require_contents(payload)
-        api = self.client()._api_client
-        response = api._request(
-            _request(api, payload, _STREAM), payload["http_options"], stream=True
+        api = sdk_internals.api_client(self.client())
+        response = sdk_internals.send(
+            api, _request(api, payload, _STREAM), payload["http_options"], stream=True
         )
         seen: list[Any] = []  # this request's chunks, for a hand-over (see _handover)
         handover: Any = None
@@ -646,8 +643,11 @@ class GeminiProvider(Provider):
         while handover.end_hop(error):
             error = None
             try:
-                for chunk in models._generate_content_stream(
-                    model=args["model"], contents=args["contents"], config=handover.start_hop()
+                for chunk in sdk_internals.generate_stream_once(
+                    models,
+                    model=args["model"],
+                    contents=args["contents"],
+                    config=handover.start_hop(),
                 ):
                     yield from state.feed(handover.observe(chunk))
             except Exception as exc:
@@ -665,9 +665,9 @@ class GeminiProvider(Provider):
             return
         schema = payload["response_json_schema"]
         _require_contents(payload)
-        api = (await self.async_client())._api_client
-        response = await api._async_request(
-            _request(api, payload, _STREAM), payload["http_options"], stream=True
+        api = sdk_internals.api_client(await self.async_client())
+        response = await sdk_internals.asend(
+            api, _request(api, payload, _STREAM), payload["http_options"], stream=True
         )
         seen: list[Any] = []
         handover: Any = None
@@ -728,8 +728,11 @@ class GeminiProvider(Provider):
         while handover.end_hop(error):
             error = None
             try:
-                chunks = await models._generate_content_stream(
-                    model=args["model"], contents=args["contents"], config=handover.start_hop()
+                chunks = await sdk_internals.generate_stream_once(
+                    models,
+                    model=args["model"],
+                    contents=args["contents"],
+                    config=handover.start_hop(),
                 )
                 async for chunk in chunks:
                     for event in state.feed(handover.observe(chunk)):
@@ -747,10 +750,8 @@ class GeminiProvider(Provider):
         which first observes the chunks already read (their events are
         unchanged by it), then the SDK makes any further request.
         """
-        from google.genai import _extra_utils
-
         schema = prepared.payload["response_json_schema"]
-        handover = _extra_utils.StreamContinuation(self._stream_args(prepared)["config"])
+        handover = sdk_internals.stream_continuation(self._stream_args(prepared)["config"])
         handover.start_hop()
         for data in seen:
             handover.observe(convert_out.sdk_response(data, schema))

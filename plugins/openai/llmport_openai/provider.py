@@ -60,7 +60,7 @@ from llmport.provider.translate import answer_field, translating, vendor_boundar
 from llmport.provider.wire import Body, plain
 from llmport.provider.wire import encode as encode_body
 
-from . import convert_in, convert_out, files
+from . import convert_in, convert_out, files, sdk_internals
 from .batch import OpenAIBatch
 from .errors import translate
 from .state import Conversations, split_state
@@ -343,8 +343,6 @@ class _OpenAIProvider(Provider):
         """
         cached = p.wire.get(stream)
         if cached is None:
-            from openai._base_client import make_request_options
-
             kwargs = p.stream_payload if stream else p.payload
             body: dict[str, Any] = {"model": kwargs["model"]}
             if kwargs.get("stream"):
@@ -352,8 +350,7 @@ class _OpenAIProvider(Provider):
             body[self.conversation] = kwargs[self.conversation]
             body.update(kwargs.get("extra_body") or {})
             call = {k: kwargs[k] for k in _CALL_ARGS if k in kwargs}
-            options = make_request_options(**call, security={"bearer_auth": True})
-            p.wire[stream] = cached = (encode_body(body), dict(options))
+            p.wire[stream] = cached = (encode_body(body), sdk_internals.request_options(call))
         return cached
 
     def url_path(self, client: Any, p: OpenAIPrepared) -> str:
@@ -364,10 +361,8 @@ class _OpenAIProvider(Provider):
             and self.path == "/chat/completions"
             and "/deployments" not in str(client.base_url.path)
         ):
-            from openai._utils import path_template
-
             model = (p.payload or p.stream_payload)["model"]
-            return str(path_template("/deployments/{model}", model=model)) + self.path
+            return sdk_internals.deployment_path(model) + self.path
         return self.path
 
     def post_args(self, p: OpenAIPrepared, *, stream: bool, is_async: bool) -> dict[str, Any]:
