@@ -322,7 +322,7 @@ def wire_body(
     cached = own.wire.get(stream)
     if cached is not None:
         return cached  # type: ignore[no-any-return]
-    from anthropic import DEFAULT_TIMEOUT
+    import anthropic  # not "from anthropic import": that costs Python calls per request
 
     params = _streaming(own.params) if stream else own.params
     # create() lists every field (unset ones as omitted) and merges extra_body over
@@ -335,7 +335,11 @@ def wire_body(
         body = reshape(body)
     model, thinking = params["model"], params.get("thinking")
     timeout = params.get("timeout", NOT_GIVEN)
-    if not params.get("stream") and timeout is NOT_GIVEN and client.timeout == DEFAULT_TIMEOUT:
+    if (
+        not params.get("stream")
+        and timeout is NOT_GIVEN
+        and client.timeout == anthropic.DEFAULT_TIMEOUT
+    ):
         # Raises ValueError for a request too long to send unstreamed, as create() does.
         timeout = sdk_internals.nonstreaming_timeout(
             client, params["max_tokens"], sdk_internals.model_nonstreaming_tokens(model)
