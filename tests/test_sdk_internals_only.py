@@ -13,6 +13,7 @@ each kind, so a check that stopped finding anything would fail there.
 from __future__ import annotations
 
 import ast
+import importlib
 from pathlib import Path
 
 import pytest
@@ -114,3 +115,26 @@ def f(client, self):
         "google.genai._common,types",
         "openai._base_client.make_request_options",
     ]
+
+
+def private_parts(source: str) -> set[str]:
+    """Every private segment a module imports or reads (``_common``, ``_api_client``...)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if private_read(node) is not None:
+            found.add(str(private_read(node)))
+        elif private_import(node) is not None:
+            names = [a.name for a in getattr(node, "names", [])]
+            dotted = [getattr(node, "module", None) or "", *names]
+            found |= {p for d in dotted for p in d.split(".") if is_private(p)}
+    return found
+
+
+@pytest.mark.parametrize("vendor", VENDORS)
+def test_sdk_internals_lists_exactly_the_private_names_it_uses(vendor: str) -> None:
+    """``USED`` / ``ON_INSTANCES`` (what the drift tests pin) match the module's code."""
+    module = importlib.import_module(f"llmport_{vendor}.sdk_internals")
+    rows = [*module.USED, *getattr(module, "ON_INSTANCES", ())]
+    listed = {p for row in rows for d in row for p in d.split(".") if is_private(p)}
+    path = ROOT / "plugins" / vendor / f"llmport_{vendor}" / "sdk_internals.py"
+    assert private_parts(path.read_text()) == listed

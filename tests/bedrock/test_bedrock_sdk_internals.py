@@ -51,14 +51,24 @@ def test_session_verify_defaults_to_true_without_one() -> None:
     assert sdk_internals.session_verify(object()) is True
 
 
-def test_event_parser_made_from_the_protocol_class_decodes_blobs() -> None:
-    """``Wire`` makes its event parser from the public class attribute, not the private one."""
-    wire = Wire(client())
-    blob = {"reasoningContent": {"redactedContent": base64.b64encode(b"\x00ab").decode()}}
-    frame = event_frame("contentBlockDelta", {"contentBlockIndex": 0, "delta": blob})
+def decode(wire: Wire, frame: bytes) -> Any:
     buffer = EventStreamBuffer()
     buffer.add_data(frame)
     (message,) = list(buffer)
-    event = wire.event(message)
-    delta = event["contentBlockDelta"]["delta"]
+    return wire.event(message)
+
+
+def test_event_parser_made_from_the_protocol_class_parses_a_frame() -> None:
+    """``Wire`` makes its event parser from the public class attribute, not the private one."""
+    wire = Wire(client())
+    delta = {"contentBlockIndex": 0, "delta": {"text": "hi"}}
+    assert decode(wire, event_frame("contentBlockDelta", delta)) == {"contentBlockDelta": delta}
+
+
+def test_event_parser_decodes_a_reasoning_blob() -> None:
+    """Its default blob parser is the one botocore's parser gives its own (base64 to bytes)."""
+    wire = Wire(client())
+    blob = {"reasoningContent": {"redactedContent": base64.b64encode(b"\x00ab").decode()}}
+    frame = event_frame("contentBlockDelta", {"contentBlockIndex": 0, "delta": blob})
+    delta = decode(wire, frame)["contentBlockDelta"]["delta"]
     assert delta == {"reasoningContent": {"redactedContent": b"\x00ab"}}
