@@ -7,6 +7,7 @@ installs the workspace from uv.lock with the uv backend.
 from __future__ import annotations
 
 import glob
+import tomllib
 
 import nox
 
@@ -59,6 +60,52 @@ def benchmarks(session: nox.Session) -> None:
         session.run("python", script, *session.posargs)
 
 
+#: The suites that speak to the vendor SDKs: each vendor's own tests and the contract suite.
+SDK_SUITES = ("tests/openai", "tests/anthropic", "tests/gemini", "tests/bedrock", "tests/contract")
+
+
+def _declared_sdks() -> list[str]:
+    """Every requirement the vendor plugins declare, except llmport itself (the SDK ranges)."""
+    requirements = []
+    for vendor in ("openai", "anthropic", "gemini", "bedrock"):
+        with open(f"plugins/{vendor}/pyproject.toml", "rb") as file:
+            declared = tomllib.load(file)["project"]["dependencies"]
+        requirements += [req for req in declared if not req.startswith("llmport")]
+    return requirements
+
+
+def _print_sdk_versions(session: nox.Session) -> None:
+    """Say which SDK versions the session tests, so a failure names them."""
+    names = "openai anthropic google-genai boto3 botocore aiohttp httpx"
+    code = (
+        "from importlib.metadata import version\n"
+        f"for name in {names!r}.split(): print(f'{{name}} {{version(name)}}')"
+    )
+    session.run("python", "-c", code)
+
+
+@nox.session
+def sdk_lowest(session: nox.Session) -> None:
+    """The vendor and contract suites at the lowest SDK versions the plugins declare.
+
+    uv's ``lowest-direct`` resolution over the plugins' own requirement strings, so
+    the versions tested are exactly the lower bounds a user's environment may hold.
+    """
+    _sync(session)
+    session.install("--resolution", "lowest-direct", *_declared_sdks())
+    _print_sdk_versions(session)
+    session.run("pytest", "-p", "no:cacheprovider", *SDK_SUITES, *session.posargs)
+
+
+@nox.session
+def sdk_newest(session: nox.Session) -> None:
+    """The vendor and contract suites at the newest SDK releases (upgraded past uv.lock)."""
+    _sync(session)
+    session.install("--upgrade", *_declared_sdks())
+    _print_sdk_versions(session)
+    session.run("pytest", "-p", "no:cacheprovider", *SDK_SUITES, *session.posargs)
+
+
 #: The benchmark environment: the peers and both transports of every SDK, never the
 #: project's own lock. LiteLLM is pinned below a release known to be compromised (1.107.0).
 #: The peers go in first: the SDKs come last, at the versions the plugins require, so
@@ -67,10 +114,10 @@ def benchmarks(session: nox.Session) -> None:
 BENCH_DEPS = (
     "litellm>=1.70,<1.107",
     "pydantic-ai-slim[openai,anthropic,google,bedrock]",
-    "openai[aiohttp]>=3",
-    "anthropic[aiohttp]>=2",
+    "openai[aiohttp]>=3.24",
+    "anthropic[aiohttp]>=2.10",
     "google-genai[aiohttp]>=3",
-    "boto3",
+    "boto3>=1.44",
 )
 
 
