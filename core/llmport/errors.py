@@ -671,10 +671,11 @@ class UnknownModelWarning(UserWarning):
     ``warnings.filterwarnings("ignore", category=llmport.UnknownModelWarning)``.
     """
 
-    def __init__(self, provider: str, model: str) -> None:
+    def __init__(self, provider: str, model: str, hint: str = "") -> None:
         self.provider = provider
         self.model = model
         super().__init__(
             f"{provider}: model {model!r} is not in llmport's tables; it is sent with its "
             "family's (or permissive) capabilities, and the vendor decides what it accepts"
+            + (f"; {hint}" if hint else "")
         )

@@ -57,3 +57,20 @@ def test_public_default_timeout_is_a_default_clients_timeout() -> None:
     """The provider tells a default client's timeout by it (once a private import)."""
     assert anthropic.Anthropic(api_key="test-key").timeout == anthropic.DEFAULT_TIMEOUT
     assert anthropic.Anthropic(api_key="test-key", timeout=7.0).timeout != anthropic.DEFAULT_TIMEOUT
+
+
+def test_vertex_request_path_encodes_each_value_as_one_segment() -> None:
+    request_path = resolve("anthropic.lib.vertex._client", "request_path")
+    assert callable(request_path)
+    path = sdk_internals.vertex_request_path(
+        "/projects/{project_id}/models/{model}:{specifier}",
+        project_id="p-1",
+        model="claude-x@2025",
+        specifier="rawPredict",
+    )
+    assert path.startswith("/projects/p-1/models/claude-x") and path.endswith(":rawPredict")
+
+
+def test_vertex_load_auth_takes_the_project_id() -> None:
+    load_auth = resolve("anthropic.lib.vertex._auth", "load_auth")
+    assert "project_id" in parameters(load_auth)

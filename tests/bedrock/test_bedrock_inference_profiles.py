@@ -134,7 +134,7 @@ def test_an_arn_naming_no_model_is_allowed_with_one_warning() -> None:
             assert rt.run("Hi").output == "fine"
             assert rt.run("Hi again", model=f"bedrock:{ARN}").output == "fine"
         rt.close()
-    assert len([w for w in seen if "names no model" in str(w.message)]) == 1
+    assert len([w for w in seen if "inference_profiles" in str(w.message)]) == 1
 
 
 @pytest.mark.parametrize("bad", [["arn"], {"arn": 3}, {"": SONNET}, "arn=model"])

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from api_modes import MODES, events_via, run_via
-from llmport import FinalEvent, OutputDelta, PartialOutput, Runtime
+from llmport import FinalEvent, OutputDelta, PartialOutput, Runtime, UnsupportedFeatureError
 from llmport.testing.loopback import LoopbackServer, Reply
 from test_contract_structured import SCHEMA
 from wire import TARGETS, Wire
@@ -46,11 +46,16 @@ FORCED_MODELS = {
     "anthropic": "anthropic:claude-sonnet-4-20250514",
     "bedrock": "bedrock:us.anthropic.claude-3-7-sonnet-20250219-v1:0",
 }
+#: (target, output_mode) the vendor cannot do, refused typed before any request
+#: (tested with the profile's refusals), and why.
+REFUSED = {
+    ("deepseek", "native"): "DeepSeek has JSON mode, no json_schema response format",
+}
 CASES = [
     (wire, mode)
     for wire in TARGETS
     for mode in OUTPUT_MODES
-    if mode != "forced" or wire.id in FORCED_MODELS
+    if (mode != "forced" or wire.id in FORCED_MODELS) and (wire.id, mode) not in REFUSED
 ]
 each_case = pytest.mark.parametrize(("wire", "output_mode"), CASES, ids=str)
 each_api = pytest.mark.parametrize("api", MODES)
@@ -166,3 +171,15 @@ async def test_streamed_output_arrives_as_json_text_and_partial_values_that_pref
         assert is_prefix(partial, VALUE), partial
     assert partials[-1] == VALUE
     assert all(a != b for a, b in itertools.pairwise(partials)), "unchanged value sent"
+
+
+@each_api
+@pytest.mark.parametrize(("target", "output_mode"), list(REFUSED), ids=str)
+async def test_an_output_mode_the_vendor_lacks_is_refused_before_any_request(
+    target: str, output_mode: str, api: str, runtime: Make
+) -> None:
+    (wire,) = [w for w in TARGETS if w.id == target]
+    with LoopbackServer([answer(wire, output_mode, False)]) as server:
+        with pytest.raises(UnsupportedFeatureError, match=output_mode):
+            await run_via(api, runtime(wire, server), "Largest city?", **options(wire, output_mode))
+        assert server.requests == []

@@ -109,6 +109,10 @@ NO_TWO_TEXT_BLOCKS = {
     "openai-chat": "a Chat Completions message has one text content",
     "callonly": "a call-only plugin's stream is its whole answer replayed (core, tested above)",
     "callonly-stream": "the suite's own plugin streams plain text only",
+    **{
+        name: "an OpenAI-compatible Chat Completions message has one text content"
+        for name in ("groq", "deepseek", "ollama", "mistral", "openrouter")
+    },
 }
 assert {w.id for w in TARGETS} == set(REPLIES) | set(NO_TWO_TEXT_BLOCKS)
 each_target = pytest.mark.parametrize("wire", [w for w in TARGETS if w.id in REPLIES], ids=str)

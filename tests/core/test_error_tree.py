@@ -73,12 +73,15 @@ def test_every_core_error_is_defined_in_llmport_errors() -> None:
 def test_every_error_is_drawn_under_its_base() -> None:
     tree = drawn_tree(llmport.errors.__doc__ or "")
     classes = {c.__name__: c for c in package_classes()} | {"LlmportError": LlmportError}
+    # The one warning is drawn beside the tree, as a root of its own (a UserWarning).
+    classes["UnknownModelWarning"] = llmport.errors.UnknownModelWarning
     assert set(classes) - set(tree) == set(), "not drawn in the llmport.errors docstring"
     assert set(tree) - set(classes) == set(), "drawn but no such class"
     wrong = {}
     for name, parent in tree.items():
         bases = {b.__name__ for b in classes[name].__bases__}
-        expected = parent or ("Exception" if name == "LlmportError" else "LlmportError")
+        roots = {"LlmportError": "Exception", "UnknownModelWarning": "UserWarning"}
+        expected = parent or roots.get(name, "LlmportError")
         if expected not in bases:
             wrong[name] = (parent, sorted(bases))
     assert wrong == {}

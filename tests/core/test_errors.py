@@ -48,8 +48,10 @@ def test_every_error_is_an_llmport_error_and_exported() -> None:
         for obj in vars(errors_module).values()
         if isinstance(obj, type)
         and issubclass(obj, Exception)
+        and not issubclass(obj, Warning)  # UnknownModelWarning: a warning, exported below
         and obj.__module__ == errors_module.__name__
     ]
+    assert llmport.UnknownModelWarning is errors_module.UnknownModelWarning
     assert len(classes) > 20
     for cls in classes:
         assert issubclass(cls, LlmportError), cls

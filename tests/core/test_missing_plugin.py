@@ -24,7 +24,9 @@ PREFIXES = [
     ("openai", "llmport-openai", "gpt-4o-mini"),
     ("openai-responses", "llmport-openai", "gpt-4o"),
     ("anthropic", "llmport-anthropic", "claude-sonnet-4-6"),
+    ("anthropic-vertex", "llmport-anthropic", "claude-sonnet-4-5@20250929"),
     ("gemini", "llmport-gemini", "gemini-2.5-flash"),
+    ("gemini-vertex", "llmport-gemini", "gemini-2.5-flash"),
     ("bedrock", "llmport-bedrock", "us.amazon.nova-pro-v1:0"),
     # The OpenAI-compatible profiles the openai plugin registers (SPEC §22).
     *((prefix, "llmport-openai", "some-model") for prefix in PROFILES),

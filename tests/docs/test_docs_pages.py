@@ -73,8 +73,9 @@ VENDORS = (
     "gemini",
     "gemini-vertex",
     "bedrock",
+    "groq",
+    "ollama",
 )
-VENDORS = ("openai", "openai-responses", "anthropic", "gemini", "bedrock", "groq", "ollama")
 
 
 def blocks(path: Path) -> list[str]:

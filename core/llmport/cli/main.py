@@ -162,7 +162,9 @@ def _model_records(rows: list[dict[str, Any]], configured: dict[str, str]) -> li
 
     records: list[dict[str, Any]] = []
     for row in rows:
-        patterns = [*row["models"], ANY_OTHER]
+        patterns = list(row["models"])
+        if ANY_OTHER not in patterns:  # a table may already end with its own "*" row
+            patterns.append(ANY_OTHER)
         named: dict[str, list[str]] = {pattern: [] for pattern in patterns}
         for alias, target in {**row["aliases"], **configured}.items():
             prefix, _, model = target.partition(":")
@@ -170,7 +172,7 @@ def _model_records(rows: list[dict[str, Any]], configured: dict[str, str]) -> li
                 first = next(p for p in patterns if p == model or fnmatchcase(model, p))
                 named[first].append(alias)
         for pattern in patterns:
-            caps = row["default"] if pattern == ANY_OTHER else row["models"][pattern]
+            caps = row["models"].get(pattern, row["default"])
             records.append(
                 {
                     "provider": row["prefix"],

@@ -14,13 +14,13 @@ import base64
 import binascii
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from ..errors import MessageError
 from .check import canonical_media_type, check_message, media_problem, sniff_media_type
 
 if TYPE_CHECKING:
+    from datetime import datetime  # imported where a FileRef is read: keeps the import light
     from decimal import Decimal  # imported where a cost is made: keeps `import llmport` light
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -1222,6 +1222,8 @@ def _file_ref(d: dict[str, Any]) -> Block:
     if size is not None and (isinstance(size, bool) or not isinstance(size, int)):
         raise MessageError("file_ref block: 'size' must be an integer")
     try:
+        from datetime import datetime
+
         when = None if expires is None else datetime.fromisoformat(expires)
     except (TypeError, ValueError):
         raise MessageError("file_ref block: 'expires_at' must be an ISO 8601 time") from None

@@ -182,8 +182,12 @@ class Provider:
                 first = model not in self._caps
                 self._caps[model] = caps
             if first and info is not None:
-                warn_if_unknown(info, model)
+                self.warn_if_unknown(info, model)
         return caps
+
+    def warn_if_unknown(self, info: ProviderInfo, model: str) -> None:
+        """Warn once that ``model`` is not in the tables (a plugin may add a hint)."""
+        warn_if_unknown(info, model)
 
     def check(self, request: Request) -> ModelCapabilities:
         """Raise input errors for what the model cannot take; return its capabilities.
@@ -383,10 +387,10 @@ def _close_quietly(close: Callable[[], Any]) -> None:
         close()
 
 
-def warn_if_unknown(info: ProviderInfo, model: str) -> None:
+def warn_if_unknown(info: ProviderInfo, model: str, hint: str = "") -> None:
     """Warn (:class:`~llmport.errors.UnknownModelWarning`) if ``info`` does not know ``model``."""
     if not info.knows(model):
-        warnings.warn(UnknownModelWarning(info.prefix, model), stacklevel=3)
+        warnings.warn(UnknownModelWarning(info.prefix, model, hint), stacklevel=4)
 
 
 def check_block(vendor: str, model: str, caps: ModelCapabilities, block: MediaBlock) -> None:

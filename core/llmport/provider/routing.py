@@ -24,7 +24,9 @@ KNOWN_PLUGINS: dict[str, str] = {
     "openai": "llmport-openai",
     "openai-responses": "llmport-openai",
     "anthropic": "llmport-anthropic",
+    "anthropic-vertex": "llmport-anthropic",
     "gemini": "llmport-gemini",
+    "gemini-vertex": "llmport-gemini",
     "bedrock": "llmport-bedrock",
     # OpenAI-compatible services: profiles of the openai plugin (SPEC §22)
     **dict.fromkeys(

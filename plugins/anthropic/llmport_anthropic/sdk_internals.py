@@ -23,6 +23,8 @@ USED: tuple[tuple[str, str], ...] = (
     ("anthropic._base_client", "BaseClient._calculate_nonstreaming_timeout"),
     ("anthropic._constants", "MODEL_NONSTREAMING_TOKENS"),
     ("anthropic.lib._tracing", "messages_create_request_attributes"),
+    ("anthropic.lib.vertex._client", "request_path"),
+    ("anthropic.lib.vertex._auth", "load_auth"),
 )
 
 
@@ -81,3 +83,30 @@ def nonstreaming_timeout(client: Any, max_tokens: int, max_nonstreaming_tokens: 
     publicly, at the cost of re-serializing the body.
     """
     return client._calculate_nonstreaming_timeout(max_tokens, max_nonstreaming_tokens)
+
+
+def vertex_request_path(template: str, **values: str) -> str:
+    """``template`` filled as ``AnthropicVertex`` fills its ``rawPredict`` paths.
+
+    ``anthropic.lib.vertex._client.request_path`` (a template and keyword
+    values; absent in anthropic 2.0, present at the lowest declared 2.10):
+    percent-encodes each value as one path segment. The public client builds
+    the path only inside ``messages.create``, which re-serializes the body per
+    send; the Vertex provider posts bytes serialized once.
+    """
+    from anthropic.lib.vertex._client import request_path
+
+    return str(request_path(template, **values))
+
+
+def vertex_default_credentials(project: str | None) -> tuple[Any, str | None]:
+    """Google Application Default Credentials (a first token minted) and their project.
+
+    ``anthropic.lib.vertex._auth.load_auth(project_id=...)`` (since anthropic
+    2.0): the same google-auth lookup ``AnthropicVertex`` does, so llmport
+    finds credentials exactly where the SDK would. No public function exposes it.
+    """
+    from anthropic.lib.vertex._auth import load_auth
+
+    found: tuple[Any, str | None] = load_auth(project_id=project)
+    return found

@@ -51,7 +51,7 @@ from llmport.provider.contract import ProviderInfo
 from llmport.provider.translate import translating
 from llmport.provider.wire import Body
 
-from . import convert_in
+from . import convert_in, sdk_internals
 from .convert_in import AnthropicPrepared
 from .errors import translate
 from .models import family_for, vertex_model_id
@@ -210,13 +210,11 @@ def _vertex_body(body: dict[str, Any]) -> dict[str, Any]:
 
 def vertex_path(client: Any, model: str, *, stream: bool) -> str:
     """The model's ``rawPredict`` path, percent-encoded as the SDK's Vertex client encodes it."""
-    from anthropic.lib.vertex._client import request_path
-
     specifier = "streamRawPredict" if stream else "rawPredict"
     template = (
         "/projects/{project_id}/locations/{region}/publishers/anthropic/models/{model}:{specifier}"
     )
-    url = request_path(
+    url = sdk_internals.vertex_request_path(
         template,
         project_id=client.project_id,
         region=client.region,
@@ -235,10 +233,8 @@ def _default_credentials(project: str | None) -> tuple[Any, str | None]:
     anywhere: a :class:`ConfigError` before any request. A failing token
     endpoint is left to :func:`_translate` (an authentication or connection error).
     """
-    from anthropic.lib.vertex._auth import load_auth
-
     try:
-        return load_auth(project_id=project)
+        return sdk_internals.vertex_default_credentials(project)
     except Exception as exc:
         kind = type(exc).__name__
         if kind == "DefaultCredentialsError":

@@ -68,7 +68,6 @@ import contextvars
 import functools
 import os
 import threading
-import warnings
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
@@ -84,7 +83,13 @@ from llmport.messages.types import (
 )
 from llmport.observe.redaction import register_secret
 from llmport.provider.clients import ClientCache
-from llmport.provider.contract import TOKEN_COUNTING, Prepared, Provider, ProviderInfo
+from llmport.provider.contract import (
+    TOKEN_COUNTING,
+    Prepared,
+    Provider,
+    ProviderInfo,
+    warn_if_unknown,
+)
 from llmport.provider.translate import answer_field, translating, vendor_boundary
 
 from . import convert_in, convert_out, files, sdk_internals
@@ -194,7 +199,6 @@ class BedrockProvider(Provider):
         self._ssl: Any = None  # the async path's TLS context (see _tls)
         self._families: dict[str, Family] = {}
         self.inference_profiles = _profiles(self.settings.get("inference_profiles"))
-        self._warned: set[str] = set()  # ARNs already warned about (once each)
 
     def __repr__(self) -> str:
         # Settings may hold credentials: show only where requests go.
@@ -250,19 +254,16 @@ class BedrockProvider(Provider):
 
     def capabilities(self, model: str) -> ModelCapabilities:
         """The capabilities of the model behind ``model`` (an ARN with no known model: warned)."""
-        behind = self.model_behind(model)
-        if behind == model and model not in self._warned and names_no_model(model):
-            self._warned.add(model)
-            warnings.warn(
-                f"bedrock: {model} names no model llmport knows: permissive capabilities "
-                "(Bedrock itself refuses what the model cannot do); name its model with "
-                "the inference_profiles setting ({ARN: model id}) for exact checks",
-                UserWarning,
-                stacklevel=2,
-            )
         if self.info is None:  # created directly, not through the registration
             return self.family(model).caps
-        return super().capabilities(behind)
+        return super().capabilities(self.model_behind(model))
+
+    def warn_if_unknown(self, info: ProviderInfo, model: str) -> None:
+        """The core's one warning; for an ARN naming no model, how to name it."""
+        hint = ""
+        if names_no_model(model):
+            hint = "name its model with the inference_profiles setting ({ARN: model id})"
+        warn_if_unknown(info, model, hint)
 
     # -- prepare: once per model request, no I/O -------------------------------------
 

@@ -34,6 +34,7 @@ from llmport.plugin import (
 )
 from llmport.provider.translate import answer_field, vendor_boundary
 
+from . import sdk_internals
 from .convert_out import ResponsesStream, responses_response
 from .errors import stream_error
 
@@ -86,11 +87,9 @@ class ResponsesBackground(BackgroundBackend):
         return f"{self.api.path}/{quote(vendor_id, safe='')}{tail}"
 
     def _get_args(self, query: dict[str, Any], stream: bool, is_async: bool) -> dict[str, Any]:
-        from openai._base_client import make_request_options
-
         args: dict[str, Any] = {
             "cast_to": self.api.raw_response_type(),
-            "options": make_request_options(extra_query=query, security={"bearer_auth": True}),
+            "options": sdk_internals.request_options({"extra_query": query}),
         }
         if stream:
             args["cast_to"], args["stream_cls"] = self.api.sdk_types(is_async=is_async)

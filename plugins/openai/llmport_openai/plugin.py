@@ -58,7 +58,9 @@ def profile_info(profile: Profile, plugin: str = "llmport-openai") -> ProviderIn
         factory=_profile_factory(profile),
         description=profile.description,
         aliases=dict(profile.aliases),
-        models=dict(profile.models),
+        # A service hosts any model: its table refines some, "*" is every other (no
+        # unknown-model warning for a model the service serves and llmport never listed).
+        models={**profile.models, "*": profile.default},
         default=profile.default,
         plugin=plugin,
     )
