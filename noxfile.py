@@ -76,7 +76,7 @@ def _declared_sdks() -> list[str]:
 
 def _print_sdk_versions(session: nox.Session) -> None:
     """Say which SDK versions the session tests, so a failure names them."""
-    names = "openai anthropic google-genai boto3 botocore aiohttp httpx"
+    names = "openai anthropic google-genai boto3 botocore aiohttp"
     code = (
         "from importlib.metadata import version\n"
         f"for name in {names!r}.split(): print(f'{{name}} {{version(name)}}')"
@@ -88,11 +88,12 @@ def _print_sdk_versions(session: nox.Session) -> None:
 def sdk_lowest(session: nox.Session) -> None:
     """The vendor and contract suites at the lowest SDK versions the plugins declare.
 
-    uv's ``lowest-direct`` resolution over the plugins' own requirement strings, so
-    the versions tested are exactly the lower bounds a user's environment may hold.
+    uv's ``lowest-direct`` resolution over the plugins' own requirement
+    strings; ``--upgrade`` drops the installed versions as preferences (a newer
+    installed release would otherwise satisfy the range and stay).
     """
     _sync(session)
-    session.install("--resolution", "lowest-direct", *_declared_sdks())
+    session.install("--upgrade", "--resolution", "lowest-direct", *_declared_sdks())
     _print_sdk_versions(session)
     session.run("pytest", "-p", "no:cacheprovider", *SDK_SUITES, *session.posargs)
 
