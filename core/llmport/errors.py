@@ -86,7 +86,31 @@ from .observe.redaction import redact_settings as redact_settings
 
 
 class LlmportError(Exception):
-    """Base class of every llmport error."""
+    """Base class of every llmport error.
+
+    Every error pickles and unpickles whole (message, attributes, class), so
+    it survives a process boundary: a durable run's recorded step, a worker
+    pool, a multiprocessing queue. ``Exception``'s own pickling calls the
+    class with ``args`` alone, which the subclasses with their own
+    ``__init__`` do not take.
+    """
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuilt, (type(self), self.args, dict(self.__dict__)))
+
+
+def _rebuilt(cls: type[LlmportError], args: tuple[Any, ...], state: dict[str, Any]) -> Any:
+    """An error of ``cls`` with ``args`` and attributes ``state``, its ``__init__`` not run."""
+    # The builtin base whose __new__ lays the instance out (OSError under ValueError, say).
+    for builtin in (b for b in cls.__mro__ if b.__module__ == "builtins"):
+        try:
+            error = builtin.__new__(cls, *args)
+        except TypeError:
+            continue
+        BaseException.__init__(error, *args)  # sets args; no subclass __init__ runs
+        error.__dict__.update(state)
+        return error
+    raise TypeError(f"cannot rebuild {cls.__name__}")  # unreachable: BaseException fits
 
 
 # --- input errors: raised before any network call --------------------------
