@@ -36,6 +36,13 @@ _HOST_PREFIXES = (
     "OLLAMA_",
     "MISTRAL_",
     "OPENROUTER_",
+    "VLLM_",
+    "LMSTUDIO_",
+    "XAI_",
+    "TOGETHER_",
+    "FIREWORKS_",
+    "CEREBRAS_",
+    "HF_TOKEN",
 )
 
 

@@ -31,14 +31,19 @@ from llmport.errors import (
 )
 from llmport.messages.types import FinalEvent, StreamEvent, TextDelta
 from llmport.testing.loopback import LoopbackServer, Reply
-from wire import TARGETS, Wire, raised, targets
+from wire import TARGETS, Wire, profile_modes, raised, targets
 
-each_target = pytest.mark.parametrize("wire", TARGETS, ids=str)
-each_mode = pytest.mark.parametrize("mode", MODES)
+
+def each_case(wires: list[Wire]) -> pytest.MarkDecorator:
+    """Parametrize over (wire, mode): ``wires`` in every mode, each built-in profile in one."""
+    cases = profile_modes(wires, MODES)
+    return pytest.mark.parametrize(("wire", "mode"), cases, ids=[f"{w}-{m}" for w, m in cases])
+
+
+each_target = each_case(TARGETS)
 Make = Callable[..., Runtime]
 
 
-@each_mode
 @each_target
 async def test_429_retry_after_is_honoured(wire: Wire, mode: str, runtime: Make) -> None:
     delays: list[float] = []
@@ -50,11 +55,14 @@ async def test_429_retry_after_is_honoured(wire: Wire, mode: str, runtime: Make)
     assert [type(f.error) for f in result.failures] == [RateLimitError]
 
 
-TRANSIENT = [(w, status) for w in TARGETS for status in w.transient_statuses]
+TRANSIENT = [
+    (w, m, status) for w, m in profile_modes(TARGETS, MODES) for status in w.transient_statuses
+]
 
 
-@each_mode
-@pytest.mark.parametrize(("wire", "status"), TRANSIENT, ids=[f"{w}-{s}" for w, s in TRANSIENT])
+@pytest.mark.parametrize(
+    ("wire", "mode", "status"), TRANSIENT, ids=[f"{w}-{m}-{s}" for w, m, s in TRANSIENT]
+)
 async def test_transient_status_is_retried(
     wire: Wire, status: int, mode: str, runtime: Make
 ) -> None:
@@ -71,7 +79,6 @@ async def test_transient_status_is_retried(
     assert delays == [0.25]  # llmport's backoff (jitter off, initial 0.25), no Retry-After
 
 
-@each_mode
 @each_target
 async def test_connection_reset_is_retried(wire: Wire, mode: str, runtime: Make) -> None:
     with LoopbackServer([Reply(reset=True), wire.text_reply("fine")]) as server:
@@ -81,7 +88,6 @@ async def test_connection_reset_is_retried(wire: Wire, mode: str, runtime: Make)
     assert isinstance(result.failures[0].error, ProviderConnectionError)
 
 
-@each_mode
 @each_target
 async def test_client_timeout_is_retried(wire: Wire, mode: str, runtime: Make) -> None:
     slow = wire.text_reply("too late")
@@ -94,7 +100,6 @@ async def test_client_timeout_is_retried(wire: Wire, mode: str, runtime: Make) -
     assert isinstance(failure, ProviderTimeoutError) and failure.retryable, repr(failure)
 
 
-@each_mode
 @each_target
 async def test_malformed_json_is_retried(wire: Wire, mode: str, runtime: Make) -> None:
     with LoopbackServer([wire.malformed_reply(), wire.text_reply("fine")]) as server:
@@ -120,8 +125,7 @@ def shown(events: list[StreamEvent]) -> str:
     return "".join(e.text for e in events if isinstance(e, TextDelta))
 
 
-@each_mode
-@pytest.mark.parametrize("wire", STREAMING_CUT, ids=str)
+@each_case(STREAMING_CUT)
 async def test_stream_cut_after_text_raises_stream_interrupted_never_splices(
     wire: Wire, mode: str, runtime: Make
 ) -> None:
@@ -151,8 +155,7 @@ async def test_stream_cut_after_text_raises_stream_interrupted_never_splices(
     assert not any(isinstance(e, FinalEvent) for e in events)
 
 
-@each_mode
-@pytest.mark.parametrize("wire", STREAMING_RESTART, ids=str)
+@each_case(STREAMING_RESTART)
 async def test_stream_retry_restart_announces_the_restart_then_the_whole_new_answer(
     wire: Wire, mode: str, runtime: Make
 ) -> None:
@@ -172,7 +175,6 @@ async def test_stream_retry_restart_announces_the_restart_then_the_whole_new_ans
     assert final.result.failures and all(f.error.retryable for f in final.result.failures)
 
 
-@each_mode
 @each_target
 async def test_stream_failing_before_any_event_is_retried_unseen(
     wire: Wire, mode: str, runtime: Make
@@ -190,7 +192,6 @@ async def test_stream_failing_before_any_event_is_retried_unseen(
     ]
 
 
-@each_mode
 @each_target
 async def test_exhausted_retries_raise_exec_failed_listing_every_attempt(
     wire: Wire, mode: str, runtime: Make
@@ -224,7 +225,6 @@ async def test_exhausted_retries_raise_exec_failed_listing_every_attempt(
 PERMANENT = [(400, BadRequestError), (401, AuthenticationError), (404, NotFoundError)]
 
 
-@each_mode
 @pytest.mark.parametrize(("status", "cls"), PERMANENT, ids=[str(s) for s, _ in PERMANENT])
 @each_target
 async def test_permanent_error_raises_at_once(

@@ -9,10 +9,10 @@ import pytest
 from api_modes import MODES, run_via
 from llmport import Runtime
 from llmport.testing.loopback import LoopbackServer
-from wire import TARGETS, Wire
+from wire import TARGETS, Wire, profile_modes
 
-each_target = pytest.mark.parametrize("wire", TARGETS, ids=str)
-each_mode = pytest.mark.parametrize("mode", MODES)
+CASES = profile_modes(TARGETS, MODES)  # each built-in profile in one mode
+each_case = pytest.mark.parametrize(("wire", "mode"), CASES, ids=[f"{w}-{m}" for w, m in CASES])
 each_stream = pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
 Make = Callable[..., Runtime]
 
@@ -34,8 +34,7 @@ def reply(wire: Wire, text: str, stream: bool) -> object:
 
 
 @each_stream
-@each_mode
-@each_target
+@each_case
 async def test_schema_goes_through_the_native_mechanism(
     wire: Wire, mode: str, stream: bool, runtime: Make
 ) -> None:
@@ -50,8 +49,7 @@ async def test_schema_goes_through_the_native_mechanism(
 
 
 @each_stream
-@each_mode
-@each_target
+@each_case
 async def test_invalid_reply_gets_one_repair_round(
     wire: Wire, mode: str, stream: bool, runtime: Make
 ) -> None:

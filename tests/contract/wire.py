@@ -44,7 +44,17 @@ import call_only  # noqa: E402
 import gemini_scenarios as gem  # noqa: E402
 import openai_scenarios as oai  # noqa: E402
 
-__all__ = ["MISSING", "NOT_APPLICABLE", "TARGETS", "Wire", "make_runtime", "raised", "targets"]
+__all__ = [
+    "MISSING",
+    "NOT_APPLICABLE",
+    "PROFILE_TARGETS",
+    "TARGETS",
+    "Wire",
+    "make_runtime",
+    "profile_modes",
+    "raised",
+    "targets",
+]
 
 #: ``vendor_field`` found nothing.
 MISSING: Any = type("Missing", (), {"__repr__": lambda self: "<missing>"})()
@@ -391,6 +401,70 @@ class DeepSeekWire(CompatWire):
         return schema
 
 
+class VllmWire(CompatWire):
+    id = "vllm"
+    model = "vllm:Qwen/Qwen3-0.6B"
+    provider = company = "vllm"
+    key_env = ("VLLM_API_KEY",)
+    _model_version = "Qwen/Qwen3-0.6B"
+
+
+class LMStudioWire(CompatWire):
+    id = "lmstudio"
+    model = "lmstudio:qwen/qwen3-4b"
+    provider = company = "lmstudio"
+    key_env = ("LMSTUDIO_API_KEY",)
+    _model_version = "qwen/qwen3-4b"
+
+
+class XaiWire(CompatWire):
+    id = "xai"
+    model = "xai:grok-4"
+    provider = company = "xai"
+    key_env = ("XAI_API_KEY",)
+    standard_key = (  # xai- and 80 letters and digits
+        "xai-FakeXaiKeyForTheContractSuite0a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8s9T0u1V2w3X4Yz"
+    )
+    _model_version = "grok-4-0709"
+
+
+class TogetherWire(CompatWire):
+    id = "together"
+    model = "together:meta-llama/Llama-3.3-70B-Instruct-Turbo"
+    provider = company = "together"
+    key_env = ("TOGETHER_API_KEY",)
+    standard_key = "tgp_v1_FakeTogetherKeyForTheContractSuite0123456789ab"
+    _model_version = "meta-llama/Llama-3.3-70B-Instruct-Turbo"
+
+
+class FireworksWire(CompatWire):
+    id = "fireworks"
+    model = "fireworks:accounts/fireworks/models/llama-v3p3-70b-instruct"
+    provider = company = "fireworks"
+    key_env = ("FIREWORKS_API_KEY",)
+    base_path = "/inference/v1"
+    standard_key = "fw_FakeFireworksKeyForTheContractSuite01"
+    _model_version = "accounts/fireworks/models/llama-v3p3-70b-instruct"
+
+
+class CerebrasWire(CompatWire):
+    id = "cerebras"
+    model = "cerebras:llama-3.3-70b"
+    provider = company = "cerebras"
+    key_env = ("CEREBRAS_API_KEY",)
+    standard_key = "csk-fakecerebraskeyforthecontractsuite0123456789ab"
+    _model_version = "llama-3.3-70b"
+
+
+class HuggingFaceWire(CompatWire):
+    id = "huggingface"
+    model = "huggingface:meta-llama/Llama-3.3-70B-Instruct"
+    provider = company = "huggingface"
+    key_env = ("HF_TOKEN",)
+    standard_key = "hf_FakeHuggingFaceTokenForTheContractSuit"
+    _model_version = "meta-llama/Llama-3.3-70B-Instruct"
+
+
 # ---------------------------------------------------------------------------
 # OpenAI Responses
 # ---------------------------------------------------------------------------
@@ -493,6 +567,39 @@ class OpenAIResponsesWire(OpenAIChatWire):
             ("response.output_item.done", {"output_index": 0, "item": done}),
         ]
         return self._events(final, middle)
+
+
+class DeepSeekResponsesWire(OpenAIResponsesWire):
+    """DeepSeek's Responses-compatible endpoint: no ``/v1``, DeepSeek's key, no json_schema."""
+
+    id = "deepseek-responses"
+    model = "deepseek-responses:deepseek-chat"
+    provider = company = "deepseek-responses"
+    key_env = ("DEEPSEEK_API_KEY",)
+    _model_version = "deepseek-chat"
+
+    def endpoint_settings(self, url: str) -> dict[str, Any]:
+        return {"base_url": url}
+
+    def credentials(self, fmt: str = "test") -> dict[str, str]:
+        standard = {"api_key": DeepSeekWire.standard_key}
+        return standard if fmt == "standard" else super().credentials(fmt)
+
+    def env(self, creds: dict[str, str]) -> dict[str, str]:
+        return {"DEEPSEEK_API_KEY": creds["api_key"]}
+
+    def path(self, stream: bool = False) -> str:
+        return "/responses"
+
+    def structured_schema(self, body: Any) -> dict[str, Any]:
+        fmt = (body.get("text") or {}).get("format")
+        assert fmt == {"type": "json_object"}, (
+            f"deepseek-responses: text.format json_object expected, got {fmt!r}"
+        )
+        instructions = body.get("instructions")
+        assert instructions, "deepseek-responses: the schema belongs in instructions"
+        schema: dict[str, Any] = json.loads(instructions.rsplit("\n", 1)[-1])
+        return schema
 
 
 # ---------------------------------------------------------------------------
@@ -932,9 +1039,40 @@ NOT_APPLICABLE: dict[tuple[str, str], str] = {
 }
 
 
-def targets(test: str) -> list[Wire]:
-    """The targets ``test`` runs on: every target but those :data:`NOT_APPLICABLE` says."""
-    return [w for w in TARGETS if (w.id, test) not in NOT_APPLICABLE]
+#: The other built-in profiles of the openai plugin (SPEC §22). Not in :data:`TARGETS`:
+#: their wire is the one GroqWire & co. already run everywhere, so only the contract
+#: areas where a profile's own quirks matter (key variable, base URL path, error
+#: bodies, structured output) run for them: faults, secrets, bad input, structured
+#: output, each lean (see :func:`profile_modes`). vLLM and LM Studio take no key
+#: locally, so they have no missing-key case.
+PROFILE_TARGETS: list[Wire] = [
+    VllmWire(),
+    LMStudioWire(),
+    XaiWire(),
+    TogetherWire(),
+    FireworksWire(),
+    CerebrasWire(),
+    HuggingFaceWire(),
+    DeepSeekResponsesWire(),
+]
+
+
+def targets(test: str, extra_profiles: bool = False) -> list[Wire]:
+    """The targets ``test`` runs on: every target but those :data:`NOT_APPLICABLE` says
+    (and :data:`PROFILE_TARGETS` too with ``extra_profiles``)."""
+    pool = TARGETS + PROFILE_TARGETS if extra_profiles else TARGETS
+    return [w for w in pool if (w.id, test) not in NOT_APPLICABLE]
+
+
+def profile_modes(wires: list[Wire], modes: list[str]) -> list[tuple[Wire, str]]:
+    """(target, mode) cases: every one of ``wires`` in every mode, each profile target in one.
+
+    The profiles take the modes in turn (vllm sync, lmstudio async, ...), so every
+    mode runs on some profile while each profile adds one case, not ``len(modes)``.
+    """
+    cases = [(w, m) for w in wires for m in modes]
+    cases += [(w, modes[i % len(modes)]) for i, w in enumerate(PROFILE_TARGETS)]
+    return cases
 
 
 def make_runtime(

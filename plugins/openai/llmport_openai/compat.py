@@ -190,6 +190,8 @@ class CompatResponsesProvider(_Compat, OpenAIResponsesProvider):
         self, request: Request, caps: ModelCapabilities
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         body, call = super().body(request, caps)
+        if self.profile.json_mode_only and request.response_format is not None:
+            responses_json_mode(body, request)
         check_rejected(self.profile, body, self.name, request.model)
         return body, call
 
@@ -237,6 +239,17 @@ def json_mode(body: dict[str, Any], request: Request) -> None:
     messages = body["messages"]
     at = 1 if messages and messages[0].get("role") == "system" else 0
     messages.insert(at, instruction)
+
+
+def responses_json_mode(body: dict[str, Any], request: Request) -> None:
+    """:func:`json_mode` on the Responses wire: ``text.format`` is ``json_object`` and the
+    schema goes in ``instructions`` (after the caller's system prompt)."""
+    if request.response_format is None:
+        return
+    body["text"] = {**(body.get("text") or {}), "format": {"type": "json_object"}}
+    instruction = prompt_instruction(request.response_format)
+    system = body.get("instructions")
+    body["instructions"] = f"{system}\n\n{instruction}" if system else instruction
 
 
 def echo_reasoning(profile: Profile, out: dict[str, Any], thinking: list[ThinkingBlock]) -> None:

@@ -69,8 +69,9 @@ class Profile:
     parallel_tool_calls: bool = True
     #: Error statuses of the service's own that mean "try again later" (an OverloadedError).
     transient_statuses: tuple[int, ...] = ()
-    #: ``response_format`` takes only ``json_object``: a schema is sent as JSON mode plus
-    #: the schema in a system message (the service's documented way).
+    #: ``response_format`` (Responses: ``text.format``) takes only ``json_object``: a schema is
+    #: sent as JSON mode plus the schema in a system message or ``instructions`` (the
+    #: service's documented way).
     json_mode_only: bool = False
     #: One line for the docs table: what differs from OpenAI.
     differs: str = ""
@@ -220,7 +221,9 @@ def _profiles() -> dict[str, Profile]:
             "DeepSeek (Responses-compatible endpoint)",
             wire="responses",
             default=NO_SCHEMA,
-            differs="Responses wire; reasoning items carry `reasoning_text` content and go back",
+            json_mode_only=True,  # as on DeepSeek's Chat Completions (NO_SCHEMA's document)
+            differs="Responses wire; reasoning items carry `reasoning_text` content and go back; "
+            "no json_schema: a schema goes as `json_object` plus the schema in `instructions`",
             docs="https://api-docs.deepseek.com/",
         ),
         Profile(
