@@ -51,12 +51,14 @@ from llmport_otel import OpenTelemetry
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from wire import TARGETS, Wire, raised
+from wire import PROFILE_TARGETS, TARGETS, Wire, profile_modes, raised
 
 Make = Callable[..., Runtime]
 KEY_FORMATS = ["standard", "custom"]
 ECHOES = ["whole", "middle", "tail"]
-MATRIX = [(w, fmt) for w in TARGETS for fmt in KEY_FORMATS]
+#: Every target and every built-in profile (its own key variable and key shape).
+EVERY_WIRE = TARGETS + PROFILE_TARGETS
+MATRIX = [(w, fmt) for w in EVERY_WIRE for fmt in KEY_FORMATS]
 each_key = pytest.mark.parametrize(("wire", "fmt"), MATRIX, ids=[f"{w}-{fmt}" for w, fmt in MATRIX])
 each_echo = pytest.mark.parametrize("echo_kind", ECHOES)
 DEMO = Path(__file__).resolve().parent.parent / "mcp" / "servers" / "demo_server.py"
@@ -94,9 +96,16 @@ def leaky_tools(payload: str) -> list[Any]:
     return [lookup, refund]
 
 
-@pytest.mark.parametrize("way", ["run", "astream"])
+#: (wire, key format, way): each built-in profile one way (they take the two in turn).
+TOOL_CASES = [
+    (w, fmt, way) for w, way in profile_modes(TARGETS, ["run", "astream"]) for fmt in KEY_FORMATS
+]
+
+
 @each_echo
-@each_key
+@pytest.mark.parametrize(
+    ("wire", "fmt", "way"), TOOL_CASES, ids=[f"{w}-{fmt}-{way}" for w, fmt, way in TOOL_CASES]
+)
 async def test_tool_results_and_errors_are_redacted_before_they_are_posted(
     wire: Wire,
     fmt: str,
@@ -251,7 +260,7 @@ async def test_mcp_serve_results_and_errors_are_redacted(
 
 # --- logs: a base URL with user info ---------------------------------------------------------
 
-URL_WIRES = [w for w in TARGETS if "base_url" in w.endpoint_settings("http://h")]
+URL_WIRES = [w for w in EVERY_WIRE if "base_url" in w.endpoint_settings("http://h")]
 
 
 @pytest.mark.parametrize("wire", URL_WIRES, ids=[w.id for w in URL_WIRES])
@@ -278,7 +287,9 @@ async def test_a_base_url_password_reaches_no_log(
 # --- errors: default headers of any name -----------------------------------------------------
 
 #: Targets with a default_headers setting (Bedrock and the _call-only test plugin have none).
-HEADER_WIRES = [w for w in TARGETS if w.provider not in ("bedrock", "callonly", "callonly-stream")]
+HEADER_WIRES = [
+    w for w in EVERY_WIRE if w.provider not in ("bedrock", "callonly", "callonly-stream")
+]
 
 
 def echo_every_header(wire: Wire, value: str) -> Reply:
