@@ -33,7 +33,7 @@ from llmport.errors import (
 from llmport.messages.types import MediaBlock, Message, TextBlock, ToolCall, ToolResult
 from llmport.testing.loopback import LoopbackServer
 from llmport.tools.tool import Tool
-from wire import TARGETS, Wire, make_runtime
+from wire import PROFILE_TARGETS, TARGETS, Wire, make_runtime
 
 JPEG = b"\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00\xff\xd9"
 CALL = {"id": "call_1", "name": "lookup", "arguments": {"q": "x"}}
@@ -297,6 +297,18 @@ CASES = [
     for bad in BAD
     if bad.kind in door.kinds and door.name not in bad.not_through
 ]
+#: The doors the built-in profiles (``wire.PROFILE_TARGETS``) are tried through, one sync
+#: and one async: the other doors check the item before any plugin is asked.
+PROFILE_DOORS = ("exec", "astream")
+#: (wire, door, bad): every target through every door, each profile through PROFILE_DOORS.
+WIRE_CASES = [
+    pytest.param(wire, *case.values, id=f"{wire}-{case.id}") for wire in TARGETS for case in CASES
+] + [
+    pytest.param(wire, *case.values, id=f"{wire}-{case.id}")
+    for wire in PROFILE_TARGETS
+    for case in CASES
+    if case.values[0].name in PROFILE_DOORS
+]
 
 
 def _replies(wire: Wire, door: Door) -> list[Any]:
@@ -307,8 +319,7 @@ def _replies(wire: Wire, door: Door) -> list[Any]:
     return [wire.text_reply("never")]
 
 
-@pytest.mark.parametrize(("door", "bad"), CASES)
-@pytest.mark.parametrize("wire", TARGETS, ids=str)
+@pytest.mark.parametrize(("wire", "door", "bad"), WIRE_CASES)
 async def test_a_malformed_item_is_an_input_error_before_any_request(
     wire: Wire, door: Door, bad: Bad
 ) -> None:

@@ -74,7 +74,7 @@ from llmport.messages.types import Message, TextBlock, ToolCall
 from llmport.testing.loopback import LoopbackServer, RecordedRequest, Reply
 from llmport.tools.tool import Tool
 from llmport_mcp import MCPServer
-from wire import TARGETS, Wire, make_runtime
+from wire import PROFILE_TARGETS, TARGETS, Wire, make_runtime
 
 KEY_FORMATS = ("standard", "custom")
 ECHO_KINDS = ("whole", "middle", "tail")
@@ -436,13 +436,13 @@ async def cli_run(ctx: Ctx) -> Any:
 
 
 def every_key(fmt: str) -> Iterator[tuple[str, str]]:
-    """Every target's key of format ``fmt`` as its environment variables."""
-    for wire in TARGETS:
+    """Every target's and built-in profile's key of format ``fmt`` as environment variables."""
+    for wire in TARGETS + PROFILE_TARGETS:
         yield from wire.env(wire.credentials(fmt)).items()
 
 
 def every_secret(fmt: str) -> list[str]:
-    return [s for wire in TARGETS for s in wire.secrets(wire.credentials(fmt))]
+    return [s for wire in TARGETS + PROFILE_TARGETS for s in wire.secrets(wire.credentials(fmt))]
 
 
 def cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
@@ -861,12 +861,21 @@ async def one_format(
     return problems
 
 
+#: The paths the built-in profiles (``wire.PROFILE_TARGETS``) run, one sync and one async:
+#: their wire is that of the compatible services in TARGETS, which run every path; what is
+#: a profile's own (key variable and shape, base URL, error body) is on these two.
+PROFILE_PATHS = ("run", "astream")
 VENDOR_CASES = [
     pytest.param(path, wire, id=f"{path.name}-{wire.id}")
     for path in PATHS
     if path.drive is not None
     for wire in TARGETS
     if wire.id not in path.not_for
+] + [
+    pytest.param(path, wire, id=f"{path.name}-{wire.id}")
+    for path in PATHS
+    if path.name in PROFILE_PATHS
+    for wire in PROFILE_TARGETS
 ]
 OFFLINE_CASES = [
     pytest.param(path, fmt, id=f"{path.name}-{fmt}")
