@@ -318,6 +318,10 @@ class CompatWire(OpenAIChatWire):
     base_path: ClassVar[str] = "/v1"
     #: A key in the service's own shape (for the "standard" credentials).
     standard_key: ClassVar[str] = "compat-standard-fake-key-0123456789abcdef"
+    #: The body field ``max_tokens=`` goes in, and the message field reasoning comes back
+    #: in ("" where the service's is not a string field), as the service documents.
+    max_tokens_field: ClassVar[str] = "max_tokens"
+    reasoning_field: ClassVar[str] = ""
 
     def endpoint_settings(self, url: str) -> dict[str, Any]:
         return {"base_url": url + self.base_path}
@@ -347,6 +351,8 @@ class GroqWire(CompatWire):
     base_path = "/openai/v1"
     standard_key = "gsk_fakeGroqKeyForTheContractSuite0123456789abcdef"
     _model_version = "llama-3.3-70b-versatile"
+    max_tokens_field = "max_completion_tokens"  # console.groq.com/docs/openai
+    reasoning_field = "reasoning"
 
 
 class OpenRouterWire(CompatWire):
@@ -357,6 +363,7 @@ class OpenRouterWire(CompatWire):
     base_path = "/api/v1"
     standard_key = "sk-or-v1-fakeopenrouterkeyforthecontractsuite0123456789"
     _model_version = "openai/gpt-4o-mini"
+    reasoning_field = "reasoning"
 
 
 class MistralWire(CompatWire):
@@ -374,6 +381,7 @@ class OllamaWire(CompatWire):
     provider = company = "ollama"
     key_env = ("OLLAMA_API_KEY",)
     _model_version = "qwen3:0.6b"
+    reasoning_field = "reasoning"
 
     def keyless_settings(self, url: str) -> dict[str, Any]:
         # A local server needs no key; Ollama Cloud does (checked before any request).
@@ -390,6 +398,7 @@ class DeepSeekWire(CompatWire):
     base_path = ""
     standard_key = "sk-5f0c2e9a8b7d41c6a3e2f1d0c9b8a7e6"  # sk- and 32 hex digits
     _model_version = "deepseek-chat"
+    reasoning_field = "reasoning_content"
 
     def structured_schema(self, body: Any) -> dict[str, Any]:
         assert body.get("response_format") == {"type": "json_object"}, (
@@ -407,6 +416,7 @@ class VllmWire(CompatWire):
     provider = company = "vllm"
     key_env = ("VLLM_API_KEY",)
     _model_version = "Qwen/Qwen3-0.6B"
+    reasoning_field = "reasoning_content"
 
 
 class LMStudioWire(CompatWire):
@@ -415,6 +425,7 @@ class LMStudioWire(CompatWire):
     provider = company = "lmstudio"
     key_env = ("LMSTUDIO_API_KEY",)
     _model_version = "qwen/qwen3-4b"
+    reasoning_field = "reasoning_content"
 
 
 class XaiWire(CompatWire):
@@ -426,6 +437,8 @@ class XaiWire(CompatWire):
         "xai-FakeXaiKeyForTheContractSuite0a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8s9T0u1V2w3X4Yz"
     )
     _model_version = "grok-4-0709"
+    max_tokens_field = "max_completion_tokens"
+    reasoning_field = "reasoning_content"
 
 
 class TogetherWire(CompatWire):
@@ -435,6 +448,7 @@ class TogetherWire(CompatWire):
     key_env = ("TOGETHER_API_KEY",)
     standard_key = "tgp_v1_FakeTogetherKeyForTheContractSuite0123456789ab"
     _model_version = "meta-llama/Llama-3.3-70B-Instruct-Turbo"
+    reasoning_field = "reasoning"
 
 
 class FireworksWire(CompatWire):
@@ -445,6 +459,7 @@ class FireworksWire(CompatWire):
     base_path = "/inference/v1"
     standard_key = "fw_FakeFireworksKeyForTheContractSuite01"
     _model_version = "accounts/fireworks/models/llama-v3p3-70b-instruct"
+    reasoning_field = "reasoning_content"
 
 
 class CerebrasWire(CompatWire):
@@ -454,6 +469,8 @@ class CerebrasWire(CompatWire):
     key_env = ("CEREBRAS_API_KEY",)
     standard_key = "csk-fakecerebraskeyforthecontractsuite0123456789ab"
     _model_version = "llama-3.3-70b"
+    max_tokens_field = "max_completion_tokens"
+    reasoning_field = "reasoning"
 
 
 class HuggingFaceWire(CompatWire):
@@ -577,6 +594,7 @@ class DeepSeekResponsesWire(OpenAIResponsesWire):
     provider = company = "deepseek-responses"
     key_env = ("DEEPSEEK_API_KEY",)
     _model_version = "deepseek-chat"
+    max_tokens_field = "max_output_tokens"
 
     def endpoint_settings(self, url: str) -> dict[str, Any]:
         return {"base_url": url}
