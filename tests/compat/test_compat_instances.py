@@ -24,8 +24,8 @@ from llmport_openai.profiles import PROFILES
 
 WAYS = [("sync", False), ("async", False), ("sync", True), ("async", True)]
 IDS = ["run", "arun", "stream", "astream"]
-OPENAI_KEY = "sk-openai-only-for-openai-0123456789"
-GROQ_KEY = "gsk_groq-only-for-groq-0123456789"
+OPENAI_KEY = "sk-fake-openai-only-for-openai-0123456789"
+GROQ_KEY = "gsk_fake-groq-only-for-groq-0123456789"
 
 
 def completion(text: str, model: str, **message: Any) -> dict[str, Any]:
@@ -148,7 +148,7 @@ def test_named_instance_of_a_profile_has_its_own_key_client_and_name(
     servers: dict[str, LoopbackServer], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("GROQ_API_KEY", GROQ_KEY)
-    monkeypatch.setenv("TEAM_GROQ_KEY", "gsk_team-key-0123456789")
+    monkeypatch.setenv("TEAM_GROQ_KEY", "gsk_fake-team-key-0123456789")
     servers["groq"].replies += [
         Reply(json=completion("a", "m", reasoning="r")),
         Reply(json=completion("b", "m")),
@@ -166,7 +166,7 @@ def test_named_instance_of_a_profile_has_its_own_key_client_and_name(
         plain = rt.run("y", model="groq:openai/gpt-oss-120b")
         team_provider, plain_provider = rt.route("team:m")[0], rt.route("groq:m")[0]
     assert team.model == "team:openai/gpt-oss-120b" and plain.text == "b"
-    assert auth(servers["groq"], 0) == "Bearer gsk_team-key-0123456789"
+    assert auth(servers["groq"], 0) == "Bearer gsk_fake-team-key-0123456789"
     assert auth(servers["groq"], 1) == f"Bearer {GROQ_KEY}"
     assert team_provider.name == "team" and plain_provider.name == "groq"
     assert team_provider.clients is not plain_provider.clients
@@ -371,7 +371,7 @@ def test_openrouter_402_is_permanent(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_deepseek_sends_reasoning_content_back_in_a_tool_loop(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("DEEPSEEK_API_KEY", "sk-5f0c2e9a8b7d41c6a3e2f1d0c9b8a7e6")
+    monkeypatch.setenv("DEEPSEEK_API_KEY", "sk-fake-deepseek-0123456789abcdef")
     call = {
         "id": "call_0",
         "type": "function",

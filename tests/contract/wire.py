@@ -396,7 +396,7 @@ class DeepSeekWire(CompatWire):
     provider = company = "deepseek"
     key_env = ("DEEPSEEK_API_KEY",)
     base_path = ""
-    standard_key = "sk-5f0c2e9a8b7d41c6a3e2f1d0c9b8a7e6"  # sk- and 32 hex digits
+    standard_key = "sk-fake-deepseek-key-for-the-contract-suite-0123"
     _model_version = "deepseek-chat"
     reasoning_field = "reasoning_content"
 
