@@ -69,7 +69,8 @@ REFUSALS: list[tuple[str, str, str]] = [
     ("sampling options other than temperature 1 / top_p >= 0.95 with thinking",
      "anthropic, bedrock", 'Anthropic, "Building with extended thinking", "Feature compatibility"'),
     ("forced `tool_choice` (\"required\" or a named tool), or a forced output tool, "
-     "with thinking (budget or adaptive)", "anthropic, bedrock",
+     "with extended thinking (a budget; adaptive thinking takes them, as a recorded exchange "
+     "shows)", "anthropic, bedrock",
      'Anthropic, "Building with extended thinking", "Extended thinking with tool use"'),
     ("`budget_tokens` on Opus 4.7 and later (adaptive only)", "anthropic",
      'Anthropic, "Migrating to Claude Opus 4.7"'),

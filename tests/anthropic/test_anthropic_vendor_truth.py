@@ -91,19 +91,27 @@ def test_a_plain_string_system_stays_a_string(mode: str) -> None:
 # --- refusals the vendor documents -----------------------------------------------------
 
 
+#: Extended thinking with a budget (``thinking: {type: enabled}``): Claude Sonnet 4.5 has
+#: budget thinking only; Claude Opus 4.6 takes a budget too.
+BUDGETED = [
+    ("claude-sonnet-4-5", {"reasoning_effort": "high"}),
+    ("claude-opus-4-6", {"reasoning": {"budget_tokens": 2048}}),
+]
+
+
 @pytest.mark.parametrize("choice", ["required", {"name": "get_weather"}], ids=["any", "named"])
-@pytest.mark.parametrize("model", ["claude-opus-4-6", "claude-opus-4-8", "claude-sonnet-4-5"])
-def test_forced_tool_choice_with_thinking_is_refused_before_the_wire(
-    model: str, choice: Any
+@pytest.mark.parametrize(("model", "reasoning"), BUDGETED, ids=["sonnet-4-5", "opus-4-6"])
+def test_forced_tool_choice_with_budget_thinking_is_refused_before_the_wire(
+    model: str, reasoning: dict[str, Any], choice: Any
 ) -> None:
-    # Anthropic documents the rejection for manual (budget) and adaptive thinking alike.
+    # Anthropic documents the rejection for extended thinking with a budget.
     with LoopbackServer([]) as server:
         rt = Runtime(
             model=f"anthropic:{model}",
             providers={"anthropic": {"api_key": "test-key", "base_url": server.url}},
         )
-        with pytest.raises(UnsupportedFeatureError, match="tool_choice"):
-            rt.exec("hi", tools=[get_weather], tool_choice=choice, reasoning_effort="high")
+        with pytest.raises(UnsupportedFeatureError, match="only tool_choice 'auto' or 'none'"):
+            rt.exec("hi", tools=[get_weather], tool_choice=choice, **reasoning)
         rt.close()
     assert server.requests == []
 
@@ -148,3 +156,52 @@ def test_an_unknown_model_takes_what_a_newer_model_may_take(mode: str) -> None:
         budgeted = _run("claude-future-9", mode, reasoning={"budget_tokens": 2048})
     assert sampled["temperature"] == 0.5
     assert budgeted["thinking"] == {"type": "enabled", "budget_tokens": 2048}
+
+
+# --- adaptive thinking with a forced tool ------------------------------------------------
+# A real exchange (claude-opus-4-6, thinking adaptive, tool_choice any) was answered 200 by
+# both /v1/messages/count_tokens and /v1/messages; Anthropic documents the rejection for
+# extended thinking with a budget only.
+
+
+@pytest.mark.parametrize("model", ["claude-opus-4-6", "claude-opus-4-8"])
+@pytest.mark.parametrize("mode", MODES)
+def test_adaptive_thinking_with_a_forced_tool_goes_out(mode: str, model: str) -> None:
+    body = _run(
+        model,
+        mode,
+        tools=[get_weather],
+        tool_choice="required",
+        reasoning={"effort": "high"},
+    )
+    assert body["thinking"] == {"type": "adaptive"}
+    assert body["tool_choice"] == {"type": "any"}
+    assert [tool["name"] for tool in body["tools"]] == ["get_weather"]
+
+
+@pytest.mark.parametrize("thinking", ["reasoning", "vendor"])
+@pytest.mark.parametrize("is_async", [False, True])
+def test_a_count_carries_the_thinking_exec_sends(thinking: str, is_async: bool) -> None:
+    # The recorded count request carried ``thinking`` as the messages request did; given as
+    # a vendor field, it was dropped from the count.
+    kwargs: dict[str, Any] = {"tools": [get_weather], "tool_choice": "required"}
+    if thinking == "reasoning":
+        kwargs["reasoning"] = {"effort": "high"}
+    else:
+        kwargs["vendor"] = {"anthropic": {"thinking": {"type": "adaptive"}}}
+    with LoopbackServer([Reply(json={"input_tokens": 42})]) as server:
+        rt = Runtime(
+            model="anthropic:claude-opus-4-6",
+            providers={"anthropic": {"api_key": "test-key", "base_url": server.url}},
+        )
+        if is_async:
+            count = asyncio.run(rt.acount_tokens("hi", **kwargs))
+        else:
+            count = rt.count_tokens("hi", **kwargs)
+        rt.close()
+    assert count.input_tokens == 42
+    (request,) = server.requests
+    assert request.path.endswith("/v1/messages/count_tokens")
+    body = request.json()
+    assert body["thinking"] == {"type": "adaptive"}
+    assert body["tool_choice"] == {"type": "any"}

@@ -142,12 +142,14 @@ def check(request: Request, caps: ModelCapabilities, family: Family) -> Thinking
                 "this model has no strict tool use",
             )
     if request.response_format is not None and not caps.native_structured_output:
-        _check_output_tool(request, thinks)
+        _check_output_tool(request, _budgeted(thinking))
     # Source: Anthropic, "Building with extended thinking", "Extended thinking with tool
     # use" ("Tool use with thinking only supports tool_choice auto or none; any or tool
-    # results in an error"). It holds for adaptive thinking too: the API answers
-    # 400 "Thinking may not be enabled when tool_choice forces tool use".
-    if thinks and request.tools and request.tool_choice not in ("auto", "none"):
+    # results in an error"): extended thinking with a budget (``type: enabled``). Not
+    # adaptive thinking: a recorded exchange with claude-opus-4-6, ``thinking: {type:
+    # adaptive}`` and ``tool_choice: {type: any}`` was answered 200 by both
+    # /v1/messages/count_tokens and /v1/messages (a tool_use block).
+    if _budgeted(thinking) and request.tools and request.tool_choice not in ("auto", "none"):
         raise UnsupportedFeatureError(
             VENDOR,
             model,
@@ -155,6 +157,11 @@ def check(request: Request, caps: ModelCapabilities, family: Family) -> Thinking
             "with extended thinking Anthropic allows only tool_choice 'auto' or 'none'",
         )
     return thinking
+
+
+def _budgeted(thinking: Thinking | None) -> bool:
+    """True for extended thinking with a budget (``thinking: {type: enabled, ...}``)."""
+    return thinking is not None and (thinking.param or {}).get("type") == "enabled"
 
 
 def _check_size(request: Request, caps: ModelCapabilities) -> None:
@@ -175,7 +182,7 @@ def _check_size(request: Request, caps: ModelCapabilities) -> None:
         )
 
 
-def _check_output_tool(request: Request, thinks: bool) -> None:
+def _check_output_tool(request: Request, budgeted: bool) -> None:
     """Structured output through a forced tool: neither tool_choice="none" nor thinking allow it.
 
     Not a vendor rule of its own: llmport cannot deliver the output tool here
@@ -192,8 +199,8 @@ def _check_output_tool(request: Request, thinks: bool) -> None:
             "this model gives structured output through a forced tool, which 'none' forbids",
         )
     # Source: Anthropic, "Building with extended thinking", "Extended thinking with tool use":
-    #   forcing the output tool (tool_choice tool) is rejected with thinking.
-    if thinks:
+    #   forcing the output tool (tool_choice tool) is rejected with budget thinking.
+    if budgeted:
         raise UnsupportedFeatureError(
             VENDOR,
             request.model,
@@ -608,6 +615,24 @@ COUNT_FIELDS = frozenset(
 )
 
 
+#: The JSON body fields ``/v1/messages/count_tokens`` takes (Anthropic API reference, "Count
+#: tokens in a Message"): a vendor field of one of these names is counted as exec sends it.
+COUNT_BODY_FIELDS = frozenset(
+    {
+        "model",
+        "messages",
+        "system",
+        "tools",
+        "tool_choice",
+        "thinking",
+        "output_config",
+        "cache_control",
+        "context_management",
+        "mcp_servers",
+    }
+)
+
+
 def count_params(prepared: AnthropicPrepared) -> dict[str, Any]:
     """The ``messages.count_tokens`` arguments for a prepared generation request.
 
@@ -617,9 +642,13 @@ def count_params(prepared: AnthropicPrepared) -> dict[str, Any]:
     """
     # The SDK serializes this one: media as strings.
     out = {k: plain(v) for k, v in prepared.params.items() if k in COUNT_FIELDS}
-    editing = (prepared.params.get("extra_body") or {}).get("context_management")
-    if editing is not None:  # counting takes it too: what is cleared is not counted
-        out["extra_body"] = {"context_management": editing}
+    # Body fields given as vendor fields (``vendor={"anthropic": {"thinking": ...}}``) or
+    # set as beta fields (context management) are counted as exec sends them: what is
+    # cleared is not counted, and thinking changes the count.
+    extra = prepared.params.get("extra_body") or {}
+    counted = {k: v for k, v in extra.items() if k in COUNT_BODY_FIELDS}
+    if counted:
+        out["extra_body"] = counted
     return out
 
 
