@@ -12,17 +12,20 @@ import pytest
 from llmport import Runtime
 from llmport.messages.types import FinalEvent, Message, ServerToolCall, ServerToolResult
 from llmport.sessions.dag import message_to_stored
-from llmport.testing.loopback import LoopbackServer
-from openai_depth_scenarios import PLAN_CALL, REASONING_PLAN
+from llmport.testing.loopback import LoopbackServer, Reply
+from openai_depth_scenarios import PLAN_CALL, REASONING_PLAN, responses_sse
 from openai_helpers import request_json
 from openai_order_scenarios import (
     PLAN_CALL_AGAIN,
     RATE_CALL,
+    RATE_TEXT,
     RATE_TOOL,
     REASONING_AGAIN,
     SEARCH_CALL,
+    SEARCH_OUTPUT,
     SEARCH_QUESTION,
     STOCK_TOOL,
+    search_tools,
 )
 from openai_scenarios import FAKE_KEY, message_item, ok, response_obj, scenarios
 
@@ -167,3 +170,37 @@ def test_tool_search_sends_the_recorded_bodies(
     assert [type(b) for b in blocks] == [ServerToolCall, ServerToolResult]
     assert blocks[0].name == "tool_search" and blocks[0].input == {"paths": ["get_exchange_rate"]}
     assert blocks[1].content == [RATE_TOOL]  # the loaded tool, as the search returned it
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["exec", "stream"])
+def test_a_tool_search_call_goes_back_as_the_vendor_sent_it(stream: bool, drive: Any) -> None:
+    # A streamed exchange had the vendor's arguments as ``{"queries": [...]}`` (the recorded
+    # tool-search.json has ``{"paths": [...]}``): whatever the shape, it goes back verbatim.
+    call = {**SEARCH_CALL, "arguments": {"queries": ["exchange rate USD EUR"], "limit": 3}}
+    first = response_obj(
+        "resp_q1", [call, SEARCH_OUTPUT, RATE_CALL], usage=(10, 5, 0, 0), model="gpt-5.4"
+    )
+    second = response_obj(
+        "resp_q2", [message_item("msg_q2", RATE_TEXT)], usage=(20, 5, 0, 0), model="gpt-5.4"
+    )
+    if stream:
+        replies = [ok_sse(first), ok_sse(second)]
+    else:
+        replies = [ok(first, "req_q1"), ok(second, "req_q2")]
+    with LoopbackServer(replies) as server:
+        rt = Runtime(
+            model="openai-responses:gpt-5.4",
+            providers={"openai-responses": {"api_key": FAKE_KEY, "base_url": server.url}},
+        )
+        kwargs = {"content": SEARCH_QUESTION, "tools": search_tools()}
+        if stream:
+            drive.stream(rt, **kwargs)
+        else:
+            drive.run(rt, **kwargs)
+        rt.close()
+    sent = [i for i in server.requests[1].json()["input"] if i.get("type") == "tool_search_call"]
+    assert sent == [{**call, "call_id": call["id"]}]
+
+
+def ok_sse(final: dict[str, Any]) -> Reply:
+    return Reply(sse=responses_sse(final))
