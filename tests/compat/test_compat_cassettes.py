@@ -31,8 +31,7 @@ DIFFERENCES = {
     "(additionalProperties: false), as OpenAI's strict mode requires",
     "mistral-tools": "llmport sends each tool's type: function (the mistralai SDK leaves the "
     "default out)",
-    "deepseek-responses-tools": "the reasoning item and function_call go back whole, with the "
-    "status and id DeepSeek gave them",
+    "deepseek-responses-tools": "the function_call goes back with the id DeepSeek gave it",
 }
 
 
@@ -92,6 +91,20 @@ def test_requests_have_the_recorded_shape(
             )
         else:
             assert normal(mine) == normal(theirs)
+
+
+def test_deepseek_responses_echo_takes_no_output_only_status(
+    cassette: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, cass = replay(SC["deepseek-responses-tools"], cassette, monkeypatch)
+    kinds = ("reasoning", "function_call")
+    echoed = [i for i in bodies(cass)[1]["input"] if i.get("type") in kinds]
+    sample = sample_requests(SC["deepseek-responses-tools"].sample)[1]["input"]
+    recorded = [i for i in sample if i.get("type") in kinds]
+    assert [i["type"] for i in echoed] == ["reasoning", "function_call"]
+    assert all("status" not in i for i in echoed)
+    # The reasoning item goes back as the recorded client sent it.
+    assert normal(echoed[0]) == normal(recorded[0])
 
 
 def test_samples_keep_their_source() -> None:

@@ -192,6 +192,7 @@ class CompatResponsesProvider(_Compat, OpenAIResponsesProvider):
         body, call = super().body(request, caps)
         if self.profile.json_mode_only and request.response_format is not None:
             responses_json_mode(body, request)
+        drop_output_only(body)
         check_rejected(self.profile, body, self.name, request.model)
         return body, call
 
@@ -212,6 +213,16 @@ def check_rejected(profile: Profile, body: Mapping[str, Any], vendor: str, model
         for name, why in fields.items():
             if name in body:
                 raise UnsupportedFeatureError(vendor, model, f"option {name!r}", why)
+
+
+def drop_output_only(body: dict[str, Any]) -> None:
+    """Echoed output items without their output-only ``status`` (a Responses-compatible
+    service's input schema does not take it: the recorded deepseek-responses client sends
+    reasoning and function_call items back without it, wire-samples
+    openai-responses-compat-deepseek/tool-roundtrip.json)."""
+    for item in body.get("input") or ():
+        if isinstance(item, dict) and item.get("type") in ("reasoning", "function_call"):
+            item.pop("status", None)
 
 
 def drop_strict(body: dict[str, Any]) -> None:
