@@ -38,7 +38,7 @@ from llmport.provider.contract import Provider, ProviderInfo
 
 from . import convert_in, convert_out
 from .errors import translate
-from .profiles import Profile
+from .profiles import Profile, ReasoningStyle
 from .provider import OpenAIChatProvider, OpenAIPrepared, OpenAIResponsesProvider
 
 __all__ = ["CompatChatProvider", "CompatResponsesProvider", "make_provider"]
@@ -160,7 +160,7 @@ class CompatChatProvider(_Compat, OpenAIChatProvider):
         plain = replace(message, blocks=tuple(b for b in message.blocks if b not in thinking))
         out = convert_in.chat_assistant(plain, vendor, model)
         if thinking and self.profile.echo_reasoning:
-            echo_reasoning(self.profile, out, thinking)
+            echo_reasoning(self.profile.echo_style(model), out, thinking)
         return out
 
     # -- answers ------------------------------------------------------------------
@@ -263,10 +263,11 @@ def responses_json_mode(body: dict[str, Any], request: Request) -> None:
     body["instructions"] = f"{system}\n\n{instruction}" if system else instruction
 
 
-def echo_reasoning(profile: Profile, out: dict[str, Any], thinking: list[ThinkingBlock]) -> None:
+def echo_reasoning(
+    style: ReasoningStyle | None, out: dict[str, Any], thinking: list[ThinkingBlock]
+) -> None:
     """Put ``thinking`` on the outgoing assistant message ``out`` the way the service takes it."""
     text = "".join(b.text for b in thinking)
-    style = profile.reasoning
     if style in ("reasoning", "reasoning_content"):
         out[style] = text
         details = [d for b in thinking for d in b.extra.get("reasoning_details", ())]
@@ -317,7 +318,8 @@ def message_reasoning(
             c.get("text", "") for c in content if isinstance(c, dict) and c.get("type") == "text"
         )
         return [ThinkingBlock(text=chunk_text(c), vendor=vendor) for c in thoughts]
-    if style == "think_tags" and isinstance(content, str) and content.startswith(THINK_OPEN):
+    inline = style == "think_tags" or profile.inline_think
+    if inline and isinstance(content, str) and content.startswith(THINK_OPEN):
         end = content.find(THINK_CLOSE)
         if end < 0:
             return []
@@ -386,6 +388,8 @@ class CompatStream(convert_out.ChatStream):
                 if isinstance(text, str) and text:
                     thinking.append(ThinkingDelta(text, "reasoning", vendor=self.vendor))
                 self.merge_details(delta.get("reasoning_details"))
+                if self.profile.inline_think and isinstance(delta.get("content"), str):
+                    thinking += self.think_tags(delta)
             elif style == "mistral" and isinstance(delta.get("content"), list):
                 thinking += self.mistral_chunks(delta)
             elif style == "think_tags" and isinstance(delta.get("content"), str):

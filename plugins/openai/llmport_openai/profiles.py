@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from fnmatch import fnmatchcase
 from typing import Literal
 
 from llmport.messages.types import ModelCapabilities
@@ -53,6 +54,12 @@ class Profile:
     reasoning: ReasoningStyle | None = None
     #: Whether the reasoning is sent back on the assistant turn (as the service documents).
     echo_reasoning: bool = False
+    #: How the reasoning goes back where that differs from how it comes, per model glob
+    #: (first match; the rest go back as they came).
+    echo_styles: Mapping[str, ReasoningStyle] = field(default_factory=dict)
+    #: Whether an answer may also carry its reasoning inline as ``<think>…</think>`` (a
+    #: request option of the service's asks for it): split out like ``think_tags``.
+    inline_think: bool = False
     #: The body shape of ``reasoning=``: ``"effort"`` (``reasoning_effort``), ``"openrouter"``
     #: (``reasoning: {effort, enabled}``), or None when the service takes no effort.
     effort: Literal["effort", "openrouter"] | None = None
@@ -77,6 +84,13 @@ class Profile:
     differs: str = ""
     #: The service's own document the quirks come from.
     docs: str = ""
+
+    def echo_style(self, model: str) -> ReasoningStyle | None:
+        """How ``model``'s reasoning goes back on the next request."""
+        for pattern, style in self.echo_styles.items():
+            if fnmatchcase(model, pattern):
+                return style
+        return self.reasoning
 
 
 #: A chat model of an OpenAI-compatible service, as far as its documents say.
@@ -186,6 +200,9 @@ def _profiles() -> dict[str, Profile]:
             "GroqCloud",
             max_tokens_field="max_completion_tokens",
             reasoning="reasoning",
+            # https://console.groq.com/docs/reasoning: reasoning_format "parsed" answers in
+            # message.reasoning, "raw" inline in <think> tags, "hidden" not at all.
+            inline_think=True,
             effort="effort",
             rejects=_GROQ,
             batch=True,  # https://console.groq.com/docs/batch
@@ -193,8 +210,8 @@ def _profiles() -> dict[str, Profile]:
             transient_statuses=(498,),
             models={"openai/gpt-oss*": REASONING_CHAT, "qwen/qwen3*": REASONING_CHAT},
             default=CHAT,
-            differs="rejects logprobs, logit_bias, top_logprobs; `message.reasoning`; "
-            "timings in `usage`",
+            differs="rejects logprobs, logit_bias, top_logprobs; `message.reasoning` (or "
+            "inline `<think>` with `reasoning_format: raw`) becomes thinking; timings in `usage`",
             docs="https://console.groq.com/docs/openai",
         ),
         Profile(
@@ -280,13 +297,19 @@ def _profiles() -> dict[str, Profile]:
             max_tokens_field="max_completion_tokens",
             reasoning="reasoning",
             echo_reasoning=True,
+            # gpt-oss: the `reasoning` field goes back (recorded: wire-samples
+            # openai-compat-cerebras/reasoning-multi-turn.json); the other reasoning models
+            # (GLM, Qwen) take the earlier turn's reasoning inline as <think>…</think> before
+            # the answer, as a recorded multi-turn exchange sent it and the service accepted.
+            echo_styles={"gpt-oss*": "reasoning", "*": "think_tags"},
             effort="effort",
             rejects=_CEREBRAS,
             parallel_tool_calls=False,  # unsupported, per the same page
             models={"gpt-oss*": REASONING_CHAT},
             default=CHAT,
             differs="rejects frequency/presence penalties and logit_bias; no "
-            "`parallel_tool_calls`; `reasoning` becomes thinking and goes back; `time_info`",
+            "`parallel_tool_calls`; `reasoning` becomes thinking and goes back (gpt-oss: as "
+            "`reasoning`; other models: inline `<think>…</think>`); `time_info`",
             docs="https://inference-docs.cerebras.ai/resources/openai",
         ),
         Profile(
