@@ -75,18 +75,35 @@ def translate(exc: BaseException, provider: str = "openai") -> ProviderError | N
 
 
 def stream_error(
-    message: str | None, code: str | None, kind: str | None, *, provider: str
+    message: str | None, code: str | int | None, kind: str | None, *, provider: str
 ) -> ProviderError:
-    """An error reported inside a stream (Chat ``error`` chunk, Responses ``error`` event)."""
+    """An error reported inside a stream (Chat ``error`` chunk, Responses ``error`` event).
+
+    A code that is an HTTP status (OpenRouter and other compatible services send
+    ``{"error": {"code": 400, ...}}`` in a 200 stream) is typed as that status is
+    when it comes as the response's own.
+    """
+    status = _http_status(code)
+    if status is not None:
+        return status_error(status, message or "error during streaming", provider=provider)
     transient = bool({code, kind} & TRANSIENT_STREAM_ERRORS)
     cls = RateLimitError if "rate_limit_exceeded" in (code, kind) else ProviderError
     label = f" {code}" if code else ""
     return cls(
         f"{provider}{label}: {message or 'error during streaming'}",
         provider=provider,
-        code=code,
+        code=None if code is None else str(code),
         retryable=transient,
     )
+
+
+def _http_status(code: object) -> int | None:
+    """``code`` as an HTTP error status (400-599), if it is one (an int or its digits)."""
+    if isinstance(code, bool):
+        return None
+    if isinstance(code, str) and code.isdigit():
+        code = int(code)
+    return code if isinstance(code, int) and 400 <= code <= 599 else None
 
 
 def _aiohttp_disconnect(exc: BaseException) -> BaseException | None:
