@@ -107,6 +107,16 @@ def test_deepseek_responses_echo_takes_no_output_only_status(
     assert normal(echoed[0]) == normal(recorded[0])
 
 
+def test_mistral_tool_turn_content_as_its_sdk_sends_it(
+    cassette: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, cass = replay(SC["mistral-tools"], cassette, monkeypatch)
+    (ours,) = [m for m in bodies(cass)[1]["messages"] if m.get("tool_calls")]
+    sample = sample_requests(SC["mistral-tools"].sample)[1]["messages"]
+    (recorded,) = [m for m in sample if m.get("tool_calls")]
+    assert ours["content"] == recorded["content"] == []
+
+
 def test_samples_keep_their_source() -> None:
     for path in SAMPLES.rglob("*.json"):
         source = json.loads(path.read_text())["source"]

@@ -161,6 +161,8 @@ class CompatChatProvider(_Compat, OpenAIChatProvider):
         out = convert_in.chat_assistant(plain, vendor, model)
         if thinking and self.profile.echo_reasoning:
             echo_reasoning(self.profile.echo_style(model), out, thinking)
+        if self.profile.tool_turn_empty_list and out.get("content") is None:
+            out["content"] = []
         return out
 
     # -- answers ------------------------------------------------------------------

@@ -57,6 +57,9 @@ class Profile:
     #: How the reasoning goes back where that differs from how it comes, per model glob
     #: (first match; the rest go back as they came).
     echo_styles: Mapping[str, ReasoningStyle] = field(default_factory=dict)
+    #: Whether an assistant turn holding only tool calls sends ``content: []`` (the service's
+    #: own SDK does) rather than ``null``.
+    tool_turn_empty_list: bool = False
     #: Whether an answer may also carry its reasoning inline as ``<think>…</think>`` (a
     #: request option of the service's asks for it): split out like ``think_tags``.
     inline_think: bool = False
@@ -250,6 +253,9 @@ def _profiles() -> dict[str, Profile]:
             "Mistral AI",
             reasoning="mistral",
             echo_reasoning=True,
+            # As the mistralai SDK sends a tool-calling turn (wire-samples
+            # mistral/tool-roundtrip.json: "content": [] beside tool_calls).
+            tool_turn_empty_list=True,
             effort="effort",
             stream_options=False,
             models={"magistral*": REASONING_CHAT, "mistral-small*": REASONING_CHAT},
