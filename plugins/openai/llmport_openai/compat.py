@@ -14,8 +14,11 @@ this module only adds what a profile documents:
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Iterator, Mapping
+import re
+import sys
+from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import replace
 from fnmatch import fnmatchcase
 from typing import Any
@@ -32,9 +35,11 @@ from llmport.messages.types import (
     TextBlock,
     ThinkingBlock,
     ThinkingDelta,
+    ToolCall,
 )
 from llmport.output.structured import prompt_instruction
-from llmport.provider.contract import Provider, ProviderInfo
+from llmport.provider.contract import Prepared, Provider, ProviderInfo, response_events
+from llmport.provider.translate import vendor_boundary
 
 from . import convert_in, convert_out
 from .errors import translate
@@ -180,6 +185,56 @@ class CompatChatProvider(_Compat, OpenAIChatProvider):
     def converter(self, prepared: OpenAIPrepared) -> CompatStream:
         return CompatStream(self.profile, prepared.restore, self.name)
 
+    # -- a call the service could not parse (Groq's tool_use_failed) --------------------
+    # The parent's methods without their boundary (this one's translates): the SDK's own
+    # BadRequestError is read here before it becomes llmport's.
+
+    @vendor_boundary
+    def send(self, prepared: Prepared) -> Response:
+        try:
+            response: Response = _unbounded(OpenAIChatProvider.send)(self, prepared)
+        except Exception as exc:
+            return self.failed_call(exc, prepared)
+        return response
+
+    @vendor_boundary
+    async def asend(self, prepared: Prepared) -> Response:
+        try:
+            response: Response = await _unbounded(OpenAIChatProvider.asend)(self, prepared)
+        except Exception as exc:
+            return self.failed_call(exc, prepared)
+        return response
+
+    @vendor_boundary
+    def send_stream(self, prepared: Prepared) -> Iterator[ProviderEvent]:
+        # The 400 comes with the response's status, before any event.
+        try:
+            yield from _unbounded(OpenAIChatProvider.send_stream)(self, prepared)
+        except Exception as exc:
+            yield from response_events(self.failed_call(exc, prepared))
+
+    @vendor_boundary
+    async def asend_stream(self, prepared: Prepared) -> AsyncIterator[ProviderEvent]:
+        try:
+            async for event in _unbounded(OpenAIChatProvider.asend_stream)(self, prepared):
+                yield event
+        except Exception as exc:
+            for event in response_events(self.failed_call(exc, prepared)):
+                yield event
+
+    def failed_call(self, exc: Exception, prepared: Prepared) -> Response:
+        """The model's unparsed call as an answer, where the profile reads it; else re-raise."""
+        generation = failed_generation(exc) if self.profile.failed_tool_calls else None
+        if generation is None:
+            raise exc
+        calls = parse_failed_generation(generation)
+        return Response(
+            tool_calls=calls,
+            stop_reason="tool_use",
+            model=prepared.request.model,
+            raw_stop_reason="tool_use_failed",
+        )
+
     def batch_backend(self) -> Any:
         """OpenAI's batch format where the service documents it (Groq), else None."""
         return super().batch_backend() if self.profile.batch else None
@@ -200,6 +255,61 @@ class CompatResponsesProvider(_Compat, OpenAIResponsesProvider):
 
     def batch_backend(self) -> Any:
         return None  # no documented batch API
+
+
+def _unbounded(method: Any) -> Any:
+    """``method`` without its :func:`vendor_boundary` (the function it wraps)."""
+    return getattr(method, "__wrapped__", method)
+
+
+def failed_generation(exc: BaseException) -> str | None:
+    """The ``failed_generation`` of an SDK 400 ``tool_use_failed``, else None."""
+    openai = sys.modules.get("openai")
+    if openai is None or not isinstance(exc, openai.BadRequestError):
+        return None
+    body = exc.body if isinstance(exc.body, dict) else {}
+    if body.get("code") != "tool_use_failed":
+        return None
+    generation = body.get("failed_generation")
+    return generation if isinstance(generation, str) else ""
+
+
+#: ``<function=NAME>ARGS</function>`` (or ``<function=NAME ARGS</function>``), as Llama
+#: models on Groq write a call.
+_FUNCTION_TAG = re.compile(r"<function=([\w.\-]+)[>\s]?(.*?)</function>", re.DOTALL)
+
+
+def parse_failed_generation(text: str) -> list[ToolCall]:
+    """The calls in a failed generation, their arguments as written (the tool loop checks them).
+
+    JSON (one call ``{"name", "arguments"|"parameters"}`` or a list of them), or
+    ``<function=NAME>ARGS</function>`` tags; anything else is one call with no name,
+    which the tool loop answers as an unknown tool, so the model is told and tries again.
+    """
+    calls = _json_calls(text) or [
+        (m.group(1), m.group(2).strip()) for m in _FUNCTION_TAG.finditer(text)
+    ]
+    if not calls:
+        calls = [("", text)]
+    return [
+        ToolCall(f"failed_generation_{n}", name, {}, raw_arguments=raw)
+        for n, (name, raw) in enumerate(calls)
+    ]
+
+
+def _json_calls(text: str) -> list[tuple[str, str]]:
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return []
+    items = value if isinstance(value, list) else [value]
+    calls = []
+    for item in items:
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            return []
+        args = item.get("arguments", item.get("parameters", {}))
+        calls.append((item["name"], args if isinstance(args, str) else json.dumps(args)))
+    return calls
 
 
 # ---------------------------------------------------------------------------

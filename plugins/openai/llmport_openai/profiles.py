@@ -57,6 +57,10 @@ class Profile:
     #: How the reasoning goes back where that differs from how it comes, per model glob
     #: (first match; the rest go back as they came).
     echo_styles: Mapping[str, ReasoningStyle] = field(default_factory=dict)
+    #: Whether a 400 ``tool_use_failed`` carrying the model's invalid call in
+    #: ``failed_generation`` (Groq) is read as that call, so the tool loop answers it with
+    #: the validation error and the model tries again, as llmport repairs invalid arguments.
+    failed_tool_calls: bool = False
     #: Whether an assistant turn holding only tool calls sends ``content: []`` (the service's
     #: own SDK does) rather than ``null``.
     tool_turn_empty_list: bool = False
@@ -206,6 +210,9 @@ def _profiles() -> dict[str, Profile]:
             # https://console.groq.com/docs/reasoning: reasoning_format "parsed" answers in
             # message.reasoning, "raw" inline in <think> tags, "hidden" not at all.
             inline_think=True,
+            # https://console.groq.com/docs/tool-use: a call the model got wrong is a 400
+            # tool_use_failed with the generation in failed_generation.
+            failed_tool_calls=True,
             effort="effort",
             rejects=_GROQ,
             batch=True,  # https://console.groq.com/docs/batch
