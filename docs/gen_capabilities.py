@@ -7,8 +7,8 @@ tests/test_docs_capabilities.py fails when the page and the plugins disagree.
 
 from __future__ import annotations
 
-from llmport.plugins.host import PluginHost
 from llmport.messages.types import ModelCapabilities
+from llmport.plugins.host import PluginHost
 
 HEADER = """# Capability table
 
