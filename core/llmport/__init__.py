@@ -1,7 +1,7 @@
 """llmport: a small, typed, plugin-based adapter SDK for LLM providers.
 
 Namespaces by audience: ``llmport`` for users (this module),
-:mod:`llmport.plugin` for plugin authors, :mod:`llmport.errors` for the
+:mod:`llmport.plugin_api` for plugin authors, :mod:`llmport.errors` for the
 error tree (drawn in its docstring).
 
 ``import llmport`` is cheap: it imports no vendor SDK, and the heavier parts
@@ -121,7 +121,7 @@ _LAZY = {
     "Session": ".sessions.session",
     "compute_reads": ".sessions.agentic",
     "render_dag_messages": ".sessions.agentic",
-    # Plugin authors' names, still reachable here; their home is llmport.plugin.
+    # Plugin authors' names, still reachable here; their home is llmport.plugin_api.
     "ModelCapabilities": ".messages.types",
     "Provider": ".provider.contract",
     "ProviderInfo": ".provider.contract",

@@ -20,7 +20,7 @@ from api_modes import MODES
 from bedrock_scenarios import REGION, answer, usage
 from llmport import Runtime, tool
 from llmport.messages.types import MediaBlock, Message, Request, TextBlock
-from llmport.plugin import BatchItem
+from llmport.plugin_api import BatchItem
 from llmport.testing.loopback import LoopbackServer, Reply
 from llmport_bedrock import provider as provider_module
 from llmport_bedrock.convert_in import MediaBytes, materialize, media_of

@@ -33,7 +33,7 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import httpx2 as httpx
-from llmport.plugin import (
+from llmport.plugin_api import (
     ClientCache,
     ConfigError,
     MalformedResponseError,

@@ -18,7 +18,7 @@ import call_only
 import pytest
 from api_modes import MODES, run_via
 from llmport import ExecFailed, Runtime
-from llmport.plugin import MalformedResponseError, Provider
+from llmport.plugin_api import MalformedResponseError, Provider
 from llmport.testing.loopback import LoopbackServer, Reply
 from wire import NOT_APPLICABLE, TARGETS, Wire, raised
 

@@ -48,7 +48,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     [
         ("llmport", ["Runtime", "Session", "agentic_function", "tool", "Backoff", "RunResult"]),
         ("testing", ["Script", "reply", "call_tools", "fail", "respond"]),
-        ("plugin", ["Provider", "ProviderInfo", "Response", "Usage", "StopEvent", "Prepared"]),
+        ("plugin_api", ["Provider", "ProviderInfo", "Response", "Usage", "StopEvent", "Prepared"]),
         ("errors", ["LlmportError", "ProviderError", "RateLimitError", "UnsupportedFeatureError"]),
         ("types", ["Request", "Response", "Message", "ToolCall", "Usage"]),
     ],

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, assert_type
 
 from llmport import BackgroundJob, RunResult, Runtime, TokenCount
-from llmport.plugin import JobState
+from llmport.plugin_api import JobState
 
 
 @dataclass

@@ -21,7 +21,7 @@ from typing import Any
 
 from llmport.errors import LlmportError
 from llmport.messages.types import Request
-from llmport.plugin import BatchBackend, BatchError, BatchItem, BatchOutcome, BatchStatus
+from llmport.plugin_api import BatchBackend, BatchError, BatchItem, BatchOutcome, BatchStatus
 from llmport.provider.clients import ClientCache
 from llmport.provider.contract import Provider
 from llmport.provider.translate import answer_field, status_error, vendor_boundary

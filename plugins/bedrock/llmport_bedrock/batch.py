@@ -39,7 +39,7 @@ from typing import Any
 
 from llmport.errors import LlmportError, OptionError
 from llmport.messages.types import Request
-from llmport.plugin import BatchBackend, BatchItem, BatchOutcome, BatchState, BatchStatus
+from llmport.plugin_api import BatchBackend, BatchItem, BatchOutcome, BatchState, BatchStatus
 from llmport.provider.clients import ClientCache
 from llmport.provider.contract import Provider
 from llmport.provider.translate import answer_field, malformed, status_error, vendor_boundary

@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from llmport.errors import LlmportError, OptionError, UnsupportedFeatureError
-from llmport.plugin import BatchBackend, BatchItem, BatchOutcome, BatchState, BatchStatus
+from llmport.plugin_api import BatchBackend, BatchItem, BatchOutcome, BatchState, BatchStatus
 from llmport.provider.contract import Provider
 from llmport.provider.translate import answer_field, status_error, vendor_boundary
 

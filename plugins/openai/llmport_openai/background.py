@@ -25,7 +25,7 @@ from dataclasses import replace
 from typing import Any, Protocol
 from urllib.parse import quote
 
-from llmport.plugin import (
+from llmport.plugin_api import (
     BackgroundBackend,
     JobState,
     JobStatus,

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from llmport.errors import BadRequestError, LlmportError
-from llmport.plugin import (
+from llmport.plugin_api import (
     BatchBackend,
     BatchError,
     BatchItem,

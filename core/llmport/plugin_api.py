@@ -5,7 +5,7 @@ is drawn in :mod:`llmport.errors`. A provider plugin is a module with a
 ``@hookimpl`` of ``llmport_providers`` that registers a :class:`ProviderInfo`
 whose factory builds a :class:`Provider` subclass on first use::
 
-    from llmport.plugin import Prepared, Provider, ProviderInfo, Response, Usage, hookimpl
+    from llmport.plugin_api import Prepared, Provider, ProviderInfo, Response, Usage, hookimpl
 
     class EchoProvider(Provider):
         name = "echo"
