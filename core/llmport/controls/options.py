@@ -22,6 +22,7 @@ from typing import Any, Literal, TypedDict
 
 from ..errors import OptionError
 from ..messages.types import EFFORTS, CacheSettings, Reasoning
+from ..observe.tracing import Trace
 
 __all__ = [
     "CALL_PARAMS",
@@ -37,6 +38,7 @@ __all__ = [
     "check_vendor_fields",
     "reasoning_setting",
     "split_call",
+    "trace_setting",
     "unknown_option_error",
 ]
 
@@ -267,6 +269,29 @@ def cache_setting(value: Any) -> CacheSettings | None:
             retention=value.get("retention"),
         )
     raise OptionError(f"cache must be 'auto', True or a dict (ttl, key, retention), got {value!r}")
+
+
+def trace_setting(value: Any) -> Trace | None:
+    """``trace=``: a Trace from itself, a dict with its keys, or None."""
+    if value is None or isinstance(value, Trace):
+        return value
+    if not isinstance(value, Mapping):
+        raise OptionError(
+            "trace must be a dict like {'workflow': ..., 'group_id': ..., 'metadata': {...}}"
+        )
+    unknown = set(value) - {"workflow", "group_id", "metadata"}
+    if unknown:
+        raise OptionError(
+            f"trace: unknown key(s) {', '.join(sorted(map(str, unknown)))}; "
+            "known: workflow, group_id, metadata"
+        )
+    metadata = value.get("metadata") or {}
+    if not isinstance(metadata, Mapping):
+        raise OptionError("trace['metadata'] must be a dict")
+    for key in ("workflow", "group_id"):
+        if value.get(key) is not None and not isinstance(value[key], str):
+            raise OptionError(f"trace[{key!r}] must be a string")
+    return Trace(value.get("workflow"), value.get("group_id"), dict(metadata))
 
 
 def check_options(options: Mapping[str, Any]) -> None:

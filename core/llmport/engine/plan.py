@@ -18,7 +18,13 @@ from typing import Any
 
 from ..controls.budget import Budget, Ledger, as_budget
 from ..controls.limits import Gate  # limits
-from ..controls.options import cache_setting, check_options, check_vendor_fields, reasoning_setting
+from ..controls.options import (
+    cache_setting,
+    check_options,
+    check_vendor_fields,
+    reasoning_setting,
+    trace_setting,
+)
 from ..controls.retry import Backoff
 from ..controls.window import ContextPolicy, as_policy
 from ..errors import (
@@ -338,7 +344,7 @@ class RunOptions:
             output_mode=merged.pop("output_mode", None),
             budget=as_budget(merged.pop("budget", None)),
             deadline_seconds=deadline_setting(merged.pop("deadline", None)),
-            trace=Trace.of(merged.pop("trace", None)),
+            trace=trace_setting(merged.pop("trace", None)),
             manual_tools=tool_execution_setting(merged.pop("tool_execution", None)),
             stream_restart=_stream_retry(merged.pop("stream_retry", None)),
         )

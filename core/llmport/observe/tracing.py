@@ -1,7 +1,9 @@
 """What tracing plugins see, with no tracing library imported.
 
 * :class:`Trace`: ``exec(..., trace={"workflow": ..., "group_id": ...,
-  "metadata": {...}})`` (or ``Runtime(trace=...)`` for every call). It
+  "metadata": {...}})`` (or ``Runtime(trace=...)`` for every call; the
+  value is checked with the other options, by
+  :func:`llmport.controls.options.trace_setting`). It
   reaches the observe hooks twice: ``info.metadata["trace"]`` on every
   event of the run and ``payload["trace"]`` on ``run_start`` / ``run_end``.
 * Function observers: ``@agentic_function`` calls belong to no Runtime (and
@@ -37,31 +39,6 @@ class Trace:
     workflow: str | None = None
     group_id: str | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
-
-    @classmethod
-    def of(cls, value: Any) -> Trace | None:
-        """A Trace from itself, a dict with those keys, or None."""
-        if value is None or isinstance(value, Trace):
-            return value
-        from ..errors import OptionError
-
-        if not isinstance(value, Mapping):
-            raise OptionError(
-                "trace must be a dict like {'workflow': ..., 'group_id': ..., 'metadata': {...}}"
-            )
-        unknown = set(value) - {"workflow", "group_id", "metadata"}
-        if unknown:
-            raise OptionError(
-                f"trace: unknown key(s) {', '.join(sorted(map(str, unknown)))}; "
-                "known: workflow, group_id, metadata"
-            )
-        metadata = value.get("metadata") or {}
-        if not isinstance(metadata, Mapping):
-            raise OptionError("trace['metadata'] must be a dict")
-        for key in ("workflow", "group_id"):
-            if value.get(key) is not None and not isinstance(value[key], str):
-                raise OptionError(f"trace[{key!r}] must be a string")
-        return cls(value.get("workflow"), value.get("group_id"), dict(metadata))
 
     def to_dict(self) -> dict[str, Any]:
         return {
