@@ -32,6 +32,7 @@ vendor exception chained, configured keys masked), read 2xx answers with
 from __future__ import annotations
 
 from .controls.options import STANDARD_OPTIONS
+from .controls.retry import retry_after_from_details, retry_after_from_headers
 from .engine.background import BackgroundBackend, Polled
 from .engine.batch import BatchBackend, BatchError, BatchItem, BatchOutcome, BatchState, BatchStatus
 from .engine.jobs import JobState, JobStatus
@@ -91,8 +92,6 @@ from .provider.contract import (
 from .provider.translate import (
     answer_field,
     malformed,
-    retry_after_from_details,
-    retry_after_from_headers,
     status_error,
     translating,
     transport_error,

@@ -6,6 +6,7 @@ import traceback
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
+from llmport.controls.retry import retry_after_from_details
 from llmport.errors import (
     AuthenticationError,
     BadRequestError,
@@ -22,7 +23,6 @@ from llmport.observe.redaction import register_secret
 from llmport.provider.translate import (
     answer_field,
     detach,
-    retry_after_from_details,
     status_error,
     translating,
     transport_error,

@@ -7,26 +7,39 @@ one :class:`~llmport.Runtime` keeps of them, closed with it.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
 
 from .limits import Gate, Limit, Limiter, check_limits, make_limiter, match_limits
-
-if TYPE_CHECKING:
-    from ..plugins.host import PluginHost
-    from ..provider.config import Config
 
 __all__ = ["GateSource", "Gates"]
 
 
+class LimiterSetting(Protocol):
+    """The part of the configuration gates read: its ``limiter`` (the runtime's ``Config``)."""
+
+    @property
+    def limiter(self) -> Any: ...
+
+
+class LimiterFactories(Protocol):
+    """The part of the plugin host gates read: the limiter factories by URL scheme."""
+
+    def limiters(self) -> Mapping[str, Callable[[str], Limiter]]: ...
+
+
 class GateSource(Protocol):
-    """Where the limits and the limiter come from (the runtime), read only when needed."""
+    """Where the limits and the limiter come from (the runtime), read only when needed.
+
+    Typed by what gates read, not by the configuration and plugin host
+    classes, so the controls need neither the provider nor the plugin layer.
+    """
 
     @property
-    def config(self) -> Config: ...
+    def config(self) -> LimiterSetting: ...
 
     @property
-    def plugins(self) -> PluginHost: ...
+    def plugins(self) -> LimiterFactories: ...
 
     @property
     def limits(self) -> dict[str, Limit]: ...

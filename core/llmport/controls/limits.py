@@ -51,6 +51,7 @@ from ..errors import (
     redact,
 )
 from ..observe.logs import log
+from .retry import retry_after_from_headers
 
 if TYPE_CHECKING:
     from .retry import Backoff
@@ -197,8 +198,6 @@ def rate_info_from_headers(
         return None
     h = {str(k).lower(): v for k, v in headers.items()}
     wall = time.time() if now_wall is None else now_wall
-    from ..provider.translate import retry_after_from_headers
-
     retry_after = retry_after_from_headers(h)
     if "x-ratelimit-remaining-requests" in h or "x-ratelimit-remaining-tokens" in h:
         info = RateInfo(

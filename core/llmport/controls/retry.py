@@ -4,22 +4,71 @@ Only one model request is retried at a time (never a tool that already
 ran). A provider classifies its errors (``ProviderError.retryable``); for a
 plain ``call=`` function every exception is transient except ``TypeError``,
 ``NotImplementedError`` and llmport's own input errors.
+
+The wait a vendor asks for (``retry-after-ms``, ``retry-after`` in seconds
+or as an HTTP date, Google's ``google.rpc.RetryInfo``) is read here once:
+the retries honour it, the error plumbing and the limiters put it on errors.
 """
 
 from __future__ import annotations
 
+import re
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import AttemptFailure, ExecFailed, InputError, LlmportError, ProviderError
 
-# Where a vendor said how long to wait: one parser, in the error plumbing.
-from ..provider.translate import retry_after_from_headers as retry_after_from_headers
-
 if TYPE_CHECKING:
     import random
+
+
+# --- retry-after: where a vendor said how long to wait (one parser) --------------
+
+_RETRY_INFO = "type.googleapis.com/google.rpc.RetryInfo"
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
+
+
+def retry_after_from_headers(headers: Mapping[str, Any] | None) -> float | None:
+    """Seconds a vendor asked us to wait: ``retry-after-ms``, else ``retry-after``.
+
+    ``retry-after`` may be seconds or an HTTP date. Unparseable values are
+    ignored (None); negative waits become 0.
+    """
+    if not headers:
+        return None
+    raw_ms = headers.get("retry-after-ms")
+    if raw_ms is not None:
+        try:
+            return max(0.0, float(raw_ms) / 1000)
+        except ValueError:
+            pass
+    raw = headers.get("retry-after")
+    if raw is None:
+        return None
+    try:
+        return max(0.0, float(raw))
+    except ValueError:
+        pass
+    import email.utils  # only for HTTP-date values: keeps ``import llmport`` cheap
+
+    parsed = email.utils.parsedate_tz(str(raw))
+    if parsed is None:
+        return None
+    return max(0.0, email.utils.mktime_tz(parsed) - time.time())
+
+
+def retry_after_from_details(details: Any) -> float | None:
+    """Seconds from a ``google.rpc.RetryInfo`` detail (``"retryDelay": "7s"``), if any."""
+    error = details.get("error", details) if isinstance(details, dict) else None
+    items = error.get("details") if isinstance(error, dict) else None
+    for item in items or []:
+        if isinstance(item, dict) and item.get("@type") == _RETRY_INFO:
+            match = _DURATION.match(str(item.get("retryDelay", "")))
+            if match:
+                return float(match.group(1))
+    return None
 
 
 async def _asyncio_sleep(delay: float) -> None:

@@ -4,9 +4,9 @@
   to its typed :class:`~llmport.errors.ProviderError`, with the one retry
   retry rule: 408, 409, 429 and 5xx are transient, everything else is
   permanent, and an explicit ``x-should-retry`` header wins.
-* :func:`retry_after_from_headers` and :func:`retry_after_from_details`:
-  ``retry-after-ms``, ``retry-after`` (seconds or an HTTP date) and
-  Google's ``google.rpc.RetryInfo``.
+* the vendor's requested wait, read by
+  :func:`~llmport.controls.retry.retry_after_from_headers` (it lives with
+  the retries, which read it too) and put on the error.
 * :func:`transport_error`: httpx / httpx2 / httpcore / aiohttp errors and
   unreadable answers (bad JSON, schema mismatch) by class name, so no
   transport library is imported here.
@@ -36,12 +36,11 @@ from __future__ import annotations
 
 import functools
 import inspect
-import re
-import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from types import TracebackType
 from typing import Any, Literal, ParamSpec, TypeVar, cast
 
+from ..controls.retry import retry_after_from_headers
 from ..errors import (
     LlmportError,
     MalformedResponseError,
@@ -58,8 +57,6 @@ __all__ = [
     "detach",
     "is_transient_status",
     "malformed",
-    "retry_after_from_details",
-    "retry_after_from_headers",
     "status_error",
     "translating",
     "transport_error",
@@ -70,54 +67,6 @@ __all__ = [
 #: A plugin's mapping of its SDK's exceptions: a ProviderError, an input error the
 #: SDK found before sending (an :class:`~llmport.errors.InputError`), or None.
 Translator = Callable[[BaseException], "LlmportError | None"]
-
-_RETRY_INFO = "type.googleapis.com/google.rpc.RetryInfo"
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
-
-
-# --- retry-after ------------------------------------------------------------------
-
-
-def retry_after_from_headers(headers: Mapping[str, Any] | None) -> float | None:
-    """Seconds a vendor asked us to wait: ``retry-after-ms``, else ``retry-after``.
-
-    ``retry-after`` may be seconds or an HTTP date. Unparseable values are
-    ignored (None); negative waits become 0.
-    """
-    if not headers:
-        return None
-    raw_ms = headers.get("retry-after-ms")
-    if raw_ms is not None:
-        try:
-            return max(0.0, float(raw_ms) / 1000)
-        except ValueError:
-            pass
-    raw = headers.get("retry-after")
-    if raw is None:
-        return None
-    try:
-        return max(0.0, float(raw))
-    except ValueError:
-        pass
-    import email.utils  # only for HTTP-date values: keeps ``import llmport`` cheap
-
-    parsed = email.utils.parsedate_tz(str(raw))
-    if parsed is None:
-        return None
-    return max(0.0, email.utils.mktime_tz(parsed) - time.time())
-
-
-def retry_after_from_details(details: Any) -> float | None:
-    """Seconds from a ``google.rpc.RetryInfo`` detail (``"retryDelay": "7s"``), if any."""
-    error = details.get("error", details) if isinstance(details, dict) else None
-    items = error.get("details") if isinstance(error, dict) else None
-    for item in items or []:
-        if isinstance(item, dict) and item.get("@type") == _RETRY_INFO:
-            match = _DURATION.match(str(item.get("retryDelay", "")))
-            if match:
-                return float(match.group(1))
-    return None
-
 
 # --- statuses ---------------------------------------------------------------------
 

@@ -27,13 +27,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from llmport.controls.retry import retry_after_from_details
 from llmport.errors import (
     AuthenticationError,
     MalformedResponseError,
     ProviderError,
     ProviderTimeoutError,
 )
-from llmport.provider.translate import retry_after_from_details, status_error
+from llmport.provider.translate import status_error
 
 VENDOR = "gemini"
 
