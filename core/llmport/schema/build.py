@@ -32,9 +32,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import SchemaError
-from ..tools.context import RunContext
 
 __all__ = [
+    "INJECTED",
     "FunctionSchema",
     "coerce",
     "dataclass_schema",
@@ -86,9 +86,15 @@ def _simple_schema(annotation: Any) -> dict[str, Any] | None:
     return found
 
 
+#: Set true on a class whose values llmport hands to a function itself, never the
+#: model (the run context): a parameter of that type is left out of the schema.
+#: A marker rather than an import keeps the schema layer below the tools.
+INJECTED = "__llmport_injected__"
+
+
 def _is_run_context(annotation: Any) -> bool:
     origin = typing.get_origin(annotation) or annotation
-    return origin is RunContext
+    return getattr(origin, INJECTED, False) is True
 
 
 def _is_typeddict(tp: Any) -> bool:

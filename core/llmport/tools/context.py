@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 __all__ = ["RunContext"]
 
@@ -48,6 +48,9 @@ class RunContext(Generic[T]):
     ``stream_writer``, ``store`` and ``previous`` are described in the module
     docstring.
     """
+
+    #: Left out of a function's JSON schema (:data:`llmport.schema.build.INJECTED`).
+    __llmport_injected__: ClassVar[bool] = True
 
     deps: T
     model: str
