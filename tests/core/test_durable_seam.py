@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from llmport import FinalEvent, Session, agentic_function
-from llmport.engine.durable import Retrace, StepKind, current_recorder, recording
 from llmport.provider.config import Config
+from llmport.sessions.durable import Retrace, StepKind, current_recorder, recording
 from llmport.testing import Script, call_tools
 
 T = TypeVar("T")

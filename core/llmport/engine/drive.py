@@ -21,10 +21,10 @@ from ..controls.limits import Acquire, aacquire, acquire  # limits
 from ..messages.types import Response, StreamEvent, ToolCall
 from ..provider.deadline import aprepare_within, prepare_within, send_within, stream_within
 from ..provider.translate import detach
+from ..sessions.durable import astep, current_recorder, step
 from ..tools.context import RunContext
 from ..tools.policy import aask_approval, ask_approval
 from ..tools.tool import ToolOutcome, run_coroutine_blocking
-from .durable import astep, current_recorder, step
 from .plan import tool_scope
 from .steps import (
     Approve,

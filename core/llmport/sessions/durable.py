@@ -1,6 +1,6 @@
 """The seam a durable-execution plugin wraps around each model request and each tool call.
 
-The drivers (:mod:`.drive`) perform every model request (``Send``,
+The engine's drivers (:mod:`llmport.engine.drive`) perform every model request (``Send``,
 ``Stream``) and every tool call (one per call of a ``RunTools`` turn)
 through :func:`step` / :func:`astep`. With no recorder installed these call
 the work directly. A durable-execution plugin (``llmport-dbos``) installs a

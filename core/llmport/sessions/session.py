@@ -61,7 +61,6 @@ from collections.abc import Iterator, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from ..engine.durable import adopt, current_recorder, node_marks
 from ..errors import SessionStoreUnavailable
 from ..messages.types import Usage
 from ..observe.logs import log
@@ -76,6 +75,7 @@ from .dag import (
     select_reads,
     walk_reads,
 )
+from .durable import adopt, current_recorder, node_marks
 from .stores import (
     KNOWN_PACKAGES,
     MissingSessionStoreError,

@@ -2,7 +2,7 @@
 
 :func:`durable` turns an ``@agentic_function`` into a DBOS workflow whose
 model requests and tool calls are DBOS steps (through the core's seam,
-:mod:`llmport.engine.durable`); :func:`queue`, :func:`enqueue` and
+:mod:`llmport.sessions.durable`); :func:`queue`, :func:`enqueue` and
 :func:`result` spread such runs over workers with DBOS queues.
 """
 
@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, Generic, ParamSpec, TypeVar
 
 from llmport import Session
-from llmport.engine.durable import Retrace, recording
+from llmport.sessions.durable import Retrace, recording
 
 from .recorder import DbosRecorder
 

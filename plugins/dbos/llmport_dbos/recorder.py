@@ -8,7 +8,7 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from llmport.engine.durable import Retrace, StepKind
+from llmport.sessions.durable import Retrace, StepKind
 
 if TYPE_CHECKING:
     from dbos import StepOptions
