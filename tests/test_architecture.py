@@ -3,6 +3,9 @@
 * no import cycles, counting every import: function-local ones (a cycle cannot
   hide behind a late import) and ``if TYPE_CHECKING:`` ones (the type checker
   and a reader follow them, and such a cycle is one edit away from a real one);
+* no loops between folders either: each subpackage (and each module at the
+  package root) is one node, and the imports among those nodes form a DAG, so
+  every folder has a layer and a reader can take them bottom-up;
 * no private name (a leading underscore, not a dunder) imported from another
   module or read as ``module._name`` off an imported module;
 * the core never imports a plugin package (``llmport_*``);
@@ -140,6 +143,26 @@ def cycle_offences(package: Path) -> set[str]:
     return {"cycle: " + " <-> ".join(c) for c in cycles(import_graph(package))}
 
 
+def folder_of(module: str) -> str:
+    """The subpackage (or root module) ``module`` belongs to: ``pkg.a.b`` -> ``pkg.a``."""
+    return ".".join(module.split(".")[:2])
+
+
+def folder_graph(package: Path) -> dict[str, set[str]]:
+    """Folder -> the folders it imports from, collapsed from the module graph."""
+    graph: dict[str, set[str]] = {}
+    for module, deps in import_graph(package).items():
+        here = folder_of(module)
+        graph.setdefault(here, set()).update(folder_of(d) for d in deps)
+    for here, deps in graph.items():
+        deps.discard(here)
+    return graph
+
+
+def folder_loop_offences(package: Path) -> set[str]:
+    return {"folder loop: " + " <-> ".join(c) for c in cycles(folder_graph(package))}
+
+
 def _is_private(name: str) -> bool:
     return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
 
@@ -220,6 +243,8 @@ def offences(rule: str) -> set[str]:
     for owner, package in PACKAGES.items():
         if rule == "cycle":
             found |= cycle_offences(package)
+        elif rule == "folder loop":
+            found |= folder_loop_offences(package)
         elif rule == "private":
             found |= private_offences(package, everything)
         elif rule == "core imports plugin" and owner == "core":
@@ -229,7 +254,7 @@ def offences(rule: str) -> set[str]:
     return found
 
 
-RULES = ["cycle", "private", "core imports plugin", "sdk"]
+RULES = ["cycle", "folder loop", "private", "core imports plugin", "sdk"]
 
 
 @pytest.mark.parametrize("rule", RULES)
@@ -269,6 +294,23 @@ def test_a_cycle_through_type_checking_and_a_late_import_is_found(tmp_path: Path
         },
     )
     assert cycle_offences(package) == {"cycle: pkg.a <-> pkg.b"}
+
+
+def test_a_loop_between_folders_without_a_module_cycle_is_found(tmp_path: Path) -> None:
+    package = _plant(
+        tmp_path,
+        {
+            "pkg/low/__init__.py": "",
+            "pkg/low/a.py": "def f():\n    from pkg.high import c\n    return c\n",
+            "pkg/low/b.py": "",
+            "pkg/high/__init__.py": "",
+            "pkg/high/c.py": "",
+            "pkg/high/d.py": "from ..low import b\n",
+            "pkg/top.py": "from .high import d\n",
+        },
+    )
+    assert cycle_offences(package) == set()
+    assert folder_loop_offences(package) == {"folder loop: pkg.high <-> pkg.low"}
 
 
 def test_a_private_name_taken_from_another_module_is_found(tmp_path: Path) -> None:
