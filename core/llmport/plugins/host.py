@@ -230,3 +230,32 @@ class PluginHost:
 
     def plugin_modules(self) -> Iterable[ModuleType | Any]:
         return [p for _, p in self.pm.list_name_plugin()]
+
+
+_schemes_lock = threading.Lock()
+_schemes: dict[tuple[str, str | None], dict[str, Any]] = {}
+
+
+def url_schemes(hook_name: str) -> dict[str, Any]:
+    """URL scheme (lower case) -> factory, from every ``hook_name(register)`` implementation.
+
+    For what is opened by URL outside any runtime (session stores, key-value
+    stores): the plugins are asked once per process and per plugin selection
+    (``LLMPORT_PLUGINS``), and later calls get the same table.
+    """
+    key = (hook_name, os.environ.get("LLMPORT_PLUGINS"))
+    with _schemes_lock:
+        found = _schemes.get(key)
+        if found is None:
+            found = _schemes[key] = _registered_schemes(hook_name)
+        return found
+
+
+def _registered_schemes(hook_name: str) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+
+    def register(scheme: str, factory: Any) -> None:
+        found[scheme.lower()] = factory
+
+    getattr(PluginHost().hook, hook_name)(register=register)
+    return found

@@ -282,28 +282,11 @@ class LazyStore:
 
 KVFactory = Callable[[str], Store]
 
-_lock = threading.Lock()
-_registries: dict[str | None, dict[str, KVFactory]] = {}
-
-
 def kv_stores() -> dict[str, KVFactory]:
     """scheme -> factory, from every ``llmport_kv_stores`` hook (cached per process)."""
-    import os
+    from ..plugins.host import url_schemes
 
-    key = os.environ.get("LLMPORT_PLUGINS")
-    with _lock:
-        found = _registries.get(key)
-        if found is None:
-            from ..plugins.host import PluginHost
-
-            found = {}
-
-            def register(scheme: str, factory: KVFactory) -> None:
-                found[scheme.lower()] = factory
-
-            PluginHost().hook.llmport_kv_stores(register=register)
-            _registries[key] = found
-        return found
+    return url_schemes("llmport_kv_stores")
 
 
 def open_kv(target: str) -> Store:

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
@@ -159,29 +158,11 @@ def split_target(target: str) -> tuple[str, str]:
     return scheme, target
 
 
-_registry_lock = threading.Lock()
-_registries: dict[str | None, dict[str, StoreFactory]] = {}
-
-
 def session_stores() -> dict[str, StoreFactory]:
     """scheme -> factory, from every ``llmport_session_stores`` hook (cached per process)."""
-    import os
+    from ..plugins.host import url_schemes
 
-    key = os.environ.get("LLMPORT_PLUGINS")
-    with _registry_lock:
-        found = _registries.get(key)
-        if found is None:
-            from ..plugins.host import PluginHost
-
-            found = {}
-
-            def register(scheme: str, factory: StoreFactory) -> None:
-                found[scheme.lower()] = factory
-
-            host = PluginHost()
-            host.hook.llmport_session_stores(register=register)
-            _registries[key] = found
-        return found
+    return url_schemes("llmport_session_stores")
 
 
 # --- helpers for stores ---------------------------------------------------------------------
