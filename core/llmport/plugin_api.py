@@ -78,17 +78,10 @@ from .messages.types import (
 from .observe.redaction import redact, register_secret
 from .output.structured import drop_keywords, inline_refs, make_output_tool, schema_tool
 from .plugins.hookspecs import hookimpl
+from .provider.assembly import StreamAssembler, assemble, parse_arguments, response_events
 from .provider.clients import ClientCache
-from .provider.contract import (
-    Prepared,
-    Provider,
-    ProviderInfo,
-    StreamAssembler,
-    assemble,
-    check_block,
-    parse_arguments,
-    response_events,
-)
+from .provider.contract import Prepared, Provider, ProviderInfo
+from .provider.media import check_block
 from .provider.translate import (
     answer_field,
     malformed,

@@ -49,7 +49,7 @@ from llmport.messages.types import (
     ToolResult,
     ToolSpec,
 )
-from llmport.provider.contract import assemble
+from llmport.provider.assembly import assemble
 from llmport.testing.loopback import LoopbackServer
 from llmport_bedrock import convert_out
 from llmport_bedrock.convert_in import (

@@ -24,7 +24,7 @@ from llmport import (
 )
 from llmport.errors import MalformedResponseError
 from llmport.messages.types import StopEvent, TextDelta, ToolCallDelta, UsageEvent
-from llmport.provider.contract import StreamAssembler, assemble, parse_arguments, response_events
+from llmport.provider.assembly import StreamAssembler, assemble, parse_arguments, response_events
 from llmport.testing import Script, ScriptExhausted, call_tools, reply
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(16)

@@ -82,7 +82,8 @@ from ..observe.logs import log_fallback, log_retry, log_usage  # logging
 from ..output import structured
 from ..output.decisions import Choice, InvalidPick, resolve_call
 from ..output.streaming import OutputStream
-from ..provider.contract import Prepared, Provider, StreamAssembler
+from ..provider.assembly import StreamAssembler
+from ..provider.contract import Prepared, Provider
 from ..tools.deferral import settle_deferral
 from ..tools.policy import ToolCheck
 from ..tools.tool import RunContext, ToolBox, ToolOutcome, refusal

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..messages.types import OutputDelta, PartialOutput, StreamEvent, ToolCallDelta
-from ..provider.contract import parse_arguments
+from ..provider.assembly import parse_arguments
 from .structured import OutputTool
 
 __all__ = ["ForcedToolText", "OutputStream"]

@@ -127,12 +127,12 @@ class CallableProvider(Provider):
         return self._text(text, model)
 
     def send_stream(self, prepared: Prepared) -> Any:
-        from .contract import response_events
+        from .assembly import response_events
 
         return iter(response_events(self.send(prepared)))
 
     async def asend_stream(self, prepared: Prepared) -> Any:
-        from .contract import response_events
+        from .assembly import response_events
 
         for event in response_events(await self.asend(prepared)):
             yield event

@@ -165,7 +165,7 @@ class ScriptedProvider(Provider):
 
 def _fragments(response: Response) -> Iterator[ProviderEvent]:
     if response.blocks:  # thinking, citations, server tools: the documented event forms
-        from ..provider.contract import response_events
+        from ..provider.assembly import response_events
 
         yield from response_events(response)
         return

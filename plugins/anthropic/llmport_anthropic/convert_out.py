@@ -41,8 +41,8 @@ from llmport.messages.types import (
     UsageEvent,
 )
 from llmport.output.streaming import ForcedToolText
+from llmport.provider.assembly import parse_arguments
 from llmport.provider.claude import MESSAGES_API
-from llmport.provider.contract import parse_arguments
 
 from .convert_in import CITATION_RANGE, CONTAINER_KEY, VENDOR, AnthropicPrepared
 

@@ -38,7 +38,8 @@ from llmport.messages.types import (
     ToolSpec,
 )
 from llmport.output.structured import OutputTool, make_output_tool
-from llmport.provider.contract import Prepared, check_block
+from llmport.provider.contract import Prepared
+from llmport.provider.media import check_block
 from llmport.provider.thinking import EFFORT_BUDGETS, MIN_BUDGET, check_thinking_sampling
 from llmport.schema.transform import BEDROCK
 

@@ -40,8 +40,8 @@ from llmport.messages.types import (
     UsageEvent,
 )
 from llmport.output.streaming import ForcedToolText
+from llmport.provider.assembly import parse_arguments
 from llmport.provider.claude import CONVERSE
-from llmport.provider.contract import parse_arguments
 
 from .convert_in import VENDOR, ConversePrepared
 

@@ -53,7 +53,7 @@ from llmport.messages.types import (
     Usage,
     UsageEvent,
 )
-from llmport.provider.contract import parse_arguments
+from llmport.provider.assembly import parse_arguments
 from llmport.provider.translate import malformed
 from llmport.schema.transform import drop_added_nulls
 
