@@ -651,7 +651,7 @@ class FixNotApproved(LlmportError):
         super().__init__(f"proposed fix {reason}:\n{diff}")
 
 
-# --- backing services that are down (SPEC §20 I5) ------------------------------------------
+# --- backing services that are down: a typed error within a bounded time --------------------
 # Kept together at the end of the module: a limiter's or a session store's server
 # (Redis, PostgreSQL, a locked SQLite file) did not answer within its bounded time.
 

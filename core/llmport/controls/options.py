@@ -85,7 +85,7 @@ class CallOptions(TypedDict, total=False):
     max_tool_errors: int
     max_repeated_calls: int | None
     tool_execution: Literal["auto", "manual"]
-    stream_retry: Literal["restart"] | None  # SPEC §20 I3: opt in to restarting a stream
+    stream_retry: Literal["restart"] | None  # opt in: a stream already shown may restart
     trace: Mapping[str, Any] | None  # tracing: {"workflow", "group_id", "metadata"}
 
 

@@ -1,13 +1,13 @@
-"""Files by reference (SPEC §23): ``rt.upload``, ``rt.delete_file``, ``rt.files``.
+"""Files by reference: ``rt.upload``, ``rt.delete_file``, ``rt.files``.
 
 A file is uploaded once to a vendor's files API and sent by reference
 (a :class:`~llmport.messages.types.FileRef` in content) on every later turn,
 instead of its bytes. The Runtime's methods delegate here; each vendor's
 files client lives in its plugin, behind the provider contract's
 ``upload`` / ``delete_file`` / ``list_files`` (and async twins), which reach
-the vendor through the plugin's vendor boundary (SPEC §20 I1). Everything
+the vendor through the plugin's vendor boundary (typed errors only). Everything
 a caller can get wrong is an :class:`~llmport.errors.InputError` raised
-here, before any request (I2).
+here, before any request.
 """
 
 from __future__ import annotations

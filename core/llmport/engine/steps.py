@@ -164,7 +164,7 @@ class StreamReader:
     The same reader serves every attempt (and every fallback model) of one
     request, so it knows whether the caller has already been handed part of
     an answer: once it has, a failed attempt is never continued by another
-    answer (SPEC §20 I3). ``shown`` is the text the caller has of this request.
+    answer. ``shown`` is the text the caller has of this request.
 
     With ``output`` (a structured output), it also reads the output as it
     arrives: :meth:`feed` returns the first event and leaves the others
@@ -1387,7 +1387,7 @@ def _handoff(
     conversation = list(run.messages)
     if handoff.input_filter is not None:
         conversation = list(handoff.input_filter(conversation))
-        check_turns(conversation, "handoff input")  # before the target sees it (SPEC §20 I2)
+        check_turns(conversation, "handoff input")  # checked before the target sees it
     claim: list[Any] = []
     target = handoff.target
     live = LiveEvents() if plan.stream else None

@@ -1,4 +1,4 @@
-"""The input boundary (SPEC §20 I2): the checks every door for content calls.
+"""The input boundary: the checks every door for content calls, before any request.
 
 Content reaches a request by many doors: ``content``, ``history=``, Message
 lists, :meth:`Message.from_dict <llmport.messages.types.Message.from_dict>`,

@@ -398,7 +398,7 @@ def checked_input(
     window: int | None = None,
     model: str = "",
 ) -> list[Block]:
-    """A request's input through the one checker (SPEC §20 I2): the new content's blocks.
+    """A request's input through the one input checker: the new content's blocks.
 
     ``history`` (``history=``, the Messages leading ``content``, a
     continuation's conversation, a handoff's) is checked turn by turn and as a

@@ -1,4 +1,4 @@
-"""Where an answer's tool calls sit among its content blocks (SPEC §21 Order and boundaries).
+"""Where an answer's tool calls sit among its content blocks, in the vendor's order.
 
 A model may interleave calls with other output: OpenAI Responses sends
 reasoning, ``function_call``, reasoning, ``function_call`` items, and each

@@ -79,7 +79,7 @@ class StreamAssembler:
                 self._order.append(("text", self.text_parts, []))
         elif isinstance(event, ToolCallDelta):
             slot = self.calls.get(event.key)
-            if slot is None:  # its position: the content blocks begun before it (SPEC §21)
+            if slot is None:  # its position: the content blocks begun before it
                 slot = {"id": None, "name": None, "args": [], "extra": {}, "at": len(self._order)}
                 self.calls[event.key] = slot
                 self._after_call = True  # text after a call is a block of its own

@@ -11,7 +11,7 @@ keeper task, which closes the client), and every client is closed by
 Async paths get their client with ``await cache.aclient()``: a cold client
 is made in a worker thread (importing a vendor SDK and building its client
 takes seconds on a loaded machine), so the event loop keeps running and a
-caller's ``deadline=`` can fire meanwhile (SPEC §20 I7).
+caller's ``deadline=`` can fire meanwhile (it bounds client creation too).
 """
 
 from __future__ import annotations

@@ -16,7 +16,8 @@ Providers raise llmport's typed :class:`~llmport.errors.ProviderError`
 subclasses and never retry on their own: llmport is the one retry layer.
 Every method that reaches the vendor is decorated with
 :func:`llmport.provider.translate.vendor_boundary`, which translates through
-the provider's :meth:`Provider.translating` (SPEC §20 I1).
+the provider's :meth:`Provider.translating`: only typed llmport errors
+leave it, with no vendor exception chained.
 
 The ``_call`` contract is complete too: a provider that only
 implements ``_call(request)`` and ``_async_call(request)`` (optionally

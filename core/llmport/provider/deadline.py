@@ -1,4 +1,4 @@
-"""A sync model request bounded by the run's ``deadline=`` (SPEC §20 I7).
+"""A sync model request bounded by the run's ``deadline=`` (a late answer is a RunTimeout).
 
 A plugin's sync ``send`` (or the first event of ``send_stream``) may spend
 its first call importing the vendor SDK and creating the client (seconds,

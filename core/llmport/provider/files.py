@@ -1,4 +1,4 @@
-"""What every plugin's files client shares (SPEC §23): bytes to upload, pages of files.
+"""What every plugin's files client shares: bytes to upload, pages of files.
 
 The plugins call their SDK's own files client; these helpers are the parts
 that are the same for every vendor, so they are written once.

@@ -1,4 +1,4 @@
-"""Named provider instances (SPEC §22): one plugin serves several named providers.
+"""Named provider instances: one plugin serves several named providers.
 
 A settings table with a ``plugin`` key declares an instance::
 

@@ -28,7 +28,7 @@ KNOWN_PLUGINS: dict[str, str] = {
     "gemini": "llmport-gemini",
     "gemini-vertex": "llmport-gemini",
     "bedrock": "llmport-bedrock",
-    # OpenAI-compatible services: profiles of the openai plugin (SPEC §22)
+    # OpenAI-compatible services: profiles of the openai plugin
     **dict.fromkeys(
         (
             "ollama",

@@ -14,7 +14,7 @@
   into llmport's, the provider's configured secrets masked literally, and
   only a redacted summary of the vendor exception kept
   (``ProviderError.vendor_error``), never the exception itself.
-* :func:`vendor_boundary`: THE vendor boundary (SPEC §20 I1). A plugin
+* :func:`vendor_boundary`: THE vendor boundary (only typed errors leave it). A plugin
   decorates every method that reaches its vendor (send, stream, count,
   batch submit/status/results/cancel) with it; whatever leaves such a method
   is an llmport error translated by the owner's ``translating()``, raised

@@ -79,7 +79,7 @@ _COLUMNS = (
 # bounded number of retries with a growing, jittered pause (a lock can also be refused
 # without the busy handler, e.g. while another process recovers or checkpoints the WAL).
 # No retry starts after _GIVE_UP seconds, so a database another process keeps locked is
-# a SessionStoreUnavailable within about 5 s (SPEC §20 I5), never a raw sqlite3 error.
+# a SessionStoreUnavailable within about 5 s, never a raw sqlite3 error.
 _BUSY_TIMEOUT_MS = 2_000
 _RETRIES = 8
 _PAUSE = 0.01  # seconds, doubled on each retry: about 2.5 s in all at most

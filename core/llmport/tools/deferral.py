@@ -1,4 +1,4 @@
-"""Deferred tools and the vendor's tool search (SPEC §23 Deferred tools).
+"""Deferred tools and the vendor's tool search, which loads them when the model asks.
 
 ``Tool(defer_loading=True)`` keeps a tool's definition out of the model's
 context until the vendor's tool search finds it. Where the model has tool

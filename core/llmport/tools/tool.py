@@ -106,7 +106,7 @@ class Tool:
     _schema_checked: InitVar[bool] = False
 
     def __post_init__(self, _schema_checked: bool) -> None:
-        # Every constructor checks here (SPEC §20 I2): Tool(...), @tool, from_schema, handoff().
+        # Every constructor checks here, before a request: Tool(...), @tool, from_schema, handoff().
         if not isinstance(self.name, str) or not _NAME.match(self.name):
             raise OptionError(f"tool name {self.name!r} must be 1-64 letters, digits, '_' or '-'")
         if not isinstance(self.description, str):

@@ -755,7 +755,7 @@ def system_param(request: Request) -> str | list[dict[str, Any]]:
 
 
 def _system_as_blocks(blocks: tuple[TextBlock, ...]) -> bool:
-    """Whether the system prompt goes out as blocks (SPEC: given as blocks, sent as blocks).
+    """Whether the system prompt goes out as blocks (given as blocks, sent as blocks).
 
     A string ``system=`` is one unmarked block; one unmarked block given as a list
     means the same to the model, so it goes out as that string too.
@@ -841,7 +841,7 @@ def native_tool_param(
 
 
 def tool_search_param(method: Any) -> dict[str, Any]:
-    """The tool search server tool that loads deferred tools (SPEC §23)."""
+    """The tool search server tool that loads deferred tools."""
     entry = TOOL_SEARCH_TOOLS.get(method) if isinstance(method, str) else None
     if entry is None:
         raise OptionError(
@@ -867,7 +867,7 @@ def tool_param(spec: ToolSpec, caps: ModelCapabilities) -> dict[str, Any]:
         out["strict"] = True
     if spec.cache is not None:
         out["cache_control"] = cache_param(spec.cache)
-    if spec.defer_loading:  # the core sends it only with a tool search tool (SPEC §23)
+    if spec.defer_loading:  # the core sends it only with a tool search tool
         out["defer_loading"] = True
     fields = spec.vendor.get(VENDOR) if spec.vendor else None
     if fields:

@@ -1,4 +1,4 @@
-"""Anthropic's Files API for ``rt.upload`` / ``rt.delete_file`` / ``rt.files`` (SPEC §23).
+"""Anthropic's Files API for ``rt.upload`` / ``rt.delete_file`` / ``rt.files``.
 
 A beta API: ``POST /v1/files`` (multipart ``file``), ``DELETE
 /v1/files/{id}``, ``GET /v1/files``, each with the ``anthropic-beta:

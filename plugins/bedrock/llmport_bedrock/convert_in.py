@@ -364,7 +364,7 @@ def system_param(request: Request, family: Family) -> list[dict[str, Any]]:
     """Converse ``system``: one text block, or the system blocks with their cache points.
 
     A system prompt given as several blocks, or with a cache mark, is sent as
-    separate blocks (each marked one followed by ``cachePoint``, SPEC §21);
+    separate blocks (each marked one followed by ``cachePoint``: given as blocks, sent as blocks);
     system-role messages follow as one more text block.
     """
     blocks = request.system_blocks

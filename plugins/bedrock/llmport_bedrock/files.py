@@ -1,4 +1,4 @@
-"""Files by reference on Bedrock (SPEC §23): S3 locations, no files API.
+"""Files by reference on Bedrock: S3 locations, no files API.
 
 Bedrock has no upload endpoint: Converse reads images and documents from
 S3 (``source: {"s3Location": {"uri": "s3://bucket/key"}}``, Converse API

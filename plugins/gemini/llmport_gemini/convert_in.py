@@ -690,7 +690,7 @@ def function_calling(request: Request) -> Any:
 def _system(request: Request) -> list[str]:
     """The ``systemInstruction`` parts: ``system=`` plus any system-role messages, in order.
 
-    ``system=`` given as several blocks is sent as blocks (SPEC §21): one part
+    ``system=`` given as several blocks is sent as blocks: one part
     each, the system-role messages after them. Otherwise it is one part, the
     system-role messages joined to it by blank lines.
     """

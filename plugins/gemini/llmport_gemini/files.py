@@ -1,4 +1,4 @@
-"""The Gemini Files API for ``rt.upload`` / ``rt.delete_file`` / ``rt.files`` (SPEC §23).
+"""The Gemini Files API for ``rt.upload`` / ``rt.delete_file`` / ``rt.files``.
 
 Uploads go through google-genai's own ``files.upload`` (a resumable upload:
 ``POST /upload/v1beta/files`` starts it and answers the upload URL in

@@ -454,7 +454,7 @@ def marked_system(request: Request, bp: bool) -> bool:
 
 
 def system_as_parts(request: Request, bp: bool) -> bool:
-    """Whether the system prompt goes out as a system message of parts (SPEC §21).
+    """Whether the system prompt goes out as a system message of parts (blocks stay blocks).
 
     Given as several blocks it is sent as blocks (a system message's content
     may be a list of text parts in both APIs); one block is the plain string.
@@ -528,7 +528,7 @@ def responses_assistant(message: Message, vendor: str, model: str) -> list[dict[
     """The answer's items in their order: blocks and calls as the model interleaved them.
 
     Reasoning and hosted-tool items go back verbatim; a function call goes
-    where its ``position`` puts it (SPEC §21), else after the blocks. A text
+    where its ``position`` puts it (the vendor's order), else after the blocks. A text
     block becomes ``{"role": "assistant", "content": text}``; when the answer
     had reasoning items, the message item is echoed whole, with the id the API
     gave it (a reasoning item must be followed by its next item).
@@ -641,7 +641,7 @@ def responses_tool(
         "parameters": tool_parameters(spec, vendor, model),
         "strict": spec.strict,
     }
-    if spec.defer_loading:  # the core sends it only with the hosted tool_search (SPEC §23)
+    if spec.defer_loading:  # the core sends it only with the hosted tool_search
         entry["defer_loading"] = True
     merge_fields(entry, tool_fields(spec, keys))
     return entry
@@ -863,7 +863,7 @@ def responses_native_tools(
                 container = {**container, "file_ids": file_ids}
             entry = {"type": "code_interpreter", "container": container}
             include.append("code_interpreter_call.outputs")
-        elif native.kind == "tool_search":  # loads the deferred function tools (SPEC §23)
+        elif native.kind == "tool_search":  # loads the deferred function tools
             entry = {"type": "tool_search", **options}
         else:
             ids = options.get("vector_store_ids")

@@ -401,7 +401,7 @@ class _Output:
                     arguments=parse_arguments(raw),
                     raw_arguments=raw,
                     extra=call_extra(item),
-                    position=len(self.blocks),  # among the items before it (SPEC §21)
+                    position=len(self.blocks),  # among the items before it
                 )
             )
         elif kind == "reasoning":

@@ -1,4 +1,4 @@
-"""OpenAI's Files API for ``rt.upload`` / ``rt.delete_file`` / ``rt.files`` (SPEC §23).
+"""OpenAI's Files API for ``rt.upload`` / ``rt.delete_file`` / ``rt.files``.
 
 ``POST /v1/files`` (multipart: ``purpose`` and ``file``), ``DELETE
 /v1/files/{id}``, ``GET /v1/files``, through the SDK's own ``files`` client

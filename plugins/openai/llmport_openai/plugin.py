@@ -51,7 +51,7 @@ def _profile_factory(profile: Profile) -> Callable[..., Provider]:
 def profile_info(profile: Profile, plugin: str = "llmport-openai") -> ProviderInfo:
     """The registration of an OpenAI-compatible service: register it from ``llmport_providers``.
 
-    How a plugin outside this package ships its own profile (SPEC §22).
+    How a plugin outside this package ships its own profile.
     """
     return ProviderInfo(
         prefix=profile.prefix,

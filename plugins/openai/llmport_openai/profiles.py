@@ -1,4 +1,4 @@
-"""Built-in profiles of OpenAI-compatible services (SPEC §22).
+"""Built-in profiles of OpenAI-compatible services.
 
 A :class:`Profile` says what one service is: its prefix, base URL, key
 variable, wire (Chat Completions or Responses), capability table and the

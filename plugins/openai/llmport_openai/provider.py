@@ -194,7 +194,7 @@ class _OpenAIProvider(Provider):
     def endpoint(self) -> tuple[str | None, str]:
         """``(base URL or None for OpenAI's, the key)``.
 
-        A named instance (SPEC §22) never reads ``OPENAI_API_KEY`` or
+        A named instance never reads ``OPENAI_API_KEY`` or
         ``OPENAI_BASE_URL``: OpenAI's key must not go to another service.
         """
         s = self.settings
