@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from cassette_support import CASSETTES, make_vcr
+from support.cassette_support import CASSETTES, make_vcr
 
 
 @pytest.fixture

@@ -21,10 +21,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE)]
 
-from cassette_support import CASSETTES, make_vcr, rewrite_recording  # noqa: E402
 from llmport import Runtime  # noqa: E402
 from llmport.testing.loopback import LoopbackServer, Reply  # noqa: E402
-from vertex_support import SCENARIOS, Scenario  # noqa: E402
+from support.cassette_support import CASSETTES, make_vcr, rewrite_recording  # noqa: E402
+from support.vertex_support import SCENARIOS, Scenario  # noqa: E402
 
 WIRE = HERE.parents[2] / "shared" / "wire-samples"
 KEEP_REQUEST_HEADERS = {"content-type", "anthropic-version"}

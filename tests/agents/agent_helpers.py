@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from api_modes import events_via, run_via
 from llmport import Runtime
 from llmport.controls.retry import Backoff
 from llmport.provider.config import Config
 from llmport.testing import Script
+from support.api_modes import events_via, run_via
 
 #: (mode, stream): run/arun and stream/astream.
 WAYS = [("sync", False), ("async", False), ("sync", True), ("async", True)]

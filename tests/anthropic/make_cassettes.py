@@ -19,10 +19,10 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]
 
-from anthropic_scenarios import COUNT_TOKENS, SCENARIOS, Scenario, count_request  # noqa: E402
-from cassette_support import CASSETTES, make_vcr, rewrite_recording  # noqa: E402
 from llmport import Backoff, ProviderError, Runtime  # noqa: E402
 from llmport.testing.loopback import LoopbackServer  # noqa: E402
+from support.anthropic_scenarios import COUNT_TOKENS, SCENARIOS, Scenario, count_request  # noqa: E402
+from support.cassette_support import CASSETTES, make_vcr, rewrite_recording  # noqa: E402
 
 KEEP_REQUEST_HEADERS = {"content-type", "accept", "anthropic-version"}
 KEEP_RESPONSE_HEADERS = {

@@ -12,11 +12,11 @@ import json
 from typing import Any
 
 import pytest
-from anthropic_scenarios import message, text_stream, usage
-from api_modes import MODES, run_via
-from cache_turns import assert_five_marks_refused, cached_bodies
 from llmport import Runtime
 from llmport.testing.loopback import LoopbackServer, Reply
+from support.anthropic_scenarios import message, text_stream, usage
+from support.api_modes import MODES, run_via
+from support.cache_turns import assert_five_marks_refused, cached_bodies
 
 SONNET = "claude-sonnet-4-5-20250929"
 TURNS = 10

@@ -10,8 +10,6 @@ import json
 from typing import Any
 
 import pytest
-from anthropic_scenarios import CITY_SCHEMA, IMAGE_URL, SCENARIOS, Scenario
-from cassette_support import request_json
 from llmport import (
     Backoff,
     BadRequestError,
@@ -25,6 +23,8 @@ from llmport import (
     ToolCallStarted,
     ToolResultEvent,
 )
+from support.anthropic_scenarios import CITY_SCHEMA, IMAGE_URL, SCENARIOS, Scenario
+from support.cassette_support import request_json
 
 MODES = ["sync", "async"]
 # The SDK warns on every call to a model it lists as deprecated (3.7, 4.5 Sonnet): expected here.

@@ -6,7 +6,6 @@ import sys
 from typing import Any
 
 import pytest
-from anthropic_scenarios import DATA
 from llmport import (
     ContentError,
     OptionError,
@@ -33,6 +32,7 @@ from llmport.testing.loopback import LoopbackServer
 from llmport_anthropic import convert_in
 from llmport_anthropic.models import MAX_IMAGE_BYTES, family_for
 from llmport_anthropic.plugin import llmport_providers
+from support.anthropic_scenarios import DATA
 
 WEATHER = ToolSpec(
     "get_weather", "Weather.", {"type": "object", "properties": {"city": {"type": "string"}}}

@@ -11,11 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from anthropic_scenarios import SCENARIOS, Scenario
-from cassette_support import request_json
 from llmport import RunResult, Runtime
 from llmport.messages.types import FinalEvent, ServerToolCall, ServerToolResult, TextBlock
-from tool_search_data import RATE_SCHEMA, STOCK_SCHEMA
+from support.anthropic_scenarios import SCENARIOS, Scenario
+from support.cassette_support import request_json
+from support.tool_search_data import RATE_SCHEMA, STOCK_SCHEMA
 
 MODES = ["sync", "async", "stream", "astream"]
 pytestmark = pytest.mark.filterwarnings("ignore:The model .* is deprecated:DeprecationWarning")

@@ -10,8 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from anthropic_scenarios import COUNT_TOKENS, NOTES, SCENARIOS, Scenario, count_request
-from cassette_support import request_json
 from llmport import (
     NativeTool,
     Reasoning,
@@ -32,6 +30,8 @@ from llmport.messages.types import (
 )
 from llmport.testing.loopback import LoopbackServer, Reply
 from llmport_anthropic.provider import AnthropicProvider
+from support.anthropic_scenarios import COUNT_TOKENS, NOTES, SCENARIOS, Scenario, count_request
+from support.cassette_support import request_json
 
 MODES = ["sync", "async", "stream", "astream"]
 pytestmark = pytest.mark.filterwarnings("ignore:The model .* is deprecated:DeprecationWarning")

@@ -12,8 +12,6 @@ import traceback
 from typing import Any
 
 import pytest
-from anthropic_scenarios import error, message, text_stream, usage
-from api_modes import MODES, run_via
 from llmport import (
     AuthenticationError,
     ConfigError,
@@ -30,6 +28,8 @@ from llmport.testing.loopback import LoopbackServer, RecordedRequest, Reply
 from llmport_anthropic import convert_in
 from llmport_anthropic import provider as provider_module
 from llmport_anthropic.provider import AnthropicProvider
+from support.anthropic_scenarios import error, message, text_stream, usage
+from support.api_modes import MODES, run_via
 
 MODEL = "claude-haiku-4-5-20251001"
 OK = Reply(

@@ -5,8 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from anthropic_scenarios import error, message, text_stream, usage
-from api_modes import MODES, run_via
 from llmport import (
     AuthenticationError,
     BadRequestError,
@@ -19,6 +17,8 @@ from llmport import (
 from llmport.errors import MalformedResponseError, ProviderConnectionError, ProviderTimeoutError
 from llmport.testing import recording_backoff
 from llmport.testing.loopback import LoopbackServer, Reply
+from support.anthropic_scenarios import error, message, text_stream, usage
+from support.api_modes import MODES, run_via
 
 MODEL = "claude-haiku-4-5-20251001"
 OK = Reply(

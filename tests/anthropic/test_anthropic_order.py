@@ -11,10 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from anthropic_scenarios import as_sse, message, usage
 from llmport import Runtime
 from llmport.messages.types import FinalEvent, Message
 from llmport.testing.loopback import LoopbackServer, Reply
+from support.anthropic_scenarios import as_sse, message, usage
 
 MODES = ["sync", "async", "stream", "astream"]
 pytestmark = pytest.mark.filterwarnings("ignore:The model .* is deprecated:DeprecationWarning")

@@ -11,12 +11,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from anthropic_scenarios import error, message, usage
-from api_modes import MODES, run_via
 from llmport import RateLimitError, Runtime
 from llmport.errors import MalformedResponseError
 from llmport.messages.types import ServerToolCall, ServerToolResult
 from llmport.testing.loopback import LoopbackServer, Reply
+from support.anthropic_scenarios import error, message, usage
+from support.api_modes import MODES, run_via
 
 MODEL = "claude-haiku-4-5-20251001"
 OK = Reply(

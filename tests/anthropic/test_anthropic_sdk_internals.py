@@ -11,7 +11,7 @@ from collections.abc import Mapping
 import anthropic
 import pytest
 from llmport_anthropic import sdk_internals
-from sdk_drift import has_parameters, parameters, resolve
+from support.sdk_drift import has_parameters, parameters, resolve
 
 
 @pytest.mark.parametrize(("module", "path"), sdk_internals.USED, ids=lambda v: str(v))

@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from anthropic_scenarios import SCENARIOS
 from llmport import Runtime, TextBlock
 from llmport.messages.types import FinalEvent
+from support.anthropic_scenarios import SCENARIOS
 
 pytestmark = pytest.mark.filterwarnings("ignore:The model .* is deprecated:DeprecationWarning")
 

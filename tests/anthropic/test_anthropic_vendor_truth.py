@@ -11,10 +11,10 @@ import asyncio
 from typing import Any
 
 import pytest
-from anthropic_scenarios import message, text_stream, usage
 from llmport import Runtime, UnknownModelWarning
 from llmport.errors import UnsupportedFeatureError
 from llmport.testing.loopback import LoopbackServer, Reply
+from support.anthropic_scenarios import message, text_stream, usage
 
 MODES = ["exec", "async_exec", "stream", "astream"]
 

@@ -16,8 +16,6 @@ from typing import Any
 
 import anthropic
 import pytest
-from anthropic_scenarios import error, message, text_stream, usage
-from api_modes import MODES, run_via
 from llmport import AuthenticationError, ConfigError, Runtime, UnsupportedFeatureError
 from llmport.errors import InputError
 from llmport.messages.types import MediaBlock, Message, Request, TextBlock
@@ -25,7 +23,9 @@ from llmport.provider.wire import plain
 from llmport.testing.loopback import LoopbackServer, Reply
 from llmport_anthropic.plugin import llmport_providers
 from llmport_anthropic.vertex import VERTEX_VERSION, AnthropicVertexProvider
-from vertex_support import SCENARIOS, FakeCredentials, replay
+from support.anthropic_scenarios import error, message, text_stream, usage
+from support.api_modes import MODES, run_via
+from support.vertex_support import SCENARIOS, FakeCredentials, replay
 
 MODEL = "claude-sonnet-4-5@20250929"
 TOKEN = "ya29.vertex-test-access-token"

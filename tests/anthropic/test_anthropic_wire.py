@@ -18,12 +18,12 @@ from typing import Any
 import anthropic
 import pytest
 from anthropic._utils._json import openapi_dumps
-from anthropic_scenarios import error, message, usage
 from llmport import Runtime
 from llmport.messages.types import MediaBlock, Message, Reasoning, Request, TextBlock
 from llmport.provider.wire import plain
 from llmport.testing.loopback import LoopbackServer, Reply
 from llmport_anthropic.provider import AnthropicProvider, wire_body
+from support.anthropic_scenarios import error, message, usage
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 40
 PDF = b"%PDF-1.4\n" + b"x" * 3000

@@ -13,7 +13,7 @@ import json
 import re
 from typing import Any
 
-from cassette_support import make_vcr
+from support.cassette_support import make_vcr
 
 MATCH_ON = ["method", "scheme", "host", "port", "path", "query", "batch_body"]
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from batch_vcr import batch_vcr
-from cassette_support import CASSETTES
+from support.cassette_support import CASSETTES
 
 VENDOR_ENV = ("LLMPORT_", "OPENAI_", "ANTHROPIC_", "GEMINI_", "GOOGLE_", "AWS_")
 

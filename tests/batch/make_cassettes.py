@@ -27,10 +27,10 @@ sys.path[:0] = [str(HERE), str(HERE.parent)]
 from batch_flows import resume_flow, run_flow  # noqa: E402
 from batch_scenarios import Scenario, scenarios  # noqa: E402
 from batch_vcr import batch_vcr  # noqa: E402
-from cassette_support import CASSETTES  # noqa: E402
 from llmport import Runtime  # noqa: E402
 from llmport.plugins.host import PluginHost  # noqa: E402
 from llmport.testing.loopback import LoopbackServer  # noqa: E402
+from support.cassette_support import CASSETTES  # noqa: E402
 
 KEEP_REQUEST = {"content-type", "accept", "anthropic-beta"}
 KEEP_RESPONSE = {"content-type", "x-request-id", "request-id", "x-amzn-requestid"}

@@ -20,10 +20,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]
 
-from bedrock_scenarios import CREDENTIALS, HOST, REGION, SCENARIOS, Scenario  # noqa: E402
-from cassette_support import CASSETTES, make_vcr, rewrite_recording  # noqa: E402
 from llmport import Backoff, ProviderError, Runtime  # noqa: E402
 from llmport.testing.loopback import LoopbackServer  # noqa: E402
+from support.bedrock_scenarios import CREDENTIALS, HOST, REGION, SCENARIOS, Scenario  # noqa: E402
+from support.cassette_support import CASSETTES, make_vcr, rewrite_recording  # noqa: E402
 
 KEEP_REQUEST_HEADERS = {"content-type"}
 KEEP_RESPONSE_HEADERS = {"content-type", "x-amzn-requestid", "x-amzn-errortype", "retry-after"}

@@ -12,12 +12,19 @@ import json
 from typing import Any
 
 import pytest
-from api_modes import MODES
-from bedrock_scenarios import CREDENTIALS, NOVA_MICRO, REGION, answer, stream_reply, text_events
-from bedrock_scenarios import usage as bedrock_usage
-from cache_turns import assert_five_marks_refused, cached_bodies
 from llmport import Runtime
 from llmport.testing.loopback import LoopbackServer, Reply
+from support.api_modes import MODES
+from support.bedrock_scenarios import (
+    CREDENTIALS,
+    NOVA_MICRO,
+    REGION,
+    answer,
+    stream_reply,
+    text_events,
+)
+from support.bedrock_scenarios import usage as bedrock_usage
+from support.cache_turns import assert_five_marks_refused, cached_bodies
 
 TURNS = 10
 

@@ -14,8 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bedrock_scenarios import CREDENTIALS, DATA, REGION, SCENARIOS, Scenario
-from cassette_support import request_json
 from llmport import (
     Backoff,
     BadRequestError,
@@ -30,6 +28,8 @@ from llmport import (
     ToolResultEvent,
 )
 from llmport.errors import OverloadedError
+from support.bedrock_scenarios import CREDENTIALS, DATA, REGION, SCENARIOS, Scenario
+from support.cassette_support import request_json
 
 MODES = ["sync", "async"]
 

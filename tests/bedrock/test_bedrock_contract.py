@@ -11,16 +11,6 @@ import sys
 from typing import Any
 
 import pytest
-from api_modes import MODES, run_via
-from bedrock_scenarios import (
-    CREDENTIALS,
-    REGION,
-    answer,
-    error_reply,
-    stream_reply,
-    text_events,
-    usage,
-)
 from llmport import Runtime
 from llmport.errors import OptionError
 from llmport.messages.types import Message, Request, TextBlock, ToolSpec
@@ -30,6 +20,16 @@ from llmport_bedrock import convert_in
 from llmport_bedrock.convert_in import ConversePrepared
 from llmport_bedrock.plugin import provider_info
 from llmport_bedrock.provider import BedrockProvider
+from support.api_modes import MODES, run_via
+from support.bedrock_scenarios import (
+    CREDENTIALS,
+    REGION,
+    answer,
+    error_reply,
+    stream_reply,
+    text_events,
+    usage,
+)
 
 NOVA = "us.amazon.nova-micro-v1:0"
 MODEL = f"bedrock:{NOVA}"

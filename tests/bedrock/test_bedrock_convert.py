@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 import urllib3
-from bedrock_scenarios import CREDENTIALS, REGION
 from botocore.exceptions import (
     ClientError,
     CredentialRetrievalError,
@@ -61,6 +60,7 @@ from llmport_bedrock.errors import translate
 from llmport_bedrock.models import MAX_DOCUMENT_BYTES
 from llmport_bedrock.plugin import provider_info
 from llmport_bedrock.provider import BedrockProvider
+from support.bedrock_scenarios import CREDENTIALS, REGION
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 32
 PDF = b"%PDF-1.4 tiny"

@@ -11,21 +11,6 @@ import base64
 from typing import Any
 
 import pytest
-from bedrock_scenarios import (
-    CREDENTIALS,
-    DATA,
-    POLICY,
-    REGION,
-    SCENARIOS,
-    SONNET_4,
-    STREAM_SIGNATURE,
-    STREAM_THINKING,
-    SYSTEM_LONG,
-    THINKING_SIGNATURE,
-    THINKING_TEXT,
-    Scenario,
-)
-from cassette_support import request_json
 from llmport import FinalEvent, RunResult, TextDelta
 from llmport.messages.types import (
     Citation,
@@ -40,6 +25,21 @@ from llmport.messages.types import (
 )
 from llmport_bedrock.plugin import provider_info
 from llmport_bedrock.provider import BedrockProvider
+from support.bedrock_scenarios import (
+    CREDENTIALS,
+    DATA,
+    POLICY,
+    REGION,
+    SCENARIOS,
+    SONNET_4,
+    STREAM_SIGNATURE,
+    STREAM_THINKING,
+    SYSTEM_LONG,
+    THINKING_SIGNATURE,
+    THINKING_TEXT,
+    Scenario,
+)
+from support.cassette_support import request_json
 from test_bedrock_cassettes import MODES, run, stream
 
 

@@ -15,8 +15,6 @@ import threading
 from typing import Any
 
 import pytest
-from api_modes import MODES
-from bedrock_scenarios import REGION, answer, error_reply, usage
 from llmport import Runtime
 from llmport.errors import (
     ConfigError,
@@ -33,6 +31,8 @@ from llmport.testing.loopback import LoopbackServer, Reply
 from llmport_bedrock import provider as provider_module
 from llmport_bedrock.plugin import provider_info
 from llmport_bedrock.provider import BedrockProvider
+from support.api_modes import MODES
+from support.bedrock_scenarios import REGION, answer, error_reply, usage
 
 MODEL = "us.amazon.nova-micro-v1:0"
 KEY_ID = "FAKEAKIDDIRECTTEST01"

@@ -15,18 +15,6 @@ import json
 from typing import Any
 
 import pytest
-from api_modes import MODES, events_via
-from bedrock_scenarios import (
-    EVENTSTREAM,
-    REGION,
-    citation_events,
-    code_interpreter_events,
-    ev,
-    reasoning_stream_events,
-    stream_reply,
-    text_events,
-    tool_events,
-)
 from llmport import Runtime
 from llmport.errors import (
     LlmportError,
@@ -44,6 +32,18 @@ from llmport_bedrock.direct import AsyncEvents, Events
 from llmport_bedrock.eventstream import encode_frame, encode_stream, exception_frame
 from llmport_bedrock.plugin import provider_info
 from llmport_bedrock.provider import BedrockProvider
+from support.api_modes import MODES, events_via
+from support.bedrock_scenarios import (
+    EVENTSTREAM,
+    REGION,
+    citation_events,
+    code_interpreter_events,
+    ev,
+    reasoning_stream_events,
+    stream_reply,
+    text_events,
+    tool_events,
+)
 from test_bedrock_direct import CREDENTIALS, ERRORS, KEY_ID, LEAKS, TOKEN, facts
 
 MODEL = "us.amazon.nova-micro-v1:0"

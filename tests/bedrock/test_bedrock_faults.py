@@ -7,17 +7,6 @@ import threading
 from typing import Any
 
 import pytest
-from api_modes import MODES, run_via
-from bedrock_scenarios import (
-    CREDENTIALS,
-    REGION,
-    answer,
-    error_reply,
-    ev,
-    stream_reply,
-    text_events,
-    usage,
-)
 from llmport import (
     AuthenticationError,
     Backoff,
@@ -38,6 +27,17 @@ from llmport.errors import (
 )
 from llmport.testing import recording_backoff
 from llmport.testing.loopback import LoopbackServer, RecordedRequest, Reply
+from support.api_modes import MODES, run_via
+from support.bedrock_scenarios import (
+    CREDENTIALS,
+    REGION,
+    answer,
+    error_reply,
+    ev,
+    stream_reply,
+    text_events,
+    usage,
+)
 
 MODEL = "bedrock:us.amazon.nova-micro-v1:0"
 OK = Reply(json=answer([{"text": "fine"}], "end_turn", usage(5, 1)))

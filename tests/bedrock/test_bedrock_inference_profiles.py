@@ -16,14 +16,14 @@ import warnings
 from typing import Any
 
 import pytest
-from api_modes import MODES, run_via
-from bedrock_scenarios import CREDENTIALS, REGION, answer, stream_reply, text_events, usage
 from llmport import ConfigError, Runtime
 from llmport.errors import InputError
 from llmport.messages.types import MediaBlock, Message, TextBlock
 from llmport.testing.loopback import LoopbackServer, Reply
 from llmport_bedrock.plugin import provider_info
 from llmport_bedrock.provider import BedrockProvider
+from support.api_modes import MODES, run_via
+from support.bedrock_scenarios import CREDENTIALS, REGION, answer, stream_reply, text_events, usage
 
 ARN = "arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/a1b2c3d4e5"
 ENCODED = (

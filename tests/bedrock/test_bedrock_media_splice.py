@@ -16,8 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from api_modes import MODES
-from bedrock_scenarios import REGION, answer, usage
 from llmport import Runtime, tool
 from llmport.messages.types import MediaBlock, Message, Request, TextBlock
 from llmport.plugin_api import BatchItem
@@ -26,6 +24,8 @@ from llmport_bedrock import provider as provider_module
 from llmport_bedrock.convert_in import MediaBytes, materialize, media_of
 from llmport_bedrock.plugin import provider_info
 from llmport_bedrock.provider import BedrockProvider
+from support.api_modes import MODES
+from support.bedrock_scenarios import REGION, answer, usage
 
 MODEL = "us.amazon.nova-pro-v1:0"
 CREDENTIALS = {

@@ -7,12 +7,12 @@ import sys
 from typing import Any
 
 import pytest
-from bedrock_scenarios import CREDENTIALS, REGION
 from llmport import Runtime
 from llmport.errors import ConfigError
 from llmport_bedrock.models import family_for
 from llmport_bedrock.plugin import provider_info
 from llmport_bedrock.provider import BedrockProvider
+from support.bedrock_scenarios import CREDENTIALS, REGION
 
 
 def provider(**settings: Any) -> BedrockProvider:

@@ -14,8 +14,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from api_modes import MODES, run_via
-from bedrock_scenarios import (
+from llmport import AuthenticationError, ExecFailed, RateLimitError, Runtime
+from llmport.errors import ProviderError
+from llmport.messages.types import Request
+from llmport.testing import recording_backoff
+from llmport.testing.loopback import LoopbackServer, Reply
+from llmport_bedrock.plugin import provider_info
+from llmport_bedrock.provider import BedrockProvider
+from support.api_modes import MODES, run_via
+from support.bedrock_scenarios import (
     REGION,
     answer,
     error_reply,
@@ -24,13 +31,6 @@ from bedrock_scenarios import (
     text_events,
     usage,
 )
-from llmport import AuthenticationError, ExecFailed, RateLimitError, Runtime
-from llmport.errors import ProviderError
-from llmport.messages.types import Request
-from llmport.testing import recording_backoff
-from llmport.testing.loopback import LoopbackServer, Reply
-from llmport_bedrock.plugin import provider_info
-from llmport_bedrock.provider import BedrockProvider
 
 MODEL = "bedrock:us.amazon.nova-micro-v1:0"
 KEY_ID = "AKIALLMPORTLEAKTEST1"

@@ -25,11 +25,11 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]
 
 import llmport_openai.plugin  # noqa: E402
-from cassette_support import CASSETTES, clean_recording, make_vcr  # noqa: E402
 from compat_scenarios import Scenario, scenarios  # noqa: E402
 from llmport import Backoff, Runtime  # noqa: E402
 from llmport.plugins.host import PluginHost  # noqa: E402
 from llmport.testing.loopback import LoopbackServer  # noqa: E402
+from support.cassette_support import CASSETTES, clean_recording, make_vcr  # noqa: E402
 
 KEEP_REQUEST_HEADERS = {"content-type", "accept"}
 KEEP_RESPONSE_HEADERS = {"content-type", "retry-after", "x-request-id"}

@@ -10,7 +10,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from api_modes import run_via
 from compat_scenarios import stream_events
 from llmport import ConfigError, Runtime, UnsupportedFeatureError
 from llmport.controls.limits import Limit
@@ -21,6 +20,7 @@ from llmport.provider.instances import with_instances
 from llmport.testing.loopback import LoopbackServer, Reply
 from llmport_openai.compat import CompatStream
 from llmport_openai.profiles import PROFILES
+from support.api_modes import run_via
 
 WAYS = [("sync", False), ("async", False), ("sync", True), ("async", True)]
 IDS = ["run", "arun", "stream", "astream"]

@@ -16,10 +16,10 @@ from typing import Any
 
 import call_only
 import pytest
-from api_modes import MODES, run_via
 from llmport import ExecFailed, Runtime
 from llmport.plugin_api import MalformedResponseError, Provider
 from llmport.testing.loopback import LoopbackServer, Reply
+from support.api_modes import MODES, run_via
 from wire import NOT_APPLICABLE, TARGETS, Wire, raised
 
 CALL_ONLY = [w for w in TARGETS if w.plugins == (call_only,)]

@@ -13,11 +13,11 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from api_modes import MODES, run_via
 from llmport import NativeTool, Runtime
 from llmport.errors import UnsupportedContentError, UnsupportedFeatureError
 from llmport.messages.types import NATIVE_TOOL_KINDS
 from llmport.testing.loopback import LoopbackServer
+from support.api_modes import MODES, run_via
 from wire import TARGETS, Wire
 
 Make = Callable[..., Runtime]

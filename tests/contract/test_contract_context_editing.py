@@ -13,10 +13,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from api_modes import MODES, run_via
 from llmport import ContextPolicy, Runtime
 from llmport.messages.types import Message, TextBlock
 from llmport.testing.loopback import LoopbackServer, Reply
+from support.api_modes import MODES, run_via
 from wire import TARGETS, Wire
 
 Make = Callable[..., Runtime]

@@ -17,9 +17,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from api_modes import MODES, run_via
 from llmport import NativeTool, Runtime, Tool, UnsupportedFeatureError
 from llmport.testing.loopback import LoopbackServer
+from support.api_modes import MODES, run_via
 from wire import TARGETS, Wire, raised
 
 Make = Callable[..., Runtime]

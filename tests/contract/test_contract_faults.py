@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from api_modes import MODES, events_via, run_via
 from llmport import (
     AuthenticationError,
     BadRequestError,
@@ -31,6 +30,7 @@ from llmport.errors import (
 )
 from llmport.messages.types import FinalEvent, StreamEvent, TextDelta
 from llmport.testing.loopback import LoopbackServer, Reply
+from support.api_modes import MODES, events_via, run_via
 from wire import TARGETS, Wire, profile_modes, raised, targets
 
 

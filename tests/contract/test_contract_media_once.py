@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from api_modes import MODES, run_via
+from support.api_modes import MODES, run_via
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 

@@ -16,9 +16,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from api_modes import MODES, events_via, run_via
 from llmport import FinalEvent, OutputDelta, PartialOutput, Runtime, UnsupportedFeatureError
 from llmport.testing.loopback import LoopbackServer, Reply
+from support.api_modes import MODES, events_via, run_via
 from test_contract_structured import SCHEMA
 from wire import TARGETS, Wire
 

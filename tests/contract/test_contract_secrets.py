@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from api_modes import MODES
 from invariant_checks import debug_logging, key_echo_reply
 from leaks import LeakCheck, Observer
 from llmport import Runtime, Session, agentic_function
@@ -33,6 +32,7 @@ from llmport.cli.main import main
 from llmport.errors import AuthenticationError, ExecFailed, LlmportError
 from llmport.messages.types import FinalEvent
 from llmport.testing.loopback import LoopbackServer, Reply
+from support.api_modes import MODES
 from wire import TARGETS, Wire
 
 KEY_FORMATS = ["standard", "custom"]

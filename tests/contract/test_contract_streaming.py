@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from api_modes import MODES, events_via, run_via
 from llmport import Runtime
 from llmport.messages.types import FinalEvent, TextDelta, ToolCallStarted, ToolResultEvent
 from llmport.testing.loopback import LoopbackServer
+from support.api_modes import MODES, events_via, run_via
 from wire import TARGETS, Wire, targets
 
 each_target = pytest.mark.parametrize("wire", TARGETS, ids=str)

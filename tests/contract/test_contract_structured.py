@@ -6,9 +6,9 @@ import json
 from collections.abc import Callable
 
 import pytest
-from api_modes import MODES, run_via
 from llmport import Runtime
 from llmport.testing.loopback import LoopbackServer
+from support.api_modes import MODES, run_via
 from wire import TARGETS, Wire, profile_modes
 
 CASES = profile_modes(TARGETS, MODES)  # each built-in profile in one mode

@@ -13,9 +13,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from api_modes import MODES, run_via
 from llmport import Runtime
 from llmport.testing.loopback import LoopbackServer
+from support.api_modes import MODES, run_via
 from wire import TARGETS, Wire
 
 Make = Callable[..., Runtime]

@@ -12,14 +12,14 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-import anthropic_scenarios as anth
-import bedrock_scenarios as bed
-import gemini_scenarios as gem
-import openai_scenarios as oai
 import pytest
-from api_modes import MODES, run_via
 from llmport import Runtime, TextBlock
 from llmport.testing.loopback import LoopbackServer, Reply
+from support import anthropic_scenarios as anth
+from support import bedrock_scenarios as bed
+from support import gemini_scenarios as gem
+from support import openai_scenarios as oai
+from support.api_modes import MODES, run_via
 from wire import TARGETS, Wire
 
 Make = Callable[..., Runtime]

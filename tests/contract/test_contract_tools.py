@@ -6,9 +6,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from api_modes import MODES, run_via
 from llmport import Runtime
 from llmport.testing.loopback import LoopbackServer, Reply
+from support.api_modes import MODES, run_via
 from wire import TARGETS, Wire
 
 each_target = pytest.mark.parametrize("wire", TARGETS, ids=str)

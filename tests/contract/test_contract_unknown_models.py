@@ -11,10 +11,10 @@ import warnings
 from typing import Any
 
 import pytest
-from api_modes import MODES, run_via
 from call_only import PREFIX as CALL_ONLY
 from llmport import Runtime, UnknownModelWarning
 from llmport.testing.loopback import LoopbackServer
+from support.api_modes import MODES, run_via
 from wire import TARGETS, Wire, make_runtime
 
 #: A model id per provider that no pattern of its table lists by name.

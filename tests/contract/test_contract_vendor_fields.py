@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from api_modes import MODES, run_via
 from llmport import Runtime
 from llmport.errors import InputError, OptionError
 from llmport.testing.loopback import LoopbackServer
+from support.api_modes import MODES, run_via
 from wire import TARGETS, Wire, raised
 
 each_target = pytest.mark.parametrize("wire", TARGETS, ids=str)

@@ -14,11 +14,11 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from api_modes import MODES, run_via
 from invariant_checks import NO_BATCH, batch_options, batch_settings
 from llmport import Runtime, Tool, tool
 from llmport.errors import InputError
 from llmport.testing.loopback import LoopbackServer, Reply
+from support.api_modes import MODES, run_via
 from wire import TARGETS, Wire, raised
 
 Make = Callable[..., Runtime]

@@ -22,27 +22,17 @@ with their reason in :data:`NOT_APPLICABLE`.
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Awaitable
-from pathlib import Path
 from typing import Any, ClassVar
 
+import call_only
 from llmport import Runtime
 from llmport.testing import recording_backoff
 from llmport.testing.loopback import LoopbackServer, Reply
-
-# The vendor scenario helpers live beside the vendor tests (not packages):
-# make them importable however pytest was started (e.g. `pytest tests/contract`).
-_TESTS = Path(__file__).resolve().parent.parent
-for _vendor in ("openai", "anthropic", "gemini", "bedrock"):
-    if str(_TESTS / _vendor) not in sys.path:
-        sys.path.append(str(_TESTS / _vendor))
-
-import anthropic_scenarios as anth  # noqa: E402
-import bedrock_scenarios as bed  # noqa: E402
-import call_only  # noqa: E402
-import gemini_scenarios as gem  # noqa: E402
-import openai_scenarios as oai  # noqa: E402
+from support import anthropic_scenarios as anth
+from support import bedrock_scenarios as bed
+from support import gemini_scenarios as gem
+from support import openai_scenarios as oai
 
 __all__ = [
     "MISSING",

@@ -9,7 +9,7 @@ configuration set what they need explicitly.
 from __future__ import annotations
 
 import pytest
-from core_helpers import Driver
+from support.core_helpers import Driver
 
 
 @pytest.fixture(autouse=True)

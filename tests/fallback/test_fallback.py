@@ -6,7 +6,6 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from api_modes import events_via, run_via
 from llmport import (
     AuthenticationError,
     ExecFailed,
@@ -27,6 +26,7 @@ from llmport.controls.retry import Backoff
 from llmport.messages.types import Request, Response, TextDelta, Usage, UsageEvent
 from llmport.provider.config import Config
 from llmport.testing import ALL_INPUTS, Script, fail, respond
+from support.api_modes import events_via, run_via
 
 WAYS = [("sync", False), ("async", False), ("sync", True), ("async", True)]
 IDS = ["exec", "async_exec", "stream", "astream"]

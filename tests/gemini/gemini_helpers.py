@@ -7,9 +7,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from api_modes import events_via, run_via
 from llmport import RunResult, Runtime
 from llmport.testing import recording_backoff
+from support.api_modes import events_via, run_via
 
 #: The three client paths: sync (httpx2), async on aiohttp, async on httpx2.
 PATHS = [

@@ -19,10 +19,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]
 
-from cassette_support import CASSETTES, make_vcr, rewrite_recording  # noqa: E402
-from gemini_scenarios import SCENARIOS, Scenario  # noqa: E402
 from llmport import Backoff, ProviderError, Runtime  # noqa: E402
 from llmport.testing.loopback import LoopbackServer  # noqa: E402
+from support.cassette_support import CASSETTES, make_vcr, rewrite_recording  # noqa: E402
+from support.gemini_scenarios import SCENARIOS, Scenario  # noqa: E402
 
 HOST = "https://generativelanguage.googleapis.com"
 KEEP_REQUEST_HEADERS = {"content-type"}

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 from gemini_helpers import PATHS, STREAMED, isolated, run, runtime, stream  # noqa: F401 (autouse)
-from gemini_scenarios import answer, text_stream, usage
 from llmport.testing.loopback import LoopbackServer, Reply
 from llmport_gemini.provider import DEFAULT_API_VERSION, GeminiProvider
+from support.gemini_scenarios import answer, text_stream, usage
 
 MODEL = "gemini:gemini-2.5-flash"
 

@@ -11,9 +11,7 @@ import json
 from typing import Any
 
 import pytest
-from cassette_support import request_json
 from gemini_helpers import isolated, run, runtime, stream  # noqa: F401  (isolated: autouse)
-from gemini_scenarios import CITY_SCHEMA, DATA, SCENARIOS, SIGNATURE, SIGNATURE_URLSAFE
 from llmport import (
     BadRequestError,
     ExecFailed,
@@ -24,6 +22,8 @@ from llmport import (
     ToolResultEvent,
 )
 from llmport_gemini.convert_in import SIGNATURE_KEY
+from support.cassette_support import request_json
+from support.gemini_scenarios import CITY_SCHEMA, DATA, SCENARIOS, SIGNATURE, SIGNATURE_URLSAFE
 
 MODES = ["sync", "async"]
 URL = "https://generativelanguage.googleapis.com/v1beta/models/{}:generateContent"

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 from gemini_helpers import isolated, run, runtime  # noqa: F401  (isolated: autouse)
-from gemini_scenarios import answer, error, text_stream, usage
 from llmport import AuthenticationError, BadRequestError, ExecFailed, OverloadedError
 from llmport.errors import PermissionDeniedError
 from llmport.messages.types import Message, Request, TextBlock, ToolSpec
 from llmport.testing.loopback import LoopbackServer, RecordedRequest, Reply
+from support.gemini_scenarios import answer, error, text_stream, usage
 
 MODES = ["sync", "async"]
 FLASH = "gemini:gemini-2.5-flash"

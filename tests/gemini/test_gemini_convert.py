@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 from gemini_helpers import isolated, run, runtime, stream  # noqa: F401  (isolated: autouse)
-from gemini_scenarios import DATA, SIGNATURE, SIGNATURE_URLSAFE, answer, get_weather, usage
 from llmport import ConfigError, NativeTool, TextDelta, ToolCallStarted, UnknownModelWarning
 from llmport.errors import OptionError, UnsupportedContentError, UnsupportedFeatureError
 from llmport.messages.types import (
@@ -28,6 +27,7 @@ from llmport.messages.types import (
 from llmport.plugins.host import PluginHost
 from llmport.testing.loopback import LoopbackServer, Reply
 from llmport_gemini.convert_in import SIGNATURE_KEY, SIGNED_PART_KEY
+from support.gemini_scenarios import DATA, SIGNATURE, SIGNATURE_URLSAFE, answer, get_weather, usage
 
 MODES = ["sync", "async"]
 FLASH = "gemini:gemini-2.5-flash"

@@ -11,22 +11,7 @@ import base64
 from typing import Any
 
 import pytest
-from cassette_support import request_json
 from gemini_helpers import isolated, run, runtime, stream  # noqa: F401  (isolated: autouse)
-from gemini_scenarios import (
-    CACHE_NAME,
-    CODE_PARTS,
-    CROSS,
-    EIFFEL,
-    PYDANTIC_AI,
-    SCENARIOS,
-    SIG_CALL,
-    SIG_TEXT,
-    STORE,
-    THOUGHTS,
-    TOMORROW,
-    WEATHER_SF,
-)
 from llmport import AuthenticationError, FinalEvent
 from llmport.messages.types import (
     CitationEvent,
@@ -40,6 +25,21 @@ from llmport.messages.types import (
 )
 from llmport_gemini.convert_in import SIGNED_PART_KEY
 from llmport_gemini.provider import GeminiProvider
+from support.cassette_support import request_json
+from support.gemini_scenarios import (
+    CACHE_NAME,
+    CODE_PARTS,
+    CROSS,
+    EIFFEL,
+    PYDANTIC_AI,
+    SCENARIOS,
+    SIG_CALL,
+    SIG_TEXT,
+    STORE,
+    THOUGHTS,
+    TOMORROW,
+    WEATHER_SF,
+)
 
 MODES = ["sync", "async"]
 

@@ -6,7 +6,6 @@ from typing import Any
 
 import pytest
 from gemini_helpers import isolated, run, runtime, stream  # noqa: F401  (isolated: autouse)
-from gemini_scenarios import answer, error, quota_error, text_stream, usage
 from llmport import (
     AuthenticationError,
     BadRequestError,
@@ -23,6 +22,7 @@ from llmport.errors import (
     ProviderTimeoutError,
 )
 from llmport.testing.loopback import LoopbackServer, Reply
+from support.gemini_scenarios import answer, error, quota_error, text_stream, usage
 
 MODEL = "gemini:gemini-2.5-flash"
 OK = Reply(json=answer("ok", [{"text": "fine"}], usage(5, 1)))

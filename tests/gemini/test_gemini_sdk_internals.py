@@ -14,7 +14,7 @@ import pytest
 from google import genai
 from google.genai import types
 from llmport_gemini import sdk_internals
-from sdk_drift import parameters, resolve
+from support.sdk_drift import parameters, resolve
 
 NO_SCHEMA: dict[str, Any] = {
     "response_schema": None,

@@ -17,12 +17,12 @@ from typing import Any
 
 import pytest
 from gemini_helpers import isolated  # noqa: F401  (autouse)
-from gemini_scenarios import answer, error, text_stream, usage
 from llmport.messages.types import Message, Request, TextBlock, ToolSpec
 from llmport.provider.contract import Prepared
 from llmport.testing.loopback import LoopbackServer, Reply
 from llmport_gemini import convert_out
 from llmport_gemini.provider import GeminiProvider
+from support.gemini_scenarios import answer, error, text_stream, usage
 
 MODEL = "gemini-2.5-flash"
 SIG = base64.b64encode(b"\xfb\xff\xfe signature").decode()

@@ -17,7 +17,6 @@ from typing import Any
 
 import pytest
 from gemini_helpers import PATHS, STREAMED, isolated, run, runtime, stream  # noqa: F401 (autouse)
-from gemini_scenarios import answer, error, text_stream, usage
 from llmport import (
     AuthenticationError,
     BadRequestError,
@@ -36,6 +35,7 @@ from llmport.errors import (
     StreamInterrupted,
 )
 from llmport.testing.loopback import LoopbackServer, Reply
+from support.gemini_scenarios import answer, error, text_stream, usage
 
 MODEL = "gemini:gemini-2.5-flash"
 KEY = "fake-gemini-transport-key-0123456789abcd"

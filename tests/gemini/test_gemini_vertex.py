@@ -13,16 +13,16 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from api_modes import MODES, events_via, run_via
 from gemini_helpers import isolated  # noqa: F401  (autouse)
-from gemini_scenarios import answer, error, text_stream, usage
 from llmport import AuthenticationError, ConfigError, Runtime, UnsupportedFeatureError
 from llmport.errors import InputError
 from llmport.messages.types import MediaBlock, Message, TextBlock
 from llmport.testing.loopback import LoopbackServer, Reply
 from llmport_gemini.plugin import llmport_providers
 from llmport_gemini.vertex import GeminiVertexProvider
-from vertex_support import SCENARIOS, FakeCredentials, replay
+from support.api_modes import MODES, events_via, run_via
+from support.gemini_scenarios import answer, error, text_stream, usage
+from support.vertex_support import SCENARIOS, FakeCredentials, replay
 
 MODEL = "gemini-2.5-flash"
 OK = Reply(json=answer("r1", [{"text": "fine"}], usage(3, 1)))

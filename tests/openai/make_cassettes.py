@@ -24,11 +24,11 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]
 
 import llmport_openai.plugin  # noqa: E402
-from cassette_support import CASSETTES, clean_recording, make_vcr  # noqa: E402
 from llmport import Backoff, ExecFailed, ProviderError, Runtime  # noqa: E402
 from llmport.plugins.host import PluginHost  # noqa: E402
 from llmport.testing.loopback import LoopbackServer  # noqa: E402
-from openai_scenarios import FAKE_KEY, Scenario, scenarios, write_data  # noqa: E402
+from support.cassette_support import CASSETTES, clean_recording, make_vcr  # noqa: E402
+from support.openai_scenarios import FAKE_KEY, Scenario, scenarios, write_data  # noqa: E402
 
 KEEP_REQUEST_HEADERS = {"content-type", "accept"}
 KEEP_RESPONSE_HEADERS = {

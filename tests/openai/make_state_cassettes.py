@@ -35,13 +35,11 @@ SAMPLES = next(
 )
 
 import llmport_openai.plugin  # noqa: E402
-from cassette_support import CASSETTES, clean_recording, make_vcr  # noqa: E402
 from llmport import Backoff, Runtime  # noqa: E402
 from llmport.plugins.host import PluginHost  # noqa: E402
 from llmport.testing.loopback import LoopbackServer, Reply  # noqa: E402
 from make_cassettes import KEEP_REQUEST_HEADERS, KEEP_RESPONSE_HEADERS  # noqa: E402
 from openai_depth_scenarios import responses_sse  # noqa: E402
-from openai_scenarios import FAKE_KEY  # noqa: E402
 from state_scenarios import (  # noqa: E402
     BACKGROUND_MODEL,
     BACKGROUND_QUESTION,
@@ -50,6 +48,8 @@ from state_scenarios import (  # noqa: E402
     conversation_turn,
     first_turn,
 )
+from support.cassette_support import CASSETTES, clean_recording, make_vcr  # noqa: E402
+from support.openai_scenarios import FAKE_KEY  # noqa: E402
 
 
 def sample(name: str) -> list[dict[str, Any]]:

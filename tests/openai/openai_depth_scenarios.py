@@ -16,7 +16,7 @@ from typing import Any
 from llmport.messages.types import NativeTool, Reasoning
 from llmport.testing.loopback import Reply
 from llmport.tools.tool import Tool
-from openai_scenarios import (
+from support.openai_scenarios import (
     CREATED,
     DATA,
     Scenario,

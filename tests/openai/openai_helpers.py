@@ -12,8 +12,8 @@ from llmport.plugins.host import PluginHost
 from llmport.testing import recording_backoff
 
 __all__ = ["Delays", "Driver", "make_runtime", "request_json"]
-from cassette_support import request_json
-from openai_scenarios import FAKE_KEY
+from support.cassette_support import request_json
+from support.openai_scenarios import FAKE_KEY
 
 
 class Delays(list[float]):

@@ -28,8 +28,8 @@ from openai_depth_scenarios import (
     plan_tool,
     responses_sse,
 )
-from openai_scenarios import Scenario, message_item, ok, response_obj
-from tool_search_data import (
+from support.openai_scenarios import Scenario, message_item, ok, response_obj
+from support.tool_search_data import (
     RATE_DESCRIPTION,
     RATE_SCHEMA,
     STOCK_DESCRIPTION,

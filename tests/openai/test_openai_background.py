@@ -15,13 +15,13 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import yaml
-from cassette_support import CASSETTES
 from llmport import BackgroundError, BackgroundTimeout, Runtime
 from llmport.messages.types import FinalEvent, StreamEvent, TextDelta
 from llmport.testing.loopback import LoopbackServer, RecordedRequest, Reply
 from llmport.tools.tool import Tool
 from openai_helpers import request_json
 from state_scenarios import BACKGROUND_MODEL, BACKGROUND_QUESTION
+from support.cassette_support import CASSETTES
 
 POLL_ID = "resp_06a562f31ab7703300698b9df109c481979ebf760b2ff5fc75"
 STREAM_ID = "resp_0da443d9ee8333600069950a0635d88196b2d9243b08e8cc01"

@@ -16,7 +16,7 @@ import pytest
 from llmport import AuthenticationError, BadRequestError, RateLimitError
 from llmport.messages.types import FinalEvent, TextDelta, ToolCallStarted, ToolResultEvent
 from openai_helpers import request_json
-from openai_scenarios import CSV_TEXT, DATA, scenarios
+from support.openai_scenarios import CSV_TEXT, DATA, scenarios
 
 SC = scenarios()
 

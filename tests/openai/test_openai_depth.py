@@ -36,7 +36,7 @@ from openai_depth_scenarios import (
     WEB_TEXT,
 )
 from openai_helpers import request_json
-from openai_scenarios import scenarios
+from support.openai_scenarios import scenarios
 
 SC = scenarios()
 

@@ -24,7 +24,7 @@ from llmport.messages.types import (
     ToolResult,
 )
 from llmport.testing.loopback import LoopbackServer, Reply
-from openai_scenarios import DATA, FAKE_KEY, chat_usage, completion
+from support.openai_scenarios import DATA, FAKE_KEY, chat_usage, completion
 
 OK = Reply(json=completion("chatcmpl-ok", content="fine", usage=chat_usage(3, 1)))
 

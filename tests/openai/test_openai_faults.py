@@ -23,7 +23,7 @@ from llmport import (
 )
 from llmport.messages.types import TextDelta
 from llmport.testing.loopback import LoopbackServer, Reply
-from openai_scenarios import (
+from support.openai_scenarios import (
     _responses_stream_events,
     _stream_text_chunks,
     chat_usage,

@@ -27,7 +27,7 @@ from openai_order_scenarios import (
     STOCK_TOOL,
     search_tools,
 )
-from openai_scenarios import FAKE_KEY, message_item, ok, response_obj, scenarios
+from support.openai_scenarios import FAKE_KEY, message_item, ok, response_obj, scenarios
 
 SC = scenarios()
 PLAN_USER = {

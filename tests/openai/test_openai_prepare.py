@@ -18,7 +18,7 @@ from llmport.messages.types import MediaBlock, Message, Request, TextBlock, Tool
 from llmport.provider.contract import Prepared
 from llmport.testing.loopback import LoopbackServer, Reply
 from llmport_openai.provider import OpenAIPrepared
-from openai_scenarios import (
+from support.openai_scenarios import (
     FAKE_KEY,
     _stream_text_chunks,
     chat_usage,

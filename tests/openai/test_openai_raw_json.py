@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from llmport import MalformedResponseError, RateLimitError
 from llmport.testing.loopback import LoopbackServer, Reply
-from openai_scenarios import chat_usage, completion, error_body, response_obj
+from support.openai_scenarios import chat_usage, completion, error_body, response_obj
 
 CHAT = "openai:gpt-4o-mini"
 RESPONSES = "openai-responses:gpt-5-mini"

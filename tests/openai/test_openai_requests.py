@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from llmport import ConfigError, OptionError, UnsupportedContentError, UnsupportedFeatureError
 from llmport.testing.loopback import LoopbackServer, Reply
-from openai_scenarios import (
+from support.openai_scenarios import (
     DATA,
     _stream_text_chunks,
     chat_usage,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 from llmport_openai import sdk_internals
-from sdk_drift import has_parameters, parameters, resolve
+from support.sdk_drift import has_parameters, parameters, resolve
 
 
 @pytest.mark.parametrize(("module", "path"), sdk_internals.USED, ids=lambda v: str(v))

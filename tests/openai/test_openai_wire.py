@@ -22,7 +22,7 @@ from llmport.provider.wire import plain
 from llmport.testing.loopback import LoopbackServer, Reply
 from llmport_openai import plugin
 from openai._utils._json import openapi_dumps
-from openai_scenarios import chat_usage, completion, error_body
+from support.openai_scenarios import chat_usage, completion, error_body
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 40
 PDF = b"%PDF-1.4\n" + b"x" * 3000

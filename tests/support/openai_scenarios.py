@@ -22,7 +22,7 @@ from typing import Any
 from llmport.testing.loopback import Reply
 from llmport.tools.tool import Tool
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "openai" / "data"
 FAKE_KEY = "sk-test-not-a-key"  # short on purpose: the cassette secret scan must not see a key
 
 

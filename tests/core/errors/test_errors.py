@@ -7,7 +7,6 @@ import builtins
 import llmport
 import llmport.errors as errors_module
 import pytest
-from core_helpers import Driver, scripted
 from llmport import Runtime
 from llmport.controls.retry import Backoff
 from llmport.errors import (
@@ -40,6 +39,7 @@ from llmport.errors import (
 from llmport.provider.config import Config
 from llmport.provider.contract import Provider
 from llmport.testing import Script, fail
+from support.core_helpers import Driver, scripted
 
 
 def test_every_error_is_an_llmport_error_and_exported() -> None:

@@ -1,4 +1,4 @@
-"""Helpers shared by the core tests (importable as ``core_helpers``)."""
+"""Helpers shared by the core tests (``from support.core_helpers import ...``)."""
 
 from __future__ import annotations
 

@@ -7,7 +7,6 @@ import random
 from typing import Any
 
 import pytest
-from core_helpers import Driver, make_tool, scripted
 from llmport import (
     AuthenticationError,
     BadRequestError,
@@ -27,6 +26,7 @@ from llmport import (
 from llmport.controls.retry import Backoff, is_retryable
 from llmport.errors import MalformedResponseError
 from llmport.testing import Script, call_tools, fail, reply
+from support.core_helpers import Driver, make_tool, scripted
 
 
 class Sleeps:

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from api_modes import run_via
 from llmport import RunResult, Runtime
+from support.api_modes import run_via
 
 PROJECT = "llmport-test"
 

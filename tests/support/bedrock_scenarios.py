@@ -27,7 +27,7 @@ from llmport.messages.types import (
 from llmport.testing.loopback import Reply
 from llmport_bedrock.eventstream import encode_stream
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "bedrock" / "data"
 REGION = "us-east-1"
 HOST = f"https://bedrock-runtime.{REGION}.amazonaws.com"
 #: Fake static credentials: they say they are fake and match no real key shape.

@@ -15,7 +15,7 @@ import llmport
 import llmport.errors
 from llmport.errors import LlmportError
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PLUGIN_PACKAGES = sorted(p.name for p in ROOT.glob("plugins/*/llmport_*"))
 #: A tree line: 4 spaces of literal block, the branches, then the class name.
 TREE_LINE = re.compile(r"^    ((?:[│ ]   )*(?:[├└]── )?)([A-Za-z_][\w.]*)")

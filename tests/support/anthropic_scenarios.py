@@ -16,7 +16,7 @@ from typing import Any
 
 from llmport.testing.loopback import Reply
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "anthropic" / "data"
 IMAGE_URL = "https://upload.wikimedia.org/wikipedia/commons/b/b8/Kiwi_fruit.jpg"
 
 
@@ -865,7 +865,7 @@ def count_request() -> Any:
 def deferred_tools() -> list[Any]:
     """The recording's two deferred tools; llmport adds the tool search tool itself."""
     from llmport import Tool
-    from tool_search_data import (
+    from support.tool_search_data import (
         RATE_DESCRIPTION,
         RATE_SCHEMA,
         STOCK_DESCRIPTION,

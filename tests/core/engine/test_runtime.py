@@ -8,7 +8,6 @@ import time
 from typing import Any
 
 import pytest
-from core_helpers import Driver, make_tool, scripted
 from llmport import (
     FinalEvent,
     Provider,
@@ -32,6 +31,7 @@ from llmport.controls.retry import Backoff
 from llmport.messages.types import StopEvent, ToolCallDelta
 from llmport.provider.config import Config
 from llmport.testing import Script, call_tools, fail, reply
+from support.core_helpers import Driver, make_tool, scripted
 
 
 def echo(content: list[dict[str, Any]], model: str, response_format: dict[str, Any] | None) -> str:

@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from core_helpers import Driver
 from llmport import ConfigError, ProviderInfo, Runtime, UnknownModelError
 from llmport.controls.retry import Backoff
 from llmport.provider.config import Config, load_config
 from llmport.provider.routing import resolve
 from llmport.testing import Script, fail
+from support.core_helpers import Driver
 
 NO_ENV: dict[str, str] = {}
 

@@ -1,4 +1,4 @@
-"""Cassette helpers shared by the vendor tests (importable as ``cassette_support``)."""
+"""Cassette helpers shared by the vendor tests (``from support.cassette_support import ...``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-CASSETTES = Path(__file__).resolve().parent.parent / "cassettes"
+CASSETTES = Path(__file__).resolve().parents[2] / "cassettes"
 
 # Headers and query parameters that may hold credentials: never stored.
 SECRET_HEADERS = [

@@ -6,10 +6,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from api_modes import run_via
 from llmport import Runtime, Tool
 from llmport.errors import OptionError
 from llmport.testing.loopback import LoopbackServer, Reply
+from support.api_modes import run_via
 
 LOOKUP = Tool("lookup", "Look a term up.", {"type": "object", "properties": {}}, lambda: "...")
 #: Five explicit marks in one turn: one more than Anthropic and Bedrock take.

@@ -10,7 +10,6 @@ from __future__ import annotations
 from importlib.metadata import distribution
 
 import pytest
-from core_helpers import Driver, scripted
 from llmport import Runtime
 from llmport.cli.main import main
 from llmport.errors import UnknownModelError
@@ -19,6 +18,7 @@ from llmport.plugins.host import PluginHost
 from llmport.provider.routing import KNOWN_PLUGINS
 from llmport.testing import Script
 from llmport_openai.profiles import PROFILES
+from support.core_helpers import Driver, scripted
 
 PREFIXES = [
     ("openai", "llmport-openai", "gpt-4o-mini"),

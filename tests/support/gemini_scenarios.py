@@ -19,7 +19,7 @@ from llmport import NativeTool
 from llmport.messages.types import Message, Request, TextBlock, ToolSpec
 from llmport.testing.loopback import Reply
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "gemini" / "data"
 FLASH = "gemini-2.5-flash"
 PRO3 = "gemini-3-pro-preview"
 

@@ -6,7 +6,6 @@ import asyncio
 from typing import Any
 
 import pytest
-from core_helpers import Driver, make_tool, scripted
 from llmport import (
     MediaBlock,
     Message,
@@ -26,6 +25,7 @@ from llmport.errors import MalformedResponseError
 from llmport.messages.types import StopEvent, TextDelta, ToolCallDelta, UsageEvent
 from llmport.provider.assembly import StreamAssembler, assemble, parse_arguments, response_events
 from llmport.testing import Script, ScriptExhausted, call_tools, reply
+from support.core_helpers import Driver, make_tool, scripted
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(16)
 

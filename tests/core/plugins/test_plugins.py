@@ -9,13 +9,13 @@ import warnings
 from typing import Any
 
 import pytest
-from core_helpers import Driver
 from llmport import ProviderInfo, Runtime, UnknownModelError, hookimpl
 from llmport.plugins import host as plugins_module
 from llmport.plugins.host import PluginHost, discover
 from llmport.provider.config import Config
 from llmport.testing import Script
 from llmport.tools.tool import Toolset
+from support.core_helpers import Driver
 
 
 class FakeDist:

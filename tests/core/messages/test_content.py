@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from core_helpers import Driver, make_tool, scripted
 from llmport import ContentError, MediaBlock, TextBlock, UnsupportedContentError
 from llmport.messages.content import (
     block_to_dict,
@@ -20,6 +19,7 @@ from llmport.messages.content import (
 )
 from llmport.messages.types import ModelCapabilities
 from llmport.testing import ALL_INPUTS, Script, call_tools, reply
+from support.core_helpers import Driver, make_tool, scripted
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(32))
 JPEG = b"\xff\xd8\xff\xe0" + bytes(32)
