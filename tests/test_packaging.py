@@ -169,6 +169,42 @@ def test_the_core_readme_uses_the_registered_model_names() -> None:
         assert alias in ANTHROPIC or alias in OPENAI, alias
 
 
+def install_table_prefixes(readme: str) -> dict[str, set[str]]:
+    """Package -> the prefixes the README's install table lists for it (rows may repeat one)."""
+    table = readme.split("| package | prefixes | aliases |", 1)[1].split("\n\n", 1)[0]
+    found: dict[str, set[str]] = {}
+    for row in table.splitlines()[2:]:
+        cells = row.split(" | ")
+        package = re.search(r"`(llmport-[a-z-]+)`", cells[0])
+        assert package is not None, row
+        prefixes = set(re.findall(r"`([a-z0-9-]+):`", cells[1]))
+        found.setdefault(package.group(1), set()).update(prefixes)
+    return found
+
+
+def registered_prefixes() -> dict[str, set[str]]:
+    """Package -> the provider prefixes its installed plugin registers, read from the hooks."""
+    from llmport.plugins.host import PluginHost
+
+    found: dict[str, set[str]] = {}
+    for prefix, info in PluginHost().providers().items():
+        package = info.factory.__module__.split(".")[0].replace("_", "-")
+        found.setdefault(package, set()).add(prefix)
+    return found
+
+
+def test_the_install_table_shows_every_built_in_prefix(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("LLMPORT_PLUGINS", raising=False)  # every installed plugin
+    registered = registered_prefixes()
+    assert len(registered["llmport-openai"]) == 15  # openai, openai-responses, 13 profiles
+    assert install_table_prefixes((ROOT / "README.md").read_text()) == registered
+
+
+def test_the_install_table_check_sees_a_missing_prefix() -> None:
+    readme = (ROOT / "README.md").read_text().replace("`gemini-vertex:`", "Vertex AI", 1)
+    assert "gemini-vertex" not in install_table_prefixes(readme)["llmport-gemini"]
+
+
 def test_the_changelog_has_the_released_version_and_unreleased() -> None:
     text = (ROOT / "CHANGELOG.md").read_text()
     version = pyproject(ROOT)["project"]["version"]
