@@ -53,7 +53,7 @@ def build(
         messages=kwargs.pop("messages", [Message("user", (TextBlock("Hi"),))]),
         **kwargs,
     )
-    return convert_in.build(request, caps(model), family_for(model), vendor).params
+    return convert_in.build_request(request, caps(model), family_for(model), vendor).params
 
 
 # --- tool_choice ---------------------------------------------------------------------
@@ -441,7 +441,7 @@ def test_forced_tool_wraps_a_non_object_schema() -> None:
     request = Request(
         "claude-3-7-sonnet-20250219", [Message("user", (TextBlock("List"),))], response_format=rf
     )
-    prepared = convert_in.build(request, caps(request.model), family_for(request.model))
+    prepared = convert_in.build_request(request, caps(request.model), family_for(request.model))
     assert prepared.output_tool == convert_in.OutputTool("numbers", wrapped=True)
     assert prepared.params["tools"][0]["input_schema"] == {
         "type": "object",

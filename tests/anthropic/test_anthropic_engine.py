@@ -88,7 +88,7 @@ async def test_a_request_is_converted_once_and_resent_as_is(
 ) -> None:
     builds: list[Request] = []
     families: list[str] = []
-    real_build, real_family = convert_in.build, provider_module.family_for
+    real_build, real_family = convert_in.build_request, provider_module.family_for
 
     def counting_build(request: Request, *args: Any) -> Any:
         builds.append(request)
@@ -98,7 +98,7 @@ async def test_a_request_is_converted_once_and_resent_as_is(
         families.append(model)
         return real_family(model)
 
-    monkeypatch.setattr(convert_in, "build", counting_build)
+    monkeypatch.setattr(convert_in, "build_request", counting_build)
     monkeypatch.setattr(provider_module, "family_for", counting_family)
     failing = Reply(status=529, json=error("overloaded_error", "Overloaded", "r"))
     with LoopbackServer([failing, failing, OK_STREAM if stream else OK]) as server:

@@ -72,13 +72,13 @@ async def test_a_retry_resends_the_payload_prepared_once(
     mode: str, stream: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     builds: list[Request] = []
-    real_build = convert_in.build
+    real_build = convert_in.build_request
 
     def counting_build(req: Request, *args: Any) -> ConversePrepared:
         builds.append(req)
         return real_build(req, *args)
 
-    monkeypatch.setattr(convert_in, "build", counting_build)
+    monkeypatch.setattr(convert_in, "build_request", counting_build)
     throttled = error_reply(429, "ThrottlingException", "slow down", "r1")
     with LoopbackServer([throttled, OK_STREAM if stream else OK]) as server:
         rt = runtime(server)

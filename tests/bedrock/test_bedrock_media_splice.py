@@ -133,7 +133,7 @@ def test_token_counting_and_batch_files_carry_the_real_bytes() -> None:
     with LoopbackServer([OK]) as server:
         p = provider(server)
         claude = Request("us.anthropic.claude-sonnet-4-5-20250929-v1:0", image_request().messages)
-        arguments = p.count_arguments(claude)
+        arguments = p.build_count_request(claude)
         content = arguments["input"]["converse"]["messages"][0]["content"]
         assert type(content[1]["image"]["source"]["bytes"]) is bytes
         assert content[1]["image"]["source"]["bytes"] == PNG

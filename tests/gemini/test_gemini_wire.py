@@ -217,8 +217,8 @@ def test_the_json_body_is_the_one_google_genai_writes(name: str) -> None:
     case = dict(CASES[name])
     provider = GeminiProvider({"api_key": "k", "base_url": "http://127.0.0.1:9"})
     request = Request(model=case.pop("model", "gemini-2.5-flash"), **case)
-    # convert_in.prepare directly: the media checks of the model's capabilities are not the point
-    prepared = convert_in.prepare(
+    # build_request directly: the media checks of the model's capabilities are not the point
+    prepared = convert_in.build_request(
         request,
         ModelCapabilities(),
         provider.family(request.model),
@@ -361,7 +361,7 @@ async def test_the_bytes_posted_are_the_ones_google_genai_posted(
     ok = Reply(json=ANSWERS[0])
     with LoopbackServer([ok, ok]) as server:
         provider = GeminiProvider({**settings, "base_url": server.url})
-        prepared = convert_in.prepare(
+        prepared = convert_in.build_request(
             request, ModelCapabilities(), provider.family(request.model), vertex=False, vendor={}
         )
         payload = prepared.payload

@@ -51,8 +51,8 @@ def counting(monkeypatch: pytest.MonkeyPatch, name: str) -> list[int]:
 @pytest.mark.parametrize(
     "model, converter, ok",
     [
-        ("openai:gpt-4o-mini", "chat_body", OK),
-        ("openai-responses:gpt-5-mini", "responses_body", OK_RESPONSES),
+        ("openai:gpt-4o-mini", "build_chat_request", OK),
+        ("openai-responses:gpt-5-mini", "build_responses_request", OK_RESPONSES),
     ],
     ids=["chat", "responses"],
 )
@@ -72,7 +72,7 @@ def test_a_retry_resends_the_prepared_request_without_converting_again(
 def test_a_retried_stream_is_converted_once(
     drive: Any, runtime: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    calls = counting(monkeypatch, "chat_body")
+    calls = counting(monkeypatch, "build_chat_request")
     words = ["po", "ng"]
     with LoopbackServer(
         [

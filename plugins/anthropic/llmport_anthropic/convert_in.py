@@ -1,6 +1,6 @@
 """Neutral :class:`~llmport.messages.types.Request` -> Messages API keyword arguments.
 
-:func:`build` runs once per model request (from ``AnthropicProvider.prepare``):
+:func:`build_request` runs once per model request (from ``AnthropicProvider.prepare``):
 it applies every Anthropic rule that can reject a request, then produces the
 ``messages.create`` keyword arguments, with the caller's vendor fields
 (``exec(vendor={"anthropic": {...}})``, ``Tool(vendor=...)``) merged in.
@@ -115,7 +115,7 @@ def check(request: Request, caps: ModelCapabilities, family: Family) -> Thinking
     """Raise a typed input error for anything this model cannot take.
 
     Returns the reasoning asked for (see :func:`thinking_for`), so
-    :func:`build` works it out once.
+    :func:`build_request` works it out once.
     """
     model = request.model
     _check_size(request, caps)
@@ -478,7 +478,7 @@ def _max_tokens(request: Request, family: Family, thinking: Thinking | None) -> 
 # ---------------------------------------------------------------------------
 
 
-def build(
+def build_request(
     request: Request,
     caps: ModelCapabilities,
     family: Family,

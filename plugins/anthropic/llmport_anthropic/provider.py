@@ -194,7 +194,7 @@ class AnthropicProvider(Provider):
     def prepare(self, request: Request) -> AnthropicPrepared:
         """Check ``request`` (typed input errors, no I/O) and convert it once."""
         caps = self.check(request)
-        return convert_in.build(
+        return convert_in.build_request(
             request, caps, family_for(request.model), self.vendor_fields(request)
         )
 
@@ -208,18 +208,18 @@ class AnthropicProvider(Provider):
         system, tools, tool choice, thinking, output config) without the
         generation-only fields; errors are translated as for ``send``.
         """
-        params = self.count_args(request)
+        params = self.build_count_request(request)
         counted = self.clients.sync().messages.count_tokens(**params)
         return answer_field(counted, "input_tokens", int, self.name)
 
     @vendor_boundary
     async def acount_tokens(self, request: Request) -> int:
         """Async :meth:`count_tokens` (the event loop's own client)."""
-        params = self.count_args(request)
+        params = self.build_count_request(request)
         counted = await (await self.clients.aclient()).messages.count_tokens(**params)
         return answer_field(counted, "input_tokens", int, self.name)
 
-    def count_args(self, request: Request) -> dict[str, Any]:
+    def build_count_request(self, request: Request) -> dict[str, Any]:
         """The ``messages.count_tokens`` arguments for ``request`` (what ``exec`` would send)."""
         # Counted as if streamed: the non-streaming max_tokens limit is no concern here.
         prepared = self.prepare(replace(request, stream=True))

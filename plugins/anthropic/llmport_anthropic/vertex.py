@@ -173,7 +173,7 @@ class AnthropicVertexProvider(AnthropicProvider):
         """As for Anthropic, with the family of the Vertex id (``@`` read as ``-``)."""
         caps = self.check(request)
         family = family_for(vertex_model_id(request.model))
-        return convert_in.build(request, caps, family, self.vendor_fields(request))
+        return convert_in.build_request(request, caps, family, self.vendor_fields(request))
 
     def vendor_fields(self, request: Request) -> dict[str, Any]:
         """``vendor={"anthropic": ...}`` fields, then ``{"anthropic-vertex": ...}`` over them."""
@@ -193,9 +193,9 @@ class AnthropicVertexProvider(AnthropicProvider):
         body, options = wire_body(own, client, stream=stream, reshape=_vertex_body)
         return vertex_path(client, own.params["model"], stream=stream), body, options
 
-    def count_args(self, request: Request) -> dict[str, Any]:
+    def build_count_request(self, request: Request) -> dict[str, Any]:
         """As for Anthropic, with Vertex AI's ``anthropic_version`` in the body."""
-        args = super().count_args(request)
+        args = super().build_count_request(request)
         extra = dict(args.get("extra_body") or {})
         extra.setdefault("anthropic_version", VERTEX_VERSION)
         return {**args, "extra_body": extra}

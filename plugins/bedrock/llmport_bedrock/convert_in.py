@@ -1,6 +1,6 @@
 """Neutral :class:`~llmport.messages.types.Request` -> boto3 ``converse`` keyword arguments.
 
-:func:`build` checks every rule that can reject a request (``prepare()``
+:func:`build_request` checks every rule that can reject a request (``prepare()``
 calls it before any network call) and produces the keyword arguments of
 ``client.converse`` / ``client.converse_stream``. Pure functions of the
 request: no boto3 import, no I/O. Inline media (image, document and video
@@ -217,7 +217,7 @@ def media_of(value: Any, found: list[MediaBytes] | None = None) -> list[MediaByt
 # ---------------------------------------------------------------------------
 
 
-def build(
+def build_request(
     request: Request,
     caps: ModelCapabilities,
     family: Family,

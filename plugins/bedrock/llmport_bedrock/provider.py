@@ -23,7 +23,7 @@ Settings (``Runtime(providers={"bedrock": {...}})`` or ``[providers.bedrock]``):
 
 The contract (:mod:`llmport.provider.contract`): :meth:`BedrockProvider.prepare` runs
 once per model request and does every check and the whole conversion
-(:func:`llmport_bedrock.convert_in.build`), without I/O and without importing
+(:func:`llmport_bedrock.convert_in.build_request`), without I/O and without importing
 boto3; ``send`` / ``asend`` / ``send_stream`` / ``asend_stream`` only send the
 prepared payload (every attempt the same one) and convert the answer back.
 
@@ -270,7 +270,7 @@ class BedrockProvider(Provider):
     def prepare(self, request: Request) -> ConversePrepared:
         """Check and convert ``request`` once; typed input errors, nothing sent."""
         caps = self.check(request)
-        return convert_in.build(
+        return convert_in.build_request(
             request, caps, self.family(request.model), self.vendor_fields(request)
         )
 
@@ -558,7 +558,7 @@ class BedrockProvider(Provider):
 
     # -- token counting -------------------------------------------------------------
 
-    def count_arguments(self, request: Request) -> dict[str, Any]:
+    def build_count_request(self, request: Request) -> dict[str, Any]:
         """The ``count_tokens`` keyword arguments for ``request`` (checked and converted, no I/O).
 
         CountTokens takes the base model id (``anthropic.claude-...``, without
@@ -585,12 +585,12 @@ class BedrockProvider(Provider):
     @vendor_boundary
     def count_tokens(self, request: Request) -> int:
         """Input tokens of ``request`` from Bedrock's CountTokens (``/model/{id}/count-tokens``)."""
-        return self._count(self.count_arguments(request))
+        return self._count(self.build_count_request(request))
 
     @vendor_boundary
     async def acount_tokens(self, request: Request) -> int:
         """:meth:`count_tokens` on the pool, awaited."""
-        return await self._in_pool(self._count, self.count_arguments(request))
+        return await self._in_pool(self._count, self.build_count_request(request))
 
     # -- I/O ---------------------------------------------------------------------------
 

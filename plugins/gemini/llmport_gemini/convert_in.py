@@ -1,6 +1,6 @@
 """Neutral :class:`~llmport.messages.types.Request` -> ``generate_content`` arguments, once.
 
-:func:`prepare` runs once per model request (``GeminiProvider.prepare``,
+:func:`build_request` runs once per model request (``GeminiProvider.prepare``,
 after the core's :meth:`~llmport.provider.contract.Provider.check`): it raises every
 Gemini-specific input error and builds the ``model`` / ``contents`` /
 ``config`` arguments as ``google.genai.types`` objects, so the SDK
@@ -113,7 +113,7 @@ _YOUTUBE_PREFIXES = ("https://www.youtube.com/", "https://youtube.com/", "https:
 # ---------------------------------------------------------------------------
 
 
-def prepare(
+def build_request(
     request: Request,
     caps: ModelCapabilities,
     family: Family,

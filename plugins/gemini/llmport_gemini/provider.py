@@ -22,7 +22,7 @@ Settings (``Runtime(providers={"gemini": {...}})`` or ``[providers.gemini]``):
   The sync client always uses httpx2.
 
 :meth:`GeminiProvider.prepare` checks and converts a request once
-(:func:`.convert_in.prepare`); the ``send`` methods only call the SDK and
+(:func:`.convert_in.build_request`); the ``send`` methods only call the SDK and
 convert the answer (:mod:`.convert_out`); each is a
 :func:`llmport.provider.translate.vendor_boundary` translating with :func:`.errors.translate`.
 
@@ -364,7 +364,7 @@ class GeminiProvider(Provider):
     def prepare(self, request: Request) -> Prepared:
         """Check and convert ``request`` for ``generate_content`` (typed input errors, no I/O)."""
         caps = self.check(request)
-        return convert_in.prepare(
+        return convert_in.build_request(
             request,
             caps,
             self.family(request.model),
@@ -374,7 +374,7 @@ class GeminiProvider(Provider):
 
     # -- token counting ------------------------------------------------------------
 
-    def count_args(self, request: Request) -> dict[str, Any]:
+    def build_count_request(self, request: Request) -> dict[str, Any]:
         """``models.count_tokens`` arguments for the request ``prepare`` would send.
 
         Contents alone (the Developer API's ``contents`` form) when the request
@@ -424,14 +424,14 @@ class GeminiProvider(Provider):
     @vendor_boundary
     def count_tokens(self, request: Request) -> int:
         """Input tokens of ``request`` from ``models.countTokens`` (``totalTokens``)."""
-        args = self.count_args(request)
+        args = self.build_count_request(request)
         answer = self.client().models.count_tokens(**args)
         return answer_field(answer, "total_tokens", int, self.name)
 
     @vendor_boundary
     async def acount_tokens(self, request: Request) -> int:
         """Async :meth:`count_tokens` on the event loop's client."""
-        args = self.count_args(request)
+        args = self.build_count_request(request)
         answer = await (await self.async_client()).aio.models.count_tokens(**args)
         return answer_field(answer, "total_tokens", int, self.name)
 

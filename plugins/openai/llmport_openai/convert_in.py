@@ -1,7 +1,7 @@
 """Neutral :class:`~llmport.messages.types.Request` -> the OpenAI wire body and SDK arguments.
 
-Two target shapes: Chat Completions (:func:`chat_body`) and Responses
-(:func:`responses_body`). Both take the model's capabilities and either
+Two target shapes: Chat Completions (:func:`build_chat_request`) and Responses
+(:func:`build_responses_request`). Both take the model's capabilities and either
 convert every block and option or raise a typed input error; nothing is
 dropped. They run once per model request (``Provider.prepare``); the
 result is split into the ``openai`` SDK's arguments by :func:`sdk_kwargs`.
@@ -98,7 +98,7 @@ VENDOR_RESERVED = {
 # ---------------------------------------------------------------------------
 
 
-def chat_body(
+def build_chat_request(
     request: Request,
     vendor: str,
     caps: ModelCapabilities,
@@ -318,7 +318,7 @@ def chat_tool_choice(choice: ToolChoice) -> Any:
 # ---------------------------------------------------------------------------
 
 
-def responses_body(
+def build_responses_request(
     request: Request,
     vendor: str,
     caps: ModelCapabilities,

@@ -475,7 +475,7 @@ class OpenAIChatProvider(_OpenAIProvider):
     def body(
         self, request: Request, caps: ModelCapabilities
     ) -> tuple[dict[str, Any], dict[str, Any]]:
-        return convert_in.chat_body(
+        return convert_in.build_chat_request(
             request,
             self.name,
             caps,
@@ -513,7 +513,7 @@ class OpenAIResponsesProvider(_OpenAIProvider):
         self, request: Request, caps: ModelCapabilities
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         sent, state_fields = split_state(request)
-        body, call = convert_in.responses_body(
+        body, call = convert_in.build_responses_request(
             sent, self.name, caps, fields=self.vendor_fields(request), keys=self.vendor_keys
         )
         body.update(state_fields)
@@ -539,7 +539,7 @@ class OpenAIResponsesProvider(_OpenAIProvider):
 
     # -- token counting (POST /v1/responses/input_tokens) -----------------------------
 
-    def count_kwargs(self, request: Request) -> dict[str, Any]:
+    def build_count_request(self, request: Request) -> dict[str, Any]:
         """The SDK arguments of ``responses.input_tokens.count`` for ``request`` (checked first)."""
         caps = self.check(request)
         body, call = self.body(replace(request, stream=False), caps)
@@ -553,12 +553,12 @@ class OpenAIResponsesProvider(_OpenAIProvider):
     @vendor_boundary
     def count_tokens(self, request: Request) -> int:
         """Input tokens of ``request``, counted by OpenAI (tools, instructions, files included)."""
-        kwargs = self.count_kwargs(request)
+        kwargs = self.build_count_request(request)
         answer = self.clients.sync().responses.input_tokens.count(**kwargs)
         return answer_field(answer, "input_tokens", int, self.name)
 
     @vendor_boundary
     async def acount_tokens(self, request: Request) -> int:
-        kwargs = self.count_kwargs(request)
+        kwargs = self.build_count_request(request)
         answer = await (await self.clients.aclient()).responses.input_tokens.count(**kwargs)
         return answer_field(answer, "input_tokens", int, self.name)
