@@ -124,7 +124,7 @@ BENCH_DEPS = (
 
 @nox.session(python=False)
 def bench(session: nox.Session) -> None:
-    """SPEC §8 side by side (llmport, raw SDKs on httpx and aiohttp, LiteLLM, pydantic-ai).
+    """Targets side by side (llmport, raw SDKs on httpx and aiohttp, LiteLLM, pydantic-ai).
 
     A separate uv venv (.nox/bench-env) with llmport and the four vendor plugins
     installed from this checkout, plus the peers; runs benchmarks/bench_peers.py

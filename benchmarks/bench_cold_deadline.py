@@ -1,4 +1,4 @@
-"""SPEC §20 I7: an async cold first call ends at its deadline, client creation included.
+"""Deadlines: an async cold first call ends at its deadline, client creation included.
 
 Each sample is a fresh interpreter (nothing imported yet) running
 ``await rt.async_exec("hi", deadline=1)`` against a loopback socket that

@@ -1,4 +1,4 @@
-"""SPEC §8: `import llmport` with every plugin installed.
+"""Performance target: `import llmport` with every plugin installed.
 
 Target: no vendor SDK imported; <= 40 ms median wall time. Each sample is a
 fresh interpreter; the interpreter's own start-up (``python -c pass``) is

@@ -1,4 +1,4 @@
-"""SPEC §8: 10,000 async_exec in flight complete, memory linear in the count.
+"""Performance target: 10,000 async_exec in flight complete, memory linear in the count.
 
 For each vendor, count (500, 1k, 5k, 10k) and side (llmport ``async_exec``;
 the raw SDK on each of its async transports, built as in ``bench_peers``), a

@@ -1,4 +1,4 @@
-"""SPEC §8: a 20 MB image over a whole 3-turn tool loop, per vendor.
+"""Performance target: a 20 MB image over a whole 3-turn tool loop, per vendor.
 
 For each vendor plugin, one ``Runtime.exec`` with a text part, a 20 MB PNG
 and a tool: the loopback server (its own process, ``loopback_proc``) asks

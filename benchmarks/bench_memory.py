@@ -1,4 +1,4 @@
-"""SPEC §8: a 20 MB image block: peak memory <= 3x the file size; encoded once per exec.
+"""Performance target: a 20 MB image block: peak memory <= 3x the file size; encoded once per exec.
 
 Two measurements, both with tracemalloc (Python allocations, from just
 before exec to its end):

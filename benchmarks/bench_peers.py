@@ -1,4 +1,4 @@
-"""SPEC §8 side by side: llmport, the raw SDKs (httpx and aiohttp), LiteLLM, pydantic-ai.
+"""Targets side by side: llmport, the raw SDKs (httpx and aiohttp), LiteLLM, pydantic-ai.
 
 Run from the separate benchmark environment (never the project's own):
 

@@ -2,7 +2,7 @@
 
     uv run python benchmarks/bench_tools.py [--repeat 3]
 
-Target (SPEC §8): <= 205 ms with parallel_tool_calls=True; ~1.6 s when False.
+Target: <= 205 ms with parallel_tool_calls=True; ~1.6 s when False.
 The model is llmport.testing.Script (no network), so the time measured is the
 tool loop itself: each runtime answers one plain call first (loading its
 plugins and creating its provider, a once-per-runtime cost), then the timed

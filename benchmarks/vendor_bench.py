@@ -8,7 +8,7 @@ llmport runtime; this module times them the same way for every vendor:
 * async: ``concurrency`` concurrent calls gathered, median of rounds, plus the
   process's peak RSS.
 
-Targets are SPEC §8's: sync and sequential async ratios <= 1.00; ``per_call`` /
+Targets (docs/performance.md): sync and sequential async ratios <= 1.00; ``per_call`` /
 ``aper_call`` time one function alone (a plugin's ``send``) with its cProfile call count.
 """
 

@@ -12,7 +12,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Where a reader of the code or the published docs would meet a reference.
-SEARCHED = [ROOT / "core", ROOT / "plugins", ROOT / "docs", ROOT / "README.md"]
+SEARCHED = [
+    ROOT / "core",
+    ROOT / "plugins",
+    ROOT / "docs",
+    ROOT / "benchmarks",
+    ROOT / "README.md",
+    ROOT / "noxfile.py",
+]
 TEXT_SUFFIXES = {".py", ".md", ".toml", ".yml", ".yaml", ".txt", ".cfg"}
 REFERENCE = "SPEC §"
 
