@@ -38,7 +38,8 @@ from llmport.messages.types import (
     ToolCall,
 )
 from llmport.output.structured import prompt_instruction
-from llmport.provider.contract import Prepared, Provider, ProviderInfo, response_events
+from llmport.provider.assembly import response_events
+from llmport.provider.contract import Prepared, Provider, ProviderInfo
 from llmport.provider.translate import vendor_boundary
 
 from . import convert_in, convert_out
