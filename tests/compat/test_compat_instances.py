@@ -215,6 +215,21 @@ def test_a_profile_without_its_key_refuses_and_never_uses_openai_s(
     assert servers["groq"].requests == []
 
 
+@pytest.mark.parametrize("profile", sorted(PROFILES))
+def test_an_instance_without_its_own_base_url_reads_the_profile_key_for_the_profile_host(
+    profile: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No base_url of its own: the requests go to the service's host, so its key goes too."""
+    variable = PROFILES[profile].key_env
+    monkeypatch.setenv(variable, "fake-profile-key-0123456789")
+    rt = Runtime(providers={"mine": {"plugin": profile}}, config=Config())
+    provider = rt.route("mine:m")[0]
+    base_url, key = provider.endpoint()
+    assert (base_url, key) == (PROFILES[profile].base_url, "fake-profile-key-0123456789")
+    moved = Runtime(providers={"mine": {"plugin": profile, "base_url": "http://h/v1"}})
+    assert moved.route("mine:m")[0].endpoint() == ("http://h/v1", "unused")
+
+
 def test_unknown_plugin_or_own_name_is_a_config_error() -> None:
     table = Runtime(config=Config()).plugins.providers()
     with pytest.raises(ConfigError, match="registered"):

@@ -231,7 +231,7 @@ class CallOnlyProvider(Provider):
         )
 
     def key(self) -> str:
-        key = self.settings.get("api_key") or os.environ.get(ENV_KEY)
+        key = self.settings.get("api_key") or self.environment_key(ENV_KEY)
         if not key:
             raise ConfigError(f"{self.name}: no API key: set {ENV_KEY} or the api_key setting")
         register_secret(key)  # a key read from the environment is masked like a setting

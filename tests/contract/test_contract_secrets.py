@@ -20,6 +20,7 @@ A failure lists every channel that leaked, with a masked excerpt.
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -29,11 +30,11 @@ from invariant_checks import debug_logging, key_echo_reply
 from leaks import LeakCheck, Observer
 from llmport import Runtime, Session, agentic_function
 from llmport.cli.main import main
-from llmport.errors import AuthenticationError, ExecFailed, LlmportError
+from llmport.errors import AuthenticationError, ConfigError, ExecFailed, LlmportError
 from llmport.messages.types import FinalEvent
 from llmport.testing.loopback import LoopbackServer, Reply
 from support.api_modes import MODES
-from wire import TARGETS, Wire
+from wire import TARGETS, Wire, targets
 
 KEY_FORMATS = ["standard", "custom"]
 MATRIX = [(w, fmt) for w in TARGETS for fmt in KEY_FORMATS]
@@ -309,3 +310,100 @@ def test_no_secret_in_cli_output(
     check.logs("cli", caplog)
     check.assert_clean()
     assert not shapes, shapes
+
+
+#: Every target and profile: an instance of each, pointed at another host.
+KEY_HOST_TARGETS = targets(
+    "test_an_instance_with_its_own_endpoint_is_sent_no_environment_key", True
+)
+
+
+def instance_runtime(wire: Wire, settings: dict[str, Any]) -> Runtime:
+    """``proxy:MODEL``: a named instance made from ``wire``'s provider with ``settings``."""
+    model = wire.model.partition(":")[2]
+    return Runtime(
+        model=f"proxy:{model}",
+        max_retries=1,
+        providers={"proxy": {"plugin": wire.provider, **settings}},
+    )
+
+
+def keys_seen(server: LoopbackServer, secrets: list[str]) -> list[str]:
+    """The secrets found in any request ``server`` received (headers or body)."""
+    sent = [
+        json.dumps(dict(r.headers)) + r.body.decode("utf-8", "replace") for r in server.requests
+    ]
+    return [s for s in secrets if any(s in text for text in sent)]
+
+
+@pytest.mark.parametrize("wire", KEY_HOST_TARGETS, ids=str)
+def test_an_instance_with_its_own_endpoint_is_sent_no_environment_key(
+    wire: Wire, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """I6: the vendor's environment key goes only to the vendor's host (SPEC §20, §22).
+
+    The instance either runs keyless (a placeholder, as for a local server) or
+    refuses typed before sending; either way the other host sees no key.
+    """
+    creds = wire.credentials("standard")
+    secrets = wire.secrets(creds)
+    for name, value in wire.env(creds).items():
+        monkeypatch.setenv(name, value)
+    with LoopbackServer([wire.text_reply("fine")], repeat=True) as server:
+        rt = instance_runtime(wire, wire.endpoint_settings(server.url))
+        try:
+            rt.exec("hi")
+        except LlmportError as exc:
+            assert isinstance(exc, ConfigError) or server.requests, repr(exc)
+        finally:
+            rt.close()
+        assert keys_seen(server, secrets) == [], f"{wire}: the other host was sent the key"
+
+
+#: Bedrock signs with named credentials, not one key variable (no ``api_key_env``).
+ONE_KEY_TARGETS = [w for w in KEY_HOST_TARGETS if w.provider != "bedrock"]
+
+
+@pytest.mark.parametrize("wire", ONE_KEY_TARGETS, ids=str)
+def test_an_instance_with_its_own_endpoint_sends_its_api_key_env(
+    wire: Wire, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The key the instance names (``api_key_env``) is the one it sends, and only it."""
+    vendor_key = wire.credentials("standard")
+    own_key = {"api_key": "LEAKproxyownkey-0123456789abcdef"}
+    for name, value in wire.env(vendor_key).items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("PROXY_KEY", own_key["api_key"])
+    with LoopbackServer([wire.text_reply("fine")], repeat=True) as server:
+        settings = {**wire.endpoint_settings(server.url), "api_key_env": "PROXY_KEY"}
+        rt = instance_runtime(wire, settings)
+        try:
+            assert rt.exec("hi") == "fine"
+        finally:
+            rt.close()
+        assert keys_seen(server, wire.secrets(vendor_key)) == []
+        assert keys_seen(server, [own_key["api_key"]]) == [own_key["api_key"]]
+
+
+@pytest.mark.parametrize("wire", KEY_HOST_TARGETS, ids=str)
+def test_the_vendor_provider_still_reads_its_environment_key(
+    wire: Wire, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not an instance: the provider the plugin registered reads its vendor's variable."""
+    creds = wire.credentials("standard")
+    for name, value in wire.env(creds).items():
+        monkeypatch.setenv(name, value)
+    with LoopbackServer([wire.text_reply("fine")], repeat=True) as server:
+        rt = Runtime(
+            model=wire.model,
+            max_retries=1,
+            providers={wire.provider: wire.endpoint_settings(server.url)},
+        )
+        try:
+            assert rt.exec("hi") == "fine"
+        finally:
+            rt.close()
+        expected = [wire.secrets(creds)[0]]
+        if wire.provider == "bedrock":
+            expected = [creds["aws_access_key_id"]]  # signed with it (the secret never goes)
+        assert keys_seen(server, expected) == expected

@@ -54,6 +54,7 @@ from ..observe.redaction import redact_settings, register_settings, secret_value
 from . import translate
 from .assembly import response_events
 from .media import check_block
+from .keys import environment_key, reads_environment_keys
 
 __all__ = [
     "FILES",
@@ -135,6 +136,24 @@ class Provider:
     def secrets(self) -> tuple[str, ...]:
         """The configured secret values, masked literally in this provider's errors."""
         return secret_values(self.settings)
+
+    @property
+    def own_endpoint(self) -> bool:
+        """True for a named instance whose requests go to an endpoint of its own.
+
+        Such an instance never reads its vendor's key variables (:mod:`.keys`).
+        """
+        instance_of = self.info.base if self.info is not None else ""
+        return not reads_environment_keys(instance_of, self.settings)
+
+    def environment_key(self, *variables: str) -> str | None:
+        """The first of ``variables`` set in the environment, unless :attr:`own_endpoint`.
+
+        How a plugin reads its vendor's key variables: the vendor's key goes
+        only to the host the vendor documents (:mod:`llmport.provider.keys`).
+        """
+        instance_of = self.info.base if self.info is not None else ""
+        return environment_key(instance_of, self.settings, *variables)
 
     def translating(self) -> translate.translating:
         """This provider's vendor boundary: how its SDK's errors become llmport's.

@@ -95,8 +95,8 @@ class AnthropicProvider(Provider):
     def client_kwargs(self) -> dict[str, Any]:
         """The SDK client's arguments; a key found in the environment is registered as a secret."""
         kwargs: dict[str, Any] = {"max_retries": 0}
-        api_key = self.settings.get("api_key") or os.environ.get("ANTHROPIC_API_KEY")
-        auth_token = self.settings.get("auth_token") or os.environ.get("ANTHROPIC_AUTH_TOKEN")
+        api_key = self.settings.get("api_key") or self.environment_key("ANTHROPIC_API_KEY")
+        auth_token = self.settings.get("auth_token") or self.environment_key("ANTHROPIC_AUTH_TOKEN")
         if api_key:
             kwargs["api_key"] = api_key
         elif auth_token:
@@ -106,6 +106,13 @@ class AnthropicProvider(Provider):
             register_secret(credential)
             self._secrets = (*self._secrets, credential)
         base_url = self._base_url()
+        if not credential and self.own_endpoint:
+            # The SDK, given no key, would read ANTHROPIC_API_KEY itself and send it there.
+            raise ConfigError(
+                f"{self.name}: no credentials: an instance with a base_url of its own is "
+                "sent only its api_key / auth_token setting (or api_key_env), never "
+                "ANTHROPIC_API_KEY"
+            )
         if not credential:
             _require_sdk_credentials(base_url)
         if base_url:

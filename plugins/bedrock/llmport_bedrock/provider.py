@@ -307,6 +307,7 @@ class BedrockProvider(Provider):
                 import boto3  # type: ignore[import-untyped]
 
                 s = self.settings
+                self._refuse_environment_credentials()
                 session = call(
                     config_error,
                     boto3.session.Session,
@@ -323,6 +324,21 @@ class BedrockProvider(Provider):
                     )
                 self._session = session
             return self._session
+
+    def _refuse_environment_credentials(self) -> None:
+        """An instance with an ``endpoint_url`` of its own must name its credentials.
+
+        boto3's chain would otherwise sign its requests with the environment's AWS
+        credentials (or send ``AWS_BEARER_TOKEN_BEDROCK``), meant for AWS only
+        (:mod:`llmport.provider.keys`).
+        """
+        s = self.settings
+        if self.own_endpoint and not (s.get("aws_access_key_id") or s.get("profile")):
+            raise ConfigError(
+                f"{self.name}: an instance with an endpoint_url of its own is sent only the "
+                "credentials its settings name (aws_access_key_id / aws_secret_access_key, "
+                "or profile), never the environment's"
+            )
 
     def _new_client(self, read_timeout: float) -> Any:
         from botocore.config import Config  # type: ignore[import-untyped]

@@ -240,12 +240,13 @@ class GeminiProvider(Provider):
     # -- clients --------------------------------------------------------------
 
     def api_key(self) -> str | None:
-        """The key in use: the setting, else ``GEMINI_API_KEY``, else ``GOOGLE_API_KEY``."""
-        return (
-            self.settings.get("api_key")
-            or os.environ.get("GEMINI_API_KEY")
-            or os.environ.get("GOOGLE_API_KEY")
-            or None
+        """The key in use: the setting, else ``GEMINI_API_KEY``, else ``GOOGLE_API_KEY``.
+
+        An instance with a base_url of its own reads neither variable
+        (:meth:`~llmport.provider.contract.Provider.environment_key`).
+        """
+        return self.settings.get("api_key") or self.environment_key(
+            "GEMINI_API_KEY", "GOOGLE_API_KEY"
         )
 
     def client_kwargs(self) -> dict[str, Any]:
@@ -264,10 +265,13 @@ class GeminiProvider(Provider):
                 kwargs["api_key"] = key  # Vertex AI express mode
         else:
             if not key:
-                raise ConfigError(
-                    "no Gemini API key: set GEMINI_API_KEY (or GOOGLE_API_KEY) "
-                    "or the api_key setting"
+                where = (
+                    "the api_key setting (or api_key_env): an instance with a base_url of its "
+                    "own never reads GEMINI_API_KEY"
+                    if self.own_endpoint
+                    else "GEMINI_API_KEY (or GOOGLE_API_KEY) or the api_key setting"
                 )
+                raise ConfigError(f"no Gemini API key: set {where}")
             kwargs["vertexai"] = False
             kwargs["api_key"] = key
         register_secret(key)  # logs mask it too

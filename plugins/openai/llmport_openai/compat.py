@@ -18,7 +18,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import replace
 from fnmatch import fnmatchcase
 from typing import Any
@@ -81,6 +81,8 @@ class _Compat:
     options = STANDARD_OPTIONS | frozenset({"extra_headers"})
     settings: dict[str, Any]
     name: str
+    own_endpoint: bool
+    environment_key: Callable[..., str | None]
 
     def __init__(
         self,
@@ -112,13 +114,20 @@ class _Compat:
         return error
 
     def endpoint(self) -> tuple[str | None, str]:
-        """The base URL (setting, else the profile's variable, else its default) and key."""
+        """The base URL (setting, else the profile's variable, else its default) and key.
+
+        An instance with a base_url of its own never reads the profile's key
+        variable (:meth:`~llmport.provider.contract.Provider.environment_key`):
+        without ``api_key`` it sends a placeholder, as to a local server.
+        """
         p = self.profile
         env_url = os.environ.get(p.base_url_env) if p.base_url_env else None
         base_url = self.settings.get("base_url") or env_url or p.base_url
-        key = self.settings.get("api_key") or os.environ.get(p.key_env)
+        key = self.settings.get("api_key") or self.environment_key(p.key_env)
         if key:
             return base_url, key
+        if self.own_endpoint:
+            return base_url, "unused"
         if p.key_required or urlsplit(base_url).hostname in p.key_hosts:
             raise ConfigError(f"no {self.name} API key: set {p.key_env} (or the api_key setting)")
         return base_url, "unused"  # the SDK insists on a key; a local server ignores it
