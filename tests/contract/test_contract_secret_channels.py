@@ -38,6 +38,7 @@ import pytest
 from invariant_checks import (
     LeakyToolset,
     PartialLeakCheck,
+    body_start,
     debug_logging,
     echo,
     echo_slice,
@@ -185,6 +186,37 @@ async def test_a_vendors_partial_echo_of_the_key_is_masked(
     check.error(f"401 echoing the key's {echo_kind}", err)
     check.logs(f"401 echoing the key's {echo_kind}", caplog)
     check.assert_clean()
+
+
+def half_masked(secret: str) -> str:
+    """The secret as a vendor masks it itself: its start and end around stars.
+
+    Gemini's shape (``AIzaSyFA**********hijk``): the public prefix and 4 more
+    characters, 10 stars, the last 4 characters (8 of the key's own).
+    """
+    head = body_start(secret) + 4
+    return f"{secret[:head]}{'*' * 10}{secret[-4:]}"
+
+
+@each_key
+async def test_a_vendors_own_half_masking_of_the_key_is_masked(
+    wire: Wire, fmt: str, runtime: Make, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A vendor that stars the middle of the key itself still shows 8 of its characters."""
+    creds = wire.credentials(fmt)
+    secrets = wire.secrets(creds)
+    shown = [half_masked(s) for s in secrets]
+    check = PartialLeakCheck([*secrets, *shown])
+    debug_logging(caplog)
+    message = "API key not valid. Please pass a valid API key: " + ", ".join(shown)
+    with LoopbackServer([wire.error_reply(400 if "gemini" in wire.id else 401, message)]) as server:
+        rt = runtime(wire, server, creds=creds)
+        err = await raised(rt.arun("hi"))
+    assert err is not None
+    check.error("an error quoting the vendor's half-masked key", err)
+    check.logs("an error quoting the vendor's half-masked key", caplog)
+    check.assert_clean()
+    assert "***" in str(err), str(err)
 
 
 # --- MCP results and errors -----------------------------------------------------------------

@@ -42,6 +42,7 @@ PAGES = [
     "concepts/runtime.md",
     "dag.md",
     "fix.md",
+    "security.md",
     "hooks.md",
     "scaling.md",
     "durable.md",

@@ -13,7 +13,7 @@ from typing import Any
 
 import psycopg
 import pytest
-from llmport import Session, agentic_function
+from llmport import Session, SessionStoreUnavailable, agentic_function
 from llmport.cli.main import main as cli_main
 from llmport.messages.types import Usage
 from llmport.sessions.session import UnknownSessionError, list_sessions
@@ -282,3 +282,40 @@ def test_the_store_is_registered_through_the_hook(pg_url: str) -> None:
 
     stores: dict[str, Any] = session_stores()
     assert stores["postgresql"] is PostgresStore and stores["postgres"] is PostgresStore
+
+
+QUERY_PASSWORD = "S3cretQueryPassw0rd"
+
+
+def test_a_password_in_the_query_string_is_never_shown() -> None:
+    """The URL helper masks secret query parameters as it masks ``user:pass@``."""
+    assert display_url(f"postgresql://app@db/x?sslmode=require&password={QUERY_PASSWORD}") == (
+        "postgresql://app@db/x?sslmode=require&password=***"
+    )
+    assert display_url("postgresql://db/x?sslpassword=abc&application_name=me") == (
+        "postgresql://db/x?sslpassword=***&application_name=me"
+    )
+
+
+def test_session_store_unavailable_never_shows_a_query_string_password() -> None:
+    """Channel: the typed error of an unreachable store (port 1 refuses at once)."""
+    url = f"postgresql://app@127.0.0.1:1/db?password={QUERY_PASSWORD}&connect_timeout=2"
+    with pytest.raises(SessionStoreUnavailable) as caught:
+        Session(url)
+    shown = f"{caught.value}\n{caught.value!r}"
+    assert "password=***" in shown
+    assert QUERY_PASSWORD not in shown
+
+
+def test_session_list_never_shows_a_query_string_password(
+    pg_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Channel: ``llmport session list`` (text and JSON) on a URL with ``&password=``."""
+    url = f"{pg_url}&password={QUERY_PASSWORD}"  # the test server trusts local users
+    with Session(url) as session:
+        session.begin("function", "main", session.root, {"arguments": {}})
+    for argv in (["session", "list", url], ["session", "list", url, "--json"]):
+        assert cli_main(argv) == 0
+        out = capsys.readouterr().out
+        assert session.id[:8] in out
+        assert QUERY_PASSWORD not in out and "password=***" in out

@@ -33,6 +33,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..observe.redaction import redact_url
 from ..sessions.session import (
     Session,
     SessionError,
@@ -69,7 +70,7 @@ def show(target: str, as_json: bool = False, console: Console | None = None) -> 
             doc = {"sessions": [{**s.to_dict(), "usage": s.usage().to_dict()} for s in sessions]}
             _print_json(console, doc)
         elif not sessions:
-            console.print(f"no sessions in {target}", markup=False, highlight=False)
+            console.print(f"no sessions in {redact_url(target)}", markup=False, highlight=False)
         else:
             for session in sessions:
                 console.print(tree(session))
@@ -88,6 +89,7 @@ def show_list(
 
     path = path or _configured_path("no session database given")
     infos = list_sessions(path)[::-1]
+    shown = redact_url(path)  # a store URL's password never reaches the terminal
     if console is None:
         console = _console()
     if as_json:
@@ -100,13 +102,13 @@ def show_list(
             }
             for info in infos
         ]
-        _print_json(console, {"path": path, "sessions": rows})
+        _print_json(console, {"path": shown, "sessions": rows})
         return 0
     if not infos:
-        console.print(f"no sessions in {path}", markup=False, highlight=False)
+        console.print(f"no sessions in {shown}", markup=False, highlight=False)
         return 0
     count = f"{len(infos)} session{'s' if len(infos) != 1 else ''}"
-    console.print(Text(f"{path}: {count}", style="bold"), soft_wrap=True)
+    console.print(Text(f"{shown}: {count}", style="bold"), soft_wrap=True)
     table = Table()
     table.add_column("id", style="cyan", no_wrap=True)
     table.add_column("created", no_wrap=True)

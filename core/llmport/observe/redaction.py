@@ -12,7 +12,10 @@ Three rules, applied together by :func:`redact` (in this order):
   registered value is masked too (a vendor that echoes ``LEAKcust****cdef``
   or the last 12 characters of a key), not counting a vendor's public
   prefix (``sk-proj-``, ``AIza``), unless the run reads as a plain word
-  (letters only, of one case: ``contract`` would mangle ordinary text).
+  (letters only, of one case: ``contract`` would mangle ordinary text);
+  and so is a vendor's own half-masking, the start and end of a key around
+  stars (``AIzaSyFA**********hijk``), when they show 8 or more of its
+  characters together.
 
 Values come from the vendors' usual environment variables (read when a
 Runtime is created or a toolset is served), from the settings providers are
@@ -55,8 +58,20 @@ __all__ = [
     "redact",
     "redact_data",
     "redact_settings",
+    "redact_url",
     "register_secret",
 ]
+
+#: The password of a URL's user info (``scheme://user:password@host``).
+_URL_PASSWORD = re.compile(r"(://[^/\s:@\"'<>]*):[^/\s@\"'<>]*@")
+#: Query parameters whose value is a secret, by name: ``password``, ``sslpassword``,
+#: ``pwd``, anything with ``key``, ``token``, ``secret``, ``credential``,
+#: ``auth`` or ``signature`` in it (``?api_key=``, ``&X-Amz-Signature=``, ``?sig=``).
+_QUERY_SECRET_NAME = (
+    r"[\w.\-]*(?:key|token|secret|passw|pwd|credential|auth|signature)[\w.\-]*|sig"
+)
+_QUERY_SECRET = re.compile(rf"(?i)([?&](?:{_QUERY_SECRET_NAME})=)(?!\*\*\*)[^&#\s\"'<>]+")
+_QUERY_TRIGGERS = ("key", "token", "secret", "pass", "pwd", "credential", "auth", "sig")
 
 #: Credential shapes vendors use, and the places they appear in echoed requests.
 #: Each comes with lowercase trigger strings: a text holding none of them cannot
@@ -71,11 +86,8 @@ _SECRET_PATTERNS: tuple[tuple[tuple[str, ...], re.Pattern[str], str], ...] = (
     (("aiza",), re.compile(r"\bAIza[0-9A-Za-z_\-]{20,}"), "AIza***"),
     (("akia", "asia"), re.compile(r"\b(AKIA|ASIA)[0-9A-Z]{16}\b"), r"\1***"),
     (("bearer",), re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._~+/\-]+=*"), r"\1 ***"),
-    (
-        ("key=", "token="),
-        re.compile(r"(?i)([?&](?:key|api_key|access_token|token)=)[^&\s\"']+"),
-        r"\1***",
-    ),
+    # A URL's query-string secrets: "?password=...", "&sslpassword=", "?api_key=", "&x-token=".
+    (_QUERY_TRIGGERS, _QUERY_SECRET, r"\1***"),
     (
         ("api-key", "api_key", "authorization", "aws_s", "security-token"),
         re.compile(
@@ -89,7 +101,7 @@ _SECRET_PATTERNS: tuple[tuple[tuple[str, ...], re.Pattern[str], str], ...] = (
     (("credential=",), re.compile(r"(?i)\b(Credential=)[^\s,/]+"), r"\1***"),
     (("signature=",), re.compile(r"(?i)\b(Signature=)[0-9a-f]{16,}"), r"\1***"),
     # A URL's user info: "https://user:password@host" (httpx logs every request URL).
-    (("://",), re.compile(r"(://[^/\s:@\"'<>]*):[^/\s@\"'<>]+@"), r"\1:***@"),
+    (("://",), _URL_PASSWORD, r"\1:***@"),
 )
 _SECRET_SETTING = re.compile(
     r"(?i)(api_?key|secret|token|password|credential|authorization|access_key|auth)"
@@ -302,19 +314,32 @@ def header_secrets(headers: Mapping[Any, Any]) -> tuple[str, ...]:
 
 
 def url_passwords(value: str) -> tuple[str, ...]:
-    """The password of a ``scheme://user:password@host`` URL (as written and decoded)."""
-    if "://" not in value or "@" not in value:
+    """The secrets of a URL, as written and decoded: its user info's password
+    (``scheme://user:password@host``) and its secret-named query parameters
+    (``?password=...``, ``&sslpassword=``, ``?api_key=``)."""
+    if "://" not in value:
         return ()
     # urllib.parse (and the ipaddress module it loads) only for a value that looks like a URL.
     from urllib.parse import unquote, urlsplit
 
     try:
-        password = urlsplit(value.strip()).password
+        parts = urlsplit(value.strip())
+        password = parts.password
     except ValueError:  # not a URL after all
         return ()
-    if not password:
-        return ()
-    return (password, unquote(password))
+    found = [password] if password else []
+    found += [m.group(0)[len(m.group(1)) :] for m in _QUERY_SECRET.finditer("?" + parts.query)]
+    return tuple(v for raw in found for v in (raw, unquote(raw)))
+
+
+def redact_url(url: str) -> str:
+    """``url`` for display: its user info's password and secret query parameters ``***``.
+
+    The one way a URL is shown (session store errors, ``llmport session list``,
+    a limiter's URL in a :class:`~llmport.provider.config.Config`):
+    ``postgresql://app:***@db/x?sslmode=require&password=***``.
+    """
+    return _QUERY_SECRET.sub(r"\1***", _URL_PASSWORD.sub(r"\1:***@", url))
 
 
 def known_secrets() -> tuple[str, ...]:
@@ -341,8 +366,53 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
     for triggers, pattern, replacement in _SECRET_PATTERNS:
         if any(t in lowered for t in triggers):
             text = pattern.sub(replacement, text)
+    if "**" in text:
+        text = _STARRED.sub(lambda m: _starred_echo(m.group(0), index), text)
     text = _mask_partial_echoes(text, index)
     return original if text == original else text
+
+
+#: A word with a run of stars in it: how vendors echo a key half-masked (``AIzaSyFA****hijk``).
+_STARRED = re.compile(r"(?:[\w\-.~+/=]*\*{3,})+[\w\-.~+/=]*")
+
+
+def _starred_echo(word: str, index: _Index) -> str:
+    """``word`` with a vendor's own half-masking of a secret replaced by ``***``.
+
+    Around a run of stars, the characters shown before it are the start of
+    a registered secret and those after it its end; together they show 8 or
+    more of its characters, not counting its public prefix (``AIza``,
+    ``sk-proj-``).
+    """
+    pieces = _STAR_RUN.split(word)  # text, stars, text, stars, ..., text
+    for at in range(1, len(pieces) - 1, 2):
+        left, right = pieces[at - 1], pieces[at + 1]
+        for value, body, partial in zip(index.values, index.bodies, index.partial, strict=True):
+            head = _common_head(left, value) if partial else 0
+            tail = _common_tail(right, value) if head else 0
+            if tail and head - (len(value) - len(body)) + tail >= PARTIAL_ECHO:
+                pieces[at - 1 : at + 2] = [left[: len(left) - head], "***", right[tail:]]
+                break
+    return "".join(pieces)
+
+
+_STAR_RUN = re.compile(r"(\*+)")
+
+
+def _common_head(left: str, value: str) -> int:
+    """How many characters ``left`` ends with that ``value`` starts with (the most)."""
+    for size in range(min(len(left), len(value)), 0, -1):
+        if left.endswith(value[:size]):
+            return size
+    return 0
+
+
+def _common_tail(right: str, value: str) -> int:
+    """How many characters ``right`` starts with that ``value`` ends with (the most)."""
+    for size in range(min(len(right), len(value)), 0, -1):
+        if right.startswith(value[-size:]):
+            return size
+    return 0
 
 
 def _mask_partial_echoes(text: str, index: _Index) -> str:

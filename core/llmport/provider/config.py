@@ -48,17 +48,7 @@ from typing import Any
 
 from ..controls.limits import Limit, check_limits
 from ..errors import ConfigError, redact_settings
-
-
-def _redact_url(url: str | None) -> str | None:
-    """A limiter URL without its password (``redis://:***@host``)."""
-    if url is None or "@" not in url:
-        return url
-    scheme, _, rest = url.partition("://")
-    creds, _, host = rest.rpartition("@")
-    user = creds.split(":", 1)[0]
-    return f"{scheme}://{user}:***@{host}"
-
+from ..observe.redaction import redact_url
 
 _KNOWN_KEYS = {
     "default_model",
@@ -97,7 +87,7 @@ class Config:
             f"Config(default_model={self.default_model!r}, aliases={self.aliases!r}, "
             f"configurations={self.configurations!r}, providers={providers!r}, "
             f"session_path={self.session_path!r}, max_retries={self.max_retries!r}, "
-            f"limits={self.limits!r}, limiter={_redact_url(self.limiter)!r}, "
+            f"limits={self.limits!r}, limiter={self.limiter and redact_url(self.limiter)!r}, "
             f"sources={self.sources!r}, mcp_servers={sorted(self.mcp.get('servers', {}))!r})"
         )
 

@@ -55,6 +55,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from llmport.errors import SessionStoreUnavailable, redact
+from llmport.observe.redaction import redact_url
 from llmport.sessions.stores import (
     SessionError,
     SessionFileNotFoundError,
@@ -256,15 +257,8 @@ def with_connection(
 
 
 def display_url(url: str) -> str:
-    """``url`` without its password (``postgresql://user:***@host/db``)."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    netloc = f"{parts.username or ''}:***@{host}"
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+    """``url`` without its secrets (``postgresql://user:***@host/db?password=***``)."""
+    return redact_url(url)
 
 
 class PostgresStore:

@@ -9,6 +9,7 @@ from llmport.observe.redaction import (
     looks_secret,
     redact,
     redact_settings,
+    redact_url,
     register_secret,
     register_settings,
     secret_values,
@@ -24,7 +25,7 @@ def fresh(prefix: str = "LEAK") -> str:
 def test_a_partial_echo_of_8_or_more_characters_is_masked() -> None:
     key = fresh("Odd-")
     register_secret(key)
-    assert redact(f"key {key[:12]}****{key[-4:]} rejected") == f"key *******{key[-4:]} rejected"
+    assert redact(f"key {key[:12]}****{key[-4:]} rejected") == "key *** rejected"
     assert redact(f"...{key[5:13]}...") == "...***..."  # exactly 8
     assert redact(f"...{key[5:12]}...") == f"...{key[5:12]}..."  # 7 are kept
     assert redact(f"tail {key[-12:]}") == "tail ***"
@@ -98,3 +99,31 @@ def test_looks_secret_by_name_or_by_value() -> None:
     assert looks_secret("X_ANYTHING", "a1b2c3d4e5f6a7b8c9d0")
     assert not looks_secret("PATH", "/usr/local/bin:/usr/bin")
     assert not looks_secret("LOG_LEVEL", "debug-verbose-everything")
+
+
+def test_a_vendors_own_half_masking_shows_too_much_and_is_masked() -> None:
+    """Start and end around stars: 8 characters of the key together (Gemini's echo)."""
+    key = "AIzaSyFA" + random_secrets.token_hex(14)[:27] + "hijk"
+    register_secret(key)
+    assert redact("API key not valid: AIzaSyFA**********hijk.") == "API key not valid: ***."
+    assert redact(f"[{key[:6]}***{key[-6:]}]") == "[***]"  # 2 + 6 past the public prefix
+    # Fewer than 8 of its characters, another key's ends, plain stars: nothing to mask.
+    assert redact("AIzaSyF**********hijk") == "AIzaSyF**********hijk"
+    assert redact("AIzaSyFA**********wxyz") == "AIzaSyFA**********wxyz"
+    assert redact("a ** b *** c ***") == "a ** b *** c ***"
+
+
+def test_query_string_secrets_are_masked_and_learnt_from_settings() -> None:
+    password = fresh("pw")
+    url = f"postgresql://app@db/x?sslmode=require&password={password}&application_name=me"
+    assert redact_url(url) == (
+        "postgresql://app@db/x?sslmode=require&password=***&application_name=me"
+    )
+    assert redact(f"cannot reach {url}") == f"cannot reach {redact_url(url)}"
+    assert redact_url("https://h/v1?api_key=abc&X-Amz-Signature=0f&sig=1&alt=sse") == (
+        "https://h/v1?api_key=***&X-Amz-Signature=***&sig=***&alt=sse"
+    )
+    assert redact_url("redis://:hunter22@cache:6379/0") == "redis://:***@cache:6379/0"
+    assert password in url_passwords(url)
+    register_settings({"dsn": url})
+    assert redact(f"the database said {password}") == "the database said ***"
