@@ -625,10 +625,11 @@ class MissingSessionStoreError(SessionError):
 class FixRejected(LlmportError):
     """The model's proposed repair failed a check (after one repair round).
 
-    ``reason`` says which check (it does not parse, another name or
-    signature, no longer an ``@agentic_function``, an import not allowed, a
-    top-level statement besides the function); ``source`` is the rejected
-    proposal. Nothing of it ran.
+    ``reason`` says which check (a hidden character, it does not parse,
+    another name or signature, no longer an ``@agentic_function``, an import
+    not allowed, dynamic evaluation or a dunder escape, a top-level statement
+    besides the function); ``source`` is the rejected proposal. Nothing of
+    it ran.
     """
 
     def __init__(self, reason: str, *, source: str = "") -> None:

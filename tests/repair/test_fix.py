@@ -61,9 +61,10 @@ def temperature(city: str) -> float:
 INSTRUCTION = "the model answers '21 C': read the number before the unit"
 
 
-def load(tmp_path: Path, source: str = MODULE, name: str = "weather_mod") -> ModuleType:
+def load(tmp_path: Path, source: str | bytes = MODULE, name: str = "weather_mod") -> ModuleType:
+    """Import ``source`` from ``tmp_path``/``name``.py (bytes: written as given, any encoding)."""
     path = tmp_path / f"{name}.py"
-    path.write_text(source)
+    path.write_bytes(source if isinstance(source, bytes) else source.encode())
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -250,6 +251,33 @@ CRAFTED = {
         f"SENTINEL.append('ran')\n\n@agentic_function\n{DEF}{BODY}"
     ),
     "defines no function": "x = 1\n",
+    # Dynamic evaluation and dunder escapes: what the import check alone let through.
+    "uses eval()": f"@agentic_function\n{DEF}    eval(\"__imp\" + \"ort__('os')\")\n{BODY}",
+    "uses '__import__', __builtins__": (
+        f"@agentic_function\n{DEF}    __builtins__['__import__']('os')\n{BODY}"
+    ),
+    "uses .__base__, .__class__, .__subclasses__": (
+        f"@agentic_function\n{DEF}    ().__class__.__base__.__subclasses__()\n{BODY}"
+    ),
+    "uses exec()": f"@agentic_function\n{DEF}    exec('import os')\n{BODY}",
+    "uses compile()": f"@agentic_function\n{DEF}    run = compile\n{BODY}",
+    "uses globals()": f"@agentic_function\n{DEF}    globals()['rt'] = None\n{BODY}",
+    "uses vars()": f"@agentic_function\n{DEF}    vars(city)\n{BODY}",
+    "uses '__globals__'": f"@agentic_function\n{DEF}    getattr(rt, '__globals__')\n{BODY}",
+    "uses getattr() with a computed name": (
+        f"@agentic_function\n{DEF}    getattr(rt, '__gl' + 'obals__')\n{BODY}"
+    ),
+    "uses open()": f"@agentic_function\n{DEF}    open('MARK', 'w').close()\n{BODY}",
+    # Characters a terminal does not show as themselves: the approver could not see the code.
+    "hidden character, U+000D": (
+        f"@agentic_function\n{DEF}    open('MARK', 'w').close()\r    pass  # the real fix\n{BODY}"
+    ),
+    **{
+        f"hidden character, U+{ord(char):04X}": (
+            f"@agentic_function\n{DEF}    x = 1  # note{char}\n{BODY}"
+        )
+        for char in "\x1b\u202e\u2066\u200b\u2028\x0c\x0b\x00\ufeff"
+    },
 }
 
 

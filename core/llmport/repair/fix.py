@@ -49,6 +49,7 @@ from ..sessions.agentic import AgenticFrame, AgenticSpec, current_session, error
 from ..sessions.dag import Node, Status, current_frame
 from ..tools.tool import run_coroutine_blocking
 from .checks import check_proposal
+from .hidden import shown
 from .prompt import (
     RECENT_CALLS,
     SYSTEM,
@@ -58,6 +59,7 @@ from .prompt import (
     fix_prompt,
     repair_prompt,
 )
+from .source_file import SourceFile, with_newline
 
 if TYPE_CHECKING:
     from ..runtime import RunResult, Runtime
@@ -91,9 +93,11 @@ class Original:
     """Where an agentic function's source is: the text around it and its lines in it.
 
     ``lines`` is the whole file when the source came from one (else just
-    the function's lines); ``start``/``end`` delimit the function in it
-    (decorators included), ``indent`` is what its ``def`` line is indented
-    by and ``source`` its dedented text.
+    the function's lines), ``\n``-ended; ``start``/``end`` delimit the
+    function in it (decorators included), ``indent`` is what its ``def``
+    line is indented by and ``source`` its dedented text. ``file`` is the
+    file as read (its bytes, encoding, line endings), or None with
+    ``unwritable`` saying why it cannot be written back.
     """
 
     fn: Callable[..., Any]
@@ -104,7 +108,12 @@ class Original:
     start: int
     end: int
     indent: str
-    path: Path | None
+    file: SourceFile | None
+    unwritable: str = "it has none"
+
+    @property
+    def path(self) -> Path | None:
+        return self.file.path if self.file is not None else None
 
     @classmethod
     def of(cls, fn: Callable[..., Any]) -> Original:
@@ -121,29 +130,41 @@ class Original:
             filename = inspect.getsourcefile(func)
         except (OSError, TypeError) as exc:
             raise OptionError(f"fix() cannot read the source of {spec.qualname}(): {exc}") from exc
-        start = max(first - 1, 0)
-        path = Path(filename) if filename and os.path.isfile(filename) else None
-        whole = path.read_text().splitlines(keepends=True) if path is not None else []
-        lines = whole if whole[start : start + len(block)] == block else block
-        if lines is block:
-            start, path = 0, None
         text = "".join(block)
         indent = text[: len(text) - len(text.lstrip(" \t"))]
+        source = textwrap.dedent(text)
+        start = max(first - 1, 0)
+        file, unwritable = _source_file(filename)
+        lines = file.normalized() if file is not None else []
+        if lines[start : start + len(block)] != block:
+            file, unwritable = None, unwritable or "the file changed since the function was loaded"
+            lines, start = block, 0
         end = start + len(block)
-        return cls(fn, func, spec, textwrap.dedent(text), lines, start, end, indent, path)
+        return cls(fn, func, spec, source, lines, start, end, indent, file, unwritable)
 
-    def replaced(self, source: str) -> list[str]:
+    def new_lines(self, source: str) -> list[str]:
         """The lines with the function's replaced by ``source``, indented like the original."""
         block = textwrap.indent(source if source.endswith("\n") else source + "\n", self.indent)
         before, after = self.lines[: self.start], self.lines[self.end :]
         return [*before, *block.splitlines(keepends=True), *after]
 
+    def written(self, source: str) -> bytes:
+        """The file's new bytes: its own line endings and encoding (OptionError if it cannot)."""
+        assert self.file is not None
+        lines = self.new_lines(source)
+        before, after = self.file.lines[: self.start], self.file.lines[self.end :]
+        block = with_newline(lines[self.start : len(lines) - len(after)], self.file.newline)
+        return self.file.encoded([*before, *block, *after])
+
     def diff(self, source: str) -> str:
-        """A unified diff of the function's file (or source) before and after."""
+        """A unified diff of the function's file (or source) before and after.
+
+        Every character a terminal would not show as itself is escaped
+        (:func:`~llmport.repair.hidden.shown`): the approver sees all there is.
+        """
         name = _shown_path(self.path) if self.path is not None else f"{self.spec.qualname}()"
-        return "".join(
-            difflib.unified_diff(self.lines, self.replaced(source), f"a/{name}", f"b/{name}")
-        )
+        lines = difflib.unified_diff(self.lines, self.new_lines(source), f"a/{name}", f"b/{name}")
+        return shown("".join(lines))
 
     def recent_calls(self, session: Session | None) -> list[Node]:
         """The function's latest recorded calls in ``session``, oldest first."""
@@ -159,6 +180,16 @@ class Original:
         return calls[::-1]
 
 
+def _source_file(filename: str | None) -> tuple[SourceFile | None, str]:
+    """The function's file as read, or None and why it cannot be rewritten."""
+    if not filename or not os.path.lexists(filename):
+        return None, "it has none"
+    try:
+        return SourceFile.read(Path(filename)), ""
+    except OptionError as exc:
+        return None, str(exc)
+
+
 def _shown_path(path: Path) -> str:
     try:
         return str(path.resolve().relative_to(Path.cwd()))
@@ -169,7 +200,9 @@ def _shown_path(path: Path) -> str:
 def _unfenced(source: str) -> str:
     """``source`` without the Markdown code fence a model may wrap it in, dedented."""
     text = source.strip("\n")
-    lines = text.splitlines()
+    # Not splitlines(): it breaks at \r, \f and the Unicode separators, which the
+    # checks must see as they are (a hidden line break is refused, not repaired).
+    lines = text.split("\n")
     if len(lines) >= 2 and lines[0].lstrip().startswith("```") and lines[-1].strip() == "```":
         text = "\n".join(lines[1:-1])
     return textwrap.dedent(text).strip("\n") + "\n"
@@ -266,7 +299,12 @@ def _review(job: Job, result: RunResult[Proposal]) -> tuple[str, str | None]:
     job.record["model"] = result.model
     job.record["rationale"] = proposal.rationale
     source = _unfenced(proposal.source)
-    return source, check_proposal(job.original.source, source, allow_imports=job.allow_imports)
+    original = job.original
+    nested = job.write and bool(original.indent)  # written back inside a class or function
+    reason = check_proposal(
+        original.source, source, allow_imports=job.allow_imports, nested=nested
+    )
+    return source, reason
 
 
 def _install(job: Job, source: str) -> Callable[..., Any]:
@@ -277,8 +315,11 @@ def _install(job: Job, source: str) -> Callable[..., Any]:
     if written:  # tracebacks point at the function's lines in its (rewritten) file
         ast.increment_lineno(tree, original.start)
     filename = str(original.path) if written else f"<llmport fix of {original.spec.qualname}>"
-    if written:  # refuse before anything runs if the file moved under us
-        _unchanged(original)
+    data = b""
+    if written:  # refuse before anything runs if the file moved under us or cannot hold it
+        assert original.file is not None
+        original.file.check_unchanged()
+        data = original.written(source)
     namespace = _namespace(original.func)
     exec(compile(tree, filename, "exec"), namespace)  # approved code, in its own namespace
     new = namespace.get(original.spec.name)
@@ -286,9 +327,9 @@ def _install(job: Job, source: str) -> Callable[..., Any]:
         raise FixRejected("the decorator did not make an agentic function", source=source)
     assert new is not None
     if written:
-        assert original.path is not None
-        _write(original, source)
-        job.record["written"] = _shown_path(original.path)
+        assert original.file is not None
+        original.file.write(data)
+        job.record["written"] = _shown_path(original.file.path)
     else:
         setattr(new, SOURCE_ATTRIBUTE, source)
     return new  # type: ignore[no-any-return]
@@ -304,22 +345,6 @@ def _namespace(func: Callable[..., Any]) -> dict[str, Any]:
         except ValueError:  # a cell not filled yet
             continue
     return namespace
-
-
-def _unchanged(original: Original) -> list[str]:
-    """The file's lines now; :class:`OptionError` if the function's lines changed meanwhile."""
-    assert original.path is not None
-    now = original.path.read_text().splitlines(keepends=True)
-    if now[original.start : original.end] != original.lines[original.start : original.end]:
-        raise OptionError(f"{original.path} changed since fix() read it; not written")
-    return now
-
-
-def _write(original: Original, source: str) -> None:
-    """Replace the function's lines in its file (other lines as they are now)."""
-    assert original.path is not None
-    original.lines = _unchanged(original)
-    original.path.write_text("".join(original.replaced(source)))
 
 
 # --- the drivers -------------------------------------------------------------------------
@@ -383,10 +408,10 @@ def _job(
     if isinstance(allow_imports, str):
         raise OptionError("allow_imports takes a list of module names, not one string")
     original = Original.of(fn)
-    if write and original.path is None:
+    if write and original.file is None:
         raise OptionError(
-            f"write=True needs the source file of {original.spec.qualname}(): it has none, "
-            "or the file changed since the function was loaded"
+            f"write=True needs the source file of {original.spec.qualname}(): "
+            f"{original.unwritable}"
         )
     if error is CURRENT_EXCEPTION:
         error = sys.exc_info()[1]
