@@ -329,3 +329,24 @@ async def test_cassettes_replay_on_the_regional_endpoint(
     body = json.loads(cass.requests[0].body)
     assert body["anthropic_version"] == VERTEX_VERSION and "model" not in body
     assert result.output == ("Hello" if scenario.stream else "The capital of France is Paris.")
+
+
+def test_an_instance_with_its_own_base_url_is_sent_no_default_credentials(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Application Default Credentials are the environment's: they go only to Google."""
+    import google.auth
+
+    credentials = FakeCredentials("adc-token")
+    monkeypatch.setattr(google.auth, "default", lambda **_: (credentials, "adc-project"))
+    with LoopbackServer([OK]) as server:
+        given = {**settings(server), "access_token": None, "plugin": "anthropic-vertex"}
+        rt = Runtime(model=f"proxy:{MODEL}", providers={"proxy": given})
+        with pytest.raises(ConfigError, match="Application Default Credentials"):
+            rt.run("Hi")
+        assert server.requests == [] and credentials.refreshes == 0
+        # Its own access_token is sent.
+        given["access_token"] = TOKEN
+        rt = Runtime(model=f"proxy:{MODEL}", providers={"proxy": given})
+        assert rt.run("Hi").output == "fine"
+    assert auth(server.requests[0]) == f"Bearer {TOKEN}"

@@ -229,3 +229,24 @@ async def test_cassettes_replay_on_the_regional_endpoint(
         else "Hello! How can I help you today?"
     )
     assert result.output == expected
+
+
+def test_an_instance_with_its_own_base_url_is_sent_no_environment_credentials(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Neither Application Default Credentials nor GOOGLE_API_KEY go to another host."""
+    import google.auth
+
+    credentials = FakeCredentials("adc-token")
+    monkeypatch.setattr(google.auth, "default", lambda **_: (credentials, "adc-project"))
+    monkeypatch.setenv("GOOGLE_API_KEY", "AIzaFAKEenvironmentKEY0123456789abcdefg")
+    with LoopbackServer([OK]) as server:
+        for plugin in ("gemini-vertex", "gemini"):
+            given = {"plugin": plugin, "vertexai": True, "base_url": server.url}
+            if plugin == "gemini-vertex":
+                del given["vertexai"]
+            rt = Runtime(model=f"proxy:{MODEL}", providers={"proxy": given})
+            with pytest.raises(ConfigError, match="never the environment's"):
+                rt.run("Hi")
+            rt.close()
+        assert server.requests == [] and credentials.refreshes == 0

@@ -127,6 +127,13 @@ class AnthropicVertexProvider(AnthropicProvider):
         if self._token:
             kwargs["access_token"] = self._token
         else:
+            if self._credentials is None and self.own_endpoint:
+                # Application Default Credentials are the environment's: meant for Google.
+                raise ConfigError(
+                    f"{self.name}: an instance with a base_url of its own is sent only the "
+                    "access_token or credentials its settings give, never Application "
+                    "Default Credentials"
+                )
             if self._credentials is None:
                 self._credentials, self._adc_project = _default_credentials(project)
             project = project or self._adc_project

@@ -263,6 +263,12 @@ class GeminiProvider(Provider):
                     kwargs[name] = s[name]
             if key and not (s.get("project") or s.get("location") or s.get("credentials")):
                 kwargs["api_key"] = key  # Vertex AI express mode
+            elif self.own_endpoint and not s.get("credentials"):
+                # The SDK would take GOOGLE_API_KEY or Application Default Credentials.
+                raise ConfigError(
+                    f"{self.name}: an instance with a base_url of its own is sent only the "
+                    "api_key or credentials its settings give, never the environment's"
+                )
         else:
             if not key:
                 where = (
