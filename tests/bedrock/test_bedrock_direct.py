@@ -9,9 +9,11 @@ delay), and no credential in messages or exception chains.
 from __future__ import annotations
 
 import base64
+import json
 import socket
 import ssl
 import threading
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -414,3 +416,20 @@ def test_the_async_tls_context_is_loaded_once_per_provider() -> None:
     plain._wire(None)
     assert plain._tls() is True  # aiohttp's default: no bundle loaded for plain HTTP
     plain.close()
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_an_instance_with_its_own_endpoint_never_sends_the_bedrock_api_key(
+    mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """AWS_BEARER_TOKEN_BEDROCK is meant for AWS: the instance signs with its own credentials."""
+    token = "bedrock-api-key-for-aws-only-0123456789"
+    monkeypatch.setenv("AWS_BEARER_TOKEN_BEDROCK", token)
+    with LoopbackServer([OK]) as server:
+        info = replace(provider_info(), prefix="proxy", base="bedrock")
+        settings = {**CREDENTIALS, "region": REGION, "endpoint_url": server.url}
+        p = BedrockProvider(settings, info)
+        assert (await send(mode, p)).text == "fine"
+        (sent,) = server.requests
+    headers = json.dumps(dict(sent.headers))
+    assert token not in headers and "AWS4-HMAC-SHA256" in headers

@@ -329,8 +329,8 @@ class BedrockProvider(Provider):
         """An instance with an ``endpoint_url`` of its own must name its credentials.
 
         boto3's chain would otherwise sign its requests with the environment's AWS
-        credentials (or send ``AWS_BEARER_TOKEN_BEDROCK``), meant for AWS only
-        (:mod:`llmport.provider.keys`).
+        credentials, meant for AWS only (:mod:`llmport.provider.keys`); its client
+        signs with SigV4, never ``AWS_BEARER_TOKEN_BEDROCK``.
         """
         s = self.settings
         if self.own_endpoint and not (s.get("aws_access_key_id") or s.get("profile")):
@@ -344,7 +344,11 @@ class BedrockProvider(Provider):
         from botocore.config import Config  # type: ignore[import-untyped]
 
         session = self.boto_session()
+        # botocore would prefer AWS_BEARER_TOKEN_BEDROCK from the environment (a Bedrock API
+        # key, meant for AWS): an instance with its own endpoint signs with its own credentials.
+        signing = {"signature_version": "v4"} if self.own_endpoint else {}
         config = Config(
+            **signing,
             # total_max_attempts=1: one attempt, no botocore retries (its
             # ``max_attempts`` counts retries, so 1 there would mean 2 attempts).
             retries={"total_max_attempts": 1, "mode": "standard"},
