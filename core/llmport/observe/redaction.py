@@ -65,10 +65,10 @@ __all__ = [
 #: The password of a URL's user info (``scheme://user:password@host``).
 _URL_PASSWORD = re.compile(r"(://[^/\s:@\"'<>]*):[^/\s@\"'<>]*@")
 #: Query parameters whose value is a secret, by name: ``password``, ``sslpassword``,
-#: ``pwd``, anything with ``key``, ``token``, ``secret``, ``credential``,
-#: ``auth`` or ``signature`` in it (``?api_key=``, ``&X-Amz-Signature=``, ``?sig=``).
+#: ``pwd``, ``auth``, ``sig``, anything with ``key``, ``token``, ``secret``, ``credential``
+#: or ``signature`` in it (``?api_key=``, ``&X-Amz-Signature=``).
 _QUERY_SECRET_NAME = (
-    r"[\w.\-]*(?:key|token|secret|passw|pwd|credential|auth|signature)[\w.\-]*|sig"
+    r"[\w.\-]*(?:key|token|secret|passw|pwd|credential|signature)[\w.\-]*|auth|sig"
 )
 _QUERY_SECRET = re.compile(rf"(?i)([?&](?:{_QUERY_SECRET_NAME})=)(?!\*\*\*)[^&#\s\"'<>]+")
 _QUERY_TRIGGERS = ("key", "token", "secret", "pass", "pwd", "credential", "auth", "sig")
