@@ -366,37 +366,57 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
     for triggers, pattern, replacement in _SECRET_PATTERNS:
         if any(t in lowered for t in triggers):
             text = pattern.sub(replacement, text)
-    if "**" in text:
-        text = _STARRED.sub(lambda m: _starred_echo(m.group(0), index), text)
+    if "***" in text:
+        text = _mask_starred_echoes(text, index)
     text = _mask_partial_echoes(text, index)
     return original if text == original else text
 
 
-#: A word with a run of stars in it: how vendors echo a key half-masked (``AIzaSyFA****hijk``).
-_STARRED = re.compile(r"(?:[\w\-.~+/=]*\*{3,})+[\w\-.~+/=]*")
+#: A run of stars, and the key characters a vendor may show on either side of it.
+_STARS = re.compile(r"\*{3,}")
+_KEY_CHARS_AFTER = re.compile(r"[\w\-.~+/=]{1,256}")
+_KEY_CHARS = frozenset("-.~+/=_0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
 
-def _starred_echo(word: str, index: _Index) -> str:
-    """``word`` with a vendor's own half-masking of a secret replaced by ``***``.
+def _mask_starred_echoes(text: str, index: _Index) -> str:
+    """``text`` with a vendor's own half-masking of a secret replaced by ``***``.
 
     Around a run of stars, the characters shown before it are the start of
-    a registered secret and those after it its end; together they show 8 or
-    more of its characters, not counting its public prefix (``AIza``,
-    ``sk-proj-``).
+    a registered secret and those after it its end (``AIzaSyFA****hijk``);
+    together they show 8 or more of its characters, not counting its public
+    prefix (``AIza``, ``sk-proj-``).
     """
-    pieces = _STAR_RUN.split(word)  # text, stars, text, stars, ..., text
-    for at in range(1, len(pieces) - 1, 2):
-        left, right = pieces[at - 1], pieces[at + 1]
-        for value, body, partial in zip(index.values, index.bodies, index.partial, strict=True):
-            head = _common_head(left, value) if partial else 0
-            tail = _common_tail(right, value) if head else 0
-            if tail and head - (len(value) - len(body)) + tail >= PARTIAL_ECHO:
-                pieces[at - 1 : at + 2] = [left[: len(left) - head], "***", right[tail:]]
-                break
-    return "".join(pieces)
+    pieces: list[str] = []
+    done = 0
+    for stars in _STARS.finditer(text):
+        start, end = stars.span()
+        if start < done:
+            continue
+        first = start
+        while first > max(done, start - 256) and text[first - 1] in _KEY_CHARS:
+            first -= 1
+        after = _KEY_CHARS_AFTER.match(text, end)
+        if first == start or after is None:
+            continue
+        shown = _shown_ends(text[first:start], after.group(), index)
+        if shown is not None:
+            head, tail = shown
+            pieces += [text[done : start - head], "***"]
+            done = end + tail
+    return "".join([*pieces, text[done:]]) if pieces else text
 
 
-_STAR_RUN = re.compile(r"(\*+)")
+def _shown_ends(left: str, right: str, index: _Index) -> tuple[int, int] | None:
+    """``(head, tail)``: how much of a secret's start ends ``left`` and of its end starts
+    ``right``, for the first secret they show 8 or more characters of; else None."""
+    for value, body, partial in zip(index.values, index.bodies, index.partial, strict=True):
+        if not partial:
+            continue
+        head = _common_head(left, value)
+        tail = _common_tail(right, value) if head else 0
+        if tail and head - (len(value) - len(body)) + tail >= PARTIAL_ECHO:
+            return head, tail
+    return None
 
 
 def _common_head(left: str, value: str) -> int:
