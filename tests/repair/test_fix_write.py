@@ -55,6 +55,30 @@ def test_a_latin1_file_is_written_in_latin1(tmp_path: Path, modules: list[str]) 
     assert data.decode("latin-1").startswith("# -*- coding: latin-1 -*-")
 
 
+def test_a_byte_order_mark_is_kept(tmp_path: Path, modules: list[str]) -> None:
+    mod, path = module(tmp_path, modules, b"\xef\xbb\xbf" + MODULE.encode(), "bom_mod")
+    fix_and_write(mod)
+    data = path.read_bytes()
+    assert data.startswith(b"\xef\xbb\xbf") and data.count(b"\xef\xbb\xbf") == 1
+    assert b"answer.split()[0]" in data
+
+
+def test_a_file_replaced_by_another_with_the_same_bytes_is_refused(
+    tmp_path: Path, modules: list[str]
+) -> None:
+    mod, path = module(tmp_path, modules, MODULE.encode(), "replaced_mod")
+
+    def replace_then_approve(diff: str) -> bool:
+        other = tmp_path / "other.py"
+        other.write_text(MODULE)
+        other.replace(path)  # same bytes, another file: someone else's write won the race
+        return True
+
+    with pytest.raises(OptionError, match="changed since"):
+        fix_and_write(mod, approve=replace_then_approve)
+    assert path.read_text() == MODULE
+
+
 def test_a_fix_the_files_encoding_cannot_hold_is_refused_typed(
     tmp_path: Path, modules: list[str]
 ) -> None:
