@@ -53,8 +53,8 @@ from ..messages.types import (
 from ..observe.redaction import redact_settings, register_settings, secret_values
 from . import translate
 from .assembly import response_events
-from .media import check_block
 from .keys import environment_key, reads_environment_keys
+from .media import check_block
 
 __all__ = [
     "FILES",
