@@ -132,11 +132,11 @@ _LAZY = {
     "Limit": ".controls.limits",
     "InProcessLimiter": ".controls.limits",
     "Trace": ".observe.tracing",
-    "BackgroundJob": ".engine.background",
-    "JobStatus": ".engine.jobs",
-    "BatchJob": ".engine.batch",
-    "BatchRequest": ".engine.batch",
-    "BatchStatus": ".engine.batch",
+    "BackgroundJob": ".engine.jobs.background",
+    "JobStatus": ".engine.jobs.job",
+    "BatchJob": ".engine.jobs.batch",
+    "BatchRequest": ".engine.jobs.batch",
+    "BatchStatus": ".engine.jobs.batch",
     "fix": ".repair.fix",
     "async_fix": ".repair.fix",
 }
@@ -146,9 +146,9 @@ if TYPE_CHECKING:
     from .controls.limits import InProcessLimiter, Limit
     from .controls.retry import Backoff
     from .controls.window import ContextPolicy
-    from .engine.background import BackgroundJob
-    from .engine.batch import BatchJob, BatchRequest, BatchStatus
-    from .engine.jobs import JobStatus
+    from .engine.jobs.background import BackgroundJob
+    from .engine.jobs.batch import BatchJob, BatchRequest, BatchStatus
+    from .engine.jobs.job import JobStatus
     from .engine.result import Dropped
     from .engine.tokens import ModelInfo, TokenCount
     from .messages.types import CacheControl as CacheControl

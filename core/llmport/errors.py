@@ -57,7 +57,7 @@
                                       not know is sent anyway, warned once per Runtime
 
 Every class above is defined here (the modules that raise them import them:
-``llmport.engine.batch.BatchError`` and the like still work). A plugin's own
+``llmport.engine.jobs.batch.BatchError`` and the like still work). A plugin's own
 errors subclass these and live in the plugin, since they name its service;
 they are drawn here so that one tree shows everything ``except LlmportError``
 can catch::
@@ -560,10 +560,10 @@ class BatchError(LlmportError):
 
 
 class BatchTimeout(BatchError, TimeoutError):
-    """:meth:`~llmport.engine.batch.BatchJob.wait` gave up before the job was done.
+    """:meth:`~llmport.engine.jobs.batch.BatchJob.wait` gave up before the job was done.
 
     The job keeps running. ``status`` is its last
-    :class:`~llmport.engine.batch.BatchStatus` (typed loosely here: ``errors``
+    :class:`~llmport.engine.jobs.batch.BatchStatus` (typed loosely here: ``errors``
     imports nothing of the engine).
     """
 
@@ -583,9 +583,9 @@ class BackgroundError(LlmportError):
 
 
 class BackgroundTimeout(BackgroundError, TimeoutError):
-    """:meth:`~llmport.engine.jobs.Job.wait` gave up before the background run ended.
+    """:meth:`~llmport.engine.jobs.job.Job.wait` gave up before the background run ended.
 
-    The run keeps going; ``status`` is its last :class:`~llmport.engine.jobs.JobStatus`.
+    The run keeps going; ``status`` is its last :class:`~llmport.engine.jobs.job.JobStatus`.
     """
 
     def __init__(self, job_id: str, seconds: float, status: Any) -> None:

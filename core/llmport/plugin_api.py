@@ -33,9 +33,16 @@ from __future__ import annotations
 
 from .controls.options import STANDARD_OPTIONS
 from .controls.retry import retry_after_from_details, retry_after_from_headers
-from .engine.background import BackgroundBackend, Polled
-from .engine.batch import BatchBackend, BatchError, BatchItem, BatchOutcome, BatchState, BatchStatus
-from .engine.jobs import JobState, JobStatus
+from .engine.jobs.background import BackgroundBackend, Polled
+from .engine.jobs.batch import (
+    BatchBackend,
+    BatchError,
+    BatchItem,
+    BatchOutcome,
+    BatchState,
+    BatchStatus,
+)
+from .engine.jobs.job import JobState, JobStatus
 from .errors import (
     AuthenticationError,
     BadRequestError,

@@ -36,9 +36,9 @@ if TYPE_CHECKING:
     from .controls.limits import Gate, Limit  # limits
     from .controls.options import CallOptions, CallParams, SubmitParams
     from .controls.window import ContextPolicy
-    from .engine.background import BackgroundJob
-    from .engine.batch import BatchJob  # batch
     from .engine.calls import Entry
+    from .engine.jobs.background import BackgroundJob
+    from .engine.jobs.batch import BatchJob  # batch
     from .engine.result import RunResult, ToolCallRecord
     from .engine.settings import Resolved, Routed
     from .engine.tokens import ModelInfo, TokenCount
@@ -371,7 +371,7 @@ class Runtime:
 
         return tokens.model_info(self, model)
 
-    # -- batch (llmport.engine.batch) ------------------------------------------------------------
+    # -- batch (llmport.engine.jobs.batch) ----------------------------------------------------
 
     def batch(
         self,
@@ -382,7 +382,7 @@ class Runtime:
         **common: Any,
     ) -> BatchJob:
         """Submit ``exec`` requests (each with a ``custom_id``) through the vendor's batch API."""
-        from .engine import batch
+        from .engine.jobs import batch
 
         return batch.batch(self, requests, model=model, batch_options=batch_options, **common)
 
@@ -395,7 +395,7 @@ class Runtime:
         **common: Any,
     ) -> BatchJob:
         """Async :meth:`batch`."""
-        from .engine import batch
+        from .engine.jobs import batch
 
         return await batch.abatch(
             self, requests, model=model, batch_options=batch_options, **common
@@ -410,7 +410,7 @@ class Runtime:
         **common: Any,
     ) -> BatchJob:
         """Resume the batch job ``job_id`` (``"provider:vendor-id"``), e.g. after a restart."""
-        from .engine import batch
+        from .engine.jobs import batch
 
         return batch.batch_job(self, job_id, requests=requests, model=model, **common)
 
@@ -490,26 +490,26 @@ class Runtime:
 
         await state.adelete_conversation(self, conversation, provider)
 
-    # -- background runs (llmport.engine.background) ------------------------------------
+    # -- background runs (llmport.engine.jobs.background) --------------------------------
 
     def submit(self, content: Any = None, **params: Unpack[SubmitParams]) -> BackgroundJob:
         """Start a run in the vendor's background mode (``stream=True``: streaming from now).
 
-        Takes ``exec``'s parameters; see :mod:`llmport.engine.background`.
+        Takes ``exec``'s parameters; see :mod:`llmport.engine.jobs.background`.
         """
-        from .engine import background
+        from .engine.jobs import background
 
         return background.background(self, self, content, **params)
 
     async def asubmit(self, content: Any = None, **params: Unpack[SubmitParams]) -> BackgroundJob:
         """Async :meth:`submit`."""
-        from .engine import background
+        from .engine.jobs import background
 
         return await background.abackground(self, self, content, **params)
 
     def background_job(self, job_id: str) -> BackgroundJob:
         """Resume the background run ``job_id`` (``"provider:vendor-id"``), e.g. after a restart."""
-        from .engine import background
+        from .engine.jobs import background
 
         return background.background_job(self, job_id)
 

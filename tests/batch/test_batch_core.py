@@ -1,4 +1,4 @@
-"""The core of llmport.engine.batch without any vendor: planning, checks, the job, the bar."""
+"""The core of llmport.engine.jobs.batch without any vendor: planning, checks, the job, the bar."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from llmport import (
     UnsupportedFeatureError,
     hookimpl,
 )
-from llmport.engine.batch import BatchBackend, BatchItem, BatchOutcome
+from llmport.engine.jobs.batch import BatchBackend, BatchItem, BatchOutcome
 from llmport.messages.types import Response, Usage
 from llmport.plugins.host import PluginHost
 from llmport.provider.contract import Provider, ProviderInfo

@@ -22,11 +22,11 @@ def example() -> str:
 def test_docs_example_prints_what_its_comments_say(
     monkeypatch: pytest.MonkeyPatch, batch_cassette: Any
 ) -> None:
-    import llmport.engine.batch
+    import llmport.engine.jobs.batch
 
     monkeypatch.delenv("LLMPORT_PLUGINS")  # the installed vendor plugins, as for a user
     monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-docs")
-    monkeypatch.setattr(llmport.engine.jobs.time, "sleep", lambda seconds: None)  # poll=30
+    monkeypatch.setattr(llmport.engine.jobs.job.time, "sleep", lambda seconds: None)  # poll=30
     code = example()
     out = io.StringIO()
     with batch_cassette("openai/batch_run.yaml"), contextlib.redirect_stdout(out):

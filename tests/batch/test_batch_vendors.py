@@ -33,7 +33,7 @@ def runtime(vendor: str, model: str, **settings: Any) -> Runtime:
 def test_gemini_extra_body_fields_reach_each_inline_request() -> None:
     """Function declarations travel in prepare's extra_body: merged into the request's wire form."""
     rt = runtime("gemini", "gemini:gemini-2.5-flash", api_key=FAKE_KEY)
-    from llmport.engine.batch import plan_items
+    from llmport.engine.jobs.batch import plan_items
 
     def get_weather(city: str) -> str:
         """Weather in a city."""
@@ -71,7 +71,7 @@ def test_bedrock_needs_its_s3_locations_and_role_before_any_request() -> None:
 
 def test_openai_jsonl_lines_carry_the_prepared_bodies() -> None:
     rt = runtime("openai", "openai-responses:gpt-5-mini", api_key=FAKE_KEY)
-    from llmport.engine.batch import plan_items
+    from llmport.engine.jobs.batch import plan_items
 
     provider, _, items = plan_items(
         rt, [{"custom_id": "a", "content": "hi", "vendor": {"openai": {"user": "u1"}}}], None, {}

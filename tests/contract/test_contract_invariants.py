@@ -61,8 +61,8 @@ from invariant_checks import (
 )
 from llmport import Runtime, agentic_function, async_fix, errors, fix, handoff
 from llmport.cli.main import build_parser, main
-from llmport.engine.background import BackgroundJob
-from llmport.engine.batch import BatchJob
+from llmport.engine.jobs.background import BackgroundJob
+from llmport.engine.jobs.batch import BatchJob
 from llmport.engine.result import RunResult
 from llmport.errors import (
     AuthenticationError,

@@ -39,11 +39,11 @@ def test_every_block_of_the_pages_is_run() -> None:
 def test_docs_example_prints_what_its_comments_say(
     page: str, index: int, monkeypatch: pytest.MonkeyPatch, cassette: Any
 ) -> None:
-    import llmport.engine.jobs
+    import llmport.engine.jobs.job
 
     monkeypatch.delenv("LLMPORT_PLUGINS", raising=False)  # the installed plugins, as for a user
     monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-docs")
-    monkeypatch.setattr(llmport.engine.jobs.time, "sleep", lambda seconds: None)  # wait(poll=5)
+    monkeypatch.setattr(llmport.engine.jobs.job.time, "sleep", lambda seconds: None)  # wait(poll=5)
     code = block(page, index)
     out = io.StringIO()
     with cassette(EXAMPLES[(page, index)]), contextlib.redirect_stdout(out):

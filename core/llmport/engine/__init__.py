@@ -3,10 +3,13 @@
 * :mod:`.plan`: everything decided before the first request (input
   checks, routing to a provider, messages, tools); raises input errors and
   sends nothing.
-* :mod:`.steps`: the run as **one** generator of effects: the tool loop,
-  structured output, decisions, retries with their backoff sleeps,
-  approvals, policy verdicts, guardrails, observers and DAG recording.
-  Sync and async share it by construction.
+* :mod:`.steps`: the run as **one** generator of effects (:mod:`.effects`),
+  sync and async share it by construction; its stages have a module each:
+  :mod:`.requests` (a turn's request and its cache marks), :mod:`.attempts`
+  (one model request: budgets, window, retries with their backoff sleeps,
+  fallbacks), :mod:`.tool_turns` (tool calls with their policy verdicts and
+  approvals, handoffs) and :mod:`.output_modes` (structured output and
+  decisions).
 * :mod:`.drive`: two small drivers that perform the effects' I/O, one sync
   and one async, and nothing else.
 * :mod:`.hooks`: the policy and observe hooks of one run, called the way
@@ -17,8 +20,9 @@
   :class:`~llmport.Runtime`, which imports it on its first call.
 * :mod:`.targets`: a model string routed to its provider instance, made once
   per runtime; :mod:`.calls`: one call's keywords to a step machine;
-  :mod:`.tokens`: token counting and model information; :mod:`.batch`:
-  vendor batch APIs.
+  :mod:`.tokens`: token counting and model information.
+* :mod:`.jobs`: work a vendor finishes on its side, polled: batches,
+  background runs and the job shape they share.
 
 The callable provider (``Runtime(call=fn)`` and ``_call`` overrides) lives
 in :mod:`llmport.provider.callable`.

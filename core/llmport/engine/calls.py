@@ -14,10 +14,11 @@ from ..controls.options import split_call
 from ..messages.types import StreamEvent
 from ..tools.tool import toolsets_closed_by
 from .drive import adrive, drive
+from .effects import Steps
 from .plan import start
 from .result import Caller, Continuation, RunResult
 from .settings import RunSettings
-from .steps import Steps, machine
+from .steps import machine
 
 __all__ = ["Entry", "Owner", "arun", "astream", "begin", "run", "stream"]
 

@@ -25,8 +25,7 @@ from ..sessions.durable import astep, current_recorder, step
 from ..tools.context import RunContext
 from ..tools.policy import aask_approval, ask_approval
 from ..tools.tool import ToolOutcome, run_coroutine_blocking
-from .plan import tool_scope
-from .steps import (
+from .effects import (
     Approve,
     Effect,
     Emit,
@@ -39,6 +38,7 @@ from .steps import (
     Steps,
     Stream,
 )
+from .plan import tool_scope
 
 __all__ = ["adrive", "drive"]
 

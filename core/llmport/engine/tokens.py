@@ -23,9 +23,9 @@ from ..observe.prices import ModelPrice, model_price
 from ..provider.contract import TOKEN_COUNTING
 from ..tools.tool import toolsets_closed_by
 from .calls import Owner
+from .output_modes import first_request
 from .plan import Plan, plan_run
 from .settings import RunSettings
-from .steps import first_request
 
 __all__ = ["ModelInfo", "TokenCount", "acount_tokens", "count_tokens", "model_info"]
 

@@ -260,7 +260,7 @@ class Provider:
         return await asyncio.to_thread(self.count_tokens, request)
 
     def batch_backend(self) -> Any:
-        """This provider's ``BatchBackend`` (engine.batch), or None: no batch API (batch).
+        """This provider's ``BatchBackend`` (engine.jobs.batch), or None: no batch API (batch).
 
         ``rt.batch`` raises :class:`~llmport.errors.UnsupportedFeatureError`
         before any request for a provider that returns None.

@@ -8,7 +8,7 @@ request needs (``anthropic-beta``) go on the batch's own request. Results
 ``succeeded`` (the ``message``, converted by the plugin's own
 :func:`~llmport_anthropic.convert_out.response`), ``errored`` (Anthropic's
 error object, typed through :data:`~llmport_anthropic.errors.BY_TYPE`),
-``canceled`` or ``expired`` (:class:`~llmport.engine.batch.BatchError`).
+``canceled`` or ``expired`` (:class:`~llmport.engine.jobs.batch.BatchError`).
 
 No ``batch_options``. Calls go through the provider's cached clients and its
 error translation.

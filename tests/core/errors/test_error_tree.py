@@ -112,7 +112,7 @@ def test_the_tree_reader_finds_depth_and_roots() -> None:
 
 def test_the_moved_errors_keep_their_old_import_paths() -> None:
     from llmport.controls.limits import LimitWaitTimeout
-    from llmport.engine.batch import BatchError, BatchTimeout
+    from llmport.engine.jobs.batch import BatchError, BatchTimeout
     from llmport.sessions.stores import (
         MissingSessionStoreError,
         SessionError,

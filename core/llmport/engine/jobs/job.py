@@ -4,8 +4,8 @@ A vendor job is polled, not held: :class:`Job` asks where it stands
 (:meth:`Job.status`, a neutral :class:`JobStatus`), polls until it has
 ended (:meth:`Job.wait`, with an optional rich progress bar and a timeout
 that leaves the job running), and cancels it (:meth:`Job.cancel`), each
-with its async twin. :class:`~llmport.engine.batch.BatchJob` (many requests
-through a vendor's batch API) and :class:`~llmport.engine.background.BackgroundJob`
+with its async twin. :class:`~llmport.engine.jobs.batch.BatchJob` (many requests
+through a vendor's batch API) and :class:`~llmport.engine.jobs.background.BackgroundJob`
 (one run the vendor finishes in the background) are its two kinds; a kind
 says how to ask the vendor (``_poll`` / ``_cancel`` and their async twins)
 and what a timeout raises.
@@ -23,16 +23,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..errors import LlmportError, OptionError, UnsupportedFeatureError
-from ..messages.types import Message, Request, Response
-from ..provider.contract import Prepared
+from ...errors import LlmportError, OptionError, UnsupportedFeatureError
+from ...messages.types import Message, Request, Response
+from ...provider.contract import Prepared
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from .plan import Plan
-    from .result import RunResult
-    from .settings import RunSettings
+    from ..plan import Plan
+    from ..result import RunResult
+    from ..settings import RunSettings
 
 __all__ = [
     "Job",
@@ -251,8 +251,8 @@ def plan_job(
     ``kind`` names the job API (``"batch"``), ``feature`` the job in messages
     (``"a batch"``), ``label`` prefixes them (a batch request's ``custom_id``).
     """
-    from ..controls.options import split_call
-    from .plan import plan_run
+    from ...controls.options import split_call
+    from ..plan import plan_run
 
     if isinstance(model, (list, tuple)):
         raise OptionError(f"{feature} goes to one model: fallback model lists do not apply")
@@ -273,7 +273,8 @@ def plan_job(
 
 def prepare_first(plan: Plan, feature: str, *, stream: bool = False) -> tuple[Request, Prepared]:
     """The request ``exec`` would send first, through the hooks and the plugin's ``prepare``."""
-    from .steps import OutputMode, build_request
+    from ..output_modes import OutputMode
+    from ..requests import build_request
 
     mode = OutputMode(plan)
     request = build_request(
@@ -311,8 +312,8 @@ def answer_result(
     whose prices apply (a named instance's base; default ``provider``). A structured reply that
     does not validate is returned as its typed error (carrying the run).
     """
-    from ..output import structured
-    from .result import RunResult
+    from ...output import structured
+    from ..result import RunResult
 
     model = model or response.model
     usage = response.usage

@@ -34,15 +34,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..errors import BatchError, BatchTimeout, LlmportError, OptionError, UnsupportedFeatureError
-from ..messages.types import Request, Response
-from ..provider.contract import Prepared, Provider
-from .jobs import Job, JobState, JobStatus, answer_result, plan_job, prepare_first
+from ...errors import BatchError, BatchTimeout, LlmportError, OptionError, UnsupportedFeatureError
+from ...messages.types import Request, Response
+from ...provider.contract import Prepared, Provider
+from .job import Job, JobState, JobStatus, answer_result, plan_job, prepare_first
 
 if TYPE_CHECKING:
-    from .plan import Plan
-    from .result import RunResult
-    from .settings import RunSettings
+    from ..plan import Plan
+    from ..result import RunResult
+    from ..settings import RunSettings
 
 __all__ = [
     "BatchBackend",
@@ -62,7 +62,7 @@ __all__ = [
 
 #: The neutral states of a batch (the job states every job shares).
 BatchState = JobState
-#: Where a batch stands (:class:`~llmport.engine.jobs.JobStatus`, the shape every job shares).
+#: Where a batch stands (:class:`~llmport.engine.jobs.job.JobStatus`, the shape every job shares).
 BatchStatus = JobStatus
 #: exec parameters a batch request cannot take (it is one request, sent later).
 _NOT_IN_BATCH = ("stream", "deadline", "approver", "budget", "fallback_on")
@@ -135,7 +135,7 @@ class BatchBackend:
         """Raise before any request when this model or these options cannot be batched."""
         unknown = set(options) - self.options
         if unknown:
-            from ..controls.options import unknown_option_error
+            from ...controls.options import unknown_option_error
 
             raise unknown_option_error(unknown, self.options, f"{self.provider.name} batch option")
 

@@ -5,7 +5,7 @@
 the machinery ``exec`` uses (bad input fails typed before anything is
 sent), then the plugin's :class:`BackgroundBackend` starts it in the
 vendor's background mode (OpenAI Responses ``background: true``). The job
-has the shape every vendor job has (:class:`~llmport.engine.jobs.Job`,
+has the shape every vendor job has (:class:`~llmport.engine.jobs.job.Job`,
 shared with batches): :meth:`~BackgroundJob.status`, :meth:`~Job.wait`
 (``progress=True`` draws a bar), :meth:`~Job.cancel`, plus
 :meth:`BackgroundJob.result` (a ``RunResult``) and :meth:`BackgroundJob.stream`;
@@ -35,7 +35,7 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..errors import (
+from ...errors import (
     BackgroundError,
     BackgroundTimeout,
     LlmportError,
@@ -44,14 +44,14 @@ from ..errors import (
     ProviderError,
     UnsupportedFeatureError,
 )
-from ..messages.types import FinalEvent, ProviderEvent, Request, Response, StreamEvent
-from ..provider.contract import Prepared, Provider
-from .jobs import Job, JobStatus, answer_result, plan_job, prepare_first
+from ...messages.types import FinalEvent, ProviderEvent, Request, Response, StreamEvent
+from ...provider.contract import Prepared, Provider
+from .job import Job, JobStatus, answer_result, plan_job, prepare_first
 
 if TYPE_CHECKING:
-    from .plan import Plan
-    from .result import Caller, RunResult
-    from .settings import RunSettings
+    from ..plan import Plan
+    from ..result import Caller, RunResult
+    from ..settings import RunSettings
 
 __all__ = [
     "BackgroundBackend",
@@ -267,7 +267,7 @@ class BackgroundJob(Job):
             raise run  # a structured answer that does not validate
         run.response_id = response.id or self.vendor_id
         if response.tool_calls:
-            from .result import Continuation
+            from ..result import Continuation
 
             run.pending_tool_calls = list(response.tool_calls)
             if self.caller is not None:  # continue_with() goes on in the foreground
@@ -350,7 +350,7 @@ class _Resume:
     """
 
     def __init__(self, job: BackgroundJob) -> None:
-        from .steps import StreamReader
+        from ..effects import StreamReader
 
         self.job = job
         self.converter = job.backend.converter(job.prepared)
