@@ -69,7 +69,7 @@ async def test_a_system_string_is_sent_as_one_string(wire: Wire, runtime: Make) 
 
 async def test_the_joined_system_text_keeps_the_words_apart() -> None:
     """What a vendor taking one string would read: the blocks joined by a blank line."""
-    from llmport.engine.plan import system_setting
+    from llmport.engine.inputs import system_setting
 
     text, blocks = system_setting([{"type": "text", "text": t} for t in BLOCKS], 1 << 20)
     assert text == "You are terse.\n\nAnswer in French."

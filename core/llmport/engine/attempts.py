@@ -46,8 +46,9 @@ from ..messages.types import (
 from ..observe.logs import log_fallback, log_retry, log_usage  # logging
 from ..output.streaming import OutputStream
 from ..provider.contract import Prepared, Provider
+from .conversation import portable
 from .effects import Effect, Emit, Prepare, Send, Sleep, Stream, StreamReader
-from .plan import Plan, portable
+from .plan import Plan
 from .result import RunResult
 from .state import note_answer
 

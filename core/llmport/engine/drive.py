@@ -38,7 +38,7 @@ from .effects import (
     Steps,
     Stream,
 )
-from .plan import tool_scope
+from .tool_offer import tool_scope
 
 __all__ = ["adrive", "drive"]
 

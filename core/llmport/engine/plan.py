@@ -9,49 +9,29 @@ A plan that fails inside an ``@agentic_function`` is recorded as a failed
 
 from __future__ import annotations
 
-import contextvars
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
 from typing import Any
 
-from ..controls.budget import Budget, Ledger, as_budget
+from ..controls.budget import Ledger
 from ..controls.limits import Gate  # limits
-from ..controls.options import (
-    cache_setting,
-    check_options,
-    check_vendor_fields,
-    reasoning_setting,
-    trace_setting,
-)
+from ..controls.options import check_options, check_vendor_fields
 from ..controls.retry import Backoff
-from ..controls.window import ContextPolicy, as_policy
+from ..controls.window import ContextPolicy
 from ..errors import (
     ContentError,
-    NotFoundError,
     OptionError,
-    OverloadedError,
-    ProviderConnectionError,
-    ProviderTimeoutError,
-    RateLimitError,
-    ToolApprovalRequired,
-    UnsupportedFeatureError,
 )
-from ..messages.content import checked_input, normalize_content
+from ..messages.content import checked_input
 from ..messages.types import (
-    NATIVE_TOOL_KINDS,
-    Block,
     CacheSettings,
     Message,
     ModelCapabilities,
     NativeTool,
     Reasoning,
     ResponseFormat,
-    ServerToolCall,
-    ServerToolResult,
     TextBlock,
-    ThinkingBlock,
     ToolChoice,
     Usage,
 )
@@ -60,46 +40,32 @@ from ..output import structured
 from ..output.decisions import Decision
 from ..provider.contract import Provider, check_server_state
 from ..sessions.dag import Frame, LlmRecordLike, Prompt, current_frame, node_seq
-from ..tools.policy import CallInfo, ToolCheck
-from ..tools.tool import ToolBox, ToolSettings, build_toolbox
+from ..tools.policy import CallInfo
+from ..tools.tool import ToolBox, ToolSettings
+from .conversation import first_messages, portable, split_messages
 from .hooks import RunHooks
+from .inputs import (
+    NO_RUN_OPTIONS,
+    RUN_OPTION_NAMES,
+    RunOptions,
+    check_approver,
+    check_loop_params,
+    fallback_setting,
+    output_setting,
+    policy_setting,
+    system_setting,
+)
 from .result import Dropped, RunResult
 from .settings import RunSettings
 from .state import drop_unset
+from .tool_offer import offered_tools
 
 __all__ = [
-    "DEFAULT_FALLBACK_ON",
     "Candidate",
     "Plan",
-    "RunOptions",
     "plan_run",
-    "portable",
     "start",
-    "tool_scope",
 ]
-
-#: Tools an outer exec allowed; a nested exec (from inside a tool) may only narrow it.
-tool_scope: contextvars.ContextVar[frozenset[str] | None] = contextvars.ContextVar(
-    "llmport_tool_scope", default=None
-)
-_TOOL_CHOICES = ("auto", "required", "none")
-VENDOR_BLOCKS = (ThinkingBlock, ServerToolCall, ServerToolResult)
-#: Run options normalised by the planner (looked for together: a plain call has none).
-_RUN_OPTIONS = frozenset(
-    {
-        "fallback_on",
-        "history",
-        "reasoning",
-        "reasoning_effort",
-        "cache",
-        "output_mode",
-        "budget",
-        "deadline",
-        "trace",
-        "tool_execution",
-        "stream_retry",
-    }
-)
 
 
 @dataclass(slots=True, frozen=True)
@@ -261,12 +227,12 @@ def plan_run(
     first, conf_options, fallback_names = requested_model(settings, params["model"])
     merged = {**settings.options, **conf_options, **options}  # the call's own win
     # The plain call's fast path: the run options are normalised only when given.
-    given = not _RUN_OPTIONS.isdisjoint(merged)
+    given = not RUN_OPTION_NAMES.isdisjoint(merged)
     fallback_on = fallback_setting(merged.pop("fallback_on", None) if given else None)
     fallbacks = fallback_candidates(settings, fallback_names, first.plain)
     deps = merged.pop("deps", None)  # for tools and choices, never sent to providers
     system, system_blocks = system_setting(merged.pop("system", None), settings.max_block_bytes)
-    run_options = RunOptions.pop_from(merged) if given else _NO_RUN_OPTIONS
+    run_options = RunOptions.pop_from(merged) if given else NO_RUN_OPTIONS
     policy = policy_setting(merged.pop("context_policy", settings.context_policy))
     tool_settings = ToolSettings.pop_from(merged)  # loop options, never sent to providers
     mode = run_options.output_mode
@@ -318,64 +284,6 @@ class First:
     plain: bool
 
 
-@dataclass(slots=True, frozen=True)
-class RunOptions:
-    """The run options the planner normalises (none of them is sent to providers)."""
-
-    history: tuple[Message, ...] = ()
-    reasoning: Reasoning | None = None
-    cache: CacheSettings | None = None
-    output_mode: str | None = None
-    budget: Budget | None = None
-    deadline_seconds: float | None = None
-    trace: Trace | None = None  # tracing
-    manual_tools: bool = False
-    stream_restart: bool = False
-
-    @classmethod
-    def pop_from(cls, merged: dict[str, Any]) -> RunOptions:
-        """Take (and check) the run options out of a call's merged options."""
-        return cls(
-            history=tuple(history_setting(merged.pop("history", None))),
-            reasoning=reasoning_setting(
-                merged.pop("reasoning", None), merged.pop("reasoning_effort", None)
-            ),
-            cache=cache_setting(merged.pop("cache", None)),
-            output_mode=merged.pop("output_mode", None),
-            budget=as_budget(merged.pop("budget", None)),
-            deadline_seconds=deadline_setting(merged.pop("deadline", None)),
-            trace=trace_setting(merged.pop("trace", None)),
-            manual_tools=tool_execution_setting(merged.pop("tool_execution", None)),
-            stream_restart=_stream_retry(merged.pop("stream_retry", None)),
-        )
-
-
-#: A plain call's run options: none given.
-_NO_RUN_OPTIONS = RunOptions()
-
-
-def check_loop_params(params: dict[str, Any]) -> None:
-    """``max_iterations``, ``tool_choice`` and ``choices`` against ``response_format``."""
-    max_iterations = params["max_iterations"]
-    if (
-        isinstance(max_iterations, bool)
-        or not isinstance(max_iterations, int)
-        or max_iterations < 1
-    ):
-        raise OptionError(f"max_iterations must be an integer >= 1, got {max_iterations!r}")
-    tool_choice = params["tool_choice"]
-    if not (
-        tool_choice in _TOOL_CHOICES
-        or (isinstance(tool_choice, dict) and isinstance(tool_choice.get("name"), str))
-    ):
-        raise OptionError(
-            "tool_choice must be 'auto', 'required', 'none' or {'name': ...}, "
-            f"got {tool_choice!r}"
-        )
-    if params["choices"] is not None and params["response_format"] is not None:
-        raise OptionError("choices and response_format cannot be combined")
-
-
 def requested_model(
     settings: RunSettings, requested: Any
 ) -> tuple[First, dict[str, Any], list[str]]:
@@ -409,28 +317,6 @@ def fallback_candidates(settings: RunSettings, names: list[str], plain: bool) ->
     return candidates
 
 
-def system_setting(value: Any, max_bytes: int) -> tuple[str | None, tuple[TextBlock, ...]]:
-    """``system=`` as (its text, its blocks): a string, or text blocks.
-
-    The text joins the blocks with a blank line (as added instructions are
-    joined), so a vendor that takes one string never runs two blocks' words
-    together; vendors that take blocks send the blocks.
-    """
-    if type(value) is str:
-        return (value or None), ((TextBlock(value),) if value else ())
-    if value is None:
-        return None, ()
-    blocks = _system(value, max_bytes)
-    return ("\n\n".join(b.text for b in blocks) if blocks else None), blocks
-
-
-def policy_setting(value: Any) -> ContextPolicy | None:
-    """``context_policy=`` (a call's, else the runtime's) as a checked ContextPolicy."""
-    if value is not None and type(value) is not ContextPolicy:
-        return as_policy(value)
-    return value
-
-
 def call_info(first: First, frame: Frame | None, deps: Any, trace: Trace | None) -> CallInfo:
     """What policies and observers are told about this run's calls."""
     return CallInfo(
@@ -456,7 +342,7 @@ def add_conversation(
     """
     content = params["content"]
     if type(content) is list and content and type(content[0]) is Message:
-        prior, content = _split_messages(content)
+        prior, content = split_messages(content)
         history = [*history, *prior]
     blocks = checked_input(
         content,
@@ -470,7 +356,7 @@ def add_conversation(
         raise ContentError(0, "content is empty")
     # The DAG read takes at most half the policy's limit: room for the new content.
     read_budget = policy.max_tokens // 2 if policy is not None and policy.max_tokens else None
-    plan.messages = _messages(blocks, params["context"], frame, history, read_budget)
+    plan.messages = first_messages(blocks, params["context"], frame, history, read_budget)
     if len(plan.messages) > 1:  # only a conversation can hold another vendor's blocks
         plan.messages, plan.dropped = portable(plan.messages, plan.provider.name)
 
@@ -488,63 +374,6 @@ def add_tools_and_output(
     )
     plan.output_type = structured.output_type(params["response_format"])
     check_approver(plan.toolbox, tool_settings)
-
-
-def offered_tools(
-    settings: RunSettings,
-    params: dict[str, Any],
-    info: CallInfo,
-    hooks: RunHooks,
-    tool_settings: ToolSettings,
-) -> tuple[list[NativeTool], ToolBox | None]:
-    """(provider-native tools, the function tools policy lets this run offer), checked."""
-    native_tools: list[NativeTool] = []
-    if params["tools"] is not None:
-        native_tools, params = _native_tools(params)
-    toolbox = _toolbox(params, info, hooks, settings)
-    tool_choice = params["tool_choice"]
-    if tool_choice != "auto" and tool_choice != "none" and toolbox is None:
-        raise OptionError(
-            f"tool_choice={tool_choice!r} needs tools, but this call offers none "
-            "(give tools=, toolset= or tools_source=, or check tools_allow/tools_deny)"
-        )
-    if (
-        isinstance(tool_choice, dict)
-        and toolbox is not None
-        and tool_choice["name"] not in toolbox.tools
-    ):
-        raise OptionError(
-            f"tool_choice names {tool_choice['name']!r}, which is not among the tools "
-            f"({', '.join(sorted(toolbox.tools))})"
-        )
-    return native_tools, toolbox
-
-
-def output_setting(
-    params: dict[str, Any],
-    caps: ModelCapabilities,
-    name: str,
-    model: str,
-    output_mode: str | None,
-) -> tuple[ResponseFormat | None, Decision | None]:
-    """(the response format, the decision of ``choices=``), checked against the model."""
-    rf = structured.prepare(params["response_format"])
-    decision = Decision(params["choices"]) if params["choices"] is not None else None
-    no_native = not caps.native_structured_output and not caps.native_tools
-    # Source: the capability table (native_structured_output, native_tools): with neither, llmport
-    #   has no way to ask for the schema but a prompt (output_mode="prompted").
-    if rf is not None and no_native and output_mode != "prompted":
-        raise UnsupportedFeatureError(name, model, "response_format")
-    if output_mode is not None:
-        if rf is None:
-            raise OptionError("output_mode applies to response_format; this call gives none")
-        # Source: the capability table: the vendor's structured-output page lists the models with a
-        #   JSON-schema response format.
-        if output_mode == "native" and not caps.native_structured_output:
-            raise UnsupportedFeatureError(name, model, 'output_mode="native"')
-        if output_mode == "tool" and not caps.native_tools:
-            raise UnsupportedFeatureError(name, model, 'output_mode="tool"')
-    return rf, decision
 
 
 def apply_run_options(
@@ -584,247 +413,5 @@ def apply_run_options(
         plan.store = settings.store_for(getattr(plan.frame, "session", None))
 
 
-def check_approver(toolbox: ToolBox | None, tool_settings: ToolSettings) -> None:
-    """A tool policy marked "approve" needs an approver before anything is sent."""
-    if toolbox is not None and toolbox.needs_approval and tool_settings.approver is None:
-        raise ToolApprovalRequired(
-            f"policy requires approval for {', '.join(sorted(toolbox.needs_approval))} but no "
-            "approver was given (exec(..., approver=fn) or Runtime(..., approver=fn))"
-        )
-
-
-#: What makes a run try its next model when retries did not help.
-DEFAULT_FALLBACK_ON: tuple[type[BaseException], ...] = (
-    OverloadedError,
-    RateLimitError,
-    ProviderTimeoutError,
-    ProviderConnectionError,
-    NotFoundError,
-)
-
-
-def fallback_setting(value: Any) -> tuple[type[BaseException], ...]:
-    if value is None:
-        return DEFAULT_FALLBACK_ON
-    items = (value,) if isinstance(value, type) else tuple(value)
-    if not all(isinstance(c, type) and issubclass(c, BaseException) for c in items):
-        raise OptionError(f"fallback_on must be exception classes, got {value!r}")
-    return items
-
-
-def tool_execution_setting(value: Any) -> bool:
-    """``tool_execution=``: True for ``"manual"`` (the caller runs the tools)."""
-    if value is None or value == "auto":
-        return False
-    if value == "manual":
-        return True
-    raise OptionError(f"tool_execution must be 'auto' or 'manual', got {value!r}")
-
-
 def _no_model(name: str) -> tuple[Provider, str]:
     raise AssertionError("a summary model is only resolved under a context policy")
-
-
-def _stream_retry(value: Any) -> bool:
-    """``stream_retry=``: None (a failed stream the caller saw ends the run) or "restart"."""
-    if value is None or value == "restart":
-        return value is not None
-    raise OptionError(f'stream_retry must be "restart" or None, got {value!r}')
-
-
-def deadline_setting(value: Any) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        raise OptionError(f"deadline must be a number of seconds > 0, got {value!r}")
-    return float(value)
-
-
-def portable(messages: list[Message], vendor: str) -> tuple[list[Message], list[Dropped]]:
-    """The conversation without other vendors' thinking and server-tool blocks; what was removed.
-
-    Signed thinking, encrypted reasoning and server-tool results are only
-    valid for the vendor that produced them; they are sent back to it alone.
-    """
-    dropped: list[Dropped] = []
-    out: list[Message] | None = None
-    for i, message in enumerate(messages):
-        if message.role != "assistant":
-            continue
-        foreign = [b for b in message.blocks if isinstance(b, VENDOR_BLOCKS) and b.vendor != vendor]
-        if not foreign:
-            continue
-        if out is None:
-            out = list(messages)
-        for block in foreign:
-            what = "thinking" if isinstance(block, ThinkingBlock) else "server-side tool"
-            dropped.append(
-                Dropped(
-                    i,
-                    block.type,
-                    block.vendor or "unknown",
-                    f"{what} from {block.vendor or 'an unknown vendor'} cannot be sent to {vendor}",
-                )
-            )
-        kept = tuple(
-            b for b in message.blocks if not (isinstance(b, VENDOR_BLOCKS) and b.vendor != vendor)
-        )
-        out[i] = Message(
-            message.role, kept, message.tool_calls, message.tool_results, dict(message.extra)
-        )
-    if out is None:
-        return messages, dropped
-    if isinstance(messages, Prompt):
-        prompt = Prompt(out, content=messages.content, reads=messages.reads)
-        prompt.dag_count = messages.dag_count
-        return prompt, dropped
-    return out, dropped
-
-
-def _system(value: Any, max_bytes: int) -> tuple[TextBlock, ...]:
-    """``system=`` as text blocks: a string, or blocks (dicts or TextBlocks, ``"cache"`` kept)."""
-    if value is None:
-        return ()
-    if isinstance(value, str):
-        return (TextBlock(value),) if value else ()
-    if isinstance(value, (TextBlock, dict)):
-        value = [value]
-    if not isinstance(value, (list, tuple)):
-        raise OptionError(
-            f"system must be a string or a list of text blocks, got {type(value).__name__}"
-        )
-    blocks = normalize_content(list(value), max_bytes=max_bytes)
-    for block in blocks:
-        if not isinstance(block, TextBlock):
-            raise OptionError(f"system blocks must be text, got a {block.type} block")
-    return tuple(blocks)  # type: ignore[arg-type]
-
-
-def history_setting(value: Any) -> list[Message]:
-    """``history=``: Messages (or their ``to_dict()`` form) that come before the new content."""
-    if value is None:
-        return []
-    if isinstance(value, (Message, dict)) or not isinstance(value, (list, tuple)):
-        raise OptionError(f"history must be a list of Message, got {type(value).__name__}")
-    out: list[Message] = []
-    for i, item in enumerate(value):
-        if isinstance(item, dict):
-            item = Message.from_dict(item)
-        if not isinstance(item, Message):
-            raise OptionError(
-                f"history[{i}] must be a Message or its to_dict() form, got {type(item).__name__}"
-            )
-        out.append(item)
-    return out
-
-
-def _split_messages(content: Any) -> tuple[list[Message], Any]:
-    """(leading Messages of ``content``, the rest): ``exec(result.messages + ["next"])``."""
-    if not isinstance(content, (list, tuple)) or not any(isinstance(c, Message) for c in content):
-        return [], content
-    messages: list[Message] = []
-    rest: list[Any] = []
-    for i, item in enumerate(content):
-        if isinstance(item, Message):
-            if rest:
-                raise ContentError(i, "Message items must come before the new content blocks")
-            messages.append(item)
-        else:
-            rest.append(item)
-    return messages, rest
-
-
-def _native_tools(params: dict[str, Any]) -> tuple[list[NativeTool], dict[str, Any]]:
-    """Separate provider-native tools from the function tools of ``tools=``."""
-    tools = params["tools"]
-    if isinstance(tools, NativeTool):
-        tools = [tools]
-    if not isinstance(tools, (list, tuple)) or not any(isinstance(t, NativeTool) for t in tools):
-        return [], params
-    native = [t for t in tools if isinstance(t, NativeTool)]
-    for t in native:
-        if t.kind not in NATIVE_TOOL_KINDS:
-            raise OptionError(
-                f"unknown native tool {t.kind!r}; "
-                f"expected one of {', '.join(sorted(NATIVE_TOOL_KINDS))}"
-            )
-    return native, {**params, "tools": [t for t in tools if not isinstance(t, NativeTool)]}
-
-
-def _messages(
-    blocks: list[Block],
-    context: str | None,
-    frame: Frame | None,
-    given: Sequence[Message],
-    read_budget: int | None = None,
-) -> list[Message]:
-    history: list[Message]
-    if context is not None:
-        if not isinstance(context, str):
-            raise TypeError("context must be a string")
-        history = [Message("user", (TextBlock(context),))] if context else []
-    elif frame is not None:
-        # A context policy's max_tokens bounds the DAG read too (newest first).
-        history = (
-            frame.context_messages(max_tokens=read_budget)
-            if read_budget is not None
-            else frame.context_messages()
-        )
-    else:
-        history = []
-    # history= (and Messages given as content) come after the DAG context, before the new content.
-    messages = [*history, *given]
-    if blocks:
-        if messages and messages[-1].role == "user" and not messages[-1].tool_results:
-            last = messages.pop()
-            messages.append(Message("user", (*last.blocks, *blocks)))
-        else:
-            messages.append(Message("user", tuple(blocks)))
-    if frame is None:
-        return messages
-    # Inside an agentic function: keep the exec's own blocks and what the
-    # history was read from, for its llm node (see llmport.sessions.dag.Prompt).
-    prompt = Prompt(messages, content=blocks, reads=getattr(history, "reads", None))
-    prompt.dag_count = len(history)
-    return prompt
-
-
-def _patterns(value: Any, name: str) -> list[str] | None:
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return [value]
-    items = list(value)
-    if not all(isinstance(p, str) for p in items):
-        raise TypeError(f"{name} must be a list of glob patterns")
-    return items
-
-
-def _toolbox(
-    params: dict[str, Any], info: CallInfo, hooks: RunHooks, settings: RunSettings
-) -> ToolBox | None:
-    if not (params["tools"] or params["toolset"] or params["tools_source"]):
-        return None
-    host = settings.plugins
-    toolbox = build_toolbox(params["tools"], params["toolset"], params["tools_source"], host, info)
-    if toolbox is None:
-        return None
-    allow = _patterns(params["tools_allow"], "tools_allow")
-    deny = _patterns(params["tools_deny"], "tools_deny")
-    scope = tool_scope.get()
-    kept = {}
-    for name, t in toolbox.tools.items():
-        if allow is not None and not any(fnmatchcase(name, p) for p in allow):
-            continue
-        if deny and any(fnmatchcase(name, p) for p in deny):
-            continue
-        if scope is not None and name not in scope:
-            continue
-        verdict = hooks.tool_verdict(ToolCheck(name, "offer", info, None, t.description))
-        if verdict == "deny":
-            continue
-        if verdict == "approve":  # offered; each call is put to the approver before it runs
-            toolbox.needs_approval.add(name)
-        kept[name] = t
-    toolbox.tools = kept
-    return toolbox if kept else None
