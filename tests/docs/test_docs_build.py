@@ -70,3 +70,34 @@ def test_the_built_site_cites_no_internal_spec(site: Path) -> None:
         if "SPEC" in page.read_text() or "§" in page.read_text()
     ]
     assert cited == []
+
+
+def test_every_name_llmport_exports_is_in_the_api_reference(site: Path) -> None:
+    import llmport
+
+    html = (site / "api" / "llmport" / "index.html").read_text()
+    documented = set(re.findall(r'id="llmport\.(\w+)"', html))
+    assert sorted(set(llmport.__all__) - documented) == []
+
+
+def test_every_public_member_of_the_runtime_is_in_the_api_reference(site: Path) -> None:
+    from llmport import Runtime
+
+    html = (site / "api" / "llmport" / "index.html").read_text()
+    documented = set(re.findall(r'id="llmport\.Runtime\.(\w+)"', html))
+    public = {name for name in dir(Runtime) if not name.startswith("_")}
+    assert sorted(public - documented) == []
+
+
+def test_async_twins_are_named_a_plus_the_blocking_name() -> None:
+    # The rule the API reference states: the one exception is async_exec (exec's twin).
+    import inspect
+
+    from llmport import Runtime
+
+    for name in dir(Runtime):
+        member = getattr(Runtime, name)
+        is_async = inspect.iscoroutinefunction(member) or inspect.isasyncgenfunction(member)
+        if name.startswith("_") or not is_async or name == "async_exec":
+            continue
+        assert name.startswith("a") and callable(getattr(Runtime, name[1:], None)), name

@@ -880,6 +880,8 @@ class ServerToolEvent:
 
 @dataclass(slots=True, frozen=True)
 class UsageEvent:
+    """The usage of one model request, once its answer is in."""
+
     usage: Usage
     kind: Literal["usage"] = "usage"
 
@@ -906,6 +908,8 @@ class ToolCallStarted:
 
 @dataclass(slots=True, frozen=True)
 class ToolResultEvent:
+    """A tool call's result, and how long the call ran (seconds)."""
+
     result: ToolResult
     duration: float
     kind: Literal["tool_result"] = "tool_result"

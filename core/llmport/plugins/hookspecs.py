@@ -28,7 +28,9 @@ if TYPE_CHECKING:
     from ..tools.policy import CallInfo, ToolCheck
 
 hookspec = pluggy.HookspecMarker("llmport")
+"""Marks a hook specification of the ``llmport`` project (used by this module)."""
 hookimpl = pluggy.HookimplMarker("llmport")
+"""Marks a function or method as an implementation of an ``llmport`` hook."""
 
 
 # --- provider hooks -----------------------------------------------------------

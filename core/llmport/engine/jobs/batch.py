@@ -62,8 +62,8 @@ __all__ = [
 
 #: The neutral states of a batch (the job states every job shares).
 BatchState = JobState
-#: Where a batch stands (:class:`~llmport.engine.jobs.job.JobStatus`, the shape every job shares).
 BatchStatus = JobStatus
+"""Where a batch stands: a :class:`~llmport.engine.jobs.job.JobStatus`, as every job."""
 #: exec parameters a batch request cannot take (it is one request, sent later).
 _NOT_IN_BATCH = ("stream", "deadline", "approver", "budget", "fallback_on")
 
