@@ -7,13 +7,17 @@ performs them (sync or async). ``exec``, ``run`` and ``stream`` use the sync
 driver; ``async_exec``, ``arun`` and ``astream`` the async one, so every
 parameter behaves the same in both worlds by construction. The parameters
 are declared once, in :class:`~llmport.controls.options.CallParams`.
+
+The class holds what is the runtime's own (settings, routing, calls,
+lifecycle); its methods for files, server-side conversations and jobs come
+from the small classes of :mod:`llmport.engine.resources`.
 """
 
 from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack, overload
 
@@ -23,6 +27,7 @@ from .controls.limits import Limiter  # limits
 from .controls.options import CALL_PARAMS, LOOP_OPTIONS, REQUEST_OPTIONS, STANDARD_OPTIONS
 from .controls.retry import Backoff
 from .controls.window import as_policy
+from .engine.resources import ConversationMethods, FileMethods, JobMethods
 from .engine.targets import Targets, route
 from .errors import OptionError
 from .messages.content import DEFAULT_MAX_BLOCK_BYTES
@@ -34,16 +39,14 @@ from .observe.redaction import install_log_redaction
 if TYPE_CHECKING:
     from .controls.budget import Budget
     from .controls.limits import Gate, Limit  # limits
-    from .controls.options import CallOptions, CallParams, SubmitParams
+    from .controls.options import CallOptions, CallParams
     from .controls.window import ContextPolicy
     from .engine.calls import Entry
-    from .engine.jobs.background import BackgroundJob
-    from .engine.jobs.batch import BatchJob  # batch
     from .engine.result import RunResult, ToolCallRecord
     from .engine.settings import Resolved, Routed
     from .engine.tokens import ModelInfo, TokenCount
     from .messages.estimate import estimate_tokens
-    from .messages.types import FileRef, StreamEvent  # files
+    from .messages.types import StreamEvent  # files
     from .plugins.host import PluginHost
     from .provider.callable import CallableProvider, request_to_content
     from .provider.config import Config
@@ -98,7 +101,7 @@ _RUNTIME_ARGS = (
 )
 
 
-class Runtime:
+class Runtime(FileMethods, ConversationMethods, JobMethods):
     """Calls models.
 
     ``Runtime(call=None, model="default", max_retries=2, **settings)``.
@@ -370,148 +373,6 @@ class Runtime:
         from .engine import tokens
 
         return tokens.model_info(self, model)
-
-    # -- batch (llmport.engine.jobs.batch) ----------------------------------------------------
-
-    def batch(
-        self,
-        requests: Iterable[Any],
-        *,
-        model: str | None = None,
-        batch_options: Mapping[str, Any] | None = None,
-        **common: Any,
-    ) -> BatchJob:
-        """Submit ``exec`` requests (each with a ``custom_id``) through the vendor's batch API."""
-        from .engine.jobs import batch
-
-        return batch.batch(self, requests, model=model, batch_options=batch_options, **common)
-
-    async def abatch(
-        self,
-        requests: Iterable[Any],
-        *,
-        model: str | None = None,
-        batch_options: Mapping[str, Any] | None = None,
-        **common: Any,
-    ) -> BatchJob:
-        """Async :meth:`batch`."""
-        from .engine.jobs import batch
-
-        return await batch.abatch(
-            self, requests, model=model, batch_options=batch_options, **common
-        )
-
-    def batch_job(
-        self,
-        job_id: str,
-        *,
-        requests: Iterable[Any] | None = None,
-        model: str | None = None,
-        **common: Any,
-    ) -> BatchJob:
-        """Resume the batch job ``job_id`` (``"provider:vendor-id"``), e.g. after a restart."""
-        from .engine.jobs import batch
-
-        return batch.batch_job(self, job_id, requests=requests, model=model, **common)
-
-    # -- files by reference (llmport.engine.files) -------------------------------------
-
-    def upload(
-        self, source: Any, *, provider: str | None = None, purpose: str | None = None
-    ) -> FileRef:
-        """Upload a file once; send the returned FileRef in content instead of its bytes.
-
-        ``source``: a path, a MediaBlock, a content dict, or (Bedrock) an
-        ``s3://`` URI. ``provider``: a provider name (default: the default
-        model's). ``purpose``: the vendor's own (OpenAI ``"assistants"`` for the
-        code interpreter; default ``"user_data"``).
-        """
-        from .engine import files
-
-        return files.upload(self, source, provider, purpose)
-
-    async def aupload(
-        self, source: Any, *, provider: str | None = None, purpose: str | None = None
-    ) -> FileRef:
-        """Async :meth:`upload`."""
-        from .engine import files
-
-        return await files.aupload(self, source, provider, purpose)
-
-    def delete_file(self, ref: FileRef) -> None:
-        """Delete an uploaded file from the vendor that holds it."""
-        from .engine import files
-
-        files.delete_file(self, ref)
-
-    async def adelete_file(self, ref: FileRef) -> None:
-        """Async :meth:`delete_file`."""
-        from .engine import files
-
-        await files.adelete_file(self, ref)
-
-    def files(self, *, provider: str | None = None) -> list[FileRef]:
-        """The files uploaded to ``provider``'s files API (default: the default model's)."""
-        from .engine import files
-
-        return files.files(self, provider)
-
-    async def afiles(self, *, provider: str | None = None) -> list[FileRef]:
-        """Async :meth:`files`."""
-        from .engine import files
-
-        return await files.afiles(self, provider)
-
-    # -- server-side conversations (llmport.engine.state) --------------------------------
-
-    def create_conversation(self, *, provider: str = "openai-responses") -> str:
-        """A new conversation kept on the vendor's server; its id goes to ``conversation=``."""
-        from .engine import state
-
-        return state.create_conversation(self, provider)
-
-    async def acreate_conversation(self, *, provider: str = "openai-responses") -> str:
-        """Async :meth:`create_conversation`."""
-        from .engine import state
-
-        return await state.acreate_conversation(self, provider)
-
-    def delete_conversation(self, conversation: str, *, provider: str = "openai-responses") -> None:
-        """Delete a conversation :meth:`create_conversation` made."""
-        from .engine import state
-
-        state.delete_conversation(self, conversation, provider)
-
-    async def adelete_conversation(
-        self, conversation: str, *, provider: str = "openai-responses"
-    ) -> None:
-        """Async :meth:`delete_conversation`."""
-        from .engine import state
-
-        await state.adelete_conversation(self, conversation, provider)
-
-    # -- background runs (llmport.engine.jobs.background) --------------------------------
-
-    def submit(self, content: Any = None, **params: Unpack[SubmitParams]) -> BackgroundJob:
-        """Start a run in the vendor's background mode (``stream=True``: streaming from now).
-
-        Takes ``exec``'s parameters; see :mod:`llmport.engine.jobs.background`.
-        """
-        from .engine.jobs import background
-
-        return background.background(self, self, content, **params)
-
-    async def asubmit(self, content: Any = None, **params: Unpack[SubmitParams]) -> BackgroundJob:
-        """Async :meth:`submit`."""
-        from .engine.jobs import background
-
-        return await background.abackground(self, self, content, **params)
-
-    def background_job(self, job_id: str) -> BackgroundJob:
-        """Resume the background run ``job_id`` (``"provider:vendor-id"``), e.g. after a restart."""
-        from .engine.jobs import background
-
-        return background.background_job(self, job_id)
 
     # -- lifecycle ----------------------------------------------------------------------
 

@@ -25,6 +25,8 @@
   :mod:`.tokens`: token counting and model information.
 * :mod:`.jobs`: work a vendor finishes on its side, polled: batches,
   background runs and the job shape they share.
+* :mod:`.resources`: the runtime's methods for what lives at the vendor
+  (files, server-side conversations, jobs), as small classes it inherits.
 
 The callable provider (``Runtime(call=fn)`` and ``_call`` overrides) lives
 in :mod:`llmport.provider.callable`.
