@@ -16,7 +16,6 @@ from the small classes of :mod:`llmport.engine.resources`.
 from __future__ import annotations
 
 import functools
-import threading
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack, overload
@@ -28,6 +27,7 @@ from .controls.options import CALL_PARAMS, LOOP_OPTIONS, REQUEST_OPTIONS, STANDA
 from .controls.retry import Backoff
 from .controls.window import as_policy
 from .engine.resources import ConversationMethods, FileMethods, JobMethods
+from .engine.snapshot import HostSlot, RunSnapshot, Slot, Stores, UsageTotal, max_retries_of
 from .engine.targets import Targets, route
 from .errors import OptionError
 from .messages.content import DEFAULT_MAX_BLOCK_BYTES
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from .controls.window import ContextPolicy
     from .engine.calls import Entry
     from .engine.result import RunResult, ToolCallRecord
-    from .engine.settings import Resolved, Routed
+    from .engine.targets import Resolved, Routed
     from .engine.tokens import ModelInfo, TokenCount
     from .messages.estimate import estimate_tokens
     from .messages.types import StreamEvent  # files
@@ -163,12 +163,9 @@ class Runtime(FileMethods, ConversationMethods, JobMethods):
         self.max_block_bytes = max_block_bytes
         self.provider_settings = {k: dict(v) for k, v in (providers or {}).items()}
         self.targets = Targets()
-        self._hooks = tuple(hooks)
-        self._config = config
-        self._host = plugins
-        self._hooks_added = False
-        self._lock = threading.Lock()
-        self._usage = Usage()
+        self._config: Slot[Config] = Slot(_load_config, config)
+        self._host = HostSlot(plugins, hooks)
+        self._usage = UsageTotal()
         self._callable = _callable_provider(self)
         checked = as_budget(budget)
         #: The runtime's cumulative budget, shared by every run (``Runtime(budget=...)``).
@@ -178,43 +175,24 @@ class Runtime(FileMethods, ConversationMethods, JobMethods):
         self.summaries: dict[str, str] = {}
         self._gates = Gates(limits, limiter)  # limits: checked now, the limiter made on first use
         #: ``RunContext.store`` when given; else beside a stored session, else in memory.
-        self._kv: Store | None = store
-        self._kv_given = store is not None
+        self._stores = Stores(store)
 
     # -- configuration, plugins, providers ------------------------------------
 
     @property
     def config(self) -> Config:
         """``config=``, else loaded from files and environment on first use."""
-        if self._config is None:
-            from .provider.config import load_config
-
-            self._config = load_config()
-        return self._config
+        return self._config.get()
 
     @property
     def plugins(self) -> PluginHost:
         """``plugins=`` (else one made on first use) with this runtime's ``hooks`` registered."""
-        host = self._host
-        if host is not None and self._hooks_added:
-            return host  # the hot path: no lock, no pluggy lookups
-        from .plugins.host import PluginHost
-
-        with self._lock:
-            if self._host is None:
-                self._host = PluginHost(extra=self._hooks)
-            elif self._hooks and not any(self._host.pm.is_registered(p) for p in self._hooks):
-                for p in self._hooks:  # a PluginHost given by the caller
-                    self._host.register(p)
-            self._hooks_added = True
-            return self._host
+        return self._host.get()
 
     @property
     def max_retries(self) -> int:
         """Total attempts per model request: the argument, else configuration, else 2."""
-        if self._max_retries is not None:
-            return self._max_retries
-        return self.config.max_retries or 2
+        return max_retries_of(self._max_retries, self._config)
 
     @max_retries.setter
     def max_retries(self, value: int) -> None:
@@ -223,34 +201,50 @@ class Runtime(FileMethods, ConversationMethods, JobMethods):
     @property
     def usage(self) -> Usage:
         """Tokens used by every call of this runtime so far (a copy)."""
-        with self._lock:
-            return self._usage.copy()
+        return self._usage.copy()
 
     def add_usage(self, usage: Usage) -> None:
-        """Add one run's usage to the runtime's total (the engine calls this)."""
-        with self._lock:
-            self._usage.add(usage)
+        """Add one run's usage to the runtime's total (batches and background runs call this)."""
+        self._usage.add(usage)
+
+    def snapshot(self) -> RunSnapshot:
+        """This runtime's settings as the next call is planned with them, read now.
+
+        The engine plans each call from one snapshot and calls no method of
+        the runtime while planning; the runtime's shared state (provider
+        instances, gates, stores, the usage total) is reached through it.
+        """
+        return RunSnapshot(
+            model=self.model,
+            fallbacks=tuple(self.fallbacks),
+            options=self.options,
+            backoff=self.backoff,
+            retries=self._max_retries,
+            input_token_budget=self.input_token_budget,
+            max_block_bytes=self.max_block_bytes,
+            context_policy=self.context_policy,
+            ledger=self.ledger,
+            summaries=self.summaries,
+            provider_settings=self.provider_settings,
+            targets=self.targets,
+            call=self._callable,
+            gates=self._gates,
+            stores=self._stores,
+            usage=self._usage,
+            config_slot=self._config,
+            host=self._host,
+        )
 
     # -- the run context's key-value store (llmport.sessions.kv) ----------------------------
 
     @property
     def store(self) -> Store:
         """This runtime's key-value store: ``store=`` if given, else in memory (made once)."""
-        if self._kv is None:
-            from .sessions.kv import MemoryStore
-
-            with self._lock:
-                if self._kv is None:
-                    self._kv = MemoryStore()
-        return self._kv
+        return self._stores.default
 
     def store_for(self, session: Any) -> Store:
         """The store a run uses: ``store=``, else the stored session's, else :attr:`store`."""
-        if not self._kv_given and getattr(session, "path", None) is not None:  # stored
-            from .sessions.kv import LazyStore
-
-            return LazyStore(lambda: session.kv)
-        return self.store
+        return self._stores.for_session(session)
 
     # -- rate limits (llmport.controls.limits) ------------------------------------------------
 
@@ -426,6 +420,13 @@ def _engine() -> Entry:
     from .engine import calls
 
     return calls
+
+
+def _load_config() -> Config:
+    """Configuration from files and environment (``config=`` not given)."""
+    from .provider.config import load_config
+
+    return load_config()
 
 
 def _callable_provider(rt: Runtime) -> CallableProvider | None:

@@ -944,6 +944,7 @@ NOT_A_PATH: dict[str, str] = {
     "Runtime.resolve": "routing: a model string to its provider, no request (UnknownModelError)",
     "Runtime.call_provider": "the runtime's call= provider object (no request)",
     "Runtime.store_for": "the key-value store of a session (local)",
+    "Runtime.snapshot": "the runtime's settings for planning the next call, read now (local)",
     "RunResult.tool_message": "builds the tool turn continue_* send (checked through them)",
     "MCPServer.add": "registers a local function as a tool of the toolset (no request)",
     "MCPServer.aconnect": "async connect: the same handshake as connect (the MCP path)",

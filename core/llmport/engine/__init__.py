@@ -20,6 +20,9 @@
 * :mod:`.settings`: what the engine reads from its caller (the
   :class:`~.settings.RunSettings` protocol); the engine never imports
   :class:`~llmport.Runtime`, which imports it on its first call.
+  :mod:`.snapshot`: the caller's settings read once per call
+  (:class:`~.snapshot.RunSnapshot`), which planning reads instead of
+  calling back into the runtime.
 * :mod:`.targets`: a model string routed to its provider instance, made once
   per runtime; :mod:`.calls`: one call's keywords to a step machine;
   :mod:`.tokens`: token counting and model information.

@@ -55,10 +55,10 @@ def begin(
     params, options = split_call(kwargs)
     params["content"] = content
     if params["tools"] is None and params["toolset"] is None:
-        plan, run = start(owner, params, options, stream=stream)  # no toolset to adopt
+        plan, run = start(owner.snapshot(), params, options, stream=stream)  # no toolset to adopt
         return run, machine(plan, run)
     with toolsets_closed_by(owner.adopt):  # connected toolsets close with the caller
-        plan, run = start(owner, params, options, stream=stream)
+        plan, run = start(owner.snapshot(), params, options, stream=stream)
     if plan.manual_tools:  # result.continue_with() calls again with the same parameters
         run.continuation = Continuation(owner, dict(kwargs))
     return run, machine(plan, run)

@@ -23,8 +23,7 @@ from ..messages.types import FileRef, MediaBlock
 
 if TYPE_CHECKING:
     from ..provider.contract import Provider
-    from .settings import Resolved, Routed
-    from .targets import Targets
+    from .targets import Resolved, Routed, Targets
 
 
 class FilesOwner(Protocol):

@@ -56,7 +56,7 @@ from .inputs import (
     system_setting,
 )
 from .result import Dropped, RunResult
-from .settings import RunSettings
+from .snapshot import RunSnapshot
 from .state import drop_unset
 from .tool_offer import offered_tools
 
@@ -184,7 +184,7 @@ class Plan:
 
 
 def start(
-    settings: RunSettings, params: dict[str, Any], options: dict[str, Any], *, stream: bool
+    settings: RunSnapshot, params: dict[str, Any], options: dict[str, Any], *, stream: bool
 ) -> tuple[Plan, RunResult[Any]]:
     """Plan a run and open its DAG record; a failed plan is recorded as a failed node."""
     frame = current_frame()
@@ -212,7 +212,7 @@ def start(
 
 
 def plan_run(
-    settings: RunSettings,
+    settings: RunSnapshot,
     params: dict[str, Any],
     options: dict[str, Any],
     frame: Frame | None,
@@ -285,7 +285,7 @@ class First:
 
 
 def requested_model(
-    settings: RunSettings, requested: Any
+    settings: RunSnapshot, requested: Any
 ) -> tuple[First, dict[str, Any], list[str]]:
     """(the first model, its configuration's options, the fallback models' names).
 
@@ -304,7 +304,7 @@ def requested_model(
     return First(provider, model, qualified, plain), conf_options, fallback_names
 
 
-def fallback_candidates(settings: RunSettings, names: list[str], plain: bool) -> list[Candidate]:
+def fallback_candidates(settings: RunSnapshot, names: list[str], plain: bool) -> list[Candidate]:
     """The fallback models, routed (a ``call=`` function has none)."""
     if not names or plain:
         return []
@@ -331,7 +331,7 @@ def call_info(first: First, frame: Frame | None, deps: Any, trace: Trace | None)
 
 def add_conversation(
     plan: Plan,
-    settings: RunSettings,
+    settings: RunSnapshot,
     params: dict[str, Any],
     history: Sequence[Message],
     policy: ContextPolicy | None,
@@ -362,7 +362,7 @@ def add_conversation(
 
 
 def add_tools_and_output(
-    plan: Plan, settings: RunSettings, params: dict[str, Any], output_mode: str | None
+    plan: Plan, settings: RunSnapshot, params: dict[str, Any], output_mode: str | None
 ) -> None:
     """The tools offered, the response format or decision, checked against the model."""
     tool_settings = plan.tool_settings
@@ -378,7 +378,7 @@ def add_tools_and_output(
 
 def apply_run_options(
     plan: Plan,
-    settings: RunSettings,
+    settings: RunSnapshot,
     given: RunOptions,
     policy: ContextPolicy | None,
     fallbacks: list[Candidate],

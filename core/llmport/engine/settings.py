@@ -1,52 +1,29 @@
 """What the engine needs from its caller, and nothing more.
 
-The engine never imports :class:`llmport.Runtime`: it plans and runs with
-the narrow :class:`RunSettings` protocol below (the Runtime is one), so the
-dependency points one way only, runtime -> engine. Every member is read
-when a run is planned, never cached, so a setting changed on the runtime
-(``rt.max_retries = 5``) applies to the next call.
+The engine never imports :class:`llmport.Runtime`: it works with the
+narrow :class:`RunSettings` protocol below (the Runtime is one), so the
+dependency points one way only, runtime -> engine. A call asks it once for
+a :meth:`~RunSettings.snapshot` (:class:`~.snapshot.RunSnapshot`) and plans
+from that alone; jobs, files and conversations use the other members.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..controls.budget import Ledger
 from ..controls.limits import Gate  # limits
 from ..controls.retry import Backoff
 from ..controls.window import ContextPolicy
 from ..messages.types import Usage
-from ..plugins.host import PluginHost
-from ..provider.config import Config
-from ..provider.contract import Provider
 from ..sessions.kv import Store
+from .targets import Resolved, Routed, RouteSource
 
-__all__ = ["Resolved", "RouteSource", "Routed", "RunSettings"]
+if TYPE_CHECKING:
+    from .snapshot import RunSnapshot
 
-#: (provider, model name, qualified name, options from configuration).
-Resolved = tuple[Provider, str, str, dict[str, Any]]
-#: :data:`Resolved` and whether the provider is a plain ``call=`` function.
-Routed = tuple[Provider, str, str, dict[str, Any], bool]
-
-
-class RouteSource(Protocol):
-    """What routing a model string to a provider instance reads."""
-
-    @property
-    def model(self) -> str:
-        """The default model (``"provider:model"``, an alias or a configuration name)."""
-
-    @property
-    def config(self) -> Config: ...
-
-    @property
-    def plugins(self) -> PluginHost: ...
-
-    @property
-    def provider_settings(self) -> dict[str, dict[str, Any]]:
-        """``{"openai": {"base_url": ...}}``: settings for the provider instances."""
-
+__all__ = ["RunSettings"]
 
 class RunSettings(RouteSource, Protocol):
     """The caller's defaults and shared state a run is planned with."""
@@ -97,3 +74,6 @@ class RunSettings(RouteSource, Protocol):
 
     def resolve(self, model: str) -> Resolved:
         """Where ``model`` goes among the providers (never the ``call=`` function)."""
+
+    def snapshot(self) -> RunSnapshot:
+        """These settings as a call is planned with them, read once when it starts."""

@@ -3,15 +3,40 @@
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from ..errors import NoModelError, OptionError
 
 if TYPE_CHECKING:  # the runtime imports this module; routing loads on the first resolve
+    from ..plugins.host import PluginHost
+    from ..provider.config import Config
     from ..provider.contract import Provider
-    from .settings import Resolved, Routed, RouteSource
 
-__all__ = ["Targets", "check_model", "route"]
+__all__ = ["Resolved", "RouteSource", "Routed", "Targets", "check_model", "route"]
+
+
+#: (provider, model name, qualified name, options from configuration).
+Resolved: TypeAlias = "tuple[Provider, str, str, dict[str, Any]]"
+#: :data:`Resolved` and whether the provider is a plain ``call=`` function.
+Routed: TypeAlias = "tuple[Provider, str, str, dict[str, Any], bool]"
+
+
+class RouteSource(Protocol):
+    """What routing a model string to a provider instance reads."""
+
+    @property
+    def model(self) -> str:
+        """The default model (``"provider:model"``, an alias or a configuration name)."""
+
+    @property
+    def config(self) -> Config: ...
+
+    @property
+    def plugins(self) -> PluginHost: ...
+
+    @property
+    def provider_settings(self) -> dict[str, dict[str, Any]]:
+        """``{"openai": {"base_url": ...}}``: settings for the provider instances."""
 
 
 def check_model(model: Any, what: str = "a non-empty 'provider:model' string") -> None:

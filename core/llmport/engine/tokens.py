@@ -61,7 +61,7 @@ def _counting(owner: Owner, content: Any, kwargs: Mapping[str, Any]) -> tuple[Pl
     params, options = split_call(kwargs)
     params["content"] = content
     with toolsets_closed_by(owner.adopt):  # an MCP server connected to list its tools
-        plan = plan_run(owner, params, options, None, stream=False)
+        plan = plan_run(owner.snapshot(), params, options, None, stream=False)
     return plan, first_request(plan)
 
 

@@ -21,7 +21,7 @@ from ..messages.types import (
 from ..tools.policy import CallInfo, ToolCheck
 from ..tools.tool import ToolBox, ToolSettings, build_toolbox
 from .hooks import RunHooks
-from .settings import RunSettings
+from .snapshot import RunSnapshot
 
 __all__ = [
     "offered_tools",
@@ -35,7 +35,7 @@ tool_scope: contextvars.ContextVar[frozenset[str] | None] = contextvars.ContextV
 
 
 def offered_tools(
-    settings: RunSettings,
+    settings: RunSnapshot,
     params: dict[str, Any],
     info: CallInfo,
     hooks: RunHooks,
@@ -93,7 +93,7 @@ def _patterns(value: Any, name: str) -> list[str] | None:
 
 
 def _toolbox(
-    params: dict[str, Any], info: CallInfo, hooks: RunHooks, settings: RunSettings
+    params: dict[str, Any], info: CallInfo, hooks: RunHooks, settings: RunSnapshot
 ) -> ToolBox | None:
     if not (params["tools"] or params["toolset"] or params["tools_source"]):
         return None

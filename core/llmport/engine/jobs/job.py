@@ -261,7 +261,7 @@ def plan_job(
     params["model"] = model
     if params["choices"] is not None:
         raise OptionError(f"{label}choices= needs a tool loop; not in {feature}")
-    plan = plan_run(settings, params, options, None, stream=False)
+    plan = plan_run(settings.snapshot(), params, options, None, stream=False)
     if plan.plain_callable:
         raise UnsupportedFeatureError(
             plan.provider.name, plan.model, kind, f"call= functions have no {kind} API"
