@@ -79,3 +79,26 @@ def test_a_setting_changed_on_the_runtime_applies_to_the_next_snapshot() -> None
     before = rt.snapshot()
     rt.max_retries = 5
     assert before.max_retries == 2 and rt.snapshot().max_retries == 5
+
+
+def test_the_plan_is_frozen_and_a_fallback_changes_only_the_run_state() -> None:
+    from dataclasses import FrozenInstanceError
+
+    from llmport import OverloadedError
+    from llmport.engine.drive import drive
+    from llmport.engine.steps import machine
+    from llmport.testing import fail
+
+    a = Script([fail(OverloadedError("busy"))], prefix="a")
+    b = Script(["from b"], prefix="b")
+    rt = Runtime(model=["a:m", "b:m"], hooks=[a, b], config=Config(), max_retries=1)
+    params, options = split_call({})
+    params["content"] = "hi"
+    plan, run = start(rt.snapshot(), params, options, stream=False)
+    with pytest.raises(FrozenInstanceError):
+        plan.options = {}  # type: ignore[misc]
+    for _ in drive(machine(plan, run)):
+        pass
+    assert run.text == "from b"
+    assert plan.state.qualified == plan.qualified == "b:m" and plan.state.index == 1
+    assert [c.qualified for c in plan.candidates] == ["a:m", "b:m"]  # the plan did not move

@@ -1,10 +1,11 @@
 """The engine behind :class:`~llmport.Runtime`, one room per part.
 
 * :mod:`.plan`: everything decided before the first request (routing to a
-  provider, fallbacks, budgets, limits); raises input errors and sends
-  nothing. It draws on :mod:`.inputs` (each option checked and normalised),
-  :mod:`.conversation` (the first request's messages) and
-  :mod:`.tool_offer` (the tools offered).
+  provider, fallbacks, budgets, limits), a frozen :class:`~.plan.RunPlan`
+  with one :class:`~.plan.RunState` for what changes during the run;
+  raises input errors and sends nothing. It draws on :mod:`.inputs` (each
+  option checked and normalised), :mod:`.conversation` (the first
+  request's messages) and :mod:`.tool_offer` (the tools offered).
 * :mod:`.steps`: the run as **one** generator of effects (:mod:`.effects`),
   sync and async share it by construction; its stages have a module each:
   :mod:`.requests` (a turn's request and its cache marks), :mod:`.attempts`

@@ -48,7 +48,7 @@ from ..output.streaming import OutputStream
 from ..provider.contract import Prepared, Provider
 from .conversation import portable
 from .effects import Effect, Emit, Prepare, Send, Sleep, Stream, StreamReader
-from .plan import Plan
+from .plan import RunPlan
 from .result import RunResult
 from .state import note_answer
 
@@ -63,7 +63,7 @@ __all__ = [
 
 
 def model_request(
-    plan: Plan, run: RunResult[Any], request: Request, output: OutputStream | None = None
+    plan: RunPlan, run: RunResult[Any], request: Request, output: OutputStream | None = None
 ) -> Generator[Effect, Any, Response]:
     """One model request (budget, window, hooks, limits, fallbacks, attempts); its answer.
 
@@ -117,7 +117,7 @@ def model_request(
 
 
 def _with_fallbacks(
-    plan: Plan, run: RunResult[Any], request: Request, info: Any, output: OutputStream | None
+    plan: RunPlan, run: RunResult[Any], request: Request, info: Any, output: OutputStream | None
 ) -> Generator[Effect, Any, tuple[Response, Attempts]]:
     """Try the run's models in order; the one that answers stays for the run.
 
@@ -175,7 +175,7 @@ def _with_fallbacks(
 
 
 def _attempts(
-    plan: Plan,
+    plan: RunPlan,
     run: RunResult[Any],
     provider: Provider,
     prepared: Prepared,
@@ -224,7 +224,7 @@ def _attempts(
 
 
 def prepare(
-    plan: Plan, run: RunResult[Any], provider: Provider, request: Request
+    plan: RunPlan, run: RunResult[Any], provider: Provider, request: Request
 ) -> Generator[Effect, Any, Prepared]:
     """``provider.prepare(request)``: inline once the provider is warm, else a :class:`Prepare`."""
     if provider.converted:
@@ -239,7 +239,7 @@ def prepare(
 
 
 def _restart_or_interrupt(
-    plan: Plan,
+    plan: RunPlan,
     run: RunResult[Any],
     attempts: Attempts,
     reader: StreamReader,
@@ -268,7 +268,7 @@ def _restart_or_interrupt(
 
 
 def interrupted(
-    plan: Plan, run: RunResult[Any], attempts: Attempts, reader: StreamReader, exc: Exception
+    plan: RunPlan, run: RunResult[Any], attempts: Attempts, reader: StreamReader, exc: Exception
 ) -> StreamInterrupted:
     """The :class:`StreamInterrupted` of ``exc``, carrying the partial run (the text shown)."""
     run.attempts += attempts.count
@@ -282,7 +282,7 @@ def interrupted(
 
 
 def _timeout(
-    plan: Plan, run: RunResult[Any], attempts: Attempts, late: Response | None = None
+    plan: RunPlan, run: RunResult[Any], attempts: Attempts, late: Response | None = None
 ) -> RunTimeout:
     run.attempts += attempts.count
     run.failures.extend(attempts.failures)
@@ -292,7 +292,7 @@ def _timeout(
     return RunTimeout(plan.deadline_seconds, run, late)
 
 
-def _cap_timeout(plan: Plan, run: RunResult[Any], request: Request) -> None:
+def _cap_timeout(plan: RunPlan, run: RunResult[Any], request: Request) -> None:
     """The request's HTTP timeout never outlives the run's deadline."""
     assert plan.deadline is not None
     remaining = plan.deadline - time.monotonic()
@@ -305,7 +305,7 @@ def _cap_timeout(plan: Plan, run: RunResult[Any], request: Request) -> None:
         request.options["timeout"] = remaining
 
 
-def _admit(plan: Plan, request: Request) -> int:
+def _admit(plan: RunPlan, request: Request) -> int:
     """Reserve this request in every budget (input side); raise before it is sent."""
     estimated = estimate_tokens(request)
     admitted = []
@@ -321,7 +321,7 @@ def _admit(plan: Plan, request: Request) -> int:
 
 
 def _fit_window(
-    plan: Plan, run: RunResult[Any], request: Request
+    plan: RunPlan, run: RunResult[Any], request: Request
 ) -> Generator[Effect, Any, Request]:
     """Trim or summarize the oldest turns until the request fits.
 
@@ -369,7 +369,7 @@ def _fit_window(
 
 
 def _summary(
-    plan: Plan, run: RunResult[Any], dropped: list[Message]
+    plan: RunPlan, run: RunResult[Any], dropped: list[Message]
 ) -> Generator[Effect, Any, str]:
     """A summary of ``dropped`` written once by a model call, then reused."""
     key = conversation_key(dropped)
@@ -388,13 +388,16 @@ def _summary(
     )
     prepared = yield from prepare(plan, run, provider, request)
     attempts = Attempts()
-    streaming, plan.stream = plan.stream, False  # the summary is not part of the caller's stream
+    streaming, plan.state.stream = (
+        plan.stream,
+        False,
+    )  # the summary is not part of the caller's stream
     try:
         response = yield from _attempts(
             plan, run, provider, prepared, attempts, plan.call_info(run.iterations)
         )
     finally:
-        plan.stream = streaming
+        plan.state.stream = streaming
     usage = response.usage if response.usage.requests else _one_request(response.usage)
     usage.priced_as(provider.price_name, model)
     run.usage.add(usage)
@@ -407,7 +410,7 @@ def _summary(
 
 
 def _failed(
-    plan: Plan, run: RunResult[Any], attempts: Attempts, exc: Exception, info: Any
+    plan: RunPlan, run: RunResult[Any], attempts: Attempts, exc: Exception, info: Any
 ) -> float:
     """Record a failed attempt; raise if it was the last, else return the delay."""
 
@@ -438,7 +441,7 @@ def _failed(
 
 
 def _limited(
-    plan: Plan,
+    plan: RunPlan,
     gate: Gate,
     provider: Provider,
     prepared: Prepared,
@@ -461,7 +464,7 @@ def _limited(
     return response
 
 
-def _check_budget(plan: Plan, request: Request) -> None:
+def _check_budget(plan: RunPlan, request: Request) -> None:
     if plan.input_token_budget is None:
         return
     estimated = estimate_tokens(request)

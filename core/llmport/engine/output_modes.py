@@ -28,7 +28,7 @@ from ..output.streaming import OutputStream
 from ..tools.tool import RunContext
 from .attempts import model_request
 from .effects import Invoke, Steps
-from .plan import Plan
+from .plan import RunPlan
 from .requests import build_request
 from .result import RunResult
 
@@ -42,7 +42,7 @@ __all__ = [
 ]
 
 
-def output_mode(plan: Plan) -> OutputMode | None:
+def output_mode(plan: RunPlan) -> OutputMode | None:
     """How the run's structured output travels; None without a response format.
 
     Call it once per plan: ``output_mode="prompted"`` adds its instruction to
@@ -52,7 +52,7 @@ def output_mode(plan: Plan) -> OutputMode | None:
 
 
 def turn_request(
-    plan: Plan, messages: list[Message], mode: OutputMode | None, tool_choice: ToolChoice
+    plan: RunPlan, messages: list[Message], mode: OutputMode | None, tool_choice: ToolChoice
 ) -> Request:
     """The request of one tool-loop turn: the toolbox, the output tool and forced choice."""
     return build_request(
@@ -65,7 +65,7 @@ def turn_request(
     )
 
 
-def first_request(plan: Plan) -> Request:
+def first_request(plan: RunPlan) -> Request:
     """The first request a run of ``plan`` sends, before hooks and window fitting.
 
     ``count_tokens`` counts this one, built as the run builds its first turn,
@@ -75,7 +75,7 @@ def first_request(plan: Plan) -> Request:
 
 
 def structured_output(
-    plan: Plan,
+    plan: RunPlan,
     run: RunResult[Any],
     mode: OutputMode,
     messages: list[Message],
@@ -120,7 +120,7 @@ class OutputMode:
 
     __slots__ = ("output_spec", "output_tool", "response_format", "specs")
 
-    def __init__(self, plan: Plan) -> None:
+    def __init__(self, plan: RunPlan) -> None:
         rf = plan.response_format
         self.response_format = rf
         self.output_tool: structured.OutputTool | None = None
@@ -137,10 +137,10 @@ class OutputMode:
             self.specs = [*(plan.toolbox.specs if plan.toolbox else []), self.output_spec]
         else:  # prompted
             instruction = TextBlock(structured.prompt_instruction(rf))
-            plan.system_blocks = (*plan.system_blocks, instruction)
-            plan.system = "\n\n".join(b.text for b in plan.system_blocks)
+            plan.state.system_blocks = (*plan.system_blocks, instruction)
+            plan.state.system = "\n\n".join(b.text for b in plan.system_blocks)
 
-    def stream(self, plan: Plan) -> OutputStream | None:
+    def stream(self, plan: RunPlan) -> OutputStream | None:
         """What reads the output as a streamed run receives it (None: the run is not streamed)."""
         return OutputStream(self.output_tool) if plan.stream else None
 
@@ -189,7 +189,7 @@ class OutputMode:
         return Message("tool", tool_results=results)
 
 
-def _structured(plan: Plan, text: str) -> tuple[Any, list[str]]:
+def _structured(plan: RunPlan, text: str) -> tuple[Any, list[str]]:
     """(value, errors) of a structured reply; building the output class may reject it too."""
     assert plan.response_format is not None
     value, errors = structured.parse_reply(plan.response_format, text)
@@ -204,7 +204,7 @@ def _structured(plan: Plan, text: str) -> tuple[Any, list[str]]:
 # --- decisions ---------------------------------------------------------------------------
 
 
-def decide(plan: Plan, run: RunResult[Any], messages: list[Message]) -> Steps:
+def decide(plan: RunPlan, run: RunResult[Any], messages: list[Message]) -> Steps:
     decision = plan.decision
     assert decision is not None
     via_tools = plan.caps.native_tools
@@ -253,7 +253,9 @@ def decide(plan: Plan, run: RunResult[Any], messages: list[Message]) -> Steps:
     raise decision.fail(errors)
 
 
-def _resolve_choice(plan: Plan, run: RunResult[Any], picked: Choice, args: dict[str, Any]) -> Steps:
+def _resolve_choice(
+    plan: RunPlan, run: RunResult[Any], picked: Choice, args: dict[str, Any]
+) -> Steps:
     run.choice = picked.name
     ctx = RunContext(
         deps=plan.deps,

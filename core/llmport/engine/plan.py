@@ -3,6 +3,10 @@
 :func:`start` checks every input (parameters, option values, content,
 tools, response format, choices), routes the model to its provider and
 builds the first messages; it raises typed input errors and sends nothing.
+It reads only the runtime's :class:`~.snapshot.RunSnapshot` and returns a
+frozen :class:`RunPlan`; what changes while the run goes on (the model in
+use after a fallback, the system prompt an output mode extends, the DAG
+record) is the plan's one :class:`RunState`.
 A plan that fails inside an ``@agentic_function`` is recorded as a failed
 ``llm`` node (a failure loses nothing).
 """
@@ -14,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..controls.budget import Ledger
+from ..controls.budget import Budget, Ledger
 from ..controls.limits import Gate  # limits
 from ..controls.options import check_options, check_vendor_fields
 from ..controls.retry import Backoff
@@ -62,7 +66,8 @@ from .tool_offer import offered_tools
 
 __all__ = [
     "Candidate",
-    "Plan",
+    "RunPlan",
+    "RunState",
     "plan_run",
     "start",
 ]
@@ -79,15 +84,62 @@ class Candidate:
 
 
 @dataclass(slots=True)
-class Plan:
-    """Everything decided before the first request; built once per exec."""
+class RunState:
+    """What changes while a run goes on; everything else of a run is its :class:`RunPlan`.
+
+    The model in use (a fallback takes over with :meth:`use`), whether the
+    caller is being streamed to (a context summary is not), the system
+    prompt (``output_mode="prompted"`` adds its instruction), the run's DAG
+    record, the fallback models skipped and the ids of the answers a vendor
+    keeps on its server (:mod:`.state`).
+    """
 
     provider: Provider
     model: str
     qualified: str
     caps: ModelCapabilities
-    messages: list[Message]
+    info: CallInfo
+    stream: bool
     system: str | None
+    system_blocks: tuple[TextBlock, ...]
+    #: The index of the candidate in use (:attr:`RunPlan.candidates`).
+    index: int = 0
+    record: LlmRecordLike | None = None
+    #: Fallback models that could not take the request: (model, reason).
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    response_ids: list[str] = field(default_factory=list)
+
+    def use(self, candidate: Candidate, index: int) -> None:
+        """Switch the run to ``candidate`` (it stays for the rest of the run)."""
+        self.index = index
+        self.provider, self.model, self.qualified, self.caps = (
+            candidate.provider,
+            candidate.model,
+            candidate.qualified,
+            candidate.caps,
+        )
+        i = self.info
+        self.info = CallInfo(
+            candidate.qualified,
+            candidate.provider.name,
+            i.function,
+            i.node_id,
+            i.iteration,
+            i.deps,
+            i.metadata,
+        )
+
+
+@dataclass(slots=True, frozen=True)
+class RunPlan:
+    """Everything decided before the first request; built once per exec, never changed.
+
+    What changes during the run is its :attr:`state` (a :class:`RunState`);
+    the properties below read the model in use and the rest from there.
+    """
+
+    state: RunState
+    messages: list[Message]
     toolbox: ToolBox | None
     tool_choice: ToolChoice
     parallel_tool_calls: bool
@@ -98,68 +150,95 @@ class Plan:
     vendor: dict[str, dict[str, Any]]
     deps: Any
     plain_callable: bool
-    info: CallInfo
     frame: Frame | None
     hooks: RunHooks
     backoff: Backoff
     max_attempts: int
     input_token_budget: int | None
     add_usage: Callable[[Usage], None]
-    stream: bool = False
-    record: LlmRecordLike | None = None
-    tool_settings: ToolSettings = field(default_factory=ToolSettings)
-    output_type: Any = None
-    system_blocks: tuple[TextBlock, ...] = ()
-    native_tools: list[NativeTool] = field(default_factory=list)
-    reasoning: Reasoning | None = None
-    cache: CacheSettings | None = None
-    output_mode: str | None = None
-    dropped: list[Dropped] = field(default_factory=list)
+    tool_settings: ToolSettings
+    output_type: Any
+    native_tools: list[NativeTool]
+    reasoning: Reasoning | None
+    cache: CacheSettings | None
+    output_mode: str | None
+    dropped: list[Dropped]
     #: Budgets this run draws on: the runtime's (cumulative) and the exec's own.
-    ledgers: tuple[Ledger, ...] = ()
-    context_policy: ContextPolicy | None = None
+    ledgers: tuple[Ledger, ...]
+    context_policy: ContextPolicy | None
     #: Input-token limit for one request (policy or window), None: unchecked.
-    window_limit: int | None = None
-    summaries: dict[str, str] = field(default_factory=dict)
-    resolve_model: Callable[[str], tuple[Provider, str]] = field(default=lambda name: (None, name))  # type: ignore[assignment]
+    window_limit: int | None
+    #: Context summaries already written, shared by the runtime's runs.
+    summaries: dict[str, str]
+    resolve_model: Callable[[str], tuple[Provider, str]]
     #: ``time.monotonic()`` when the run must end (``deadline=``), and the seconds given.
-    deadline: float | None = None
-    deadline_seconds: float | None = None
+    deadline: float | None
+    deadline_seconds: float | None
     #: ``stream_retry="restart"``: a stream that failed after the caller saw part of it
     #: is retried after a ``StreamRestarted`` event, instead of ``StreamInterrupted``.
-    stream_restart: bool = False
-    #: The models this run may use, in order (empty: no fallbacks); ``index`` is the one in use.
-    candidates: list[Candidate] = field(default_factory=list)
-    index: int = 0
-    #: The ids of this run's answers a vendor keeps on its server (:mod:`.state`).
-    response_ids: list[str] = field(default_factory=list)
-    fallback_on: tuple[type[BaseException], ...] = ()
-    #: Fallback models that could not take the request: (model, reason).
-    skipped: list[tuple[str, str]] = field(default_factory=list)
+    stream_restart: bool
+    #: The models this run may use, in order (empty: no fallbacks).
+    candidates: list[Candidate]
+    fallback_on: tuple[type[BaseException], ...]
     #: ``tool_execution="manual"``: stop at the first turn with tool calls.
-    manual_tools: bool = False
+    manual_tools: bool
     #: ``RunContext.store``: the key-value store of this run (llmport.sessions.kv).
-    store: Any = None
+    store: Any
+    gate: Gate | None  # limits: the rate limits on this target (llmport.controls.limits)
+    trace: Trace | None  # tracing: exec(trace=...)
+
+    @property
+    def provider(self) -> Provider:
+        """The provider of the model in use."""
+        return self.state.provider
+
+    @property
+    def model(self) -> str:
+        return self.state.model
+
+    @property
+    def qualified(self) -> str:
+        return self.state.qualified
+
+    @property
+    def caps(self) -> ModelCapabilities:
+        return self.state.caps
+
+    @property
+    def info(self) -> CallInfo:
+        return self.state.info
+
+    @property
+    def index(self) -> int:
+        return self.state.index
+
+    @property
+    def stream(self) -> bool:
+        return self.state.stream
+
+    @property
+    def system(self) -> str | None:
+        return self.state.system
+
+    @property
+    def system_blocks(self) -> tuple[TextBlock, ...]:
+        return self.state.system_blocks
+
+    @property
+    def record(self) -> LlmRecordLike | None:
+        return self.state.record
+
+    @property
+    def skipped(self) -> list[tuple[str, str]]:
+        return self.state.skipped
+
+    @property
+    def response_ids(self) -> list[str]:
+        return self.state.response_ids
 
     def use(self, index: int) -> None:
         """Switch the run to candidate ``index`` (it stays for the rest of the run)."""
-        c = self.candidates[index]
-        self.index = index
-        self.provider, self.model, self.qualified, self.caps = (
-            c.provider,
-            c.model,
-            c.qualified,
-            c.caps,
-        )
-        self.info = CallInfo(
-            c.qualified,
-            c.provider.name,
-            self.info.function,
-            self.info.node_id,
-            self.info.iteration,
-            self.info.deps,
-            self.info.metadata,
-        )
+        self.state.use(self.candidates[index], index)
 
     def frame_summary(self, text: str, usage: Usage, model: str, dropped: int) -> None:
         """Record a context summary as a ``summary`` node of the session DAG.
@@ -175,9 +254,6 @@ class Plan:
             return
         session.add_summary(max(node_seq(r) for r in reads), text, usage, model=model)
 
-    gate: Gate | None = None  # limits: the rate limits on this target (llmport.controls.limits)
-    trace: Trace | None = None  # tracing: exec(trace=...)
-
     def call_info(self, iteration: int) -> CallInfo:
         i = self.info
         return CallInfo(i.model, i.provider, i.function, i.node_id, iteration, i.deps, i.metadata)
@@ -185,7 +261,7 @@ class Plan:
 
 def start(
     settings: RunSnapshot, params: dict[str, Any], options: dict[str, Any], *, stream: bool
-) -> tuple[Plan, RunResult[Any]]:
+) -> tuple[RunPlan, RunResult[Any]]:
     """Plan a run and open its DAG record; a failed plan is recorded as a failed node."""
     frame = current_frame()
     try:
@@ -201,13 +277,13 @@ def start(
         raise
     run: RunResult[Any] = RunResult(model=plan.qualified, dropped=plan.dropped)
     if frame is not None:
-        plan.record = frame.begin_llm(
+        record = plan.state.record = frame.begin_llm(
             model=plan.qualified,
             messages=plan.messages,
             system=plan.system,
             context_override=params["context"] is not None,
         )
-        run.node_id = plan.record.node_id
+        run.node_id = record.node_id
     return plan, run
 
 
@@ -218,7 +294,7 @@ def plan_run(
     frame: Frame | None,
     *,
     stream: bool,
-) -> Plan:
+) -> RunPlan:
     """Check every input and decide everything before the first request (sends nothing);
     the steps run in the order their input errors take precedence."""
     started = time.monotonic()  # deadline=: the clock runs from here (plugins, providers count)
@@ -239,39 +315,76 @@ def plan_run(
     check_options({**merged, "output_mode": mode} if mode else merged)
     drop_unset(merged)
     check_server_state(first.provider, first.model, merged)  # every path: exec, count, submit
-    plan = Plan(
-        provider=first.provider,
-        model=first.model,
-        qualified=first.qualified,
-        caps=first.provider.capabilities(first.model),
-        messages=[],  # the steps below fill in the conversation, tools and output format
-        system=system,
-        toolbox=None,
+    used = Candidate(
+        first.provider, first.model, first.qualified, first.provider.capabilities(first.model)
+    )
+    info = call_info(first, frame, deps, run_options.trace)
+    hooks = settings.plugins.memo("run_hooks", RunHooks)
+    max_attempts = settings.max_retries
+    messages, dropped = first_conversation(
+        settings, params, run_options.history, policy, used, frame
+    )
+    native_tools, toolbox = offered_tools(settings, params, info, hooks, tool_settings)
+    response_format, decision = output_setting(
+        params, used.caps, first.provider.name, first.model, mode
+    )
+    output_type = structured.output_type(params["response_format"])
+    check_approver(toolbox, tool_settings)
+    deadline_seconds = run_options.deadline_seconds
+    # The policy's limit, else the model's whole window: never send what is known not to fit.
+    window = used.caps.context_window
+    return RunPlan(
+        state=RunState(
+            first.provider,
+            first.model,
+            first.qualified,
+            used.caps,
+            info,
+            stream,
+            system,
+            system_blocks,
+        ),
+        messages=messages,
+        toolbox=toolbox,
         tool_choice=params["tool_choice"],
         parallel_tool_calls=bool(params["parallel_tool_calls"]),
         max_iterations=params["max_iterations"],
-        response_format=None,
-        decision=None,
+        response_format=response_format,
+        decision=decision,
         options=merged,
         vendor=vendor,
         deps=deps,
         plain_callable=first.plain,
-        info=call_info(first, frame, deps, run_options.trace),
         frame=frame,
-        hooks=settings.plugins.memo("run_hooks", RunHooks),
+        hooks=hooks,
         backoff=settings.backoff,
-        max_attempts=settings.max_retries,
+        max_attempts=max_attempts,
         input_token_budget=settings.input_token_budget,
         add_usage=settings.add_usage,
-        stream=stream,
         tool_settings=tool_settings,
-        system_blocks=system_blocks,
+        output_type=output_type,
+        native_tools=native_tools,
+        reasoning=run_options.reasoning,
+        cache=run_options.cache,
+        output_mode=mode,
+        dropped=dropped,
+        ledgers=run_ledgers(settings.ledger, run_options.budget),
+        context_policy=policy,
+        window_limit=window if policy is None else policy.limit(window),
+        summaries=settings.summaries,
+        resolve_model=(
+            (lambda name: settings.resolve(name)[:2]) if policy is not None else _no_model
+        ),
+        deadline=None if deadline_seconds is None else started + deadline_seconds,
+        deadline_seconds=deadline_seconds,
+        stream_restart=run_options.stream_restart,
+        candidates=[used, *fallbacks] if fallbacks else [],
         fallback_on=fallback_on,
+        manual_tools=run_options.manual_tools,
+        gate=settings.gate(first.qualified),  # limits
+        store=run_store(settings, toolbox, decision, frame),
+        trace=run_options.trace,  # tracing
     )
-    add_conversation(plan, settings, params, run_options.history, policy)
-    add_tools_and_output(plan, settings, params, mode)
-    apply_run_options(plan, settings, run_options, policy, fallbacks, started)
-    return plan
 
 
 @dataclass(slots=True, frozen=True)
@@ -329,13 +442,14 @@ def call_info(first: First, frame: Frame | None, deps: Any, trace: Trace | None)
     )
 
 
-def add_conversation(
-    plan: Plan,
+def first_conversation(
     settings: RunSnapshot,
     params: dict[str, Any],
     history: Sequence[Message],
     policy: ContextPolicy | None,
-) -> None:
+    used: Candidate,
+    frame: Frame | None,
+) -> tuple[list[Message], list[Dropped]]:
     """The first request's conversation: DAG context, ``history=``, then the new content.
 
     Other vendors' thinking and server-tool blocks are dropped (and listed).
@@ -348,69 +462,34 @@ def add_conversation(
         content,
         history,
         max_bytes=settings.max_block_bytes,
-        window=plan.caps.context_window,
-        model=plan.qualified,
+        window=used.caps.context_window,
+        model=used.qualified,
     )
-    frame = plan.frame
     if not blocks and not history and params["context"] is None and frame is None:
         raise ContentError(0, "content is empty")
     # The DAG read takes at most half the policy's limit: room for the new content.
     read_budget = policy.max_tokens // 2 if policy is not None and policy.max_tokens else None
-    plan.messages = first_messages(blocks, params["context"], frame, history, read_budget)
-    if len(plan.messages) > 1:  # only a conversation can hold another vendor's blocks
-        plan.messages, plan.dropped = portable(plan.messages, plan.provider.name)
+    messages = first_messages(blocks, params["context"], frame, history, read_budget)
+    if len(messages) > 1:  # only a conversation can hold another vendor's blocks
+        return portable(messages, used.provider.name)
+    return messages, []
 
 
-def add_tools_and_output(
-    plan: Plan, settings: RunSnapshot, params: dict[str, Any], output_mode: str | None
-) -> None:
-    """The tools offered, the response format or decision, checked against the model."""
-    tool_settings = plan.tool_settings
-    plan.native_tools, plan.toolbox = offered_tools(
-        settings, params, plan.info, plan.hooks, tool_settings
-    )
-    plan.response_format, plan.decision = output_setting(
-        params, plan.caps, plan.provider.name, plan.model, output_mode
-    )
-    plan.output_type = structured.output_type(params["response_format"])
-    check_approver(plan.toolbox, tool_settings)
+def run_ledgers(shared: Ledger | None, budget: Budget | None) -> tuple[Ledger, ...]:
+    """The budgets a run draws on: the runtime's (cumulative) and the exec's own ``budget=``."""
+    if shared is None and budget is None:
+        return ()
+    own = Ledger(budget, "run") if budget else None
+    return tuple(x for x in (shared, own) if x)
 
 
-def apply_run_options(
-    plan: Plan,
-    settings: RunSnapshot,
-    given: RunOptions,
-    policy: ContextPolicy | None,
-    fallbacks: list[Candidate],
-    started: float,
-) -> None:
-    """Set the plan's run options, budgets, deadline, context policy, limits and models."""
-    plan.reasoning, plan.cache, plan.output_mode = given.reasoning, given.cache, given.output_mode
-    plan.trace, plan.manual_tools = given.trace, given.manual_tools  # tracing
-    plan.stream_restart = given.stream_restart
-    budget = given.budget
-    if settings.ledger is not None or budget is not None:
-        run_ledger = Ledger(budget, "run") if budget else None
-        plan.ledgers = tuple(x for x in (settings.ledger, run_ledger) if x)
-    if given.deadline_seconds is not None:
-        plan.deadline = started + given.deadline_seconds
-        plan.deadline_seconds = given.deadline_seconds
-    plan.context_policy = policy
-    # The policy's limit, else the model's whole window: never send what is known not to fit.
-    plan.window_limit = (
-        plan.caps.context_window if policy is None else policy.limit(plan.caps.context_window)
-    )
-    plan.summaries = settings.summaries
-    plan.resolve_model = (
-        (lambda name: settings.resolve(name)[:2]) if policy is not None else _no_model
-    )
-    plan.gate = settings.gate(plan.qualified)  # limits
-    if fallbacks:
-        first = Candidate(plan.provider, plan.model, plan.qualified, plan.caps)
-        plan.candidates = [first, *fallbacks]
-    if plan.toolbox is not None or plan.decision is not None:
-        # Only tools and choices see a RunContext: no store is looked up for a plain call.
-        plan.store = settings.store_for(getattr(plan.frame, "session", None))
+def run_store(
+    settings: RunSnapshot, toolbox: ToolBox | None, decision: Decision | None, frame: Frame | None
+) -> Any:
+    """``RunContext.store``: looked up only when tools or choices will see a RunContext."""
+    if toolbox is None and decision is None:
+        return None
+    return settings.store_for(getattr(frame, "session", None))
 
 
 def _no_model(name: str) -> tuple[Provider, str]:

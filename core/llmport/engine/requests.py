@@ -27,7 +27,7 @@ from ..messages.types import (
     ToolSpec,
 )
 from ..tools.deferral import settle_deferral
-from .plan import Plan
+from .plan import RunPlan
 
 __all__ = [
     "build_request",
@@ -38,7 +38,7 @@ __all__ = [
 
 
 def build_request(
-    plan: Plan,
+    plan: RunPlan,
     messages: list[Message],
     *,
     tools: bool,

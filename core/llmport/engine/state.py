@@ -26,11 +26,16 @@ if TYPE_CHECKING:
 
 
 class Chained(Protocol):
-    """What :func:`note_answer` reads of a run's plan (a :class:`~.plan.Plan`)."""
+    """What :func:`note_answer` reads of a run's plan (a :class:`~.plan.RunPlan`)."""
 
-    provider: Provider
-    options: dict[str, Any]
-    response_ids: list[str]
+    @property
+    def provider(self) -> Provider: ...
+
+    @property
+    def options(self) -> dict[str, Any]: ...
+
+    @property
+    def response_ids(self) -> list[str]: ...
 
 
 __all__ = [

@@ -33,7 +33,7 @@ from ..tools.tool import ToolOutcome
 from .attempts import model_request
 from .effects import Effect, Emit, Steps
 from .output_modes import OutputMode, decide, output_mode, structured_output, turn_request
-from .plan import Plan
+from .plan import RunPlan
 from .result import RunResult
 from .tool_turns import hand_off, handoff_of, manual_tool_turn, run_tool_turn
 
@@ -45,7 +45,7 @@ __all__ = [
 # --- the run ----------------------------------------------------------------------
 
 
-def machine(plan: Plan, run: RunResult[Any]) -> Steps:
+def machine(plan: RunPlan, run: RunResult[Any]) -> Steps:
     """The whole run; records it (DAG, runtime usage) whether it succeeds or fails."""
     started = time.perf_counter()
     if plan.hooks.observed:  # tracing: a span per run
@@ -85,7 +85,7 @@ def machine(plan: Plan, run: RunResult[Any]) -> Steps:
         yield Emit(FinalEvent(run))
 
 
-def _loop(plan: Plan, run: RunResult[Any]) -> Steps:
+def _loop(plan: RunPlan, run: RunResult[Any]) -> Steps:
     """The tool loop, then structured output and decisions on its final answer."""
     messages = list(plan.messages)
     run.messages = messages  # the same list: a partial result (RunTimeout, budget) has it too
@@ -112,7 +112,7 @@ def _loop(plan: Plan, run: RunResult[Any]) -> Steps:
 
 
 def _turns(
-    plan: Plan, run: RunResult[Any], messages: list[Message], mode: OutputMode | None
+    plan: RunPlan, run: RunResult[Any], messages: list[Message], mode: OutputMode | None
 ) -> Generator[Effect, Any, tuple[Response, str, bool]]:
     """Model turns and their tool runs until an answer: (last response, reply, handed off?)."""
     tool_choice = plan.tool_choice
@@ -157,7 +157,9 @@ def _turns(
     return response, reply, False
 
 
-def _failed_turns(plan: Plan, run: RunResult[Any], outcomes: list[ToolOutcome], before: int) -> int:
+def _failed_turns(
+    plan: RunPlan, run: RunResult[Any], outcomes: list[ToolOutcome], before: int
+) -> int:
     """Turns in a row whose every tool call failed; too many is a ModelBehaviorError."""
     failed_turns = before + 1 if all(o.result.is_error for o in outcomes) else 0
     if failed_turns >= plan.tool_settings.max_tool_errors:

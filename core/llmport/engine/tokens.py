@@ -24,7 +24,7 @@ from ..provider.contract import TOKEN_COUNTING
 from ..tools.tool import toolsets_closed_by
 from .calls import Owner
 from .output_modes import first_request
-from .plan import Plan, plan_run
+from .plan import RunPlan, plan_run
 from .settings import RunSettings
 
 __all__ = ["ModelInfo", "TokenCount", "acount_tokens", "count_tokens", "model_info"]
@@ -56,7 +56,7 @@ class ModelInfo:
     capabilities: ModelCapabilities
 
 
-def _counting(owner: Owner, content: Any, kwargs: Mapping[str, Any]) -> tuple[Plan, Request]:
+def _counting(owner: Owner, content: Any, kwargs: Mapping[str, Any]) -> tuple[RunPlan, Request]:
     """The plan of an ``exec`` with these arguments and the first request it would send."""
     params, options = split_call(kwargs)
     params["content"] = content

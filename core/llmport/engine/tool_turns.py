@@ -30,7 +30,7 @@ from ..messages.types import (
 from ..tools.policy import ToolCheck
 from ..tools.tool import RunContext, ToolBox, ToolOutcome, refusal
 from .effects import Approve, Effect, Emit, Invoke, LiveEvents, RunTools, Steps, handoff_events
-from .plan import Plan
+from .plan import RunPlan
 from .result import RunResult, ToolCallRecord
 
 __all__ = [
@@ -45,7 +45,7 @@ __all__ = [
 
 
 def _screen(
-    plan: Plan, calls: list[ToolCall], info: Any
+    plan: RunPlan, calls: list[ToolCall], info: Any
 ) -> Generator[Effect, Any, dict[str, ToolOutcome]]:
     """The refused outcomes by call id: policy, repeated calls, then the approver."""
     refused, pending = _gate(plan, calls, info)
@@ -59,7 +59,7 @@ def _screen(
 
 
 def manual_tool_turn(
-    plan: Plan, run: RunResult[Any], calls: list[ToolCall], iteration: int
+    plan: RunPlan, run: RunResult[Any], calls: list[ToolCall], iteration: int
 ) -> Generator[Effect, Any, list[ToolOutcome]]:
     """``tool_execution="manual"``: refuse what policy refuses, leave the rest pending.
 
@@ -85,7 +85,7 @@ def manual_tool_turn(
 
 
 def run_tool_turn(
-    plan: Plan, run: RunResult[Any], calls: list[ToolCall], iteration: int
+    plan: RunPlan, run: RunResult[Any], calls: list[ToolCall], iteration: int
 ) -> Generator[Effect, Any, list[ToolOutcome]]:
     info = plan.call_info(iteration)
     for call in calls:
@@ -122,7 +122,7 @@ def run_tool_turn(
 
 
 def _gate(
-    plan: Plan, calls: list[ToolCall], info: Any
+    plan: RunPlan, calls: list[ToolCall], info: Any
 ) -> tuple[dict[str, ToolOutcome], list[tuple[ToolCall, ToolCheck]]]:
     """(refused outcomes by call id, calls awaiting approval).
 
@@ -155,7 +155,7 @@ def _gate(
 
 
 def _contexts(
-    plan: Plan, calls: list[ToolCall], iteration: int, live: LiveEvents | None = None
+    plan: RunPlan, calls: list[ToolCall], iteration: int, live: LiveEvents | None = None
 ) -> list[RunContext[Any]]:
     node_id = plan.record.node_id if plan.record is not None else None
     frame = plan.frame
@@ -187,7 +187,7 @@ def _no_writer(payload: Any) -> None:
 
 
 def _record_tool(
-    plan: Plan, run: RunResult[Any], outcome: ToolOutcome, iteration: int, info: Any
+    plan: RunPlan, run: RunResult[Any], outcome: ToolOutcome, iteration: int, info: Any
 ) -> None:
     node_id = None
     if plan.frame is not None and plan.record is not None:
@@ -223,7 +223,7 @@ def _record_tool(
 # --- handoffs ----------------------------------------------------------------------------
 
 
-def handoff_of(plan: Plan, response: Response, iteration: int) -> tuple[ToolCall, Any] | None:
+def handoff_of(plan: RunPlan, response: Response, iteration: int) -> tuple[ToolCall, Any] | None:
     """The first call of a handoff tool this turn (one a run-stage policy does not deny)."""
     box = plan.toolbox
     if box is None or not box.handoffs:
@@ -240,7 +240,11 @@ def handoff_of(plan: Plan, response: Response, iteration: int) -> tuple[ToolCall
 
 
 def hand_off(
-    plan: Plan, run: RunResult[Any], response: Response, taken: tuple[ToolCall, Any], iteration: int
+    plan: RunPlan,
+    run: RunResult[Any],
+    response: Response,
+    taken: tuple[ToolCall, Any],
+    iteration: int,
 ) -> Steps:
     """End the loop; hand the (filtered) conversation to the target; its return is the output."""
     from ..sessions.agentic import handoff_claim
@@ -301,7 +305,7 @@ def hand_off(
 
 
 def _record_handoff(
-    plan: Plan,
+    plan: RunPlan,
     name: str,
     call_id: str,
     claim: list[Any],

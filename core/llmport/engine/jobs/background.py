@@ -49,7 +49,7 @@ from ...provider.contract import Prepared, Provider
 from .job import Job, JobStatus, answer_result, plan_job, prepare_first
 
 if TYPE_CHECKING:
-    from ..plan import Plan
+    from ..plan import RunPlan
     from ..result import Caller, RunResult
     from ..settings import RunSettings
 
@@ -154,7 +154,7 @@ class BackgroundJob(Job):
         backend: BackgroundBackend,
         vendor_id: str,
         *,
-        plan: Plan | None = None,
+        plan: RunPlan | None = None,
         request: Request | None = None,
         prepared: Prepared | None = None,
         caller: Caller | None = None,
@@ -421,7 +421,7 @@ def _backend(provider: Provider, model: str) -> BackgroundBackend:
 
 def _planned(
     settings: RunSettings, content: Any, model: Any, params: Mapping[str, Any]
-) -> tuple[Plan, BackgroundBackend]:
+) -> tuple[RunPlan, BackgroundBackend]:
     for name in _NOT_IN_BACKGROUND:
         if name in params:
             raise OptionError(f"{name}= does not apply to a background run")

@@ -40,7 +40,7 @@ from ...provider.contract import Prepared, Provider
 from .job import Job, JobState, JobStatus, answer_result, plan_job, prepare_first
 
 if TYPE_CHECKING:
-    from ..plan import Plan
+    from ..plan import RunPlan
     from ..result import RunResult
     from ..settings import RunSettings
 
@@ -104,7 +104,7 @@ class BatchItem:
     custom_id: str
     request: Request
     prepared: Prepared
-    plan: Any = None  # the exec Plan (structured output, messages); None on a bare resume
+    plan: Any = None  # the exec RunPlan (structured output, messages); None on a bare resume
 
 
 @dataclass(slots=True)
@@ -333,7 +333,7 @@ def _check_not_in_batch(kwargs: Mapping[str, Any], custom_id: str) -> None:
 
 def _plan_one(
     settings: RunSettings, spec: BatchRequest, model: str | None, common: Mapping[str, Any]
-) -> Plan:
+) -> RunPlan:
     """The exec plan of one request (the batch's ``common`` keywords, the request's own win)."""
     kwargs = {**common, **spec.params}
     _check_not_in_batch(kwargs, spec.custom_id)
@@ -349,7 +349,7 @@ def _plan_one(
     )
 
 
-def _convert(custom_id: str, plan: Plan) -> BatchItem:
+def _convert(custom_id: str, plan: RunPlan) -> BatchItem:
     """The request ``exec`` would send first, through the hooks and the plugin's ``prepare``."""
     request, prepared = prepare_first(plan, "a batch")
     return BatchItem(custom_id, request, prepared, plan)

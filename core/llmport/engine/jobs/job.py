@@ -30,7 +30,7 @@ from ...provider.contract import Prepared
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ..plan import Plan
+    from ..plan import RunPlan
     from ..result import RunResult
     from ..settings import RunSettings
 
@@ -245,7 +245,7 @@ def plan_job(
     kind: str,
     feature: str,
     label: str = "",
-) -> Plan:
+) -> RunPlan:
     """The exec plan of a job's request (no I/O), for one model and no tool-loop choices.
 
     ``kind`` names the job API (``"batch"``), ``feature`` the job in messages
@@ -266,12 +266,10 @@ def plan_job(
         raise UnsupportedFeatureError(
             plan.provider.name, plan.model, kind, f"call= functions have no {kind} API"
         )
-    plan.fallback_on = ()
-    plan.candidates = []  # one model: no fallbacks in a job
-    return plan
+    return replace(plan, fallback_on=(), candidates=[])  # one model: no fallbacks in a job
 
 
-def prepare_first(plan: Plan, feature: str, *, stream: bool = False) -> tuple[Request, Prepared]:
+def prepare_first(plan: RunPlan, feature: str, *, stream: bool = False) -> tuple[Request, Prepared]:
     """The request ``exec`` would send first, through the hooks and the plugin's ``prepare``."""
     from ..output_modes import OutputMode
     from ..requests import build_request
@@ -299,7 +297,7 @@ def answer_result(
     settings: RunSettings,
     provider: str,
     model: str,
-    plan: Plan | None,
+    plan: RunPlan | None,
     history: list[Message],
     response: Response,
     *,
