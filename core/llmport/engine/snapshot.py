@@ -144,12 +144,14 @@ def max_retries_of(given: int | None, config: Slot[Config]) -> int:
     return config.get().max_retries or 2
 
 
-@dataclass(slots=True, frozen=True)
+@dataclass(slots=True)
 class RunSnapshot:
     """The caller's settings as one call is planned with them (see the module docstring).
 
     It is the :class:`~.settings.RunSettings` a plan reads, answered from
-    its own fields and the runtime's holders.
+    its own fields and the runtime's holders. Nothing assigns to it; it is
+    not a frozen dataclass only because one is built on every call, and a
+    frozen dataclass of this size takes about ten times longer to build.
     """
 
     model: str
