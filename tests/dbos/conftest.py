@@ -15,3 +15,4 @@ _spec.loader.exec_module(_fixtures)
 
 pg_server = _fixtures.pg_server  # one server per xdist worker, started once
 pg_url = _fixtures.pg_url  # a fresh database per test
+own_pg = _fixtures.own_pg  # a server of the module's own, to stop and start

@@ -8,6 +8,9 @@ Under pytest-xdist each worker is a session, so each starts its own server in
 its own data directory, listening only on a Unix socket inside it: workers
 share no port, no files and no databases (pgserver serialises their start and
 stop with its own inter-process lock).
+
+``own_pg`` is a server of one test module's own, for the outage tests to stop
+and start (the shared one stays up).
 """
 
 from __future__ import annotations
@@ -53,3 +56,48 @@ def pg_url(pg_server: Any, monkeypatch: pytest.MonkeyPatch,
         conn.execute(f'CREATE DATABASE "{name}"')
     monkeypatch.setenv("LLMPORT_PLUGINS", "postgres")
     return str(pg_server.get_uri(name))
+
+
+class OwnServer:
+    """A dedicated pgserver: ``stop``, ``start`` and ``restart`` it at will."""
+
+    def __init__(self) -> None:
+        import pgserver
+
+        self.folder = tempfile.mkdtemp(prefix="llmport-pg-own-")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            self.server = pgserver.get_server(self.folder, cleanup_mode="stop")
+
+    def ctl(self, *args: str) -> None:
+        import pgserver
+
+        pgserver.pg_ctl(["-w", *args], pgdata=self.server.pgdata, user=self.server.system_user)
+
+    def stop(self) -> None:
+        self.ctl("-m", "fast", "stop")
+
+    def start(self) -> None:
+        self.ctl("restart")  # starts a stopped server with the options it last ran with
+
+    def restart(self) -> None:
+        self.ctl("-m", "fast", "restart")
+
+    def url(self, name: str) -> str:
+        return str(self.server.get_uri(name))
+
+
+@pytest.fixture(scope="module")
+def own_pg() -> Iterator[OwnServer]:
+    server = OwnServer()
+    try:
+        yield server
+    finally:
+        from llmport_postgres import close_pools
+
+        close_pools()  # the server stops at once, with no client left
+        # pgserver knows the first postmaster only: stop the one the tests restarted
+        # (immediate: the data is deleted next, no shutdown checkpoint needed).
+        server.ctl("-m", "immediate", "stop")
+        server.server.cleanup()
+        shutil.rmtree(server.folder, ignore_errors=True)

@@ -6,13 +6,9 @@ server stays up for the other tests).
 
 from __future__ import annotations
 
-import shutil
 import socket
-import tempfile
 import threading
 import time
-import warnings
-from collections.abc import Iterator
 from typing import Any
 
 import psycopg
@@ -23,56 +19,11 @@ from llmport.provider.config import Config
 pytestmark = pytest.mark.filterwarnings("ignore:XDG_RUNTIME_DIR is not set")
 
 
-class OwnServer:
-    """A dedicated pgserver: ``stop``, ``start`` and ``restart`` it at will."""
-
-    def __init__(self) -> None:
-        import pgserver
-
-        self.folder = tempfile.mkdtemp(prefix="llmport-pg-own-")
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            self.server = pgserver.get_server(self.folder, cleanup_mode="stop")
-
-    def ctl(self, *args: str) -> None:
-        import pgserver
-
-        pgserver.pg_ctl(["-w", *args], pgdata=self.server.pgdata, user=self.server.system_user)
-
-    def stop(self) -> None:
-        self.ctl("-m", "fast", "stop")
-
-    def start(self) -> None:
-        self.ctl("restart")  # starts a stopped server with the options it last ran with
-
-    def restart(self) -> None:
-        self.ctl("-m", "fast", "restart")
-
-    def url(self, name: str) -> str:
-        return str(self.server.get_uri(name))
-
-
-@pytest.fixture(scope="module")
-def own_pg() -> Iterator[OwnServer]:
-    server = OwnServer()
-    try:
-        yield server
-    finally:
-        from llmport_postgres import close_pools
-
-        close_pools()  # the server stops at once, with no client left
-        # pgserver knows the first postmaster only: stop the one the tests restarted
-        # (immediate: the data is deleted next, no shutdown checkpoint needed).
-        server.ctl("-m", "immediate", "stop")
-        server.server.cleanup()
-        shutil.rmtree(server.folder, ignore_errors=True)
-
-
 _names = iter(range(1_000_000))
 
 
 @pytest.fixture
-def own_url(own_pg: OwnServer, isolated_from_host: None, monkeypatch: pytest.MonkeyPatch) -> str:
+def own_url(own_pg: Any, isolated_from_host: None, monkeypatch: pytest.MonkeyPatch) -> str:
     """A fresh database on the dedicated server, the store's bound set to 1 s."""
     name = f"outage{next(_names)}"
     with psycopg.connect(own_pg.server.get_uri(), autocommit=True) as conn:
@@ -81,13 +32,13 @@ def own_url(own_pg: OwnServer, isolated_from_host: None, monkeypatch: pytest.Mon
     return own_pg.url(name) + "&timeout=1"
 
 
-def stored_seqs(own_pg: OwnServer, url: str, session_id: str) -> list[int]:
+def stored_seqs(own_pg: Any, url: str, session_id: str) -> list[int]:
     with Session(url, id=session_id, readonly=True) as again:
         return [n.seq for n in again.nodes()]
 
 
 def test_a_stopped_server_is_a_typed_error_within_the_bound(
-    own_pg: OwnServer, own_url: str
+    own_pg: Any, own_url: str
 ) -> None:
     session = Session(own_url)
     first = session.begin("function", "before", session.root, {})
@@ -110,7 +61,7 @@ def test_a_stopped_server_is_a_typed_error_within_the_bound(
     session.close()
 
 
-def test_a_restart_mid_run_loses_nothing(own_pg: OwnServer, own_url: str) -> None:
+def test_a_restart_mid_run_loses_nothing(own_pg: Any, own_url: str) -> None:
     session = Session(own_url)
     failures: list[BaseException] = []
     written = 0
@@ -145,7 +96,7 @@ def test_a_restart_mid_run_loses_nothing(own_pg: OwnServer, own_url: str) -> Non
 
 
 def test_an_answer_received_before_the_store_died_is_returned(
-    own_pg: OwnServer, own_url: str, caplog: pytest.LogCaptureFixture
+    own_pg: Any, own_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     def answer_then_store_dies(content: Any, model: str, response_format: Any) -> str:
         own_pg.stop()

@@ -19,6 +19,7 @@ from typing import Any, Generic, ParamSpec, TypeVar
 from llmport import Session
 from llmport.sessions.durable import Retrace, recording
 
+from .outage import DEFAULT_WAIT, PLUGIN, WAIT_OPTION, aoutage_typed, outage_typed
 from .recorder import DbosRecorder
 
 __all__ = ["DurableFunction", "durable", "enqueue", "launch", "queue", "result"]
@@ -44,14 +45,20 @@ class DurableFunction(Generic[P, R]):
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
-        """Run now, in this process, as a workflow (resumable by any worker if this one dies)."""
-        return self.workflow(*args, **kwargs)
+        """Run now, in this process, as a workflow (resumable by any worker if this one dies).
+
+        A database that stays unreachable longer than :func:`launch`'s
+        ``database_wait`` is a :class:`~llmport.SessionStoreUnavailable`.
+        """
+        if inspect.iscoroutinefunction(self.fn):
+            return aoutage_typed(lambda: self.workflow(*args, **kwargs))  # type: ignore[arg-type, return-value]
+        return outage_typed(lambda: self.workflow(*args, **kwargs))
 
     def start(self, *args: P.args, **kwargs: P.kwargs) -> Any:
         """Start in the background; the DBOS ``WorkflowHandle`` (``workflow_id``, results)."""
         from dbos import DBOS
 
-        return DBOS.start_workflow(self.workflow, *args, **kwargs)
+        return outage_typed(lambda: DBOS.start_workflow(self.workflow, *args, **kwargs))
 
     def __repr__(self) -> str:
         return f"<durable {self.name}>"
@@ -132,22 +139,50 @@ def _session(target: str | None, workflow_id: str) -> Session:
     return Session(target, id=workflow_id) if target else Session(id=workflow_id)
 
 
-def launch(database_url: str, *, name: str = "llmport", **config: Any) -> Any:
+def launch(
+    database_url: str,
+    *,
+    name: str = "llmport",
+    database_wait: float = DEFAULT_WAIT,
+    **config: Any,
+) -> Any:
     """Configure and launch DBOS on ``database_url`` (PostgreSQL, or SQLite for one machine).
 
-    ``config`` adds to the ``DBOSConfig`` (e.g. ``executor_id``,
+    ``database_wait``: seconds a run waits for a PostgreSQL that stopped
+    answering (its checkpoints are written once it is back, nothing is paid
+    twice) before it fails with :class:`~llmport.SessionStoreUnavailable`
+    (default 5). ``config`` adds to the ``DBOSConfig`` (e.g. ``executor_id``,
     ``application_version``). Launching recovers this executor's pending
     runs. Register durable functions first; declare queues after. Returns the ``DBOS``
     instance (``DBOS.destroy()`` stops it).
     """
     from dbos import DBOS, DBOSConfig
 
+    wait = _wait_setting(database_wait)
     _repoint_closed_log_streams()
     settings: DBOSConfig = {"name": name, "system_database_url": database_url}
     settings.update(config)  # type: ignore[typeddict-item]
+    if not database_url.startswith("sqlite"):
+        engine_kwargs = dict(settings.get("db_engine_kwargs") or {})
+        engine_kwargs["plugins"] = [*engine_kwargs.get("plugins", []), PLUGIN]
+        engine_kwargs[WAIT_OPTION] = wait
+        settings["db_engine_kwargs"] = engine_kwargs
     dbos = DBOS(config=settings)
     DBOS.launch()
     return dbos
+
+
+def _wait_setting(value: Any) -> float:
+    """``database_wait=`` checked: a finite number of seconds >= 0."""
+    import math
+
+    from llmport import OptionError
+
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise OptionError(f"database_wait must be a number of seconds >= 0, got {value!r}")
+    if value < 0:
+        raise OptionError(f"database_wait must be a number of seconds >= 0, got {value!r}")
+    return float(value)
 
 
 def _repoint_closed_log_streams() -> None:
@@ -216,13 +251,17 @@ def enqueue(
     if target is None:
         raise ValueError(f"no DBOS queue named {queue!r}: declare it with llmport_dbos.queue()")
     if workflow_id is None:
-        return target.enqueue(fn.workflow, *args, **kwargs)
+        return outage_typed(lambda: target.enqueue(fn.workflow, *args, **kwargs))
     with SetWorkflowID(workflow_id):
-        return target.enqueue(fn.workflow, *args, **kwargs)
+        return outage_typed(lambda: target.enqueue(fn.workflow, *args, **kwargs))
 
 
 def result(workflow_id: str) -> Any:
-    """The return value of the durable run ``workflow_id`` (waits until it finishes)."""
+    """The return value of the durable run ``workflow_id`` (waits until it finishes).
+
+    A database unreachable for longer than :func:`launch`'s ``database_wait``
+    is a :class:`~llmport.SessionStoreUnavailable`.
+    """
     from dbos import DBOS
 
-    return DBOS.retrieve_workflow(workflow_id).get_result()
+    return outage_typed(lambda: DBOS.retrieve_workflow(workflow_id).get_result())

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from llmport.sessions.durable import Retrace, StepKind
 
+from .outage import aoutage_typed, outage_typed
+
 if TYPE_CHECKING:
     from dbos import StepOptions
 
@@ -45,10 +47,11 @@ class DbosRecorder:
             return work()
 
         options: StepOptions = {"name": f"llmport.{kind}:{name}"}
-        if _loop_running():  # a sync call inside async code: DBOS takes sync steps off the loop
-            value = _off_the_loop(lambda: DBOS.run_step(options, body))
-        else:
-            value = DBOS.run_step(options, body)
+        def run() -> T:  # an unreachable database: typed (see .outage)
+            return outage_typed(lambda: DBOS.run_step(options, body))
+
+        # a sync call inside async code: DBOS takes sync steps off the loop
+        value = _off_the_loop(run) if _loop_running() else run()
         self._count(bool(ran))
         return value
 
@@ -62,7 +65,7 @@ class DbosRecorder:
             return await work()
 
         options: StepOptions = {"name": f"llmport.{kind}:{name}"}
-        value = await DBOS.run_step_async(options, body)
+        value = await aoutage_typed(lambda: DBOS.run_step_async(options, body))
         self._count(bool(ran))
         return value
 
