@@ -52,13 +52,13 @@ def counting_vendor(request: RecordedRequest) -> Reply:
     return Reply(json=completion({"role": "assistant", "content": f"counted to {done}"}))
 
 
-def worker(*args: str) -> subprocess.Popen[str]:
+def worker(*args: str, **env: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, WORKER, *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env={**os.environ, "LLMPORT_PLUGINS": "postgres"},
+        env={**os.environ, "LLMPORT_PLUGINS": "postgres", **env},
     )
 
 
@@ -111,6 +111,25 @@ def test_a_killed_worker_is_resumed_by_another_without_paying_again(
     lines = console.file.getvalue().splitlines()  # type: ignore[attr-defined]
     assert ["replayed" in line for line in lines if " tool " in line] == [True, True] + [False] * 3
     assert any("workflow run-1" in line for line in lines if " function " in line)
+
+
+def test_a_resumed_run_does_not_ask_its_approver_again(pg_url: str, tmp_path: Path) -> None:
+    counter, marker, approvals = tmp_path / "counter", tmp_path / "paused", tmp_path / "approvals"
+    asked = {"LLMPORT_TEST_APPROVALS": str(approvals)}
+    with LoopbackServer([Reply(handler=counting_vendor)], repeat=True) as server:
+        run = ("resume", pg_url, server.url, str(counter), "run-a")
+        first = worker(*run, "3", str(marker), **asked)
+        wait_for(marker, first)  # calls 1-3 approved, tools 1-2 ran, tool 3 about to
+        first.send_signal(signal.SIGKILL)
+        first.wait()
+        assert approvals.read_text().split() == ["1", "2", "3"]
+        second = worker(*run, **asked)
+        outcome = json.loads(finished(second))
+    assert outcome["result"] == f"counted to {GOAL}"
+    # Each call's approval was asked once across both workers: the resumed run replayed 1-3.
+    assert approvals.read_text().split() == [str(n) for n in range(1, GOAL + 1)]
+    assert counter.read_text().split() == [str(n) for n in range(1, GOAL + 1)]
+    assert len(server.requests) == GOAL + 1
 
 
 def test_four_workers_drain_fifty_queued_runs_within_the_concurrency_limit(pg_url: str) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 import llmport_dbos
 import pytest
 from dbos import DBOS, SetWorkflowID
-from llmport import Session, agentic_function
+from llmport import Session, agentic_function, hookimpl
 from llmport.provider.config import Config
 from llmport.testing import Script, call_tools
 
@@ -69,6 +69,42 @@ async def test_an_async_durable_run_checkpoints_each_request_and_tool_call(
     with SetWorkflowID("steps-1"):
         assert await durable_count(2) == "two / inner"
     assert len(SCRIPT.requests) == asked and bumps == [1, 2]
+
+
+class EachCallApproved:
+    @hookimpl
+    def llmport_tool_policy(self, check: Any) -> str:
+        return "approve"
+
+
+approvals: list[int] = []
+
+
+async def approve(check: Any) -> bool:
+    approvals.append(check.call.arguments["n"])
+    return True
+
+
+guarded = SCRIPT.runtime(config=Config(), hooks=[EachCallApproved()], approver=approve)
+
+
+@agentic_function
+async def count_approved(goal: int) -> str:
+    """Count with the tool, each call approved first."""
+    return str(await guarded.async_exec(f"count to {goal}", tools=[bump]))
+
+
+durable_approved = llmport_dbos.durable(count_approved, name="tests.steps.count_approved")
+
+
+async def test_an_approval_is_a_step_of_its_own(dbos: Any) -> None:
+    SCRIPT.add(call_tools(("bump", {"n": 7})), "seven")
+    with SetWorkflowID("steps-4"):
+        assert await durable_approved(7) == "seven"
+    assert approvals == [7]
+    steps = [s["function_name"] for s in await DBOS.list_workflow_steps_async("steps-4")]
+    model = "llmport.model:test"
+    assert steps == [model, "llmport.approval:bump", "llmport.tool:bump", model]
 
 
 def test_the_bare_decorator_makes_a_durable_run(dbos: Any) -> None:

@@ -8,6 +8,8 @@
 tool's PAUSE_AT-th call writes MARKER and hangs before its side effect, for
 the test to SIGKILL this process there. ``drain``: listen on the queue; with
 RUNS, also enqueue RUNS runs and print their results once all are done.
+With LLMPORT_TEST_APPROVALS set to a file, each call of the tool needs
+approval, and the approver writes a line there for each call it is asked about.
 """
 
 from __future__ import annotations
@@ -20,15 +22,36 @@ from pathlib import Path
 
 import llmport_dbos
 import llmport_openai.plugin
-from llmport import Runtime, agentic_function
+from llmport import Runtime, agentic_function, hookimpl
 from llmport.provider.config import Config
+from llmport.tools.policy import ToolCheck
 
 MODE, DB_URL, VENDOR_URL = sys.argv[1:4]
+APPROVALS = os.environ.get("LLMPORT_TEST_APPROVALS")
+
+
+class EachCallApproved:
+    """Every call of a tool needs approval."""
+
+    @hookimpl
+    def llmport_tool_policy(self, check: ToolCheck) -> str:
+        return "approve"
+
+
+def approve(check: ToolCheck) -> bool:
+    """Say yes, and note who was asked about which call."""
+    assert APPROVALS is not None and check.call is not None
+    with open(APPROVALS, "a") as f:
+        f.write(f"{check.call.arguments['n']}\n")
+    return True
+
+
 rt = Runtime(
     model="openai:gpt-4o-mini",
     config=Config(),
-    hooks=[llmport_openai.plugin],
+    hooks=[llmport_openai.plugin, *([EachCallApproved()] if APPROVALS else [])],
     providers={"openai": {"api_key": "sk-fake-test", "base_url": VENDOR_URL + "/v1"}},
+    approver=approve if APPROVALS else None,
 )
 
 

@@ -67,8 +67,14 @@ def _perform(effect: Effect) -> Any:
             )
         finally:
             tool_scope.reset(token)
-    if kind is Approve:
-        return ask_approval(effect.approver, effect.check)  # type: ignore[union-attr]
+    if kind is Approve:  # a durable run records the decision: its approver is asked once
+        assert isinstance(effect, Approve)
+        approve = effect
+        return step(
+            "approval",
+            approve.check.tool_name,
+            lambda: ask_approval(approve.approver, approve.check),
+        )
     if kind is Acquire:  # limits: sleeps here, between the limiter's answers
         return acquire(effect)  # type: ignore[arg-type]
     assert isinstance(effect, Invoke)
@@ -235,8 +241,14 @@ async def _aperform(effect: Effect) -> Any:
             )
         finally:
             tool_scope.reset(token)
-    if kind is Approve:
-        return await aask_approval(effect.approver, effect.check)  # type: ignore[union-attr]
+    if kind is Approve:  # a durable run records the decision: its approver is asked once
+        assert isinstance(effect, Approve)
+        approve = effect
+        return await astep(
+            "approval",
+            approve.check.tool_name,
+            lambda: aask_approval(approve.approver, approve.check),
+        )
     if kind is Acquire:  # limits: awaits here, never blocking the loop
         return await aacquire(effect)  # type: ignore[arg-type]
     assert isinstance(effect, Invoke)

@@ -1,9 +1,10 @@
-"""The seam a durable-execution plugin wraps around each model request and each tool call.
+"""The seam a durable-execution plugin wraps around each model request, tool call and approval.
 
-The engine's drivers (:mod:`llmport.engine.drive`) perform every model request (``Send``,
-``Stream``) and every tool call (one per call of a ``RunTools`` turn)
-through :func:`step` / :func:`astep`. With no recorder installed these call
-the work directly. A durable-execution plugin (``llmport-dbos``) installs a
+The engine's drivers (:mod:`llmport.engine.drive`) perform every model
+request (``Send``, ``Stream``), every tool call (one per call of a
+``RunTools`` turn) and every approver's decision (``Approve``) through
+:func:`step` / :func:`astep`. With no recorder installed these call the
+work directly. A durable-execution plugin (``llmport-dbos``) installs a
 :class:`StepRecorder` for the length of a durable run (:func:`recording`):
 it checkpoints each step's answer, so a run resumed by another worker gets
 the answers of completed steps back from its record instead of paying for
@@ -39,8 +40,8 @@ __all__ = [
 
 T = TypeVar("T")
 
-#: What a step is: a model request or a tool call.
-StepKind = Literal["model", "tool"]
+#: What a step is: a model request, a tool call or an approver's decision on one.
+StepKind = Literal["model", "tool", "approval"]
 
 
 class StepRecorder(Protocol):
