@@ -136,6 +136,46 @@ def test_a_durable_run_records_into_the_session_named_by_its_workflow_id(
     assert {n.data["workflow_id"] for n in nodes} == {"steps-2"}
 
 
+@agentic_function
+def child(word: str) -> str:
+    """A durable function called inside another durable run (a child workflow)."""
+    return str(rt.exec(f"child {word}"))
+
+
+durable_child = llmport_dbos.durable(child, name="tests.steps.child")
+
+
+@agentic_function
+def parent(word: str) -> str:
+    """Asks, then runs the durable child under a workflow id of its own."""
+    asked = str(rt.exec(f"parent {word}"))
+    with SetWorkflowID("steps-5-child"):
+        return asked + durable_child(word)
+
+
+durable_parent = llmport_dbos.durable(parent, name="tests.steps.parent")
+
+
+def test_a_nested_durable_run_records_into_its_own_session(
+    dbos: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LLMPORT_SESSION", str(tmp_path / "runs.sqlite"))
+    SCRIPT.add("P", "C")
+    with SetWorkflowID("steps-5"):
+        assert durable_parent("w") == "PC"
+    recorded = {}
+    for run in ("steps-5", "steps-5-child"):
+        with Session(tmp_path / "runs.sqlite", id=run, readonly=True) as session:
+            recorded[run] = [(n.kind, n.name, n.data["workflow_id"]) for n in session.nodes()]
+    assert recorded == {
+        "steps-5": [("function", "parent", "steps-5"), ("llm", "scripted:test", "steps-5")],
+        "steps-5-child": [
+            ("function", "child", "steps-5-child"),
+            ("llm", "scripted:test", "steps-5-child"),
+        ],
+    }
+
+
 def test_launch_survives_a_closed_log_stream(tmp_path: Path) -> None:
     """DBOS logs to the stderr of its import; a process may have closed that since."""
     import io

@@ -120,8 +120,13 @@ def current_frame() -> Frame | None:
     return _current.get()
 
 
-def enter_frame(frame: Frame) -> contextvars.Token[Frame | None]:
-    """Make ``frame`` the current one; hand the token to :func:`leave_frame` when it ends."""
+def enter_frame(frame: Frame | None) -> contextvars.Token[Frame | None]:
+    """Make ``frame`` the current one; hand the token to :func:`leave_frame` when it ends.
+
+    None runs the code inside outside any agentic call: an agentic function
+    called there starts at the root of its own session (a durable run nested
+    in another records into its own session, not its caller's).
+    """
     return _current.set(frame)
 
 

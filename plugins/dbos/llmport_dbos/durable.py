@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, Generic, ParamSpec, TypeVar
 
 from llmport import Session
+from llmport.sessions.dag import enter_frame, leave_frame
 from llmport.sessions.durable import Retrace, recording
 
 from .outage import DEFAULT_WAIT, PLUGIN, WAIT_OPTION, aoutage_typed, outage_typed
@@ -79,7 +80,9 @@ def durable(
     worker from its last completed step, and completed steps are neither paid
     for nor run again. The run records into the session named by its workflow
     id (in ``sessions``, a session path or URL; default: the configured
-    session path, else in memory), its nodes carrying the workflow id.
+    session path, else in memory), its nodes carrying the workflow id; a
+    durable function called inside another durable run (a child workflow)
+    records into its own session too, not its caller's.
 
     Works bare (``durable(fn)``, ``@durable``) or with arguments. Register
     durable functions before ``DBOS.launch()`` (DBOS finds a workflow to
@@ -127,8 +130,14 @@ def _attempt(sessions: str | None) -> Iterator[DbosRecorder]:
         raise RuntimeError("a durable function's body runs only as a DBOS workflow")
     session = _session(sessions, workflow_id)
     recorder = DbosRecorder(workflow_id, Retrace.of(session.nodes(), workflow_id))
-    with session, recording(recorder):
-        yield recorder
+    # A durable run called from inside another agentic call (a nested durable function)
+    # starts its own DAG in its own session: outside the caller's frame.
+    outside = enter_frame(None)
+    try:
+        with session, recording(recorder):
+            yield recorder
+    finally:
+        leave_frame(outside)
 
 
 def _session(target: str | None, workflow_id: str) -> Session:
