@@ -9,12 +9,14 @@ from __future__ import annotations
 import socket
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
 from llmport import Runtime, Session, SessionStoreUnavailable, agentic_function
 from llmport.provider.config import Config
+from pg_proxy import TcpProxy
 
 pytestmark = pytest.mark.filterwarnings("ignore:XDG_RUNTIME_DIR is not set")
 
@@ -137,3 +139,56 @@ def test_a_server_that_never_answers_is_unavailable_within_the_timeout(
             assert caught.value.service == f"PostgreSQL at postgresql://app@127.0.0.1:{port}/app"
         finally:
             close_pools()  # its pool would keep trying to connect in the background
+
+
+def proxied(own_pg: Any, proxy: TcpProxy, options: str = "") -> str:
+    """A fresh database with the llmport tables, and its URL through ``proxy``."""
+    name = f"proxied{next(_names)}"
+    with psycopg.connect(own_pg.server.get_uri(), autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    Session(own_pg.url(name)).close()  # the tables, made directly
+    return f"postgresql://postgres@127.0.0.1:{proxy.port}/{name}{options}"
+
+
+def socket_of(own_pg: Any) -> str:
+    return str(Path(own_pg.server.pgdata) / ".s.PGSQL.5432")
+
+
+@pytest.mark.parametrize(
+    "statement", [b"INSERT INTO llmport_nodes", b"INSERT INTO llmport_node_ends"]
+)
+def test_a_write_whose_reply_was_lost_after_the_commit_is_stored_once(
+    own_pg: Any, isolated_from_host: None, monkeypatch: pytest.MonkeyPatch, statement: bytes
+) -> None:
+    monkeypatch.setenv("LLMPORT_PLUGINS", "postgres")
+    with TcpProxy(socket_of(own_pg), drop_reply_to=statement) as proxy:
+        url = proxied(own_pg, proxy)
+        session = Session(url)
+        node = session.begin("function", "once", session.root, {})
+        session.end(node, "ok", {"result": 1}, 0.0)
+        assert proxy.dropped == 1  # the write committed, its reply never came: retried
+        direct = own_pg.url(url.rsplit("/", 1)[1])
+        with Session(direct, id=session.id, readonly=True) as again:
+            stored = [(n.seq, n.name, n.status) for n in again.nodes()]
+        assert stored == [(node.seq, "once", "ok")]
+        later = session.begin("function", "next", session.root, {})
+        assert later.seq == node.seq + 1  # the retry took no sequence number of its own
+        session.close()
+
+
+def test_a_dropped_write_and_the_wait_after_it_share_one_bound(
+    own_pg: Any, isolated_from_host: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LLMPORT_PLUGINS", "postgres")
+    with TcpProxy(
+        socket_of(own_pg), drop_reply_to=b"INSERT INTO llmport_nodes", hold=2.5,
+        refuse_after_drop=True,
+    ) as proxy:
+        session = Session(proxied(own_pg, proxy, "?timeout=3"))
+        started = time.monotonic()
+        with pytest.raises(SessionStoreUnavailable) as caught:
+            session.begin("function", "lost", session.root, {})  # 2.5 s, dropped, then down
+        elapsed = time.monotonic() - started
+        assert elapsed <= 3 + 1.5  # one bound for both tries (it was 2.5 s + another 3 s)
+        assert caught.value.__cause__ is None and caught.value.__context__ is None
+        session.close()

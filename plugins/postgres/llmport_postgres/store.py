@@ -34,11 +34,20 @@ keeps rendered context byte-identical after reopening.
 
 Outages: a database that does not answer is a
 :class:`llmport.SessionStoreUnavailable` naming it within ``timeout``
-seconds (``?timeout=SECONDS`` in the URL, default 5; it bounds connecting
-and waiting for a pooled connection), never a driver exception. After a
-server restart the pool's dead connections are replaced and the statement
-runs once more on a fresh one (a server that shut down ran none of it), so
-a restart mid-run loses nothing and usually shows nothing.
+seconds (``?timeout=SECONDS`` in the URL, default 5), never a driver
+exception. The bound is one deadline per operation: waiting for a pooled
+connection and the retry on a fresh one both come out of it (the driver's
+import on first use in a process is not waiting for the database, and is
+done before the clock starts). After a server restart the pool's dead
+connections are replaced and the statement runs once more on a fresh one,
+so a restart mid-run loses nothing and usually shows nothing.
+
+A connection can also drop after the server committed a statement but
+before its reply arrived: the retry must not store the node twice. Each
+node INSERT carries a key made by the writer (``write_key``, unique per
+session); a retry finds the row its first try committed and returns its
+``seq`` instead of appending another (``ON CONFLICT DO NOTHING`` keeps even
+a concurrent duplicate out), and a completion written twice is kept once.
 """
 
 from __future__ import annotations
@@ -117,38 +126,55 @@ CREATE TRIGGER llmport_node_ends_append_only BEFORE UPDATE OR DELETE ON llmport_
     FOR EACH ROW EXECUTE FUNCTION llmport_append_only();
 """
 
+# The writer's key of each node (see the module docs); added to tables made before it.
+WRITE_KEYS = """
+ALTER TABLE llmport_nodes ADD COLUMN IF NOT EXISTS write_key TEXT;
+CREATE UNIQUE INDEX IF NOT EXISTS llmport_nodes_write_key ON llmport_nodes(session, write_key);
+"""
+
 #: pg_advisory_xact_lock key for creating the schema ("llmport" in ASCII).
 _SCHEMA_LOCK = 0x6C6C6D706F7274
 
 _NODE_COLUMNS = "kind, name, parent, expose, start_clock, started_at, start_data"
 
-_INSERT = f"""
-WITH s AS (
-    UPDATE llmport_sessions SET next_seq = next_seq + 1 WHERE id = %(session)s
+# A retry of a write that committed finds its row by write key: no second row, no counter
+# bump (the UPDATE only runs when the key is new), the first try's seq returned.
+_EARLIER = """
+earlier AS (
+    SELECT seq FROM llmport_nodes WHERE session = %(session)s AND write_key = %(key)s
+), s AS (
+    UPDATE llmport_sessions SET next_seq = next_seq + 1
+    WHERE id = %(session)s AND NOT EXISTS (SELECT 1 FROM earlier)
     RETURNING next_seq
+)"""
+
+_INSERT = f"""
+WITH {_EARLIER}, n AS (
+    INSERT INTO llmport_nodes (session, seq, write_key, {_NODE_COLUMNS})
+    SELECT %(session)s, s.next_seq, %(key)s, %(kind)s, %(name)s, %(parent)s, %(expose)s,
+           %(start)s, %(started_at)s, %(data)s::json
+    FROM s
+    ON CONFLICT (session, write_key) DO NOTHING
+    RETURNING seq
 )
-INSERT INTO llmport_nodes (session, seq, {_NODE_COLUMNS})
-SELECT %(session)s, s.next_seq, %(kind)s, %(name)s, %(parent)s, %(expose)s, %(start)s,
-       %(started_at)s, %(data)s::json
-FROM s
-RETURNING seq
+SELECT seq FROM n UNION ALL SELECT seq FROM earlier
 """
 
 # A node that is complete when appended (a tool run, a summary): both rows in one statement.
 _INSERT_DONE = f"""
-WITH s AS (
-    UPDATE llmport_sessions SET next_seq = next_seq + 1 WHERE id = %(session)s
-    RETURNING next_seq
-), n AS (
-    INSERT INTO llmport_nodes (session, seq, {_NODE_COLUMNS})
-    SELECT %(session)s, s.next_seq, %(kind)s, %(name)s, %(parent)s, %(expose)s, %(start)s,
-           %(started_at)s, %(data)s::json
+WITH {_EARLIER}, n AS (
+    INSERT INTO llmport_nodes (session, seq, write_key, {_NODE_COLUMNS})
+    SELECT %(session)s, s.next_seq, %(key)s, %(kind)s, %(name)s, %(parent)s, %(expose)s,
+           %(start)s, %(started_at)s, %(data)s::json
     FROM s
+    ON CONFLICT (session, write_key) DO NOTHING
     RETURNING session, seq
+), e AS (
+    INSERT INTO llmport_node_ends (session, seq, status, end_clock, duration, end_data)
+    SELECT n.session, n.seq, %(status)s, %(end)s, %(duration)s, %(result)s::json FROM n
+    RETURNING seq
 )
-INSERT INTO llmport_node_ends (session, seq, status, end_clock, duration, end_data)
-SELECT n.session, n.seq, %(status)s, %(end)s, %(duration)s, %(result)s::json FROM n
-RETURNING seq
+SELECT seq FROM e UNION ALL SELECT seq FROM earlier
 """
 
 _LOAD = """
@@ -227,15 +253,20 @@ atexit.register(close_pools)
 
 
 def with_connection(
-    pool: ConnectionPool, display: str, action: Callable[[Connection[Any]], _T]
+    pool: ConnectionPool,
+    display: str,
+    action: Callable[[Connection[Any]], _T],
+    deadline: float,
 ) -> _T:
     """``action(conn)`` on a pooled connection; an unreachable database is typed.
 
     A connection the server closed (a restart: ``AdminShutdown``, a dropped
-    socket) ran nothing of ``action``'s statement: the pool's idle connections
-    are checked and the action runs once more on a fresh one. What still
-    fails, or no connection within the pool's timeout, is a
-    :class:`~llmport.errors.SessionStoreUnavailable` naming the database.
+    socket) is dropped: the pool's idle connections are checked and the
+    action runs once more on a fresh one (a write that committed before the
+    drop is found again by its key, see the module docs). What still fails,
+    or no connection by ``deadline`` (``time.monotonic()``: both tries share
+    it), is a :class:`~llmport.errors.SessionStoreUnavailable` naming the
+    database.
     """
     import psycopg
     import psycopg_pool
@@ -243,7 +274,7 @@ def with_connection(
     detail = ""
     for attempt in (1, 2):
         try:
-            with pool.connection() as conn:
+            with pool.connection(timeout=max(0.0, deadline - time.monotonic())) as conn:
                 try:
                     return action(conn)
                 except psycopg.OperationalError:
@@ -266,14 +297,14 @@ class PostgresStore:
 
     def __init__(self, url: str, *, readonly: bool = False, durable: bool = False) -> None:
         # durable=True: every commit waits for its WAL flush (synchronous_commit=on).
-        self.url, timeout = split_options(url)
+        self.url, self.timeout = split_options(url)
         self.display = display_url(self.url)
         self.readonly = readonly
-        self._pool = _pool(self.url, durable, timeout)
+        self._pool = _pool(self.url, durable, self.timeout)  # imports the driver
         if not readonly:
-            self._ensure_schema()
+            self._ensure_schema(time.monotonic() + self.timeout)
 
-    def _ensure_schema(self) -> None:
+    def _ensure_schema(self, deadline: float) -> None:
         key = (os.getpid(), self.url)
         if key in _schema_ready:
             return
@@ -285,16 +316,27 @@ class PostgresStore:
                 exists = conn.execute(sql).fetchone()
                 if not (exists and exists[0]):
                     conn.execute(SCHEMA)
+                # Checked first: ALTER TABLE would lock the table out even when it has the column.
+                keyed = conn.execute(
+                    "SELECT 1 FROM pg_attribute WHERE attrelid = 'llmport_nodes'::regclass "
+                    "AND attname = 'write_key' AND NOT attisdropped"
+                ).fetchone()
+                if not keyed:
+                    conn.execute(WRITE_KEYS)
 
-        with_connection(self._pool, self.display, create)
+        with_connection(self._pool, self.display, create, deadline)
         _schema_ready.add(key)
 
     def _query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
         import psycopg
 
+        deadline = time.monotonic() + self.timeout
         try:
             return with_connection(
-                self._pool, self.display, lambda conn: conn.execute(sql, params).fetchall()
+                self._pool,
+                self.display,
+                lambda conn: conn.execute(sql, params).fetchall(),
+                deadline,
             )
         except psycopg.errors.UndefinedTable as exc:
             raise SessionFileNotFoundError(f"{self.display} holds no llmport sessions yet") from exc
@@ -328,6 +370,7 @@ class PostgresStore:
     def insert(self, session_id: str, node: Node) -> int:
         params: dict[str, Any] = {
             "session": session_id,
+            "key": uuid.uuid4().hex,  # this write's own: its retry finds it (module docs)
             "kind": node.kind,
             "name": node.name,
             "parent": parent_seq(node),
@@ -359,9 +402,11 @@ class PostgresStore:
         duration: float,
         result: dict[str, Any],
     ) -> None:
+        # A retry after a drop that followed the commit finds the end row there: kept once.
         self._query(
             "INSERT INTO llmport_node_ends (session, seq, status, end_clock, duration, end_data) "
-            "VALUES (%s, %s, %s, %s, %s, %s::json) RETURNING seq",
+            "VALUES (%s, %s, %s, %s, %s, %s::json) ON CONFLICT (session, seq) DO NOTHING "
+            "RETURNING seq",
             (session_id, seq, status, end, duration, dump(result)),
         )
 
@@ -386,23 +431,23 @@ class PostgresKV:
     """``RunContext.store`` beside a PostgreSQL session: table ``llmport_kv``, same database."""
 
     def __init__(self, url: str) -> None:
-        self.url, timeout = split_options(url)
+        self.url, self.timeout = split_options(url)
         self.display = display_url(self.url)
-        self._pool = _pool(self.url, False, timeout)
+        self._pool = _pool(self.url, False, self.timeout)
 
         def create(conn: Connection[Any]) -> None:
             with conn.transaction():
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK + 1,))
                 conn.execute(_KV_SCHEMA)
 
-        with_connection(self._pool, self.display, create)
+        with_connection(self._pool, self.display, create, time.monotonic() + self.timeout)
 
     def _run(self, sql: str, params: Sequence[Any]) -> list[Any]:
         def run(conn: Connection[Any]) -> list[Any]:
             cur = conn.execute(sql, params)
             return cur.fetchall() if cur.description is not None else []
 
-        return with_connection(self._pool, self.display, run)
+        return with_connection(self._pool, self.display, run, time.monotonic() + self.timeout)
 
     def get(self, namespace: Any, key: str) -> Any:
         from llmport.sessions.kv import SEPARATOR, Item, namespace_of
