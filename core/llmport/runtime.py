@@ -16,6 +16,8 @@ from the small classes of :mod:`llmport.engine.resources`.
 from __future__ import annotations
 
 import functools
+import sys
+import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack, overload
@@ -310,7 +312,8 @@ class Runtime(FileMethods, ConversationMethods, JobMethods):
     def run(self, content: Any = None, **params: Unpack[CallParams]) -> RunResult[Any]: ...
     def run(self, content: Any = None, **params: Any) -> RunResult[Any]:
         """Like :meth:`exec`, but return the whole :class:`RunResult`."""
-        return _engine().run(self, content, params)
+        started = time.monotonic()  # deadline=: the run's clock starts at the call
+        return _engine_within(self, params, started).run(self, content, params, started)
 
     @overload
     async def arun(
@@ -320,7 +323,8 @@ class Runtime(FileMethods, ConversationMethods, JobMethods):
     async def arun(self, content: Any = None, **params: Unpack[CallParams]) -> RunResult[Any]: ...
     async def arun(self, content: Any = None, **params: Any) -> RunResult[Any]:
         """Async :meth:`run`."""
-        return await _engine().arun(self, content, params)
+        started = time.monotonic()
+        return await _engine_within(self, params, started).arun(self, content, params, started)
 
     def exec(self, content: Any = None, **params: Unpack[CallParams]) -> Any:
         """Call the model (running tools, validating output) and return the reply.
@@ -336,13 +340,16 @@ class Runtime(FileMethods, ConversationMethods, JobMethods):
 
     def stream(self, content: Any = None, **params: Unpack[CallParams]) -> Iterator[StreamEvent]:
         """Yield :data:`~llmport.messages.types.StreamEvent` objects; the last is a FinalEvent."""
-        yield from _engine().stream(self, content, params)
+        started = time.monotonic()
+        yield from _engine_within(self, params, started).stream(self, content, params, started)
 
     async def astream(
         self, content: Any = None, **params: Unpack[CallParams]
     ) -> AsyncIterator[StreamEvent]:
         """Async :meth:`stream`: ``async for event in rt.astream(...)``."""
-        async for event in _engine().astream(self, content, params):
+        started = time.monotonic()
+        engine = _engine_within(self, params, started)
+        async for event in engine.astream(self, content, params, started):
             yield event
 
     # -- tokens and models -------------------------------------------------------------
@@ -408,6 +415,18 @@ class Runtime(FileMethods, ConversationMethods, JobMethods):
         tb: TracebackType | None,
     ) -> None:
         await self.aclose()
+
+
+def _engine_within(rt: Runtime, params: Mapping[str, Any], started: float) -> Entry:
+    """The engine; its first import (a second or more, cold) is cut at the run's deadline."""
+    if _ENGINE_MODULE in sys.modules:
+        return _engine()  # the hot path: loaded
+    from .provider.deadline import early_deadline, setup_within
+
+    return setup_within(_engine, started, early_deadline(params, rt.options))
+
+
+_ENGINE_MODULE = "llmport.engine.calls"
 
 
 @functools.cache

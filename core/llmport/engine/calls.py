@@ -33,61 +33,79 @@ class Owner(RunSettings, Caller, Protocol):
 class Entry(Protocol):
     """This module as its caller uses it (the runtime keeps it, loaded on the first call)."""
 
-    def run(self, owner: Owner, content: Any, kwargs: Mapping[str, Any]) -> RunResult[Any]: ...
+    def run(
+        self, owner: Owner, content: Any, kwargs: Mapping[str, Any], started: float | None = None
+    ) -> RunResult[Any]: ...
 
     async def arun(
-        self, owner: Owner, content: Any, kwargs: Mapping[str, Any]
+        self, owner: Owner, content: Any, kwargs: Mapping[str, Any], started: float | None = None
     ) -> RunResult[Any]: ...
 
     def stream(
-        self, owner: Owner, content: Any, kwargs: Mapping[str, Any]
+        self, owner: Owner, content: Any, kwargs: Mapping[str, Any], started: float | None = None
     ) -> Iterator[StreamEvent]: ...
 
     def astream(
-        self, owner: Owner, content: Any, kwargs: Mapping[str, Any]
+        self, owner: Owner, content: Any, kwargs: Mapping[str, Any], started: float | None = None
     ) -> AsyncIterator[StreamEvent]: ...
 
 
 def begin(
-    owner: Owner, content: Any, kwargs: Mapping[str, Any], *, stream: bool
+    owner: Owner,
+    content: Any,
+    kwargs: Mapping[str, Any],
+    *,
+    stream: bool,
+    started: float | None = None,
 ) -> tuple[RunResult[Any], Steps]:
-    """Plan the call and return its result (filled as it runs) and its step machine."""
+    """Plan the call and return its result (filled as it runs) and its step machine.
+
+    ``started``: when the caller's call began (``time.monotonic()``), where
+    the deadline's clock starts.
+    """
     params, options = split_call(kwargs)
     params["content"] = content
     if params["tools"] is None and params["toolset"] is None:
-        plan, run = start(owner.snapshot(), params, options, stream=stream)  # no toolset to adopt
+        snapshot = owner.snapshot()  # no toolset to adopt
+        plan, run = start(snapshot, params, options, stream=stream, started=started)
         return run, machine(plan, run)
     with toolsets_closed_by(owner.adopt):  # connected toolsets close with the caller
-        plan, run = start(owner.snapshot(), params, options, stream=stream)
+        plan, run = start(owner.snapshot(), params, options, stream=stream, started=started)
     if plan.manual_tools:  # result.continue_with() calls again with the same parameters
         run.continuation = Continuation(owner, dict(kwargs))
     return run, machine(plan, run)
 
 
-def run(owner: Owner, content: Any, kwargs: Mapping[str, Any]) -> RunResult[Any]:
+def run(
+    owner: Owner, content: Any, kwargs: Mapping[str, Any], started: float | None = None
+) -> RunResult[Any]:
     """The whole call, driven in this thread: ``Runtime.run``."""
-    result, steps = begin(owner, content, kwargs, stream=False)
+    result, steps = begin(owner, content, kwargs, stream=False, started=started)
     for _ in drive(steps):
         pass
     return result
 
 
-async def arun(owner: Owner, content: Any, kwargs: Mapping[str, Any]) -> RunResult[Any]:
+async def arun(
+    owner: Owner, content: Any, kwargs: Mapping[str, Any], started: float | None = None
+) -> RunResult[Any]:
     """The whole call, driven on the running loop: ``Runtime.arun``."""
-    result, steps = begin(owner, content, kwargs, stream=False)
+    result, steps = begin(owner, content, kwargs, stream=False, started=started)
     async for _ in adrive(steps):
         pass
     return result
 
 
-def stream(owner: Owner, content: Any, kwargs: Mapping[str, Any]) -> Iterator[StreamEvent]:
+def stream(
+    owner: Owner, content: Any, kwargs: Mapping[str, Any], started: float | None = None
+) -> Iterator[StreamEvent]:
     """The call's events as they come (the last is a FinalEvent): ``Runtime.stream``."""
-    yield from drive(begin(owner, content, kwargs, stream=True)[1])
+    yield from drive(begin(owner, content, kwargs, stream=True, started=started)[1])
 
 
 async def astream(
-    owner: Owner, content: Any, kwargs: Mapping[str, Any]
+    owner: Owner, content: Any, kwargs: Mapping[str, Any], started: float | None = None
 ) -> AsyncIterator[StreamEvent]:
     """Async :func:`stream`: ``Runtime.astream``."""
-    async for event in adrive(begin(owner, content, kwargs, stream=True)[1]):
+    async for event in adrive(begin(owner, content, kwargs, stream=True, started=started)[1]):
         yield event

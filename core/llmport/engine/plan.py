@@ -43,6 +43,7 @@ from ..observe.tracing import Trace  # tracing
 from ..output import structured
 from ..output.decisions import Decision
 from ..provider.contract import Provider, check_server_state
+from ..provider.deadline import early_deadline, setup_within
 from ..sessions.dag import Frame, LlmRecordLike, Prompt, current_frame, node_seq
 from ..tools.policy import CallInfo
 from ..tools.tool import ToolBox, ToolSettings
@@ -260,12 +261,17 @@ class RunPlan:
 
 
 def start(
-    settings: RunSnapshot, params: dict[str, Any], options: dict[str, Any], *, stream: bool
+    settings: RunSnapshot,
+    params: dict[str, Any],
+    options: dict[str, Any],
+    *,
+    stream: bool,
+    started: float | None = None,
 ) -> tuple[RunPlan, RunResult[Any]]:
     """Plan a run and open its DAG record; a failed plan is recorded as a failed node."""
     frame = current_frame()
     try:
-        plan = plan_run(settings, params, options, frame, stream=stream)
+        plan = plan_run(settings, params, options, frame, stream=stream, started=started)
     except BaseException as exc:
         if frame is not None:
             frame.begin_llm(
@@ -294,13 +300,24 @@ def plan_run(
     frame: Frame | None,
     *,
     stream: bool,
+    started: float | None = None,
 ) -> RunPlan:
     """Check every input and decide everything before the first request (sends nothing);
-    the steps run in the order their input errors take precedence."""
-    started = time.monotonic()  # deadline=: the clock runs from here (plugins, providers count)
+    the steps run in the order their input errors take precedence.
+
+    ``started`` (``time.monotonic()``) is when the caller's call began: the
+    deadline's clock runs from there (loading the engine, plugins and
+    providers count), else from here.
+    """
+    if started is None:
+        started = time.monotonic()
     check_loop_params(params)
     vendor = check_vendor_fields(params["vendor"])
-    first, conf_options, fallback_names = requested_model(settings, params["model"])
+    first, conf_options, fallback_names = setup_within(  # a cold setup is cut at the deadline
+        lambda: requested_model(settings, params["model"]),
+        started,
+        early_deadline(options, settings.options),
+    )
     merged = {**settings.options, **conf_options, **options}  # the call's own win
     # The plain call's fast path: the run options are normalised only when given.
     given = not RUN_OPTION_NAMES.isdisjoint(merged)

@@ -10,6 +10,13 @@ deadline whatever the send was doing. The abandoned send finishes on its
 own (the client it was making is kept for the next call; its answer is
 dropped).
 
+Before any of that, a cold run loads the plugins and makes its provider
+(entry points imported, a vendor plugin's modules loaded: seconds, the
+first time in a process). :func:`setup_within` runs that setup in a worker
+thread too when the call has a deadline, and gives it up at the deadline
+with :class:`~llmport.errors.RunTimeout` (I7: the deadline bounds
+everything inside the run, client creation included).
+
 Providers that run the caller's own code (a ``call=`` function, a
 :class:`~llmport.testing.Script`) say ``cut_at_deadline = False``: their
 code stays in the caller's thread (it may hold thread-bound resources), and
@@ -24,15 +31,22 @@ import contextvars
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeVar
 
-from ..errors import ProviderTimeoutError
+from ..errors import ProviderTimeoutError, RunTimeout
 from ..messages.types import ProviderEvent, Request, Response
 from .clients import off_loop
 from .contract import Prepared, Provider
 
-__all__ = ["aprepare_within", "prepare_within", "send_within", "stream_within"]
+__all__ = [
+    "aprepare_within",
+    "early_deadline",
+    "prepare_within",
+    "send_within",
+    "setup_within",
+    "stream_within",
+]
 
 T = TypeVar("T")
 
@@ -44,8 +58,7 @@ def send_within(provider: Provider, prepared: Prepared, deadline: float | None) 
     return _within(
         lambda: provider.send(prepared),
         deadline,
-        provider.name,
-        "no answer by the run's deadline (the request was given up)",
+        _given_up(provider.name, "no answer by the run's deadline (the request was given up)"),
     )
 
 
@@ -60,8 +73,10 @@ def prepare_within(provider: Provider, request: Request, deadline: float | None)
     return _within(
         lambda: _converted(provider, request),
         deadline,
-        provider.name,
-        "the run's deadline passed while the request was converted (the SDK was loading)",
+        _given_up(
+            provider.name,
+            "the run's deadline passed while the request was converted (the SDK was loading)",
+        ),
     )
 
 
@@ -83,17 +98,54 @@ async def aprepare_within(
         ) from None
 
 
+def early_deadline(call: Mapping[str, Any], runtime: Mapping[str, Any]) -> float | None:
+    """The run's ``deadline=`` as known when a call starts: the call's, else the runtime's.
+
+    A value that is not a number of seconds > 0 is None here: the run's plan
+    reports it, in its turn among the input errors.
+    """
+    value = call["deadline"] if "deadline" in call else runtime.get("deadline")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        return None
+    return float(value)
+
+
+def setup_within(setup: Callable[[], T], started: float, seconds: float | None) -> T:
+    """``setup()`` (routing: plugins loaded, the provider made), given up ``seconds`` after
+    ``started`` (``time.monotonic()``) with :class:`~llmport.errors.RunTimeout`.
+
+    With no deadline it runs here, in the caller's thread.
+    """
+    if seconds is None:
+        return setup()
+    return _within(setup, started + seconds, lambda before: RunTimeout(seconds))
+
+
 def _converted(provider: Provider, request: Request) -> Prepared:
     prepared = provider.prepare(request) or Prepared(request)  # None: the first contract
     provider.converted = True
     return prepared
 
 
-def _within(fn: Callable[[], T], deadline: float, name: str, late: str) -> T:
-    """``fn()`` in a worker thread, given up at ``deadline`` (it finishes on its own)."""
+def _given_up(name: str, late: str) -> Callable[[bool], Exception]:
+    """The error of a provider call given up at the deadline (``before`` it started, or late)."""
+
+    def error(before: bool) -> Exception:
+        reason = "the run's deadline passed before the request" if before else late
+        return ProviderTimeoutError(reason, provider=name)
+
+    return error
+
+
+def _within(fn: Callable[[], T], deadline: float, expired: Callable[[bool], Exception]) -> T:
+    """``fn()`` in a worker thread, given up at ``deadline`` (it finishes on its own).
+
+    ``expired(before)`` is the error raised then: ``before`` when the
+    deadline had passed before ``fn`` started.
+    """
     remaining = deadline - time.monotonic()
     if remaining <= 0:
-        raise ProviderTimeoutError("the run's deadline passed before the request", provider=name)
+        raise expired(True)
     outcome: list[Any] = []
     done = threading.Event()
     context = contextvars.copy_context()  # the run's tracing, redaction and scopes
@@ -108,7 +160,7 @@ def _within(fn: Callable[[], T], deadline: float, name: str, late: str) -> T:
 
     threading.Thread(target=work, name="llmport-send", daemon=True).start()
     if not done.wait(remaining):
-        raise ProviderTimeoutError(late, provider=name)
+        raise expired(False)
     ok, value = outcome[0]
     if ok:
         return value  # type: ignore[no-any-return]
