@@ -122,7 +122,8 @@ class WaitForDatabase:
 
 def _display(url: Any) -> str:
     """Where the database is, without user info or query (a password may be in either)."""
-    host = url.host or "localhost"
+    socket_dir = url.query.get("host")  # a Unix socket's folder (?host=/run/postgresql)
+    host = url.host or (socket_dir if isinstance(socket_dir, str) else "") or "localhost"
     if url.port is not None:
         host = f"{host}:{url.port}"
     return f"postgresql://{host}/{url.database or ''}"
