@@ -274,6 +274,10 @@ class Runtime(FileMethods, ConversationMethods, JobMethods):
         """(provider, model name, qualified name, configured options, plain callable?)."""
         return route(self, self.targets, self._callable, model)
 
+    def routed(self, model: str | None) -> bool:
+        """Whether routing ``model`` is warm (resolved before by this runtime, or ``call=``)."""
+        return self._callable is not None or self.targets.routed(model or self.model)
+
     def resolve(self, model: str) -> Resolved:
         """(provider, model name, qualified name, configured options): never ``call=``."""
         return self.targets.resolve(self, model)

@@ -313,11 +313,15 @@ def plan_run(
         started = time.monotonic()
     check_loop_params(params)
     vendor = check_vendor_fields(params["vendor"])
-    first, conf_options, fallback_names = setup_within(  # a cold setup is cut at the deadline
-        lambda: requested_model(settings, params["model"]),
-        started,
-        early_deadline(options, settings.options),
-    )
+    requested = params["model"]
+    if _warm(settings, requested):  # the hot path: nothing to load, no thread
+        first, conf_options, fallback_names = requested_model(settings, requested)
+    else:  # a cold setup (plugins, the provider) is cut at the deadline
+        first, conf_options, fallback_names = setup_within(
+            lambda: requested_model(settings, requested),
+            started,
+            early_deadline(options, settings.options),
+        )
     merged = {**settings.options, **conf_options, **options}  # the call's own win
     # The plain call's fast path: the run options are normalised only when given.
     given = not RUN_OPTION_NAMES.isdisjoint(merged)
@@ -412,6 +416,12 @@ class First:
     model: str
     qualified: str
     plain: bool
+
+
+def _warm(settings: RunSnapshot, requested: Any) -> bool:
+    """Whether the call's first model was routed before (a list: its first entry)."""
+    first = requested[0] if isinstance(requested, (list, tuple)) and requested else requested
+    return settings.routed(first if isinstance(first, str) else None)
 
 
 def requested_model(

@@ -69,6 +69,9 @@ class RunSettings(RouteSource, Protocol):
     def store_for(self, session: Any) -> Store:
         """The key-value store a run's tools see (``RunContext.store``)."""
 
+    def routed(self, model: str | None) -> bool:
+        """Whether routing ``model`` is warm (done before by these settings: no plugin to load)."""
+
     def route(self, model: str | None) -> Routed:
         """Where ``model`` (None: the default) goes, a ``call=`` function included."""
 

@@ -205,6 +205,10 @@ class RunSnapshot:
         """The key-value store a run's tools see (``RunContext.store``)."""
         return self.stores.for_session(session)
 
+    def routed(self, model: str | None) -> bool:
+        """Whether routing ``model`` is warm (resolved before, or ``call=``: no plugin to load)."""
+        return self.call is not None or self.targets.routed(model or self.model)
+
     def route(self, model: str | None) -> Routed:
         """Where ``model`` (None: the default) goes, a ``call=`` function included."""
         return route(self, self.targets, self.call, model)

@@ -59,6 +59,10 @@ class Targets:
         # (the plugins' table, it with the named instances added: llmport.provider.instances)
         self._tables: tuple[Any, dict[str, Any]] | None = None
 
+    def routed(self, name: str) -> bool:
+        """Whether ``name`` was resolved before (routing it again is a dictionary lookup)."""
+        return name in self._routes
+
     def resolve(self, source: RouteSource, model: str | None) -> Resolved:
         """(provider, model name, qualified name, options from configuration)."""
         if model is not None:

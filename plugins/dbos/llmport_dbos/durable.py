@@ -187,9 +187,8 @@ def _wait_setting(value: Any) -> float:
 
     from llmport import OptionError
 
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise OptionError(f"database_wait must be a number of seconds >= 0, got {value!r}")
-    if value < 0:
+    number = not isinstance(value, bool) and isinstance(value, (int, float))
+    if not (number and math.isfinite(value) and value >= 0):
         raise OptionError(f"database_wait must be a number of seconds >= 0, got {value!r}")
     return float(value)
 
