@@ -52,6 +52,16 @@ def ask_three(topic: str) -> str:
 durable_ask = llmport_dbos.durable(ask_three, name="tests.outage.ask_three")
 
 
+@agentic_function
+async def aask_three(topic: str) -> str:
+    """Async :func:`ask_three`."""
+    rt = runtimes[-1]
+    return " | ".join([str(await rt.async_exec(f"{topic} {i}")) for i in range(ASKS)])
+
+
+durable_aask = llmport_dbos.durable(aask_three, name="tests.outage.aask_three")
+
+
 def asked(request: RecordedRequest) -> str:
     content = request.json()["messages"][-1]["content"]
     return content if isinstance(content, str) else content[-1]["text"]
@@ -152,6 +162,23 @@ def test_a_database_down_longer_than_the_wait_is_a_typed_error_within_the_bound(
         started = time.monotonic()
         typed_within(lambda: llmport_dbos.result("outage-2"), started, 4.5)
         assert len(server.requests) == 2  # nothing was asked while the database was down
+    finally:
+        own_pg.start()
+        dbos.destroy()
+
+
+async def test_an_async_durable_run_is_typed_the_same_way(
+    own_pg: Any, database: str, stop_at_second_request: tuple[LoopbackServer, dict[str, float]]
+) -> None:
+    server, _ = stop_at_second_request
+    dbos = launched(database, wait=1.0)
+    try:
+        started = time.monotonic()
+        with SetWorkflowID("outage-3"), pytest.raises(SessionStoreUnavailable) as caught:
+            await durable_aask("q")
+        assert time.monotonic() - started <= 4.5
+        assert caught.value.__cause__ is None and caught.value.__context__ is None
+        assert len(server.requests) == 2
     finally:
         own_pg.start()
         dbos.destroy()
