@@ -942,6 +942,7 @@ NOT_A_PATH: dict[str, str] = {
     "llmport.render_dag_messages": "renders DAG nodes as messages, no request",
     "Runtime.route": "routing: a model string to its provider, no request (UnknownModelError)",
     "Runtime.resolve": "routing: a model string to its provider, no request (UnknownModelError)",
+    "Runtime.routed": "routing: whether a model was routed before (a lookup, no request)",
     "Runtime.call_provider": "the runtime's call= provider object (no request)",
     "Runtime.store_for": "the key-value store of a session (local)",
     "Runtime.snapshot": "the runtime's settings for planning the next call, read now (local)",
