@@ -55,7 +55,7 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
 
         monkeypatch.setattr(module, attr, wrapper)
 
-    counting("prepare", convert_in, "prepare")
+    counting("prepare", convert_in, "build_request")
     counting("contents", convert_in, "contents")
     counting("family", provider, "family_for")
     return counts

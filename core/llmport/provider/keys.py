@@ -1,4 +1,6 @@
-"""Where a provider's key may come from: the one rule every plugin follows (SPEC §20 I6, §22).
+"""Where a provider's key may come from: the one rule every plugin follows.
+
+A key reaches only the host its vendor documents.
 
 A vendor's environment variable (``GROQ_API_KEY``, ``ANTHROPIC_API_KEY``,
 ``GEMINI_API_KEY``...) holds a key meant for the host that vendor documents.

@@ -45,7 +45,7 @@ T = TypeVar("T")
 PLUGIN = "llmport_dbos_wait"
 WAIT_OPTION = "llmport_database_wait"
 
-#: Seconds a durable run waits for an unreachable database by default (SPEC §20 I5).
+#: Seconds a durable run waits for an unreachable database by default (then a typed error).
 DEFAULT_WAIT = 5.0
 
 #: Seconds between two connection attempts while the server is down.
