@@ -35,6 +35,7 @@ from .errors import OptionError
 from .messages.content import DEFAULT_MAX_BLOCK_BYTES
 from .messages.types import Usage
 from .observe.redaction import install_log_redaction
+from .provider.setting_checks import check_providers
 
 # What the engine, the plugin host (pluggy), asyncio and the callable provider
 # cost to import is paid on first use, not by `from llmport import Runtime`.
@@ -163,7 +164,8 @@ class Runtime(FileMethods, ConversationMethods, JobMethods):
         self.options: dict[str, Any] = dict(settings)
         self.input_token_budget = input_token_budget
         self.max_block_bytes = max_block_bytes
-        self.provider_settings = {k: dict(v) for k, v in (providers or {}).items()}
+        #: ``providers=``, checked by type now: a wrong one fails here, before any client.
+        self.provider_settings = check_providers(providers, "Runtime(providers=...)")
         self.targets = Targets()
         self._config: Slot[Config] = Slot(_load_config, config)
         self._host = HostSlot(plugins, hooks)

@@ -49,6 +49,7 @@ from typing import Any
 from ..controls.limits import Limit, check_limits
 from ..errors import ConfigError, redact_settings
 from ..observe.redaction import redact_url
+from .setting_checks import check_providers
 
 _KNOWN_KEYS = {
     "default_model",
@@ -126,9 +127,7 @@ def _check_layer(data: Mapping[str, Any], where: str) -> dict[str, Any]:
         raise ConfigError(f"{where}: [mcp.servers] must hold one table per server")
     if "default_model" in data and not isinstance(data["default_model"], str):
         raise ConfigError(f"{where}: default_model must be a string")
-    for name, settings in dict(data.get("providers", {})).items():
-        if not isinstance(settings, Mapping):
-            raise ConfigError(f"{where}: provider {name!r} settings must be a table")
+    check_providers(data.get("providers"), f"{where}: [providers]")
     path = dict(data.get("session", {})).get("path")
     if path is not None and not isinstance(path, str):
         raise ConfigError(f"{where}: session path must be a string")
