@@ -45,16 +45,24 @@ from llmport.errors import (
     OptionError,
     SchemaError,
     TokenLimitExceeded,
+    UnsupportedFeatureError,
 )
 from llmport.messages.check import MAX_DEPTH, UNKNOWN_WINDOW_TOKENS, nesting_problem
 from llmport.messages.estimate import text_tokens
-from llmport.messages.types import MediaBlock, Message, TextBlock, ToolCall, ToolResult
+from llmport.messages.types import (
+    MediaBlock,
+    Message,
+    TextBlock,
+    ThinkingBlock,
+    ToolCall,
+    ToolResult,
+)
 from llmport.provider.config import Config
 from llmport.testing import Script, call_tools, reply
 from llmport.testing.loopback import LoopbackServer
 from llmport.tools.tool import Tool
 from support.api_modes import MODES, run_via
-from wire import PROFILE_TARGETS, TARGETS, Wire, make_runtime, raised
+from wire import PROFILE_TARGETS, TARGETS, CompatWire, Wire, make_runtime, raised
 
 # ======================================================================================
 # Bad options, content and configuration on every target and every mode
@@ -182,6 +190,12 @@ ANSWER = {
 }
 
 
+#: A well-formed tool, given the wrong way by the options rows.
+LOOKUP = Tool.from_schema(
+    "lookup", "Look up.", {"type": "object", "properties": {}}, lambda **kw: "ok"
+)
+
+
 def assistant(**call: Any) -> dict[str, Any]:
     return {"role": "assistant", "tool_calls": [{**CALL, **call}]}
 
@@ -253,7 +267,6 @@ BAD: list[Bad] = [
         "turns",
         [{**ASK, "tool_calls": [CALL]}, ANSWER],
         MessageError,
-        frozenset({"from_dict"}),
     ),
     Bad("orphan-tool-result", "turns", [ASK, ANSWER], MessageError, frozenset({"from_dict"})),
     Bad(
@@ -261,7 +274,58 @@ BAD: list[Bad] = [
         "turns",
         [ASK, {"role": "assistant", "tool_results": ANSWER["tool_results"]}],
         MessageError,
-        frozenset({"from_dict"}),
+    ),
+    Bad(
+        "tool-results-in-a-user-turn",
+        "turns",
+        [ASK, assistant(), {"role": "user", "tool_results": ANSWER["tool_results"]}],
+        MessageError,
+    ),
+    Bad(
+        "call-without-result-then-a-user-turn",
+        "turns",
+        [ASK, assistant()],  # the door's own user turn ("next") follows
+        MessageError,
+        frozenset({"from_dict"}),  # each turn alone is well formed
+    ),
+    # -- Message.from_dict is strict: every key is one its form has --------------------------
+    Bad(
+        "a-vendor-message-dict",
+        "turns",
+        [{"role": "user", "content": "hi"}],
+        MessageError,
+        frozenset({"messages", "handoff"}),  # a Message object cannot carry an unknown key
+    ),
+    Bad(
+        "thinking-signature-an-integer",
+        "turns",
+        [ASK, {"role": "assistant", "blocks": [{"type": "thinking", "text": "t", "signature": 5}]}],
+        MessageError,
+    ),
+    Bad(
+        "media-index-negative",
+        "turns",
+        [
+            {
+                "role": "user",
+                "blocks": [
+                    {
+                        "type": "image",
+                        "media_type": "image/jpeg",
+                        "data": base64.b64encode(JPEG).decode(),
+                        "index": -1,
+                    }
+                ],
+            }
+        ],
+        MessageError,
+    ),
+    Bad(
+        "block-unknown-key",
+        "turns",
+        [{"role": "user", "blocks": [{"type": "text", "text": "hi", "cache_control": {}}]}],
+        MessageError,
+        frozenset({"messages", "handoff"}),
     ),
     # -- new content ---------------------------------------------------------------------------
     Bad("content-empty-string", "content", "", ContentError),
@@ -284,6 +348,10 @@ BAD: list[Bad] = [
         frozenset({"batch"}),  # budget= is refused by batch itself (an OptionError)
     ),
     Bad("max_block_bytes-negative", "options", {"runtime": {"max_block_bytes": -1}}, OptionError),
+    Bad("vendor-names-no-provider", "options", {"vendor": {"nope": {"x": 1}}}, OptionError),
+    Bad("tools-not-a-list", "options", {"tools": LOOKUP}, OptionError),
+    Bad("tools-a-string", "options", {"tools": "lookup"}, OptionError),
+    Bad("two-tools-one-name", "options", {"tools": [LOOKUP, LOOKUP]}, OptionError),
     # -- tool schemas ------------------------------------------------------------------------------
     Bad("parameters-a-json-string", "schema", "{}", SchemaError),
     Bad("parameters-top-level-array", "schema", {"type": "array", "items": {}}, SchemaError),
@@ -312,8 +380,13 @@ def lenient(turn: dict[str, Any]) -> Message:
     for b in turn.get("blocks", ()):
         if b["type"] == "text":
             blocks.append(TextBlock(b["text"]))
+        elif b["type"] == "thinking":
+            blocks.append(ThinkingBlock(b["text"], signature=b.get("signature")))
         else:
-            blocks.append(MediaBlock(b["type"], b["media_type"], data=base64.b64decode(b["data"])))
+            data = base64.b64decode(b["data"])
+            blocks.append(
+                MediaBlock(b["type"], b["media_type"], data=data, index=b.get("index", 0))
+            )
     calls = turn.get("tool_calls", ())
     results = turn.get("tool_results", ())
     return Message(
@@ -729,3 +802,56 @@ def test_a_handoff_filter_that_leaves_an_orphan_result_fails_before_the_target_r
     with pytest.raises(MessageError, match="handoff input"):
         script.runtime().exec("help", tools=[to_specialist])
     assert ran == [] and len(script.requests) == 1
+
+
+#: (target, a model of it whose capability table says it has no prompt caching).
+NO_CACHING = [
+    *((w, w.model) for w in TARGETS + PROFILE_TARGETS if isinstance(w, CompatWire)),
+    *(
+        (w, "bedrock:anthropic.claude-3-5-sonnet-20240620-v1:0")
+        for w in TARGETS
+        if w.id == "bedrock"
+    ),
+    *((w, w.model) for w in TARGETS if w.id.startswith("callonly")),
+]
+
+
+@each_mode
+@pytest.mark.parametrize(
+    "cache", [True, "auto", {"ttl": "5m"}, {"key": "team-a"}], ids=["true", "auto", "ttl", "key"]
+)
+@pytest.mark.parametrize(("wire", "model"), NO_CACHING, ids=[str(w) for w, _ in NO_CACHING])
+async def test_cache_on_a_model_without_caching_is_refused_before_any_request(
+    wire: Wire, model: str, cache: Any, mode: str, runtime: Make
+) -> None:
+    with LoopbackServer([wire.text_reply("never")]) as server:
+        rt = runtime(wire, server)
+        assert not rt.model_info(model).capabilities.caching, f"{model} caches: not this test's"
+        err = await raised(run_via(mode, rt, "hi", model=model, cache=cache))
+        sent = len(server.requests)
+    assert isinstance(err, UnsupportedFeatureError), f"expected a refusal, got {err!r}"
+    assert "prompt caching" in str(err)
+    assert sent == 0, f"{sent} request(s) sent with cache={cache!r} to {model}"
+
+
+@each_mode
+@each_target
+async def test_tool_choice_none_offers_no_tool(wire: Wire, mode: str, runtime: Make) -> None:
+    """``tool_choice="none"`` reaches every vendor as "no tool may be called".
+
+    Bedrock Converse has no "none" (AWS Bedrock API reference, ToolChoice: ``auto``,
+    ``any`` or ``tool``): the request goes without ``toolConfig``, which is
+    exactly that (docs/providers/bedrock.md). The others send their own "none".
+    """
+    lookup = Tool.from_schema("lookup", "Look up.", {"type": "object", "properties": {}}, str)
+    with LoopbackServer([wire.text_reply("ok")]) as server:
+        await run_via(mode, runtime(wire, server), "hi", tools=[lookup], tool_choice="none")
+        body = server.requests[0].json()
+    if wire.id == "bedrock":
+        assert "toolConfig" not in body, body
+    elif wire.id == "gemini":
+        assert body["toolConfig"]["functionCallingConfig"]["mode"] == "NONE", body
+    elif wire.id == "anthropic":
+        assert body["tool_choice"] == {"type": "none"}, body
+    elif not wire.id.startswith("callonly"):
+        assert body["tool_choice"] == "none", body

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from llmport import Toolset, hookimpl, tool
-from llmport.errors import UnknownToolError
+from llmport.errors import OptionError, UnknownToolError
 from llmport.testing import Script, call_tools, reply
 from llmport.tools.policy import CallInfo
 
@@ -111,10 +111,13 @@ def test_registered_names_are_per_runtime(run: Run) -> None:
         run(script.runtime(), "go", toolset="math")
 
 
-def test_two_different_tools_with_one_name_are_an_error(run: Run) -> None:
-    other = tool(lambda a, b: 0, name="add")
-    with pytest.raises(ValueError, match="two different tools"):
-        run(Script([reply("x")]).runtime(), "go", tools=[add, other])
+@pytest.mark.parametrize("twice", ["different", "same"])
+def test_two_tools_with_one_name_are_an_option_error(run: Run, twice: str) -> None:
+    other = tool(lambda a, b: 0, name="add") if twice == "different" else add
+    script = Script([reply("never")])
+    with pytest.raises(OptionError, match="two tools are named 'add'"):
+        run(script.runtime(), "go", tools=[add, other])
+    assert script.requests == []
 
 
 # --- a user's own package: the example-tools distribution -------------------------

@@ -44,6 +44,7 @@ from ..output import structured
 from ..output.decisions import Decision
 from ..provider.contract import Provider, check_server_state
 from ..provider.deadline import early_deadline, setup_within
+from ..provider.instances import declared_instances
 from ..sessions.dag import Frame, LlmRecordLike, Prompt, current_frame, node_seq
 from ..tools.policy import CallInfo
 from ..tools.tool import ToolBox, ToolSettings
@@ -322,6 +323,8 @@ def plan_run(
             started,
             early_deadline(options, settings.options),
         )
+    if vendor and not first.plain:
+        check_vendor_names(vendor, settings)
     merged = {**settings.options, **conf_options, **options}  # the call's own win
     # The plain call's fast path: the run options are normalised only when given.
     given = not RUN_OPTION_NAMES.isdisjoint(merged)
@@ -422,6 +425,23 @@ def _warm(settings: RunSnapshot, requested: Any) -> bool:
     """Whether the call's first model was routed before (a list: its first entry)."""
     first = requested[0] if isinstance(requested, (list, tuple)) and requested else requested
     return settings.routed(first if isinstance(first, str) else None)
+
+
+def check_vendor_names(vendor: dict[str, Any], settings: RunSnapshot) -> None:
+    """Each key of ``vendor=`` names a provider (a plugin's prefix or a named instance).
+
+    The fields under a name no provider answers to would be dropped without a
+    word (a typo such as ``"opneai"``): an :class:`OptionError` instead.
+    """
+    known = set(settings.plugins.providers())
+    unknown = [name for name in vendor if name not in known]
+    if unknown:
+        known |= set(declared_instances(settings.config.providers, settings.provider_settings))
+        unknown = [name for name in unknown if name not in known]
+    if unknown:
+        raise OptionError(
+            f"vendor={{{unknown[0]!r}: ...}} names no provider; known: {', '.join(sorted(known))}"
+        )
 
 
 def requested_model(

@@ -67,8 +67,6 @@ def offered_tools(
 def _native_tools(params: dict[str, Any]) -> tuple[list[NativeTool], dict[str, Any]]:
     """Separate provider-native tools from the function tools of ``tools=``."""
     tools = params["tools"]
-    if isinstance(tools, NativeTool):
-        tools = [tools]
     if not isinstance(tools, (list, tuple)) or not any(isinstance(t, NativeTool) for t in tools):
         return [], params
     native = [t for t in tools if isinstance(t, NativeTool)]

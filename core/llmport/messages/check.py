@@ -46,6 +46,7 @@ __all__ = [
     "check_turns",
     "media_problem",
     "nesting_problem",
+    "role_problem",
     "sniff_media_type",
 ]
 
@@ -62,8 +63,6 @@ MAX_DEPTH = 100
 UNKNOWN_WINDOW_TOKENS = 10_000_000
 
 ROLES = ("system", "user", "assistant", "tool")
-#: Roles whose turns may carry tool results (vendors put them in a user turn or a tool turn).
-_RESULT_ROLES = ("tool", "user")
 
 
 class Turn(Protocol):
@@ -217,11 +216,15 @@ def _not_string(value: Any, name: str, empty: bool = True) -> str | None:
 
 def _block_problem(block: Any) -> str | None:
     kind = getattr(block, "type", None)
-    if kind == "text" or kind == "thinking":
+    if kind == "text":
         text = getattr(block, "text", None)
         return None if type(text) is str else _not_string(text, "text")
+    if kind == "thinking":
+        return _thinking_problem(block)
     if kind in ("image", "audio", "file"):
-        return _not_string(getattr(block, "media_type", None), "media_type", empty=False)
+        return _not_string(getattr(block, "media_type", None), "media_type", empty=False) or (
+            _index_problem(getattr(block, "index", 0))
+        )
     if kind in ("server_tool_call", "server_tool_result"):
         return nesting_problem(getattr(block, "raw", None))
     if kind == "file_ref":
@@ -234,6 +237,26 @@ def _block_problem(block: Any) -> str | None:
             None,
         )
     return f"not a content block: {type(block).__name__}"
+
+
+def _thinking_problem(block: Any) -> str | None:
+    """A thinking block's text is a string; its signature and redacted data strings or null
+    (the vendor gets them back verbatim: anything else is a 400 after the request was paid)."""
+    text = getattr(block, "text", None)
+    if type(text) is not str:
+        return _not_string(text, "text")
+    for name in ("signature", "redacted"):
+        value = getattr(block, name, None)
+        if value is not None and not isinstance(value, str):
+            return f"{name} must be a string or null, got {type(value).__name__}"
+    return None
+
+
+def _index_problem(index: Any) -> str | None:
+    """A media block's ``index`` (its position in the content it came in) is an integer >= 0."""
+    if type(index) is not int or index < 0:
+        return f"index must be an integer >= 0, got {index!r:.60}"
+    return None
 
 
 def _call_problem(call: Any) -> str | None:
@@ -308,17 +331,41 @@ def check_turns(messages: Iterable[Turn], where: str = "history") -> None:
     """Check every turn and the conversation's shape; raise :class:`MessageError`.
 
     Only assistant turns carry tool calls (a user turn with tool calls would
-    otherwise be dropped by every vendor); every tool result answers a call
-    of an earlier assistant turn (vendors refuse an orphan result with a 400,
-    after the request was paid for).
+    otherwise be dropped by every vendor) and only tool turns carry tool
+    results (:func:`role_problem`); every tool result answers a call of an
+    earlier assistant turn, and every call is answered before the next user
+    or assistant turn (vendors refuse an orphan result, and a call left
+    without its result, with a 400 after the request was paid for).
     """
     called: set[str] = set()
+    unanswered: dict[str, str] = {}  # call id -> tool name, of calls still waiting for results
+    i = -1
     for i, message in enumerate(messages):
-        problem = _shape_problem(message, called)
+        problem = _shape_problem(message, called) or _unanswered_problem(message, unanswered)
         if problem is not None:
             raise MessageError(f"{where}[{i}]: {problem}")
+        for result in message.tool_results:
+            unanswered.pop(result.call_id, None)
         if message.tool_calls:
             called.update(call.id for call in message.tool_calls)
+            unanswered.update((call.id, call.name) for call in message.tool_calls)
+    if unanswered:  # the request would end on calls nobody answered
+        raise MessageError(f"{where}[{i}]: {_unanswered(unanswered, 'the conversation ends')}")
+
+
+def role_problem(message: Turn) -> str | None:
+    """What is wrong with the parts ``message`` carries for its role, or None.
+
+    Tool calls belong to assistant turns and tool results to tool turns: that
+    is where llmport's own turns put them (``RunResult.messages``,
+    ``Message.to_dict``), and each plugin converts from there.
+    """
+    role = message.role
+    if message.tool_calls and role != "assistant":
+        return f"a {role} turn carries tool calls; only assistant turns do"
+    if message.tool_results and role != "tool":
+        return f"a {role} turn carries tool results; they go in a tool turn"
+    return None
 
 
 def _shape_problem(message: Turn, called: set[str]) -> str | None:
@@ -327,11 +374,9 @@ def _shape_problem(message: Turn, called: set[str]) -> str | None:
         check_message(message, "")
     except MessageError as exc:
         return str(exc).lstrip(": ")
-    role = message.role
-    if message.tool_calls and role != "assistant":
-        return f"a {role} turn carries tool calls; only assistant turns do"
-    if message.tool_results and role not in _RESULT_ROLES:
-        return f"a {role} turn carries tool results; they go in a tool (or user) turn"
+    problem = role_problem(message)
+    if problem is not None:
+        return problem
     for result in message.tool_results:
         if result.call_id not in called:
             return (
@@ -339,6 +384,21 @@ def _shape_problem(message: Turn, called: set[str]) -> str | None:
                 "assistant tool call (keep the assistant turn that made the call)"
             )
     return None
+
+
+def _unanswered_problem(message: Turn, unanswered: Mapping[str, str]) -> str | None:
+    """A user or assistant turn while calls still wait for their results, or None."""
+    if message.role not in ("user", "assistant") or not unanswered:
+        return None
+    return _unanswered(unanswered, f"a {message.role} turn follows")
+
+
+def _unanswered(unanswered: Mapping[str, str], what: str) -> str:
+    calls = ", ".join(f"{name} ({call_id!r})" for call_id, name in unanswered.items())
+    return (
+        f"{what} tool calls with no result: {calls}; give each call its result "
+        "in a tool turn first (RunResult.continue_with does)"
+    )
 
 
 # --- size ---------------------------------------------------------------------------

@@ -14,10 +14,16 @@ import base64
 import binascii
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
 
 from ..errors import MessageError
-from .check import canonical_media_type, check_message, media_problem, sniff_media_type
+from .check import (
+    canonical_media_type,
+    check_message,
+    media_problem,
+    role_problem,
+    sniff_media_type,
+)
 
 if TYPE_CHECKING:
     from datetime import datetime  # imported where a FileRef is read: keeps the import light
@@ -1252,10 +1258,11 @@ def block_from_dict(d: dict[str, Any]) -> Block:
         raise MessageError(f"a block must be an object, got {type(d).__name__}")
     kind = d.get("type")
     reader = _READERS.get(kind) if isinstance(kind, str) else None
-    if reader is None:
+    if reader is None or not isinstance(kind, str):
         raise MessageError(
             f"unknown block type {d.get('type')!r}; expected one of {sorted(_READERS)}"
         )
+    _only(d, _BLOCK_KEYS[kind], f"{kind} block")
     try:
         return reader(d)
     except KeyError as exc:
@@ -1275,17 +1282,31 @@ def message_to_dict(message: Message) -> dict[str, Any]:
 
 
 def message_from_dict(data: dict[str, Any]) -> Message:
+    """The message ``data`` (:func:`message_to_dict`'s form) describes; strict.
+
+    A key the form does not have is refused, not ignored: a vendor's own
+    message dict (``{"role": "user", "content": "hi"}``) would otherwise
+    become an empty turn. The error names the key's path.
+    """
     if not isinstance(data, dict):
         raise MessageError(f"a message must be an object, got {type(data).__name__}")
+    _only(data, _MESSAGE_KEYS, "message")
     role = data.get("role")
     if role not in _ROLES:
         raise MessageError(f"message role must be one of {list(_ROLES)}, got {role!r}")
     try:
         message = Message(
             role,
-            tuple(block_from_dict(b) for b in _list(data, "blocks")),
-            tuple(_call_from(c) for c in _list(data, "tool_calls")),
-            tuple(_result_from(r) for r in _list(data, "tool_results")),
+            tuple(
+                _at("blocks", i, block_from_dict, b) for i, b in enumerate(_list(data, "blocks"))
+            ),
+            tuple(
+                _at("tool_calls", i, _call_from, c) for i, c in enumerate(_list(data, "tool_calls"))
+            ),
+            tuple(
+                _at("tool_results", i, _result_from, r)
+                for i, r in enumerate(_list(data, "tool_results"))
+            ),
             extra=_obj(data, "extra"),
         )
     except KeyError as exc:
@@ -1293,7 +1314,50 @@ def message_from_dict(data: dict[str, Any]) -> Message:
             f"{role} message: a tool call or result is missing {exc.args[0]!r}"
         ) from None
     check_message(message)  # the field types, as for a Message built by hand
+    problem = role_problem(message)
+    if problem is not None:
+        raise MessageError(f"message: {problem}")
     return message
+
+
+_T = TypeVar("_T")
+
+#: The keys of each dict form (what the ``*_to_dict`` functions write); no other is read.
+_MESSAGE_KEYS = frozenset({"role", "blocks", "tool_calls", "tool_results", "extra"})
+_CALL_KEYS = frozenset({"id", "name", "arguments", "raw_arguments", "extra", "position"})
+_RESULT_KEYS = frozenset({"call_id", "name", "content", "is_error", "blocks"})
+_MEDIA_KEYS = frozenset(
+    {"type", "media_type", "data", "url", "filename", "index", "cache", "citations", "send"}
+)
+_BLOCK_KEYS: dict[str, frozenset[str]] = {
+    "text": frozenset({"type", "text", "citations", "cache"}),
+    "image": _MEDIA_KEYS,
+    "audio": _MEDIA_KEYS,
+    "file": _MEDIA_KEYS,
+    "thinking": frozenset({"type", "text", "signature", "redacted", "vendor", "extra"}),
+    "server_tool_call": frozenset({"type", "id", "name", "input", "vendor", "raw"}),
+    "server_tool_result": frozenset({"type", "call_id", "name", "content", "vendor", "raw"}),
+    "file_ref": frozenset(
+        {"type", "provider", "id", "media_type", "size", "expires_at", "filename"}
+    ),
+}
+
+
+def _only(d: dict[str, Any], keys: frozenset[str], what: str) -> None:
+    """Raise :class:`MessageError` naming the first key of ``d`` not in ``keys``."""
+    unknown = [k for k in d if k not in keys]
+    if unknown:
+        raise MessageError(
+            f"{what}: unknown key {unknown[0]!r} (the keys are {', '.join(sorted(keys))})"
+        )
+
+
+def _at(part: str, index: int, read: Callable[[Any], _T], item: Any) -> _T:
+    """``read(item)``, its :class:`MessageError` prefixed with the item's path (``blocks[2]``)."""
+    try:
+        return read(item)
+    except MessageError as exc:
+        raise MessageError(f"{part}[{index}]: {exc}") from None
 
 
 def _call_to(c: ToolCall) -> dict[str, Any]:
@@ -1307,6 +1371,7 @@ def _call_to(c: ToolCall) -> dict[str, Any]:
 def _call_from(d: dict[str, Any]) -> ToolCall:
     if not isinstance(d, dict):
         raise MessageError(f"a tool call must be an object, got {type(d).__name__}")
+    _only(d, _CALL_KEYS, "tool call")
     return ToolCall(
         id=d["id"],
         name=d["name"],
@@ -1328,6 +1393,7 @@ def _result_to(r: ToolResult) -> dict[str, Any]:
 def _result_from(d: dict[str, Any]) -> ToolResult:
     if not isinstance(d, dict):
         raise MessageError(f"a tool result must be an object, got {type(d).__name__}")
+    _only(d, _RESULT_KEYS, "tool result")
     return ToolResult(
         call_id=d["call_id"],
         name=d["name"],

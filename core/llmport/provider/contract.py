@@ -202,7 +202,7 @@ class Provider:
             raise unknown_option_error(unknown, self.options, f"{self.name} option")
         caps = self.capabilities(request.model)
         check_file_refs(request.messages, self.files_vendor, request.model)
-        cached = False
+        cached = request.cache is not None  # cache=True / "auto" / a dict asks for caching
         for t in request.tools:
             cached = cached or t.cache is not None
         for b in request.system_blocks:

@@ -30,7 +30,7 @@ from typing import Any
 from ..errors import ConfigError
 from .contract import ProviderInfo
 
-__all__ = ["INSTANCE_KEYS", "instance_settings", "with_instances"]
+__all__ = ["INSTANCE_KEYS", "declared_instances", "instance_settings", "with_instances"]
 
 #: Settings the core reads for an instance; the plugin never sees them.
 INSTANCE_KEYS = frozenset({"plugin", "api_key_env", "aliases"})
@@ -45,6 +45,11 @@ def declared(*layers: Settings) -> dict[str, dict[str, Any]]:
         for name, settings in layer.items():
             merged[name] = {**merged.get(name, {}), **settings}
     return merged
+
+
+def declared_instances(*layers: Settings) -> list[str]:
+    """The names of the named instances ``layers`` declare (settings with ``plugin``)."""
+    return [name for name, settings in declared(*layers).items() if "plugin" in settings]
 
 
 def with_instances(table: Mapping[str, ProviderInfo], *layers: Settings) -> dict[str, ProviderInfo]:

@@ -453,8 +453,10 @@ class ToolBox:
     def __init__(self, tools: Sequence[Tool]) -> None:
         self.tools: dict[str, Tool] = {}
         for t in tools:
-            if t.name in self.tools and self.tools[t.name].fn is not t.fn:
-                raise ValueError(f"two different tools are named {t.name!r}")
+            if t.name in self.tools:
+                # The vendor would get two definitions of one name (or, deduplicated here,
+                # a list that is not the one given): refused either way.
+                raise OptionError(f"two tools are named {t.name!r}: give each tool once")
             self.tools[t.name] = t
         #: Tools a policy marked "approve" when they were offered.
         self.needs_approval: set[str] = set()
@@ -873,12 +875,21 @@ def build_toolbox(
     those; ``tools_source`` a registered source name or a list of names.
     Unknown names raise :class:`~llmport.errors.UnknownToolError`.
     """
-    if isinstance(tools, (Tool, Toolset, Handoff)) or (
-        callable(tools) and not isinstance(tools, type)
-    ):
-        tools = [tools]
+    if tools is not None and not isinstance(tools, (list, tuple)):
+        # One tool given bare (tools=lookup) or a dict/str of them: a list is the one form,
+        # so a typo never becomes a different tool set on the wire.
+        hint = (
+            " (tools=[...])"
+            if isinstance(tools, (Tool, Toolset, Handoff)) or callable(tools)
+            else ""
+        )
+        raise OptionError(f"tools must be a list of tools{hint}, got {type(tools).__name__}")
     collected: list[Tool] = []
-    for t in tools or []:
+    for i, t in enumerate(tools or []):
+        if not isinstance(t, (Tool, Toolset, Handoff)) and not callable(t):
+            raise OptionError(
+                f"tools[{i}] is not a tool (a Tool, a function or a Toolset): {t!r:.60}"
+            )
         collected.extend(_adopted(t).tools if isinstance(t, Toolset) else [as_tool(t)])
     for ts in [toolset] if isinstance(toolset, (str, Toolset)) else list(toolset or []):
         if isinstance(ts, str):
