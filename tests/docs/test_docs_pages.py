@@ -38,6 +38,7 @@ DOCS = ROOT / "docs"
 PAGES = [
     "quickstart.md",
     "cli.md",
+    "configuration.md",
     "concepts/content.md",
     "concepts/runtime.md",
     "dag.md",
