@@ -46,6 +46,7 @@ from ..messages.types import (
 from ..observe.logs import log_fallback, log_retry, log_usage  # logging
 from ..output.streaming import OutputStream
 from ..provider.contract import Prepared, Provider
+from ..provider.translate import check_usage
 from .conversation import portable
 from .effects import Effect, Emit, Prepare, Send, Sleep, Stream, StreamReader
 from .plan import RunPlan
@@ -202,6 +203,7 @@ def _attempts(
                 response = yield Stream(provider, prepared, reader.start(), deadline)
             else:
                 response = yield Send(provider, prepared, deadline)
+            check_usage(response.usage, provider.name)  # NaN tokens: a malformed answer
         except Exception as exc:
             waited_out = isinstance(exc, LimitWaitTimeout)  # capacity only after the deadline
             if deadline is not None and (waited_out or time.monotonic() >= deadline - 0.001):

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from types import TracebackType
 from typing import Any, Literal, ParamSpec, TypeVar, cast
@@ -155,6 +156,20 @@ def transport_error(exc: BaseException, provider: str) -> ProviderError | None:
                 f"{provider}: connection failed ({type(exc).__name__})", provider=provider
             )
         return None
+    # An answer whose bytes are not text in their declared encoding, or nested past what
+    # the decoder's stack allows (a hostile peer, SPEC §32): unreadable, as invalid JSON is.
+    if isinstance(exc, UnicodeDecodeError):
+        return MalformedResponseError(
+            f"{provider}: the answer is not text in its encoding ({exc.reason})", provider=provider
+        )
+    if isinstance(exc, OverflowError):  # a count of 1e400 (infinity) made an integer
+        return MalformedResponseError(
+            f"{provider}: the answer holds a number out of range", provider=provider
+        )
+    if isinstance(exc, RecursionError):
+        return MalformedResponseError(
+            f"{provider}: the answer is nested too deep to read", provider=provider
+        )
     if "JSONDecodeError" in names:
         return MalformedResponseError(
             f"{provider}: the answer is not valid JSON ({getattr(exc, 'msg', exc)})",
@@ -396,6 +411,32 @@ def malformed(provider: str, what: str) -> MalformedResponseError:
     return MalformedResponseError(
         f"{provider}: the answer is not the documented success shape ({what})", provider=provider
     )
+
+
+#: The counts of a :class:`~llmport.messages.types.Usage`, each a whole number of tokens.
+USAGE_COUNTS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "reasoning_tokens",
+    "requests",
+)
+
+
+def check_usage(usage: Any, provider: str) -> None:
+    """Raise :class:`MalformedResponseError` unless every count of ``usage`` is a number.
+
+    JSON decoders take ``NaN``, ``Infinity`` and ``1e400`` (infinity) as
+    numbers: counted as tokens, they would poison the run's usage, cost and
+    budgets. A vendor's answer carrying them is not its documented success.
+    """
+    for name in USAGE_COUNTS:
+        value = getattr(usage, name, 0)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise malformed(provider, f"usage {name} is a {type(value).__name__}")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise malformed(provider, f"usage {name} is {value!r}")
 
 
 def answer_field(answer: Any, name: str, kind: type[R] | tuple[type, ...], provider: str) -> R:

@@ -11,6 +11,7 @@ For tests and benchmarks: point a vendor plugin's ``base_url`` at
         Reply(delay=5.0, json={...}),           # slower than the client's timeout
         Reply(body=b'{"truncated'),             # malformed JSON
         Reply(sse=[{"event": "x", "data": {...}}], truncate=True),  # stream cut short
+        Reply(body=b'{"id": ', stall=5.0),     # a body that never ends (silent for 5 s)
         Reply(json={...}),                      # a good answer
     ]) as server:
         ...
@@ -45,6 +46,9 @@ class Reply:
     delay: float = 0.0
     reset: bool = False
     truncate: bool = False
+    #: Seconds to hold the connection open after the payload, promising more bytes that
+    #: never come (a stream or body without an end; the client's timeout must end it).
+    stall: float = 0.0
     handler: Callable[[RecordedRequest], Reply] | None = None
 
 
@@ -131,6 +135,9 @@ class _ReplyHandler(BaseHTTPRequestHandler):
         self.send_response(reply.status)
         for k, v in headers.items():
             self.send_header(k, v)
+        if reply.stall:
+            self._stall(payload, reply.stall)
+            return
         if reply.truncate and reply.sse is None:
             # Promise more than we send, then hang up.
             self.send_header("content-length", str(len(payload) * 2))
@@ -144,6 +151,15 @@ class _ReplyHandler(BaseHTTPRequestHandler):
         self.wfile.write(payload)
         if reply.truncate:
             self.close_connection = True
+
+    def _stall(self, payload: bytes, seconds: float) -> None:
+        """Send ``payload``, promise a megabyte more, stay silent ``seconds``, hang up."""
+        self.send_header("content-length", str(len(payload) + (1 << 20)))
+        self.end_headers()
+        self.wfile.write(payload)
+        self.wfile.flush()
+        time.sleep(seconds)
+        self.close_connection = True
 
 
 class _Server(ThreadingHTTPServer):
