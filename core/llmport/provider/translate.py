@@ -157,7 +157,7 @@ def transport_error(exc: BaseException, provider: str) -> ProviderError | None:
             )
         return None
     # An answer whose bytes are not text in their declared encoding, or nested past what
-    # the decoder's stack allows (a hostile peer, SPEC §32): unreadable, as invalid JSON is.
+    # the decoder's stack allows (a hostile peer): unreadable, as invalid JSON is.
     if isinstance(exc, UnicodeDecodeError):
         return MalformedResponseError(
             f"{provider}: the answer is not text in its encoding ({exc.reason})", provider=provider
