@@ -99,6 +99,7 @@ _LAZY = {
     "ToolResult": ".messages.types",
     "ToolResultEvent": ".messages.types",
     "Usage": ".messages.types",
+    "Embeddings": ".messages.embeddings",
     "UsageEvent": ".messages.types",
     "StreamRestarted": ".messages.types",
     "RunResult": ".runtime",
@@ -151,6 +152,7 @@ if TYPE_CHECKING:
     from .engine.jobs.job import JobStatus
     from .engine.result import Dropped
     from .engine.tokens import ModelInfo, TokenCount
+    from .messages.embeddings import Embeddings as Embeddings
     from .messages.types import CacheControl as CacheControl
     from .messages.types import Citation as Citation
     from .messages.types import CitationEvent as CitationEvent
@@ -229,6 +231,7 @@ __all__ = [
     "CustomEvent",
     "DecisionError",
     "Dropped",
+    "Embeddings",
     "ExecFailed",
     "FileRef",
     "FinalEvent",

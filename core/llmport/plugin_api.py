@@ -61,6 +61,7 @@ from .errors import (
     UnsupportedFeatureError,
 )
 from .messages.content import inline_text_file, is_text_like
+from .messages.embeddings import EmbedRequest, EmbedResponse
 from .messages.types import (
     Block,
     MediaBlock,
@@ -87,7 +88,7 @@ from .output.structured import drop_keywords, inline_refs, make_output_tool, sch
 from .plugins.hookspecs import hookimpl
 from .provider.assembly import StreamAssembler, assemble, parse_arguments, response_events
 from .provider.clients import ClientCache
-from .provider.contract import Prepared, Provider, ProviderInfo
+from .provider.contract import Prepared, PreparedEmbed, Provider, ProviderInfo
 from .provider.media import check_block
 from .provider.translate import (
     answer_field,
@@ -113,6 +114,8 @@ __all__ = [
     "Block",
     "ClientCache",
     "ConfigError",
+    "EmbedRequest",
+    "EmbedResponse",
     "JobState",
     "JobStatus",
     "JsonSchemaTransformer",
@@ -126,6 +129,7 @@ __all__ = [
     "PermissionDeniedError",
     "Polled",
     "Prepared",
+    "PreparedEmbed",
     "Provider",
     "ProviderConnectionError",
     "ProviderError",

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from .engine.result import RunResult, ToolCallRecord
     from .engine.targets import Resolved, Routed
     from .engine.tokens import ModelInfo, TokenCount
+    from .messages.embeddings import Embeddings, InputType, Truncate
     from .messages.estimate import estimate_tokens
     from .messages.types import StreamEvent  # files
     from .plugins.host import PluginHost
@@ -380,6 +381,69 @@ class Runtime(FileMethods, ConversationMethods, JobMethods):
         from .engine import tokens
 
         return tokens.model_info(self, model)
+
+    # -- embeddings (llmport.engine.embed) --------------------------------------------------------
+
+    def embed(
+        self,
+        inputs: str | Sequence[str],
+        *,
+        model: str | None = None,
+        input_type: InputType | None = None,
+        dimensions: int | None = None,
+        truncate: Truncate | None = None,
+        vendor: Mapping[str, Mapping[str, Any]] | None = None,
+        normalize: bool = False,
+        deadline: float | None = None,
+    ) -> Embeddings:
+        """Embed a string or a list of strings with an embedding model (SPEC §27).
+
+        ``input_type`` (``"query"`` / ``"document"``) is mapped to the vendor's own
+        and dropped where it has none; ``dimensions`` is refused where the size is
+        fixed; ``truncate=None`` refuses an over-long input before the wire,
+        ``"start"`` / ``"end"`` let the vendor cut it. A long list is split by the
+        vendor's limits, the parts sent concurrently, joined in input order.
+        """
+        from .engine import embed
+
+        return embed.embed(
+            self,
+            inputs,
+            model=model,
+            input_type=input_type,
+            dimensions=dimensions,
+            truncate=truncate,
+            vendor=vendor,
+            normalize=normalize,
+            deadline=deadline,
+        )
+
+    async def aembed(
+        self,
+        inputs: str | Sequence[str],
+        *,
+        model: str | None = None,
+        input_type: InputType | None = None,
+        dimensions: int | None = None,
+        truncate: Truncate | None = None,
+        vendor: Mapping[str, Mapping[str, Any]] | None = None,
+        normalize: bool = False,
+        deadline: float | None = None,
+    ) -> Embeddings:
+        """Async :meth:`embed`; same parameters, same requests."""
+        from .engine import embed
+
+        return await embed.aembed(
+            self,
+            inputs,
+            model=model,
+            input_type=input_type,
+            dimensions=dimensions,
+            truncate=truncate,
+            vendor=vendor,
+            normalize=normalize,
+            deadline=deadline,
+        )
 
     # -- lifecycle ----------------------------------------------------------------------
 

@@ -1021,6 +1021,26 @@ class ModelCapabilities:
     count_tokens: bool = False
     #: Clears old tool results and thinking itself (``ContextPolicy(strategy="vendor")``).
     context_editing: bool = False
+    # -- embeddings (SPEC §27; llmport.provider.embedding checks them) --------
+    #: An embedding model (``rt.embed``); chat models leave it False.
+    embeddings: bool = False
+    #: Its default vector size.
+    embedding_dimensions: int | None = None
+    #: The sizes ``dimensions=`` may ask for (``None``: any up to the default when
+    #: ``flexible_dimensions``).
+    embedding_dimension_choices: frozenset[int] | None = None
+    #: Takes ``dimensions=`` (OpenAI text-embedding-3, Gemini, Titan v2, Cohere v4).
+    flexible_dimensions: bool = False
+    #: Inputs one request may carry (``None``: no documented limit).
+    max_embed_inputs: int | None = None
+    #: Tokens one request may carry, all inputs together.
+    max_embed_request_tokens: int | None = None
+    #: Tokens one input may have.
+    max_embed_input_tokens: int | None = None
+    #: Takes a neutral ``input_type=`` (mapped to the vendor's own; else dropped).
+    embed_input_types: bool = False
+    #: The vendor cuts an over-long input itself when asked (``truncate=``).
+    embed_truncation: bool = False
 
 
 # ---------------------------------------------------------------------------

@@ -41,6 +41,7 @@ from typing import Any
 from ..controls.options import SERVER_STATE_OPTIONS, STANDARD_OPTIONS, unknown_option_error
 from ..errors import UnknownModelWarning, UnsupportedFeatureError
 from ..messages.check import check_file_refs
+from ..messages.embeddings import EmbedRequest, EmbedResponse
 from ..messages.types import (
     FileRef,
     MediaBlock,
@@ -51,8 +52,9 @@ from ..messages.types import (
     TextBlock,
 )
 from ..observe.redaction import redact_settings, register_settings, secret_values
-from . import translate
+from . import embedding, translate
 from .assembly import response_events
+from .embedding import PreparedEmbed
 from .keys import environment_key, reads_environment_keys
 from .media import check_block
 
@@ -61,6 +63,7 @@ __all__ = [
     "STANDARD_OPTIONS",
     "TOKEN_COUNTING",
     "Prepared",
+    "PreparedEmbed",
     "Provider",
     "ProviderInfo",
     "check_server_state",
@@ -112,6 +115,9 @@ class Provider:
     #: vendor SDK (seconds, cold), so the engine runs it off the event loop, under the
     #: run's deadline (:mod:`llmport.provider.deadline`).
     converted: bool = False
+    #: Why this vendor has no embeddings and where its documentation points instead
+    #: (the reason of the :class:`UnsupportedFeatureError` ``rt.embed`` raises).
+    embeddings_hint: str = ""
 
     def __init__(self, settings: Mapping[str, Any] | None = None, info: ProviderInfo | None = None):
         self.settings: dict[str, Any] = dict(settings or {})
@@ -372,6 +378,46 @@ class Provider:
             close = getattr(events, "close", None)
             if close is not None:
                 await asyncio.to_thread(_close_quietly, close)
+
+    # -- embeddings (llmport.provider.embedding owns the logic; SPEC §27) --------
+
+    def prepare_embed(self, request: EmbedRequest) -> PreparedEmbed:
+        """Check one embed request and build the vendor body once (no I/O).
+
+        The default only checks (:func:`~llmport.provider.embedding.check_embed`):
+        the plain style's ``_embed`` converts on every attempt.
+        """
+        checked = embedding.check_embed(self, request)
+        return PreparedEmbed(checked, caps=self.capabilities(request.model))
+
+    @translate.vendor_boundary
+    def send_embed(self, prepared: PreparedEmbed) -> EmbedResponse:
+        """Send a prepared embed request; the vectors in request order."""
+        return self._embed(prepared.request)
+
+    @translate.vendor_boundary
+    async def asend_embed(self, prepared: PreparedEmbed) -> EmbedResponse:
+        """Async :meth:`send_embed`; the default runs a sync-only ``send_embed`` in a thread."""
+        if type(self).send_embed is not Provider.send_embed:
+            import asyncio
+
+            return await asyncio.to_thread(self.send_embed, prepared)
+        return await self._async_embed(prepared.request)
+
+    @property
+    def implements_embed(self) -> bool:
+        """True if this class embeds in either style (overrides ``_embed`` or ``send_embed``)."""
+        cls = type(self)
+        return cls._embed is not Provider._embed or cls.send_embed is not Provider.send_embed
+
+    def _embed(self, request: EmbedRequest) -> EmbedResponse:
+        raise embedding.no_embeddings(self, request.model)
+
+    async def _async_embed(self, request: EmbedRequest) -> EmbedResponse:
+        # Default: the sync path in a worker thread, never blocking the loop.
+        import asyncio
+
+        return await asyncio.to_thread(self._embed, request)
 
     def close(self) -> None:
         """Release clients (optional)."""

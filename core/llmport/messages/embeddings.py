@@ -1,0 +1,316 @@
+"""Embeddings as neutral values: one request, one vendor answer, the user's result.
+
+* :class:`EmbedRequest` is what a provider converts for its vendor (one
+  request's worth of inputs: the core splits a long list before a plugin
+  sees it).
+* :class:`EmbedResponse` is what a provider returns: the vectors as one
+  little-endian float32 buffer, row-major, one row per input in request
+  order. Its constructors :meth:`EmbedResponse.from_rows` and
+  :meth:`EmbedResponse.from_base64` check the vendor's answer (count, equal
+  lengths, finite values) and raise
+  :class:`~llmport.errors.MalformedResponseError` otherwise (SPEC §20 I1).
+* :class:`Embeddings` is what ``rt.embed`` returns: the same compact buffer
+  for every input of the call, read as rows (``[i]``, iteration), or as a
+  numpy array (``.numpy()``, numpy imported only then).
+
+No list of Python floats is kept: a float in a list costs ~32 bytes, in the
+buffer 4 (SPEC §27).
+"""
+
+from __future__ import annotations
+
+import binascii
+import math
+import sys
+from array import array
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, overload
+
+from ..errors import MalformedResponseError, MessageError
+from .types import Usage
+
+__all__ = [
+    "EmbedRequest",
+    "EmbedResponse",
+    "Embeddings",
+    "InputType",
+    "Truncate",
+    "float32_rows",
+    "is_finite",
+]
+
+#: The neutral input types: a search query, or a document to be found by one.
+InputType = Literal["query", "document"]
+#: Which end of an over-long input the vendor may cut (None: refuse it before the wire).
+Truncate = Literal["start", "end"]
+
+_INPUT_TYPES = ("query", "document")
+_TRUNCATES = ("start", "end")
+_BIG_ENDIAN = sys.byteorder == "big"
+
+
+@dataclass(slots=True, frozen=True)
+class EmbedRequest:
+    """One request's inputs for one embedding model (already checked and split by the core).
+
+    ``truncate=None`` means an over-long input is refused before the wire;
+    ``"start"`` / ``"end"`` ask the vendor to cut it there. ``options`` are
+    vendor fields (``vendor={"openai": {...}}``) merged into the body.
+    """
+
+    model: str
+    inputs: tuple[str, ...]
+    input_type: InputType | None = None
+    dimensions: int | None = None
+    truncate: Truncate | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form (fields at their default are left out)."""
+        out: dict[str, Any] = {"model": self.model, "inputs": list(self.inputs)}
+        for key in ("input_type", "dimensions", "truncate"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = value
+        if self.options:
+            out["options"] = dict(self.options)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> EmbedRequest:
+        """Read :meth:`to_dict`'s form back; a malformed dict is a :class:`MessageError`."""
+        if not isinstance(data, Mapping):
+            raise MessageError(f"an embed request must be an object, got {type(data).__name__}")
+        model, inputs = data.get("model"), data.get("inputs")
+        if not isinstance(model, str) or not isinstance(inputs, list):
+            raise MessageError("an embed request needs 'model' (a string) and 'inputs' (a list)")
+        if not all(isinstance(text, str) for text in inputs):
+            raise MessageError("an embed request's 'inputs' must be strings")
+        input_type, truncate = data.get("input_type"), data.get("truncate")
+        dimensions, options = data.get("dimensions"), data.get("options", {})
+        if input_type is not None and input_type not in _INPUT_TYPES:
+            raise MessageError(f"'input_type' must be 'query' or 'document', got {input_type!r}")
+        if truncate is not None and truncate not in _TRUNCATES:
+            raise MessageError(f"'truncate' must be 'start' or 'end', got {truncate!r}")
+        if dimensions is not None and (type(dimensions) is not int or dimensions < 1):
+            raise MessageError(f"'dimensions' must be a positive integer, got {dimensions!r}")
+        if not isinstance(options, Mapping):
+            raise MessageError("an embed request's 'options' must be an object")
+        return cls(model, tuple(inputs), input_type, dimensions, truncate, dict(options))
+
+
+@dataclass(slots=True, frozen=True)
+class EmbedResponse:
+    """A vendor's vectors for one :class:`EmbedRequest`.
+
+    ``data`` is little-endian float32, row-major: ``count`` rows of
+    ``dimensions`` values, in request order. Build it with :meth:`from_rows`
+    or :meth:`from_base64`, which check what the vendor sent.
+    """
+
+    data: bytes
+    count: int
+    dimensions: int
+    usage: Usage = field(default_factory=Usage)
+    model: str = ""
+
+    @classmethod
+    def from_rows(
+        cls,
+        rows: Sequence[Sequence[float]],
+        *,
+        expected: int | None = None,
+        usage: Usage | None = None,
+        model: str = "",
+    ) -> EmbedResponse:
+        """Vectors given as lists of numbers (Gemini, Bedrock, Cohere).
+
+        ``expected`` is the request's input count. Raises
+        :class:`MalformedResponseError` when the count differs, rows differ in
+        length or are empty, or a value is not a finite float32.
+        """
+        _check_count(len(rows), expected)
+        width = _row_width(rows)
+        buffer = array("f")
+        try:
+            for row in rows:
+                if len(row) != width:
+                    raise _malformed(f"vectors differ in length ({len(row)} vs {width})")
+                buffer.extend(row)
+        except TypeError:
+            raise _malformed("a vector holds something other than numbers") from None
+        return cls._checked(buffer, len(rows), width, usage, model)
+
+    @classmethod
+    def from_base64(
+        cls,
+        items: Sequence[str],
+        *,
+        expected: int | None = None,
+        usage: Usage | None = None,
+        model: str = "",
+    ) -> EmbedResponse:
+        """Vectors given as base64 little-endian float32 (OpenAI, Voyage AI), decoded once."""
+        _check_count(len(items), expected)
+        if not items:
+            raise _malformed("the answer holds no vectors")
+        try:
+            raw = [binascii.a2b_base64(item) for item in items]
+        except (binascii.Error, TypeError, ValueError):
+            raise _malformed("a vector is not base64") from None
+        width = len(raw[0])
+        if width == 0 or width % 4:
+            raise _malformed(f"a vector of {width} bytes is not float32 values")
+        for chunk in raw:
+            if len(chunk) != width:
+                raise _malformed(f"vectors differ in length ({len(chunk) // 4} vs {width // 4})")
+        data = b"".join(raw)
+        del raw
+        if not is_finite(data):
+            raise _malformed("a vector holds a value that is not finite (NaN or infinity)")
+        return cls(data, len(items), width // 4, usage or Usage(), model)
+
+    @classmethod
+    def _checked(
+        cls, buffer: array[float], count: int, width: int, usage: Usage | None, model: str
+    ) -> EmbedResponse:
+        # A sum of float32 values in float64 cannot overflow: it is finite iff every value is.
+        if not math.isfinite(sum(buffer)):
+            raise _malformed("a vector holds a value that is not finite (NaN or infinity)")
+        if _BIG_ENDIAN:
+            buffer.byteswap()
+        return cls(buffer.tobytes(), count, width, usage or Usage(), model)
+
+    def rows(self) -> list[tuple[float, ...]]:
+        """The vectors as tuples of floats (for tests and small answers)."""
+        return list(Embeddings(self.data, self.count, self.dimensions, self.model, self.usage))
+
+
+class Embeddings(Sequence[tuple[float, ...]]):
+    """The vectors of one ``rt.embed`` call, in input order, in one float32 buffer.
+
+    ``len(e)`` inputs; ``e[i]`` is input ``i``'s vector as a tuple of floats
+    (made on demand); iteration yields them in order; ``e.numpy()`` is a
+    ``(len(e), e.dimensions)`` float32 array sharing the buffer (numpy is
+    optional, imported only there). ``e.model`` is the model that answered,
+    ``e.usage`` the tokens (and cost) of the call.
+    """
+
+    __slots__ = ("_buffer", "_count", "_view", "dimensions", "model", "usage")
+
+    def __init__(
+        self,
+        data: bytes | bytearray,
+        count: int,
+        dimensions: int,
+        model: str = "",
+        usage: Usage | None = None,
+    ) -> None:
+        if len(data) != count * dimensions * 4:
+            raise ValueError(f"{len(data)} bytes are not {count} vectors of {dimensions} float32")
+        self._buffer = data
+        self._count = count
+        #: Values per vector.
+        self.dimensions = dimensions
+        #: The model that made them.
+        self.model = model
+        #: Tokens (and cost) of the call that made them.
+        self.usage = usage if usage is not None else Usage()
+        self._view = float32_rows(data)
+
+    @property
+    def data(self) -> bytes | bytearray:
+        """The little-endian float32 buffer, row-major (``len(self) * dimensions * 4`` bytes)."""
+        return self._buffer
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, index: int) -> tuple[float, ...]: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[tuple[float, ...]]: ...
+    def __getitem__(self, index: int | slice) -> tuple[float, ...] | list[tuple[float, ...]]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self._count))]
+        if index < 0:
+            index += self._count
+        if not 0 <= index < self._count:
+            raise IndexError(f"embedding {index} out of range ({self._count} vectors)")
+        start = index * self.dimensions
+        return tuple(self._view[start : start + self.dimensions])
+
+    def __iter__(self) -> Iterator[tuple[float, ...]]:
+        for i in range(self._count):
+            yield self[i]
+
+    def __repr__(self) -> str:
+        return f"Embeddings({self._count} x {self.dimensions}, model={self.model!r})"
+
+    def numpy(self) -> Any:
+        """A ``(len, dimensions)`` float32 ``numpy.ndarray`` over the buffer (no copy).
+
+        Typed ``Any``: numpy is optional, not a dependency to type against.
+        """
+        import importlib
+
+        try:
+            np = importlib.import_module("numpy")  # optional: never a dependency
+        except ImportError:
+            raise ImportError("Embeddings.numpy() needs numpy: pip install numpy") from None
+        return np.frombuffer(self._buffer, dtype="<f4").reshape(self._count, self.dimensions)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form: the vectors as lists, model, dimensions and usage."""
+        return {
+            "model": self.model,
+            "dimensions": self.dimensions,
+            "vectors": [list(row) for row in self],
+            "usage": self.usage.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Embeddings:
+        """Read :meth:`to_dict`'s form back (values checked as a vendor's would be)."""
+        vectors = data.get("vectors")
+        if not isinstance(vectors, list) or not vectors:
+            raise MessageError("embeddings need 'vectors' (a non-empty list of lists of numbers)")
+        usage = Usage.from_dict(data.get("usage") or {})
+        answer = EmbedResponse.from_rows(vectors, usage=usage)
+        return cls(answer.data, answer.count, answer.dimensions, str(data.get("model", "")), usage)
+
+
+def float32_rows(data: bytes | bytearray) -> Sequence[float]:
+    """A read-only sequence of the float32 values in ``data`` (little-endian), without copying
+    where the machine is little-endian."""
+    if _BIG_ENDIAN:
+        values = array("f", bytes(data))
+        values.byteswap()
+        return values
+    return memoryview(data).cast("f")
+
+
+def is_finite(data: bytes | bytearray) -> bool:
+    """True if every float32 in ``data`` is finite (no NaN, no infinity)."""
+    # Summed in float64, float32 values cannot overflow: the sum is finite iff each one is.
+    return math.isfinite(sum(float32_rows(data))) if data else True
+
+
+def _check_count(count: int, expected: int | None) -> None:
+    if expected is not None and count != expected:
+        raise _malformed(f"the answer holds {count} vectors for {expected} inputs")
+
+
+def _row_width(rows: Sequence[Sequence[float]]) -> int:
+    if not rows:
+        raise _malformed("the answer holds no vectors")
+    first = rows[0]
+    if not isinstance(first, Sequence) or isinstance(first, str) or not first:
+        raise _malformed("a vector is empty or not a list of numbers")
+    return len(first)
+
+
+def _malformed(problem: str) -> MalformedResponseError:
+    # Not retried: the same request gets the same wrong answer.
+    return MalformedResponseError(f"embedding answer: {problem}", retryable=False)

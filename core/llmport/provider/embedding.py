@@ -1,0 +1,199 @@
+"""The embedding half of the provider contract: checks and defaults (SPEC §27).
+
+A provider embeds in one of two styles, as it chats:
+
+* **prepare/send**: :meth:`~llmport.provider.contract.Provider.prepare_embed`
+  checks one :class:`~llmport.messages.embeddings.EmbedRequest` against the
+  model's capabilities (:func:`check_embed`) and builds the vendor body once
+  (no I/O); :meth:`~llmport.provider.contract.Provider.send_embed` /
+  ``asend_embed`` send it (a retry resends the same :class:`PreparedEmbed`).
+* **plain**: a plugin writes only ``_embed(request)`` and
+  ``_async_embed(request)``; the default ``prepare_embed`` only checks and the
+  default ``send_embed`` / ``asend_embed`` call them.
+
+A provider whose model does not embed refuses with
+:class:`~llmport.errors.UnsupportedFeatureError` (feature :data:`EMBEDDINGS`)
+before any request. Splitting, concurrency, retries, caching and joining are
+the core's (:mod:`llmport.engine.embed`): a plugin converts one request.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
+
+from ..errors import ContentError, UnsupportedFeatureError
+from ..messages.embeddings import EmbedRequest
+from ..messages.estimate import text_tokens
+from ..messages.types import ModelCapabilities
+
+__all__ = [
+    "EMBEDDINGS",
+    "Embedder",
+    "MAX_EMBED_INPUT_CHARS",
+    "PreparedEmbed",
+    "check_embed",
+    "check_embed_inputs",
+    "embeds",
+    "no_embeddings",
+]
+
+#: The feature of the :class:`UnsupportedFeatureError` a provider without embeddings raises.
+EMBEDDINGS = "embeddings"
+
+#: The longest input llmport sends to any embedding model, whatever ``truncate=`` says:
+#: no vendor embeds more than ~32k tokens of one input (Voyage AI's limit, the largest),
+#: so a text this long is a mistake (a whole file read by accident), not a document.
+MAX_EMBED_INPUT_CHARS = 1_000_000
+
+
+class Embedder(Protocol):
+    """What the checks read of a provider (:class:`~llmport.provider.contract.Provider` is one)."""
+
+    name: str
+    embeddings_hint: str
+
+    @property
+    def info(self) -> Any: ...
+
+    @property
+    def implements_embed(self) -> bool: ...
+
+    def capabilities(self, model: str) -> ModelCapabilities: ...
+
+
+@dataclass(slots=True)
+class PreparedEmbed:
+    """An embed request checked and converted once; every attempt resends it.
+
+    ``payload`` is what the plugin sends (the JSON body or SDK arguments);
+    ``caps`` the model's capabilities the check used.
+    """
+
+    request: EmbedRequest
+    payload: Any = None
+    caps: ModelCapabilities | None = None
+
+
+def embeds(provider: Embedder, model: str) -> bool:
+    """True if ``provider`` can embed with ``model``.
+
+    The model table says so (``ModelCapabilities.embeddings``); a provider
+    registered without a model table (a third-party plugin) embeds when its
+    class implements ``_embed`` or ``send_embed``.
+    """
+    if provider.capabilities(model).embeddings:
+        return True
+    info = provider.info
+    return provider.implements_embed and (info is None or not info.models)
+
+
+def no_embeddings(provider: Embedder, model: str) -> UnsupportedFeatureError:
+    """The typed refusal of a provider/model that does not embed (names where to go)."""
+    hint = provider.embeddings_hint or "it is not an embedding model"
+    return UnsupportedFeatureError(provider.name, model, EMBEDDINGS, hint)
+
+
+def check_embed(provider: Embedder, request: EmbedRequest) -> EmbedRequest:
+    """Raise typed input errors for what ``request``'s model cannot take; the request to send.
+
+    Refuses a model that does not embed, ``dimensions=`` where the size is
+    fixed or not offered, more inputs than one request may carry, and an
+    input over the model's token limit when ``truncate`` is None (naming its
+    index and estimated tokens). ``input_type`` is dropped where the vendor
+    has none, and ``truncate`` where the vendor cannot cut (the check above
+    has made sure no input needs it).
+    """
+    model = request.model
+    if not embeds(provider, model):
+        raise no_embeddings(provider, model)
+    caps = provider.capabilities(model)
+    check_embed_inputs(request.inputs)
+    _check_dimensions(provider.name, model, caps, request.dimensions)
+    _check_count(provider.name, model, caps, len(request.inputs))
+    if request.truncate is None or not caps.embed_truncation:
+        _check_lengths(provider.name, model, caps, request.inputs)
+    if request.input_type is not None and not caps.embed_input_types:
+        request = replace(request, input_type=None)
+    if request.truncate is not None and not caps.embed_truncation:
+        request = replace(request, truncate=None)
+    return request
+
+
+def check_embed_inputs(inputs: Any) -> tuple[str, ...]:
+    """The inputs as a tuple of strings; a typed :class:`ContentError` for anything else.
+
+    Refuses an empty list, a non-string item (bytes, None, a number, a
+    content block for a text model), an empty or blank string and a text over
+    :data:`MAX_EMBED_INPUT_CHARS`, each naming its index.
+    """
+    if isinstance(inputs, str):
+        inputs = (inputs,)
+    elif isinstance(inputs, (bytes, bytearray, memoryview)) or not _is_sequence(inputs):
+        raise ContentError(
+            0, f"embed inputs must be a string or a list of strings, got {type(inputs).__name__}"
+        )
+    if not inputs:
+        raise ContentError(0, "embed inputs are empty: give at least one string")
+    for index, text in enumerate(inputs):
+        if not isinstance(text, str):
+            raise ContentError(index, f"embed inputs must be strings, got {type(text).__name__}")
+        if not text.strip():
+            raise ContentError(index, "an empty string has no embedding")
+        if len(text) > MAX_EMBED_INPUT_CHARS:
+            raise ContentError(
+                index,
+                f"a text of {len(text):,} characters is over the {MAX_EMBED_INPUT_CHARS:,} "
+                "llmport embeds (no vendor embeds that much of one input)",
+            )
+    return tuple(inputs)
+
+
+def _is_sequence(value: Any) -> bool:
+    return isinstance(value, (list, tuple))
+
+
+def _check_dimensions(vendor: str, model: str, caps: ModelCapabilities, dims: int | None) -> None:
+    if dims is None:
+        return
+    # Source: the capability table (flexible_dimensions, embedding_dimension_choices): each
+    #   vendor's embedding page (OpenAI "dimensions" on text-embedding-3 only).
+    if not caps.flexible_dimensions:
+        size = (
+            f" (it always answers {caps.embedding_dimensions})" if caps.embedding_dimensions else ""
+        )
+        raise UnsupportedFeatureError(vendor, model, "dimensions=", f"the size is fixed{size}")
+    choices = caps.embedding_dimension_choices
+    if choices is not None and dims not in choices:
+        offered = ", ".join(str(n) for n in sorted(choices))
+        raise UnsupportedFeatureError(vendor, model, f"dimensions={dims}", f"offered: {offered}")
+    top = caps.embedding_dimensions
+    if choices is None and top is not None and dims > top:
+        raise UnsupportedFeatureError(vendor, model, f"dimensions={dims}", f"at most {top}")
+
+
+def _check_count(vendor: str, model: str, caps: ModelCapabilities, count: int) -> None:
+    limit = caps.max_embed_inputs
+    if limit is not None and count > limit:
+        raise UnsupportedFeatureError(
+            vendor, model, f"{count} inputs in one request", f"at most {limit} per request"
+        )
+
+
+def _check_lengths(
+    vendor: str, model: str, caps: ModelCapabilities, inputs: tuple[str, ...]
+) -> None:
+    limit = caps.max_embed_input_tokens
+    if limit is None:
+        return
+    for index, text in enumerate(inputs):
+        tokens = text_tokens(text)
+        if tokens > limit:
+            raise ContentError(
+                index,
+                f"~{tokens:,} tokens (estimated) is over {vendor}:{model}'s {limit:,} per input; "
+                'pass truncate="end" (or "start") to let the vendor cut it'
+                if caps.embed_truncation
+                else f"~{tokens:,} tokens (estimated) is over {vendor}:{model}'s {limit:,} per "
+                "input, and the vendor cannot cut it: shorten or split it",
+            )
