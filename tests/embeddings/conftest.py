@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -23,9 +24,17 @@ from llmport.provider.contract import Provider, ProviderInfo
 DIMS = 4
 
 
+#: The vendor plugins whose embeddings are tested here (entry-point names).
+VENDOR_PLUGINS = "openai,anthropic,gemini,bedrock"
+
+
 @pytest.fixture(autouse=True)
-def isolated(isolated_from_host: None) -> None:
-    """Every test here runs isolated from the host (see tests/conftest.py)."""
+def isolated(isolated_from_host: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Isolated from the host (tests/conftest.py), with the vendor plugins and no vendor keys."""
+    for key in list(os.environ):
+        if key.startswith(("OPENAI_", "AZURE_OPENAI_", "MISTRAL_", "OLLAMA_", "LMSTUDIO_")):
+            monkeypatch.delenv(key)
+    monkeypatch.setenv("LLMPORT_PLUGINS", VENDOR_PLUGINS)
 
 
 def vector_of(text: str) -> list[float]:

@@ -29,8 +29,8 @@ from ..messages.types import ModelCapabilities
 
 __all__ = [
     "EMBEDDINGS",
-    "Embedder",
     "MAX_EMBED_INPUT_CHARS",
+    "Embedder",
     "PreparedEmbed",
     "check_embed",
     "check_embed_inputs",

@@ -96,6 +96,12 @@ class _Compat:
         super().__init__(_settings(profile, settings), info)  # type: ignore[call-arg]
         if not profile.stream_options:
             self.stream_options: dict[str, Any] | None = None
+        # Embeddings on this service's wire (POST {base_url}/embeddings), or its refusal.
+        self.embed_base64 = profile.embed_base64
+        self.embed_dimensions_field = profile.embed_dimensions_field
+        self.embeddings_hint = profile.embed_refusal or (
+            "" if profile.embed_models or profile.embed_any_model else "no embedding models listed"
+        )
 
     def translate_error(self, exc: BaseException) -> ProviderError | None:
         """OpenAI's translation, with the service's own transient statuses (Groq's 498)."""

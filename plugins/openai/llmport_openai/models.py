@@ -28,6 +28,7 @@ __all__ = [
     "CHAT_MODELS",
     "DEFAULT",
     "EFFORT_FAMILIES",
+    "EMBEDDING_MODELS",
     "EXPLICIT_CACHE",
     "IMAGE_TYPES",
     "PDF",
@@ -194,5 +195,31 @@ EXPLICIT_CACHE: tuple[str, ...] = ("gpt-5.6*",)
 def explicit_cache(model: str) -> bool:
     return any(fnmatchcase(model, pattern) for pattern in EXPLICIT_CACHE)
 
+
+# -- embeddings (https://platform.openai.com/docs/guides/embeddings) -------------------------
+# text-embedding-3-*: "dimensions" shortens the vector (any size up to the default);
+# ada-002 has a fixed size. The API reference of POST /v1/embeddings: at most 2048 inputs
+# per request, 8192 tokens per input ("8192 tokens for all embedding models") and 300,000
+# tokens per request, all inputs together.
+_EMBEDDING = ModelCapabilities(
+    input_modalities=frozenset({"text"}),
+    image_types=frozenset(),
+    native_tools=False,
+    native_structured_output=False,
+    streaming=False,
+    embeddings=True,
+    max_embed_inputs=2048,
+    max_embed_request_tokens=300_000,
+    max_embed_input_tokens=8192,
+)
+EMBEDDING_MODELS: dict[str, ModelCapabilities] = {
+    "text-embedding-3-small*": replace(
+        _EMBEDDING, embedding_dimensions=1536, flexible_dimensions=True
+    ),
+    "text-embedding-3-large*": replace(
+        _EMBEDDING, embedding_dimensions=3072, flexible_dimensions=True
+    ),
+    "text-embedding-ada-002*": replace(_EMBEDDING, embedding_dimensions=1536),
+}
 
 ALIASES = {"gpt-4o-mini": "openai:gpt-4o-mini", "gpt-4o": "openai:gpt-4o"}

@@ -14,12 +14,20 @@ import :mod:`llmport_openai.provider` when a provider is first needed.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from llmport import hookimpl
 from llmport.provider.contract import Provider, ProviderInfo
 
-from .models import ALIASES, CHAT_MODELS, DEFAULT, RESPONSES_DEFAULT, RESPONSES_MODELS
+from .models import (
+    ALIASES,
+    CHAT_MODELS,
+    DEFAULT,
+    EMBEDDING_MODELS,
+    RESPONSES_DEFAULT,
+    RESPONSES_MODELS,
+)
 from .profiles import PROFILES, Profile
 
 
@@ -53,6 +61,9 @@ def profile_info(profile: Profile, plugin: str = "llmport-openai") -> ProviderIn
 
     How a plugin outside this package ships its own profile.
     """
+    default = (
+        replace(profile.default, embeddings=True) if profile.embed_any_model else profile.default
+    )
     return ProviderInfo(
         prefix=profile.prefix,
         factory=_profile_factory(profile),
@@ -60,8 +71,8 @@ def profile_info(profile: Profile, plugin: str = "llmport-openai") -> ProviderIn
         aliases=dict(profile.aliases),
         # A service hosts any model: its table refines some, "*" is every other (no
         # unknown-model warning for a model the service serves and llmport never listed).
-        models={**profile.models, "*": profile.default},
-        default=profile.default,
+        models={**profile.embed_models, **profile.models, "*": default},
+        default=default,
         plugin=plugin,
     )
 
@@ -74,7 +85,7 @@ def provider_infos() -> list[ProviderInfo]:
             factory=_lazy("OpenAIChatProvider"),
             description="OpenAI Chat Completions (and any OpenAI-compatible server via base_url)",
             aliases=dict(ALIASES),
-            models=dict(CHAT_MODELS),
+            models={**EMBEDDING_MODELS, **CHAT_MODELS},
             default=DEFAULT,
             plugin="llmport-openai",
         ),

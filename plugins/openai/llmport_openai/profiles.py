@@ -91,6 +91,20 @@ class Profile:
     differs: str = ""
     #: The service's own document the quirks come from.
     docs: str = ""
+    # -- embeddings (POST {base_url}/embeddings, OpenAI's wire; SPEC §27) ------------------
+    #: Its embedding models (``rt.embed``), merged before ``models``; empty: none listed.
+    embed_models: Mapping[str, ModelCapabilities] = field(default_factory=dict)
+    #: A local server embeds with whatever model it runs: every model may embed there (the
+    #: server answers an error for one that cannot).
+    embed_any_model: bool = False
+    #: Whether ``encoding_format: "base64"`` is documented (else floats are asked for).
+    embed_base64: bool = False
+    #: The body field of ``dimensions=`` (Mistral: ``output_dimension``).
+    embed_dimensions_field: str = "dimensions"
+    #: The service's document of its embeddings endpoint (or of why it has none).
+    embed_docs: str = ""
+    #: Why ``rt.embed`` is refused here, and where to go (no embeddings endpoint).
+    embed_refusal: str = ""
 
     def echo_style(self, model: str) -> ReasoningStyle | None:
         """How ``model``'s reasoning goes back on the next request."""
@@ -107,6 +121,15 @@ REASONING_CHAT = replace(CHAT, reasoning=True)
 #: DeepSeek's response_format takes only ``json_object`` (https://api-docs.deepseek.com/guides/json_mode):
 #: a schema goes as JSON mode plus the schema in the prompt (:func:`.compat.json_mode`).
 NO_SCHEMA = replace(CHAT, native_structured_output=False)
+
+#: An embedding model of an OpenAI-compatible service: text in, one vector out, no chat.
+EMBED = ModelCapabilities(
+    image_types=frozenset(),
+    native_tools=False,
+    native_structured_output=False,
+    streaming=False,
+    embeddings=True,
+)
 
 _DEEPSEEK_REASONER = {
     # https://api-docs.deepseek.com/guides/reasoning_model: "Setting logprobs,
@@ -164,6 +187,10 @@ def _profiles() -> dict[str, Profile]:
             differs="no key locally; `message.reasoning` becomes thinking and goes back; "
             "no `strict` on schemas; `max_tokens`",
             docs="https://docs.ollama.com/api/openai-compatibility",
+            # /v1/embeddings takes model, input, encoding_format (float or base64), dimensions.
+            embed_any_model=True,
+            embed_base64=True,
+            embed_docs="https://docs.ollama.com/api/openai-compatibility",
         ),
         Profile(
             "vllm",
@@ -175,6 +202,10 @@ def _profiles() -> dict[str, Profile]:
             reasoning="reasoning_content",
             differs="no key unless the server sets one; `reasoning_content` becomes thinking",
             docs="https://docs.vllm.ai/en/latest/features/reasoning_outputs.html",
+            # The OpenAI-compatible Embeddings API of pooling models, encoding_format float/base64.
+            embed_any_model=True,
+            embed_base64=True,
+            embed_docs="https://docs.vllm.ai/en/latest/serving/openai_compatible_server.html",
         ),
         Profile(
             "lmstudio",
@@ -186,6 +217,9 @@ def _profiles() -> dict[str, Profile]:
             reasoning="reasoning_content",
             differs="no key; `reasoning_content` becomes thinking",
             docs="https://lmstudio.ai/docs/app/api/endpoints/openai",
+            # POST /v1/embeddings is listed; base64 is not documented: floats are asked for.
+            embed_any_model=True,
+            embed_docs="https://lmstudio.ai/docs/api/openai-api",
         ),
         Profile(
             "openrouter",
@@ -199,6 +233,12 @@ def _profiles() -> dict[str, Profile]:
             differs="`reasoning: {effort}`; `reasoning`/`reasoning_details` become thinking "
             "and go back unchanged; `usage.cost`",
             docs="https://openrouter.ai/docs/use-cases/reasoning-tokens",
+            # POST /api/v1/embeddings routes to the listed embedding models (vendor/model ids).
+            embed_models={
+                "openai/text-embedding-3-*": replace(EMBED, flexible_dimensions=True),
+                "*embed*": EMBED,
+            },
+            embed_docs="https://openrouter.ai/docs/api_reference/embeddings",
         ),
         Profile(
             "groq",
@@ -223,6 +263,8 @@ def _profiles() -> dict[str, Profile]:
             differs="rejects logprobs, logit_bias, top_logprobs; `message.reasoning` (or "
             "inline `<think>` with `reasoning_format: raw`) becomes thinking; timings in `usage`",
             docs="https://console.groq.com/docs/openai",
+            embed_refusal="GroqCloud serves no embedding models (its models page lists none)",
+            embed_docs="https://console.groq.com/docs/models",
         ),
         Profile(
             "deepseek",
@@ -240,6 +282,8 @@ def _profiles() -> dict[str, Profile]:
             "a schema goes as `json_object` plus the schema in a system message; cache hits "
             "in `prompt_cache_hit_tokens`",
             docs="https://api-docs.deepseek.com/guides/reasoning_model",
+            embed_refusal="DeepSeek's API has no embeddings endpoint",
+            embed_docs="https://api-docs.deepseek.com/",
         ),
         Profile(
             "deepseek-responses",
@@ -252,6 +296,8 @@ def _profiles() -> dict[str, Profile]:
             differs="Responses wire; reasoning items carry `reasoning_text` content and go back; "
             "no json_schema: a schema goes as `json_object` plus the schema in `instructions`",
             docs="https://api-docs.deepseek.com/",
+            embed_refusal="DeepSeek's API has no embeddings endpoint",
+            embed_docs="https://api-docs.deepseek.com/",
         ),
         Profile(
             "mistral",
@@ -270,6 +316,16 @@ def _profiles() -> dict[str, Profile]:
             differs="`content` may be a list with `thinking` chunks (kept and sent back); "
             "no `stream_options`; cache hits in `usage.num_cached_tokens`",
             docs="https://docs.mistral.ai/capabilities/reasoning/",
+            # POST /v1/embeddings: input, encoding_format (float/base64), output_dimension.
+            embed_models={
+                "mistral-embed*": replace(EMBED, embedding_dimensions=1024),
+                "codestral-embed*": replace(
+                    EMBED, embedding_dimensions=1536, flexible_dimensions=True
+                ),
+            },
+            embed_base64=True,
+            embed_dimensions_field="output_dimension",
+            embed_docs="https://docs.mistral.ai/api/endpoint/embeddings",
         ),
         Profile(
             "xai",
@@ -283,6 +339,8 @@ def _profiles() -> dict[str, Profile]:
             differs="reasoning models reject stop, presence/frequency penalties; "
             "`reasoning_content` becomes thinking",
             docs="https://docs.x.ai/docs/guides/reasoning",
+            embed_refusal="xAI's models page lists no embedding model",
+            embed_docs="https://docs.x.ai/docs/models",
         ),
         Profile(
             "together",
@@ -292,6 +350,14 @@ def _profiles() -> dict[str, Profile]:
             reasoning="reasoning",
             differs="`message.reasoning` becomes thinking",
             docs="https://docs.together.ai/docs/openai-api-compatibility",
+            # POST /v1/embeddings with the serverless embedding models; floats only documented.
+            embed_models={
+                "*embed*": EMBED,
+                "BAAI/bge-*": EMBED,
+                "intfloat/*e5*": EMBED,
+                "togethercomputer/m2-bert-*": EMBED,
+            },
+            embed_docs="https://docs.together.ai/docs/openai-api-compatibility",
         ),
         Profile(
             "fireworks",
@@ -301,6 +367,13 @@ def _profiles() -> dict[str, Profile]:
             reasoning="reasoning_content",
             differs="`reasoning_content` becomes thinking",
             docs="https://docs.fireworks.ai/tools-sdks/openai-compatibility",
+            # POST /inference/v1/embeddings (OpenAI's wire); floats only documented.
+            embed_models={
+                "*embed*": EMBED,
+                "WhereIsAI/UAE-Large-V1": EMBED,
+                "thenlper/gte-*": EMBED,
+            },
+            embed_docs="https://docs.fireworks.ai/tools-sdks/openai-compatibility",
         ),
         Profile(
             "cerebras",
@@ -324,6 +397,8 @@ def _profiles() -> dict[str, Profile]:
             "`parallel_tool_calls`; `reasoning` becomes thinking and goes back (gpt-oss: as "
             "`reasoning`; other models: inline `<think>…</think>`); `time_info`",
             docs="https://inference-docs.cerebras.ai/resources/openai",
+            embed_refusal="Cerebras Inference serves no embedding models",
+            embed_docs="https://inference-docs.cerebras.ai/models/overview",
         ),
         Profile(
             "huggingface",
@@ -334,6 +409,9 @@ def _profiles() -> dict[str, Profile]:
             echo_reasoning=True,
             differs="reasoning inline as `<think>…</think>` (split out, sent back inline)",
             docs="https://huggingface.co/docs/inference-providers/index",
+            embed_refusal="the router's OpenAI-compatible /v1 serves chat completions only; "
+            "embeddings are the feature-extraction task, another wire",
+            embed_docs="https://huggingface.co/docs/inference-providers/tasks/feature-extraction",
         ),
     ]
     return {p.prefix: p for p in found}

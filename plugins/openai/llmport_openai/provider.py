@@ -43,6 +43,7 @@ from typing import Any, Protocol
 
 from llmport.controls.options import SERVER_STATE_OPTIONS
 from llmport.errors import ConfigError, ProviderError
+from llmport.messages.embeddings import EmbedRequest, EmbedResponse
 from llmport.messages.types import (
     FileRef,
     MediaBlock,
@@ -54,7 +55,7 @@ from llmport.messages.types import (
 )
 from llmport.observe.redaction import register_secret
 from llmport.provider.clients import ClientCache, async_transport
-from llmport.provider.contract import Prepared, Provider, ProviderInfo
+from llmport.provider.contract import Prepared, PreparedEmbed, Provider, ProviderInfo
 from llmport.provider.files import aall_pages, all_pages
 from llmport.provider.translate import answer_field, translating, vendor_boundary
 from llmport.provider.wire import Body, plain
@@ -62,6 +63,7 @@ from llmport.provider.wire import encode as encode_body
 
 from . import convert_in, convert_out, files, sdk_internals
 from .batch import OpenAIBatch
+from .embed import embed_answer, embed_body
 from .errors import translate
 from .state import Conversations, split_state
 
@@ -206,8 +208,7 @@ class _OpenAIProvider(Provider):
         if not base_url:
             where = "OPENAI_API_KEY or the api_key setting" if own else "api_key_env or api_key"
             raise ConfigError(
-                f"no {self.name} API key: set {where} "
-                "(a local server given as base_url needs none)"
+                f"no {self.name} API key: set {where} (a local server given as base_url needs none)"
             )
         return base_url, _PLACEHOLDER_KEY
 
@@ -436,6 +437,51 @@ class _OpenAIProvider(Provider):
         for event in converter.end():
             yield event
 
+    # -- embeddings (POST /embeddings; llmport_openai.embed converts) ---------------------
+
+    #: Ask for base64 float32 vectors (OpenAI; compatible servers documented to take it).
+    embed_base64 = True
+    #: The body field of ``dimensions=`` (Mistral calls it ``output_dimension``).
+    embed_dimensions_field = "dimensions"
+
+    def prepare_embed(self, request: EmbedRequest) -> PreparedEmbed:
+        """Check (the core's rules, this model's capabilities) and serialize the body once."""
+        prepared = super().prepare_embed(request)
+        body = embed_body(
+            prepared.request,
+            base64=self.embed_base64,
+            dimensions_field=self.embed_dimensions_field,
+        )
+        prepared.payload = encode_body(body).bytes()
+        return prepared
+
+    def embed_path(self, client: Any, model: str) -> str:
+        """``/embeddings``; on Azure without a deployment, under the model's deployment."""
+        if self.is_azure and "/deployments" not in str(client.base_url.path):
+            return sdk_internals.deployment_path(model) + "/embeddings"
+        return "/embeddings"
+
+    def embed_post_args(self, prepared: PreparedEmbed) -> dict[str, Any]:
+        return {
+            "cast_to": _http_response(),
+            "content": prepared.payload,
+            "options": sdk_internals.request_options({}),
+        }
+
+    @vendor_boundary
+    def send_embed(self, prepared: PreparedEmbed) -> EmbedResponse:
+        client = self.clients.sync()
+        path = self.embed_path(client, prepared.request.model)
+        http = client.post(path, **self.embed_post_args(prepared))
+        return embed_answer(json.loads(http.content), prepared.request, self.name)
+
+    @vendor_boundary
+    async def asend_embed(self, prepared: PreparedEmbed) -> EmbedResponse:
+        client = await self.clients.aclient()
+        path = self.embed_path(client, prepared.request.model)
+        http = await client.post(path, **self.embed_post_args(prepared))
+        return embed_answer(json.loads(http.content), prepared.request, self.name)
+
 
 #: ``create`` arguments that are request options, not body fields.
 _CALL_ARGS = ("extra_headers", "extra_query", "timeout")
@@ -505,6 +551,7 @@ class OpenAIResponsesProvider(_OpenAIProvider):
 
     name = "openai-responses"
     vendor_keys: tuple[str, ...] = ("openai", "openai-responses")
+    embeddings_hint = "the Responses API has no embeddings: use openai:text-embedding-3-small"
     conversation = "input"
     options = convert_in.KNOWN_OPTIONS | SERVER_STATE_OPTIONS
     server_state = True  # previous_response_id= / conversation= (:mod:`.state`)
