@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from .controls.options import CallOptions, CallParams
     from .controls.window import ContextPolicy
     from .engine.calls import Entry
+    from .engine.embed_cache import EmbedCache
     from .engine.result import RunResult, ToolCallRecord
     from .engine.targets import Resolved, Routed
     from .engine.tokens import ModelInfo, TokenCount
@@ -102,6 +103,7 @@ _RUNTIME_ARGS = (
     "limits",
     "limiter",
     "store",
+    "embed_cache",
 )
 
 
@@ -121,7 +123,9 @@ class Runtime(FileMethods, ConversationMethods, JobMethods):
     policies, providers, toolsets, for this runtime only), ``config``
     (a :class:`~llmport.provider.config.Config`; default: loaded from files and
     environment), ``plugins`` (a :class:`~llmport.plugins.host.PluginHost`),
-    ``input_token_budget``, ``max_block_bytes``; anything else is a default
+    ``input_token_budget``, ``max_block_bytes``, ``embed_cache`` (vectors kept
+    by content for :meth:`embed`: ``True`` for SQLite, a path or URL, or a
+    key-value store); anything else is a default
     option for every call (``temperature=0.2``). A keyword that looks like a
     misspelt argument (``modle=``) is an :class:`~llmport.errors.OptionError`.
 
@@ -147,6 +151,7 @@ class Runtime(FileMethods, ConversationMethods, JobMethods):
         limits: Mapping[str, Limit] | None = None,
         limiter: str | Limiter | None = None,
         store: Store | None = None,
+        embed_cache: Any = None,
         **settings: Any,
     ) -> None:
         if max_retries is not None:
@@ -181,6 +186,8 @@ class Runtime(FileMethods, ConversationMethods, JobMethods):
         self._gates = Gates(limits, limiter)  # limits: checked now, the limiter made on first use
         #: ``RunContext.store`` when given; else beside a stored session, else in memory.
         self._stores = Stores(store)
+        #: Vectors kept by content (``embed_cache=``: True, a path or URL, or a store).
+        self.embed_cache: EmbedCache | None = _embed_cache(embed_cache)
 
     # -- configuration, plugins, providers ------------------------------------
 
@@ -546,6 +553,15 @@ def _split_models(model: str | Sequence[str]) -> tuple[str, list[str]]:
     if not all(isinstance(m, str) and m.strip() for m in fallbacks):
         raise OptionError(f"fallback models must be non-empty strings, got {fallbacks!r}")
     return model, fallbacks
+
+
+def _embed_cache(value: Any) -> EmbedCache | None:
+    """``embed_cache=`` as a cache (None: none; the engine module loaded only when given)."""
+    if value is None:
+        return None
+    from .engine.embed_cache import EmbedCache
+
+    return EmbedCache.of(value)
 
 
 def _check_max_retries(value: Any) -> int:

@@ -91,7 +91,7 @@ def answer(body: dict[str, Any], *, b64: bool = True) -> dict[str, Any]:
     return {"object": "list", "data": data, "model": body["model"], "usage": usage}
 
 
-def hundred_runtime(url: str, **caps: Any) -> Runtime:
+def hundred_runtime(url: str, *, embed_cache: Any = None, **caps: Any) -> Runtime:
     """A compatible service at ``url`` whose embedding model takes 100 inputs per request."""
     profile = Profile(
         "hundred",
@@ -109,7 +109,7 @@ def hundred_runtime(url: str, **caps: Any) -> Runtime:
         def llmport_providers(self, register: Callable[[Any], None]) -> None:
             register(profile_info(profile, plugin="tests"))
 
-    return Runtime(hooks=[Plugin()], backoff=Backoff.none(), max_retries=3)
+    return Runtime(hooks=[Plugin()], backoff=Backoff.none(), max_retries=3, embed_cache=embed_cache)
 
 
 class Vendor:

@@ -11,6 +11,13 @@ once (and fewer when a ``Limit`` says so). The answers are written straight
 into one float32 buffer at their inputs' offsets and their usage summed
 into one :class:`~llmport.messages.types.Usage`. A part that fails fails the
 call with its own typed error, naming the inputs it carried.
+
+Around the parts, what every call gets: the cache (:mod:`.embed_cache`: only
+the inputs it does not hold are sent), the runtime's budget (each attempt
+admitted with its estimated tokens, charged with the real ones), the
+observe hooks (``embed_start`` / ``embed_end``: OpenTelemetry's
+``embeddings`` span) and, inside an ``@agentic_function``, an ``embed`` node
+in the session DAG (:func:`~llmport.sessions.agentic.record_embed`).
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ from array import array
 from collections.abc import Callable, Generator, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from ..controls.limits import Acquire, Gate, aacquire, acquire, rate_info_of_error  # limits
 from ..controls.retry import Attempts, Backoff, after_failure
@@ -39,10 +46,22 @@ from ..messages.estimate import text_tokens
 from ..messages.types import ModelCapabilities, Usage
 from ..provider.embedding import EMBEDDINGS, PreparedEmbed, check_embed_inputs, no_embeddings
 from ..provider.translate import detach
+from ..tools.policy import CallInfo
+from .embed_cache import EmbedCache, input_hash
+from .hooks import RunHooks
+from .settings import RunSettings
 
 if TYPE_CHECKING:
+    from ..controls.budget import Ledger
     from ..provider.contract import Provider
-    from .settings import RunSettings
+
+
+class EmbedSettings(RunSettings, Protocol):
+    """What an embed call reads of its runtime: the run settings and the cache."""
+
+    @property
+    def embed_cache(self) -> EmbedCache | None: ...
+
 
 __all__ = [
     "PARTS_IN_FLIGHT",
@@ -65,17 +84,27 @@ _TRUNCATES = ("start", "end")
 
 @dataclass(slots=True, frozen=True)
 class Part:
-    """Inputs ``start`` to ``stop - 1`` of the call, sent as one request."""
+    """The inputs at ``rows`` (their indexes in the call, in order), sent as one request.
 
-    start: int
-    stop: int
+    ``rows`` is a ``range`` unless the cache already held some inputs.
+    """
+
+    rows: Sequence[int]
     prepared: PreparedEmbed
+
+    @property
+    def tokens(self) -> int:
+        """The part's estimated input tokens (rate limits and budgets)."""
+        return sum(text_tokens(text) for text in self.prepared.request.inputs)
 
     def describe(self, total: int) -> str:
         """Which inputs, as a user counts them (0-based, like their list)."""
-        if self.stop - self.start == 1:
-            return f"input {self.start} of {total}"
-        return f"inputs {self.start}-{self.stop - 1} of {total}"
+        first, last = self.rows[0], self.rows[-1]
+        if len(self.rows) == 1:
+            return f"input {first} of {total}"
+        if last - first + 1 == len(self.rows):
+            return f"inputs {first}-{last} of {total}"
+        return f"{len(self.rows)} inputs from {first} to {last} of {total}"
 
 
 @dataclass(slots=True)
@@ -95,6 +124,14 @@ class EmbedPlan:
     deadline_seconds: float | None = None
     normalize: bool = False
     attempts: list[Attempts] = field(default_factory=list)
+    #: The input hashes (cache keys, DAG node), one per input.
+    hashes: list[str] = field(default_factory=list)
+    #: Vectors the cache held, by input index; and where the new ones are kept.
+    cached: dict[int, bytes] = field(default_factory=dict)
+    cache: EmbedCache | None = None
+    namespace: tuple[str, ...] = ()
+    ledger: Ledger | None = None
+    started: float = 0.0
 
 
 # ---------------------------------------------------------------------------
@@ -103,7 +140,7 @@ class EmbedPlan:
 
 
 def plan_embed(
-    settings: RunSettings,
+    settings: EmbedSettings,
     inputs: Any,
     *,
     model: str | None = None,
@@ -114,7 +151,7 @@ def plan_embed(
     normalize: bool = False,
     deadline: float | None = None,
 ) -> EmbedPlan:
-    """Route, check and split one embed call; prepare every part (no I/O)."""
+    """Route, check, look up the cache and split one embed call; prepare every part (no I/O)."""
     started = time.monotonic()
     texts = check_embed_inputs(inputs)
     seconds = _check_options(input_type, dimensions, truncate, normalize, deadline)
@@ -129,24 +166,34 @@ def plan_embed(
     caps = provider.capabilities(name)
     if not caps.embeddings and not provider.implements_embed:
         raise no_embeddings(provider, name)
-    parts = [
-        Part(start, stop, provider.prepare_embed(_with_inputs(base, texts[start:stop])))
-        for start, stop in split_inputs(texts, caps)
-    ]
-    return EmbedPlan(
+    plan = EmbedPlan(
         provider=provider,
         model=name,
         qualified=qualified,
         caps=caps,
         count=len(texts),
-        parts=parts,
+        parts=[],
         max_attempts=settings.max_retries,
         backoff=settings.backoff,
         gate=settings.gate(qualified),
         deadline=None if seconds is None else started + seconds,
         deadline_seconds=seconds,
         normalize=normalize,
+        hashes=[input_hash(text) for text in texts],
+        cache=settings.embed_cache,
+        ledger=settings.ledger,
+        started=started,
     )
+    if plan.cache is not None:
+        plan.namespace = plan.cache.namespace(provider.price_name, name, dimensions, input_type)
+        plan.cached = plan.cache.lookup(plan.namespace, plan.hashes)
+    rows = [i for i in range(len(texts)) if i not in plan.cached]
+    wanted = [texts[i] for i in rows] if plan.cached else texts
+    for start, stop in split_inputs(wanted, caps):
+        part_rows = rows[start:stop] if plan.cached else range(start, stop)
+        request = _with_inputs(base, tuple(wanted[start:stop]))
+        plan.parts.append(Part(part_rows, provider.prepare_embed(request)))
+    return plan
 
 
 def _with_inputs(base: EmbedRequest, inputs: tuple[str, ...]) -> EmbedRequest:
@@ -181,6 +228,8 @@ def split_inputs(texts: Sequence[str], caps: ModelCapabilities) -> list[tuple[in
     an input alone over the request's token limit gets a part of its own
     (the per-input check, not the split, refuses it).
     """
+    if not texts:
+        return []
     most = caps.max_embed_inputs or len(texts)
     budget = caps.max_embed_request_tokens
     if budget is None:
@@ -225,7 +274,7 @@ def part_steps(plan: EmbedPlan, part: Part) -> Generator[EmbedEffect, Any, Embed
     """One part's attempts as effects: capacity, send, check; a pause before each retry."""
     attempts = Attempts()
     plan.attempts.append(attempts)
-    expected = part.stop - part.start
+    expected = len(part.rows)
     number = 0
     while True:
         number += 1
@@ -250,11 +299,29 @@ def part_steps(plan: EmbedPlan, part: Part) -> Generator[EmbedEffect, Any, Embed
 
 
 def _attempt(plan: EmbedPlan, part: Part) -> Generator[EmbedEffect, Any, EmbedResponse]:
-    """One attempt, under the rate limits when any apply (capacity held for the attempt)."""
+    """One attempt: admitted by the budget, under the rate limits when any apply."""
+    ledger = plan.ledger
+    tokens = part.tokens
+    if ledger is not None:
+        ledger.admit(tokens)  # TokenLimitExceeded / BudgetExceeded before the request
+    try:
+        answer = yield from _limited(plan, part, tokens)
+    except BaseException:
+        if ledger is not None:
+            ledger.release(tokens)
+        raise
+    if ledger is not None:
+        ledger.charge(tokens, _priced(plan, answer))
+    return answer
+
+
+def _limited(
+    plan: EmbedPlan, part: Part, tokens: int
+) -> Generator[EmbedEffect, Any, EmbedResponse]:
+    """Send, holding rate-limit capacity for the attempt when limits apply."""
     if plan.gate is None:
         answer: EmbedResponse = yield SendEmbed(plan.provider, part.prepared)
         return answer
-    tokens = sum(text_tokens(text) for text in part.prepared.request.inputs)
     permit = yield Acquire(plan.gate, tokens, plan.backoff, plan.deadline)
     try:
         answer = yield SendEmbed(plan.provider, part.prepared)
@@ -263,6 +330,13 @@ def _attempt(plan: EmbedPlan, part: Part) -> Generator[EmbedEffect, Any, EmbedRe
         raise
     permit.release(answer.usage.input_tokens or tokens, None)
     return answer
+
+
+def _priced(plan: EmbedPlan, answer: EmbedResponse) -> Usage:
+    """One part's usage, priced as its model (cost read from the price table on demand)."""
+    usage = answer.usage.copy()
+    usage.requests = usage.requests or 1
+    return usage.priced_as(plan.provider.price_name, answer.model or plan.model)
 
 
 def _checked(answer: Any, expected: int, plan: EmbedPlan) -> EmbedResponse:
@@ -348,42 +422,79 @@ async def _aperform(effect: EmbedEffect) -> Any:
 
 
 class Joiner:
-    """Writes each part's vectors at its inputs' offset in one buffer; sums the usage."""
+    """Writes each part's vectors at its inputs' rows in one buffer; sums the usage."""
 
-    __slots__ = ("buffer", "count", "dimensions", "model", "provider", "usage")
+    __slots__ = ("buffer", "count", "dimensions", "model", "plan", "usage")
 
     def __init__(self, plan: EmbedPlan) -> None:
+        self.plan = plan
         self.count = plan.count
         self.buffer: bytearray | None = None
         self.dimensions = 0
         self.model = plan.model
         self.usage = Usage()
-        self.provider = plan.provider.price_name
+        if plan.cached:
+            first = next(iter(plan.cached.values()))
+            self._allocate(len(first) // 4)
+            for index, vector in plan.cached.items():
+                self._place(index, vector)
+
+    def _allocate(self, dimensions: int) -> None:
+        self.dimensions = dimensions
+        self.buffer = bytearray(self.count * dimensions * 4)
+
+    def _place(self, index: int, vector: bytes | memoryview) -> None:
+        from ..errors import MalformedResponseError
+
+        row = self.dimensions * 4
+        if len(vector) != row:
+            raise MalformedResponseError(
+                f"embedding answer: input {index} came back with {len(vector) // 4} "
+                f"dimensions, the others with {self.dimensions}",
+                provider=self.plan.provider.name,
+                retryable=False,
+            )
+        assert self.buffer is not None
+        self.buffer[index * row : (index + 1) * row] = vector
 
     def add(self, part: Part, answer: EmbedResponse) -> None:
-        """Place ``answer`` (the vectors of ``part``) in the buffer."""
+        """Place ``answer`` (the vectors of ``part``) in the buffer; keep them in the cache."""
         from ..errors import MalformedResponseError
 
         if self.buffer is None:
-            self.dimensions = answer.dimensions
-            self.buffer = bytearray(self.count * answer.dimensions * 4)
+            self._allocate(answer.dimensions)
             self.model = answer.model or self.model
-        elif answer.dimensions != self.dimensions:
+        if answer.dimensions != self.dimensions:
             raise MalformedResponseError(
                 f"embedding answer: {part.describe(self.count)} came back with "
                 f"{answer.dimensions} dimensions, the others with {self.dimensions}",
-                provider=self.provider,
+                provider=self.plan.provider.name,
                 retryable=False,
             )
+        assert self.buffer is not None
         row = self.dimensions * 4
-        self.buffer[part.start * row : part.stop * row] = answer.data
-        usage = answer.usage.copy()
-        usage.requests = usage.requests or 1
-        self.usage.add(usage.priced_as(self.provider, answer.model or self.model))
+        rows = part.rows
+        if isinstance(rows, range) and rows.step == 1:
+            self.buffer[rows.start * row : rows.stop * row] = answer.data
+        else:
+            data = memoryview(answer.data)
+            for k, index in enumerate(rows):
+                self._place(index, data[k * row : (k + 1) * row])
+        self.usage.add(_priced(self.plan, answer))
+        self._keep(part, answer.data, row)
 
-    def result(self, normalize: bool) -> Embeddings:
-        assert self.buffer is not None  # every call has at least one part
-        if normalize:
+    def _keep(self, part: Part, data: bytes, row: int) -> None:
+        plan = self.plan
+        if plan.cache is None:
+            return
+        keys = (plan.hashes[index] for index in part.rows)
+        plan.cache.keep(
+            plan.namespace, ((key, data[k * row : (k + 1) * row]) for k, key in enumerate(keys))
+        )
+
+    def result(self) -> Embeddings:
+        assert self.buffer is not None  # every call has at least one input
+        if self.plan.normalize:
             normalize_rows(self.buffer, self.dimensions)
         return Embeddings(self.buffer, self.count, self.dimensions, self.model, self.usage)
 
@@ -404,7 +515,7 @@ def _failed(part: Part, total: int, exc: BaseException) -> BaseException:
     if isinstance(exc, LlmportError) and exc.args:
         where = part.describe(total)
         exc.args = (f"embedding {where}: {exc.args[0]}", *exc.args[1:])
-        exc.embed_inputs = range(part.start, part.stop)  # type: ignore[attr-defined]
+        exc.embed_inputs = part.rows  # type: ignore[attr-defined]
     return exc
 
 
@@ -413,17 +524,23 @@ def _failed(part: Part, total: int, exc: BaseException) -> BaseException:
 # ---------------------------------------------------------------------------
 
 
-def embed(settings: RunSettings, inputs: Any, **params: Any) -> Embeddings:
+def embed(settings: EmbedSettings, inputs: Any, **params: Any) -> Embeddings:
     """Plan, send the parts in worker threads, join (see the module docstring)."""
     plan = plan_embed(settings, inputs, **params)
+    call = Observed(settings, plan)
     joiner = Joiner(plan)
-    if len(plan.parts) == 1:
-        part = plan.parts[0]
-        _deliver(plan, joiner, part, lambda: _run_part(plan, part))
-    else:
-        _embed_parts(plan, joiner)
-    settings.add_usage(joiner.usage)
-    return joiner.result(plan.normalize)
+    try:
+        if len(plan.parts) == 1:
+            part = plan.parts[0]
+            _deliver(plan, joiner, part, lambda: _run_part(plan, part))
+        elif plan.parts:
+            _embed_parts(plan, joiner)
+        result = joiner.result()
+    except BaseException as exc:
+        call.failed(exc, joiner.usage)
+        raise
+    call.done(result)
+    return result
 
 
 def _deliver(plan: EmbedPlan, joiner: Joiner, part: Part, run: Callable[[], EmbedResponse]) -> None:
@@ -455,9 +572,10 @@ def _embed_parts(plan: EmbedPlan, joiner: Joiner) -> None:
         pool.shutdown(wait=False, cancel_futures=True)
 
 
-async def aembed(settings: RunSettings, inputs: Any, **params: Any) -> Embeddings:
+async def aembed(settings: EmbedSettings, inputs: Any, **params: Any) -> Embeddings:
     """Async :func:`embed`: the parts as tasks, at most :data:`PARTS_IN_FLIGHT` at once."""
-    plan = plan_embed(settings, inputs, **params)
+    plan = await _aplan(settings, inputs, params)
+    call = Observed(settings, plan)
     joiner = Joiner(plan)
     slots = asyncio.Semaphore(PARTS_IN_FLIGHT)
 
@@ -472,10 +590,23 @@ async def aembed(settings: RunSettings, inputs: Any, **params: Any) -> Embedding
                 group.create_task(_named(plan, part, one))
 
     error = await _settle(every_part(), plan)
+    if error is None:
+        try:
+            result = joiner.result()
+        except BaseException as exc:
+            error = exc
     if error is not None:
+        call.failed(error, joiner.usage)
         raise error
-    settings.add_usage(joiner.usage)
-    return joiner.result(plan.normalize)
+    call.done(result)
+    return result
+
+
+async def _aplan(settings: EmbedSettings, inputs: Any, params: dict[str, Any]) -> EmbedPlan:
+    """:func:`plan_embed` off the event loop when a cache store is read (blocking I/O)."""
+    if settings.embed_cache is None:
+        return plan_embed(settings, inputs, **params)
+    return await asyncio.to_thread(plan_embed, settings, inputs, **params)
 
 
 async def _settle(work: Any, plan: EmbedPlan) -> BaseException | None:
@@ -506,3 +637,58 @@ def _first_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
             return _first_error(exc)
         return exc
     return group
+
+
+# ---------------------------------------------------------------------------
+# What every call reports: the observe hooks, the runtime's usage, the DAG node
+# ---------------------------------------------------------------------------
+
+
+class Observed:
+    """One embed call as the observers, the runtime's usage and the session DAG see it."""
+
+    __slots__ = ("hooks", "info", "plan", "settings")
+
+    def __init__(self, settings: EmbedSettings, plan: EmbedPlan) -> None:
+        self.settings = settings
+        self.plan = plan
+        hooks = RunHooks(settings.plugins)
+        self.hooks = hooks if hooks.observed else None
+        self.info = CallInfo(model=plan.qualified, provider=plan.provider.name)
+        if self.hooks is not None:
+            self.hooks.observe("embed_start", self._payload(), self.info)
+
+    def _payload(self) -> dict[str, Any]:
+        plan = self.plan
+        return {
+            "model": plan.model,
+            "inputs": plan.count,
+            "cached": len(plan.cached),
+            "requests": len(plan.parts),
+        }
+
+    def done(self, result: Embeddings) -> None:
+        self._finish(result.usage, result.dimensions, None)
+
+    def failed(self, error: BaseException, usage: Usage) -> None:
+        self._finish(usage, 0, error)
+
+    def _finish(self, usage: Usage, dimensions: int, error: BaseException | None) -> None:
+        from ..sessions.agentic import record_embed
+
+        plan = self.plan
+        self.settings.add_usage(usage)
+        duration = time.monotonic() - plan.started
+        node = record_embed(
+            model=plan.qualified,
+            hashes=plan.hashes,
+            usage=usage,
+            dimensions=dimensions,
+            duration=duration,
+            error=error,
+        )
+        if self.hooks is not None:
+            payload = {**self._payload(), "usage": usage, "dimensions": dimensions, "node": node}
+            if error is not None:
+                payload["error"] = error
+            self.hooks.observe("embed_end", payload, self.info)

@@ -47,7 +47,13 @@ from .dag import (
 )
 from .session import Session, bound_session
 
-__all__ = ["agentic_function", "compute_reads", "current_session", "render_dag_messages"]
+__all__ = [
+    "agentic_function",
+    "compute_reads",
+    "current_session",
+    "record_embed",
+    "render_dag_messages",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 _log = logging.getLogger("llmport")
@@ -432,6 +438,33 @@ def record_handoff(
     if target is not None and error is None and target.result is not None:
         outcome["result"] = target.result.get("result")
     return session.record("handoff", name, llm, data, status, outcome, duration)
+
+
+def record_embed(
+    *,
+    model: str,
+    hashes: Sequence[str],
+    usage: Usage,
+    dimensions: int,
+    duration: float,
+    error: BaseException | None = None,
+) -> str | None:
+    """Inside an ``@agentic_function``, append an ``embed`` node for one ``rt.embed`` call.
+
+    The node keeps the model, the number of inputs and their SHA-256 hashes
+    (never the texts), and the usage (or the error). Outside one: nothing,
+    None. Embed nodes are not rendered into any model's context.
+    """
+    frame = dag.current_frame()
+    if not isinstance(frame, AgenticFrame):
+        return None
+    data = {"model": model, "function": frame.name, "inputs": len(hashes), "hashes": list(hashes)}
+    if error is None:
+        status: Status = "ok"
+        result: dict[str, Any] = {"usage": usage.to_dict(), "dimensions": dimensions}
+    else:
+        status, result = "error", {"error": error_info(error), "usage": usage.to_dict()}
+    return frame.session.record("embed", model, frame.node, data, status, result, duration).id
 
 
 class LlmRecord:

@@ -41,7 +41,7 @@ from ..messages.types import (
     block_to_dict,
 )
 
-NodeKind = Literal["session", "function", "llm", "tool", "summary", "handoff", "fix"]
+NodeKind = Literal["session", "function", "llm", "tool", "summary", "handoff", "fix", "embed"]
 Status = Literal["running", "ok", "error"]
 Expose = Literal["io", "full", "llm", "hidden"]
 
@@ -211,7 +211,9 @@ class Node:
     reads of its parent's scope, see :meth:`llmport.Session.add_summary`); a
     ``"handoff"`` links an exec to the call it handed off to, and a ``"fix"``
     records a :func:`llmport.fix` (diff, model, instruction, who approved; never
-    read into an exec's context); the session itself is a root node of kind
+    read into an exec's context), an ``"embed"`` one ``rt.embed`` call (model,
+    inputs' count and hashes, usage; never read into a context either); the
+    session itself is a root node of kind
     ``"session"``. ``data`` is what was known
     when the node started (arguments, request), ``result`` what its end added
     (result or error, reply, usage). ``start``/``end`` are clock ticks;

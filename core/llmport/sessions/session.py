@@ -211,10 +211,14 @@ class Session:
             return list(self.root.children or [])
 
     def usage(self) -> Usage:
-        """Tokens used by every exec recorded in this session."""
+        """Tokens used by every exec (and embed call) recorded in this session."""
         total = Usage()
         for node in self.nodes():
-            if node.kind in ("llm", "summary") and node.result and node.result.get("usage"):
+            if (
+                node.kind in ("llm", "summary", "embed")
+                and node.result
+                and node.result.get("usage")
+            ):
                 total.add(Usage.from_dict(node.result["usage"]))
         return total
 

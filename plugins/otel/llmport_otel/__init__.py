@@ -10,6 +10,7 @@ The span tree::
         chat {model}                 every model request (attempts, retries as events)
         execute_tool {tool}          every tool execution (gen_ai.tool.name, .call.id)
           exec ...                   a nested exec inside that tool
+      embeddings {model}             every rt.embed / rt.aembed call (all its requests)
 
 Attributes follow the OpenTelemetry semantic conventions for generative AI
 as of semconv **1.37** (``gen_ai.provider.name``, which replaced
@@ -126,6 +127,7 @@ class OpenTelemetry:
         self.capture_content = capture_content
         self._lock = threading.Lock()
         self._runs: dict[int, _Run] = {}
+        self._embeds: dict[int, Span] = {}
 
     # -- agentic functions (llmport.observe.tracing.FunctionObserver) ----------------------------
 
@@ -303,6 +305,40 @@ class OpenTelemetry:
                 )
             message = {"role": "assistant", "parts": parts, "finish_reason": finish}
             span.set_attribute("gen_ai.output.messages", _jsonable([message]))
+        span.end()
+
+    def _on_embed_start(self, payload: dict[str, Any], info: CallInfo) -> None:
+        """One ``embeddings`` span per embed call (its parts are requests within it)."""
+        provider, model = _split(info.model)
+        attributes: dict[str, Any] = {
+            "gen_ai.operation.name": "embeddings",
+            "gen_ai.provider.name": PROVIDER_NAMES.get(provider, info.provider or provider),
+            "gen_ai.request.model": payload.get("model") or model,
+            "llmport.embed.inputs": int(payload.get("inputs", 0)),
+            "llmport.embed.cached": int(payload.get("cached", 0)),
+            "llmport.embed.requests": int(payload.get("requests", 0)),
+        }
+        span = self.tracer.start_span(
+            f"embeddings {attributes['gen_ai.request.model']}",
+            kind=SpanKind.CLIENT,
+            attributes=attributes,
+        )
+        with self._lock:
+            self._embeds[id(info)] = span
+
+    def _on_embed_end(self, payload: dict[str, Any], info: CallInfo) -> None:
+        with self._lock:
+            span = self._embeds.pop(id(info), None)
+        if span is None:
+            return
+        usage = payload.get("usage")
+        if usage is not None:
+            span.set_attribute("gen_ai.usage.input_tokens", usage.input_tokens)
+        if payload.get("dimensions"):
+            span.set_attribute("gen_ai.embeddings.dimension.count", int(payload["dimensions"]))
+        error = payload.get("error")
+        if error is not None:
+            _fail(span, error)
         span.end()
 
     def _on_tool_start(self, payload: dict[str, Any], info: CallInfo) -> None:

@@ -1,0 +1,116 @@
+"""``Runtime(embed_cache=...)``: vectors kept by content on the key-value store (SPEC §27).
+
+A vector is kept under the namespace ``("llmport-embed", provider, model,
+dimensions, input type)`` and the key ``sha256(input)``, so re-embedding a
+corpus where 1% changed sends only that 1%: the same text with another
+model, size or input type is another entry. The value is the vector's
+little-endian float32 bytes as base64 (the stores keep JSON).
+
+``embed_cache`` is a :class:`~llmport.sessions.kv.Store` (``MemoryStore``,
+``SqliteKV``, a plugin's Redis or PostgreSQL store), a path or URL opened
+with :func:`~llmport.sessions.kv.open_kv` (a path is SQLite;
+``postgresql://`` / ``redis://`` through their plugins), or ``True`` for
+SQLite in :data:`DEFAULT_PATH` of the working directory.
+
+The cache never fails a call: a store that cannot be read is a miss and one
+that cannot be written loses only the entry (both are logged), so an answer
+already received is always returned (SPEC §20 I5).
+"""
+
+from __future__ import annotations
+
+import binascii
+import hashlib
+import logging
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ..errors import OptionError
+from ..sessions.kv import MemoryStore, SqliteKV, Store, open_kv
+
+__all__ = ["DEFAULT_PATH", "NAMESPACE", "EmbedCache", "input_hash"]
+
+#: Where ``embed_cache=True`` keeps its vectors (SQLite, in the working directory).
+DEFAULT_PATH = "llmport-embeddings.sqlite"
+#: The first part of every namespace the cache writes.
+NAMESPACE = "llmport-embed"
+
+_log = logging.getLogger("llmport")
+
+
+def input_hash(text: str) -> str:
+    """The key of one input: the SHA-256 of its UTF-8 text (hex)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class EmbedCache:
+    """Vectors by (provider, model, dimensions, input type, input hash) on one store."""
+
+    __slots__ = ("store",)
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    @classmethod
+    def of(cls, value: Any) -> EmbedCache | None:
+        """The cache ``Runtime(embed_cache=value)`` asks for (None: no cache)."""
+        if value is None or value is False:
+            return None
+        if value is True:
+            return cls(SqliteKV(DEFAULT_PATH))
+        if isinstance(value, EmbedCache):
+            return value
+        if isinstance(value, str):
+            return cls(open_kv(value))
+        if all(callable(getattr(value, name, None)) for name in ("get", "put")):
+            return cls(value)
+        raise OptionError(
+            "embed_cache must be True, a path or URL, or a key-value store "
+            f"(llmport.sessions.kv), got {type(value).__name__}"
+        )
+
+    @classmethod
+    def memory(cls) -> EmbedCache:
+        """A cache in this process only (tests, short scripts)."""
+        return cls(MemoryStore())
+
+    @staticmethod
+    def namespace(
+        provider: str, model: str, dimensions: int | None, input_type: str | None
+    ) -> tuple[str, ...]:
+        return (NAMESPACE, provider, model, str(dimensions or "default"), input_type or "none")
+
+    def lookup(self, namespace: tuple[str, ...], hashes: Sequence[str]) -> dict[int, bytes]:
+        """``{index: vector bytes}`` for the inputs already kept; a store failure is a miss."""
+        found: dict[int, bytes] = {}
+        try:
+            for index, key in enumerate(hashes):
+                item = self.store.get(namespace, key)
+                vector = _vector(item.value) if item is not None else None
+                if vector is not None:
+                    found[index] = vector
+        except Exception:  # the cache never fails a call (module docstring)
+            _log.warning("embedding cache: the store could not be read; embedding instead")
+        return found
+
+    def keep(self, namespace: tuple[str, ...], rows: Iterable[tuple[str, bytes]]) -> None:
+        """Keep each ``(hash, vector bytes)``; a store failure is logged, never raised."""
+        try:
+            for key, vector in rows:
+                self.store.put(
+                    namespace, key, {"f32": binascii.b2a_base64(vector, newline=False).decode()}
+                )
+        except Exception:  # the answer is already in hand (SPEC §20 I5)
+            _log.warning("embedding cache: the store could not be written; vectors not kept")
+
+
+def _vector(value: Any) -> bytes | None:
+    """The float32 bytes of a kept value (None: not one of ours, or damaged)."""
+    raw = value.get("f32") if isinstance(value, dict) else None
+    if not isinstance(raw, str):
+        return None
+    try:
+        vector = binascii.a2b_base64(raw)
+    except (binascii.Error, ValueError):
+        return None
+    return vector if vector and len(vector) % 4 == 0 else None
