@@ -1,4 +1,4 @@
-"""The ``llmport`` command line: models, plugins, run, demo, session show and list.
+"""The ``llmport`` command line: models, plugins, run, embed, demo, session show and list.
 
 Plugins add subcommands through the ``llmport_register_commands`` hook
 (``llmport mcp serve`` comes from llmport-mcp); see :func:`add_plugin_commands`.
@@ -61,17 +61,23 @@ def _caps_dict(caps: Any) -> dict[str, Any]:
         "citations": caps.citations,
         "native_tools": sorted(caps.native_tool_kinds),
         "count_tokens": caps.count_tokens,
+        "embeddings": caps.embeddings,
+        "embedding_dimensions": caps.embedding_dimensions,
+        "flexible_dimensions": caps.flexible_dimensions,
+        "max_embed_inputs": caps.max_embed_inputs,
     }
 
 
-def _price_of(prefix: str, pattern: str) -> dict[str, str] | None:
+def _price_of(prefix: str, pattern: str) -> dict[str, str | None] | None:
     """USD per million input/output tokens from genai-prices (a glob is priced by its stem)."""
     from ..observe.prices import model_price
 
     found = model_price(prefix, pattern.rstrip("*").rstrip("-"))
-    if found is None or found.input is None or found.output is None:
+    if found is None or found.input is None:
         return None
-    return {"input_per_mtok": str(found.input), "output_per_mtok": str(found.output)}
+    # An embedding model has an input price only (its output is vectors, not tokens).
+    output = str(found.output) if found.output is not None else None
+    return {"input_per_mtok": str(found.input), "output_per_mtok": output}
 
 
 def _tokens(n: int | None) -> str:
@@ -266,7 +272,17 @@ def _inputs_and_files(caps: dict[str, Any]) -> tuple[str, str]:
     inputs = [m for m in _MODALITY_ORDER if m in caps["inputs"]]
     inputs += [m for m in caps["inputs"] if m not in _MODALITY_ORDER]
     files = sorted({_short_file_type(f) for f in caps["files"]})
+    if caps.get("embeddings"):  # an embedding model: what it answers, and its size
+        inputs.append(_embeds(caps))
     return ", ".join(inputs), ", ".join(files) or "-"
+
+
+def _embeds(caps: dict[str, Any]) -> str:
+    """``embeds 1536-d`` (``≤1536-d`` when ``dimensions=`` may shorten it)."""
+    size = caps.get("embedding_dimensions")
+    if not size:
+        return "embeds"
+    return f"embeds {'≤' if caps.get('flexible_dimensions') else ''}{size}-d"
 
 
 def _models_table(
@@ -313,7 +329,8 @@ def _price_text(caps: dict[str, Any]) -> str:
     price = caps.get("price")
     if not price:
         return "-"
-    return f"{_money(price['input_per_mtok'])}/{_money(price['output_per_mtok'])}"
+    output = price["output_per_mtok"]
+    return f"{_money(price['input_per_mtok'])}/{_money(output) if output is not None else '-'}"
 
 
 def _money(value: str) -> str:
@@ -590,6 +607,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_plugins)
 
     _add_run_parser(sub)
+    from .embed import add_embed_parser
+
+    add_embed_parser(sub)
 
     p = sub.add_parser("demo", help="the offline showcase (replays shipped cassettes)")
     p.add_argument("--json", action="store_true")
