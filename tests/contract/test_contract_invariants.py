@@ -42,6 +42,7 @@ from typing import Any
 import llmport
 import pytest
 from durable_paths import adurable_run, durable_paths_dbos, durable_run  # noqa: F401 (fixture)
+from embed_targets import NO_EMBEDDINGS, embed_model
 from invariant_checks import (
     JOB_IDS,
     NO_BATCH,
@@ -432,6 +433,37 @@ async def cli_run(ctx: Ctx) -> Any:
     return printed
 
 
+#: Targets without embeddings: refused typed before any request (test_contract_embeddings).
+NO_EMBED = {w.id: NO_EMBEDDINGS[w.id] for w in TARGETS if w.id in NO_EMBEDDINGS}
+
+
+def embed_inputs(ctx: Ctx) -> Any:
+    return BAD_CONTENT if ctx.malformed else ["hi"]
+
+
+async def embed_(ctx: Ctx) -> Any:
+    return ctx.rt.embed(embed_inputs(ctx), model=embed_model(ctx.wire.id))
+
+
+async def aembed_(ctx: Ctx) -> Any:
+    return await ctx.rt.aembed(embed_inputs(ctx), model=embed_model(ctx.wire.id))
+
+
+async def cli_embed(ctx: Ctx) -> Any:
+    """``llmport embed`` with the key in the environment (malformed: no input at all)."""
+    wire = ctx.wire
+    FilePath("llmport.toml").write_text(wire.config_toml(ctx.server.url))
+    argv = ["embed", "-m", embed_model(wire.id), *([] if ctx.malformed else ["hi"])]
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("COLUMNS", "1000")  # one line stays one line
+        for name, value in wire.env(ctx.creds).items():
+            env.setenv(name, value)
+        code, printed = cli(argv, ctx.capsys)
+    if code != 0:
+        raise CliExit(code, printed)
+    return printed
+
+
 # --- the offline paths' checks ----------------------------------------------------------------
 
 
@@ -718,6 +750,9 @@ PATHS: list[Path] = [
         before=mcp_turn,
     ),
     Path("cli run", ("cli run",), cli_run),
+    Path("embed", ("Runtime.embed",), embed_, not_for=NO_EMBED),
+    Path("aembed", ("Runtime.aembed",), aembed_, not_for=NO_EMBED),
+    Path("cli embed", ("cli embed",), cli_embed, not_for=NO_EMBED),
     Path("model_info", ("Runtime.model_info",), offline=model_info_offline),
     Path("mcp serve", ("cli mcp serve", "llmport_mcp.serve"), offline=mcp_serve_offline),
     Path(

@@ -1,0 +1,117 @@
+"""Which contract targets embed, and how their vendor answers (SPEC §27).
+
+:data:`EMBED_TARGETS` maps a target id of ``wire.TARGETS`` / ``wire.PROFILE_TARGETS``
+to an :class:`EmbedTarget`: the embedding model the contract calls, the path
+its requests go to, how the loopback "vendor" answers one request (vectors
+that say which input they belong to) and how to read the inputs back out of
+a request. Every target not in it must be in :data:`NO_EMBEDDINGS` with the
+reason it refuses typed. A vendor plugin that gains embeddings adds its row
+here; the embedding contract (test_contract_embeddings) and the invariants
+table (test_contract_invariants: ``embed`` / ``aembed``) then run on it.
+"""
+
+from __future__ import annotations
+
+import base64
+import struct
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from llmport.testing.loopback import RecordedRequest, Reply
+
+#: Values per vector the loopback vendors answer.
+DIMS = 3
+
+
+def vector_of(text: str) -> tuple[float, ...]:
+    """The loopback vendor's vector for ``text``: ``(len, first char, last char)``."""
+    return (float(len(text)), float(ord(text[0])), float(ord(text[-1])))
+
+
+@dataclass(frozen=True)
+class EmbedTarget:
+    """One target's embeddings: model, request path, the vendor's answer, inputs sent."""
+
+    model: str
+    #: The end of the URL path every embedding request of this target goes to.
+    path: str
+    #: The vendor's success answer to one embedding request.
+    answer: Callable[[RecordedRequest], Reply]
+    #: The inputs one request carries, read from the request.
+    inputs: Callable[[RecordedRequest], list[str]]
+    #: Usage the vendor reports per input (its answer's tokens).
+    tokens_per_input: int = 1
+
+
+def openai_inputs(request: RecordedRequest) -> list[str]:
+    return list(request.json()["input"])
+
+
+def openai_answer(*, b64: bool) -> Callable[[RecordedRequest], Reply]:
+    """OpenAI's ``/embeddings`` answer (base64 float32 or floats, as the service sends)."""
+
+    def answer(request: RecordedRequest) -> Reply:
+        body = request.json()
+        data = []
+        for index, text in enumerate(body["input"]):
+            row = vector_of(text)
+            packed = base64.b64encode(struct.pack(f"<{DIMS}f", *row)).decode()
+            data.append(
+                {"object": "embedding", "index": index, "embedding": packed if b64 else list(row)}
+            )
+        count = len(body["input"])
+        usage = {"prompt_tokens": count, "total_tokens": count}
+        return Reply(json={"object": "list", "data": data, "model": body["model"], "usage": usage})
+
+    return answer
+
+
+def _openai_like(model: str, path: str, *, b64: bool) -> EmbedTarget:
+    return EmbedTarget(model, path, openai_answer(b64=b64), openai_inputs)
+
+
+EMBED_TARGETS: dict[str, EmbedTarget] = {
+    "openai-chat": _openai_like("openai:text-embedding-3-small", "/embeddings", b64=True),
+    "ollama": _openai_like("ollama:nomic-embed-text", "/embeddings", b64=True),
+    "mistral": _openai_like("mistral:mistral-embed", "/embeddings", b64=True),
+    "openrouter": _openai_like(
+        "openrouter:openai/text-embedding-3-small", "/embeddings", b64=False
+    ),
+    "vllm": _openai_like("vllm:intfloat/e5-small", "/embeddings", b64=True),
+    "lmstudio": _openai_like("lmstudio:nomic-embed-text-v1.5", "/embeddings", b64=False),
+    "together": _openai_like("together:BAAI/bge-base-en-v1.5", "/embeddings", b64=False),
+    "fireworks": _openai_like("fireworks:nomic-ai/nomic-embed-text-v1.5", "/embeddings", b64=False),
+}
+
+#: target id -> why it has no embeddings (its typed refusal, before any request).
+NO_EMBEDDINGS: dict[str, str] = {
+    "openai-responses": "the Responses API has no embeddings (openai: has them)",
+    "anthropic": "Anthropic has no embeddings endpoint",
+    "gemini": "not yet: the Gemini plugin's embeddings land with issue 34's vendor half",
+    "bedrock": "not yet: the Bedrock plugin's embeddings land with issue 34's vendor half",
+    "callonly": "a call= function only chats",
+    "callonly-stream": "a call= function only chats",
+    "groq": "GroqCloud serves no embedding models",
+    "deepseek": "DeepSeek's API has no embeddings endpoint",
+    "deepseek-responses": "DeepSeek's API has no embeddings endpoint",
+    "xai": "xAI lists no embedding model",
+    "cerebras": "Cerebras serves no embedding models",
+    "huggingface": "the router's OpenAI-compatible API serves chat only",
+}
+
+
+def embed_model(wire_id: str) -> str:
+    """The embedding model the contract calls on target ``wire_id``."""
+    return EMBED_TARGETS[wire_id].model
+
+
+__all__ = [
+    "DIMS",
+    "EMBED_TARGETS",
+    "NO_EMBEDDINGS",
+    "EmbedTarget",
+    "embed_model",
+    "openai_answer",
+    "openai_inputs",
+    "vector_of",
+]

@@ -1,0 +1,128 @@
+"""rt.embed / rt.aembed on every target (SPEC §27): embeds where the vendor does, refuses where not.
+
+Per target of :data:`embed_targets.EMBED_TARGETS` (the table a vendor joins by
+adding its row), against the loopback "vendor" answering in the target's own
+format: the vectors come back in input order with one usage; a part answering
+429 is retried alone; a hostile 2xx (a wrong count of vectors, an error
+object, ``{}``) is a :class:`MalformedResponseError`; bad inputs fail typed
+before any request. Every other target refuses typed before any request,
+with the reason :data:`embed_targets.NO_EMBEDDINGS` gives.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from embed_targets import DIMS, EMBED_TARGETS, NO_EMBEDDINGS, EmbedTarget, vector_of
+from llmport import Embeddings, Runtime
+from llmport.errors import ContentError, MalformedResponseError, UnsupportedFeatureError
+from llmport.testing.loopback import LoopbackServer, RecordedRequest, Reply
+from wire import PROFILE_TARGETS, TARGETS, Wire
+
+Make = Callable[..., Runtime]
+ALL = TARGETS + PROFILE_TARGETS
+EMBEDDING = [w for w in ALL if w.id in EMBED_TARGETS]
+REFUSING = [w for w in ALL if w.id not in EMBED_TARGETS]
+TEXTS = ["alpha", "beta", "gamma", "delta", "epsilon"]
+
+
+async def embed(rt: Runtime, mode: str, inputs: Any, **kw: Any) -> Embeddings:
+    if mode == "sync":
+        return rt.embed(inputs, **kw)
+    return await rt.aembed(inputs, **kw)
+
+
+def test_every_target_embeds_or_says_why_not() -> None:
+    ids = {w.id for w in ALL}
+    assert set(EMBED_TARGETS) <= ids and set(NO_EMBEDDINGS) <= ids
+    assert set(EMBED_TARGETS) | set(NO_EMBEDDINGS) == ids
+    assert not set(EMBED_TARGETS) & set(NO_EMBEDDINGS)
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize("wire", EMBEDDING, ids=str)
+async def test_vectors_come_back_in_input_order_with_one_usage(
+    wire: Wire, mode: str, runtime: Make
+) -> None:
+    target = EMBED_TARGETS[wire.id]
+    with LoopbackServer([Reply(handler=target.answer)], repeat=True) as server:
+        result = await embed(runtime(wire, server), mode, TEXTS, model=target.model)
+        sent = [target.inputs(r) for r in server.requests]
+        paths = [r.path.split("?")[0] for r in server.requests]
+    assert (len(result), result.dimensions) == (len(TEXTS), DIMS)
+    assert list(result) == [vector_of(t) for t in TEXTS]
+    assert sorted(t for inputs in sent for t in inputs) == sorted(TEXTS)
+    assert all(p.endswith(target.path) for p in paths), paths
+    assert result.usage.input_tokens == len(TEXTS) * target.tokens_per_input
+    assert result.usage.requests == len(sent)
+
+
+@pytest.mark.parametrize("wire", EMBEDDING[:4], ids=str)
+async def test_a_part_answering_429_is_retried_alone(wire: Wire, runtime: Make) -> None:
+    target = EMBED_TARGETS[wire.id]
+    throttled: list[RecordedRequest] = []
+
+    def answer(request: RecordedRequest) -> Reply:
+        if not throttled:
+            throttled.append(request)
+            return Reply(
+                status=429, headers={"retry-after": "0"}, json={"error": {"message": "slow"}}
+            )
+        return target.answer(request)
+
+    with LoopbackServer([Reply(handler=answer)], repeat=True) as server:
+        result = await embed(runtime(wire, server), "async", TEXTS, model=target.model)
+        sent = [target.inputs(r) for r in server.requests]
+    assert list(result) == [vector_of(t) for t in TEXTS]
+    assert sent[0] == sent[1]  # the refused request, sent again as it was
+
+
+def _one_vector_short(target: EmbedTarget) -> Callable[[RecordedRequest], Reply]:
+    def answer(request: RecordedRequest) -> Reply:
+        good = target.answer(request)
+        body = dict(good.json)
+        body["data"] = body["data"][:-1]
+        return Reply(json=body)
+
+    return answer
+
+
+HOSTILE: dict[str, Callable[[EmbedTarget], Callable[[RecordedRequest], Reply]]] = {
+    "empty object": lambda t: lambda r: Reply(json={}),
+    "error object": lambda t: lambda r: Reply(json={"error": {"message": "overloaded"}}),
+    "one vector short": _one_vector_short,
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE))
+@pytest.mark.parametrize("wire", EMBEDDING, ids=str)
+async def test_a_hostile_2xx_is_malformed(wire: Wire, case: str, runtime: Make) -> None:
+    target = EMBED_TARGETS[wire.id]
+    reply = Reply(handler=HOSTILE[case](target))
+    with LoopbackServer([reply], repeat=True) as server, pytest.raises(MalformedResponseError):
+        await embed(runtime(wire, server), "sync", TEXTS[:2], model=target.model)
+
+
+@pytest.mark.parametrize("bad", ["", [], [1], ["ok", None], b"bytes"], ids=repr)
+@pytest.mark.parametrize("wire", EMBEDDING, ids=str)
+async def test_bad_inputs_fail_typed_before_any_request(
+    wire: Wire, bad: Any, runtime: Make
+) -> None:
+    with LoopbackServer([], repeat=False) as server:
+        with pytest.raises(ContentError):
+            await embed(runtime(wire, server), "sync", bad, model=EMBED_TARGETS[wire.id].model)
+        assert server.requests == []
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize("wire", REFUSING, ids=str)
+async def test_a_target_without_embeddings_refuses_typed_before_any_request(
+    wire: Wire, mode: str, runtime: Make
+) -> None:
+    with LoopbackServer([], repeat=False) as server:
+        with pytest.raises(UnsupportedFeatureError) as caught:
+            await embed(runtime(wire, server), mode, TEXTS, model=wire.model)
+        assert server.requests == []
+    assert caught.value.feature == "embeddings"
