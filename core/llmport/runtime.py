@@ -403,7 +403,7 @@ class Runtime(FileMethods, ConversationMethods, JobMethods):
         normalize: bool = False,
         deadline: float | None = None,
     ) -> Embeddings:
-        """Embed a string or a list of strings with an embedding model (SPEC §27).
+        """Embed a string or a list of strings with an embedding model (docs: Embeddings).
 
         ``input_type`` (``"query"`` / ``"document"``) is mapped to the vendor's own
         and dropped where it has none; ``dimensions`` is refused where the size is

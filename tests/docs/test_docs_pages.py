@@ -42,6 +42,7 @@ PAGES = [
     "concepts/content.md",
     "concepts/runtime.md",
     "dag.md",
+    "embeddings.md",
     "fix.md",
     "security.md",
     "hooks.md",

@@ -14,12 +14,16 @@ Each model request takes the next step of the script: a reply (text
 and/or tool calls), an error to raise, or a function of the request. Steps
 may carry a delay. ``script.requests`` records every request received, in
 order. The provider also streams (text in word-sized pieces, tool-call
-arguments in fragments) so streaming code paths are exercised.
+arguments in fragments) so streaming code paths are exercised, and embeds
+(``rt.embed``): each text's vector is derived from its SHA-256 (the same
+text, the same vector; ``dimensions=`` sets the size, else
+:data:`SCRIPTED_DIMENSIONS`), without taking a step of the script.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import itertools
 import json
 import threading
@@ -28,6 +32,8 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..messages.embeddings import EmbedRequest, EmbedResponse
+from ..messages.estimate import text_tokens
 from ..messages.types import (
     NATIVE_TOOL_KINDS,
     ModelCapabilities,
@@ -53,7 +59,13 @@ ALL_INPUTS = ModelCapabilities(
     citations=True,
     native_tool_kinds=NATIVE_TOOL_KINDS,
     native_text_files=frozenset({"text/plain", "text/markdown", "text/csv"}),
+    embeddings=True,
+    flexible_dimensions=True,
+    embed_input_types=True,
+    embed_truncation=True,
 )
+#: The size of a scripted provider's vectors when ``dimensions=`` does not say.
+SCRIPTED_DIMENSIONS = 8
 
 
 class ScriptExhausted(AssertionError):
@@ -161,6 +173,24 @@ class ScriptedProvider(Provider):
     async def _astream(self, request: Request) -> AsyncIterator[ProviderEvent]:
         for event in _fragments(await self._async_call(request)):
             yield event
+
+    def _embed(self, request: EmbedRequest) -> EmbedResponse:
+        size = request.dimensions or SCRIPTED_DIMENSIONS
+        rows = [scripted_vector(text, size) for text in request.inputs]
+        tokens = sum(text_tokens(text) for text in request.inputs)
+        usage = Usage(input_tokens=tokens, requests=1)
+        return EmbedResponse.from_rows(rows, expected=len(rows), usage=usage, model=request.model)
+
+    async def _async_embed(self, request: EmbedRequest) -> EmbedResponse:
+        return self._embed(request)
+
+
+def scripted_vector(text: str, size: int = SCRIPTED_DIMENSIONS) -> list[float]:
+    """The scripted provider's vector of ``text``: values in [-1, 1] from its SHA-256."""
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+    while len(digest) < size:
+        digest += hashlib.sha256(digest).digest()
+    return [(byte - 127.5) / 127.5 for byte in digest[:size]]
 
 
 def _fragments(response: Response) -> Iterator[ProviderEvent]:
