@@ -220,7 +220,7 @@ def test_parts_are_split_by_tokens_per_request() -> None:
     with LoopbackServer([Reply(handler=_echo)], repeat=True) as srv:
         rt = hundred_runtime(srv.url, max_embed_request_tokens=4)
         rt.embed([f"text-{i}" for i in range(5)], model="hundred:embedder")  # 2 tokens each
-        assert [len(r.json()["input"]) for r in srv.requests] == [2, 2, 1]
+        assert sorted(len(r.json()["input"]) for r in srv.requests) == [1, 2, 2]  # concurrent
 
 
 def _echo(request: RecordedRequest) -> Reply:
