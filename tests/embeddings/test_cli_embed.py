@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 import pytest
-from conftest import TablePlugin, vector_of
+from embed_helpers import TablePlugin, vector_of
 from llmport.cli.main import main
 from llmport.plugins import host as plugins_module
 

@@ -10,7 +10,7 @@ import struct
 from typing import Any
 
 import pytest
-from conftest import DIMS, TablePlugin, vector_of
+from embed_helpers import DIMS, TablePlugin, vector_of
 from llmport import Embeddings, Runtime
 from llmport.errors import (
     ContentError,

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from conftest import TableEmbedder, TablePlugin, vector_of
+from embed_helpers import TableEmbedder, TablePlugin, answer, hundred_runtime, vector_of
 from llmport import Budget, Embeddings, Runtime, Session, agentic_function, hookimpl
 from llmport.controls.retry import Backoff
 from llmport.errors import OptionError, RunTimeout, TokenLimitExceeded
@@ -19,7 +19,6 @@ from llmport.messages.types import ModelCapabilities
 from llmport.provider.contract import ProviderInfo
 from llmport.sessions.kv import MemoryStore, SqliteKV
 from llmport.testing.loopback import LoopbackServer, RecordedRequest, Reply
-from test_openai_embeddings import answer, hundred_runtime
 
 
 def embed(rt: Runtime, mode: str, inputs: Any, **kw: Any) -> Embeddings:

@@ -8,17 +8,16 @@ import json
 import math
 import struct
 import threading
-from collections.abc import Callable, Iterator
-from dataclasses import replace
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from embed_helpers import answer, hundred_runtime, identifiable
 from llmport import Embeddings, Runtime
 from llmport.controls.retry import Backoff
 from llmport.errors import ContentError, MalformedResponseError, UnsupportedFeatureError
 from llmport.testing.loopback import LoopbackServer, RecordedRequest, Reply
-from llmport_openai.plugin import profile_info
-from llmport_openai.profiles import EMBED, PROFILES, Profile
+from llmport_openai.profiles import PROFILES
 from make_openai_cassettes import value
 
 KEY = "sk-fake-embeddings-0123456789"
@@ -69,47 +68,6 @@ def test_recorded_sample_replays(
 
 
 # -- the loopback server: splitting, order, retries --------------------------------------
-
-
-def identifiable(text: str) -> list[float]:
-    """The loopback vendor's vector of ``text-N``: ``[N, len, 1, -N]`` (whose input it is)."""
-    n = float(text.split("-")[1])
-    return [n, float(len(text)), 1.0, -n]
-
-
-def answer(body: dict[str, Any], *, b64: bool = True) -> dict[str, Any]:
-    rows = [identifiable(t) for t in body["input"]]
-    data = [
-        {
-            "object": "embedding",
-            "index": i,
-            "embedding": base64.b64encode(struct.pack("<4f", *row)).decode() if b64 else row,
-        }
-        for i, row in enumerate(rows)
-    ]
-    usage = {"prompt_tokens": len(body["input"]), "total_tokens": len(body["input"])}
-    return {"object": "list", "data": data, "model": body["model"], "usage": usage}
-
-
-def hundred_runtime(url: str, *, embed_cache: Any = None, **caps: Any) -> Runtime:
-    """A compatible service at ``url`` whose embedding model takes 100 inputs per request."""
-    profile = Profile(
-        "hundred",
-        url,
-        "HUNDRED_API_KEY",
-        key_required=False,
-        embed_models={"embed*": replace(EMBED, max_embed_inputs=100, **caps)},
-        embed_base64=True,
-    )
-
-    class Plugin:
-        from llmport import hookimpl
-
-        @hookimpl
-        def llmport_providers(self, register: Callable[[Any], None]) -> None:
-            register(profile_info(profile, plugin="tests"))
-
-    return Runtime(hooks=[Plugin()], backoff=Backoff.none(), max_retries=3, embed_cache=embed_cache)
 
 
 class Vendor:

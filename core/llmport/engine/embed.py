@@ -27,7 +27,7 @@ import math
 import time
 from array import array
 from collections.abc import Callable, Generator, Mapping, Sequence
-from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
@@ -555,6 +555,8 @@ def _deliver(plan: EmbedPlan, joiner: Joiner, part: Part, run: Callable[[], Embe
 
 
 def _embed_parts(plan: EmbedPlan, joiner: Joiner) -> None:
+    """The parts in a thread pool, each answer joined (and let go) as soon as it arrives:
+    only the parts in flight are held beside the buffer, never every answer at once."""
     workers = min(len(plan.parts), PARTS_IN_FLIGHT)
     pool = ThreadPoolExecutor(workers, thread_name_prefix="llmport-embed")
     try:
@@ -562,12 +564,13 @@ def _embed_parts(plan: EmbedPlan, joiner: Joiner) -> None:
         pending = set(futures)
         while pending:
             timeout = None if plan.deadline is None else max(0.0, plan.deadline - time.monotonic())
-            done, pending = wait(pending, timeout, FIRST_EXCEPTION)
+            done, pending = wait(pending, timeout, FIRST_COMPLETED)
             if not done:
                 raise RunTimeout(plan.deadline_seconds or 0.0)
             for future in done:
-                part = futures[future]
+                part = futures.pop(future)
                 _deliver(plan, joiner, part, future.result)
+            del done
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
 
