@@ -224,3 +224,38 @@ def test_parts_are_split_by_tokens_per_request() -> None:
 
 def _echo(request: RecordedRequest) -> Reply:
     return Reply(json=answer(request.json()))
+
+
+def test_a_limit_bounds_the_parts_in_flight(mode: str) -> None:
+    """``Limit(concurrency=1)``: the seven parts go one at a time, all of them answered."""
+    from llmport import Limit
+
+    class Counting(TableEmbedder):
+        busy = 0
+        most = 0
+        lock = threading.Lock()
+
+        def _embed(self, request: EmbedRequest) -> EmbedResponse:
+            with self.lock:
+                type(self).busy += 1
+                type(self).most = max(self.most, self.busy)
+            try:
+                time.sleep(0.02)
+                return TableEmbedder._embed(self, request)
+            finally:
+                with self.lock:
+                    type(self).busy -= 1
+
+        async def _async_embed(self, request: EmbedRequest) -> EmbedResponse:
+            return await asyncio.to_thread(self._embed, request)
+
+    caps = ModelCapabilities(embeddings=True, max_embed_inputs=1)
+
+    class Plugin:
+        @hookimpl
+        def llmport_providers(self, register: Callable[[ProviderInfo], None]) -> None:
+            register(ProviderInfo(prefix="table", factory=Counting, models={"*": caps}))
+
+    rt = Runtime(model="table:embed", hooks=[Plugin()], limits={"table:*": Limit(concurrency=1)})
+    result = embed(rt, mode, [f"t{i}" for i in range(7)])
+    assert len(result) == 7 and Counting.most == 1

@@ -265,3 +265,25 @@ def test_every_profile_embeds_or_refuses_typed_with_its_document() -> None:
     for prefix in sorted(set(PROFILES) - embedding):
         with pytest.raises(UnsupportedFeatureError, match=PROFILES[prefix].embed_refusal[:20]):
             rt.embed(["x"], model=f"{prefix}:anything")
+
+
+def test_input_type_is_dropped_and_vendor_fields_merged_for_openai(mode: str) -> None:
+    with LoopbackServer(
+        [Reply(handler=lambda r: Reply(json=answer(r.json())))], repeat=True
+    ) as srv:
+        rt = Runtime(providers={"openai": {"base_url": srv.url + "/v1", "api_key": KEY}})
+        embed(
+            rt,
+            mode,
+            ["text-1"],
+            model="openai:text-embedding-3-small",
+            input_type="query",
+            vendor={"openai": {"user": "u-42"}},
+        )
+        body = srv.requests[0].json()
+    assert body == {
+        "model": "text-embedding-3-small",
+        "input": ["text-1"],
+        "encoding_format": "base64",
+        "user": "u-42",
+    }
