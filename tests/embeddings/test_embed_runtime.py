@@ -165,11 +165,12 @@ class Slow(TableEmbedder):
         return await super()._async_embed(request)
 
 
-def test_deadline_bounds_the_whole_call(mode: str) -> None:
+@pytest.mark.parametrize("count", [1, 7])
+def test_deadline_bounds_the_whole_call(mode: str, count: int) -> None:
     rt = Runtime(model="table:embed", hooks=[TablePlugin(Slow)], backoff=Backoff.none())
     started = time.monotonic()
     with pytest.raises(RunTimeout):
-        embed(rt, mode, [f"t{i}" for i in range(7)], deadline=0.2)
+        embed(rt, mode, [f"t{i}" for i in range(count)], deadline=0.2)
     assert time.monotonic() - started < 0.45
 
 

@@ -530,7 +530,7 @@ def embed(settings: EmbedSettings, inputs: Any, **params: Any) -> Embeddings:
     call = Observed(settings, plan)
     joiner = Joiner(plan)
     try:
-        if len(plan.parts) == 1:
+        if len(plan.parts) == 1 and plan.deadline is None:  # no thread for one request
             part = plan.parts[0]
             _deliver(plan, joiner, part, lambda: _run_part(plan, part))
         elif plan.parts:
