@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, assert_type
 
-from llmport import BackgroundJob, RunResult, Runtime, TokenCount
+from llmport import BackgroundJob, Embeddings, RunResult, Runtime, TokenCount
 from llmport.plugin_api import JobState
 
 
@@ -46,3 +46,15 @@ async def server_state_and_background(rt: Runtime) -> None:
     assert_type(job.result(), RunResult[Any])
     assert_type(rt.create_conversation(), str)
     rt.submit("hi", strem=True)  # type: ignore[call-arg]
+
+
+async def embeddings(rt: Runtime) -> None:
+    # rt.embed / rt.aembed: keyword-only options, Literal input types, the compact result
+    vectors = rt.embed(["a", "b"], model="openai:text-embedding-3-small", dimensions=256)
+    assert_type(vectors, Embeddings)
+    assert_type(vectors[0], tuple[float, ...])
+    assert_type(vectors.dimensions, int)
+    assert_type(await rt.aembed("a", input_type="query", normalize=True), Embeddings)
+    rt.embed("a", input_type="search")  # type: ignore[arg-type]
+    rt.embed("a", truncate="middle")  # type: ignore[arg-type]
+    rt.embed("a", dimension=256)  # type: ignore[call-arg]
