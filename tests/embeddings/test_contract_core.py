@@ -157,7 +157,7 @@ def test_input_type_reaches_the_plugin(rt: Runtime, table: TablePlugin) -> None:
         (["ok", "   "], ContentError, "content block 1"),
         ("x" * 30_000_000, ContentError, "30,000,000 characters"),
         (["fine", "y" * 400], ContentError, r"content block 1: ~100 tokens \(estimated\)"),
-        ([{"type": "image", "url": "https://x/y.png"}], ContentError, "must be strings"),
+        ([{"type": "image", "url": "https://x/y.png"}], ContentError, "an image block .only text"),
     ],
 )
 def test_bad_inputs_are_typed_before_any_request(

@@ -137,7 +137,7 @@ def check_embed_inputs(inputs: Any) -> tuple[str, ...]:
         raise ContentError(0, "embed inputs are empty: give at least one string")
     for index, text in enumerate(inputs):
         if not isinstance(text, str):
-            raise ContentError(index, f"embed inputs must be strings, got {type(text).__name__}")
+            raise ContentError(index, f"embed inputs must be strings, got {_kind(text)}")
         if not text.strip():
             raise ContentError(index, "an empty string has no embedding")
         if len(text) > MAX_EMBED_INPUT_CHARS:
@@ -147,6 +147,17 @@ def check_embed_inputs(inputs: Any) -> tuple[str, ...]:
                 "llmport embeds (no vendor embeds that much of one input)",
             )
     return tuple(inputs)
+
+
+def _kind(value: Any) -> str:
+    """What a non-string input is, as the refusal names it (media: text-only embeddings)."""
+    kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    if kind in ("image", "audio", "file", "video"):
+        article = "an" if kind in ("image", "audio") else "a"
+        return (
+            f"{article} {kind} block (only text is embedded: no embedding model here takes media)"
+        )
+    return type(value).__name__
 
 
 def _is_sequence(value: Any) -> bool:
