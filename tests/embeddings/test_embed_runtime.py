@@ -260,3 +260,29 @@ def test_a_limit_bounds_the_parts_in_flight(mode: str) -> None:
     rt = Runtime(model="table:embed", hooks=[Plugin()], limits={"table:*": Limit(concurrency=1)})
     result = embed(rt, mode, [f"t{i}" for i in range(7)])
     assert len(result) == 7 and Counting.most == 1
+
+
+def test_observers_see_the_call_and_its_agentic_function(table: TablePlugin) -> None:
+    seen: list[tuple[str, str | None, int]] = []
+
+    class Observer:
+        @hookimpl
+        def llmport_observe(self, event: str, payload: dict[str, Any], info: Any) -> None:
+            if event.startswith("embed_"):
+                seen.append((event, info.function, payload["inputs"]))
+
+    rt = Runtime(model="table:embed", hooks=[table, Observer()])
+
+    @agentic_function
+    def index(texts: list[str]) -> int:
+        return len(rt.embed(texts))
+
+    with Session():
+        index(["a", "b", "c"])
+    rt.embed(["d"])
+    assert seen == [
+        ("embed_start", "index", 3),
+        ("embed_end", "index", 3),
+        ("embed_start", None, 1),
+        ("embed_end", None, 1),
+    ]

@@ -46,6 +46,7 @@ from ..messages.estimate import text_tokens
 from ..messages.types import ModelCapabilities, Usage
 from ..provider.embedding import EMBEDDINGS, PreparedEmbed, check_embed_inputs, no_embeddings
 from ..provider.translate import detach
+from ..sessions.dag import current_frame
 from ..tools.policy import CallInfo
 from .embed_cache import EmbedCache, input_hash
 from .hooks import RunHooks
@@ -657,7 +658,13 @@ class Observed:
         self.plan = plan
         hooks = RunHooks(settings.plugins)
         self.hooks = hooks if hooks.observed else None
-        self.info = CallInfo(model=plan.qualified, provider=plan.provider.name)
+        frame = current_frame()  # inside an @agentic_function: its name and node
+        self.info = CallInfo(
+            model=plan.qualified,
+            provider=plan.provider.name,
+            function=frame.name if frame is not None else None,
+            node_id=frame.node_id if frame is not None else None,
+        )
         if self.hooks is not None:
             self.hooks.observe("embed_start", self._payload(), self.info)
 
