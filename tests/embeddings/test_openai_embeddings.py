@@ -287,3 +287,13 @@ def test_input_type_is_dropped_and_vendor_fields_merged_for_openai(mode: str) ->
         "encoding_format": "base64",
         "user": "u-42",
     }
+
+
+def test_vectors_of_another_size_than_asked_are_malformed(mode: str) -> None:
+    # A server that ignores dimensions=: 4 values came back for dimensions=2.
+    with LoopbackServer(
+        [Reply(handler=lambda r: Reply(json=answer(r.json())))], repeat=True
+    ) as srv:
+        rt = Runtime(providers={"openai": {"base_url": srv.url + "/v1", "api_key": KEY}})
+        with pytest.raises(MalformedResponseError, match="4 values for dimensions=2"):
+            embed(rt, mode, ["text-1"], model="openai:text-embedding-3-small", dimensions=2)

@@ -275,14 +275,13 @@ def part_steps(plan: EmbedPlan, part: Part) -> Generator[EmbedEffect, Any, Embed
     """One part's attempts as effects: capacity, send, check; a pause before each retry."""
     attempts = Attempts()
     plan.attempts.append(attempts)
-    expected = len(part.rows)
     number = 0
     while True:
         number += 1
         attempts.count = number
         try:
             answer = yield from _attempt(plan, part)
-            return _checked(answer, expected, plan)
+            return _checked(answer, part, plan)
         except Exception as exc:
             delay = after_failure(
                 exc,
@@ -340,19 +339,24 @@ def _priced(plan: EmbedPlan, answer: EmbedResponse) -> Usage:
     return usage.priced_as(plan.provider.price_name, answer.model or plan.model)
 
 
-def _checked(answer: Any, expected: int, plan: EmbedPlan) -> EmbedResponse:
-    """The plugin's answer, held to the request: one vector per input."""
+def _checked(answer: Any, part: Part, plan: EmbedPlan) -> EmbedResponse:
+    """The plugin's answer, held to the request: one vector per input, of the size asked."""
     from ..errors import MalformedResponseError
 
     if not isinstance(answer, EmbedResponse):
         raise TypeError(
             f"{type(plan.provider).__name__} returned {type(answer).__name__}, not EmbedResponse"
         )
+    expected = len(part.rows)
+    asked = part.prepared.request.dimensions
+    problem = None
     if answer.count != expected or len(answer.data) != answer.count * answer.dimensions * 4:
+        problem = f"{answer.count} vectors for {expected} inputs"
+    elif asked is not None and answer.dimensions != asked:
+        problem = f"vectors of {answer.dimensions} values for dimensions={asked}"
+    if problem is not None:  # not retried: the same request gets the same answer
         raise MalformedResponseError(
-            f"embedding answer: {answer.count} vectors for {expected} inputs",
-            provider=plan.provider.name,
-            retryable=False,
+            f"embedding answer: {problem}", provider=plan.provider.name, retryable=False
         )
     return answer
 
