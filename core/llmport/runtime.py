@@ -188,6 +188,8 @@ class Runtime(FileMethods, ConversationMethods, JobMethods):
         self._stores = Stores(store)
         #: Vectors kept by content (``embed_cache=``: True, a path or URL, or a store).
         self.embed_cache: EmbedCache | None = _embed_cache(embed_cache)
+        if self.embed_cache is not None and isinstance(embed_cache, (str, bool)):
+            self.adopt(self.embed_cache.store)  # opened here from a path or URL: closed here
 
     # -- configuration, plugins, providers ------------------------------------
 
