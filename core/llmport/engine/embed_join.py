@@ -1,0 +1,107 @@
+"""Joining an embed call's answers: one float32 buffer, input order, one usage.
+
+:class:`Joiner` writes each part's vectors at its inputs' rows as soon as the
+part answers (cached vectors first), keeps new vectors in the cache, and
+sums the priced usage; :func:`normalize_rows` scales rows to unit length in
+place. Nothing here does I/O but the cache's writes.
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+
+from ..messages.embeddings import Embeddings, EmbedResponse, float32_rows
+from ..messages.types import Usage
+from .embed_plan import EmbedPlan, Part, priced_usage
+
+__all__ = ["Joiner", "normalize_rows"]
+
+
+class Joiner:
+    """Writes each part's vectors at its inputs' rows in one buffer; sums the usage."""
+
+    __slots__ = ("buffer", "count", "dimensions", "model", "plan", "usage")
+
+    def __init__(self, plan: EmbedPlan) -> None:
+        self.plan = plan
+        self.count = plan.count
+        self.buffer: bytearray | None = None
+        self.dimensions = 0
+        self.model = plan.model
+        self.usage = Usage()
+        if plan.cached:
+            first = next(iter(plan.cached.values()))
+            self._allocate(len(first) // 4)
+            for index, vector in plan.cached.items():
+                self._place(index, vector)
+
+    def _allocate(self, dimensions: int) -> None:
+        self.dimensions = dimensions
+        self.buffer = bytearray(self.count * dimensions * 4)
+
+    def _place(self, index: int, vector: bytes | memoryview) -> None:
+        from ..errors import MalformedResponseError
+
+        row = self.dimensions * 4
+        if len(vector) != row:
+            raise MalformedResponseError(
+                f"embedding answer: input {index} came back with {len(vector) // 4} "
+                f"dimensions, the others with {self.dimensions}",
+                provider=self.plan.provider.name,
+                retryable=False,
+            )
+        assert self.buffer is not None
+        self.buffer[index * row : (index + 1) * row] = vector
+
+    def add(self, part: Part, answer: EmbedResponse) -> None:
+        """Place ``answer`` (the vectors of ``part``) in the buffer; keep them in the cache."""
+        from ..errors import MalformedResponseError
+
+        if self.buffer is None:
+            self._allocate(answer.dimensions)
+            self.model = answer.model or self.model
+        if answer.dimensions != self.dimensions:
+            raise MalformedResponseError(
+                f"embedding answer: {part.describe(self.count)} came back with "
+                f"{answer.dimensions} dimensions, the others with {self.dimensions}",
+                provider=self.plan.provider.name,
+                retryable=False,
+            )
+        assert self.buffer is not None
+        row = self.dimensions * 4
+        rows = part.rows
+        if isinstance(rows, range) and rows.step == 1:
+            self.buffer[rows.start * row : rows.stop * row] = answer.data
+        else:
+            data = memoryview(answer.data)
+            for k, index in enumerate(rows):
+                self._place(index, data[k * row : (k + 1) * row])
+        self.usage.add(priced_usage(self.plan, answer))
+        self._keep(part, answer.data, row)
+
+    def _keep(self, part: Part, data: bytes, row: int) -> None:
+        plan = self.plan
+        if plan.cache is None:
+            return
+        keys = (plan.hashes[index] for index in part.rows)
+        plan.cache.keep(
+            plan.namespace, ((key, data[k * row : (k + 1) * row]) for k, key in enumerate(keys))
+        )
+
+    def result(self) -> Embeddings:
+        assert self.buffer is not None  # every call has at least one input
+        if self.plan.normalize:
+            normalize_rows(self.buffer, self.dimensions)
+        return Embeddings(self.buffer, self.count, self.dimensions, self.model, self.usage)
+
+
+def normalize_rows(buffer: bytearray, dimensions: int) -> None:
+    """Scale every float32 row of ``buffer`` to unit length (L2), in place."""
+    values = float32_rows(buffer)
+    for start in range(0, len(values), dimensions):
+        row = values[start : start + dimensions]
+        norm = math.hypot(*row)
+        if norm > 0:
+            scaled = array("f", [v / norm for v in row]).tobytes()
+            buffer[start * 4 : (start + dimensions) * 4] = scaled

@@ -1,0 +1,226 @@
+"""One embed call planned before its first request (``rt.embed`` / ``rt.aembed``).
+
+:func:`plan_embed` routes the model, checks every input and option (typed
+errors, no I/O), looks the inputs up in the cache, splits the rest into
+parts by the model's limits (:func:`split_inputs`) and has the provider
+prepare each part, so a bad input fails before any request. The
+:class:`EmbedPlan` it returns is all the step machine
+(:mod:`.embed_steps`) and the joiner (:mod:`.embed_join`) read.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..controls.limits import Gate  # limits
+from ..controls.retry import Attempts, Backoff
+from ..errors import OptionError, UnsupportedFeatureError
+from ..messages.embeddings import EmbedRequest, EmbedResponse, InputType, Truncate
+from ..messages.estimate import text_tokens
+from ..messages.types import ModelCapabilities, Usage
+from ..provider.embedding import EMBEDDINGS, PreparedEmbed, check_embed_inputs, no_embeddings
+from .embed_cache import EmbedCache, input_hash
+from .settings import RunSettings
+
+if TYPE_CHECKING:
+    from ..controls.budget import Ledger
+    from ..provider.contract import Provider
+
+__all__ = [
+    "PARTS_IN_FLIGHT",
+    "EmbedPlan",
+    "EmbedSettings",
+    "Part",
+    "plan_embed",
+    "priced_usage",
+    "split_inputs",
+]
+
+
+class EmbedSettings(RunSettings, Protocol):
+    """What an embed call reads of its runtime: the run settings and the cache."""
+
+    @property
+    def embed_cache(self) -> EmbedCache | None: ...
+
+
+#: Parts of one call sent at once when no ``Limit`` bounds it (the OpenAI SDK's
+#: own connection pool keeps as many open).
+PARTS_IN_FLIGHT = 8
+
+_INPUT_TYPES = ("query", "document")
+_TRUNCATES = ("start", "end")
+
+
+@dataclass(slots=True, frozen=True)
+class Part:
+    """The inputs at ``rows`` (their indexes in the call, in order), sent as one request.
+
+    ``rows`` is a ``range`` unless the cache already held some inputs.
+    """
+
+    rows: Sequence[int]
+    prepared: PreparedEmbed
+
+    @property
+    def tokens(self) -> int:
+        """The part's estimated input tokens (rate limits and budgets)."""
+        return sum(text_tokens(text) for text in self.prepared.request.inputs)
+
+    def describe(self, total: int) -> str:
+        """Which inputs, as a user counts them (0-based, like their list)."""
+        first, last = self.rows[0], self.rows[-1]
+        if len(self.rows) == 1:
+            return f"input {first} of {total}"
+        if last - first + 1 == len(self.rows):
+            return f"inputs {first}-{last} of {total}"
+        return f"{len(self.rows)} inputs from {first} to {last} of {total}"
+
+
+@dataclass(slots=True)
+class EmbedPlan:
+    """Everything decided before the first request of one embed call."""
+
+    provider: Provider
+    model: str
+    qualified: str
+    caps: ModelCapabilities
+    count: int
+    parts: list[Part]
+    max_attempts: int
+    backoff: Backoff
+    gate: Gate | None = None
+    deadline: float | None = None
+    deadline_seconds: float | None = None
+    normalize: bool = False
+    attempts: list[Attempts] = field(default_factory=list)
+    #: The input hashes (cache keys, DAG node), one per input.
+    hashes: list[str] = field(default_factory=list)
+    #: Vectors the cache held, by input index; and where the new ones are kept.
+    cached: dict[int, bytes] = field(default_factory=dict)
+    cache: EmbedCache | None = None
+    namespace: tuple[str, ...] = ()
+    ledger: Ledger | None = None
+    started: float = 0.0
+
+
+# ---------------------------------------------------------------------------
+# Planning: every check before the first request
+# ---------------------------------------------------------------------------
+
+
+def plan_embed(
+    settings: EmbedSettings,
+    inputs: Any,
+    *,
+    model: str | None = None,
+    input_type: InputType | None = None,
+    dimensions: int | None = None,
+    truncate: Truncate | None = None,
+    vendor: Mapping[str, Mapping[str, Any]] | None = None,
+    normalize: bool = False,
+    deadline: float | None = None,
+) -> EmbedPlan:
+    """Route, check, look up the cache and split one embed call; prepare every part (no I/O)."""
+    started = time.monotonic()
+    texts = check_embed_inputs(inputs)
+    seconds = _check_options(input_type, dimensions, truncate, normalize, deadline)
+    provider, name, qualified, _, plain = settings.route(model)
+    if plain:
+        raise UnsupportedFeatureError(
+            "call", name, EMBEDDINGS, "a call= function only chats; name an embedding model"
+        )
+    base = EmbedRequest(
+        name, (), input_type, dimensions, truncate, dict((vendor or {}).get(provider.name, {}))
+    )
+    caps = provider.capabilities(name)
+    if not caps.embeddings and not provider.implements_embed:
+        raise no_embeddings(provider, name)
+    plan = EmbedPlan(
+        provider=provider,
+        model=name,
+        qualified=qualified,
+        caps=caps,
+        count=len(texts),
+        parts=[],
+        max_attempts=settings.max_retries,
+        backoff=settings.backoff,
+        gate=settings.gate(qualified),
+        deadline=None if seconds is None else started + seconds,
+        deadline_seconds=seconds,
+        normalize=normalize,
+        hashes=[input_hash(text) for text in texts],
+        cache=settings.embed_cache,
+        ledger=settings.ledger,
+        started=started,
+    )
+    if plan.cache is not None:
+        plan.namespace = plan.cache.namespace(provider.price_name, name, dimensions, input_type)
+        plan.cached = plan.cache.lookup(plan.namespace, plan.hashes)
+    rows = [i for i in range(len(texts)) if i not in plan.cached]
+    wanted = [texts[i] for i in rows] if plan.cached else texts
+    for start, stop in split_inputs(wanted, caps):
+        part_rows = rows[start:stop] if plan.cached else range(start, stop)
+        request = _with_inputs(base, tuple(wanted[start:stop]))
+        plan.parts.append(Part(part_rows, provider.prepare_embed(request)))
+    return plan
+
+
+def _with_inputs(base: EmbedRequest, inputs: tuple[str, ...]) -> EmbedRequest:
+    return EmbedRequest(
+        base.model, inputs, base.input_type, base.dimensions, base.truncate, base.options
+    )
+
+
+def _check_options(
+    input_type: Any, dimensions: Any, truncate: Any, normalize: Any, deadline: Any
+) -> float | None:
+    """Typed errors for bad option values; the deadline in seconds (or None)."""
+    if input_type is not None and input_type not in _INPUT_TYPES:
+        raise OptionError(f"input_type must be 'query' or 'document', got {input_type!r}")
+    if truncate is not None and truncate not in _TRUNCATES:
+        raise OptionError(f"truncate must be 'start', 'end' or None, got {truncate!r}")
+    if dimensions is not None and (type(dimensions) is not int or dimensions < 1):
+        raise OptionError(f"dimensions must be a whole number >= 1, got {dimensions!r}")
+    if not isinstance(normalize, bool):
+        raise OptionError(f"normalize must be True or False, got {normalize!r}")
+    if deadline is None:
+        return None
+    if isinstance(deadline, bool) or not isinstance(deadline, (int, float)) or not deadline > 0:
+        raise OptionError(f"deadline must be a number of seconds > 0, got {deadline!r}")
+    return float(deadline)
+
+
+def split_inputs(texts: Sequence[str], caps: ModelCapabilities) -> list[tuple[int, int]]:
+    """``(start, stop)`` ranges in order, each within the model's inputs and tokens per request.
+
+    Tokens are estimated (:func:`~llmport.messages.estimate.text_tokens`);
+    an input alone over the request's token limit gets a part of its own
+    (the per-input check, not the split, refuses it).
+    """
+    if not texts:
+        return []
+    most = caps.max_embed_inputs or len(texts)
+    budget = caps.max_embed_request_tokens
+    if budget is None:
+        return [(start, min(start + most, len(texts))) for start in range(0, len(texts), most)]
+    ranges: list[tuple[int, int]] = []
+    start, tokens = 0, 0
+    for index, text in enumerate(texts):
+        cost = text_tokens(text)
+        if index > start and (index - start >= most or tokens + cost > budget):
+            ranges.append((start, index))
+            start, tokens = index, 0
+        tokens += cost
+    ranges.append((start, len(texts)))
+    return ranges
+
+
+def priced_usage(plan: EmbedPlan, answer: EmbedResponse) -> Usage:
+    """One part's usage, priced as its model (cost read from the price table on demand)."""
+    usage = answer.usage.copy()
+    usage.requests = usage.requests or 1
+    return usage.priced_as(plan.provider.price_name, answer.model or plan.model)

@@ -1,0 +1,193 @@
+"""The step machine of one embed part, and its two drivers.
+
+:func:`part_steps` is one part's attempts as a generator of effects: wait
+for rate-limit capacity (:class:`~llmport.controls.limits.Acquire`), send
+(:class:`SendEmbed`), pause before a retry (:class:`Pause`); each attempt is
+admitted by the runtime's budget and charged with its priced usage, and the
+answer is held to the request (:func:`checked`: one vector per input, of the
+size asked). :func:`run_part` performs the effects with blocking calls,
+:func:`arun_part` with awaits: the same machine for ``rt.embed`` and
+``rt.aembed``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Generator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
+
+from ..controls.limits import Acquire, aacquire, acquire, rate_info_of_error  # limits
+from ..controls.retry import Attempts, Backoff, after_failure
+from ..errors import RunTimeout
+from ..messages.embeddings import EmbedResponse
+from ..provider.embedding import PreparedEmbed
+from ..provider.translate import detach
+from .embed_plan import EmbedPlan, Part, priced_usage
+
+if TYPE_CHECKING:
+    from ..provider.contract import Provider
+
+__all__ = ["EmbedEffect", "Pause", "SendEmbed", "arun_part", "checked", "part_steps", "run_part"]
+
+
+@dataclass(slots=True, frozen=True)
+class SendEmbed:
+    """Send one prepared part; the answer is its :class:`EmbedResponse`."""
+
+    provider: Provider
+    prepared: PreparedEmbed
+
+
+@dataclass(slots=True, frozen=True)
+class Pause:
+    """Wait ``seconds`` before the next attempt (``backoff.sleep`` / ``async_sleep``)."""
+
+    seconds: float
+    backoff: Backoff
+
+
+EmbedEffect = SendEmbed | Pause | Acquire
+
+
+def part_steps(plan: EmbedPlan, part: Part) -> Generator[EmbedEffect, Any, EmbedResponse]:
+    """One part's attempts as effects: capacity, send, check; a pause before each retry."""
+    attempts = Attempts()
+    plan.attempts.append(attempts)
+    number = 0
+    while True:
+        number += 1
+        attempts.count = number
+        try:
+            answer = yield from _attempt(plan, part)
+            return checked(answer, part, plan)
+        except Exception as exc:
+            delay = after_failure(
+                exc,
+                number,
+                max_attempts=plan.max_attempts,
+                backoff=plan.backoff,
+                plain_callable=False,
+                function_name=None,
+                attempts=attempts,
+                on_failure=None,
+                model=plan.qualified,
+            )
+        _check_time(plan, delay)
+        yield Pause(delay, plan.backoff)
+
+
+def _attempt(plan: EmbedPlan, part: Part) -> Generator[EmbedEffect, Any, EmbedResponse]:
+    """One attempt: admitted by the budget, under the rate limits when any apply."""
+    ledger = plan.ledger
+    tokens = part.tokens
+    if ledger is not None:
+        ledger.admit(tokens)  # TokenLimitExceeded / BudgetExceeded before the request
+    try:
+        answer = yield from _limited(plan, part, tokens)
+    except BaseException:
+        if ledger is not None:
+            ledger.release(tokens)
+        raise
+    if ledger is not None:
+        ledger.charge(tokens, priced_usage(plan, answer))
+    return answer
+
+
+def _limited(
+    plan: EmbedPlan, part: Part, tokens: int
+) -> Generator[EmbedEffect, Any, EmbedResponse]:
+    """Send, holding rate-limit capacity for the attempt when limits apply."""
+    if plan.gate is None:
+        answer: EmbedResponse = yield SendEmbed(plan.provider, part.prepared)
+        return answer
+    permit = yield Acquire(plan.gate, tokens, plan.backoff, plan.deadline)
+    try:
+        answer = yield SendEmbed(plan.provider, part.prepared)
+    except BaseException as exc:
+        permit.release(None, rate_info_of_error(exc))
+        raise
+    permit.release(answer.usage.input_tokens or tokens, None)
+    return answer
+
+
+def checked(answer: Any, part: Part, plan: EmbedPlan) -> EmbedResponse:
+    """The plugin's answer, held to the request: one vector per input, of the size asked."""
+    from ..errors import MalformedResponseError
+
+    if not isinstance(answer, EmbedResponse):
+        raise TypeError(
+            f"{type(plan.provider).__name__} returned {type(answer).__name__}, not EmbedResponse"
+        )
+    expected = len(part.rows)
+    asked = part.prepared.request.dimensions
+    problem = None
+    if answer.count != expected or len(answer.data) != answer.count * answer.dimensions * 4:
+        problem = f"{answer.count} vectors for {expected} inputs"
+    elif asked is not None and answer.dimensions != asked:
+        problem = f"vectors of {answer.dimensions} values for dimensions={asked}"
+    if problem is not None:  # not retried: the same request gets the same answer
+        raise MalformedResponseError(
+            f"embedding answer: {problem}", provider=plan.provider.name, retryable=False
+        )
+    return answer
+
+
+def _check_time(plan: EmbedPlan, delay: float) -> None:
+    if plan.deadline is not None and time.monotonic() + delay >= plan.deadline:
+        raise RunTimeout(plan.deadline_seconds or 0.0)
+
+
+# ---------------------------------------------------------------------------
+# The drivers
+# ---------------------------------------------------------------------------
+
+
+def run_part(plan: EmbedPlan, part: Part) -> EmbedResponse:
+    """Drive one part's machine with blocking I/O (in a worker thread)."""
+    machine = part_steps(plan, part)
+    answer: Any = None
+    failure: BaseException | None = None
+    while True:
+        try:
+            effect = machine.throw(failure) if failure is not None else machine.send(answer)
+        except StopIteration as done:
+            return cast(EmbedResponse, done.value)
+        answer, failure = None, None
+        try:
+            answer = _perform(effect)
+        except Exception as exc:
+            failure = detach(exc)
+
+
+def _perform(effect: EmbedEffect) -> Any:
+    if isinstance(effect, SendEmbed):
+        return effect.provider.send_embed(effect.prepared)
+    if isinstance(effect, Pause):
+        return effect.backoff.sleep(effect.seconds)
+    return acquire(effect)
+
+
+async def arun_part(plan: EmbedPlan, part: Part) -> EmbedResponse:
+    """Drive one part's machine with awaits."""
+    machine = part_steps(plan, part)
+    answer: Any = None
+    failure: BaseException | None = None
+    while True:
+        try:
+            effect = machine.throw(failure) if failure is not None else machine.send(answer)
+        except StopIteration as done:
+            return cast(EmbedResponse, done.value)
+        answer, failure = None, None
+        try:
+            answer = await _aperform(effect)
+        except Exception as exc:
+            failure = detach(exc)
+
+
+async def _aperform(effect: EmbedEffect) -> Any:
+    if isinstance(effect, SendEmbed):
+        return await effect.provider.asend_embed(effect.prepared)
+    if isinstance(effect, Pause):
+        return await effect.backoff.async_sleep(effect.seconds)
+    return await aacquire(effect)
