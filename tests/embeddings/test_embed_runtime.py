@@ -13,7 +13,7 @@ import pytest
 from embed_helpers import TableEmbedder, TablePlugin, answer, hundred_runtime, vector_of
 from llmport import Budget, Embeddings, Runtime, Session, agentic_function, hookimpl
 from llmport.controls.retry import Backoff
-from llmport.errors import OptionError, RunTimeout, TokenLimitExceeded
+from llmport.errors import BudgetExceeded, OptionError, RunTimeout, TokenLimitExceeded
 from llmport.messages.embeddings import EmbedRequest, EmbedResponse
 from llmport.messages.types import ModelCapabilities
 from llmport.provider.contract import ProviderInfo
@@ -136,6 +136,21 @@ def test_a_budget_refuses_a_part_before_it_is_sent(table: TablePlugin, mode: str
     sent = [r.inputs for p in table.providers for r in p.requests]  # type: ignore[attr-defined]
     assert sent == [("aaaa", "bbbb")]
     assert rt.ledger is not None and rt.ledger.used.input_tokens == 8
+
+
+def test_a_cost_budget_counts_embedding_cost() -> None:
+    with LoopbackServer(
+        [Reply(handler=lambda r: Reply(json=answer(r.json())))], repeat=True
+    ) as srv:
+        rt = Runtime(
+            providers={"openai": {"base_url": srv.url + "/v1", "api_key": "sk-fake-cost"}},
+            budget=Budget(cost_usd="0.00000001"),  # below one request of 2 tokens
+        )
+        with pytest.raises(BudgetExceeded, match="cost_usd"):
+            rt.embed(["text-1", "text-2"], model="openai:text-embedding-3-small")
+        with pytest.raises(BudgetExceeded):  # spent: the next call is refused before sending
+            rt.embed(["text-3"], model="openai:text-embedding-3-small")
+        assert len(srv.requests) == 1
 
 
 def test_embedding_cost_comes_from_the_price_table() -> None:
