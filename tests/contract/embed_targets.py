@@ -1,4 +1,4 @@
-"""Which contract targets embed, and how their vendor answers (SPEC §27).
+"""Which contract targets embed, and how their vendor answers.
 
 :data:`EMBED_TARGETS` maps a target id of ``wire.TARGETS`` / ``wire.PROFILE_TARGETS``
 to an :class:`EmbedTarget`: the embedding model the contract calls, the path

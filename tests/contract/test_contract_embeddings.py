@@ -1,4 +1,4 @@
-"""rt.embed / rt.aembed on every target (SPEC §27): embeds where the vendor does, refuses where not.
+"""rt.embed / rt.aembed on every target: embeds where the vendor does, refuses where not.
 
 Per target of :data:`embed_targets.EMBED_TARGETS` (the table a vendor joins by
 adding its row), against the loopback "vendor" answering in the target's own

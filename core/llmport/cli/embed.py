@@ -1,4 +1,4 @@
-"""``llmport embed``: embed texts from the command line (SPEC §27).
+"""``llmport embed``: embed texts from the command line.
 
 ::
 

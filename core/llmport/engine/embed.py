@@ -1,4 +1,4 @@
-"""``rt.embed`` / ``rt.aembed``: plan, send the parts, join (SPEC §27).
+"""``rt.embed`` / ``rt.aembed``: plan, send the parts, join.
 
 The call is planned once (:mod:`.embed_plan`: the model routed, every input
 checked, the cache looked up, the rest split by the model's limits and each

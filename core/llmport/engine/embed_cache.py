@@ -1,4 +1,4 @@
-"""``Runtime(embed_cache=...)``: vectors kept by content on the key-value store (SPEC §27).
+"""``Runtime(embed_cache=...)``: vectors kept by content on the key-value store.
 
 A vector is kept under the namespace ``("llmport-embed", provider, model,
 dimensions, input type)`` and the key ``sha256(input)``, so re-embedding a
@@ -14,7 +14,7 @@ for SQLite in :data:`DEFAULT_PATH` of the working directory.
 
 The cache never fails a call: a store that cannot be read is a miss and one
 that cannot be written loses only the entry (both are logged), so an answer
-already received is always returned (SPEC §20 I5).
+already received is always returned.
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ class EmbedCache:
                 self.store.put(
                     namespace, key, {"f32": binascii.b2a_base64(vector, newline=False).decode()}
                 )
-        except Exception:  # the answer is already in hand (SPEC §20 I5)
+        except Exception:  # the answer is already in hand: never lost to the cache
             _log.warning("embedding cache: the store could not be written; vectors not kept")
 
 

@@ -8,13 +8,13 @@
   order. Its constructors :meth:`EmbedResponse.from_rows` and
   :meth:`EmbedResponse.from_base64` check the vendor's answer (count, equal
   lengths, finite values) and raise
-  :class:`~llmport.errors.MalformedResponseError` otherwise (SPEC §20 I1).
+  :class:`~llmport.errors.MalformedResponseError` otherwise (never an empty success).
 * :class:`Embeddings` is what ``rt.embed`` returns: the same compact buffer
   for every input of the call, read as rows (``[i]``, iteration), or as a
   numpy array (``.numpy()``, numpy imported only then).
 
 No list of Python floats is kept: a float in a list costs ~32 bytes, in the
-buffer 4 (SPEC §27).
+buffer 4.
 """
 
 from __future__ import annotations

@@ -1021,7 +1021,7 @@ class ModelCapabilities:
     count_tokens: bool = False
     #: Clears old tool results and thinking itself (``ContextPolicy(strategy="vendor")``).
     context_editing: bool = False
-    # -- embeddings (SPEC §27; llmport.provider.embedding checks them) --------
+    # -- embeddings (llmport.provider.embedding checks them) -----------------
     #: An embedding model (``rt.embed``); chat models leave it False.
     embeddings: bool = False
     #: Its default vector size.

@@ -379,7 +379,7 @@ class Provider:
             if close is not None:
                 await asyncio.to_thread(_close_quietly, close)
 
-    # -- embeddings (llmport.provider.embedding owns the logic; SPEC §27) --------
+    # -- embeddings (llmport.provider.embedding owns the logic) ---------------------
 
     def prepare_embed(self, request: EmbedRequest) -> PreparedEmbed:
         """Check one embed request and build the vendor body once (no I/O).

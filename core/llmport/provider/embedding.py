@@ -1,4 +1,4 @@
-"""The embedding half of the provider contract: checks and defaults (SPEC §27).
+"""The embedding half of the provider contract: checks and defaults.
 
 A provider embeds in one of two styles, as it chats:
 

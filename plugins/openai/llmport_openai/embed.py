@@ -9,7 +9,7 @@
   into the float32 buffer (no list of floats is built); a service that
   answers floats anyway is read as rows. ``data[].index`` orders the rows; a
   2xx without ``data`` (an error object, a wrong count, NaN) is a
-  :class:`~llmport.errors.MalformedResponseError` (SPEC §20 I1).
+  :class:`~llmport.errors.MalformedResponseError`, never an empty success.
 
 Imports nothing of the SDK.
 """

@@ -91,7 +91,7 @@ class Profile:
     differs: str = ""
     #: The service's own document the quirks come from.
     docs: str = ""
-    # -- embeddings (POST {base_url}/embeddings, OpenAI's wire; SPEC §27) ------------------
+    # -- embeddings (POST {base_url}/embeddings, OpenAI's wire) -----------------------------
     #: Its embedding models (``rt.embed``), merged before ``models``; empty: none listed.
     embed_models: Mapping[str, ModelCapabilities] = field(default_factory=dict)
     #: A local server embeds with whatever model it runs: every model may embed there (the
