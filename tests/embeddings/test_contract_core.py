@@ -52,6 +52,15 @@ def test_from_rows_packs_little_endian_float32_in_order() -> None:
     assert answer.rows() == [(1.0, 2.0), (3.0, 4.5)]
 
 
+def test_from_rows_takes_any_sized_rows_of_numbers() -> None:
+    from array import array
+
+    answer = EmbedResponse.from_rows([(1.0, 2.0), array("d", [3.0, 4.0])], expected=2)
+    assert answer.rows() == [(1.0, 2.0), (3.0, 4.0)]
+    with pytest.raises(MalformedResponseError, match="not a list of numbers"):
+        EmbedResponse.from_rows(["ab", "cd"], expected=2)
+
+
 def test_from_base64_decodes_without_float_lists() -> None:
     rows = [struct.pack("<3f", 1.0, -2.0, 0.5), struct.pack("<3f", 0.0, 0.25, 8.0)]
     answer = EmbedResponse.from_base64([base64.b64encode(r).decode() for r in rows], expected=2)

@@ -137,7 +137,7 @@ class EmbedResponse:
             for row in rows:
                 if len(row) != width:
                     raise _malformed(f"vectors differ in length ({len(row)} vs {width})")
-                buffer.extend(row)
+                buffer.extend(iter(row))  # iter: an array of another type code too
         except TypeError:
             raise _malformed("a vector holds something other than numbers") from None
         return cls._checked(buffer, len(rows), width, usage, model)
@@ -306,7 +306,8 @@ def _row_width(rows: Sequence[Sequence[float]]) -> int:
     if not rows:
         raise _malformed("the answer holds no vectors")
     first = rows[0]
-    if not isinstance(first, Sequence) or isinstance(first, str) or not first:
+    # Any sized row of numbers (a list, a tuple, an array of an SDK); never a string.
+    if isinstance(first, (str, bytes)) or not hasattr(first, "__len__") or len(first) == 0:
         raise _malformed("a vector is empty or not a list of numbers")
     return len(first)
 
