@@ -1,0 +1,146 @@
+"""Gemini embeddings on the wire: request bodies and answers, as pure functions.
+
+Two endpoints, one per service:
+
+* the Developer API's ``POST models/{model}:batchEmbedContents`` (what
+  google-genai calls even for one text): ``requests: [{model, content:
+  {parts: [{text}]}, taskType?, outputDimensionality?}]`` → ``embeddings:
+  [{values}]`` and, on some models, ``usageMetadata.promptTokenCount``;
+* Vertex AI's ``POST publishers/google/models/{model}:predict``:
+  ``instances: [{content, task_type?}]`` (a plain string, snake_case) and
+  ``parameters: {outputDimensionality?, autoTruncate?}`` →
+  ``predictions[].embeddings {values, statistics: {token_count, truncated}}``.
+
+The neutral ``input_type`` is Gemini's ``taskType`` (``RETRIEVAL_QUERY`` /
+``RETRIEVAL_DOCUMENT``), except on ``gemini-embedding-2``, which takes no task
+type: Google's guide writes the task into the text instead (``task: search
+result | query: …`` for a query, ``title: none | text: …`` for a document).
+The option ``task=`` names another of Gemini's task types (``CLASSIFICATION``,
+…) or, on ``gemini-embedding-2``, another task (``"question answering"``).
+
+Nothing here does I/O or imports google-genai; the provider sends the bodies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from llmport.provider.translate import malformed
+
+#: The neutral input type → Gemini's ``taskType`` (``task_type`` on Vertex's ``:predict``).
+TASK_TYPES = {"query": "RETRIEVAL_QUERY", "document": "RETRIEVAL_DOCUMENT"}
+#: The model that is told its task in the text rather than in ``taskType``.
+TASK_PREFIX_MODELS = frozenset({"gemini-embedding-2"})
+#: The task a query is embedded for on :data:`TASK_PREFIX_MODELS` unless ``task=`` says.
+DEFAULT_PREFIX_TASK = "search result"
+#: Tasks whose two sides are alike: a document is prefixed like a query.
+SYMMETRIC_TASKS = frozenset({"classification", "clustering", "sentence similarity"})
+
+
+def model_name(model: str) -> str:
+    """``gemini-embedding-001`` for ``models/gemini-embedding-001`` or ``gemini-embedding-001``."""
+    return model.removeprefix("models/")
+
+
+def prefixed(text: str, input_type: str | None, task: str | None) -> str:
+    """``text`` with the task written in, as ``gemini-embedding-2`` is conditioned.
+
+    No input type and no task: the text as it is. A document of an asymmetric
+    task: ``title: none | text: …``; otherwise ``task: {task} | query: …``.
+    """
+    if input_type is None and task is None:
+        return text
+    chosen = task or DEFAULT_PREFIX_TASK
+    if input_type == "document" and chosen not in SYMMETRIC_TASKS:
+        return f"title: none | text: {text}"
+    return f"task: {chosen} | query: {text}"
+
+
+def batch_body(
+    model: str,
+    texts: Sequence[str],
+    *,
+    input_type: str | None = None,
+    dimensions: int | None = None,
+    task: str | None = None,
+) -> dict[str, Any]:
+    """The Developer API's ``batchEmbedContents`` body for ``texts`` (one request each)."""
+    name = model_name(model)
+    by_prefix = name in TASK_PREFIX_MODELS
+    task_type = None if by_prefix else (task or TASK_TYPES.get(input_type or ""))
+    requests: list[dict[str, Any]] = []
+    for text in texts:
+        value = prefixed(text, input_type, task) if by_prefix else text
+        one: dict[str, Any] = {"content": {"parts": [{"text": value}]}, "model": f"models/{name}"}
+        if dimensions is not None:
+            one["outputDimensionality"] = dimensions
+        if task_type:
+            one["taskType"] = task_type
+        requests.append(one)
+    return {"requests": requests}
+
+
+def predict_body(
+    texts: Sequence[str],
+    *,
+    input_type: str | None = None,
+    dimensions: int | None = None,
+    task: str | None = None,
+    auto_truncate: bool | None = None,
+) -> dict[str, Any]:
+    """Vertex AI's ``:predict`` body for ``texts`` (``autoTruncate`` only when asked)."""
+    task_type = task or TASK_TYPES.get(input_type or "")
+    instances: list[dict[str, Any]] = []
+    for text in texts:
+        one: dict[str, Any] = {"content": text}
+        if task_type:
+            one["task_type"] = task_type
+        instances.append(one)
+    body: dict[str, Any] = {"instances": instances}
+    parameters: dict[str, Any] = {}
+    if dimensions is not None:
+        parameters["outputDimensionality"] = dimensions
+    if auto_truncate is not None:
+        parameters["autoTruncate"] = auto_truncate
+    if parameters:
+        body["parameters"] = parameters
+    return body
+
+
+def _list(data: Any, key: str, provider: str) -> list[Any]:
+    value = data.get(key) if isinstance(data, Mapping) else None
+    if not isinstance(value, list):
+        raise malformed(provider, f"no {key!r} list in the embedding answer")
+    return value
+
+
+def _values(item: Any, provider: str) -> Any:
+    values = item.get("values") if isinstance(item, Mapping) else None
+    if not isinstance(values, list):
+        raise malformed(provider, "an embedding without a 'values' list")
+    return values
+
+
+def read_batch(data: Any, provider: str) -> tuple[list[Any], int | None]:
+    """Rows and input tokens (None if the model reports none) of a ``batchEmbedContents`` answer."""
+    rows = [_values(item, provider) for item in _list(data, "embeddings", provider)]
+    usage = data.get("usageMetadata")
+    tokens = usage.get("promptTokenCount") if isinstance(usage, Mapping) else None
+    return rows, tokens if isinstance(tokens, int) else None
+
+
+def read_predict(data: Any, provider: str) -> tuple[list[Any], int | None]:
+    """Rows and input tokens (the sum of ``statistics.token_count``) of a ``:predict`` answer."""
+    rows: list[Any] = []
+    tokens = 0
+    counted = False
+    for prediction in _list(data, "predictions", provider):
+        embeddings = prediction.get("embeddings") if isinstance(prediction, Mapping) else None
+        rows.append(_values(embeddings, provider))
+        stats = embeddings.get("statistics") if isinstance(embeddings, Mapping) else None
+        count = stats.get("token_count") if isinstance(stats, Mapping) else None
+        if isinstance(count, (int, float)) and not isinstance(count, bool):
+            tokens += int(count)
+            counted = True
+    return rows, tokens if counted else None
