@@ -63,6 +63,7 @@ __all__ = [
     "transport_error",
     "vendor_boundary",
     "vendor_summary",
+    "wrong_size",
 ]
 
 #: A plugin's mapping of its SDK's exceptions: a ProviderError, an input error the
@@ -437,6 +438,19 @@ def check_usage(usage: Any, provider: str) -> None:
             raise malformed(provider, f"usage {name} is a {type(value).__name__}")
         if isinstance(value, float) and not math.isfinite(value):
             raise malformed(provider, f"usage {name} is {value!r}")
+
+
+def wrong_size(provider: str, got: int, asked: int) -> MalformedResponseError:
+    """The error for embedding vectors of ``got`` values when ``dimensions=asked`` was sent.
+
+    Not retried: the same request gets vectors of the same size again.
+    """
+    return MalformedResponseError(
+        f"{provider}: the answer is not the documented success shape "
+        f"(vectors of {got} dimensions, {asked} asked)",
+        provider=provider,
+        retryable=False,
+    )
 
 
 def answer_field(answer: Any, name: str, kind: type[R] | tuple[type, ...], provider: str) -> R:

@@ -1,0 +1,73 @@
+"""Cohere's ``POST /v2/embed`` and ``POST /v1/tokenize`` on the wire, as pure functions.
+
+The body is what Cohere's SDK sends: ``input_type`` (``search_query`` /
+``search_document``; Cohere requires one from v3 on, so a call without
+``input_type`` embeds documents), ``max_tokens`` and ``output_dimension``
+(``null`` unless asked), ``model``, ``texts``, ``truncate`` (``END`` /
+``START``, or ``NONE``: an over-long text is an error rather than cut) and
+``embedding_types: ["float"]``. The answer holds ``embeddings.float`` (one
+row per text) and the usage in ``meta.billed_units.input_tokens``. Vendor
+fields (``vendor={"cohere": {...}}``) go over the body's top level (another
+input type such as ``classification``, ``max_tokens``).
+
+Nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from llmport.provider.translate import malformed
+
+INPUT_TYPES = {"query": "search_query", "document": "search_document"}
+#: Cohere requires an input type (v3 and later): a call without one embeds documents.
+DEFAULT_INPUT_TYPE = "document"
+TRUNCATE = {None: "NONE", "start": "START", "end": "END"}
+
+
+def embed_body(
+    model: str,
+    texts: Sequence[str],
+    *,
+    input_type: str | None = None,
+    dimensions: int | None = None,
+    truncate: str | None = None,
+) -> dict[str, Any]:
+    """The ``/v2/embed`` body for ``texts``."""
+    return {
+        "input_type": INPUT_TYPES[input_type or DEFAULT_INPUT_TYPE],
+        "max_tokens": None,
+        "model": model,
+        "output_dimension": dimensions,
+        "texts": list(texts),
+        "truncate": TRUNCATE[truncate],
+        "embedding_types": ["float"],
+    }
+
+
+def read_embed(data: Any, provider: str) -> tuple[list[Any], int | None]:
+    """Rows (``embeddings.float``) and billed input tokens of a ``/v2/embed`` answer."""
+    embeddings = data.get("embeddings") if isinstance(data, Mapping) else None
+    rows = embeddings.get("float") if isinstance(embeddings, Mapping) else None
+    if not isinstance(rows, list):
+        raise malformed(provider, "no 'embeddings.float' list in the embedding answer")
+    meta = data.get("meta")
+    billed = meta.get("billed_units") if isinstance(meta, Mapping) else None
+    tokens = billed.get("input_tokens") if isinstance(billed, Mapping) else None
+    if isinstance(tokens, (int, float)) and not isinstance(tokens, bool):
+        return rows, int(tokens)
+    return rows, None
+
+
+def tokenize_body(model: str, text: str) -> dict[str, Any]:
+    """The ``/v1/tokenize`` body (a v1 path: v2 has no tokenizer)."""
+    return {"model": model, "text": text}
+
+
+def read_tokenize(data: Any, provider: str) -> int:
+    """The number of tokens a ``/v1/tokenize`` answer lists."""
+    tokens = data.get("tokens") if isinstance(data, Mapping) else None
+    if not isinstance(tokens, list):
+        raise malformed(provider, "no 'tokens' list in the tokenize answer")
+    return len(tokens)

@@ -1,0 +1,41 @@
+"""Entry point of the Cohere plugin: registers the ``cohere`` provider (embeddings).
+
+Nothing here imports httpx2: the factory imports the provider module, which
+makes its HTTP clients on first use. The model table lives in :mod:`.models`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from llmport import hookimpl
+from llmport.provider.contract import Provider, ProviderInfo
+
+from .models import DEFAULT, MODELS
+
+
+def _factory(
+    settings: Mapping[str, Any] | None = None, info: ProviderInfo | None = None
+) -> Provider:
+    from .provider import CohereProvider
+
+    return CohereProvider(settings, info)
+
+
+def provider_info() -> ProviderInfo:
+    """The ``cohere`` registration."""
+    return ProviderInfo(
+        prefix="cohere",
+        factory=_factory,
+        description="Cohere embeddings (POST /v2/embed over httpx2)",
+        models=dict(MODELS),
+        default=DEFAULT,
+        plugin="llmport-cohere",
+    )
+
+
+@hookimpl
+def llmport_providers(register: Callable[[ProviderInfo], None]) -> None:
+    """Register the ``cohere:`` prefix and its embedding models."""
+    register(provider_info())

@@ -1,0 +1,135 @@
+"""The Cohere provider: embeddings through ``POST /v2/embed`` on httpx2.
+
+Settings (``Runtime(providers={"cohere": {...}})`` or ``[providers.cohere]``):
+``api_key`` (default ``CO_API_KEY``, the variable Cohere's SDK reads),
+``base_url`` (default :data:`BASE_URL`), ``timeout`` (seconds per request).
+
+:meth:`CohereProvider.prepare_embed` checks a request (the core's
+:func:`~llmport.provider.embedding.check_embed`) and serializes its body once
+(:mod:`.embeddings`); ``send_embed`` / ``asend_embed`` post it
+(:class:`llmport.provider.jsonhttp.JsonEndpoint`) behind the vendor boundary. The key is
+sent as ``Authorization: Bearer`` and masked in every error. Chat is
+refused typed: this plugin registers Cohere for embeddings only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from llmport.errors import ConfigError, UnsupportedFeatureError
+from llmport.messages.embeddings import EmbedRequest, EmbedResponse
+from llmport.messages.types import Request, Usage
+from llmport.provider.contract import Prepared, PreparedEmbed, Provider, ProviderInfo
+from llmport.provider.embedding import check_embed
+from llmport.provider.jsonhttp import JsonEndpoint
+from llmport.provider.translate import translating, vendor_boundary, wrong_size
+
+from . import embeddings
+
+BASE_URL = "https://api.cohere.com"
+KEY_VARIABLE = "CO_API_KEY"
+SETTINGS = frozenset({"api_key", "base_url", "timeout"})
+
+
+def error_message(data: Any) -> str | None:
+    """Cohere's error body: ``{"message": ...}`` (``id`` beside it on v2)."""
+    message = data.get("message") if isinstance(data, Mapping) else None
+    return message if isinstance(message, str) else None
+
+
+class CohereProvider(Provider):
+    """``cohere:<model>``: Cohere's embedding models."""
+
+    name = "cohere"
+
+    def __init__(self, settings: Mapping[str, Any] | None = None, info: ProviderInfo | None = None):
+        super().__init__(settings, info)
+        unknown = sorted(set(self.settings) - SETTINGS)
+        if unknown:
+            raise ConfigError(
+                f"cohere: unknown setting(s) {', '.join(unknown)}; known: "
+                f"{', '.join(sorted(SETTINGS))}"
+            )
+        self.endpoint = JsonEndpoint(
+            self.name,
+            str(self.settings.get("base_url") or BASE_URL),
+            self.settings.get("api_key") or os.environ.get(KEY_VARIABLE),
+            make_client=self._client,
+            message=error_message,
+            missing_key=f"no Cohere API key: set {KEY_VARIABLE} or the api_key setting",
+        )
+
+    def secrets(self) -> tuple[str, ...]:
+        """The configured secrets and the key in use (from the environment too)."""
+        key = self.endpoint.key
+        return (*super().secrets(), *((key,) if key else ()))
+
+    def translating(self) -> translating:
+        return translating(self.name, None, self.secrets())
+
+    def _client(self, is_async: bool) -> Any:
+        import httpx2
+
+        timeout = self.settings.get("timeout")
+        return httpx2.AsyncClient(timeout=timeout) if is_async else httpx2.Client(timeout=timeout)
+
+    def close(self) -> None:
+        self.endpoint.close()
+
+    async def aclose(self) -> None:
+        await self.endpoint.aclose()
+
+    def prepare(self, request: Request) -> Prepared:
+        """Chat is not Cohere's here: refused before any request."""
+        raise UnsupportedFeatureError(
+            self.name, request.model, "chat", "the cohere provider embeds only (rt.embed)"
+        )
+
+    # -- embeddings -------------------------------------------------------------------
+
+    def prepare_embed(self, request: EmbedRequest) -> PreparedEmbed:
+        """Check ``request`` and serialize its ``/v2/embed`` body once (no I/O)."""
+        checked = check_embed(self, request)
+        body = embeddings.embed_body(
+            checked.model,
+            checked.inputs,
+            input_type=checked.input_type,
+            dimensions=checked.dimensions,
+            truncate=checked.truncate,
+        )
+        body.update(checked.options)
+        return PreparedEmbed(checked, json.dumps(body).encode(), self.capabilities(checked.model))
+
+    @vendor_boundary
+    def send_embed(self, prepared: PreparedEmbed) -> EmbedResponse:
+        """One ``/v2/embed`` call; the vectors checked against the request."""
+        data = self.endpoint.post("/v2/embed", prepared.payload)
+        return self._answer(data, prepared.request)
+
+    @vendor_boundary
+    async def asend_embed(self, prepared: PreparedEmbed) -> EmbedResponse:
+        """Async :meth:`send_embed` on the event loop's client."""
+        data = await self.endpoint.apost("/v2/embed", prepared.payload)
+        return self._answer(data, prepared.request)
+
+    def _answer(self, data: Any, request: EmbedRequest) -> EmbedResponse:
+        rows, tokens = embeddings.read_embed(data, self.name)
+        vectors = EmbedResponse.from_rows(
+            rows,
+            expected=len(request.inputs),
+            usage=Usage(input_tokens=tokens or 0, requests=1),
+            model=request.model,
+        )
+        if request.dimensions is not None and vectors.dimensions != request.dimensions:
+            raise wrong_size(self.name, vectors.dimensions, request.dimensions)
+        return vectors
+
+    @vendor_boundary
+    def tokenize(self, model: str, text: str) -> int:
+        """How many tokens ``model`` makes of ``text`` (``POST /v1/tokenize``)."""
+        body = json.dumps(embeddings.tokenize_body(model, text)).encode()
+        data = self.endpoint.post("/v1/tokenize", body)
+        return embeddings.read_tokenize(data, self.name)
