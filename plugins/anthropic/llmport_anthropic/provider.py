@@ -72,6 +72,12 @@ class AnthropicProvider(Provider):
     """``anthropic:<model>``: Claude through the Messages API."""
 
     name = "anthropic"
+    #: Anthropic has no embeddings endpoint; its "Embeddings" guide points to Voyage AI.
+    embeddings_hint = (
+        "Anthropic has no embeddings endpoint; its documentation points to Voyage AI: "
+        'use rt.embed(..., model="voyage:voyage-3.5") (pip install llmport-voyage, '
+        "VOYAGE_API_KEY)"
+    )
     options = convert_in.KNOWN_OPTIONS
 
     def __init__(self, settings: Mapping[str, Any] | None = None, info: ProviderInfo | None = None):
