@@ -21,20 +21,24 @@ carries it in the ``x-amzn-bedrock-input-token-count`` header, which the
 provider passes to the readers. The neutral ``input_type`` is Cohere's
 ``input_type`` (``search_query`` / ``search_document``) and Nova's
 ``embeddingPurpose`` (``GENERIC_RETRIEVAL`` / ``GENERIC_INDEX``); Titan has
-none, so it is dropped there. The option ``task=`` sends another of the
-vendor's own values (Cohere ``classification``, Nova ``CLUSTERING``, …).
+none, so it is dropped there. Vendor fields (``vendor={"bedrock": {...}}``)
+are merged over the top level of the body by the provider (Cohere's
+``input_type: "classification"``, …).
 
 Nothing here does I/O or imports boto3.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any
 
-from llmport.provider.translate import malformed
+from llmport.messages.embeddings import EmbedRequest, EmbedResponse
+from llmport.messages.types import Usage
+from llmport.provider.translate import malformed, wrong_size
 
 #: The response header in which InvokeModel reports the input tokens.
 TOKEN_HEADER = "x-amzn-bedrock-input-token-count"
@@ -54,7 +58,6 @@ class Options:
     input_type: str | None = None
     dimensions: int | None = None
     truncate: str | None = None
-    task: str | None = None
 
 
 def titan_v1_body(texts: Sequence[str], options: Options) -> dict[str, Any]:
@@ -74,7 +77,7 @@ def titan_v2_body(texts: Sequence[str], options: Options) -> dict[str, Any]:
 
 
 def _cohere_input_type(options: Options) -> str:
-    return options.task or COHERE_INPUT_TYPES[options.input_type or DEFAULT_INPUT_TYPE]
+    return COHERE_INPUT_TYPES[options.input_type or DEFAULT_INPUT_TYPE]
 
 
 def cohere_v3_body(texts: Sequence[str], options: Options) -> dict[str, Any]:
@@ -99,7 +102,7 @@ def nova_body(texts: Sequence[str], options: Options) -> dict[str, Any]:
     """Nova 2 multimodal embeddings: one ``SINGLE_EMBEDDING`` of one text."""
     (text,) = texts
     params: dict[str, Any] = {
-        "embeddingPurpose": options.task or NOVA_PURPOSES[options.input_type or DEFAULT_INPUT_TYPE]
+        "embeddingPurpose": NOVA_PURPOSES[options.input_type or DEFAULT_INPUT_TYPE]
     }
     if options.dimensions is not None:
         params["embeddingDimension"] = options.dimensions
@@ -176,3 +179,34 @@ def embed_family(model: str) -> EmbedFamily | None:
         if fnmatchcase(model, pattern):
             return family
     return None
+
+
+@dataclass(slots=True, frozen=True)
+class EmbedCall:
+    """One InvokeModel call, built once: the model id, its family and the body's bytes."""
+
+    model: str
+    family: EmbedFamily
+    body: bytes
+
+
+def embed_call(request: EmbedRequest, model: str, family: EmbedFamily) -> EmbedCall:
+    """The InvokeModel call for ``request`` (``model`` is the id sent; vendor fields merged)."""
+    options = Options(request.input_type, request.dimensions, request.truncate)
+    body = {**family.build(request.inputs, options), **request.options}
+    return EmbedCall(model, family, json.dumps(body).encode())
+
+
+def answer(
+    data: Any, headers: Mapping[str, Any], request: EmbedRequest, family: EmbedFamily, provider: str
+) -> EmbedResponse:
+    """The vectors of one InvokeModel answer, checked against ``request``."""
+    vectors = EmbedResponse.from_rows(
+        family.read(data, provider),
+        expected=len(request.inputs),
+        usage=Usage(input_tokens=input_tokens(headers, data) or 0, requests=1),
+        model=request.model,
+    )
+    if request.dimensions is not None and vectors.dimensions != request.dimensions:
+        raise wrong_size(provider, vectors.dimensions, request.dimensions)
+    return vectors

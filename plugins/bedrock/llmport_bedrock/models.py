@@ -277,3 +277,66 @@ def names_no_model(model: str) -> bool:
     the ``*``-prefixed patterns of :data:`FAMILIES`.
     """
     return model.startswith("arn:") and family_for(model) is DEFAULT_FAMILY
+
+
+# -- embedding models (SPEC §27; InvokeModel bodies in llmport_bedrock.embeddings) ----
+
+
+def _embedder(
+    size: int,
+    input_tokens: int,
+    *,
+    per_request: int = 1,
+    choices: frozenset[int] | None = None,
+    input_types: bool = False,
+    truncation: bool = False,
+) -> ModelCapabilities:
+    """An embedding model: text in, one vector of ``size`` values (or a chosen one) out."""
+    return ModelCapabilities(
+        input_modalities=frozenset({"text"}),
+        image_types=frozenset(),
+        native_tools=False,
+        native_structured_output=False,
+        streaming=False,
+        parallel_tool_calls=False,
+        embeddings=True,
+        embedding_dimensions=size,
+        embedding_dimension_choices=choices,
+        flexible_dimensions=choices is not None,
+        max_embed_inputs=per_request,
+        max_embed_input_tokens=input_tokens,
+        embed_input_types=input_types,
+        embed_truncation=truncation,
+    )
+
+
+#: Texts one Cohere Embed InvokeModel call may carry (AWS's Cohere Embed parameters page).
+COHERE_MAX_TEXTS = 96
+
+#: Embedding models, from AWS's model parameter pages (Titan Text Embeddings, Cohere
+#: Embed v3/v4, Nova multimodal embeddings). Titan and Nova embed one text per
+#: call, so the core splits a list into one call per text and sends them
+#: concurrently; Cohere takes 96 texts per call. Titan has no input type and no
+#: truncation switch (an over-long text is refused before the wire). The patterns
+#: start with ``*`` for regional ids (``us.cohere.embed-v4:0``) and ARNs.
+EMBEDDING_MODELS: dict[str, ModelCapabilities] = {
+    "*amazon.titan-embed-text-v1*": _embedder(1536, 8192),
+    "*amazon.titan-embed-text-v2*": _embedder(1024, 8192, choices=frozenset({256, 512, 1024})),
+    "*cohere.embed-english-v3*": _embedder(
+        1024, 512, per_request=COHERE_MAX_TEXTS, input_types=True, truncation=True
+    ),
+    "*cohere.embed-multilingual-v3*": _embedder(
+        1024, 512, per_request=COHERE_MAX_TEXTS, input_types=True, truncation=True
+    ),
+    "*cohere.embed-v4*": _embedder(
+        1536,
+        128_000,
+        per_request=COHERE_MAX_TEXTS,
+        choices=frozenset({256, 512, 1024, 1536}),
+        input_types=True,
+        truncation=True,
+    ),
+    "*amazon.nova-2-multimodal-embeddings*": _embedder(
+        3072, 8192, choices=frozenset({256, 384, 1024, 3072}), input_types=True, truncation=True
+    ),
+}

@@ -14,7 +14,7 @@ from typing import Any
 from llmport import hookimpl
 from llmport.provider.contract import Provider, ProviderInfo
 
-from .models import ALIASES, DEFAULT_FAMILY, FALLBACKS, FAMILIES
+from .models import ALIASES, DEFAULT_FAMILY, EMBEDDING_MODELS, FALLBACKS, FAMILIES
 
 
 def _factory(
@@ -26,13 +26,19 @@ def _factory(
 
 
 def provider_info() -> ProviderInfo:
-    """The ``bedrock`` registration (also handy for tests and docs)."""
+    """The ``bedrock`` registration (also handy for tests and docs).
+
+    Embedding models come first: the ``*amazon.nova*`` family rule would match Nova's.
+    """
     return ProviderInfo(
         prefix="bedrock",
         factory=_factory,
         description="AWS Bedrock Runtime Converse API (boto3)",
         aliases=dict(ALIASES),
-        models={pattern: family.caps for pattern, family in FAMILIES.items()},
+        models={
+            **EMBEDDING_MODELS,
+            **{pattern: family.caps for pattern, family in FAMILIES.items()},
+        },
         default=DEFAULT_FAMILY.caps,
         plugin="llmport-bedrock",
         fallbacks=FALLBACKS,

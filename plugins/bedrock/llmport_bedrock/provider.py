@@ -66,6 +66,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
+import json
 import os
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
@@ -73,6 +74,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from llmport.errors import ConfigError, UnsupportedFeatureError
+from llmport.messages.embeddings import EmbedRequest, EmbedResponse
 from llmport.messages.types import (
     FileRef,
     MediaBlock,
@@ -86,13 +88,15 @@ from llmport.provider.clients import ClientCache
 from llmport.provider.contract import (
     TOKEN_COUNTING,
     Prepared,
+    PreparedEmbed,
     Provider,
     ProviderInfo,
     warn_if_unknown,
 )
+from llmport.provider.embedding import check_embed, no_embeddings
 from llmport.provider.translate import answer_field, translating, vendor_boundary
 
-from . import convert_in, convert_out, files, sdk_internals
+from . import convert_in, convert_out, embeddings, files, sdk_internals
 from .batch import BedrockBatch
 from .convert_in import ConversePrepared, materialize
 from .direct import AsyncEvents, Wire, usable
@@ -231,6 +235,7 @@ class BedrockProvider(Provider):
     def model_behind(self, model: str) -> str:
         """The model id ``model`` runs: its ``inference_profiles`` entry, else ``model`` itself."""
         return self.inference_profiles.get(model, model)
+
     # -- files by reference: S3 locations (llmport_bedrock.files) ---------------------------
 
     def upload(self, block: MediaBlock, purpose: str | None = None) -> FileRef:
@@ -611,6 +616,44 @@ class BedrockProvider(Provider):
     async def acount_tokens(self, request: Request) -> int:
         """:meth:`count_tokens` on the pool, awaited."""
         return await self._in_pool(self._count, self.build_count_request(request))
+
+    # -- embeddings (llmport_bedrock.embeddings) ------------------------------------------
+
+    def prepare_embed(self, request: EmbedRequest) -> PreparedEmbed:
+        """Check ``request`` and build its family's InvokeModel body once (no I/O, no boto3)."""
+        checked = check_embed(self, request)
+        family = embeddings.embed_family(self.model_behind(checked.model))
+        if family is None:  # an ARN listed as a model that does not embed
+            raise no_embeddings(self, checked.model)
+        call_ = embeddings.embed_call(checked, checked.model, family)
+        return PreparedEmbed(checked, call_, self.capabilities(checked.model))
+
+    def _invoke(self, prepared: PreparedEmbed) -> EmbedResponse:
+        """One blocking InvokeModel call (boto3 percent-encodes the model id in the path)."""
+        invocation: embeddings.EmbedCall = prepared.payload
+        client = self.client()
+        self._remember_credentials()
+        answer = call(
+            input_error,
+            client.invoke_model,
+            modelId=invocation.model,
+            body=invocation.body,
+            contentType="application/json",
+            accept="application/json",
+        )
+        data = json.loads(answer["body"].read())
+        headers = (answer.get("ResponseMetadata") or {}).get("HTTPHeaders") or {}
+        return embeddings.answer(data, headers, prepared.request, invocation.family, self.name)
+
+    @vendor_boundary
+    def send_embed(self, prepared: PreparedEmbed) -> EmbedResponse:
+        """One InvokeModel call with the prepared body; the vectors checked."""
+        return self._invoke(prepared)
+
+    @vendor_boundary
+    async def asend_embed(self, prepared: PreparedEmbed) -> EmbedResponse:
+        """:meth:`send_embed` on the pool, awaited (boto3 has no async client)."""
+        return await self._in_pool(self._invoke, prepared)
 
     # -- I/O ---------------------------------------------------------------------------
 

@@ -15,8 +15,10 @@ The neutral ``input_type`` is Gemini's ``taskType`` (``RETRIEVAL_QUERY`` /
 ``RETRIEVAL_DOCUMENT``), except on ``gemini-embedding-2``, which takes no task
 type: Google's guide writes the task into the text instead (``task: search
 result | query: …`` for a query, ``title: none | text: …`` for a document).
-The option ``task=`` names another of Gemini's task types (``CLASSIFICATION``,
-…) or, on ``gemini-embedding-2``, another task (``"question answering"``).
+Vendor fields (``vendor={"gemini": {...}}``) go into each request of a
+batch (``taskType: "CLASSIFICATION"``, ``title``) or into Vertex AI's
+``parameters``; the one field that is not sent, ``task``, names the task
+``gemini-embedding-2`` is told in its text (``"question answering"``).
 
 Nothing here does I/O or imports google-genai; the provider sends the bodies.
 """
@@ -26,7 +28,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from llmport.provider.translate import malformed
+from llmport.errors import OptionError, UnsupportedFeatureError
+from llmport.messages.embeddings import EmbedRequest, EmbedResponse
+from llmport.messages.types import Usage
+from llmport.provider.translate import malformed, wrong_size
+
+#: The Developer API's method (google-genai calls it even for one text).
+BATCH = ":batchEmbedContents"
+#: Vertex AI's method for embedding models.
+PREDICT = ":predict"
 
 #: The neutral input type → Gemini's ``taskType`` (``task_type`` on Vertex's ``:predict``).
 TASK_TYPES = {"query": "RETRIEVAL_QUERY", "document": "RETRIEVAL_DOCUMENT"}
@@ -144,3 +154,57 @@ def read_predict(data: Any, provider: str) -> tuple[list[Any], int | None]:
             tokens += int(count)
             counted = True
     return rows, tokens if counted else None
+
+
+def payload(request: EmbedRequest, *, vertex: bool, provider: str) -> dict[str, Any]:
+    """What the provider posts for ``request``: ``path``, ``method`` and ``body`` (no I/O).
+
+    Raises typed errors first: a ``task`` that is not a string, ``truncate="start"``
+    on Vertex AI (``autoTruncate`` cuts only the end).
+    """
+    fields = dict(request.options)
+    task = fields.pop("task", None)
+    if task is not None and not isinstance(task, str):
+        raise OptionError(f"{provider}: the task must be a string, got {type(task).__name__}")
+    name = model_name(request.model)
+    if vertex:
+        if request.truncate == "start":
+            raise UnsupportedFeatureError(
+                provider, name, 'truncate="start"', "Vertex AI's autoTruncate cuts only the end"
+            )
+        auto = True if request.truncate == "end" else None
+        body = predict_body(
+            request.inputs,
+            input_type=request.input_type,
+            dimensions=request.dimensions,
+            task=task,
+            auto_truncate=auto,
+        )
+        if fields:
+            body["parameters"] = {**body.get("parameters", {}), **fields}
+        return {"path": f"publishers/google/models/{name}", "method": PREDICT, "body": body}
+    body = batch_body(
+        name,
+        request.inputs,
+        input_type=request.input_type,
+        dimensions=request.dimensions,
+        task=task,
+    )
+    for one in body["requests"]:
+        one.update(fields)
+    return {"path": f"models/{name}", "method": BATCH, "body": body}
+
+
+def answer(data: Any, request: EmbedRequest, method: str, provider: str) -> EmbedResponse:
+    """The vectors of a ``batchEmbedContents`` or ``:predict`` answer, held to ``request``."""
+    read = read_predict if method == PREDICT else read_batch
+    rows, tokens = read(data, provider)
+    vectors = EmbedResponse.from_rows(
+        rows,
+        expected=len(request.inputs),
+        usage=Usage(input_tokens=tokens or 0, requests=1),
+        model=model_name(request.model),
+    )
+    if request.dimensions is not None and vectors.dimensions != request.dimensions:
+        raise wrong_size(provider, vectors.dimensions, request.dimensions)
+    return vectors

@@ -210,3 +210,60 @@ def family_for(model: str) -> Family:
         if fnmatchcase(name, pattern):
             return family
     return DEFAULT_FAMILY
+
+
+# -- embedding models (SPEC §27; sent by llmport_gemini.embeddings) ------------------
+
+
+def _embedder(
+    size: int,
+    input_tokens: int,
+    *,
+    per_request: int,
+    request_tokens: int | None = None,
+    truncation: bool = False,
+) -> ModelCapabilities:
+    """An embedding model: text in, one vector of up to ``size`` values out; no chat."""
+    return ModelCapabilities(
+        input_modalities=frozenset({"text"}),
+        image_types=frozenset(),
+        native_tools=False,
+        native_structured_output=False,
+        streaming=False,
+        parallel_tool_calls=False,
+        embeddings=True,
+        embedding_dimensions=size,
+        flexible_dimensions=True,  # outputDimensionality: any size up to the default
+        max_embed_inputs=per_request,
+        max_embed_request_tokens=request_tokens,
+        max_embed_input_tokens=input_tokens,
+        embed_input_types=True,
+        embed_truncation=truncation,
+    )
+
+
+#: Requests one ``batchEmbedContents`` call may carry (the Developer API's limit).
+MAX_BATCH_EMBED = 100
+
+#: Developer API embedding models (Google's "Embeddings" guide: 3,072 dimensions by
+#: default, ``outputDimensionality`` below that; 2,048 input tokens on
+#: gemini-embedding-001, 8,192 on gemini-embedding-2). The Developer API has no
+#: truncation switch, so an over-long input is refused before the wire.
+EMBEDDING_MODELS: dict[str, ModelCapabilities] = {
+    "gemini-embedding-001": _embedder(3072, 2048, per_request=MAX_BATCH_EMBED),
+    "gemini-embedding-2*": _embedder(3072, 8192, per_request=MAX_BATCH_EMBED),
+}
+
+#: Vertex AI ``:predict`` embedding models (Google Cloud's "Get text embeddings":
+#: gemini-embedding-001 takes one input per request; text-embedding-005 and
+#: text-multilingual-embedding-002 take 250 inputs and 20,000 tokens per request,
+#: 768 dimensions). ``autoTruncate`` cuts the end of an over-long input.
+VERTEX_EMBEDDING_MODELS: dict[str, ModelCapabilities] = {
+    "gemini-embedding-001": _embedder(3072, 2048, per_request=1, truncation=True),
+    "text-embedding-005": _embedder(
+        768, 2048, per_request=250, request_tokens=20_000, truncation=True
+    ),
+    "text-multilingual-embedding-002": _embedder(
+        768, 2048, per_request=250, request_tokens=20_000, truncation=True
+    ),
+}

@@ -12,7 +12,7 @@ from typing import Any
 import llmport
 from llmport.provider.contract import ProviderInfo
 
-from .models import ALIASES, DEFAULT_FAMILY, FAMILIES
+from .models import ALIASES, DEFAULT_FAMILY, EMBEDDING_MODELS, FAMILIES, VERTEX_EMBEDDING_MODELS
 
 
 def _factory(settings: dict[str, Any], info: ProviderInfo) -> llmport.Provider:
@@ -29,7 +29,10 @@ def _vertex_factory(settings: dict[str, Any], info: ProviderInfo) -> llmport.Pro
 
 @llmport.hookimpl
 def llmport_providers(register: Any) -> None:
-    """Register ``gemini:`` and ``gemini-vertex:``, their aliases and capabilities."""
+    """Register ``gemini:`` and ``gemini-vertex:``, their aliases and capabilities.
+
+    Embedding models come first: ``gemini-*`` chat patterns would match them too.
+    """
     models = {pattern: family.caps for pattern, family in FAMILIES.items()}
     register(
         ProviderInfo(
@@ -37,7 +40,7 @@ def llmport_providers(register: Any) -> None:
             factory=_factory,
             description="Google Gemini API (google-genai; Vertex AI optional)",
             aliases=dict(ALIASES),
-            models=models,
+            models={**EMBEDDING_MODELS, **models},
             default=DEFAULT_FAMILY.caps,
         )
     )
@@ -47,7 +50,7 @@ def llmport_providers(register: Any) -> None:
             factory=_vertex_factory,
             description="Gemini on Google Vertex AI (google-genai)",
             aliases={},
-            models=dict(models),
+            models={**VERTEX_EMBEDDING_MODELS, **models},
             default=DEFAULT_FAMILY.caps,
         )
     )

@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from llmport.errors import ConfigError, MessageError
+from llmport.messages.embeddings import EmbedRequest, EmbedResponse
 from llmport.messages.types import (
     FileRef,
     MediaBlock,
@@ -57,10 +58,11 @@ from llmport.messages.types import (
 )
 from llmport.observe.redaction import register_secret
 from llmport.provider.clients import ClientCache, async_transport
-from llmport.provider.contract import Prepared, Provider, ProviderInfo
+from llmport.provider.contract import Prepared, PreparedEmbed, Provider, ProviderInfo
+from llmport.provider.embedding import check_embed
 from llmport.provider.translate import answer_field, malformed, translating, vendor_boundary
 
-from . import convert_in, convert_out, files, sdk_internals
+from . import convert_in, convert_out, embeddings, files, sdk_internals
 from .batch import GeminiBatch
 from .errors import translate
 from .models import Family, family_for
@@ -511,6 +513,37 @@ class GeminiProvider(Provider):
             raise files.not_on_vertex("listing files")
         pager = await (await self.async_client()).aio.files.list()
         return [files.file_ref(f, self.name) async for f in pager]
+
+    # -- embeddings (llmport_gemini.embeddings) -------------------------------------
+
+    def prepare_embed(self, request: EmbedRequest) -> PreparedEmbed:
+        """Check ``request`` and build its ``batchEmbedContents`` / ``:predict`` body once."""
+        checked = check_embed(self, request)
+        body = embeddings.payload(checked, vertex=self.vertex, provider=self.name)
+        return PreparedEmbed(checked, body, self.capabilities(checked.model))
+
+    @vendor_boundary
+    def send_embed(self, prepared: PreparedEmbed) -> EmbedResponse:
+        """One embedding request through the SDK's API client (its auth, URL and errors).
+
+        The client's public ``request`` serializes the body per send: on Vertex AI
+        with credentials the SDK takes only a dict, and an embedding body is small.
+        """
+        payload = prepared.payload
+        api = sdk_internals.api_client(self.client())
+        sent = api.request("post", payload["path"] + payload["method"], payload["body"])
+        data = json.loads(sent.body) if sent.body else {}
+        return embeddings.answer(data, prepared.request, payload["method"], self.name)
+
+    @vendor_boundary
+    async def asend_embed(self, prepared: PreparedEmbed) -> EmbedResponse:
+        """Async :meth:`send_embed` on the event loop's client."""
+        payload = prepared.payload
+        api = sdk_internals.api_client(await self.async_client())
+        path = payload["path"] + payload["method"]
+        sent = await api.async_request("post", path, payload["body"])
+        data = json.loads(sent.body) if sent.body else {}
+        return embeddings.answer(data, prepared.request, payload["method"], self.name)
 
     def batch_backend(self) -> Any:
         """Gemini batch mode (:mod:`llmport_gemini.batch`)."""
