@@ -58,6 +58,11 @@ class Scenario:
     tokens: int = 0
 
     @property
+    def one_per_call(self) -> bool:
+        """The model embeds one text per request (the core sends a list concurrently)."""
+        return len(self.inputs) > 1 and len(interactions(self.sample)) == len(self.inputs)
+
+    @property
     def cassette(self) -> str:
         return f"embeddings/{self.name}.yaml"
 
