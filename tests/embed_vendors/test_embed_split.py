@@ -1,0 +1,73 @@
+"""A long list on Gemini's batch endpoint (100 per request): split, sent, joined in order.
+
+2,500 inputs are 25 ``batchEmbedContents`` requests; each input's vector
+carries its own number (the loopback server reads it from the text), so the
+join is checked input by input; the usage is the sum of the 25 answers'; one
+part answered 429 then 200 is retried alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+import pytest
+from llmport import Backoff, Runtime
+from llmport.testing.loopback import LoopbackServer, RecordedRequest, Reply
+
+COUNT = 2500
+MODEL = "gemini:gemini-embedding-001"
+#: The part whose first input is this one is refused once with a 429.
+THROTTLED = "input 1700"
+
+
+class Vendor:
+    """Answers each batch with vectors ``[n, 0.5, -1]`` for ``input n``; 429s one part once."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.throttled = False
+        self.batches: list[list[int]] = []
+
+    def reply(self, request: RecordedRequest) -> Reply:
+        texts = [r["content"]["parts"][0]["text"] for r in request.json()["requests"]]
+        with self.lock:
+            if texts[0] == THROTTLED and not self.throttled:
+                self.throttled = True
+                return Reply(
+                    status=429,
+                    headers={"retry-after": "0"},
+                    json={
+                        "error": {
+                            "code": 429,
+                            "message": "Resource exhausted",
+                            "status": "RESOURCE_EXHAUSTED",
+                        }
+                    },
+                )
+            self.batches.append([int(text.split()[1]) for text in texts])
+        rows = [{"values": [float(text.split()[1]), 0.5, -1.0]} for text in texts]
+        return Reply(json={"embeddings": rows, "usageMetadata": {"promptTokenCount": len(texts)}})
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_2500_inputs_are_25_requests_joined_in_input_order(mode: str) -> None:
+    vendor = Vendor()
+    inputs = [f"input {i}" for i in range(COUNT)]
+    with LoopbackServer([Reply(handler=vendor.reply)], repeat=True) as server:
+        rt = Runtime(
+            providers={"gemini": {"api_key": "test-key", "base_url": server.url}},
+            backoff=Backoff.none(),
+            max_retries=3,
+        )
+        kw: dict[str, Any] = {"model": MODEL, "dimensions": 3}
+        result = rt.embed(inputs, **kw) if mode == "sync" else asyncio.run(rt.aembed(inputs, **kw))
+        rt.close()
+    assert len(server.requests) == 26  # 25 parts, one of them twice
+    assert sorted(batch[0] for batch in vendor.batches) == list(range(0, COUNT, 100))
+    assert all(len(batch) == 100 for batch in vendor.batches)
+    assert vendor.throttled
+    assert [row[0] for row in result] == [float(i) for i in range(COUNT)]
+    assert result.usage.input_tokens == COUNT
+    assert (len(result), result.dimensions) == (COUNT, 3)
