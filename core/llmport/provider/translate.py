@@ -55,6 +55,7 @@ from ..observe.redaction import redact
 __all__ = [
     "Translator",
     "answer_field",
+    "bad_embeddings",
     "detach",
     "is_transient_status",
     "malformed",
@@ -440,17 +441,22 @@ def check_usage(usage: Any, provider: str) -> None:
             raise malformed(provider, f"usage {name} is {value!r}")
 
 
-def wrong_size(provider: str, got: int, asked: int) -> MalformedResponseError:
-    """The error for embedding vectors of ``got`` values when ``dimensions=asked`` was sent.
+def bad_embeddings(provider: str, what: str) -> MalformedResponseError:
+    """The error for a 2xx embedding answer that is not the vendor's success shape.
 
-    Not retried: the same request gets vectors of the same size again.
+    Not retried, as :class:`~llmport.messages.embeddings.EmbedResponse`'s own
+    checks: the same request gets the same wrong answer again.
     """
     return MalformedResponseError(
-        f"{provider}: the answer is not the documented success shape "
-        f"(vectors of {got} dimensions, {asked} asked)",
+        f"{provider}: the embedding answer is not the documented success shape ({what})",
         provider=provider,
         retryable=False,
     )
+
+
+def wrong_size(provider: str, got: int, asked: int) -> MalformedResponseError:
+    """The error for embedding vectors of ``got`` values when ``dimensions=asked`` was sent."""
+    return bad_embeddings(provider, f"vectors of {got} dimensions, {asked} asked")
 
 
 def answer_field(answer: Any, name: str, kind: type[R] | tuple[type, ...], provider: str) -> R:

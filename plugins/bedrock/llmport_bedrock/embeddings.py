@@ -38,7 +38,7 @@ from typing import Any
 
 from llmport.messages.embeddings import EmbedRequest, EmbedResponse
 from llmport.messages.types import Usage
-from llmport.provider.translate import malformed, wrong_size
+from llmport.provider.translate import bad_embeddings, wrong_size
 
 #: The response header in which InvokeModel reports the input tokens.
 TOKEN_HEADER = "x-amzn-bedrock-input-token-count"
@@ -113,7 +113,7 @@ def nova_body(texts: Sequence[str], options: Options) -> dict[str, Any]:
 def _field(data: Any, key: str, kind: type, provider: str) -> Any:
     value = data.get(key) if isinstance(data, Mapping) else None
     if not isinstance(value, kind):
-        raise malformed(provider, f"no {key!r} {kind.__name__} in the embedding answer")
+        raise bad_embeddings(provider, f"no {key!r} {kind.__name__} in the embedding answer")
     return value
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from llmport.provider.translate import malformed
+from llmport.provider.translate import bad_embeddings
 
 INPUT_TYPES = {"query": "search_query", "document": "search_document"}
 #: Cohere requires an input type (v3 and later): a call without one embeds documents.
@@ -51,7 +51,7 @@ def read_embed(data: Any, provider: str) -> tuple[list[Any], int | None]:
     embeddings = data.get("embeddings") if isinstance(data, Mapping) else None
     rows = embeddings.get("float") if isinstance(embeddings, Mapping) else None
     if not isinstance(rows, list):
-        raise malformed(provider, "no 'embeddings.float' list in the embedding answer")
+        raise bad_embeddings(provider, "no 'embeddings.float' list in the embedding answer")
     meta = data.get("meta")
     billed = meta.get("billed_units") if isinstance(meta, Mapping) else None
     tokens = billed.get("input_tokens") if isinstance(billed, Mapping) else None
@@ -69,5 +69,5 @@ def read_tokenize(data: Any, provider: str) -> int:
     """The number of tokens a ``/v1/tokenize`` answer lists."""
     tokens = data.get("tokens") if isinstance(data, Mapping) else None
     if not isinstance(tokens, list):
-        raise malformed(provider, "no 'tokens' list in the tokenize answer")
+        raise bad_embeddings(provider, "no 'tokens' list in the tokenize answer")
     return len(tokens)

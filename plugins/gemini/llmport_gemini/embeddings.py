@@ -31,7 +31,7 @@ from typing import Any
 from llmport.errors import OptionError, UnsupportedFeatureError
 from llmport.messages.embeddings import EmbedRequest, EmbedResponse
 from llmport.messages.types import Usage
-from llmport.provider.translate import malformed, wrong_size
+from llmport.provider.translate import bad_embeddings, wrong_size
 
 #: The Developer API's method (google-genai calls it even for one text).
 BATCH = ":batchEmbedContents"
@@ -121,14 +121,14 @@ def predict_body(
 def _list(data: Any, key: str, provider: str) -> list[Any]:
     value = data.get(key) if isinstance(data, Mapping) else None
     if not isinstance(value, list):
-        raise malformed(provider, f"no {key!r} list in the embedding answer")
+        raise bad_embeddings(provider, f"no {key!r} list in the embedding answer")
     return value
 
 
 def _values(item: Any, provider: str) -> Any:
     values = item.get("values") if isinstance(item, Mapping) else None
     if not isinstance(values, list):
-        raise malformed(provider, "an embedding without a 'values' list")
+        raise bad_embeddings(provider, "an embedding without a 'values' list")
     return values
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from llmport.provider.translate import malformed
+from llmport.provider.translate import bad_embeddings
 
 
 def embed_body(
@@ -47,12 +47,12 @@ def read_embed(data: Any, provider: str) -> tuple[list[str], int | None]:
     """The base64 rows, in ``index`` order, and ``usage.total_tokens`` of an answer."""
     items = data.get("data") if isinstance(data, Mapping) else None
     if not isinstance(items, list):
-        raise malformed(provider, "no 'data' list in the embedding answer")
+        raise bad_embeddings(provider, "no 'data' list in the embedding answer")
     ordered: list[tuple[int, str]] = []
     for position, item in enumerate(items):
         vector = item.get("embedding") if isinstance(item, Mapping) else None
         if not isinstance(vector, str):
-            raise malformed(provider, "an embedding that is not a base64 string")
+            raise bad_embeddings(provider, "an embedding that is not a base64 string")
         index = item.get("index", position)
         ordered.append((index if isinstance(index, int) else position, vector))
     ordered.sort(key=lambda pair: pair[0])
