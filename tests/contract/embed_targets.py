@@ -66,6 +66,33 @@ def openai_answer(*, b64: bool) -> Callable[[RecordedRequest], Reply]:
     return answer
 
 
+def gemini_inputs(request: RecordedRequest) -> list[str]:
+    return [one["content"]["parts"][0]["text"] for one in request.json()["requests"]]
+
+
+def gemini_answer(request: RecordedRequest) -> Reply:
+    """Gemini's ``batchEmbedContents`` answer: ``embeddings[].values``, ``usageMetadata``."""
+    texts = gemini_inputs(request)
+    rows = [{"values": list(vector_of(text))} for text in texts]
+    return Reply(json={"embeddings": rows, "usageMetadata": {"promptTokenCount": len(texts)}})
+
+
+def bedrock_inputs(request: RecordedRequest) -> list[str]:
+    return list(request.json()["texts"])
+
+
+def bedrock_answer(request: RecordedRequest) -> Reply:
+    """Cohere Embed v4 on Bedrock: ``embeddings.float``; the token count in a header."""
+    texts = bedrock_inputs(request)
+    body = {
+        "embeddings": {"float": [list(vector_of(text)) for text in texts]},
+        "id": "contract",
+        "response_type": "embeddings_by_type",
+        "texts": texts,
+    }
+    return Reply(json=body, headers={"x-amzn-bedrock-input-token-count": str(len(texts))})
+
+
 def _openai_like(model: str, path: str, *, b64: bool) -> EmbedTarget:
     return EmbedTarget(model, path, openai_answer(b64=b64), openai_inputs)
 
@@ -81,14 +108,16 @@ EMBED_TARGETS: dict[str, EmbedTarget] = {
     "lmstudio": _openai_like("lmstudio:nomic-embed-text-v1.5", "/embeddings", b64=False),
     "together": _openai_like("together:BAAI/bge-base-en-v1.5", "/embeddings", b64=False),
     "fireworks": _openai_like("fireworks:nomic-ai/nomic-embed-text-v1.5", "/embeddings", b64=False),
+    "gemini": EmbedTarget(
+        "gemini:gemini-embedding-001", ":batchEmbedContents", gemini_answer, gemini_inputs
+    ),
+    "bedrock": EmbedTarget("bedrock:cohere.embed-v4:0", "/invoke", bedrock_answer, bedrock_inputs),
 }
 
 #: target id -> why it has no embeddings (its typed refusal, before any request).
 NO_EMBEDDINGS: dict[str, str] = {
     "openai-responses": "the Responses API has no embeddings (openai: has them)",
-    "anthropic": "Anthropic has no embeddings endpoint",
-    "gemini": "not yet: the Gemini plugin's embeddings land with issue 34's vendor half",
-    "bedrock": "not yet: the Bedrock plugin's embeddings land with issue 34's vendor half",
+    "anthropic": "Anthropic has no embeddings endpoint (its docs point to Voyage AI: voyage:)",
     "callonly": "a call= function only chats",
     "callonly-stream": "a call= function only chats",
     "groq": "GroqCloud serves no embedding models",
@@ -110,7 +139,11 @@ __all__ = [
     "EMBED_TARGETS",
     "NO_EMBEDDINGS",
     "EmbedTarget",
+    "bedrock_answer",
+    "bedrock_inputs",
     "embed_model",
+    "gemini_answer",
+    "gemini_inputs",
     "openai_answer",
     "openai_inputs",
     "vector_of",

@@ -82,11 +82,20 @@ async def test_a_part_answering_429_is_retried_alone(wire: Wire, runtime: Make) 
 def _one_vector_short(target: EmbedTarget) -> Callable[[RecordedRequest], Reply]:
     def answer(request: RecordedRequest) -> Reply:
         good = target.answer(request)
-        body = dict(good.json)
-        body["data"] = body["data"][:-1]
-        return Reply(json=body)
+        count = len(target.inputs(request))
+        return Reply(json=_drop_last(good.json, count), headers=good.headers)
 
     return answer
+
+
+def _drop_last(body: Any, count: int) -> Any:
+    """``body`` with every list of ``count`` items one shorter, wherever the vendor keeps
+    its vectors (OpenAI ``data``, Gemini ``embeddings``, Cohere ``embeddings.float``)."""
+    if isinstance(body, list):
+        return body[:-1] if len(body) == count else body
+    if isinstance(body, dict):
+        return {key: _drop_last(value, count) for key, value in body.items()}
+    return body
 
 
 HOSTILE: dict[str, Callable[[EmbedTarget], Callable[[RecordedRequest], Reply]]] = {
