@@ -56,6 +56,8 @@ PAGES = [
     "providers/gemini.md",
     "providers/bedrock.md",
     "providers/vertex.md",
+    "providers/cohere.md",
+    "providers/voyage.md",
 ]
 #: READMEs whose example needs a service the test suite cannot provide offline.
 NOT_RUN = {
