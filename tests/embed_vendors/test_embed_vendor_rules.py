@@ -189,3 +189,16 @@ def test_cohere_error_message_is_typed() -> None:
     assert "invalid api token" in str(caught.value)
     assert "co-secret-key" not in str(caught.value)
     assert type(caught.value).__name__ == "AuthenticationError"
+
+
+def test_gemini_with_vertexai_on_embeds_with_vertex_ai_limits() -> None:
+    """``gemini:`` with ``vertexai=True`` posts ``:predict``, one input per request."""
+    answer = answer_with("gemini-vertex", vectors(1, 8))
+    settings = {"vertexai": True, "project": "p", "location": "us-central1"}
+    with LoopbackServer([Reply(json=answer)], repeat=True) as server:
+        rt = runtime("gemini", server.url, {**settings, "credentials": FakeCredentials()})
+        result = embed(rt, "sync", TEXTS, model="gemini:gemini-embedding-001")
+    assert [r.path.rsplit("/", 1)[-1] for r in server.requests] == [
+        "gemini-embedding-001:predict"
+    ] * len(TEXTS)
+    assert len(result) == len(TEXTS)

@@ -65,7 +65,7 @@ from llmport.provider.translate import answer_field, malformed, translating, ven
 from . import convert_in, convert_out, embeddings, files, sdk_internals
 from .batch import GeminiBatch
 from .errors import translate
-from .models import Family, family_for
+from .models import VERTEX_EMBEDDING_MODELS, Family, family_for
 
 KNOWN_SETTINGS = frozenset(
     {
@@ -363,8 +363,15 @@ class GeminiProvider(Provider):
     # -- prepare: every check and conversion, once per model request -------------
 
     def capabilities(self, model: str) -> ModelCapabilities:
-        """``models/NAME`` is ``NAME`` (the API's resource name): one row, one warning."""
-        return super().capabilities(model.removeprefix("models/"))
+        """``models/NAME`` is ``NAME`` (the API's resource name): one row, one warning.
+
+        On Vertex AI an embedding model has Vertex AI's limits (``:predict``: one
+        input per request for gemini-embedding-001), whichever prefix registered it.
+        """
+        name = model.removeprefix("models/")
+        if self.vertex and name in VERTEX_EMBEDDING_MODELS:
+            return VERTEX_EMBEDDING_MODELS[name]
+        return super().capabilities(name)
 
     def family(self, model: str) -> Family:
         """The model's :class:`~.models.Family` (looked up once per model)."""
