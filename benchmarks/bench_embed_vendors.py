@@ -16,8 +16,8 @@ flight, ``engine.embed.PARTS_IN_FLIGHT``):
   is what counts.
 
 Prints wall time (median of ``--rounds``), the ratio, and how much the peak
-RSS grew during one llmport call (run first) against the size of the float32
-vectors it returns, then one JSON line. ``--texts`` must be a multiple of 100
+how much resident memory one llmport call adds while its result is held,
+against the size of the float32 vectors, then one JSON line. ``--texts`` must be a multiple of 100
 and of 96 (each loopback answer holds one full batch).
 """
 
@@ -154,17 +154,29 @@ def bedrock_case(texts: list[str], rounds: int, model: str, per_call: int) -> di
         return {"llmport_s": timed(ours, rounds), "sdk_s": timed(raw, rounds)}
 
 
+def current_rss_mb() -> float:
+    """Resident memory of this process now, in MB (Linux ``/proc``; else the peak so far)."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return rss_mb()
+
+
 def memory_case(texts: list[str]) -> dict[str, float]:
-    """Peak RSS growth of one llmport call holding ``len(texts)`` x 768 float32 vectors."""
+    """Resident memory one llmport call adds while its ``len(texts)`` x 768 vectors are held."""
     from llmport import Runtime
 
     answer = {"embeddings": [{"values": row} for row in rows(100, 768)]}
     with ServerProcess([{"json": answer}]) as server:
         rt = Runtime(providers={"gemini": {"api_key": "bench", "base_url": server.url}})
         asyncio.run(rt.aembed(texts[:100], model="gemini:gemini-embedding-001", dimensions=768))
-        before = rss_mb()
+        before = current_rss_mb()
         result = asyncio.run(rt.aembed(texts, model="gemini:gemini-embedding-001", dimensions=768))
-        grown = rss_mb() - before
+        grown = current_rss_mb() - before
     return {"vectors_mb": len(result.data) / 2**20, "rss_growth_mb": grown}
 
 
@@ -175,7 +187,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     texts = [f"short text number {i}" for i in range(args.texts)]
-    memory = memory_case(texts)  # first: the peak RSS is the process's so far
+    memory = memory_case(texts)
     results = {
         "gemini_batch": gemini_case(texts, args.rounds),
         "bedrock_cohere_v4": bedrock_case(texts, args.rounds, "cohere.embed-v4:0", 96),
@@ -189,10 +201,9 @@ def main() -> None:
             f"{name:<20} {r['llmport_s']:>10.3f} {r['sdk_s']:>10.3f} "
             f"{r['llmport_s'] / r['sdk_s']:>7.2f}"
         )
-    memory = memory_case(texts)
     print(
-        f"memory: {memory['vectors_mb']:.1f} MB of float32 vectors, "
-        f"peak RSS grew {memory['rss_growth_mb']:.1f} MB"
+        f"memory: {memory['vectors_mb']:.1f} MB of float32 vectors held, "
+        f"resident memory grew {memory['rss_growth_mb']:.1f} MB"
     )
     print(json.dumps({"texts": args.texts, "titan": args.titan, **results, "memory": memory}))
 
