@@ -2,7 +2,7 @@
 
     uv run python tests/make_embed_cassettes.py [NAME ...]
 
-For each scenario of ``embed_scenarios.py`` (every embedding sample but
+For each scenario of ``support/embed_scenarios.py`` (every embedding sample but
 OpenAI's, whose cassettes come with the OpenAI plugin): serve the sample's
 recorded answers from a :class:`~llmport.testing.loopback.LoopbackServer`, run
 the scenario's ``rt.embed`` call through the real Runtime, plugin and SDK
@@ -23,11 +23,11 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE)]
 
-from cassette_support import CASSETTES, make_vcr, rewrite_recording  # noqa: E402
-from embed_scenarios import SCENARIOS, Scenario  # noqa: E402
 from llmport import Runtime  # noqa: E402
 from llmport.testing.loopback import LoopbackServer  # noqa: E402
-from vertex_support import FakeCredentials  # noqa: E402
+from support.cassette_support import CASSETTES, make_vcr, rewrite_recording  # noqa: E402
+from support.embed_scenarios import SCENARIOS, Scenario  # noqa: E402
+from support.vertex_support import FakeCredentials  # noqa: E402
 
 HOSTS = {
     "gemini": "https://generativelanguage.googleapis.com",

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from embed_samples import interactions, request_body
 from llmport.errors import MalformedResponseError
 from llmport_bedrock import embeddings
 from llmport_bedrock.embeddings import Options
+from support.embed_samples import interactions, request_body
 
 TITAN_V2 = "bedrock-invoke/titan-v2-dimensions.json"
 COHERE_V3 = "bedrock-invoke/cohere-v3-input-type.json"

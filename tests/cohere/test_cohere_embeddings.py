@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from embed_samples import request_body, response_body
 from llmport.errors import MalformedResponseError
 from llmport_cohere import embeddings
+from support.embed_samples import request_body, response_body
 
 EMBED = "cohere/embed-query-truncate.json"
 TOKENIZE = "cohere/count-tokens.json"

@@ -11,9 +11,9 @@ import asyncio
 from typing import Any
 
 import pytest
-from embed_scenarios import SCENARIOS
 from llmport import Embeddings, Runtime
-from vertex_support import FakeCredentials
+from support.embed_scenarios import SCENARIOS
+from support.vertex_support import FakeCredentials
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])

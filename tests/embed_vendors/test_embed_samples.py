@@ -13,10 +13,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from embed_scenarios import SCENARIOS, Scenario
 from llmport import Embeddings, Runtime
 from llmport.testing.loopback import LoopbackServer
-from vertex_support import FakeCredentials
+from support.embed_scenarios import SCENARIOS, Scenario
+from support.vertex_support import FakeCredentials
 
 
 def settings_for(scenario: Scenario, url: str) -> dict[str, Any]:

@@ -13,7 +13,6 @@ import math
 from typing import Any
 
 import pytest
-from embed_scenarios import HOSTILE_TARGETS, SCENARIOS, answer_with, vectors
 from llmport import Embeddings, Runtime
 from llmport.errors import (
     BadRequestError,
@@ -24,7 +23,9 @@ from llmport.errors import (
     UnsupportedFeatureError,
 )
 from llmport.testing.loopback import LoopbackServer, Reply
-from vertex_support import FakeCredentials
+from support.embed_samples import response_body
+from support.embed_scenarios import HOSTILE_TARGETS, SCENARIOS, answer_with, vectors
+from support.vertex_support import FakeCredentials
 
 TEXTS = ["first", "second"]
 
@@ -162,8 +163,6 @@ def test_the_key_comes_from_the_environment_and_goes_as_a_bearer_token(
 @pytest.mark.parametrize("mode", ["sync", "async"])
 def test_voyage_fastapi_error_is_typed_with_its_detail_and_no_key(mode: str) -> None:
     scenario = SCENARIOS["voyage_documents"]
-    from embed_samples import response_body
-
     detail = response_body("voyage/error-400-unknown-model.json")
     with LoopbackServer([Reply(status=400, json=detail)]) as server:
         rt = runtime("voyage", server.url, {"api_key": "pa-secret-key-value"})

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from embed_samples import request_body, response_body
 from llmport.errors import MalformedResponseError
 from llmport_gemini import embeddings
+from support.embed_samples import request_body, response_body
 
 TASK_TYPE = "gemini/embed-task-type-dimensions.json"
 TASK_PREFIX = "gemini/embed-task-prefix.json"

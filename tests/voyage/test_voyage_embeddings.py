@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from embed_samples import request_body, response_body
 from llmport.errors import MalformedResponseError
 from llmport_voyage import embeddings
+from support.embed_samples import request_body, response_body
 
 DOCUMENTS = "voyage/embed-documents.json"
 ERROR = "voyage/error-400-unknown-model.json"

@@ -15,8 +15,8 @@ import struct
 from dataclasses import dataclass, field
 from typing import Any
 
-from embed_samples import interactions
 from llmport.testing.loopback import Reply
+from support.embed_samples import interactions
 
 #: Bedrock credentials for recordings and replays (fake, never sent anywhere real).
 AWS = {

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-WIRE = Path(__file__).resolve().parents[2] / "shared" / "wire-samples"
+WIRE = Path(__file__).resolve().parents[3] / "shared" / "wire-samples"
 
 
 def interactions(name: str) -> list[dict[str, Any]]:
