@@ -279,7 +279,7 @@ def names_no_model(model: str) -> bool:
     return model.startswith("arn:") and family_for(model) is DEFAULT_FAMILY
 
 
-# -- embedding models (SPEC §27; InvokeModel bodies in llmport_bedrock.embeddings) ----
+# -- embedding models (rt.embed; InvokeModel bodies in llmport_bedrock.embeddings) ---
 
 
 def _embedder(

@@ -212,7 +212,7 @@ def family_for(model: str) -> Family:
     return DEFAULT_FAMILY
 
 
-# -- embedding models (SPEC §27; sent by llmport_gemini.embeddings) ------------------
+# -- embedding models (rt.embed; sent by llmport_gemini.embeddings) -----------------
 
 
 def _embedder(
