@@ -15,7 +15,6 @@ refused typed: this plugin registers Cohere for embeddings only.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -56,7 +55,7 @@ class CohereProvider(Provider):
         self.endpoint = JsonEndpoint(
             self.name,
             str(self.settings.get("base_url") or BASE_URL),
-            self.settings.get("api_key") or os.environ.get(KEY_VARIABLE),
+            self.settings.get("api_key") or self.environment_key(KEY_VARIABLE),
             make_client=self._client,
             message=error_message,
             missing_key=f"no Cohere API key: set {KEY_VARIABLE} or the api_key setting",

@@ -17,7 +17,6 @@ refused typed: Voyage AI has no chat models.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -52,7 +51,7 @@ class VoyageProvider(Provider):
         self.endpoint = JsonEndpoint(
             self.name,
             str(self.settings.get("base_url") or BASE_URL),
-            self.settings.get("api_key") or os.environ.get(KEY_VARIABLE),
+            self.settings.get("api_key") or self.environment_key(KEY_VARIABLE),
             make_client=self._client,
             message=embeddings.error_message,
             missing_key=f"no Voyage AI API key: set {KEY_VARIABLE} or the api_key setting",
