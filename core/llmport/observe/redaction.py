@@ -105,6 +105,9 @@ _SECRET_PATTERNS: tuple[tuple[tuple[str, ...], re.Pattern[str], str], ...] = (
 )
 _SECRET_SETTING = re.compile(
     r"(?i)(api_?key|secret|token|password|credential|authorization|access_key|auth)"
+    # ...but not a setting that names a wire field or a limit: the OpenAI plugin's
+    # ``max_tokens_field = "max_completion_tokens"`` holds a field name, not a token.
+    r"(?!\w*_field$)(?<!max_token)(?<!max_tokens)"
 )
 #: Header names whose values are secret, whatever the value looks like.
 _SECRET_HEADER = re.compile(r"(?i)(auth|key|token|secret|password|credential|signature|cookie)")

@@ -127,3 +127,12 @@ def test_query_string_secrets_are_masked_and_learnt_from_settings() -> None:
     assert password in url_passwords(url)
     register_settings({"dsn": url})
     assert redact(f"the database said {password}") == "the database said ***"
+
+
+def test_a_setting_naming_a_token_field_or_limit_is_not_a_secret() -> None:
+    # The OpenAI plugin's max_tokens_field holds a field name: learnt as a secret, it
+    # masked every "completion_tokens" in logs and recordings as a partial echo.
+    settings = {"max_tokens_field": "max_completion_tokens", "auth_token": fresh()}
+    assert secret_values(settings) == (settings["auth_token"],)
+    register_settings(settings)
+    assert redact('"usage": {"completion_tokens": 3}') == '"usage": {"completion_tokens": 3}'
