@@ -50,6 +50,9 @@
     │   └── BatchTimeout              (also TimeoutError) BatchJob.wait gave up; .status
     ├── BackgroundError               a background run has no answer: running, cancelled
     │   └── BackgroundTimeout         (also TimeoutError) BackgroundJob.wait gave up; .status
+    ├── CassetteError                 a recording cannot be used (llmport.testing.cassette)
+    │   ├── CassetteMismatch          a request differs from every recorded one; .path
+    │   └── CassetteSecretError       a cassette still holds a secret: refused; .where
     ├── FixRejected                   fix(): a proposed repair failed a check twice; .reason
     └── FixNotApproved                fix(): nobody approved a repair; .diff (nothing compiled)
 
@@ -593,6 +596,40 @@ class BackgroundTimeout(BackgroundError, TimeoutError):
         super().__init__(
             f"background run {job_id} still {status.state} after {seconds:g}s; "
             "wait again or resume it later"
+        )
+
+
+# --- recordings ------------------------------------------------------------------------
+
+
+class CassetteError(LlmportError):
+    """A cassette cannot be used: vcrpy is missing, a bad mode, an unreadable file."""
+
+
+class CassetteMismatch(CassetteError):
+    """A request matched no recorded interaction while replaying.
+
+    ``path`` is the JSON path where the sent request first differs from the
+    closest recorded one (``$.messages[0].content``, or ``method``/``path``),
+    ``recorded`` and ``sent`` the two values there.
+    """
+
+    def __init__(self, message: str, path: str = "", recorded: Any = None, sent: Any = None):
+        self.path, self.recorded, self.sent = path, recorded, sent
+        super().__init__(message)
+
+
+class CassetteSecretError(CassetteError):
+    """A cassette would still hold a secret after scrubbing: it is not written.
+
+    ``where`` names the interaction and field (``interactions[1].response.body.detail``).
+    """
+
+    def __init__(self, where: str, path: str = ""):
+        self.where = where
+        super().__init__(
+            f"cassette {path or ''} not written: a secret remains at {where} "
+            "(remove it from the file, or re-record)".replace("  ", " ")
         )
 
 

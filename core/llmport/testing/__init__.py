@@ -1,4 +1,8 @@
-"""Test helpers for llmport users: a scripted provider.
+"""Test helpers for llmport users: a scripted provider, and recordings.
+
+``cassette(path, record=...)`` records an app's real LLM traffic once and
+replays it offline (:mod:`llmport.testing.recording`; needs
+``llmport[testing]``). The rest of this module is a scripted provider:
 
     from llmport.testing import Script, reply, call_tools, fail
 
@@ -49,6 +53,7 @@ from ..messages.types import (
 )
 from ..plugins.hookspecs import hookimpl
 from ..provider.contract import Provider, ProviderInfo
+from .recording import cassette as cassette
 
 ALL_INPUTS = ModelCapabilities(
     input_modalities=frozenset({"text", "image", "audio", "file"}),

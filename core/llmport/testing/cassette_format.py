@@ -1,0 +1,312 @@
+"""The readable cassette format: vcrpy's interactions as YAML a person can review.
+
+One interaction per request. Bodies are stored as what they are, not as
+opaque strings: ``{json: ...}`` for JSON, ``{events: [...]}`` for a
+Server-Sent Events stream (one item per event, its ``data`` parsed), ``{aws_events:
+[...]}`` for an AWS event stream (one item per frame: its string headers and
+its payload), ``{text: ...}`` or ``{base64: ...}`` otherwise. Loading turns
+each form back into the exact bytes a client parses, so a stream replays as
+the same events in the same order.
+
+Large media strings in request bodies (base64 images, PDFs, audio, data
+URLs) go to side files named by their SHA-256 next to the cassette
+(``<name>.media/<hash>``), replaced in the YAML by ``llmport-media:<hash>``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+import re
+import struct
+import zlib
+from pathlib import Path
+from typing import Any
+
+#: The file format version written at the top of each cassette.
+FORMAT_VERSION = 1
+#: A request string at least this long that looks like base64 or a data URL goes to a side file.
+MEDIA_MIN_CHARS = 4096
+MEDIA_MARKER = "llmport-media:"
+_BASE64ISH = re.compile(r"(?:data:[\w/+.\-]+;base64,)?[A-Za-z0-9+/=\s]+")
+#: Headers not kept: they describe the stored bytes, which loading re-encodes.
+_DROPPED_HEADERS = frozenset({"content-length", "content-encoding", "transfer-encoding"})
+
+
+# --- bodies --------------------------------------------------------------------------------
+
+
+def _as_bytes(body: Any) -> bytes:
+    if body is None:
+        return b""
+    if isinstance(body, bytes):
+        return body
+    if isinstance(body, str):
+        return body.encode("utf-8")
+    return bytes(body)
+
+
+def stored_body(raw: Any, content_type: str = "") -> dict[str, Any] | None:
+    """``raw`` bytes as the readable form the cassette stores (``None`` for no body)."""
+    data = _as_bytes(raw)
+    if not data:
+        return None
+    if "vnd.amazon.eventstream" in content_type:
+        frames = decode_event_stream(data)
+        if frames is not None:
+            return {"aws_events": frames}
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return {"base64": base64.b64encode(data).decode("ascii")}
+    if "text/event-stream" in content_type:
+        return {"events": decode_sse(text)}
+    try:
+        return {"json": json.loads(text)}
+    except ValueError:
+        return {"text": text}
+
+
+def body_bytes(stored: dict[str, Any] | None) -> bytes:
+    """The bytes a stored body stands for (the inverse of :func:`stored_body`)."""
+    if not stored:
+        return b""
+    if "json" in stored:
+        return json.dumps(stored["json"], ensure_ascii=False).encode("utf-8")
+    if "events" in stored:
+        return encode_sse(stored["events"])
+    if "aws_events" in stored:
+        return encode_event_stream(stored["aws_events"])
+    if "base64" in stored:
+        return base64.b64decode(stored["base64"])
+    return str(stored.get("text", "")).encode("utf-8")
+
+
+# --- Server-Sent Events ---------------------------------------------------------------------
+
+
+def decode_sse(text: str) -> list[dict[str, Any]]:
+    """SSE text as a list of events: ``{event, id, retry, data}`` (data parsed if JSON)."""
+    events: list[dict[str, Any]] = []
+    for block in re.split(r"\r?\n\r?\n", text):
+        if not block.strip():
+            continue
+        event: dict[str, Any] = {}
+        data: list[str] = []
+        for line in re.split(r"\r?\n", block):
+            name, _, value = line.partition(":")
+            value = value[1:] if value.startswith(" ") else value
+            if name == "data":
+                data.append(value)
+            elif name == "":
+                event.setdefault("comment", value)
+            else:
+                event[name] = value
+        if data:
+            joined = "\n".join(data)
+            try:
+                event["data"] = json.loads(joined)
+            except ValueError:
+                event["data"] = joined
+        events.append(event)
+    return events
+
+
+def encode_sse(events: list[dict[str, Any]]) -> bytes:
+    """The SSE bytes of :func:`decode_sse`'s events."""
+    out: list[str] = []
+    for event in events:
+        lines = [f": {event['comment']}"] if "comment" in event else []
+        lines += [f"{k}: {v}" for k, v in event.items() if k not in ("comment", "data")]
+        if "data" in event:
+            data = event["data"]
+            text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
+            lines += [f"data: {line}" for line in text.split("\n")]
+        out.append("\n".join(lines) + "\n\n")
+    return "".join(out).encode("utf-8")
+
+
+# --- AWS event stream (application/vnd.amazon.eventstream) ----------------------------------
+
+_STRING_HEADER = 7
+
+
+def decode_event_stream(data: bytes) -> list[dict[str, Any]] | None:
+    """AWS event-stream frames as ``{headers, payload}`` items; ``None`` if not decodable.
+
+    Only string-valued headers are understood (all Bedrock sends); a frame with
+    another header type keeps the stream stored as base64 instead.
+    """
+    frames: list[dict[str, Any]] = []
+    at = 0
+    while at < len(data):
+        if len(data) - at < 16:
+            return None
+        total, headers_len = struct.unpack(">II", data[at : at + 8])
+        frame = data[at : at + total]
+        headers = _frame_headers(frame[12 : 12 + headers_len])
+        if headers is None or len(frame) != total:
+            return None
+        payload = frame[12 + headers_len : total - 4]
+        try:
+            shown: Any = {"json": json.loads(payload)}
+        except ValueError:
+            shown = {"base64": base64.b64encode(payload).decode("ascii")}
+        frames.append({"headers": headers, "payload": shown})
+        at += total
+    return frames
+
+
+def _frame_headers(raw: bytes) -> dict[str, str] | None:
+    headers: dict[str, str] = {}
+    at = 0
+    while at < len(raw):
+        size = raw[at]
+        name = raw[at + 1 : at + 1 + size].decode("utf-8")
+        at += 1 + size
+        if raw[at] != _STRING_HEADER:
+            return None
+        (length,) = struct.unpack(">H", raw[at + 1 : at + 3])
+        headers[name] = raw[at + 3 : at + 3 + length].decode("utf-8")
+        at += 3 + length
+    return headers
+
+
+def encode_event_stream(frames: list[dict[str, Any]]) -> bytes:
+    """The wire bytes of :func:`decode_event_stream`'s frames (CRCs recomputed)."""
+    out = bytearray()
+    for frame in frames:
+        headers = b"".join(
+            bytes([len(name.encode())])
+            + name.encode()
+            + bytes([_STRING_HEADER])
+            + struct.pack(">H", len(value.encode()))
+            + value.encode()
+            for name, value in frame["headers"].items()
+        )
+        shown = frame["payload"]
+        if "json" in shown:
+            payload = json.dumps(shown["json"], separators=(",", ":")).encode("utf-8")
+        else:
+            payload = base64.b64decode(shown["base64"])
+        total = 16 + len(headers) + len(payload)
+        prelude = struct.pack(">II", total, len(headers))
+        prelude += struct.pack(">I", zlib.crc32(prelude))
+        message = prelude + headers + payload
+        out += message + struct.pack(">I", zlib.crc32(message))
+    return bytes(out)
+
+
+# --- media side files -----------------------------------------------------------------------
+
+
+def media_dir(cassette: Path) -> Path:
+    """Where a cassette's large media bodies live: ``<stem>.media/`` beside it."""
+    return cassette.with_name(cassette.stem + ".media")
+
+
+def _is_media(text: str) -> bool:
+    if len(text) < MEDIA_MIN_CHARS or not _BASE64ISH.fullmatch(text[:256] + text[-64:]):
+        return False
+    try:
+        base64.b64decode(text.split(",", 1)[-1], validate=False)
+    except (binascii.Error, ValueError):
+        return False
+    return True
+
+
+def store_media(value: Any, cassette: Path) -> Any:
+    """``value`` with every large media string written to a side file and replaced by a marker."""
+    if isinstance(value, str) and _is_media(value):
+        digest = hashlib.sha256(value.encode()).hexdigest()
+        folder = media_dir(cassette)
+        folder.mkdir(parents=True, exist_ok=True)
+        target = folder / digest
+        if not target.exists():
+            target.write_text(value, encoding="ascii")
+        return MEDIA_MARKER + digest
+    if isinstance(value, dict):
+        return {k: store_media(v, cassette) for k, v in value.items()}
+    if isinstance(value, list):
+        return [store_media(v, cassette) for v in value]
+    return value
+
+
+def load_media(value: Any, cassette: Path) -> Any:
+    """``value`` with every media marker replaced by its side file's contents."""
+    if isinstance(value, str) and value.startswith(MEDIA_MARKER):
+        return (media_dir(cassette) / value[len(MEDIA_MARKER) :]).read_text(encoding="ascii")
+    if isinstance(value, dict):
+        return {k: load_media(v, cassette) for k, v in value.items()}
+    if isinstance(value, list):
+        return [load_media(v, cassette) for v in value]
+    return value
+
+
+# --- whole interactions ---------------------------------------------------------------------
+
+
+def _headers(raw: Any, drop: frozenset[str] = frozenset()) -> dict[str, list[str]]:
+    """Headers as ``{name: [values]}`` with text values (botocore sends bytes)."""
+    out: dict[str, list[str]] = {}
+    for name, values in dict(raw or {}).items():
+        if str(name).lower() in drop:
+            continue
+        listed = values if isinstance(values, list) else [values]
+        out[str(name)] = [v.decode() if isinstance(v, bytes) else str(v) for v in listed]
+    return out
+
+
+def _content_type(headers: dict[str, list[str]]) -> str:
+    for name, values in headers.items():
+        if name.lower() == "content-type" and values:
+            return values[0].lower()
+    return ""
+
+
+def readable(interaction: dict[str, Any], cassette: Path) -> dict[str, Any]:
+    """One vcrpy interaction dict in the stored, readable form."""
+    request, response = interaction["request"], interaction["response"]
+    request_headers = _headers(request.get("headers"), _DROPPED_HEADERS)
+    response_headers = _headers(response.get("headers"), _DROPPED_HEADERS)
+    request_body = stored_body(request.get("body"), _content_type(request_headers))
+    if request_body is not None and "json" in request_body:
+        request_body = {"json": store_media(request_body["json"], cassette)}
+    return {
+        "request": {
+            "method": request["method"],
+            "uri": request["uri"],
+            "headers": request_headers,
+            "body": request_body,
+        },
+        "response": {
+            "status": dict(response["status"]),
+            "headers": response_headers,
+            "body": stored_body(
+                (response.get("body") or {}).get("string"), _content_type(response_headers)
+            ),
+        },
+    }
+
+
+def replayable(stored: dict[str, Any], cassette: Path) -> dict[str, Any]:
+    """A stored interaction back in vcrpy's form (the exact bytes to replay)."""
+    request, response = stored["request"], stored["response"]
+    request_body = request.get("body")
+    if request_body is not None and "json" in request_body:
+        request_body = {"json": load_media(request_body["json"], cassette)}
+    return {
+        "request": {
+            "method": request["method"],
+            "uri": request["uri"],
+            "headers": request.get("headers") or {},
+            "body": body_bytes(request_body) or None,
+        },
+        "response": {
+            "status": response["status"],
+            "headers": response.get("headers") or {},
+            "body": {"string": body_bytes(response.get("body"))},
+        },
+    }

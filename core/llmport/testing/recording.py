@@ -1,0 +1,257 @@
+"""``llmport.testing.cassette``: record an app's LLM traffic once, replay it offline.
+
+::
+
+    from llmport.testing import cassette
+
+    with cassette("tests/cassettes/trip.yaml", record="once"):
+        answer = rt.exec("Plan a trip")          # recorded the first time, replayed after
+
+    async with cassette("tests/cassettes/trip.yaml"):
+        answer = await rt.aexec("Plan a trip")
+
+Built on vcrpy (``pip install "llmport[testing]"``), which reaches every
+transport the vendor plugins use: httpx and aiohttp (the OpenAI, Anthropic
+and compatible SDKs, google-genai) and urllib3 (boto3/botocore). What this
+module adds: the readable format of :mod:`.cassette_format`, the matching of
+:mod:`.cassette_match` with a typed error naming the JSON path that differs,
+and the secret rules of :mod:`.cassette_scrub` applied on every write.
+
+Record modes: ``once`` records when the file does not exist and replays
+otherwise; ``new`` replays what is recorded and records what is not;
+``all`` records everything again; ``none`` only replays.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from ..errors import CassetteError, CassetteMismatch, CassetteSecretError
+from ..observe.redaction import redact_data
+from .cassette_format import FORMAT_VERSION, readable, replayable
+from .cassette_match import DEFAULT_MATCH, MATCH_PARTS, canonical_body, describe, request_part
+from .cassette_scrub import find_secret, scrub
+
+RECORD_MODES = {"once": "once", "new": "new_episodes", "all": "all", "none": "none"}
+_INSTALL = 'pip install "llmport[testing]"'
+
+
+class ReplayMiss(BaseException):
+    """A request matched nothing in a read-only cassette: carries the :class:`CassetteMismatch`.
+
+    A BaseException so that no SDK retry loop or connection-error wrapper
+    (they catch ``Exception``) turns it into a network error; the cassette
+    context turns it back into the typed error when it leaves.
+    """
+
+    def __init__(self, error: CassetteMismatch) -> None:
+        self.error = error
+        super().__init__(str(error))
+
+
+class _Serializer:
+    """vcrpy's serializer for one cassette file: the readable YAML, scrubbed and checked.
+
+    Interactions loaded from the file are remembered, so only new ones are
+    scrubbed; every one is checked for a remaining secret before the file
+    is written (a key pasted into the file by hand is refused, not hidden).
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.loaded: set[str] = set()
+        #: Why the file was not written (raised once vcrpy has undone its patches).
+        self.refused: CassetteError | None = None
+
+    def _fingerprint(self, stored: dict[str, Any]) -> str:
+        return json.dumps(stored, sort_keys=True, default=str)
+
+    def deserialize(self, text: str) -> dict[str, Any]:
+        import yaml  # type: ignore[import-untyped]
+
+        try:
+            data = yaml.safe_load(text) or {}
+            interactions = [replayable(i, self.path) for i in data.get("interactions") or []]
+        except (yaml.YAMLError, KeyError, TypeError, ValueError, OSError) as exc:
+            raise CassetteError(f"cannot read cassette {self.path}: {exc}") from None
+        self.loaded = {self._fingerprint(readable(i, self.path)) for i in interactions}
+        return {"version": 1, "interactions": interactions}
+
+    def serialize(self, data: dict[str, Any]) -> str:
+        import yaml
+
+        stored = []
+        for interaction in data["interactions"]:
+            shown = readable(interaction, self.path)
+            stored.append(shown if self._fingerprint(shown) in self.loaded else scrub(shown))
+        where = find_secret(stored, "interactions")
+        if where:
+            raise CassetteSecretError(where, str(self.path))
+        text: str = yaml.safe_dump(
+            {"version": FORMAT_VERSION, "interactions": stored},
+            sort_keys=False,
+            allow_unicode=True,
+            width=100_000,
+        )
+        return text
+
+
+class _Persister:
+    """vcrpy's persister: the file is written only if the serializer accepts the cassette.
+
+    A refusal is kept on the serializer rather than raised here: vcrpy saves
+    before it removes its patches, and an error at that point would leave
+    them in place for the rest of the process.
+    """
+
+    @staticmethod
+    def load_cassette(cassette_path: str, serializer: _Serializer) -> Any:
+        from vcr.persisters.filesystem import FilesystemPersister  # type: ignore[import-untyped]
+
+        return FilesystemPersister.load_cassette(cassette_path, serializer)
+
+    @staticmethod
+    def save_cassette(cassette_path: str, cassette_dict: Any, serializer: _Serializer) -> None:
+        from vcr.serialize import serialize  # type: ignore[import-untyped]
+
+        try:
+            text = serialize(cassette_dict, serializer)
+        except CassetteError as refused:
+            serializer.refused = refused
+            return
+        path = Path(cassette_path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+class cassette:
+    """Record or replay every LLM request made inside the block (sync or async ``with``).
+
+    ``match`` lists what a request is matched on (:data:`MATCH_PARTS`; by
+    default method, path and canonical JSON body); ``ignore`` lists volatile
+    body fields as dotted paths (``metadata.user_id``, ``messages.*.id``).
+    A request with no match in replay raises :class:`~llmport.CassetteMismatch`
+    naming the JSON path that differs; a cassette that would still hold a
+    secret raises :class:`~llmport.CassetteSecretError` and is not written.
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        record: str = "once",
+        match: Sequence[str] = DEFAULT_MATCH,
+        ignore: Sequence[str] = (),
+    ) -> None:
+        if record not in RECORD_MODES:
+            raise CassetteError(f"record must be one of {sorted(RECORD_MODES)}, not {record!r}")
+        unknown = [m for m in match if m not in MATCH_PARTS]
+        if unknown:
+            raise CassetteError(f"cannot match on {unknown}: choose from {list(MATCH_PARTS)}")
+        self.path = Path(path)
+        self.record = record
+        self.match = tuple(match)
+        self.ignore = tuple(ignore)
+        self._context: Any = None
+        self._vcr_cassette: Any = None
+        self._serializer: _Serializer | None = None
+
+    # --- the vcrpy cassette --------------------------------------------------------------
+
+    def _recorder(self) -> Any:
+        try:
+            import vcr  # type: ignore[import-untyped]
+        except ImportError:
+            raise CassetteError(f"llmport.testing.cassette needs vcrpy: {_INSTALL}") from None
+        recorder = vcr.VCR(
+            record_mode=RECORD_MODES[self.record],
+            match_on=[f"llmport_{part}" for part in self.match],
+            decode_compressed_response=True,
+        )
+        for part in MATCH_PARTS:
+            recorder.register_matcher(f"llmport_{part}", self._matcher(part))
+        self._serializer = _Serializer(self.path)
+        recorder.register_serializer("llmport", self._serializer)
+        recorder.register_persister(_Persister)
+        return recorder
+
+    def _matcher(self, part: str) -> Any:
+        def matches(sent: Any, recorded: Any) -> None:
+            if part == "body":
+                mine = redact_data(canonical_body(sent.body, self.ignore))
+                same = mine == canonical_body(recorded.body, self.ignore)
+            else:
+                mine = request_part(part, sent.method, sent.uri)
+                same = mine == request_part(part, recorded.method, recorded.uri)
+            if not same:
+                raise AssertionError(f"{part} differs")
+
+        return matches
+
+    def _watch_misses(self, recorded: Any) -> None:
+        """Make a request that matches nothing in a read-only cassette raise :class:`ReplayMiss`."""
+        can_play = recorded.can_play_response_for
+
+        def can_play_or_miss(request: Any) -> Any:
+            if can_play(request):
+                return True
+            if recorded.write_protected:
+                unplayed = [
+                    (r.method, r.uri, r.body)
+                    for i, (r, _) in enumerate(recorded.data)
+                    if not recorded.play_counts[i]
+                ]
+                message, path, was, sent = describe(
+                    request.method, request.uri, request.body, unplayed, self.match, self.ignore
+                )
+                raise ReplayMiss(CassetteMismatch(f"{self.path}: {message}", path, was, sent))
+            return False
+
+        recorded.can_play_response_for = can_play_or_miss
+
+    # --- context protocol ----------------------------------------------------------------
+
+    def __enter__(self) -> cassette:
+        self._context = self._recorder().use_cassette(str(self.path), serializer="llmport")
+        self._vcr_cassette = self._context.__enter__()
+        self._watch_misses(self._vcr_cassette)
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        context, self._context = self._context, None
+        context.__exit__(kind, error, traceback)
+        if self._serializer is not None and self._serializer.refused is not None:
+            raise self._serializer.refused from None
+        if isinstance(error, ReplayMiss):
+            raise error.error from None
+
+    async def __aenter__(self) -> cassette:
+        return self.__enter__()
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.__exit__(kind, error, traceback)
+
+    # --- what was played -----------------------------------------------------------------
+
+    @property
+    def play_count(self) -> int:
+        """How many requests inside the block were answered from the file."""
+        return int(self._vcr_cassette.play_count) if self._vcr_cassette is not None else 0
+
+    @property
+    def interactions(self) -> int:
+        """How many interactions the cassette holds (recorded and loaded)."""
+        return len(self._vcr_cassette.data) if self._vcr_cassette is not None else 0

@@ -1,0 +1,126 @@
+"""The cassette format and matching (llmport.testing.cassette_format/_match): SPEC §29."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+from botocore.eventstream import EventStreamBuffer
+from llmport.testing.cassette_format import (
+    MEDIA_MARKER,
+    body_bytes,
+    encode_event_stream,
+    load_media,
+    media_dir,
+    readable,
+    replayable,
+    store_media,
+    stored_body,
+)
+from llmport.testing.cassette_match import canonical_body, describe, first_difference
+from llmport.testing.loopback import sse_bytes
+
+
+def test_an_sse_stream_is_stored_as_events_and_replayed_byte_for_byte_equivalent() -> None:
+    wire = sse_bytes([{"event": "message_start", "data": {"type": "message_start"}}, "[DONE]"])
+    stored = stored_body(wire, "text/event-stream; charset=utf-8")
+    assert stored == {
+        "events": [
+            {"event": "message_start", "data": {"type": "message_start"}},
+            {"data": "[DONE]"},
+        ]
+    }
+    assert stored_body(body_bytes(stored), "text/event-stream") == stored
+
+
+def test_an_aws_event_stream_is_stored_as_frames_and_re_encoded_with_valid_crcs() -> None:
+    frames = [
+        {"headers": {":event-type": kind, ":message-type": "event"}, "payload": {"json": data}}
+        for kind, data in [
+            ("messageStart", {"role": "assistant"}),
+            ("contentBlockDelta", {"delta": {"text": "hi"}}),
+        ]
+    ]
+    wire = encode_event_stream(frames)
+    parsed = EventStreamBuffer()  # botocore's own parser checks both CRCs of every frame
+    parsed.add_data(wire)
+    assert [json.loads(m.payload) for m in parsed] == [
+        {"role": "assistant"},
+        {"delta": {"text": "hi"}},
+    ]
+    stored = stored_body(wire, "application/vnd.amazon.eventstream")
+    assert stored is not None and "aws_events" in stored
+    assert [f["headers"][":event-type"] for f in stored["aws_events"]] == [
+        "messageStart",
+        "contentBlockDelta",
+    ]
+    assert stored["aws_events"][1]["payload"] == {"json": {"delta": {"text": "hi"}}}
+    assert body_bytes(stored) == wire
+
+
+def test_a_non_utf8_body_is_kept_as_base64() -> None:
+    assert body_bytes(stored_body(b"\xff\x00\x01", "application/octet-stream")) == b"\xff\x00\x01"
+
+
+def test_large_media_go_to_a_side_file_by_hash_and_come_back(tmp_path: Path) -> None:
+    cassette = tmp_path / "app.yaml"
+    image = base64.b64encode(bytes(range(256)) * 40).decode()
+    body = {"messages": [{"content": [{"image": image}, {"text": "short"}]}]}
+    stored = store_media(body, cassette)
+    marker = stored["messages"][0]["content"][0]["image"]
+    assert (
+        marker.startswith(MEDIA_MARKER) and stored["messages"][0]["content"][1]["text"] == "short"
+    )
+    assert [p.name for p in media_dir(cassette).iterdir()] == [marker[len(MEDIA_MARKER) :]]
+    assert load_media(stored, cassette) == body
+
+
+def test_an_interaction_round_trips_through_the_readable_form(tmp_path: Path) -> None:
+    interaction = {
+        "request": {
+            "method": "POST",
+            "uri": "https://api.example.com/v1/chat",
+            "body": json.dumps({"b": 1, "a": [1, 2]}).encode(),
+            "headers": {"Content-Type": ["application/json"], "Content-Length": ["20"]},
+        },
+        "response": {
+            "status": {"code": 200, "message": "OK"},
+            "headers": {"content-type": ["application/json"], "content-length": ["9"]},
+            "body": {"string": b'{"ok": 1}'},
+        },
+    }
+    shown = readable(interaction, tmp_path / "c.yaml")
+    assert shown["request"]["body"] == {"json": {"b": 1, "a": [1, 2]}}
+    assert "Content-Length" not in shown["request"]["headers"]  # re-encoding changes it
+    back = replayable(shown, tmp_path / "c.yaml")
+    assert json.loads(back["request"]["body"]) == {"b": 1, "a": [1, 2]}
+    assert json.loads(back["response"]["body"]["string"]) == {"ok": 1}
+
+
+def test_bodies_compare_as_json_minus_the_volatile_fields() -> None:
+    one = b'{"model": "m", "metadata": {"user_id": "u1"}, "messages": [{"id": 1, "t": "hi"}]}'
+    two = b'{"messages": [{"id": 2, "t": "hi"}], "metadata": {"user_id": "u2"}, "model": "m"}'
+    assert canonical_body(one) != canonical_body(two)
+    ignore = ["metadata.user_id", "messages.*.id"]
+    assert canonical_body(one, ignore) == canonical_body(two, ignore)
+
+
+def test_the_first_difference_names_the_json_path_and_both_values() -> None:
+    recorded = {"messages": [{"role": "user", "content": "Hello"}], "model": "m"}
+    sent = {"messages": [{"role": "user", "content": "Hi"}], "model": "m"}
+    assert first_difference(recorded, sent) == ("$.messages[0].content", "Hello", "Hi")
+    assert first_difference({"a": 1}, {"a": 1, "b": 2}) == ("$.b", "<absent>", 2)
+    assert first_difference(recorded, recorded) is None
+
+
+def test_describe_picks_the_candidate_with_the_same_path() -> None:
+    candidates = [
+        ("POST", "http://h/v1/other", b'{"x": 1}'),
+        ("POST", "http://h/v1/chat", b'{"prompt": "old"}'),
+    ]
+    message, path, was, sent = describe(
+        "POST", "http://h/v1/chat", b'{"prompt": "new"}', candidates, ("method", "path", "body"), ()
+    )
+    assert (path, was, sent) == ("$.prompt", "old", "new")
+    assert "POST /v1/chat" in message and "$.prompt" in message
