@@ -624,6 +624,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .session import add_list_parser
 
     add_list_parser(ssub)
+    from .cassette import add_cassette_parser
+
+    add_cassette_parser(sub)
 
     add_plugin_commands(sub)
     return parser

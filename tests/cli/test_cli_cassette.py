@@ -1,0 +1,103 @@
+"""``llmport cassette show FILE``: a recording printed as a conversation (SPEC §29)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from llmport.cli.main import main
+
+TOOL_TURN = {
+    "request": {
+        "method": "POST",
+        "uri": "https://api.openai.com/v1/chat/completions",
+        "headers": {},
+        "body": {
+            "json": {
+                "model": "gpt-4o-mini",
+                "messages": [{"role": "user", "content": "Weather in Paris?"}],
+            }
+        },
+    },
+    "response": {
+        "status": {"code": 200, "message": "OK"},
+        "headers": {},
+        "body": {
+            "json": {
+                "choices": [
+                    {
+                        "message": {
+                            "content": None,
+                            "tool_calls": [
+                                {
+                                    "id": "call_1",
+                                    "type": "function",
+                                    "function": {
+                                        "name": "weather",
+                                        "arguments": '{"city": "Paris"}',
+                                    },
+                                }
+                            ],
+                        }
+                    }
+                ]
+            }
+        },
+    },
+}
+STREAM_TURN = {
+    "request": {
+        "method": "POST",
+        "uri": "https://api.anthropic.com/v1/messages",
+        "headers": {},
+        "body": {
+            "json": {
+                "model": "claude-sonnet-4-5",
+                "messages": [{"role": "user", "content": [{"type": "text", "text": "A story"}]}],
+            }
+        },
+    },
+    "response": {
+        "status": {"code": 529, "message": "Overloaded"},
+        "headers": {},
+        "body": {
+            "events": [
+                {
+                    "event": "content_block_delta",
+                    "data": {"delta": {"type": "text_delta", "text": "Snow "}},
+                },
+                {
+                    "event": "content_block_delta",
+                    "data": {"delta": {"type": "text_delta", "text": "falls."}},
+                },
+            ]
+        },
+    },
+}
+
+
+def test_a_cassette_prints_as_a_conversation(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "app.yaml"
+    path.write_text(yaml.safe_dump({"version": 1, "interactions": [TOOL_TURN, STREAM_TURN]}))
+    assert main(["cassette", "show", str(path)]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "#1 POST /v1/chat/completions  (gpt-4o-mini)",
+        "  you: Weather in Paris?",
+        '  tool call: weather({"city": "Paris"})',
+        "#2 POST /v1/messages  (claude-sonnet-4-5)",
+        "  you: A story",
+        "  status: 529",
+        "  model: Snow falls.",
+    ]
+
+
+def test_a_file_that_is_not_a_cassette_is_a_typed_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "notes.yaml"
+    path.write_text("just: notes\n")
+    assert main(["cassette", "show", str(path)]) == 1
+    assert "error: CassetteError:" in capsys.readouterr().err
