@@ -45,6 +45,7 @@ PAGES = [
     "embeddings.md",
     "fix.md",
     "security.md",
+    "testing.md",
     "hooks.md",
     "scaling.md",
     "durable.md",
