@@ -16,7 +16,7 @@ from llmport import Runtime, tool
 from llmport.messages.types import FinalEvent, TextDelta
 
 GPT = "openai:gpt-4o-mini"
-CLAUDE = "anthropic:claude-sonnet-4-5"
+CLAUDE = "anthropic:claude-haiku-4-5"
 SUMMARY = {
     "type": "object",
     "properties": {"city": {"type": "string"}, "needs_coat": {"type": "boolean"}},
