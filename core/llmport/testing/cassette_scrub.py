@@ -1,6 +1,6 @@
 """Secrets out of cassettes: scrub what is recorded, refuse what still holds one.
 
-The rules are those of every other channel (SPEC §20 I6), from
+The rules are those of every other channel of llmport, from
 :mod:`llmport.observe.redaction`: a configured key anywhere, any header that
 carries one, a URL's password and secret query parameters, a vendor's
 partial echo of a key. :func:`scrub` applies them to a newly recorded
