@@ -786,6 +786,15 @@ PATHS: list[Path] = [
             ["session", "list", "a", "b"],
         ),
     ),
+    Path(
+        "cli cassette show",
+        ("cli cassette show",),
+        offline=offline_cli(
+            ["cassette", "show", "--help"],
+            ["cassette", "show", "missing.yaml"],
+            ["cassette", "show"],
+        ),
+    ),
 ]
 
 
