@@ -160,3 +160,23 @@ def test_record_new_records_only_the_new_interaction(
         rt = runtime(wire, stopped(server.url), max_retries=1)
         assert [rt.exec("first"), rt.exec("second")] == ["one", "two"]
     assert replay.interactions == 2
+
+
+@pytest.mark.parametrize("wire", targets("recordings")[:5], ids=str)
+def test_a_large_image_goes_to_a_side_file_and_replays(
+    wire: Wire, runtime: Make, tmp_path: Path
+) -> None:
+    image = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 24  # over the side-file threshold
+    content = [
+        {"type": "text", "text": "Describe it."},
+        {"type": "image", "data": image, "media_type": "image/png"},
+    ]
+    path = tmp_path / "app.yaml"
+    with LoopbackServer([wire.text_reply("A gradient.")]) as server, cassette(path):
+        runtime(wire, server, max_retries=1).exec(content)
+    side = list((tmp_path / "app.media").iterdir())
+    assert len(side) == 1 and len(side[0].read_text()) > 4096
+    assert f"llmport-media:{side[0].name}" in path.read_text()
+    assert len(path.read_text()) < 4096  # the cassette itself stays readable
+    with cassette(path, record="none"):
+        assert runtime(wire, stopped(server.url), max_retries=1).exec(content) == "A gradient."

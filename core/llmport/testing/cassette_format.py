@@ -30,7 +30,7 @@ FORMAT_VERSION = 1
 #: A request string at least this long that looks like base64 or a data URL goes to a side file.
 MEDIA_MIN_CHARS = 4096
 MEDIA_MARKER = "llmport-media:"
-_BASE64ISH = re.compile(r"(?:data:[\w/+.\-]+;base64,)?[A-Za-z0-9+/=\s]+")
+_BASE64ISH = re.compile(r"(?:data:[\w/+.\-]+;base64,)?[A-Za-z0-9+/=_\-\s]+")  # standard or URL-safe
 #: Headers not kept: they describe the stored bytes, which loading re-encodes.
 _DROPPED_HEADERS = frozenset({"content-length", "content-encoding", "transfer-encoding"})
 
