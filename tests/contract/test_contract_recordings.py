@@ -180,3 +180,18 @@ def test_a_large_image_goes_to_a_side_file_and_replays(
     assert len(path.read_text()) < 4096  # the cassette itself stays readable
     with cassette(path, record="none"):
         assert runtime(wire, stopped(server.url), max_retries=1).exec(content) == "A gradient."
+
+
+@pytest.mark.parametrize("wire", targets("recordings")[:3], ids=str)
+def test_the_async_httpx_transport_records_and_replays_too(
+    wire: Wire, runtime: Make, tmp_path: Path
+) -> None:
+    # The async default is aiohttp where installed (the cases above); httpx is the other seam.
+    path, settings = tmp_path / "app.yaml", {"async_transport": "httpx"}
+    with LoopbackServer(replies(wire)) as server, cassette(path):
+        recorded = conversation(runtime(wire, server, max_retries=1, settings=settings), "async")
+    with cassette(path, record="none"):
+        rt = runtime(wire, stopped(server.url), max_retries=1, settings=settings)
+        replayed = conversation(rt, "async")
+    assert summary(replayed[0]) == summary(recorded[0])
+    assert events_of(replayed[1]) == events_of(recorded[1])
