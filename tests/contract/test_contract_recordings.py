@@ -195,3 +195,16 @@ def test_the_async_httpx_transport_records_and_replays_too(
         replayed = conversation(rt, "async")
     assert summary(replayed[0]) == summary(recorded[0])
     assert events_of(replayed[1]) == events_of(recorded[1])
+
+
+@pytest.mark.parametrize("wire", targets("recordings")[:1], ids=str)
+def test_record_all_records_every_request_again(wire: Wire, runtime: Make, tmp_path: Path) -> None:
+    path = tmp_path / "app.yaml"
+    with LoopbackServer([wire.text_reply("old")]) as server, cassette(path):
+        runtime(wire, server, max_retries=1).exec("hi")
+    with LoopbackServer([wire.text_reply("new")]) as server, cassette(path, record="all"):
+        assert runtime(wire, server, max_retries=1).exec("hi") == "new"
+    assert len(server.requests) == 1
+    with cassette(path, record="none") as replay:
+        assert runtime(wire, stopped(server.url), max_retries=1).exec("hi") == "new"
+    assert replay.interactions == 1
