@@ -237,3 +237,67 @@ def test_batch_price_uses_genai_prices_batch_variant_or_half() -> None:
         "openai", "gpt-4o-mini", batch=True
     )
     assert usage.cost == price("openai", "gpt-4o-mini", 1_000_000, 1_000_000, batch=True)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"poll": -1},
+        {"poll": float("nan")},
+        {"poll": float("inf")},
+        {"poll": "1"},
+        {"poll": True},
+        {"timeout": float("nan")},
+        {"timeout": -1},
+        {"timeout": "5"},
+    ],
+    ids=[
+        "poll-neg",
+        "poll-nan",
+        "poll-inf",
+        "poll-str",
+        "poll-bool",
+        "timeout-nan",
+        "timeout-neg",
+        "timeout-str",
+    ],
+)
+def test_bad_wait_arguments_are_option_errors_before_any_poll(bad: dict[str, Any]) -> None:
+    rt, plugin = runtime(states(("running", 1, 0)))
+    job = rt.batch(REQS)
+    assert plugin.provider is not None and plugin.provider.backend is not None
+    polls: list[str] = []
+    plugin.provider.backend.status = lambda vendor_id: (
+        polls.append(vendor_id)
+        or BatchStatus(  # type: ignore[method-assign,func-returns-value]
+            vendor_id, "running"
+        )
+    )
+    with pytest.raises(OptionError):
+        job.wait(**bad)
+    with pytest.raises(OptionError):
+        asyncio.run(job.wait_async(**bad))
+    assert polls == []
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+def test_wait_with_poll_zero_polls_at_a_sane_pace(is_async: bool) -> None:
+    """``poll=0`` used to ask the vendor hundreds of times a second: now at most 1/MIN_POLL."""
+    from llmport.engine.jobs import MIN_POLL
+
+    rt, plugin = runtime(states(("running", 1, 0)))
+    job = rt.batch(REQS)
+    assert plugin.provider is not None and plugin.provider.backend is not None
+    polls: list[str] = []
+    plugin.provider.backend.status = lambda vendor_id: (
+        polls.append(vendor_id)
+        or BatchStatus(  # type: ignore[method-assign,func-returns-value]
+            vendor_id, "running"
+        )
+    )
+    with pytest.raises(BatchTimeout):
+        if is_async:
+            asyncio.run(job.wait_async(poll=0, timeout=0.35))
+        else:
+            job.wait(poll=0, timeout=0.35)
+    assert 2 <= len(polls) <= 0.35 / MIN_POLL + 2

@@ -18,6 +18,7 @@ before anything is sent) and the ``RunResult`` of a job's answer.
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -42,6 +43,10 @@ __all__ = [
     "plan_job",
     "prepare_first",
 ]
+
+#: The shortest pause between two polls of :meth:`Job.wait`: ``poll=0`` would ask the
+#: vendor hundreds of times a second (each ask a billed, rate-limited request).
+MIN_POLL = 0.1
 
 #: The neutral states of a job; the first two are "not done".
 JobState = Literal["queued", "running", "completed", "failed", "cancelled", "expired"]
@@ -132,8 +137,11 @@ class Job:
         ``progress=True`` draws a rich progress bar (on ``console``, default
         stderr). Past ``timeout`` seconds the job's timeout error is raised
         (:class:`~llmport.errors.BatchTimeout`, :class:`~llmport.errors.BackgroundTimeout`);
-        the job goes on.
+        the job goes on. ``poll`` below :data:`MIN_POLL` waits :data:`MIN_POLL`;
+        a negative or non-finite ``poll`` or ``timeout`` is an
+        :class:`~llmport.errors.OptionError` before the first poll.
         """
+        poll = wait_options(poll, timeout)
         started = time.monotonic()
         with _Bar(self, progress, console) as bar:
             while True:
@@ -155,6 +163,7 @@ class Job:
         console: Console | None = None,
     ) -> JobStatus:
         """Async :meth:`wait` (``await job.wait_async(...)``)."""
+        poll = wait_options(poll, timeout)
         started = time.monotonic()
         with _Bar(self, progress, console) as bar:
             while True:
@@ -174,6 +183,28 @@ class Job:
     async def acancel(self) -> JobStatus:
         """Async :meth:`cancel`."""
         return self._own(await self._acancel())
+
+
+def wait_options(poll: Any, timeout: Any) -> float:
+    """``wait``'s pause between polls, checked with its timeout (an OptionError if bad).
+
+    A pause below :data:`MIN_POLL` is raised to it rather than refused: ``poll=0``
+    means "as often as is sane", and a busy loop against a vendor never is.
+    """
+    if not _seconds(poll):
+        raise OptionError(f"poll must be a finite number of seconds >= 0, got {poll!r}")
+    if timeout is not None and not _seconds(timeout):
+        raise OptionError(
+            f"timeout must be None or a finite number of seconds >= 0, got {timeout!r}"
+        )
+    return max(float(poll), MIN_POLL)
+
+
+def _seconds(value: Any) -> bool:
+    """Whether ``value`` is a finite, non-negative number of seconds (a bool is not)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return math.isfinite(value) and value >= 0
 
 
 def _left(started: float, timeout: float | None) -> float | None:
