@@ -313,3 +313,172 @@ def test_a_failed_run_raises_the_vendors_typed_error() -> None:
         finally:
             rt.close()
     assert raised.value.code == "server_error"
+
+
+# --- a hostile vendor (SPEC §32): replays without sequence numbers, endless drops, stalls ------
+
+
+def sse_body(events: list[dict[str, Any]], tail: bytes = b"") -> bytes:
+    """``events`` as SSE bytes, then ``tail`` (half an event: the connection is cut there)."""
+    whole = b"".join(
+        f"event: {e['event']}\ndata: {json.dumps(e['data'])}\n\n".encode() for e in events
+    )
+    return whole + tail
+
+
+def cut_reply(events: list[dict[str, Any]]) -> Reply:
+    """``events``, then half an event and a hang-up."""
+    body = sse_body(events, b'event: response.output_text.delta\ndata: {"ty')
+    return Reply(body=body, headers={"content-type": "text/event-stream", "connection": "close"})
+
+
+def unnumbered() -> list[dict[str, Any]]:
+    """The recorded stream without its sequence numbers (a peer that gives none)."""
+    events = recorded_events()
+    for event in events:
+        event["data"].pop("sequence_number", None)
+    return events
+
+
+def delta_positions(events: list[dict[str, Any]]) -> list[int]:
+    return [i for i, e in enumerate(events) if e["event"] == "response.output_text.delta"]
+
+
+def stream_of(server: LoopbackServer, is_async: bool, **options: Any) -> tuple[list[Any], Any]:
+    """Submit streaming and read the job's stream: (events, the error raised or None)."""
+    rt = Runtime(
+        providers={
+            "openai-responses": {"api_key": "sk-test-not-a-key", "base_url": server.url + "/v1"}
+        },
+        max_retries=1,
+        **options,
+    )
+    events: list[Any] = []
+
+    async def agather() -> None:
+        job = await rt.asubmit(BACKGROUND_QUESTION, model=BACKGROUND_MODEL, stream=True)
+        async for event in job.astream():
+            events.append(event)
+
+    try:
+        if is_async:
+            asyncio.run(agather())
+        else:
+            job = rt.submit(BACKGROUND_QUESTION, model=BACKGROUND_MODEL, stream=True)
+            for event in job.stream():
+                events.append(event)
+    except Exception as exc:
+        return events, exc
+    finally:
+        rt.close()
+    return events, None
+
+
+def texts(events: list[Any]) -> list[str]:
+    return [e.text for e in events if isinstance(e, TextDelta)]
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+def test_a_stream_without_sequence_numbers_is_interrupted_never_replayed(is_async: bool) -> None:
+    """Dropped after two deltas and replayed from the start: never "Hello Hello"."""
+    from llmport import StreamInterrupted
+
+    events = unnumbered()
+    cut = delta_positions(events)[1] + 1
+    with LoopbackServer([cut_reply(events[:cut])], repeat=True) as server:
+        got, error = stream_of(server, is_async)
+        asked = len(server.requests)
+    two = [e["data"]["delta"] for e in events[:cut] if e["event"] == "response.output_text.delta"]
+    assert texts(got) == two  # shown once, nothing after
+    assert isinstance(error, StreamInterrupted), repr(error)
+    assert error.run is not None and error.run.text == "".join(two)
+    assert asked == 1  # no blind reconnection
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+def test_a_stream_without_sequence_numbers_dropped_before_any_text_restarts_unseen(
+    is_async: bool,
+) -> None:
+    events = unnumbered()
+    before_text = delta_positions(events)[0]
+    with LoopbackServer([cut_reply(events[:before_text]), Reply(sse=events)]) as server:
+        got, error = stream_of(server, is_async)
+        paths = [r.path for r in server.requests]
+    assert error is None, repr(error)
+    assert "".join(texts(got)) == "2 + 2 equals 4."
+    assert paths[1] == f"/v1/responses/{STREAM_ID}?stream=true"  # from the start again
+
+
+class EndlessVendor:
+    """Each connection gives one new numbered delta, then hangs up: progress, forever."""
+
+    def __init__(self) -> None:
+        self.first = recorded_events()[0]
+
+    def answer(self, request: RecordedRequest) -> Reply:
+        query = parse_qs(urlsplit(request.path).query)
+        after = int(query["starting_after"][0]) if "starting_after" in query else 0
+        delta = {
+            "type": "response.output_text.delta",
+            "sequence_number": after + 1,
+            "item_id": "msg_1",
+            "output_index": 0,
+            "content_index": 0,
+            "delta": "x",
+        }
+        events = [self.first] if request.method == "POST" else []
+        return cut_reply([*events, {"event": "response.output_text.delta", "data": delta}])
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+def test_reconnections_are_bounded_even_when_each_one_makes_progress(is_async: bool) -> None:
+    from llmport.engine.background import MAX_TOTAL_RECONNECTS
+    from llmport.errors import LlmportError
+
+    vendor = EndlessVendor()
+    with LoopbackServer([Reply(handler=vendor.answer)], repeat=True) as server:
+        got, error = stream_of(server, is_async)
+        asked = len(server.requests)
+    assert isinstance(error, LlmportError), repr(error)
+    assert asked == 1 + MAX_TOTAL_RECONNECTS
+    assert len(texts(got)) == asked  # each delta once
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+def test_a_stalled_stream_is_cut_by_the_runtimes_timeout(is_async: bool) -> None:
+    """Each read waits the Runtime's ``timeout=``, not the SDK's 600 s."""
+    import time
+
+    from llmport.errors import ProviderTimeoutError
+
+    events = recorded_events()
+    stalled = Reply(sse=events, delay=3.0)
+    with LoopbackServer([cut_reply(events[:5]), stalled], repeat=True) as server:
+        started = time.monotonic()
+        got, error = stream_of(server, is_async, timeout=0.2)
+        took = time.monotonic() - started
+    assert isinstance(error, ProviderTimeoutError), repr(error)
+    assert took < 2.5  # six reads of 0.2 s, not one of 3 s
+    assert not any(isinstance(e, FinalEvent) for e in got)
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize(
+    "bad",
+    [b"event: x\ndata: [1, 2]\n\n", b'event: x\ndata: "\xff\xfe"\n\n', b"data: \xff\n\n"],
+    ids=["json-array", "invalid-utf8-in-json", "invalid-utf8"],
+)
+def test_an_unreadable_event_is_a_malformed_response(bad: bytes, is_async: bool) -> None:
+    from llmport.engine.background import MAX_RECONNECTS
+    from llmport.errors import MalformedResponseError
+
+    body = sse_body(recorded_events()[:3], bad)
+    reply = Reply(body=body, headers={"content-type": "text/event-stream"})
+    with LoopbackServer([reply], repeat=True) as server:
+        _, error = stream_of(server, is_async)
+        asked = len(server.requests)
+    assert isinstance(error, MalformedResponseError), repr(error)
+    assert error.__cause__ is None and error.__context__ is None
+    # An event the converter cannot read ends the stream at once; bytes the SSE decoder
+    # cannot read may be a transport fault: reconnected, within the bound.
+    assert asked == 1 if b"[1, 2]" in bad else 1 < asked <= 1 + MAX_RECONNECTS

@@ -57,6 +57,7 @@ __all__ = [
     "answer_field",
     "bad_embeddings",
     "detach",
+    "event_json",
     "is_transient_status",
     "malformed",
     "status_error",
@@ -474,6 +475,21 @@ def answer_field(answer: Any, name: str, kind: type[R] | tuple[type, ...], provi
         got = "nothing" if value is None else type(value).__name__
         raise malformed(provider, f"{name!r} expected, got {got}")
     return cast(R, value)
+
+
+def event_json(event: Any, provider: str) -> dict[str, Any]:
+    """A stream event's JSON object: a dict as is, an SDK event model as its JSON.
+
+    Anything else (a JSON array, a string, a number where an event object was
+    due) is a :class:`~llmport.errors.MalformedResponseError`.
+    """
+    if type(event) is dict:
+        return event
+    to_dict = getattr(event, "to_dict", None)
+    if to_dict is None:
+        got = "nothing" if event is None else type(event).__name__
+        raise malformed(provider, f"a stream event object expected, got {got}")
+    return cast(dict[str, Any], to_dict(mode="json", exclude_unset=True))
 
 
 def _kinds(kind: type | tuple[type, ...]) -> tuple[type, ...]:

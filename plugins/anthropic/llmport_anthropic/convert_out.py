@@ -43,6 +43,7 @@ from llmport.messages.types import (
 from llmport.output.streaming import ForcedToolText
 from llmport.provider.assembly import parse_arguments
 from llmport.provider.claude import MESSAGES_API
+from llmport.provider.translate import event_json
 
 from .convert_in import CITATION_RANGE, CONTAINER_KEY, VENDOR, AnthropicPrepared
 
@@ -249,8 +250,7 @@ class StreamState:
 
     def feed(self, event: Any) -> Iterator[ProviderEvent]:
         """Events for one stream event: its JSON object (an SDK event object is read as JSON)."""
-        if type(event) is not dict:
-            event = event.to_dict(mode="json", exclude_unset=True)
+        event = event_json(event, VENDOR)
         step = self.STEPS.get(event["type"])
         if step is not None:
             yield from step(self, event)

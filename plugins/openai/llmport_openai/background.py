@@ -86,10 +86,15 @@ class ResponsesBackground(BackgroundBackend):
     def _run_path(self, vendor_id: str, tail: str = "") -> str:
         return f"{self.api.path}/{quote(vendor_id, safe='')}{tail}"
 
-    def _get_args(self, query: dict[str, Any], stream: bool, is_async: bool) -> dict[str, Any]:
+    def _get_args(
+        self, query: dict[str, Any], stream: bool, is_async: bool, timeout: float | None = None
+    ) -> dict[str, Any]:
+        call: dict[str, Any] = {"extra_query": query}
+        if timeout is not None:  # the run's timeout= bounds each read (else the SDK's 600 s)
+            call["timeout"] = timeout
         args: dict[str, Any] = {
             "cast_to": self.api.raw_response_type(),
-            "options": sdk_internals.request_options({"extra_query": query}),
+            "options": sdk_internals.request_options(call),
         }
         if stream:
             args["cast_to"], args["stream_cls"] = self.api.sdk_types(is_async=is_async)
@@ -168,15 +173,19 @@ class ResponsesBackground(BackgroundBackend):
         return Polled(state, responses_response(body, restore, self.api.name))
 
     @vendor_boundary
-    def events(self, vendor_id: str, after: int | None) -> Iterator[Any]:
+    def events(
+        self, vendor_id: str, after: int | None, *, timeout: float | None = None
+    ) -> Iterator[Any]:
         client = self.api.clients.sync()
-        args = self._get_args(self._events_query(after), stream=True, is_async=False)
+        args = self._get_args(self._events_query(after), True, False, timeout)
         yield from relay(client.get(self._run_path(vendor_id), **args))
 
     @vendor_boundary
-    async def aevents(self, vendor_id: str, after: int | None) -> AsyncIterator[Any]:
+    async def aevents(
+        self, vendor_id: str, after: int | None, *, timeout: float | None = None
+    ) -> AsyncIterator[Any]:
         client = await self.api.clients.aclient()
-        args = self._get_args(self._events_query(after), stream=True, is_async=True)
+        args = self._get_args(self._events_query(after), True, True, timeout)
         async for item in arelay(await client.get(self._run_path(vendor_id), **args)):
             yield item
 

@@ -40,7 +40,7 @@ from llmport.messages.types import (
 from llmport.output.structured import prompt_instruction
 from llmport.provider.assembly import response_events
 from llmport.provider.contract import Prepared, Provider, ProviderInfo
-from llmport.provider.translate import vendor_boundary
+from llmport.provider.translate import event_json, vendor_boundary
 
 from . import convert_in, convert_out
 from .errors import translate
@@ -503,8 +503,7 @@ class CompatStream(convert_out.ChatStream):
         self.details: dict[int, dict[str, Any]] = {}
 
     def feed(self, chunk: Any) -> Iterator[ProviderEvent]:
-        if type(chunk) is not dict:
-            chunk = chunk.to_dict(mode="json", exclude_unset=True)
+        chunk = event_json(chunk, self.vendor)
         style = self.profile.reasoning
         thinking: list[ThinkingDelta] = []
         for choice in chunk.get("choices") or ():

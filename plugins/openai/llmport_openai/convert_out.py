@@ -54,7 +54,7 @@ from llmport.messages.types import (
     UsageEvent,
 )
 from llmport.provider.assembly import parse_arguments
-from llmport.provider.translate import malformed
+from llmport.provider.translate import event_json, malformed
 from llmport.schema.transform import drop_added_nulls
 
 from .convert_in import MESSAGE_IDS
@@ -206,8 +206,7 @@ class ChatStream:
 
     def feed(self, chunk: Any) -> Iterator[ProviderEvent]:
         """Events for one chunk: its JSON object (an SDK chunk object is read as JSON)."""
-        if type(chunk) is not dict:
-            chunk = chunk.to_dict(mode="json", exclude_unset=True)
+        chunk = event_json(chunk, self.vendor)
         self.id = chunk.get("id") or self.id
         self.model = chunk.get("model") or self.model
         usage = chunk.get("usage")
@@ -509,8 +508,7 @@ class ResponsesStream:
 
     def feed(self, event: Any) -> Iterator[ProviderEvent]:
         """Events for one stream event: its JSON object (an SDK event object is read as JSON)."""
-        if type(event) is not dict:
-            event = event.to_dict(mode="json", exclude_unset=True)
+        event = event_json(event, self.vendor)
         kind = event.get("type")
         if kind == "response.output_text.delta":
             index, delta = event["output_index"], event["delta"]

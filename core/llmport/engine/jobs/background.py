@@ -18,7 +18,14 @@ then a ``FinalEvent`` with the RunResult). A dropped connection is resumed
 from the last sequence number seen (OpenAI: ``GET /v1/responses/{id}
 ?stream=true&starting_after=N``): no event is shown twice or lost. A job
 not submitted streaming (or resumed by id) streams the same way, from the
-start.
+start. A stream whose events carry no sequence number cannot be resumed
+without showing its start again: dropped before anything reached the
+caller it is read again from the start (unseen); after, it raises
+:class:`~llmport.errors.StreamInterrupted` carrying the partial run
+(SPEC §20 I3), never "Hello Hello". Reconnections are bounded:
+:data:`MAX_RECONNECTS` in a row without a new event, :data:`MAX_TOTAL_RECONNECTS`
+in all; each read waits at most the run's ``timeout=`` (the Runtime's, else
+the SDK's own).
 
 Tools: a background run has no tool loop. Tools are offered; a function
 call the model makes ends the run (``stop_reason == "tool_use"``) with the
@@ -41,7 +48,9 @@ from ...errors import (
     LlmportError,
     MalformedResponseError,
     OptionError,
+    ProviderConnectionError,
     ProviderError,
+    StreamInterrupted,
     UnsupportedFeatureError,
 )
 from ...messages.types import FinalEvent, ProviderEvent, Request, Response, StreamEvent
@@ -66,6 +75,9 @@ __all__ = [
 _NOT_IN_BACKGROUND = ("deadline", "approver", "budget", "fallback_on", "stream_retry")
 #: Reconnections in a row without a new event before a stream's failure is raised.
 MAX_RECONNECTS = 5
+#: Reconnections of one stream in all: a peer that gives one event per connection
+#: (or replays forever) ends here rather than never.
+MAX_TOTAL_RECONNECTS = 50
 
 
 @dataclass(slots=True)
@@ -110,11 +122,18 @@ class BackgroundBackend:
     def retrieve(self, vendor_id: str, prepared: Prepared | None) -> Polled:
         raise NotImplementedError
 
-    def events(self, vendor_id: str, after: int | None) -> Iterator[Any]:
-        """The run's events after sequence number ``after`` (None: from the start)."""
+    def events(
+        self, vendor_id: str, after: int | None, *, timeout: float | None = None
+    ) -> Iterator[Any]:
+        """The run's events after sequence number ``after`` (None: from the start).
+
+        ``timeout``: the longest wait for the next bytes (None: the client's own).
+        """
         raise NotImplementedError
 
-    def aevents(self, vendor_id: str, after: int | None) -> AsyncIterator[Any]:
+    def aevents(
+        self, vendor_id: str, after: int | None, *, timeout: float | None = None
+    ) -> AsyncIterator[Any]:
         raise NotImplementedError
 
     def cancel(self, vendor_id: str, prepared: Prepared | None) -> Polled:
@@ -279,7 +298,7 @@ class BackgroundJob(Job):
     def stream(self) -> Iterator[StreamEvent]:
         """The run's events as they come, then a ``FinalEvent``; resumes after a drop."""
         resume = _Resume(self)
-        source: Any = self._take_open(False) or self.backend.events(self.vendor_id, self.cursor)
+        source: Any = self._take_open(False) or self._events()
         while True:
             try:
                 for raw in source:
@@ -290,13 +309,13 @@ class BackgroundJob(Job):
                 if resume.ended:
                     break
                 resume.dropped(None)
-            source = self.backend.events(self.vendor_id, self.cursor)
+            source = self._events()
         yield from resume.finish()
 
     async def astream(self) -> AsyncIterator[StreamEvent]:
         """Async :meth:`stream`."""
         resume = _Resume(self)
-        source: Any = self._take_open(True) or self.backend.aevents(self.vendor_id, self.cursor)
+        source: Any = self._take_open(True) or self._aevents()
         while True:
             try:
                 async for raw in source:
@@ -308,9 +327,21 @@ class BackgroundJob(Job):
                 if resume.ended:
                     break
                 resume.dropped(None)
-            source = self.backend.aevents(self.vendor_id, self.cursor)
+            source = self._aevents()
         for event in resume.finish():
             yield event
+
+    def _events(self) -> Iterator[Any]:
+        return self.backend.events(self.vendor_id, self.cursor, timeout=self.read_timeout())
+
+    def _aevents(self) -> AsyncIterator[Any]:
+        return self.backend.aevents(self.vendor_id, self.cursor, timeout=self.read_timeout())
+
+    def read_timeout(self) -> float | None:
+        """The run's ``timeout=`` (the submit's, else the Runtime's): bounds each stream read."""
+        options = self.plan.options if self.plan is not None else self.runtime.options
+        timeout = options.get("timeout")
+        return float(timeout) if isinstance(timeout, (int, float)) else None
 
     def _take_open(self, is_async: bool) -> Any:
         """The stream ``submit(stream=True)`` opened (once), its first events replayed.
@@ -347,6 +378,7 @@ class _Resume:
 
     Shared by :meth:`BackgroundJob.stream` and :meth:`BackgroundJob.astream`:
     an event at or before the cursor was delivered already and is skipped.
+    Events without a sequence number cannot be skipped so: see :meth:`dropped`.
     """
 
     def __init__(self, job: BackgroundJob) -> None:
@@ -356,8 +388,11 @@ class _Resume:
         self.converter = job.backend.converter(job.prepared)
         self.reader = StreamReader()
         self.ended = False
-        self.failures = 0
+        self.failures = 0  # reconnections in a row without a new event
+        self.reconnects = 0  # reconnections in all
         self.taken = 0  # events this connection gave
+        self.unnumbered = False  # an event without a sequence number was taken
+        self.broken: LlmportError | None = None  # an event that could not be read
 
     def take(self, raw: Any) -> list[StreamEvent]:
         job = self.job
@@ -367,19 +402,30 @@ class _Resume:
             return []  # replayed after a reconnection: already delivered
         if seq is not None:
             job.cursor = seq
+        else:
+            self.unnumbered = True
         self.failures = 0
         self.ended = self.ended or job.backend.ended(raw)
-        shown = [self.reader.feed(e) for e in self.converter.feed(raw)]
+        try:
+            shown = [self.reader.feed(e) for e in self.converter.feed(raw)]
+        except LlmportError as exc:  # the event itself is unreadable: no reconnection helps
+            self.broken = exc
+            raise
         return [e for e in shown if e is not None]
 
     def dropped(self, error: LlmportError | None) -> None:
         """The connection ended before the run did: reconnect, unless it keeps failing.
 
         A drop is a transient transport error (retryable) or a stream cut
-        after some events; any other error, and a stream that ends having
-        given nothing at all (not a stream: a MalformedResponseError), is raised.
+        after some events; any other error, an event that cannot be read, and
+        a stream that ends having given nothing at all (not a stream: a
+        MalformedResponseError), is raised. Past the bounds
+        (:data:`MAX_RECONNECTS` in a row without a new event,
+        :data:`MAX_TOTAL_RECONNECTS` in all) the drop's error is raised.
         """
-        if error is not None and not (isinstance(error, ProviderError) and error.retryable):
+        if error is not None and (
+            error is self.broken or not (isinstance(error, ProviderError) and error.retryable)
+        ):
             raise error
         if error is None and self.taken == 0:
             raise MalformedResponseError(
@@ -387,12 +433,43 @@ class _Resume:
                 provider=self.job.provider.name,
             )
         self.failures += 1
+        self.reconnects += 1
         self.taken = 0
-        if self.failures > MAX_RECONNECTS:
+        if self.failures > MAX_RECONNECTS or self.reconnects > MAX_TOTAL_RECONNECTS:
             raise error or BackgroundError(
                 f"background run {self.job.id}: the stream kept ending early "
-                f"({MAX_RECONNECTS} reconnections without an event)"
+                f"({self.reconnects} reconnections, {self.failures - 1} in a row without an event)"
             )
+        if self.job.cursor is None or self.unnumbered:
+            self._from_the_start(error)
+
+    def _from_the_start(self, error: LlmportError | None) -> None:
+        """Resume a stream that has no sequence numbers: it is read again from its start.
+
+        Unseen when nothing reached the caller yet (a fresh assembly); else
+        the caller would be shown the start twice, so the stream is
+        interrupted (SPEC §20 I3) with the partial run.
+        """
+        job = self.job
+        if self.reader.delivered:
+            cause = error or ProviderConnectionError(
+                f"background run {job.id}: the stream ended before the run did",
+                provider=job.provider.name,
+            )
+            partial = self._partial()
+            raise StreamInterrupted(cause, partial, provider=job.provider.name) from cause
+        job.cursor = None
+        self.unnumbered = False
+        self.converter = job.backend.converter(job.prepared)
+        self.reader.start()
+
+    def _partial(self) -> RunResult[Any]:
+        """The run so far, for :class:`StreamInterrupted`: the text the caller was shown."""
+        from .result import RunResult
+
+        job = self.job
+        model = job.plan.qualified if job.plan is not None else job.provider.name
+        return RunResult(text="".join(self.reader.shown), model=model, response_id=job.vendor_id)
 
     def finish(self) -> list[StreamEvent]:
         shown = [self.reader.feed(e) for e in self.converter.end()]
