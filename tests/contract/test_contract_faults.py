@@ -9,6 +9,7 @@ raise ExecFailed listing every attempt.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from llmport import (
@@ -108,6 +109,55 @@ async def test_malformed_json_is_retried(wire: Wire, mode: str, runtime: Make) -
     assert result.output == "fine"
     failure = result.failures[0].error
     assert isinstance(failure, MalformedResponseError) and failure.retryable, repr(failure)
+
+
+def wrong_type(value: Any) -> list[Any]:
+    """Values of another JSON type than ``value`` (a list for an object and so on)."""
+    return [v for v in ("nope", 5, [], {}) if type(v) is not type(value)]
+
+
+def hostile_replies(wire: Wire) -> list[tuple[str, Reply]]:
+    """A peer answering 200 with what is not the documented success (SPEC §32).
+
+    Bytes that are not UTF-8, a JSON array, and each field that holds the answer
+    (``Wire.answer_fields``: ``choices``, ``output``, ``content``, ``candidates``)
+    of another type: ``{"candidates": "nope"}`` was an empty success on Gemini.
+    """
+    good = wire.text_reply("fine")
+    rows = [
+        ("invalid-utf8", Reply(body=b'{"id": "\xff\xfe"}', headers=good.headers)),
+        ("json-array", Reply(json=[1, 2], headers=good.headers)),
+    ]
+    for name in wire.answer_fields:
+        for value in wrong_type(good.json[name]):
+            body = {**good.json, name: value}
+            rows.append(
+                (f"{name}-as-{type(value).__name__}", Reply(json=body, headers=good.headers))
+            )
+    return rows
+
+
+HOSTILE = [
+    (w, m, name, reply)
+    for w, m in profile_modes(TARGETS, MODES)
+    if w.answer_fields
+    for name, reply in hostile_replies(w)
+]
+
+
+@pytest.mark.parametrize(
+    ("wire", "mode", "name", "reply"), HOSTILE, ids=[f"{w}-{m}-{n}" for w, m, n, _ in HOSTILE]
+)
+async def test_a_200_that_is_not_the_success_shape_is_malformed_and_retried(
+    wire: Wire, mode: str, name: str, reply: Reply, runtime: Make
+) -> None:
+    with LoopbackServer([reply, wire.text_reply("fine")]) as server:
+        result = await run_via(mode, runtime(wire, server), "hi")
+        assert len(server.requests) == 2, name
+    assert result.output == "fine"
+    failure = result.failures[0].error
+    assert isinstance(failure, MalformedResponseError) and failure.retryable, repr(failure)
+    assert failure.__cause__ is None and failure.__context__ is None
 
 
 FIRST = ["Hel", "lo ", "wor", "ld, ", "how ", "are ", "you ", "all ", "today?"]

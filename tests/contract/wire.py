@@ -71,6 +71,9 @@ class Wire:
     transient_statuses: ClassVar[tuple[int, ...]] = (500, 503)
     #: Whether the vendor's tool calls carry ids (then each tool result must answer its id).
     tool_call_ids: ClassVar[bool] = True
+    #: The top-level fields of the vendor's success answer that hold the answer itself
+    #: (a 200 with one of the wrong type is a MalformedResponseError, SPEC §20 I1).
+    answer_fields: ClassVar[tuple[str, ...]] = ()
     #: Plugin objects the target needs that are not installed entry points (registered
     #: process-wide for each test by the ``installed`` fixture, as installing would).
     plugins: ClassVar[tuple[Any, ...]] = ()
@@ -189,6 +192,7 @@ class OpenAIChatWire(Wire):
     id = "openai-chat"
     model = "openai:gpt-4o-mini"
     provider = "openai"
+    answer_fields = ("choices",)
     company = "openai"
     key_env = ("OPENAI_API_KEY",)
     _model_version = "gpt-4o-mini-2024-07-18"
@@ -481,6 +485,7 @@ class OpenAIResponsesWire(OpenAIChatWire):
     id = "openai-responses"
     model = "openai-responses:gpt-4o-mini"
     provider = "openai-responses"
+    answer_fields = ("output",)
 
     def path(self, stream: bool = False) -> str:
         return "/v1/responses"
@@ -619,6 +624,7 @@ class AnthropicWire(Wire):
     id = "anthropic"
     model = "anthropic:claude-sonnet-4-5"
     provider = "anthropic"
+    answer_fields = ("content",)
     company = "anthropic"
     key_env = ("ANTHROPIC_API_KEY",)
     transient_statuses = (500, 503, 529)
@@ -728,6 +734,7 @@ class GeminiWire(Wire):
     id = "gemini"
     model = "gemini:gemini-2.5-flash"
     provider = "gemini"
+    answer_fields = ("candidates",)
     company = "google"
     key_env = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
     tool_call_ids = False  # the Developer API sends calls without ids
@@ -812,6 +819,7 @@ class BedrockWire(Wire):
     id = "bedrock"
     model = f"bedrock:{bed.SONNET_45}"
     provider = "bedrock"
+    answer_fields = ("output",)
     company = "aws"
     key_env = ("AWS_ACCESS_KEY_ID",)
 

@@ -154,6 +154,8 @@ def _response(message: dict[str, Any], prepared: AnthropicPrepared) -> Response:
     names: dict[str, str] = {}
     output = prepared.output_tool
     answered = False
+    if not isinstance(message["content"], list):  # {"content": {}} is no empty answer
+        raise TypeError(f"content is a {type(message['content']).__name__}, not a list")
     for block in message["content"]:
         kind = block["type"]
         if kind == "text":

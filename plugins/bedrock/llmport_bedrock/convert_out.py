@@ -119,7 +119,8 @@ def _b64(data: Any) -> str:
 
 def response(raw: Any, prepared: ConversePrepared) -> Response:
     """A whole ``converse`` answer as a Response (MalformedResponseError if it is not one)."""
-    message = raw.get("output", {}).get("message") if isinstance(raw, dict) else None
+    output = raw.get("output") if isinstance(raw, dict) else None
+    message = output.get("message") if isinstance(output, dict) else None
     if not isinstance(message, dict) or not isinstance(message.get("content"), list):
         raise MalformedResponseError(
             f"{VENDOR}: the answer holds no output message (unparseable body?)", provider=VENDOR

@@ -369,6 +369,11 @@ def check_answer(answer: T) -> T:
         feedback = getattr(answer, "prompt_feedback", None)
     if not candidates and not feedback:
         raise malformed(VENDOR, "candidates or promptFeedback expected")
+    if isinstance(answer, dict):  # the JSON: each field of its documented type
+        if candidates is not None and not isinstance(candidates, list):
+            raise malformed(VENDOR, f"candidates is a {type(candidates).__name__}, not a list")
+        if feedback is not None and not isinstance(feedback, dict):
+            raise malformed(VENDOR, f"promptFeedback is a {type(feedback).__name__}, not an object")
     return answer
 
 

@@ -423,9 +423,9 @@ def split_reasoning(profile: Profile, answer: Any, vendor: str) -> tuple[Any, li
     """``(the answer with plain-text content, its reasoning as blocks)``."""
     if not isinstance(answer, dict) or profile.reasoning is None:
         return answer, []
-    choices = answer.get("choices") or []
-    if not choices or not isinstance(choices[0], dict):
-        return answer, []
+    choices = answer.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        return answer, []  # not a success: chat_response says so
     message = dict(choices[0].get("message") or {})
     thinking = message_reasoning(profile, message, vendor)
     if not thinking:
