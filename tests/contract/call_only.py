@@ -59,6 +59,7 @@ from llmport.plugin_api import (
     status_error,
     translating,
 )
+from llmport.provider.wire import loads
 
 __all__ = [
     "ENV_KEY",
@@ -259,14 +260,14 @@ class CallOnlyProvider(Provider):
         with self.errors():
             response = self.clients.sync().post(**self.post_args(request, stream=False))
             raise_for_status(response)
-            return response_of(response.json(), self.name)
+            return response_of(loads(response.content), self.name)
 
     async def _async_call(self, request: Request) -> Response:
         with self.errors():
             client = self.clients.for_loop()
             response = await client.post(**self.post_args(request, stream=False))
             raise_for_status(response)
-            return response_of(response.json(), self.name)
+            return response_of(loads(response.content), self.name)
 
     def close(self) -> None:
         self.clients.close()

@@ -183,3 +183,87 @@ async def test_an_output_mode_the_vendor_lacks_is_refused_before_any_request(
         with pytest.raises(UnsupportedFeatureError, match=output_mode):
             await run_via(api, runtime(wire, server), "Largest city?", **options(wire, output_mode))
         assert server.requests == []
+
+
+# --- a hostile model (SPEC §32): deep nesting, non-finite and unreadable numbers -----------
+
+#: The placeholder the hostile JSON replaces in a reply built by the wire (the wires
+#: serialize replies with json.dumps, which cannot write these values).
+PLACEHOLDER = "__HOSTILE__"
+NUMBER_SCHEMA = {
+    "type": "object",
+    "properties": {"city": {"type": "string"}, "population": {"type": "number"}},
+    "required": ["city", "population"],
+}
+HOSTILE_VALUES = {
+    "nested-3000": "[" * 3000 + "]" * 3000,
+    "nan": "NaN",
+    "infinity": "Infinity",
+    "minus-infinity": "-Infinity",
+    "1e400": "1e400",
+    "5000-digits": "9" * 5000,
+}
+
+
+def hostile_reply(wire: Wire, output_mode: str | None, stream: bool, raw: str) -> Reply:
+    """The vendor's answer whose output's ``population`` is the JSON text ``raw``."""
+    from llmport.testing.loopback import sse_bytes
+
+    value = {"city": "Paris", "population": PLACEHOLDER}
+    if OUTPUT_MODES[output_mode] == "tool":
+        text = json.dumps(value)
+        reply = (
+            wire.stream_tool_call_reply(OUTPUT_TOOL, [text], "call_output_1")
+            if stream
+            else wire.tool_call_reply(OUTPUT_TOOL, value, "call_output_1")
+        )
+    else:
+        text = json.dumps(value)
+        reply = wire.stream_text_reply([text]) if stream else wire.structured_reply(text)
+    if reply.sse is not None:
+        body, reply.sse = sse_bytes(reply.sse).decode(), None
+    elif reply.json is not None:
+        body, reply.json = json.dumps(reply.json), None
+    else:
+        raise AssertionError(f"{wire.id}: a binary reply cannot carry raw JSON")
+    # In an object the placeholder is a JSON string; inside a JSON string, an escaped one.
+    body = body.replace(f'"{PLACEHOLDER}"', raw).replace(f'\\"{PLACEHOLDER}\\"', raw)
+    reply.body = body.encode()
+    if stream:
+        reply.headers = {**reply.headers, "content-type": "text/event-stream"}
+    return reply
+
+
+#: Bedrock streams AWS event-stream frames (each checksummed): no raw text goes in.
+HOSTILE_CASES = [
+    (wire, mode, stream)
+    for wire, mode in CASES
+    for stream in (False, True)
+    if not (stream and wire.id == "bedrock")
+]
+
+
+@pytest.mark.parametrize("raw", list(HOSTILE_VALUES.values()), ids=list(HOSTILE_VALUES))
+@pytest.mark.parametrize(
+    ("wire", "output_mode", "stream"),
+    HOSTILE_CASES,
+    ids=[f"{w}-{m}-{'stream' if s else 'whole'}" for w, m, s in HOSTILE_CASES],
+)
+async def test_output_that_is_not_finite_json_is_refused_typed_in_every_mode(
+    wire: Wire, output_mode: str | None, stream: bool, raw: str, runtime: Make
+) -> None:
+    """Never a raw RecursionError/ValueError, never NaN or inf as a "number": a typed error."""
+    from invariant_checks import foreign_exceptions
+    from llmport.errors import LlmportError
+
+    reply = hostile_reply(wire, output_mode, stream, raw)
+    given = {**options(wire, output_mode), "response_format": NUMBER_SCHEMA}
+    with LoopbackServer([reply], repeat=True) as server:
+        try:
+            result = await run_via(
+                "sync", runtime(wire, server), "Largest city?", stream=stream, **given
+            )
+        except LlmportError as exc:
+            assert not foreign_exceptions(exc), foreign_exceptions(exc)
+        else:
+            raise AssertionError(f"a hostile output was accepted: {result.value!r}")

@@ -118,7 +118,10 @@ class OutputStream:
         if not settled.strip():
             return _NOTHING
         try:
-            value = self.parse(settled.encode(), partial_mode="trailing-strings")
+            # allow_inf_nan=False: a preview never shows what the final parse refuses.
+            value = self.parse(
+                settled.encode(), partial_mode="trailing-strings", allow_inf_nan=False
+            )
         except ValueError:  # not JSON (yet): nothing to show
             return _NOTHING
         if self.tool is not None and self.tool.wrapped:  # the tool's input is {"value": ...}

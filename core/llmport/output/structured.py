@@ -24,7 +24,9 @@ from collections.abc import Collection
 from typing import Any
 
 from ..errors import SchemaError, StructuredOutputError
+from ..messages.check import nesting_problem
 from ..messages.types import ResponseFormat, ToolSpec
+from ..provider.wire import loads
 from ..schema.build import check_schema, coerce, type_schema, validation_errors
 from ..schema.transform import drop_keywords, inline_refs
 
@@ -123,12 +125,21 @@ def _safe_name(name: str) -> str:
 
 
 def parse_reply(rf: ResponseFormat, text: str) -> tuple[Any, list[str]]:
-    """(value, errors): the parsed JSON and what is wrong with it."""
+    """(value, errors): the parsed JSON and what is wrong with it.
+
+    What is not JSON (RFC 8259, :func:`~llmport.provider.wire.loads`) is an
+    error of the reply, never an exception: ``NaN``/``Infinity`` and numbers
+    out of a float's range, an integer too long to read, and a value nested
+    deeper than :data:`~llmport.messages.check.MAX_DEPTH`.
+    """
     stripped = strip_fences(text)
     try:
-        value = json.loads(stripped)
+        value = loads(stripped)
     except json.JSONDecodeError as exc:
         return None, [f"reply is not JSON: {exc.msg} at position {exc.pos}"]
+    problem = nesting_problem(value)
+    if problem is not None:
+        return None, [f"reply is {problem}"]
     return value, validation_errors(rf.schema, value)
 
 

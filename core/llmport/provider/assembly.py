@@ -33,6 +33,7 @@ from ..messages.types import (
     Usage,
     UsageEvent,
 )
+from .wire import loads
 
 __all__ = ["StreamAssembler", "assemble", "parse_arguments", "response_events"]
 
@@ -203,11 +204,15 @@ class StreamAssembler:
 
 
 def parse_arguments(raw: str) -> dict[str, Any]:
-    """Parse tool-call arguments; invalid JSON yields ``{}`` (raw text is kept)."""
+    """Parse tool-call arguments; invalid JSON yields ``{}`` (raw text is kept).
+
+    Invalid is what :func:`~llmport.provider.wire.loads` refuses: ``NaN``,
+    ``Infinity``, deep nesting, an integer too long to read.
+    """
     if not raw.strip():
         return {}
     try:
-        value = json.loads(raw)
+        value = loads(raw)
     except json.JSONDecodeError:
         return {}
     return value if isinstance(value, dict) else {}

@@ -173,6 +173,15 @@ def transport_error(exc: BaseException, provider: str) -> ProviderError | None:
         return MalformedResponseError(
             f"{provider}: the answer is nested too deep to read", provider=provider
         )
+    if type(exc) is ValueError and "integer string conversion" in str(exc):
+        # CPython's digit limit, hit by an SDK's own JSON parse of the answer.
+        return MalformedResponseError(
+            f"{provider}: the answer holds an integer too long to read", provider=provider
+        )
+    if isinstance(exc, RecursionError):  # an answer nested past the parser's recursion
+        return MalformedResponseError(
+            f"{provider}: the answer is nested too deeply to read", provider=provider
+        )
     if "JSONDecodeError" in names:
         return MalformedResponseError(
             f"{provider}: the answer is not valid JSON ({getattr(exc, 'msg', exc)})",

@@ -31,6 +31,7 @@ __all__ = [
     "data_url_of",
     "dumps",
     "encode",
+    "loads",
     "plain",
     "urlsafe_base64_of",
 ]
@@ -138,6 +139,38 @@ class Body:
 
     def __repr__(self) -> str:
         return f"Body({len(self)} bytes, {len(self.media)} media)"
+
+
+def loads(data: str | bytes) -> Any:
+    """JSON as RFC 8259 has it, read from a vendor's answer or a model's output.
+
+    Python's ``json.loads`` also takes ``NaN``, ``Infinity`` and ``1e400``
+    (as inf), and raises ``RecursionError`` for deep nesting and a bare
+    ``ValueError`` for an integer past the interpreter's digit limit; here
+    each is a :class:`json.JSONDecodeError`, which the vendor boundary turns
+    into a :class:`~llmport.errors.MalformedResponseError`, so a value read
+    here can always be sent again (:func:`encode` refuses non-finite numbers).
+    """
+    text = data.decode() if isinstance(data, (bytes, bytearray)) else data
+    try:
+        return json.loads(text, parse_float=_finite_float, parse_constant=_no_constant)
+    except json.JSONDecodeError:
+        raise
+    except RecursionError:
+        raise json.JSONDecodeError("nested too deeply", text, 0) from None
+    except ValueError as exc:  # an integer longer than int() reads
+        raise json.JSONDecodeError(str(exc).split(":")[0], text, 0) from None
+
+
+def _finite_float(text: str) -> float:
+    number = float(text)
+    if number != number or number in (float("inf"), float("-inf")):
+        raise json.JSONDecodeError(f"{text} is not a finite number", text, 0)
+    return number
+
+
+def _no_constant(name: str) -> Any:
+    raise json.JSONDecodeError(f"{name} is not JSON", name, 0)
 
 
 def encode(body: Any, *, style: Style = "compact") -> Body:

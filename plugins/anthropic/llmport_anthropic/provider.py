@@ -29,7 +29,6 @@ first use, never at plugin import.
 from __future__ import annotations
 
 import functools
-import json
 import math
 import os
 import re
@@ -52,7 +51,7 @@ from llmport.provider.clients import ClientCache, async_transport
 from llmport.provider.contract import Prepared, Provider, ProviderInfo
 from llmport.provider.files import aall_pages, all_pages
 from llmport.provider.translate import answer_field, translating, vendor_boundary
-from llmport.provider.wire import Body
+from llmport.provider.wire import Body, loads
 from llmport.provider.wire import encode as encode_body
 
 from . import convert_in, convert_out, files, sdk_internals
@@ -247,7 +246,7 @@ class AnthropicProvider(Provider):
         path, body, options = self.route(own, client, stream=False)
         http = client.post(path, cast_to=_http_response(), content=body.bytes(), options=options)
         # A body that is not JSON raises JSONDecodeError: a MalformedResponseError.
-        message = json.loads(http.content)
+        message = loads(http.content)
         return convert_out.response(message, own)
 
     @vendor_boundary
@@ -258,7 +257,7 @@ class AnthropicProvider(Provider):
         http = await client.post(
             path, cast_to=_http_response(), content=body.bytes(), options=options
         )
-        message = json.loads(http.content)
+        message = loads(http.content)
         return convert_out.response(message, own)
 
     @vendor_boundary

@@ -39,7 +39,6 @@ down, or by ``close()`` / ``aclose()``.
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 import os
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping
@@ -61,6 +60,7 @@ from llmport.provider.clients import ClientCache, async_transport
 from llmport.provider.contract import Prepared, PreparedEmbed, Provider, ProviderInfo
 from llmport.provider.embedding import check_embed
 from llmport.provider.translate import answer_field, malformed, translating, vendor_boundary
+from llmport.provider.wire import loads
 
 from . import convert_in, convert_out, embeddings, files, sdk_internals
 from .batch import GeminiBatch
@@ -565,7 +565,7 @@ class GeminiProvider(Provider):
             return convert_out.response(convert_out.check_answer(answer), model)
         _require_contents(payload)
         text = _post(sdk_internals.api_client(self.client()), payload)
-        data = convert_out.check_answer(json.loads(text) if text else {})
+        data = convert_out.check_answer(loads(text) if text else {})
         done = convert_out.response_json(data, model)
         if done is None:
             answer = convert_out.sdk_response(data, payload["response_json_schema"])
@@ -582,7 +582,7 @@ class GeminiProvider(Provider):
             return convert_out.response(convert_out.check_answer(answer), model)
         _require_contents(payload)
         text = await _apost(sdk_internals.api_client(await self.async_client()), payload)
-        data = convert_out.check_answer(json.loads(text) if text else {})
+        data = convert_out.check_answer(loads(text) if text else {})
         done = convert_out.response_json(data, model)
         if done is None:
             answer = convert_out.sdk_response(data, payload["response_json_schema"])

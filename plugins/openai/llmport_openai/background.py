@@ -19,7 +19,6 @@ Every call goes through the provider's cached clients, its raw-JSON path
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import replace
 from typing import Any, Protocol
@@ -33,6 +32,7 @@ from llmport.plugin_api import (
     Prepared,
 )
 from llmport.provider.translate import answer_field, vendor_boundary
+from llmport.provider.wire import loads
 
 from . import sdk_internals
 from .convert_out import ResponsesStream, responses_response
@@ -111,7 +111,7 @@ class ResponsesBackground(BackgroundBackend):
         p = self._background(prepared, stream=False)
         client = self.api.clients.sync()
         http = client.post(self.api.path, **self.api.post_args(p, stream=False, is_async=False))
-        return self._started(json.loads(http.content))
+        return self._started(loads(http.content))
 
     @vendor_boundary
     async def asubmit(self, prepared: Prepared) -> str:
@@ -119,7 +119,7 @@ class ResponsesBackground(BackgroundBackend):
         client = await self.api.clients.aclient()
         args = self.api.post_args(p, stream=False, is_async=True)
         http = await client.post(self.api.path, **args)
-        return self._started(json.loads(http.content))
+        return self._started(loads(http.content))
 
     def _started(self, body: Any) -> str:
         status(body, self.api.name)  # the shape check: a response object, not an error
@@ -147,14 +147,14 @@ class ResponsesBackground(BackgroundBackend):
         client = self.api.clients.sync()
         args = self._get_args({"stream": "false"}, stream=False, is_async=False)
         http = client.get(self._run_path(vendor_id), **args)
-        return self._polled(json.loads(http.content), prepared)
+        return self._polled(loads(http.content), prepared)
 
     @vendor_boundary
     async def aretrieve(self, vendor_id: str, prepared: Prepared | None) -> Polled:
         client = await self.api.clients.aclient()
         args = self._get_args({"stream": "false"}, stream=False, is_async=True)
         http = await client.get(self._run_path(vendor_id), **args)
-        return self._polled(json.loads(http.content), prepared)
+        return self._polled(loads(http.content), prepared)
 
     def _polled(self, body: Any, prepared: Prepared | None) -> Polled:
         state = status(body, self.api.name)
@@ -194,14 +194,14 @@ class ResponsesBackground(BackgroundBackend):
         client = self.api.clients.sync()
         args = self._get_args({}, stream=False, is_async=False)
         http = client.post(self._run_path(vendor_id, "/cancel"), **args)
-        return self._polled(json.loads(http.content), prepared)
+        return self._polled(loads(http.content), prepared)
 
     @vendor_boundary
     async def acancel(self, vendor_id: str, prepared: Prepared | None) -> Polled:
         client = await self.api.clients.aclient()
         args = self._get_args({}, stream=False, is_async=True)
         http = await client.post(self._run_path(vendor_id, "/cancel"), **args)
-        return self._polled(json.loads(http.content), prepared)
+        return self._polled(loads(http.content), prepared)
 
     # -- events ------------------------------------------------------------------------------
 

@@ -98,7 +98,7 @@ def restore_optional(restore: Restore, text: str) -> str:
         return text
     try:
         value = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return text  # the core's validation reports it
     return json.dumps(drop_added_nulls(restore, value), ensure_ascii=False)
 

@@ -35,7 +35,6 @@ never appear in ``repr()``, error messages or tracebacks.
 from __future__ import annotations
 
 import functools
-import json
 import os
 from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass, field, replace
@@ -58,7 +57,7 @@ from llmport.provider.clients import ClientCache, async_transport
 from llmport.provider.contract import Prepared, PreparedEmbed, Provider, ProviderInfo
 from llmport.provider.files import aall_pages, all_pages
 from llmport.provider.translate import answer_field, translating, vendor_boundary
-from llmport.provider.wire import Body, plain
+from llmport.provider.wire import Body, loads, plain
 from llmport.provider.wire import encode as encode_body
 
 from . import convert_in, convert_out, files, sdk_internals
@@ -397,7 +396,7 @@ class _OpenAIProvider(Provider):
         args = self.post_args(p, stream=False, is_async=False)
         http = client.post(self.url_path(client, p), **args)
         # A body that is not JSON raises JSONDecodeError: a MalformedResponseError.
-        return self.response(json.loads(http.content), p)
+        return self.response(loads(http.content), p)
 
     @vendor_boundary
     async def asend(self, prepared: Prepared) -> Response:
@@ -405,7 +404,7 @@ class _OpenAIProvider(Provider):
         client = await self.clients.aclient()
         args = self.post_args(p, stream=False, is_async=True)
         http = await client.post(self.url_path(client, p), **args)
-        return self.response(json.loads(http.content), p)
+        return self.response(loads(http.content), p)
 
     @vendor_boundary
     def send_stream(self, prepared: Prepared) -> Iterator[ProviderEvent]:
