@@ -75,8 +75,16 @@ def test_reopen_and_continue(tmp_path: Path, mode: str) -> None:
     assert [n.seq for n in again.nodes()] == [1, 2, 3, 4]
     assert again.node("n4").data["reads"] == ["n1", "n3"]
     assert texts(script.requests[1].messages) == [
-        ("user", ["[call ask(q='capital')]", "[ask returned: Paris]", "[call ask(q='country')]",
-                  "question"])]
+        (
+            "user",
+            [
+                "[call ask(q='capital')]",
+                "[ask returned: Paris]",
+                "[call ask(q='country')]",
+                "question",
+            ],
+        )
+    ]
     assert [s.id for s in list_sessions(path)] == [first_id]
     fresh = Session(path)  # no id, no resume: a new session
     assert fresh.id != first_id and len(fresh) == 0
@@ -97,8 +105,7 @@ def test_reopening_a_file_starts_a_new_session_by_default(tmp_path: Path, mode: 
     with Session(path) as second:
         program.run("ask", q="two")
     assert first.id != second.id
-    assert texts(script.requests[1].messages) == [
-        ("user", ["[call ask(q='two')]", "question"])]
+    assert texts(script.requests[1].messages) == [("user", ["[call ask(q='two')]", "question"])]
     assert [s.nodes for s in list_sessions(path)] == [2, 2]
     with pytest.raises(ValueError, match="resume"):
         Session(path, id=first.id, resume=True)
@@ -141,7 +148,8 @@ def test_api_keys_never_reach_the_database(tmp_path: Path) -> None:
 
 
 def test_configured_database_gets_a_session_per_top_level_call(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = tmp_path / "configured.sqlite"
     monkeypatch.setenv("LLMPORT_SESSION", str(path))
 
@@ -205,8 +213,13 @@ def test_a_killed_process_loses_nothing_appended(tmp_path: Path) -> None:
     script = tmp_path / "child.py"
     script.write_text(CHILD)
     env = {**os.environ, "LLMPORT_PLUGINS": ""}
-    child = subprocess.Popen([sys.executable, str(script), str(path)], stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, text=True, env=env)
+    child = subprocess.Popen(
+        [sys.executable, str(script), str(path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     assert child.stdin is not None and child.stdout is not None
     try:
         for expected in range(5):
@@ -260,3 +273,26 @@ def test_node_rows_survive_reading_while_writing(tmp_path: Path) -> None:
     outer()
     assert seen == [2]
     writer.close()
+
+
+#: A model's answer holding a lone surrogate (a Python str may; UTF-8 cannot encode it).
+LONE = "a\ud800b"
+
+
+def test_an_answer_with_a_lone_surrogate_is_stored_and_reads_back_unchanged(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "s.sqlite"
+    rt = Script([LONE]).runtime()
+
+    @agentic_function
+    def ask() -> str:
+        return str(rt.exec("hi"))
+
+    with Session(path) as session:
+        assert ask() == LONE  # the answer is returned, the write did not fail
+        session.kv.put("answers", "last", {"reply": LONE})
+    with Session(path, id=session.id) as again:
+        assert again.node("n2").result["reply"] == LONE  # type: ignore[index]
+        item = again.kv.get("answers", "last")
+        assert item is not None and item.value == {"reply": LONE}

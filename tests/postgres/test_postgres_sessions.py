@@ -74,15 +74,20 @@ def test_rows_are_append_only_and_completions_are_rows(pg_url: str) -> None:
         assert conn.execute("SELECT count(*) FROM llmport_node_ends").fetchone() == (1,)
     session.end(main, "ok", {"result": 3}, 0.1)
     with psycopg.connect(pg_url, autocommit=True) as conn:
-        assert conn.execute("SELECT seq, status FROM llmport_node_ends ORDER BY seq").fetchall() \
-            == [(1, "ok"), (2, "ok")]
-        for sql in ("UPDATE llmport_nodes SET name = 'x'", "DELETE FROM llmport_node_ends",
-                    "DELETE FROM llmport_nodes"):
+        assert conn.execute(
+            "SELECT seq, status FROM llmport_node_ends ORDER BY seq"
+        ).fetchall() == [(1, "ok"), (2, "ok")]
+        for sql in (
+            "UPDATE llmport_nodes SET name = 'x'",
+            "DELETE FROM llmport_node_ends",
+            "DELETE FROM llmport_nodes",
+        ):
             with pytest.raises(psycopg.errors.RaiseException, match="append-only"):
                 conn.execute(sql)
         with pytest.raises(psycopg.errors.UniqueViolation):  # a node is completed once
-            conn.execute("INSERT INTO llmport_node_ends VALUES (%s, 1, 'error', 9, 0, null)",
-                         (session.id,))
+            conn.execute(
+                "INSERT INTO llmport_node_ends VALUES (%s, 1, 'error', 9, 0, null)", (session.id,)
+            )
     again = Session(pg_url, id=session.id, readonly=True)
     assert list(again.node("n1").data["arguments"]) == ["b", "a"]  # json keeps key order
     assert [(n.status, n.end) for n in again.nodes()] == [("ok", 3), ("ok", 2)]
@@ -130,8 +135,10 @@ def test_api_keys_are_never_stored(pg_url: str) -> None:
 
 
 def test_a_password_in_the_url_is_never_shown() -> None:
-    assert display_url("postgresql://bob:s3cret@db:5433/x?sslmode=require") == \
-        "postgresql://bob:***@db:5433/x?sslmode=require"
+    assert (
+        display_url("postgresql://bob:s3cret@db:5433/x?sslmode=require")
+        == "postgresql://bob:***@db:5433/x?sslmode=require"
+    )
     assert display_url("postgresql://db/x") == "postgresql://db/x"
 
 
@@ -155,14 +162,22 @@ WRITER = textwrap.dedent("""
 
 
 def test_eight_processes_append_to_one_session_and_nothing_is_lost(
-        pg_url: str, tmp_path: Path) -> None:
+    pg_url: str, tmp_path: Path
+) -> None:
     session = Session(pg_url)
     session.close()
     script = tmp_path / "writer.py"
     script.write_text(WRITER)
     env = {**os.environ, "LLMPORT_PLUGINS": "postgres"}
-    procs = [subprocess.Popen([sys.executable, str(script), pg_url, session.id, str(k), "50"],
-                              stdout=subprocess.PIPE, text=True, env=env) for k in range(8)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, str(script), pg_url, session.id, str(k), "50"],
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for k in range(8)
+    ]
     for proc in procs:
         out, _ = proc.communicate(timeout=120)
         assert proc.returncode == 0 and out.strip() == "done"
@@ -209,8 +224,13 @@ def test_a_killed_worker_loses_nothing_and_another_continues(pg_url: str, tmp_pa
     script = tmp_path / "child.py"
     script.write_text(KILLED)
     env = {**os.environ, "LLMPORT_PLUGINS": "postgres"}
-    child = subprocess.Popen([sys.executable, str(script), pg_url, sid], stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, text=True, env=env)
+    child = subprocess.Popen(
+        [sys.executable, str(script), pg_url, sid],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     assert child.stdin is not None and child.stdout is not None
     try:
         for expected in range(3):
@@ -268,8 +288,9 @@ def test_session_list_and_show_on_the_url(pg_url: str, capsys: pytest.CaptureFix
     assert session.id in out and "hello" in out
 
 
-def test_a_missing_store_plugin_names_the_package(pg_url: str,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_missing_store_plugin_names_the_package(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("LLMPORT_PLUGINS", "")
     with pytest.raises(MissingSessionStoreError, match="pip install llmport-postgres"):
         Session(pg_url)
@@ -319,3 +340,17 @@ def test_session_list_never_shows_a_query_string_password(
         out = capsys.readouterr().out
         assert session.id[:8] in out
         assert QUERY_PASSWORD not in out and "password=***" in out
+
+
+def test_an_answer_with_a_lone_surrogate_is_stored_and_reads_back_unchanged(pg_url: str) -> None:
+    lone = "a\ud800b"  # a Python str may hold it; UTF-8 cannot encode it
+    rt = Script([lone]).runtime()
+
+    @agentic_function
+    def ask() -> str:
+        return str(rt.exec("hi"))
+
+    with Session(pg_url) as session:
+        assert ask() == lone
+    with Session(pg_url, id=session.id) as again:
+        assert again.node("n2").result["reply"] == lone  # type: ignore[index]

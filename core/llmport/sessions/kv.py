@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..errors import OptionError
-from .stores import MissingSessionStoreError, split_target
+from .stores import MissingSessionStoreError, split_target, storable
 
 __all__ = [
     "Item",
@@ -102,9 +102,10 @@ def _key(key: Any) -> str:
 def encode(value: Any) -> str:
     """The JSON text of ``value`` (OptionError if it is not JSON)."""
     try:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise OptionError(f"store values must be JSON: {exc}") from None
+    return storable(text)
 
 
 def _limit(limit: Any) -> int:

@@ -55,6 +55,7 @@ __all__ = [
     "redacted",
     "session_stores",
     "split_target",
+    "storable",
 ]
 
 
@@ -174,10 +175,29 @@ def redacted(value: Any) -> Any:
 
 
 def dump(data: dict[str, Any] | None) -> str | None:
-    """The JSON text a store writes for a node's data or result (redacted)."""
+    """The JSON text a store writes for a node's data or result (redacted, :func:`storable`)."""
     if data is None:
         return None
-    return json.dumps(redacted(data), ensure_ascii=False, separators=(",", ":"), default=repr)
+    return storable(
+        json.dumps(redacted(data), ensure_ascii=False, separators=(",", ":"), default=repr)
+    )
+
+
+#: A UTF-16 surrogate on its own: a Python ``str`` may hold one, UTF-8 cannot encode it.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def storable(json_text: str) -> str:
+    """``json_text`` with each lone surrogate written as its ``\\uXXXX`` escape.
+
+    A model's answer may hold one (``"a\\ud800b"``); unescaped, every store's
+    driver fails to encode the text as UTF-8 (a raw ``UnicodeEncodeError``).
+    In JSON text such a character can only be inside a string, where the escape
+    reads back as the same character: nothing is lost or changed.
+    """
+    if not _SURROGATE.search(json_text):
+        return json_text
+    return _SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", json_text)
 
 
 def parent_seq(node: Node) -> int | None:
