@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import itertools
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -471,3 +473,45 @@ def test_openai_uploads_an_image_with_the_vision_purpose() -> None:
         png = {"type": "image", "data": tiny_png(), "media_type": "image/png"}
         rt.upload(png, provider=wire.provider)
     assert b'name="purpose"\r\n\r\nvision' in vendor.server.requests[0].body
+
+
+# --- a hostile files API (SPEC §32): listings that never end ---------------------------------
+
+
+def endless_page(wire_id: str, fresh: bool, counter: Iterator[int], request: Any) -> Reply:
+    """A listing page that always says there is more: the same file again, or a new one."""
+    n = next(counter)
+    if wire_id.startswith("openai"):
+        item = {**OPENAI_FILE, "id": f"file-{n}" if fresh else OPENAI_FILE["id"]}
+        return Reply(json={"object": "list", "data": [item], "has_more": True})
+    if wire_id == "anthropic":
+        item = {**ANTHROPIC_FILE, "id": f"file_{n}" if fresh else ANTHROPIC_FILE["id"]}
+        # The SDK's files pages follow ``next_page`` (SyncPageCursor).
+        return Reply(json={"data": [item], "has_more": True, "next_page": "more"})
+    uri = f"{GEMINI_URI}{n}" if fresh else GEMINI_URI
+    return Reply(json={"files": [{**GEMINI_FILE, "uri": uri}], "nextPageToken": "more"})
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize("fresh", [False, True], ids=["same-page", "new-files"])
+@pytest.mark.parametrize("wire_id", FILES_VENDORS)
+def test_a_listing_that_never_ends_is_malformed_within_its_bound(
+    wire_id: str, fresh: bool, is_async: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import llmport.provider.files
+
+    monkeypatch.setattr(llmport.provider.files, "MAX_PAGES", 30)  # 5000 in use: a few seconds
+    wire = by_id(wire_id)
+    answer = functools.partial(endless_page, wire_id, fresh, itertools.count())
+    with LoopbackServer([Reply(handler=answer)], repeat=True) as server:
+        rt = make_runtime(wire, server, max_retries=1)
+        try:
+            with pytest.raises(MalformedResponseError, match="listing"):
+                if is_async:
+                    asyncio.run(rt.afiles(provider=wire.provider))
+                else:
+                    rt.files(provider=wire.provider)
+        finally:
+            rt.close()
+        asked = len(server.requests)
+    assert asked == (31 if fresh else 2)

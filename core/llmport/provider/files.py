@@ -6,13 +6,22 @@ that are the same for every vendor, so they are written once.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..errors import UnsupportedContentError
 from ..messages.types import FileRef, MediaBlock
+from .translate import malformed
 
-__all__ = ["DEFAULT_MEDIA_TYPE", "aall_pages", "all_pages", "field_of", "upload_bytes"]
+__all__ = [
+    "DEFAULT_MEDIA_TYPE",
+    "MAX_PAGES",
+    "Listing",
+    "aall_pages",
+    "all_pages",
+    "field_of",
+    "upload_bytes",
+]
 
 #: The media type of a listed file whose type the vendor does not say.
 DEFAULT_MEDIA_TYPE = "application/octet-stream"
@@ -36,19 +45,51 @@ def field_of(answer: Any, name: str) -> Any:
     return answer.get(name) if isinstance(answer, dict) else getattr(answer, name, None)
 
 
-def all_pages(page: Any, refs: Callable[[Any], list[FileRef]]) -> list[FileRef]:
-    """Every file of a paginated SDK list (``has_next_page`` / ``get_next_page``)."""
-    found = refs(page)
+#: Pages one listing reads at most: a peer that always says "more" ends here.
+MAX_PAGES = 5000
+
+
+class Listing:
+    """One listing's files, checked as they arrive: bounded, and never the same file twice.
+
+    A page whose files were all listed already is the same page again (the
+    cursor did not move: an endless listing); past :data:`MAX_PAGES` pages
+    the vendor never said it was done. Either is a MalformedResponseError.
+    """
+
+    def __init__(self, vendor: str) -> None:
+        self.vendor = vendor
+        self.found: list[FileRef] = []
+        self.seen: set[str] = set()
+        self.pages = 0
+
+    def add(self, refs: Iterable[FileRef]) -> None:
+        """Take one page's references."""
+        self.pages += 1
+        if self.pages > MAX_PAGES:
+            raise malformed(self.vendor, f"a file listing went on past {MAX_PAGES} pages")
+        page = list(refs)
+        if page and all(ref.id in self.seen for ref in page):
+            raise malformed(self.vendor, "a file listing repeated a page (its cursor did not move)")
+        self.seen.update(ref.id for ref in page)
+        self.found += page
+
+
+def all_pages(page: Any, refs: Callable[[Any], list[FileRef]], vendor: str) -> list[FileRef]:
+    """Every file of a paginated SDK list (``has_next_page`` / ``get_next_page``), bounded."""
+    listing = Listing(vendor)
+    listing.add(refs(page))
     while page.has_next_page():
         page = page.get_next_page()
-        found += refs(page)
-    return found
+        listing.add(refs(page))
+    return listing.found
 
 
-async def aall_pages(page: Any, refs: Callable[[Any], list[FileRef]]) -> list[FileRef]:
+async def aall_pages(page: Any, refs: Callable[[Any], list[FileRef]], vendor: str) -> list[FileRef]:
     """Async :func:`all_pages` (the async SDK's pages)."""
-    found = refs(page)
+    listing = Listing(vendor)
+    listing.add(refs(page))
     while page.has_next_page():
         page = await page.get_next_page()
-        found += refs(page)
-    return found
+        listing.add(refs(page))
+    return listing.found

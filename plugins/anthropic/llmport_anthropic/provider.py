@@ -188,12 +188,14 @@ class AnthropicProvider(Provider):
     @vendor_boundary
     def list_files(self) -> list[FileRef]:
         page = self.clients.sync().beta.files.list(betas=[files.FILES_BETA])
-        return all_pages(page, functools.partial(files.file_refs, vendor=self.name))
+        return all_pages(page, functools.partial(files.file_refs, vendor=self.name), self.name)
 
     @vendor_boundary
     async def alist_files(self) -> list[FileRef]:
         page = await (await self.clients.aclient()).beta.files.list(betas=[files.FILES_BETA])
-        return await aall_pages(page, functools.partial(files.file_refs, vendor=self.name))
+        return await aall_pages(
+            page, functools.partial(files.file_refs, vendor=self.name), self.name
+        )
 
     def capabilities(self, model: str) -> ModelCapabilities:
         """The registered capabilities, else (a provider made directly) the family table's."""

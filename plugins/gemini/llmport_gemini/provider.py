@@ -59,6 +59,7 @@ from llmport.observe.redaction import register_secret
 from llmport.provider.clients import ClientCache, async_transport
 from llmport.provider.contract import Prepared, PreparedEmbed, Provider, ProviderInfo
 from llmport.provider.embedding import check_embed
+from llmport.provider.files import Listing
 from llmport.provider.translate import answer_field, malformed, translating, vendor_boundary
 from llmport.provider.wire import loads
 
@@ -512,14 +513,23 @@ class GeminiProvider(Provider):
     def list_files(self) -> list[FileRef]:
         if self.vertex:
             raise files.not_on_vertex("listing files")
-        return [files.file_ref(f, self.name) for f in self.client().files.list()]
+        pager = self.client().files.list()
+        listing = Listing(self.name)  # bounded: a peer may say "more" forever
+        listing.add(files.file_ref(f, self.name) for f in pager.page)
+        while pager.config.get("page_token"):
+            listing.add(files.file_ref(f, self.name) for f in pager.next_page())
+        return listing.found
 
     @vendor_boundary
     async def alist_files(self) -> list[FileRef]:
         if self.vertex:
             raise files.not_on_vertex("listing files")
         pager = await (await self.async_client()).aio.files.list()
-        return [files.file_ref(f, self.name) async for f in pager]
+        listing = Listing(self.name)
+        listing.add(files.file_ref(f, self.name) for f in pager.page)
+        while pager.config.get("page_token"):
+            listing.add(files.file_ref(f, self.name) for f in await pager.next_page())
+        return listing.found
 
     # -- embeddings (llmport_gemini.embeddings) -------------------------------------
 

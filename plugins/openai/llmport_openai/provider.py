@@ -270,12 +270,14 @@ class _OpenAIProvider(Provider):
     @vendor_boundary
     def list_files(self) -> list[FileRef]:
         page = self.clients.sync().files.list()
-        return all_pages(page, functools.partial(files.file_refs, vendor=self.files_vendor))
+        refs = functools.partial(files.file_refs, vendor=self.files_vendor)
+        return all_pages(page, refs, self.name)
 
     @vendor_boundary
     async def alist_files(self) -> list[FileRef]:
         page = await (await self.clients.aclient()).files.list()
-        return await aall_pages(page, functools.partial(files.file_refs, vendor=self.files_vendor))
+        refs = functools.partial(files.file_refs, vendor=self.files_vendor)
+        return await aall_pages(page, refs, self.name)
 
     def close(self) -> None:
         self.clients.close()
