@@ -324,7 +324,7 @@ def test_gemini_file_data_part_matches_the_recording() -> None:
 # --- refusals: nothing reaches the vendor --------------------------------------------------------
 
 
-@pytest.mark.parametrize("wire_id", ["anthropic", "gemini", "bedrock", "openai-responses"])
+@pytest.mark.parametrize("wire_id", [w.id for w in TARGETS])
 def test_a_reference_from_another_vendor_is_an_input_error_before_any_request(
     wire_id: str,
 ) -> None:
@@ -337,6 +337,9 @@ def test_a_reference_from_another_vendor_is_an_input_error_before_any_request(
             lambda: rt.exec(["read", ref]),
             lambda: asyncio.run(rt.async_exec(["read", ref])),
             lambda: list(rt.stream(["read", ref])),
+            # Counted or estimated: what exec would refuse is not counted either.
+            lambda: rt.count_tokens(["read", ref]),
+            lambda: asyncio.run(rt.acount_tokens(["read", ref])),
         ):
             with pytest.raises(InputError, match=f"uploaded to '{other}'"):
                 call()
@@ -515,3 +518,69 @@ def test_a_listing_that_never_ends_is_malformed_within_its_bound(
             rt.close()
         asked = len(server.requests)
     assert asked == (31 if fresh else 2)
+
+
+#: Forged references (a stored or hand-written dict): each is refused before any request.
+FORGED = {
+    "media-type-nonsense": {"media_type": "nonsense"},
+    "negative-size": {"size": -5},
+    "newline-in-id": {"id": "file-1\nX-Injected: 1"},
+    "1mb-id": {"id": "f" * 1_000_000},
+    "empty-id": {"id": ""},
+}
+
+
+@pytest.mark.parametrize("forged", list(FORGED.values()), ids=list(FORGED))
+@pytest.mark.parametrize("wire_id", (*FILES_VENDORS, "bedrock"))
+def test_a_forged_reference_is_an_input_error_before_any_request(
+    wire_id: str, forged: dict[str, Any]
+) -> None:
+    wire = by_id(wire_id)
+    vendor = "openai" if wire_id.startswith("openai") else wire_id
+    block = {
+        "type": "file_ref",
+        "provider": vendor,
+        "id": "file-1",
+        "media_type": "application/pdf",
+    }
+    block.update(forged)
+    with LoopbackServer([wire.text_reply("no")], repeat=True) as server:
+        rt = make_runtime(wire, server, max_retries=1)
+        try:
+            for call in (
+                lambda: rt.exec(["read", block]),
+                lambda: Message.from_dict({"role": "user", "blocks": [block]}),
+                lambda: rt.count_tokens(["read", block]),
+            ):
+                with pytest.raises(InputError, match="file_ref"):
+                    call()
+        finally:
+            rt.close()
+        assert server.requests == []
+
+
+@pytest.mark.parametrize(
+    "uri",
+    [
+        "s3://",
+        "s3://bucket",
+        "s3://bucket/",
+        "s3://my-bucket/k\nX: 1",
+        "s3://Bad_Bucket/key",
+        "s3://ab/key",
+        "s3://my-bucket/" + "k" * 1025,
+    ],
+    ids=["no-bucket", "no-key", "empty-key", "newline", "bad-bucket", "short-bucket", "long-key"],
+)
+def test_bedrock_upload_refuses_what_names_no_s3_object(uri: str) -> None:
+    wire = by_id("bedrock")
+    with LoopbackServer([wire.text_reply("no")], repeat=True) as server:
+        rt = make_runtime(wire, server, max_retries=1)
+        try:
+            with pytest.raises(InputError, match="no S3 object"):
+                rt.upload(uri, provider="bedrock")
+            with pytest.raises(InputError, match="no S3 object"):
+                asyncio.run(rt.aupload(uri, provider="bedrock"))
+        finally:
+            rt.close()
+        assert server.requests == []

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from ..controls.options import split_call
 from ..errors import NotFoundError, UnsupportedFeatureError
+from ..messages.check import check_file_refs
 from ..messages.estimate import estimate_tokens
 from ..messages.types import ModelCapabilities, Request
 from ..observe.prices import ModelPrice, model_price
@@ -62,7 +63,10 @@ def _counting(owner: Owner, content: Any, kwargs: Mapping[str, Any]) -> tuple[Ru
     params["content"] = content
     with toolsets_closed_by(owner.adopt):  # an MCP server connected to list its tools
         plan = plan_run(owner.snapshot(), params, options, None, stream=False)
-    return plan, first_request(plan)
+    request = first_request(plan)
+    # As exec's check: an estimate must not count what the vendor could not read.
+    check_file_refs(request.messages, plan.provider.files_vendor, request.model)
+    return plan, request
 
 
 def _estimate(request: Request) -> TokenCount:

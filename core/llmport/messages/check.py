@@ -28,6 +28,7 @@ their attributes (see :class:`Turn`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -44,6 +45,7 @@ __all__ = [
     "check_message",
     "check_tool_parameters",
     "check_turns",
+    "file_ref_problem",
     "media_problem",
     "nesting_problem",
     "role_problem",
@@ -301,6 +303,43 @@ _PARTS: tuple[tuple[str, Callable[[Any], str | None]], ...] = (
 
 
 # --- files by reference ------------------------------------------------------------
+
+
+#: The longest file id a reference holds: an S3 URI (a 63-character bucket, a 1,024-byte
+#: key) is the longest any vendor gives; a 1 MB "id" is no reference.
+MAX_FILE_ID = 2048
+#: ``type/subtype`` (RFC 6838 names), parameters not allowed in a reference.
+_MEDIA_TYPE = re.compile(
+    r"^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}$"
+)
+#: Control characters: a newline in an id would reach a URL path or a header.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def file_ref_problem(
+    provider: Any, file_id: Any, media_type: Any, size: Any, filename: Any
+) -> str | None:
+    """What is wrong with the fields of a :class:`~llmport.messages.types.FileRef`, or None.
+
+    A reference may come from a stored or forged dict (``Message.from_dict``,
+    a content dict): its id is sent in a URL or a body, so it must be a
+    non-empty string of at most :data:`MAX_FILE_ID` characters without control
+    characters, and its media type a ``type/subtype``.
+    """
+    for name, value in (("provider", provider), ("id", file_id)):
+        if not isinstance(value, str) or not value:
+            return f"{name!r} must be a non-empty string"
+        if _CONTROL.search(value):
+            return f"{name!r} holds a control character"
+    if len(file_id) > MAX_FILE_ID:
+        return f"'id' is {len(file_id):,} characters long (at most {MAX_FILE_ID:,})"
+    if not isinstance(media_type, str) or not _MEDIA_TYPE.match(media_type):
+        return f"'media_type' must be a media type such as 'application/pdf', got {media_type!r}"
+    if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 0):
+        return f"'size' must be None or an integer >= 0, got {size!r}"
+    if filename is not None and (not isinstance(filename, str) or _CONTROL.search(filename)):
+        return "'filename' must be None or a string without control characters"
+    return None
 
 
 def check_file_refs(messages: Iterable[Turn], vendor: str, model: str = "") -> None:

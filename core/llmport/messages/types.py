@@ -20,6 +20,7 @@ from ..errors import MessageError
 from .check import (
     canonical_media_type,
     check_message,
+    file_ref_problem,
     media_problem,
     role_problem,
     sniff_media_type,
@@ -387,6 +388,15 @@ class FileRef:
     expires_at: datetime | None = None
     filename: str | None = None
     type: Literal["file_ref"] = "file_ref"
+
+    def __post_init__(self) -> None:
+        # The one constructor every reference passes (rt.upload, from_dict, a content
+        # dict): a forged one (an id with a newline, size -5) is refused before any request.
+        problem = file_ref_problem(
+            self.provider, self.id, self.media_type, self.size, self.filename
+        )
+        if problem is not None:
+            raise MessageError(f"file_ref block: {problem}")
 
     def describe(self) -> str:
         """The reference for error messages."""

@@ -12,7 +12,9 @@ does not delete or list them either: those are refused, typed.
 
 from __future__ import annotations
 
-from llmport.errors import UnsupportedFeatureError
+import re
+
+from llmport.errors import ContentError, UnsupportedFeatureError
 from llmport.messages.types import FileRef, MediaBlock
 
 VENDOR = "bedrock"
@@ -22,12 +24,36 @@ _NO_FILES_API = (
 )
 
 
+#: A bucket name as S3 allows it (Amazon S3 User Guide, "Bucket naming rules"): 3 to 63
+#: lowercase letters, digits, dots and hyphens, beginning and ending with a letter or digit.
+_BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
+#: An object key is 1 to 1,024 bytes of UTF-8 (same guide, "Naming objects").
+_MAX_KEY_BYTES = 1024
+
+
 def s3_ref(block: MediaBlock) -> FileRef:
     """The reference to an S3 object (``block.url``), as Converse reads it."""
     url = block.url or ""
     if not url.startswith("s3://"):
         raise UnsupportedFeatureError(VENDOR, "", "uploading bytes", _NO_FILES_API)
+    problem = s3_uri_problem(url)
+    if problem is not None:
+        raise ContentError(block.index, f"{url!r} is no S3 object: {problem}")
     return FileRef(VENDOR, url, block.media_type, None, None, block.filename)
+
+
+def s3_uri_problem(uri: str) -> str | None:
+    """What keeps ``uri`` from naming one S3 object (``s3://bucket/key``), or None."""
+    bucket, slash, key = uri.removeprefix("s3://").partition("/")
+    if not _BUCKET.match(bucket) or ".." in bucket:
+        return f"{bucket!r} is not an S3 bucket name"
+    if not slash or not key:
+        return "it names no object key (s3://bucket/key)"
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in key):
+        return "its key holds a control character"
+    if len(key.encode("utf-8", "surrogatepass")) > _MAX_KEY_BYTES:
+        return f"its key is longer than {_MAX_KEY_BYTES} bytes"
+    return None
 
 
 def as_block(ref: FileRef) -> MediaBlock:
