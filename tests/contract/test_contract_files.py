@@ -581,6 +581,13 @@ def test_bedrock_upload_refuses_what_names_no_s3_object(uri: str) -> None:
                 rt.upload(uri, provider="bedrock")
             with pytest.raises(InputError, match="no S3 object"):
                 asyncio.run(rt.aupload(uri, provider="bedrock"))
+            # The same URI given as content, or as a reference made by hand, is not sent.
+            nova = "bedrock:us.amazon.nova-pro-v1:0"
+            block = {"type": "file", "url": uri, "media_type": "application/pdf"}
+            ref = FileRef("bedrock", uri, "application/pdf") if "\n" not in uri else block
+            for content in (block, ref):
+                with pytest.raises(InputError):
+                    rt.exec(["Summarize.", content], model=nova)
         finally:
             rt.close()
         assert server.requests == []

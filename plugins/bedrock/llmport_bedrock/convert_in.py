@@ -21,7 +21,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from llmport.errors import OptionError, UnsupportedContentError, UnsupportedFeatureError
+from llmport.errors import (
+    ContentError,
+    OptionError,
+    UnsupportedContentError,
+    UnsupportedFeatureError,
+)
 from llmport.messages.content import inline_text_file, is_text_like
 from llmport.messages.types import (
     Block,
@@ -43,7 +48,7 @@ from llmport.provider.media import check_block
 from llmport.provider.thinking import EFFORT_BUDGETS, MIN_BUDGET, check_thinking_sampling
 from llmport.schema.transform import BEDROCK
 
-from .files import as_block
+from .files import as_block, s3_uri_problem
 from .models import CLAUDE_THINKING, DOCUMENT_FORMATS, MAX_DOCUMENT_BYTES, Family
 
 VENDOR = "bedrock"
@@ -946,6 +951,9 @@ def _source(block: MediaBlock, model: str, family: Family) -> dict[str, Any]:
             raise UnsupportedContentError(
                 VENDOR, model, block.describe(), "this model takes no s3:// locations"
             )
+        problem = s3_uri_problem(block.url)  # a content block or a FileRef, as upload checks
+        if problem is not None:
+            raise ContentError(block.index, f"{block.url!r} is no S3 object: {problem}")
         return {"s3Location": {"uri": block.url}}
     raise UnsupportedContentError(
         VENDOR,
