@@ -178,10 +178,6 @@ def transport_error(exc: BaseException, provider: str) -> ProviderError | None:
         return MalformedResponseError(
             f"{provider}: the answer holds an integer too long to read", provider=provider
         )
-    if isinstance(exc, RecursionError):  # an answer nested past the parser's recursion
-        return MalformedResponseError(
-            f"{provider}: the answer is nested too deeply to read", provider=provider
-        )
     if "JSONDecodeError" in names:
         return MalformedResponseError(
             f"{provider}: the answer is not valid JSON ({getattr(exc, 'msg', exc)})",

@@ -465,7 +465,7 @@ class _Resume:
 
     def _partial(self) -> RunResult[Any]:
         """The run so far, for :class:`StreamInterrupted`: the text the caller was shown."""
-        from .result import RunResult
+        from ..result import RunResult
 
         job = self.job
         model = job.plan.qualified if job.plan is not None else job.provider.name
