@@ -283,7 +283,7 @@ def test_bad_wait_arguments_are_option_errors_before_any_poll(bad: dict[str, Any
 @pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
 def test_wait_with_poll_zero_polls_at_a_sane_pace(is_async: bool) -> None:
     """``poll=0`` used to ask the vendor hundreds of times a second: now at most 1/MIN_POLL."""
-    from llmport.engine.jobs import MIN_POLL
+    from llmport.engine.jobs.job import MIN_POLL
 
     rt, plugin = runtime(states(("running", 1, 0)))
     job = rt.batch(REQS)

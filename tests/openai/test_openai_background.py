@@ -432,7 +432,7 @@ class EndlessVendor:
 
 @pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
 def test_reconnections_are_bounded_even_when_each_one_makes_progress(is_async: bool) -> None:
-    from llmport.engine.background import MAX_TOTAL_RECONNECTS
+    from llmport.engine.jobs.background import MAX_TOTAL_RECONNECTS
     from llmport.errors import LlmportError
 
     vendor = EndlessVendor()
@@ -469,7 +469,7 @@ def test_a_stalled_stream_is_cut_by_the_runtimes_timeout(is_async: bool) -> None
     ids=["json-array", "invalid-utf8-in-json", "invalid-utf8"],
 )
 def test_an_unreadable_event_is_a_malformed_response(bad: bytes, is_async: bool) -> None:
-    from llmport.engine.background import MAX_RECONNECTS
+    from llmport.engine.jobs.background import MAX_RECONNECTS
     from llmport.errors import MalformedResponseError
 
     body = sse_body(recorded_events()[:3], bad)
