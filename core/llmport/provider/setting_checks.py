@@ -1,4 +1,6 @@
-"""Provider settings checked by type, once, before any client is made: a wrong type is a ConfigError naming the setting.
+"""Provider settings checked by type, once, before any client is made.
+
+A wrong type is a ConfigError naming the setting.
 
 Every table of provider settings passes :func:`check_providers`, whatever it
 came from: ``Runtime(providers=...)`` when the runtime is built, and each

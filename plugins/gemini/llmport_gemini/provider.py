@@ -549,7 +549,7 @@ class GeminiProvider(Provider):
         payload = prepared.payload
         api = sdk_internals.api_client(self.client())
         sent = api.request("post", payload["path"] + payload["method"], payload["body"])
-        data = json.loads(sent.body) if sent.body else {}
+        data = loads(sent.body) if sent.body else {}
         return embeddings.answer(data, prepared.request, payload["method"], self.name)
 
     @vendor_boundary
@@ -559,7 +559,7 @@ class GeminiProvider(Provider):
         api = sdk_internals.api_client(await self.async_client())
         path = payload["path"] + payload["method"]
         sent = await api.async_request("post", path, payload["body"])
-        data = json.loads(sent.body) if sent.body else {}
+        data = loads(sent.body) if sent.body else {}
         return embeddings.answer(data, prepared.request, payload["method"], self.name)
 
     def batch_backend(self) -> Any:

@@ -474,14 +474,14 @@ class _OpenAIProvider(Provider):
         client = self.clients.sync()
         path = self.embed_path(client, prepared.request.model)
         http = client.post(path, **self.embed_post_args(prepared))
-        return embed_answer(json.loads(http.content), prepared.request, self.name)
+        return embed_answer(loads(http.content), prepared.request, self.name)
 
     @vendor_boundary
     async def asend_embed(self, prepared: PreparedEmbed) -> EmbedResponse:
         client = await self.clients.aclient()
         path = self.embed_path(client, prepared.request.model)
         http = await client.post(path, **self.embed_post_args(prepared))
-        return embed_answer(json.loads(http.content), prepared.request, self.name)
+        return embed_answer(loads(http.content), prepared.request, self.name)
 
 
 #: ``create`` arguments that are request options, not body fields.

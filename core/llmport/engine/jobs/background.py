@@ -22,7 +22,7 @@ start. A stream whose events carry no sequence number cannot be resumed
 without showing its start again: dropped before anything reached the
 caller it is read again from the start (unseen); after, it raises
 :class:`~llmport.errors.StreamInterrupted` carrying the partial run
-(SPEC §20 I3), never "Hello Hello". Reconnections are bounded:
+(a stream never continues with another answer), never "Hello Hello". Reconnections are bounded:
 :data:`MAX_RECONNECTS` in a row without a new event, :data:`MAX_TOTAL_RECONNECTS`
 in all; each read waits at most the run's ``timeout=`` (the Runtime's, else
 the SDK's own).
@@ -448,7 +448,7 @@ class _Resume:
 
         Unseen when nothing reached the caller yet (a fresh assembly); else
         the caller would be shown the start twice, so the stream is
-        interrupted (SPEC §20 I3) with the partial run.
+        interrupted with the partial run.
         """
         job = self.job
         if self.reader.delivered:
