@@ -148,3 +148,24 @@ def test_pending_prices_stay_apart_across_copy_and_add() -> None:
     assert one.cost is None and total.cost == 3 * single
     discount = prices.BATCH_DISCOUNT  # made on first read
     assert isinstance(discount, Decimal) and discount == Decimal("0.5")
+
+
+def test_a_total_grows_its_pending_prices_in_place_and_copies_are_snapshots() -> None:
+    """Adding a call's usage to a total costs that call's entries, not every entry so far.
+
+    (The runtime's total is added to on every call: rebuilding its pending
+    prices each time made a call's cost grow with the calls before it.)
+    """
+    from llmport.observe import prices
+
+    total = Usage()
+    total.add(Usage(input_tokens=1_000).priced_as("openai", "gpt-4o-mini"))
+    pending = total._unpriced
+    snapshot = total.copy()
+    for _ in range(99):
+        total.add(Usage(input_tokens=1_000).priced_as("openai", "gpt-4o-mini"))
+        assert total._unpriced is pending  # extended, never rebuilt
+    single = prices.price("openai", "gpt-4o-mini", 1_000, 0)
+    assert single is not None
+    assert total.cost == 100 * single and total.input_tokens == 100_000
+    assert snapshot.cost == single  # a copy does not see later adds

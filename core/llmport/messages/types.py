@@ -561,9 +561,12 @@ class Usage:
     reasoning_tokens: int = 0
     requests: int = 0
     _cost: Decimal | None = field(default=None, repr=False, compare=False)
-    # (provider, model, input, output, cache read, cache write[, batch]) not yet priced; a
-    # tuple, replaced when it grows: the unpriced usage of a call allocates no container.
-    _unpriced: tuple[tuple[Any, ...], ...] = field(default=(), repr=False, compare=False)
+    # (provider, model, input, output, cache read, cache write[, batch]) not yet priced. One
+    # call's usage keeps a tuple (it allocates no container); a total that other usages are
+    # added to owns a list it extends, so each add costs the entries added, not all so far.
+    _unpriced: tuple[tuple[Any, ...], ...] | list[tuple[Any, ...]] = field(
+        default=(), repr=False, compare=False
+    )
     _unknown: bool = field(default=False, repr=False, compare=False)
 
     @property
@@ -617,7 +620,10 @@ class Usage:
         self.reasoning_tokens += other.reasoning_tokens
         self.requests += other.requests
         if other._unpriced:
-            self._unpriced = (*self._unpriced, *other._unpriced)
+            if isinstance(self._unpriced, list):
+                self._unpriced.extend(other._unpriced)
+            else:
+                self._unpriced = [*self._unpriced, *other._unpriced]
         if other._cost is not None:
             self._cost = other._cost if self._cost is None else self._cost + other._cost
         if other._unknown:
@@ -647,7 +653,7 @@ class Usage:
             self.reasoning_tokens,
             self.requests,
             self._cost,
-            self._unpriced,
+            tuple(self._unpriced),  # a snapshot: the total's list keeps growing
             self._unknown,
         )
 
