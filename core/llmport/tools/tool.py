@@ -20,7 +20,6 @@ come back in call order.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import contextvars
 import functools
@@ -34,7 +33,7 @@ from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping, Se
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import InitVar, dataclass, field, replace
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from ..controls.options import check_vendor_fields
 from ..errors import MessageError, ModelBehaviorError, OptionError, UnknownToolError
@@ -43,6 +42,9 @@ from ..messages.types import CacheControl, MediaBlock, ToolCall, ToolResult, Too
 from ..observe.redaction import redact
 from ..schema.build import check_schema, coerce, function_schema
 from .context import RunContext
+
+if TYPE_CHECKING:
+    import asyncio
 
 T = TypeVar("T")
 
@@ -579,6 +581,8 @@ class ToolBox:
         )
         try:
             if parallel and len(runnable) > 1:
+                import asyncio  # here, not at import: asyncio is a third of `import llmport`
+
                 ran = await asyncio.gather(*(_arun_one(b, pool) for b in runnable))
             else:
                 ran = [await _arun_one(b, pool) for b in runnable]
@@ -633,6 +637,8 @@ async def _bounded(coro: Coroutine[Any, Any, Any], timeout: float | None) -> Any
     """Await ``coro`` within ``timeout``; only our own deadline becomes _ToolTimedOut."""
     if timeout is None:
         return await coro
+    import asyncio  # at the first timed async tool, not at import (start-up)
+
     scope = asyncio.timeout(timeout)
     try:
         async with scope:
@@ -647,10 +653,15 @@ def _call_sync(bound: _Bound) -> Any:
     """Call the tool in this thread (an async tool gets a private event loop)."""
     if not bound.tool.is_async:
         return bound.tool.fn(**bound.kwargs)
+    import asyncio  # at the first async tool, not at import (start-up)
+
     return asyncio.run(_bounded(bound.tool.fn(**bound.kwargs), bound.timeout))
 
 
 def _in_running_loop() -> bool:
+    asyncio = sys.modules.get("asyncio")
+    if asyncio is None:  # never imported: no event loop can be running
+        return False
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -716,6 +727,8 @@ async def _arun_one(bound: _Bound, pool: ThreadPoolExecutor | None) -> ToolOutco
         else:
             assert pool is not None
             job = functools.partial(contextvars.copy_context().run, bound.tool.fn, **bound.kwargs)
+            import asyncio  # loaded already: this coroutine runs on its loop
+
             future = asyncio.get_running_loop().run_in_executor(pool, job)
             value = await _bounded(_await(future), bound.timeout)
     except Exception as exc:
@@ -918,6 +931,8 @@ def run_coroutine_blocking(awaitable: Any) -> Any:
 
     async def wait() -> Any:
         return await awaitable
+
+    import asyncio  # at the first use, not at import (start-up)
 
     if not _in_running_loop():
         return asyncio.run(wait())

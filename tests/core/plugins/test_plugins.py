@@ -309,3 +309,12 @@ def test_importing_the_runtime_defers_the_engine() -> None:
     call = "Runtime(call=lambda content, model, response_format: 'ok').exec('hi')"
     used = _modules_after(f"from llmport import Runtime\n{call}")
     assert {"llmport.engine.plan", "llmport.engine.steps", "pluggy"} <= used
+
+
+def test_a_script_s_imports_load_no_event_loop_or_heavy_module() -> None:
+    # What a CLI script imports first: asyncio (and ssl with it), the schema validator,
+    # the console and the JSON parser load when a call needs them, not at start-up.
+    heavy = ["asyncio", "ssl", "jsonschema", "rich", "jiter", "pluggy", "sqlite3"]
+    loaded = _modules_after("from llmport import Runtime, tool, agentic_function")
+    assert "llmport.tools.tool" in loaded
+    assert sorted(m for m in heavy if m in loaded) == []
