@@ -332,12 +332,12 @@ class BackgroundJob(Job):
             yield event
 
     def _events(self) -> Iterator[Any]:
-        return self.backend.events(self.vendor_id, self.cursor, timeout=self.read_timeout())
+        return self.backend.events(self.vendor_id, self.cursor, timeout=self._read_timeout())
 
     def _aevents(self) -> AsyncIterator[Any]:
-        return self.backend.aevents(self.vendor_id, self.cursor, timeout=self.read_timeout())
+        return self.backend.aevents(self.vendor_id, self.cursor, timeout=self._read_timeout())
 
-    def read_timeout(self) -> float | None:
+    def _read_timeout(self) -> float | None:
         """The run's ``timeout=`` (the submit's, else the Runtime's): bounds each stream read."""
         options = self.plan.options if self.plan is not None else self.runtime.options
         timeout = options.get("timeout")
