@@ -14,7 +14,8 @@ from support.cassette_support import CASSETTES, make_vcr
 
 @pytest.fixture
 def isolated_from_host(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> Iterator[None]:
-    """No ``LLMPORT_*`` variables, no entry-point plugins, an empty working directory.
+    """No ``LLMPORT_*`` variables, no entry-point plugins, an empty working directory,
+    and the CLI's home (logs, keys, settings) in a temporary directory.
 
     ``discover()`` caches per ``LLMPORT_PLUGINS`` value, so the cache starts empty too.
     Test folders whose tests must not see the host use it from an autouse fixture.
@@ -24,6 +25,7 @@ def isolated_from_host(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> Iterat
         if key.startswith("LLMPORT_"):
             monkeypatch.delenv(key)
     monkeypatch.setenv("LLMPORT_PLUGINS", "")
+    monkeypatch.setenv("LLMPORT_HOME", str(tmp_path / "llmport-home"))  # the CLI's logs, keys
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(plugins_module, "_loaded", {})
     yield

@@ -52,6 +52,7 @@ CASES = flag_cases()
 def test_every_value_taking_flag_is_covered() -> None:
     flags = {argv[-2] for argv, _ in CASES}
     assert {"--model", "--attach", "--system", "--schema", "--option", "--retries"} <= flags
+    assert {"--cid", "--tool", "--toolset", "--functions", "--count", "--query"} <= flags
 
 
 @pytest.mark.parametrize(("argv", "command"), CASES, ids=lambda v: repr(v)[:60])

@@ -1,4 +1,5 @@
-"""The ``llmport`` command line: models, plugins, run, embed, demo, session show and list.
+"""The ``llmport`` command line: a prompt (``run``, the default), chat, logs, keys, aliases,
+models, plugins, embed, demo, session show and list.
 
 Plugins add subcommands through the ``llmport_register_commands`` hook
 (``llmport mcp serve`` comes from llmport-mcp); see :func:`add_plugin_commands`.
@@ -21,29 +22,16 @@ import json
 import logging
 import sys
 from collections.abc import Iterator, Sequence
-from pathlib import Path
 from typing import Any
 
-
-def _console(stderr: bool = False) -> Any:
-    from rich.console import Console
-
-    return Console(stderr=stderr, highlight=False)
-
-
-def _esc(value: object) -> str:
-    """``value`` as text that rich prints literally (``[session]`` is not a tag)."""
-    from rich.markup import escape
-
-    return escape(str(value))
-
-
-class UsageError(Exception):
-    """A bad command line found after parsing: reported by argparse, exit status 2."""
-
-
-def _emit_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
+from .chat import add_chat_parser
+from .logs import add_logs_parser
+from .manage import add_manage_parsers, add_models_default
+from .output import UsageError
+from .output import console as _console
+from .output import emit_json as _emit_json
+from .output import escape as _esc
+from .prompt import add_run_parser
 
 
 def _caps_dict(caps: Any) -> dict[str, Any]:
@@ -385,136 +373,6 @@ def cmd_plugins(args: argparse.Namespace) -> int:
     return 0
 
 
-def _option(raw: str) -> tuple[str, Any]:
-    """``-o KEY=VALUE``: the value is JSON if it parses as JSON, else the plain string."""
-    key, sep, value = raw.partition("=")
-    if not sep or not key.strip():
-        raise argparse.ArgumentTypeError(f"{raw!r} must be KEY=VALUE, e.g. temperature=0")
-    try:
-        return key.strip(), json.loads(value)
-    except json.JSONDecodeError:
-        return key.strip(), value
-
-
-def _read_prompt(args: argparse.Namespace) -> str:
-    """The prompt argument; ``-`` (or no prompt with piped input) reads stdin."""
-    from ..errors import InputError
-
-    if args.prompt is not None and args.prompt != "-":
-        return str(args.prompt)
-    stdin = sys.stdin
-    if stdin is None or (args.prompt is None and stdin.isatty()):
-        raise UsageError(
-            "the prompt is missing: give it as an argument, pipe it in, or pass '-' to type it"
-        )
-    try:
-        text = stdin.read()
-    except UnicodeDecodeError as exc:
-        raise InputError(f"the prompt on stdin is not text: {exc}") from exc
-    if not text.strip():
-        raise UsageError("the prompt read from stdin is empty")
-    return text
-
-
-def _load_schema(value: str) -> Any:
-    """``--schema``: inline JSON (starts with ``{`` or ``[``), else a JSON file."""
-    from ..errors import InputError
-
-    if value.lstrip().startswith(("{", "[")):
-        text, where = value, "inline JSON"
-    else:
-        path = Path(value)
-        if not path.is_file():
-            problem = "not a file" if path.exists() else "file not found"
-            raise FileNotFoundError(
-                f"--schema {value}: {problem} (give a JSON file or inline JSON)"
-            )
-        try:
-            text = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError as exc:
-            raise InputError(f"--schema {value}: not a UTF-8 text file: {exc}") from exc
-        where = value
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise json.JSONDecodeError(f"--schema {where}: {exc.msg}", exc.doc, exc.pos) from exc
-
-
-_NO_MODEL = (
-    "no model given: pass -m provider:model (an alias or named configuration works too; "
-    "see `llmport models`), or set LLMPORT_MODEL or default_model in llmport.toml"
-)
-
-
-def cmd_run(args: argparse.Namespace) -> int:
-    from ..errors import NoModelError
-    from ..messages.types import FinalEvent, TextDelta
-    from ..runtime import Runtime
-
-    content: list[Any] = [{"type": "text", "text": _read_prompt(args)}]
-    for attachment in args.attach or []:
-        content.append({"type": _kind_of(attachment), "path": attachment})
-    options = dict(args.option or [])
-    if args.system:
-        options["system"] = args.system
-    schema = _load_schema(args.schema) if args.schema else None
-    rt = Runtime(model=args.model, max_retries=args.retries)
-    try:
-        if args.json or not args.stream:
-            result = rt.run(content, response_format=schema, **options)
-            if args.json:
-                _emit_json(
-                    {
-                        "model": result.model,
-                        "output": result.output,
-                        "usage": result.usage.to_dict(),
-                        "stop_reason": result.stop_reason,
-                        "attempts": result.attempts,
-                        "latency_s": round(result.latency, 4),
-                    }
-                )
-            else:
-                sys.stdout.write(str(result.output) + "\n")
-            return 0
-        final = None
-        started = False
-        try:
-            for event in rt.stream(content, response_format=schema, **options):
-                if isinstance(event, TextDelta):
-                    started = True
-                    sys.stdout.write(event.text)
-                    sys.stdout.flush()
-                elif isinstance(event, FinalEvent):
-                    final = event.result
-        except BaseException:
-            if started:  # end the partial line before the error is reported
-                sys.stdout.write("\n")
-                sys.stdout.flush()
-            raise
-        sys.stdout.write("\n")
-        if final is not None:
-            _console(stderr=True).print(
-                f"[dim]{_esc(final.model)} · {final.usage.input_tokens} in / "
-                f"{final.usage.output_tokens} out · {final.latency:.2f}s[/]"
-            )
-        return 0
-    except NoModelError as exc:
-        if args.model != "default":
-            raise
-        raise NoModelError(_NO_MODEL) from exc
-
-
-def _kind_of(path: str) -> str:
-    from ..messages.content import guess_from_name
-
-    media = guess_from_name(path) or ""
-    if media.startswith("image/"):
-        return "image"
-    if media.startswith("audio/"):
-        return "audio"
-    return "file"
-
-
 def cmd_demo(args: argparse.Namespace) -> int:
     from .demo import run_demo
 
@@ -553,71 +411,54 @@ class CommandParser(argparse.ArgumentParser):
         self.set_defaults(parser=self)
 
 
-def _add_run_parser(sub: argparse._SubParsersAction[Any]) -> None:
-    """``llmport run``: one prompt, its attachments, options and output form."""
-    p = sub.add_parser("run", help="run one prompt")
-    p.add_argument(
-        "prompt",
-        nargs="?",
-        help="the prompt; '-' reads it from stdin (as does no prompt with piped input)",
-    )
-    p.add_argument(
-        "-m", "--model", default="default", help="provider:model, alias or configuration"
-    )
-    p.add_argument(
-        "-a", "--attach", action="append", metavar="FILE", help="attach an image/audio/file"
-    )
-    p.add_argument("-s", "--system", help="system prompt")
-    p.add_argument("--schema", help="JSON schema (file or inline JSON) for structured output")
-    p.add_argument(
-        "-o",
-        "--option",
-        action="append",
-        type=_option,
-        metavar="KEY=VALUE",
-        help="model option, e.g. temperature=0",
-    )
-    p.add_argument(
-        "--no-stream", dest="stream", action="store_false", help="wait for the whole reply"
-    )
-    p.add_argument(
-        "--retries",
-        type=int,
-        default=None,
-        help="total attempts per request (default: configuration, else 2)",
-    )
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_run)
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The ``llmport`` parser: the core's subcommands, then the plugins' (their hook)."""
     parser = CommandParser(prog="llmport", description="llmport: one SDK, every LLM vendor.")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("models", help="list providers, models, capabilities and aliases")
+    p = sub.add_parser(
+        "models",
+        help="list providers, models, capabilities and aliases",
+        epilog="example: llmport models --provider openai",
+    )
+    add_models_default(p)
     p.add_argument("--json", action="store_true", help="one JSON array: a provider's model a row")
     p.add_argument(
         "--provider", action="append", metavar="NAME", help="only this provider (repeatable)"
     )
     p.set_defaults(func=cmd_models)
 
-    p = sub.add_parser("plugins", help="list installed plugins and load errors")
+    p = sub.add_parser(
+        "plugins", help="list installed plugins and load errors", epilog="example: llmport plugins"
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_plugins)
 
-    _add_run_parser(sub)
+    add_run_parser(sub)
+    add_chat_parser(sub)
+    add_logs_parser(sub)
+    add_manage_parsers(sub)
     from .embed import add_embed_parser
 
     add_embed_parser(sub)
 
-    p = sub.add_parser("demo", help="the offline showcase (replays shipped cassettes)")
+    p = sub.add_parser(
+        "demo",
+        help="the offline showcase (replays shipped cassettes)",
+        epilog="example: llmport demo",
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_demo)
 
-    p = sub.add_parser("session", help="inspect stored sessions")
+    p = sub.add_parser(
+        "session", help="inspect stored sessions", epilog="example: llmport session list"
+    )
     ssub = p.add_subparsers(dest="session_command", required=True)
-    show = ssub.add_parser("show", help="print a session's DAG as a tree")
+    show = ssub.add_parser(
+        "show",
+        help="print a session's DAG as a tree",
+        epilog="example: llmport session show runs.sqlite",
+    )
     show.add_argument("target", help="a session database path, or a session id")
     show.add_argument("--json", action="store_true")
     show.set_defaults(func=cmd_session)
@@ -728,6 +569,20 @@ def _debug_logs(debug: bool) -> Iterator[None]:
         logger.setLevel(level)
 
 
+def with_default_command(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> list[str]:
+    """``argv`` with ``run`` put before the first word that names no command.
+
+    So ``llmport "hi"`` and ``llmport -m sonnet "hi"`` are ``llmport run ...``;
+    ``llmport``, ``llmport --help`` and every named command are left alone.
+    """
+    words = list(sys.argv[1:] if argv is None else argv)
+    commands = next(a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    first = next((i for i, word in enumerate(words) if word != "--debug"), None)
+    if first is None or words[first] in commands or words[first] in ("-h", "--help"):
+        return words
+    return [*words[:first], "run", *words[first:]]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``llmport`` command; returns the exit status.
 
@@ -737,7 +592,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from ..errors import LlmportError
 
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(with_default_command(parser, argv))
     debug = bool(getattr(args, "debug", False))
     try:
         with _debug_logs(debug):

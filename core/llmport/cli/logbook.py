@@ -1,0 +1,236 @@
+"""The command line's log: every prompt and answer, kept in a session database.
+
+A conversation is a :class:`~llmport.sessions.session.Session` (its id is
+the conversation id, ``--cid``); each prompt and its answer is one ``llm``
+node recorded through the session store, holding the prompt, system
+prompt, model and options (the node's data) and the answer, usage, cost,
+tool calls and the turn's messages (its result). Continuing a conversation
+reads those messages back as ``history=``.
+
+Beside the session tables, an FTS5 table (``cli_search``) indexes each
+prompt and answer for ``llmport logs -q``; it holds text only, keyed by
+(session, seq). Logging is on unless ``--no-log`` or ``LLMPORT_LOGS=off``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import closing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import redact
+from ..messages.types import Message
+from ..sessions.session import Session, SessionFileNotFoundError, UnknownSessionError
+from .paths import logs_path
+
+if TYPE_CHECKING:
+    from ..engine.result import RunResult
+
+__all__ = ["Conversation", "LogQuery", "logging_enabled", "open_conversation", "search"]
+
+_SEARCH_TABLE = """
+CREATE VIRTUAL TABLE IF NOT EXISTS cli_search USING fts5(
+    prompt, response, session UNINDEXED, seq UNINDEXED
+)
+"""
+_NODE_NAME = "prompt"
+
+
+def logging_enabled(no_log: bool) -> bool:
+    """False with ``--no-log`` or ``LLMPORT_LOGS=off`` (also ``0``, ``false``, ``no``)."""
+    setting = os.environ.get("LLMPORT_LOGS", "").strip().lower()
+    return not no_log and setting not in {"off", "0", "false", "no"}
+
+
+@dataclass(slots=True)
+class Conversation:
+    """One conversation: its messages so far and, when logging, the session it is logged in."""
+
+    session: Session | None
+    history: list[Message] = field(default_factory=list)
+
+    @property
+    def id(self) -> str | None:
+        return self.session.id if self.session is not None else None
+
+    def record(
+        self,
+        prompt: str,
+        model: str,
+        options: dict[str, Any],
+        result: RunResult[Any],
+        *,
+        system: str | None = None,
+    ) -> None:
+        """Log one prompt and its answer, and add the turn to :attr:`history`."""
+        turn = result.messages[len(self.history) :]
+        self.history = list(result.messages)
+        if self.session is None:
+            return
+        answer = str(result.output) if result.output is not None else result.text
+        data = {"prompt": prompt, "system": system, "model": model, "options": options}
+        outcome = {
+            "output": answer,
+            "model": result.model,
+            "usage": result.usage.to_dict(),
+            "cost": _cost(result),
+            "tool_calls": _tool_calls(turn),
+            "stop_reason": result.stop_reason,
+            "messages": [m.to_dict() for m in turn],
+        }
+        node = self.session.record(
+            "llm", _NODE_NAME, self.session.root, data, "ok", outcome, result.latency
+        )
+        _index(Path(str(self.session.path)), self.session.id, node.seq, prompt, answer)
+
+
+def _cost(result: RunResult[Any]) -> str | None:
+    try:
+        cost = result.usage.cost
+    except Exception:  # an unpriced model, or no price data installed: no cost, no failure
+        return None
+    return None if cost is None else str(cost)
+
+
+def _tool_calls(turn: list[Message]) -> list[dict[str, Any]]:
+    return [
+        {"name": call.name, "arguments": call.arguments}
+        for message in turn
+        for call in message.tool_calls
+    ]
+
+
+def _index(path: Path, session: str, seq: int, prompt: str, answer: str) -> None:
+    """Add the turn's text to the full-text index (redacted, as the session rows are)."""
+    with closing(sqlite3.connect(path, timeout=5)) as db, db:
+        db.execute(_SEARCH_TABLE)
+        db.execute(
+            "INSERT INTO cli_search(prompt, response, session, seq) VALUES (?, ?, ?, ?)",
+            (redact(prompt), redact(answer), session, seq),
+        )
+
+
+def open_conversation(
+    *, log: bool, cid: str | None = None, latest: bool = False, path: Path | None = None
+) -> Conversation:
+    """The conversation to prompt in: a new one, the latest (``-c``) or ``cid`` (``--cid``).
+
+    Continuing needs the log; an unknown ``cid``, or ``-c`` with nothing
+    logged yet, is an :class:`~llmport.sessions.session.UnknownSessionError`.
+    """
+    path = path or logs_path()
+    if cid is not None or latest:
+        _check_exists(path, cid)
+    elif not log:
+        return Conversation(None)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    session = Session(str(path), id=cid, resume=latest and cid is None)
+    return Conversation(session if log else None, _history(session))
+
+
+def _check_exists(path: Path, cid: str | None) -> None:
+    if not path.is_file():
+        raise UnknownSessionError(f"no conversation to continue: nothing is logged at {path}")
+    if cid is None:
+        return
+    with closing(sqlite3.connect(path)) as db:
+        found = db.execute("SELECT 1 FROM sessions WHERE id = ?", (cid,)).fetchone()
+    if found is None:
+        raise UnknownSessionError(f"no conversation {cid!r} in {path} (see `llmport logs`)")
+
+
+def _history(session: Session) -> list[Message]:
+    """The messages of every logged turn of ``session``, in order."""
+    return [
+        Message.from_dict(message)
+        for node in session.roots()
+        if node.kind == "llm" and node.name == _NODE_NAME and node.result
+        for message in node.result.get("messages", [])
+    ]
+
+
+@dataclass(slots=True, frozen=True)
+class LogQuery:
+    """What ``llmport logs`` asks for: newest first, at most ``limit`` rows."""
+
+    limit: int = 3
+    model: str | None = None
+    cid: str | None = None
+    text: str | None = None
+
+
+def _fts_phrase(text: str) -> str:
+    """``text`` as FTS5 phrases (every word must match): no FTS5 syntax from the user."""
+    return " ".join('"' + word.replace('"', '""') + '"' for word in text.split())
+
+
+def search(query: LogQuery, path: Path | None = None) -> list[dict[str, Any]]:
+    """The logged turns ``query`` selects, newest first, each a JSON-safe dict."""
+    path = path or logs_path()
+    if not path.is_file():
+        raise SessionFileNotFoundError(f"nothing is logged yet: no log database at {path}")
+    where, params = ["n.kind = 'llm'", "n.name = ?"], [_NODE_NAME]
+    source = "nodes n"
+    if query.text is not None:
+        source = "cli_search f JOIN nodes n ON n.session = f.session AND n.seq = f.seq"
+        where.append("cli_search MATCH ?")
+        params.append(_fts_phrase(query.text))
+    if query.model is not None:
+        where.append(
+            "(json_extract(n.end_data, '$.model') = ? OR json_extract(n.start_data, '$.model') = ?)"
+        )
+        params += [query.model, query.model]
+    if query.cid is not None:
+        where.append("n.session = ?")
+        params.append(query.cid)
+    sql = (
+        "SELECT n.session, n.seq, n.started_at, n.duration, n.start_data, n.end_data "
+        f"FROM {source} WHERE {' AND '.join(where)} ORDER BY n.started_at DESC LIMIT ?"
+    )
+    with closing(sqlite3.connect(Path(path).resolve().as_uri() + "?mode=ro", uri=True)) as db:
+        if query.text is not None:
+            _require_index(db, path)
+        rows = db.execute(sql, (*params, query.limit)).fetchall()
+    return [_row(*row) for row in rows]
+
+
+def _require_index(db: sqlite3.Connection, path: Path) -> None:
+    known = db.execute("SELECT 1 FROM sqlite_master WHERE name = 'cli_search'").fetchone()
+    if known is None:
+        raise SessionFileNotFoundError(f"{path} has no search index (nothing logged by the CLI)")
+
+
+def _row(
+    session: str, seq: int, started: float, duration: float | None, start: str, end: str | None
+) -> dict[str, Any]:
+    data, result = json.loads(start), json.loads(end or "{}")
+    return {
+        "cid": session,
+        "id": f"n{seq}",
+        "started_at": started,
+        "duration_s": duration,
+        "model": result.get("model") or data.get("model"),
+        "prompt": data.get("prompt"),
+        "system": data.get("system"),
+        "options": data.get("options", {}),
+        "response": result.get("output"),
+        "usage": result.get("usage", {}),
+        "cost": result.get("cost"),
+        "tool_calls": result.get("tool_calls", []),
+    }
+
+
+def iter_usage(rows: list[dict[str, Any]]) -> Iterator[tuple[str, int, int]]:
+    """(model, input tokens, output tokens) of each row."""
+    for row in rows:
+        usage = row["usage"]
+        yield (
+            str(row["model"]),
+            int(usage.get("input_tokens", 0)),
+            int(usage.get("output_tokens", 0)),
+        )
