@@ -286,3 +286,75 @@ def test_chat_two_turns_and_a_cancelled_answer_in_a_terminal(
     assert [r["prompt"] for r in rows] == ["still\nthere?", "hello"]  # not the cancelled turn
     assert rows[0]["cid"] == rows[1]["cid"]
     assert [r["usage"]["output_tokens"] for r in rows] == [3, 5]
+
+
+# -- tools from the command line ----------------------------------------------------------
+
+TOOLS_FILE = '''
+def clock(city: str) -> str:
+    """The time in a city."""
+    return f"12:00 in {city}"
+
+
+def _helper() -> None:
+    """Private: not a tool."""
+'''
+
+
+def gpt_tool_call(name: str, arguments: dict[str, Any]) -> Reply:
+    call = {
+        "index": 0,
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": name, "arguments": json.dumps(arguments)},
+    }
+    events: list[dict[str, Any] | str] = [
+        chunk("c", {"role": "assistant", "content": None, "tool_calls": [call]}),
+        chunk("c", {}, finish="tool_calls"),
+        chunk("c", None, usage=chat_usage(20, 8)),
+        "[DONE]",
+    ]
+    return Reply(sse=events)
+
+
+class Typed(io.StringIO):
+    """Answers typed at a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize(("answer", "ran"), [("y", True), ("n", False)])
+def test_functions_file_tools_run_shown_and_approved(
+    vendors: Serve,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    answer: str,
+    ran: bool,
+) -> None:
+    gpt, _ = vendors(
+        [gpt_tool_call("clock", {"city": "Paris"}), gpt_stream(["It is ", "noon."], 30, 4)], []
+    )
+    (tmp_path / "tools.py").write_text(TOOLS_FILE)
+    monkeypatch.setattr(sys, "stdin", Typed(answer + "\n"))
+    argv = ["time in Paris?", "-m", GPT, "--functions", "tools.py", "--approve"]
+    status, out, err = cli(argv, capsys)
+    assert status == 0, err
+    assert out.startswith("It is noon.")
+    assert 'Run clock({"city": "Paris"})? [y/N]' in err
+    assert '[tool] clock({"city": "Paris"})' in err
+    offered = [t["function"]["name"] for t in gpt.requests[0].json()["tools"]]
+    assert offered == ["clock"]  # _helper is not a tool
+    result = json.dumps(gpt.requests[1].json()["messages"][-1])
+    assert ("12:00 in Paris" in result) is ran
+    assert logged(capsys)[0]["tool_calls"] == [{"name": "clock", "arguments": {"city": "Paris"}}]
+
+
+def test_an_unknown_toolset_is_one_line_before_any_request(
+    vendors: Serve, capsys: pytest.CaptureFixture[str]
+) -> None:
+    gpt, _ = vendors([], [])
+    status, _, err = cli(["hi", "-m", GPT, "-T", "no-such-tools"], capsys)
+    assert status == 1 and "UnknownToolError: unknown toolset 'no-such-tools'" in err
+    assert gpt.requests == []

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..plugins.hookspecs import hookimpl
 from ..tools.policy import ToolCheck
 
 __all__ = ["ApproveEveryCall", "ask_on_terminal", "functions_in", "show_tool_event", "tool_params"]
@@ -51,20 +52,28 @@ def functions_in(path: str) -> list[Any]:
 class ApproveEveryCall:
     """A tool policy plugin: every tool call needs approval (``--approve``)."""
 
+    @hookimpl
     def llmport_tool_policy(self, check: ToolCheck) -> str | None:
         return "approve" if check.stage == "run" else None
 
 
 def ask_on_terminal(check: ToolCheck) -> bool:
-    """Ask ``Run NAME(ARGS)? [y/N]`` on stderr, read the answer from the terminal."""
+    """Ask ``Run NAME(ARGS)? [y/N]`` on stderr; only ``y`` or ``yes`` runs the call.
+
+    The answer comes from stdin when it is a terminal, else from ``/dev/tty``
+    (stdin may have been the prompt); with no terminal at all the call is refused.
+    """
     arguments = json.dumps(check.call.arguments if check.call else {}, default=str)
     sys.stderr.write(f"Run {check.tool_name}({arguments})? [y/N] ")
     sys.stderr.flush()
-    try:
-        with open("/dev/tty", encoding="utf-8") as tty:  # stdin may be the prompt
-            answer = tty.readline()
-    except OSError:
+    if sys.stdin is not None and sys.stdin.isatty():
         answer = sys.stdin.readline()
+    else:
+        try:
+            with open("/dev/tty", encoding="utf-8") as tty:
+                answer = tty.readline()
+        except OSError:
+            answer = ""
     return answer.strip().lower() in {"y", "yes"}
 
 
