@@ -33,9 +33,11 @@ if TYPE_CHECKING:
 
 __all__ = ["Conversation", "LogQuery", "logging_enabled", "open_conversation", "search"]
 
+# One row per logged turn, in the order logged: the rowid orders turns newest first
+# without reading the session rows, so a listing reads only the rows it prints.
 _SEARCH_TABLE = """
 CREATE VIRTUAL TABLE IF NOT EXISTS cli_search USING fts5(
-    prompt, response, session UNINDEXED, seq UNINDEXED
+    prompt, response, session UNINDEXED, seq UNINDEXED, model UNINDEXED
 )
 """
 _NODE_NAME = "prompt"
@@ -86,7 +88,8 @@ class Conversation:
         node = self.session.record(
             "llm", _NODE_NAME, self.session.root, data, "ok", outcome, result.latency
         )
-        _index(Path(str(self.session.path)), self.session.id, node.seq, prompt, answer)
+        turn_row = (prompt, answer, self.session.id, node.seq, result.model)
+        _index(Path(str(self.session.path)), turn_row)
 
 
 def _cost(result: RunResult[Any]) -> str | None:
@@ -105,13 +108,15 @@ def _tool_calls(turn: list[Message]) -> list[dict[str, Any]]:
     ]
 
 
-def _index(path: Path, session: str, seq: int, prompt: str, answer: str) -> None:
-    """Add the turn's text to the full-text index (redacted, as the session rows are)."""
+def _index(path: Path, row: tuple[str, str, str, int, str]) -> None:
+    """Add a turn (prompt, answer, session, seq, model) to the index, its text redacted
+    as the session rows are."""
+    prompt, answer, *keys = row
     with closing(sqlite3.connect(path, timeout=5)) as db, db:
         db.execute(_SEARCH_TABLE)
         db.execute(
-            "INSERT INTO cli_search(prompt, response, session, seq) VALUES (?, ?, ?, ?)",
-            (redact(prompt), redact(answer), session, seq),
+            "INSERT INTO cli_search(prompt, response, session, seq, model) VALUES (?, ?, ?, ?, ?)",
+            (redact(prompt), redact(answer), *keys),
         )
 
 
@@ -170,31 +175,36 @@ def _fts_phrase(text: str) -> str:
 
 
 def search(query: LogQuery, path: Path | None = None) -> list[dict[str, Any]]:
-    """The logged turns ``query`` selects, newest first, each a JSON-safe dict."""
+    """The logged turns ``query`` selects, newest first, each a JSON-safe dict.
+
+    The turns are chosen in the index alone (newest rowid first, at most
+    ``limit``); only those are read from the session rows.
+    """
     path = path or logs_path()
     if not path.is_file():
         raise SessionFileNotFoundError(f"nothing is logged yet: no log database at {path}")
-    where, params = ["n.kind = 'llm'", "n.name = ?"], [_NODE_NAME]
-    source = "nodes n"
+    where, params = [], []
     if query.text is not None:
-        source = "cli_search f JOIN nodes n ON n.session = f.session AND n.seq = f.seq"
         where.append("cli_search MATCH ?")
         params.append(_fts_phrase(query.text))
     if query.model is not None:
-        where.append(
-            "(json_extract(n.end_data, '$.model') = ? OR json_extract(n.start_data, '$.model') = ?)"
-        )
-        params += [query.model, query.model]
+        where.append("model = ?")
+        params.append(query.model)
     if query.cid is not None:
-        where.append("n.session = ?")
+        where.append("session = ?")
         params.append(query.cid)
+    chosen = (
+        "SELECT rowid, session, seq FROM cli_search"
+        + (f" WHERE {' AND '.join(where)}" if where else "")
+        + " ORDER BY rowid DESC LIMIT ?"
+    )
     sql = (
         "SELECT n.session, n.seq, n.started_at, n.duration, n.start_data, n.end_data "
-        f"FROM {source} WHERE {' AND '.join(where)} ORDER BY n.started_at DESC LIMIT ?"
+        f"FROM ({chosen}) f JOIN nodes n ON n.session = f.session AND n.seq = f.seq "
+        "ORDER BY f.rowid DESC"
     )
     with closing(sqlite3.connect(Path(path).resolve().as_uri() + "?mode=ro", uri=True)) as db:
-        if query.text is not None:
-            _require_index(db, path)
+        _require_index(db, path)
         rows = db.execute(sql, (*params, query.limit)).fetchall()
     return [_row(*row) for row in rows]
 
@@ -202,7 +212,7 @@ def search(query: LogQuery, path: Path | None = None) -> list[dict[str, Any]]:
 def _require_index(db: sqlite3.Connection, path: Path) -> None:
     known = db.execute("SELECT 1 FROM sqlite_master WHERE name = 'cli_search'").fetchone()
     if known is None:
-        raise SessionFileNotFoundError(f"{path} has no search index (nothing logged by the CLI)")
+        raise SessionFileNotFoundError(f"nothing is logged yet: {path} holds no CLI log")
 
 
 def _row(
