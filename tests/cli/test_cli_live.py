@@ -358,3 +358,38 @@ def test_an_unknown_toolset_is_one_line_before_any_request(
     status, _, err = cli(["hi", "-m", GPT, "-T", "no-such-tools"], capsys)
     assert status == 1 and "UnknownToolError: unknown toolset 'no-such-tools'" in err
     assert gpt.requests == []
+
+
+# -- hostile files ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["logs"], ["logs", "-q", "hi"], ["-c", "and?", "-m", GPT], ["hi", "-m", GPT]],
+    ids=["logs", "search", "continue", "prompt"],
+)
+def test_a_log_file_that_is_not_a_database_is_one_line_before_any_request(
+    vendors: Serve, capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    gpt, _ = vendors([], [])
+    home = Path(os.environ["LLMPORT_HOME"])
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "logs.sqlite").write_bytes(b"not sqlite at all, " * 100)
+    status, out, err = cli(argv, capsys)
+    assert status == 1 and out == "" and len(err.strip().splitlines()) == 1, err
+    assert "SessionError" in err and "Traceback" not in err
+    assert gpt.requests == []
+
+
+@pytest.mark.parametrize("content", [b"{not json", b'{"openai": 42}', b"\xff\xfe"])
+def test_a_damaged_keys_file_is_one_line_before_any_request(
+    vendors: Serve, capsys: pytest.CaptureFixture[str], content: bytes
+) -> None:
+    gpt, _ = vendors([], [])
+    home = Path(os.environ["LLMPORT_HOME"])
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "keys.json").write_bytes(content)
+    status, out, err = cli(["hi", "-m", GPT], capsys)
+    assert status == 1 and out == "" and len(err.strip().splitlines()) == 1, err
+    assert "ConfigError" in err and "keys file" in err
+    assert gpt.requests == []

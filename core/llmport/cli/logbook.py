@@ -25,7 +25,12 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import redact
 from ..messages.types import Message
-from ..sessions.session import Session, SessionFileNotFoundError, UnknownSessionError
+from ..sessions.session import (
+    Session,
+    SessionError,
+    SessionFileNotFoundError,
+    UnknownSessionError,
+)
 from .paths import logs_path
 
 if TYPE_CHECKING:
@@ -112,12 +117,30 @@ def _index(path: Path, row: tuple[str, str, str, int, str]) -> None:
     """Add a turn (prompt, answer, session, seq, model) to the index, its text redacted
     as the session rows are."""
     prompt, answer, *keys = row
-    with closing(sqlite3.connect(path, timeout=5)) as db, db:
-        db.execute(_SEARCH_TABLE)
-        db.execute(
-            "INSERT INTO cli_search(prompt, response, session, seq, model) VALUES (?, ?, ?, ?, ?)",
-            (redact(prompt), redact(answer), *keys),
-        )
+    insert = "INSERT INTO cli_search(prompt, response, session, seq, model) VALUES (?,?,?,?,?)"
+    _run_sql(
+        path, [(_SEARCH_TABLE, ()), (insert, (redact(prompt), redact(answer), *keys))], write=True
+    )
+
+
+def _run_sql(
+    path: Path, steps: list[tuple[str, tuple[Any, ...]]], *, write: bool = False
+) -> list[tuple[Any, ...]]:
+    """Run ``steps`` in one transaction and return the rows of the last.
+
+    A database that cannot be used (not SQLite, damaged, locked too long) is a
+    :class:`~llmport.sessions.session.SessionError` on one line, never a sqlite3 error.
+    """
+    target = str(path) if write else path.resolve().as_uri() + "?mode=ro"
+    try:
+        with closing(sqlite3.connect(target, uri=not write, timeout=5)) as db, db:
+            rows: list[tuple[Any, ...]] = []
+            for sql, params in steps:
+                rows = db.execute(sql, params).fetchall()
+            return rows
+    except sqlite3.Error as exc:
+        problem = f"{type(exc).__name__}: {exc}"
+    raise SessionError(f"the log database {path} cannot be used ({problem})")
 
 
 def open_conversation(
@@ -143,9 +166,7 @@ def _check_exists(path: Path, cid: str | None) -> None:
         raise UnknownSessionError(f"no conversation to continue: nothing is logged at {path}")
     if cid is None:
         return
-    with closing(sqlite3.connect(path)) as db:
-        found = db.execute("SELECT 1 FROM sessions WHERE id = ?", (cid,)).fetchone()
-    if found is None:
+    if not _run_sql(path, [("SELECT 1 FROM sessions WHERE id = ?", (cid,))]):
         raise UnknownSessionError(f"no conversation {cid!r} in {path} (see `llmport logs`)")
 
 
@@ -203,16 +224,9 @@ def search(query: LogQuery, path: Path | None = None) -> list[dict[str, Any]]:
         f"FROM ({chosen}) f JOIN nodes n ON n.session = f.session AND n.seq = f.seq "
         "ORDER BY f.rowid DESC"
     )
-    with closing(sqlite3.connect(Path(path).resolve().as_uri() + "?mode=ro", uri=True)) as db:
-        _require_index(db, path)
-        rows = db.execute(sql, (*params, query.limit)).fetchall()
-    return [_row(*row) for row in rows]
-
-
-def _require_index(db: sqlite3.Connection, path: Path) -> None:
-    known = db.execute("SELECT 1 FROM sqlite_master WHERE name = 'cli_search'").fetchone()
-    if known is None:
+    if not _run_sql(path, [("SELECT 1 FROM sqlite_master WHERE name = 'cli_search'", ())]):
         raise SessionFileNotFoundError(f"nothing is logged yet: {path} holds no CLI log")
+    return [_row(*row) for row in _run_sql(path, [(sql, (*params, query.limit))])]
 
 
 def _row(
