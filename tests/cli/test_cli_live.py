@@ -393,3 +393,24 @@ def test_a_damaged_keys_file_is_one_line_before_any_request(
     assert status == 1 and out == "" and len(err.strip().splitlines()) == 1, err
     assert "ConfigError" in err and "keys file" in err
     assert gpt.requests == []
+
+
+def test_a_saved_key_the_vendor_echoes_in_an_error_is_masked(
+    vendors: Serve, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    saved = "plainwordsecretvalue4242xyz"  # no vendor prefix: only the registry knows it
+    refused = {
+        "error": {
+            "message": f"Incorrect API key provided: {saved}.",
+            "type": "invalid_request_error",
+            "code": "invalid_api_key",
+        }
+    }
+    gpt, _ = vendors([Reply(status=401, json=refused)], [])
+    monkeypatch.delenv("OPENAI_API_KEY")
+    monkeypatch.setattr(sys, "stdin", io.StringIO(saved + "\n"))
+    cli(["keys", "set", "openai"], capsys)
+    status, out, err = cli(["hi", "-m", GPT, "--no-stream"], capsys)
+    assert status == 1 and "AuthenticationError" in err
+    assert auth(gpt) == f"Bearer {saved}"
+    assert saved not in out + err and saved[:12] not in out + err
