@@ -414,3 +414,14 @@ def test_a_saved_key_the_vendor_echoes_in_an_error_is_masked(
     assert status == 1 and "AuthenticationError" in err
     assert auth(gpt) == f"Bearer {saved}"
     assert saved not in out + err and saved[:12] not in out + err
+
+
+def test_dash_t_offers_a_toolset_a_plugin_registers_through_its_entry_point(
+    vendors: Serve, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    gpt, _ = vendors([gpt_answer("about 3.28 feet", 40, 5)], [])
+    monkeypatch.setenv("LLMPORT_PLUGINS", "openai,example_tools")
+    status, out, err = cli(["1 m in feet?", "-m", GPT, "-T", "units", "--no-stream"], capsys)
+    assert (status, out) == (0, "about 3.28 feet\n"), err
+    offered = sorted(t["function"]["name"] for t in gpt.requests[0].json()["tools"])
+    assert offered == ["convert_length", "convert_temperature"]
