@@ -68,3 +68,15 @@ def test_a_bad_flag_value_is_one_line_and_no_traceback(
     assert "Traceback" not in err
     errors = [line for line in err.splitlines() if "error:" in line]
     assert status != 0 and len(errors) == 1, (status, err)
+
+
+def test_every_subcommand_help_shows_an_example(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every command's --help ends with an example: the core's, and the installed plugins'."""
+    from llmport.plugins import host
+
+    monkeypatch.delenv("LLMPORT_PLUGINS")  # the installed plugins' commands too
+    monkeypatch.setattr(host, "_loaded", {})
+    helps = {path: parser.format_help() for path, parser in subcommands(build_parser())}
+    assert ("mcp", "serve") in helps and ("logs",) in helps
+    missing = [" ".join(p) for p, text in helps.items() if "example: " not in text]
+    assert missing == []

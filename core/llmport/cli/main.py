@@ -496,7 +496,11 @@ def add_plugin_commands(sub: argparse._SubParsersAction[Any]) -> None:
             )
     for name, (needs, distribution, help_line) in PLUGIN_COMMANDS.items():
         if name not in sub.choices:
-            p = sub.add_parser(name, help=f"{help_line} (needs {distribution})")
+            p = sub.add_parser(
+                name,
+                help=f"{help_line} (needs {distribution})",
+                epilog=f"example: pip install {distribution}",
+            )
             p.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
             p.set_defaults(
                 func=_needs_plugin(f"llmport {name} needs {needs}: pip install {distribution}")

@@ -123,7 +123,9 @@ def show_list(
 def add_list_parser(session_commands: argparse._SubParsersAction[Any]) -> None:
     """Add ``list [PATH] [--json]`` to the ``llmport session`` subcommands."""
     parser = session_commands.add_parser(
-        "list", help="list the sessions in a database file, newest first"
+        "list",
+        help="list the sessions in a database file, newest first",
+        epilog="example: llmport session list runs.sqlite",
     )
     parser.add_argument(
         "path", nargs="?", help="a session database (default: LLMPORT_SESSION or [session] path)"

@@ -109,9 +109,17 @@ def llmport_toolsets(register: Callable[..., None]) -> None:
 @hookimpl
 def llmport_register_commands(subparsers: argparse._SubParsersAction[Any]) -> None:
     """``llmport mcp serve TOOLSET [--http HOST:PORT]``: a registered toolset over MCP."""
-    mcp = subparsers.add_parser("mcp", help="MCP: serve a toolset to MCP clients")
+    mcp = subparsers.add_parser(
+        "mcp",
+        help="MCP: serve a toolset to MCP clients",
+        epilog="example: llmport mcp serve units --http 127.0.0.1:8765",
+    )
     commands = mcp.add_subparsers(dest="mcp_command", required=True)
-    serve = commands.add_parser("serve", help="serve a registered toolset as an MCP server")
+    serve = commands.add_parser(
+        "serve",
+        help="serve a registered toolset as an MCP server",
+        epilog="example: llmport mcp serve units --http 127.0.0.1:8765",
+    )
     serve.add_argument("toolset", help="a registered toolset name (see `llmport plugins`)")
     serve.add_argument(
         "--http",
