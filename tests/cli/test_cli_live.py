@@ -425,3 +425,20 @@ def test_dash_t_offers_a_toolset_a_plugin_registers_through_its_entry_point(
     assert (status, out) == (0, "about 3.28 feet\n"), err
     offered = sorted(t["function"]["name"] for t in gpt.requests[0].json()["tools"])
     assert offered == ["convert_length", "convert_temperature"]
+
+
+def test_chat_reads_turns_from_a_pipe_and_logs_them_in_one_conversation(
+    vendors: Serve, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    gpt, _ = vendors([gpt_stream(["One."], 3, 1), gpt_stream(["Two."], 9, 1)], [])
+    typed = "hello\n\n!multi\nfirst line\nsecond line\n!end\n!exit\nnever sent\n"
+    monkeypatch.setattr(sys, "stdin", io.StringIO(typed))
+    status, out, err = cli(["chat", "-m", GPT], capsys)
+    assert status == 0, err
+    assert "One.\n" in out and "Two.\n" in out
+    users = [m["content"] for m in gpt.requests[1].json()["messages"] if m["role"] == "user"]
+    assert users == ["hello", "first line\nsecond line"]
+    assert len(gpt.requests) == 2  # the empty line sent nothing; !exit left
+    status, out, _ = cli(["logs", "-n", "5"], capsys)
+    assert out.count(f"· {GPT} · cid ") == 2 and "3 in / 1 out" in out and "9 in / 1 out" in out
+    assert out.index("prompt: hello") < out.index("prompt: first line")  # oldest first

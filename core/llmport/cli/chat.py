@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from contextlib import closing
 from typing import Any
 
 from .logbook import Conversation
@@ -65,7 +66,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
     conversation = conversation_for(args)
     print(f"Chatting with {rt.model}. Type {EXIT} to leave, {MULTI} ... {END} for several lines,")
     print("Ctrl-C to cancel an answer.")
-    with rt:
+    with rt, closing(conversation):
         while True:
             try:
                 text = read_turn()

@@ -65,6 +65,11 @@ class Conversation:
     def id(self) -> str | None:
         return self.session.id if self.session is not None else None
 
+    def close(self) -> None:
+        """Close the log database's connection (it reopens on the next turn)."""
+        if self.session is not None:
+            self.session.close()
+
     def record(
         self,
         prompt: str,
@@ -158,7 +163,10 @@ def open_conversation(
         return Conversation(None)
     path.parent.mkdir(parents=True, exist_ok=True)
     session = Session(str(path), id=cid, resume=latest and cid is None)
-    return Conversation(session if log else None, _history(session))
+    history = _history(session)
+    if not log:  # read only for its history: this turn is not logged
+        session.close()
+    return Conversation(session if log else None, history)
 
 
 def _check_exists(path: Path, cid: str | None) -> None:

@@ -85,9 +85,12 @@ def _print_rows(rows: list[dict[str, Any]]) -> None:
     for row in reversed(rows):  # oldest of the selection first, as a conversation reads
         when = datetime.fromtimestamp(row["started_at"], UTC).strftime("%Y-%m-%d %H:%M:%S")
         usage = row["usage"]
+        cost = f" · ${row['cost']}" if row["cost"] else ""
+        took = f" · {row['duration_s']:.2f}s" if row["duration_s"] is not None else ""
         out.print(
             f"[bold]{when}[/] · {escape(row['model'])} · cid {escape(row['cid'])} · "
-            f"{usage.get('input_tokens', 0)} in / {usage.get('output_tokens', 0)} out",
+            f"{usage.get('input_tokens', 0)} in / {usage.get('output_tokens', 0)} out"
+            f"{escape(cost)}{took}",
         )
         out.print("[dim]prompt:[/] " + escape(row["prompt"]), overflow="fold")
         for call in row["tool_calls"]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from contextlib import closing
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -245,14 +246,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     params = call_params(args, conversation)
     if schema is not None:
         params["response_format"] = schema
-    with rt:
+    with rt, closing(conversation):
         if args.json or not args.stream:
             result: RunResult[Any] | None = rt.run(content, **params)
         else:
             result = stream_answer(rt, content, params)
-    if result is None:
-        return 0
-    conversation.record(prompt, args.model, dict(args.option or []), result, system=args.system)
+        if result is None:
+            return 0
+        options = dict(args.option or [])
+        conversation.record(prompt, args.model, options, result, system=args.system)
     if args.json:
         emit_json(
             {
