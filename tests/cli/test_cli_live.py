@@ -261,10 +261,12 @@ def test_chat_two_turns_and_a_cancelled_answer_in_a_terminal(
             gpt_stream(["Once ", "upon ", "a ", "time ", "there ", "was"], 9, 6, hold=60.0),
             gpt_stream(["Yes, ", "still ", "here."], 12, 3),
         ],
-        [],
+        [claude_answer("Hello from Claude.", 4, 2)],
     )
+    status, _, err = cli(["hi", "-m", CLAUDE, "--no-stream"], capsys)  # then chat goes on with it
+    assert status == 0, err
     env = {k: os.environ[k] for k in os.environ if k.startswith(("LLMPORT_", "OPENAI_", "PATH"))}
-    term = Terminal([sys.executable, "-m", "llmport.cli", "chat", "-m", GPT], tmp_path, env)
+    term = Terminal([sys.executable, "-m", "llmport.cli", "chat", "-c", "-m", GPT], tmp_path, env)
     try:
         term.wait_for("Chatting with")
         term.type("hello", "Enter")
@@ -281,11 +283,13 @@ def test_chat_two_turns_and_a_cancelled_answer_in_a_terminal(
         term.close()
     assert "Traceback" not in screen and "error" not in screen.lower(), screen
     third = gpt.requests[2].json()["messages"]
-    assert [m["content"] for m in third if m["role"] == "user"] == ["hello", "still\nthere?"]
+    users = [m["content"] for m in third if m["role"] == "user"]
+    assert users == ["hi", "hello", "still\nthere?"]  # Claude's turn, then the chat's
     rows = logged(capsys, "-n", "10")
-    assert [r["prompt"] for r in rows] == ["still\nthere?", "hello"]  # not the cancelled turn
-    assert rows[0]["cid"] == rows[1]["cid"]
-    assert [r["usage"]["output_tokens"] for r in rows] == [3, 5]
+    assert [r["prompt"] for r in rows] == ["still\nthere?", "hello", "hi"]  # not the cancelled
+    assert len({r["cid"] for r in rows}) == 1
+    assert [r["model"] for r in rows] == [GPT, GPT, CLAUDE]
+    assert [r["usage"]["output_tokens"] for r in rows] == [3, 5, 2]
 
 
 # -- tools from the command line ----------------------------------------------------------
