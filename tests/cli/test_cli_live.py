@@ -446,3 +446,22 @@ def test_chat_reads_turns_from_a_pipe_and_logs_them_in_one_conversation(
     status, out, _ = cli(["logs", "-n", "5"], capsys)
     assert out.count(f"· {GPT} · cid ") == 2 and "3 in / 1 out" in out and "9 in / 1 out" in out
     assert out.index("prompt: hello") < out.index("prompt: first line")  # oldest first
+
+
+def test_toolset_mcp_name_calls_a_configured_mcp_server(
+    vendors: Serve,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    demo = Path(__file__).parents[1] / "mcp" / "servers" / "demo_server.py"
+    gpt, _ = vendors([gpt_tool_call("add", {"a": 2, "b": 3}), gpt_stream(["Five."], 30, 2)], [])
+    with (tmp_path / "llmport.toml").open("a") as toml:
+        toml.write(f"[mcp.servers.demo]\ncommand = [{json.dumps(sys.executable)}, ")
+        toml.write(f"{json.dumps(str(demo))}]\nconnect_timeout = 60\n")
+    monkeypatch.setenv("LLMPORT_PLUGINS", "openai,mcp")
+    status, out, err = cli(["2 + 3?", "-m", GPT, "--toolset", "mcp:demo"], capsys)
+    assert status == 0, err
+    assert out.startswith("Five.") and '[tool] add({"a": 2, "b": 3})' in err
+    tool_turn = gpt.requests[1].json()["messages"][-1]
+    assert tool_turn["role"] == "tool" and "5" in json.dumps(tool_turn["content"])
