@@ -36,7 +36,14 @@ from .paths import logs_path
 if TYPE_CHECKING:
     from ..engine.result import RunResult
 
-__all__ = ["Conversation", "LogQuery", "logging_enabled", "open_conversation", "search"]
+__all__ = [
+    "Conversation",
+    "LogQuery",
+    "iter_usage",
+    "logging_enabled",
+    "open_conversation",
+    "search",
+]
 
 # One row per logged turn, in the order logged: the rowid orders turns newest first
 # without reading the session rows, so a listing reads only the rows it prints.
@@ -84,7 +91,8 @@ class Conversation:
         self.history = list(result.messages)
         if self.session is None:
             return
-        answer = str(result.output) if result.output is not None else result.text
+        # The text the model wrote; structured output without text is kept as its JSON.
+        answer = result.text or json.dumps(result.output, default=str)
         data = {"prompt": prompt, "system": system, "model": model, "options": options}
         outcome = {
             "output": answer,

@@ -24,7 +24,19 @@ if TYPE_CHECKING:
     from ..engine.result import RunResult
     from ..runtime import Runtime
 
-__all__ = ["add_prompt_options", "add_run_parser", "cmd_run", "make_runtime", "stream_answer"]
+__all__ = [
+    "add_prompt_options",
+    "add_run_parser",
+    "call_params",
+    "cmd_run",
+    "conversation_for",
+    "kind_of",
+    "load_schema",
+    "make_runtime",
+    "parse_option",
+    "read_prompt",
+    "stream_answer",
+]
 
 NO_MODEL = (
     "no model given: pass -m provider:model (an alias or named configuration works too; "
