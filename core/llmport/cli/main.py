@@ -27,7 +27,7 @@ from typing import Any
 from .chat import add_chat_parser
 from .logs import add_logs_parser
 from .manage import add_manage_parsers, add_models_default
-from .output import UsageError
+from .output import UsageError as UsageError  # re-exported: plugins' commands raise it
 from .output import console as _console
 from .output import emit_json as _emit_json
 from .output import escape as _esc
