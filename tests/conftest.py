@@ -12,6 +12,14 @@ import pytest
 from support.cassette_support import CASSETTES, make_vcr
 
 
+@pytest.fixture(scope="session", autouse=True)
+def cli_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """No test writes the CLI's log, keys or settings into the user's home directory."""
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("LLMPORT_HOME", str(tmp_path_factory.mktemp("llmport-home")))
+        yield
+
+
 @pytest.fixture
 def isolated_from_host(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> Iterator[None]:
     """No ``LLMPORT_*`` variables, no entry-point plugins, an empty working directory,
@@ -21,6 +29,7 @@ def isolated_from_host(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> Iterat
     Test folders whose tests must not see the host use it from an autouse fixture.
     """
     from llmport.plugins import host as plugins_module
+
     for key in list(os.environ):
         if key.startswith("LLMPORT_"):
             monkeypatch.delenv(key)

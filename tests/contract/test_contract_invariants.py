@@ -778,6 +778,33 @@ PATHS: list[Path] = [
         ),
     ),
     Path(
+        "cli chat",
+        ("cli chat",),
+        offline=offline_cli(["chat", "--help"], ["chat", "--cid", "nope"], ["chat", "extra"]),
+    ),
+    Path(
+        "cli logs",
+        ("cli logs",),
+        offline=offline_cli(["logs", "--path"], ["logs", "-q", "x"], ["logs", "-n", "0"]),
+    ),
+    Path(
+        "cli keys",
+        ("cli keys set", "cli keys list", "cli keys path"),
+        offline=offline_cli(["keys", "list"], ["keys", "set", "no good"], ["keys", "set"]),
+    ),
+    Path(
+        "cli aliases",
+        ("cli aliases set", "cli aliases list", "cli aliases remove"),
+        offline=offline_cli(
+            ["aliases", "list"], ["aliases", "remove", "nope"], ["aliases", "set", "x"]
+        ),
+    ),
+    Path(
+        "cli models default",
+        ("cli models default",),
+        offline=offline_cli(["models", "default"], [], ["models", "default", "a", "b"]),
+    ),
+    Path(
         "cli session list",
         ("cli session list",),
         offline=offline_cli(

@@ -16,7 +16,7 @@ from typing import Any
 from ..errors import ConfigError
 from .paths import config_dir
 
-__all__ = ["env_name", "keys_path", "load_keys", "provider_keys", "save_key"]
+__all__ = ["check_key_name", "env_name", "keys_path", "load_keys", "provider_keys", "save_key"]
 
 
 def keys_path() -> Path:
@@ -47,10 +47,17 @@ def load_keys() -> dict[str, str]:
     return {str(k): v for k, v in data.items()}
 
 
-def save_key(name: str, value: str) -> Path:
-    """Store ``value`` as the key ``name``; the file is created and kept at mode 0600."""
+def check_key_name(name: str) -> str:
+    """``name`` if it can name a key (a provider: letters, digits, ``-``, ``_``), else a
+    ConfigError."""
     if not name or not name.replace("-", "").replace("_", "").isalnum():
         raise ConfigError(f"bad key name {name!r}: use a provider name such as openai")
+    return name
+
+
+def save_key(name: str, value: str) -> Path:
+    """Store ``value`` as the key ``name``; the file is created and kept at mode 0600."""
+    check_key_name(name)
     value = value.strip()
     if not value:
         raise ConfigError("the key is empty")

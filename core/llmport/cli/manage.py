@@ -13,7 +13,7 @@ import sys
 from typing import Any
 
 from ..errors import ConfigError
-from .keys import keys_path, load_keys, save_key
+from .keys import check_key_name, keys_path, load_keys, save_key
 from .output import UsageError
 from .settings import load_settings, save_settings, settings_path
 
@@ -89,6 +89,7 @@ def _print(value: object) -> int:
 
 
 def cmd_keys_set(args: argparse.Namespace) -> int:
+    check_key_name(args.name)  # before asking for the key
     if sys.stdin is not None and sys.stdin.isatty():
         value = getpass.getpass(f"Key for {args.name}: ")
     else:

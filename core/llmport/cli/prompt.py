@@ -186,8 +186,6 @@ def make_runtime(args: argparse.Namespace) -> Runtime:
     from .keys import provider_keys
     from .settings import with_user_settings
 
-    if args.retries is not None and args.retries < 1:
-        raise UsageError("--retries must be at least 1")
     hooks = [ApproveEveryCall()] if args.approve else []
     rt = Runtime(
         model=args.model,
