@@ -14,9 +14,14 @@ from support.cassette_support import CASSETTES, make_vcr
 
 @pytest.fixture(scope="session", autouse=True)
 def cli_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """No test writes the CLI's log, keys or settings into the user's home directory."""
+    """No test writes the CLI's log, keys or settings into the user's home directory.
+
+    The XDG directories too: several test folders clear every ``LLMPORT_*`` variable.
+    """
     with pytest.MonkeyPatch.context() as env:
         env.setenv("LLMPORT_HOME", str(tmp_path_factory.mktemp("llmport-home")))
+        env.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("xdg-data")))
+        env.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("xdg-config")))
         yield
 
 
