@@ -465,3 +465,20 @@ def test_toolset_mcp_name_calls_a_configured_mcp_server(
     assert out.startswith("Five.") and '[tool] add({"a": 2, "b": 3})' in err
     tool_turn = gpt.requests[1].json()["messages"][-1]
     assert tool_turn["role"] == "tool" and "5" in json.dumps(tool_turn["content"])
+
+
+def test_a_log_that_cannot_be_written_loses_no_answer(
+    vendors: Serve, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from llmport.errors import SessionStoreUnavailable
+    from llmport.sessions.session import Session
+
+    def down(*args: Any, **kwargs: Any) -> Any:
+        raise SessionStoreUnavailable("SQLite at logs.sqlite", "disk I/O error")
+
+    vendors([gpt_answer("Still answered.", 2, 2)], [])
+    monkeypatch.setattr(Session, "record", down)
+    status, out, err = cli(["hi", "-m", GPT, "--no-stream"], capsys)
+    assert (status, out) == (0, "Still answered.\n"), err
+    [line] = err.splitlines()
+    assert line.startswith("warning: this turn was not logged: SessionStoreUnavailable: ")

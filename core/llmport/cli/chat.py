@@ -17,7 +17,14 @@ from contextlib import closing
 from typing import Any
 
 from .logbook import Conversation
-from .prompt import add_prompt_options, call_params, conversation_for, make_runtime, stream_answer
+from .prompt import (
+    add_prompt_options,
+    call_params,
+    conversation_for,
+    log_turn,
+    make_runtime,
+    stream_answer,
+)
 
 __all__ = ["add_chat_parser", "cmd_chat", "read_turn"]
 
@@ -88,5 +95,4 @@ def _answer(rt: Any, args: argparse.Namespace, conversation: Conversation, text:
         sys.stdout.flush()
         return
     if result is not None:
-        options = dict(args.option or [])
-        conversation.record(text, args.model, options, result, system=args.system)
+        log_turn(conversation, args, text, result)

@@ -32,8 +32,10 @@ __all__ = [
     "conversation_for",
     "kind_of",
     "load_schema",
+    "log_turn",
     "make_runtime",
     "parse_option",
+    "print_result",
     "read_prompt",
     "stream_answer",
 ]
@@ -263,8 +265,13 @@ def cmd_run(args: argparse.Namespace) -> int:
             result = stream_answer(rt, content, params)
         if result is None:
             return 0
-        options = dict(args.option or [])
-        conversation.record(prompt, args.model, options, result, system=args.system)
+        print_result(args, result, conversation.id)  # shown first: a log failure loses nothing
+        log_turn(conversation, args, prompt, result)
+    return 0
+
+
+def print_result(args: argparse.Namespace, result: RunResult[Any], cid: str | None) -> None:
+    """The answer as ``--json`` or ``--no-stream`` asks, else (streamed) the usage line."""
     if args.json:
         emit_json(
             {
@@ -274,7 +281,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 "stop_reason": result.stop_reason,
                 "attempts": result.attempts,
                 "latency_s": round(result.latency, 4),
-                "cid": conversation.id,
+                "cid": cid,
             }
         )
     elif not args.stream:
@@ -284,7 +291,19 @@ def cmd_run(args: argparse.Namespace) -> int:
             f"[dim]{escape(result.model)} · {result.usage.input_tokens} in / "
             f"{result.usage.output_tokens} out · {result.latency:.2f}s[/]"
         )
-    return 0
+
+
+def log_turn(
+    conversation: Conversation, args: argparse.Namespace, prompt: str, result: RunResult[Any]
+) -> None:
+    """Log the turn; a log that cannot be written is a one-line warning, not a lost answer."""
+    from ..errors import LlmportError, redact
+
+    try:
+        conversation.record(prompt, args.model, dict(args.option or []), result, system=args.system)
+    except LlmportError as exc:
+        problem = redact(f"{type(exc).__name__}: {exc}").replace("\n", " ")
+        sys.stderr.write(f"warning: this turn was not logged: {problem}\n")
 
 
 def kind_of(path: str) -> str:
