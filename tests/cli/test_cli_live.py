@@ -385,17 +385,27 @@ def test_a_log_file_that_is_not_a_database_is_one_line_before_any_request(
     assert gpt.requests == []
 
 
-@pytest.mark.parametrize("content", [b"{not json", b'{"openai": 42}', b"\xff\xfe"])
-def test_a_damaged_keys_file_is_one_line_before_any_request(
-    vendors: Serve, capsys: pytest.CaptureFixture[str], content: bytes
+@pytest.mark.parametrize(
+    ("name", "content", "says"),
+    [
+        ("keys.json", b"{not json", "keys file"),
+        ("keys.json", b'{"openai": 42}', "keys file"),
+        ("keys.json", b"\xff\xfe", "keys file"),
+        ("settings.json", b"[1, 2]", "settings file"),
+        ("settings.json", b'{"aliases": {}, "default_model": 7}', "settings file"),
+        ("settings.json", b"\xff", "cannot read"),
+    ],
+)
+def test_a_damaged_keys_or_settings_file_is_one_line_before_any_request(
+    vendors: Serve, capsys: pytest.CaptureFixture[str], name: str, content: bytes, says: str
 ) -> None:
     gpt, _ = vendors([], [])
     home = Path(os.environ["LLMPORT_HOME"])
     home.mkdir(parents=True, exist_ok=True)
-    (home / "keys.json").write_bytes(content)
+    (home / name).write_bytes(content)
     status, out, err = cli(["hi", "-m", GPT], capsys)
     assert status == 1 and out == "" and len(err.strip().splitlines()) == 1, err
-    assert "ConfigError" in err and "keys file" in err
+    assert "ConfigError" in err and says in err
     assert gpt.requests == []
 
 
