@@ -492,3 +492,12 @@ def test_a_log_that_cannot_be_written_loses_no_answer(
     assert (status, out) == (0, "Still answered.\n"), err
     [line] = err.splitlines()
     assert line.startswith("warning: this turn was not logged: SessionStoreUnavailable: ")
+
+
+def test_logs_of_an_unknown_conversation_is_one_line(
+    vendors: Serve, capsys: pytest.CaptureFixture[str]
+) -> None:
+    vendors([gpt_answer("a", 1, 1)], [])
+    cli(["hi", "-m", GPT, "--no-stream"], capsys)
+    status, out, err = cli(["logs", "--cid", "no-such-cid"], capsys)
+    assert status == 1 and out == "" and "UnknownSessionError: no conversation 'no-such-cid'" in err

@@ -785,7 +785,7 @@ PATHS: list[Path] = [
     Path(
         "cli logs",
         ("cli logs",),
-        offline=offline_cli(["logs", "--path"], ["logs", "-q", "x"], ["logs", "-n", "0"]),
+        offline=offline_cli(["logs", "--path"], ["logs", "--cid", "nope"], ["logs", "-n", "0"]),
     ),
     Path(
         "cli keys",

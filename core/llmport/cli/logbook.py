@@ -242,6 +242,8 @@ def search(query: LogQuery, path: Path | None = None) -> list[dict[str, Any]]:
     )
     if not _run_sql(path, [("SELECT 1 FROM sqlite_master WHERE name = 'cli_search'", ())]):
         raise SessionFileNotFoundError(f"nothing is logged yet: {path} holds no CLI log")
+    if query.cid is not None:
+        _check_exists(path, query.cid)
     return [_row(*row) for row in _run_sql(path, [(sql, (*params, query.limit))])]
 
 
