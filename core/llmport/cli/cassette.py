@@ -29,9 +29,17 @@ _MESSAGE_LISTS = ("messages", "contents", "input")
 
 def add_cassette_parser(sub: argparse._SubParsersAction[Any]) -> None:
     """Add ``cassette show FILE`` to the ``llmport`` subcommands."""
-    parser = sub.add_parser("cassette", help="inspect recorded cassettes (llmport.testing)")
+    parser = sub.add_parser(
+        "cassette",
+        help="inspect recorded cassettes (llmport.testing)",
+        epilog="example: llmport cassette show tests/cassettes/test_app.yaml",
+    )
     commands = parser.add_subparsers(dest="cassette_command", required=True)
-    show = commands.add_parser("show", help="print a cassette as a conversation")
+    show = commands.add_parser(
+        "show",
+        help="print a cassette as a conversation",
+        epilog="example: llmport cassette show tests/cassettes/test_app.yaml",
+    )
     show.add_argument("file", help="a cassette YAML file")
     show.set_defaults(func=cmd_show)
 
