@@ -33,7 +33,11 @@ family's row (a rule such as `*anthropic.claude-*` on Bedrock) or the
 `Runtime`. Fields given through `vendor={...}` and `Tool(vendor=...)` are a
 raw passthrough: nothing below applies to them (the SDK's own validation
 may). Every refusal llmport makes before the wire is listed under
-[Refusals](#refusals), with the vendor document it rests on.
+[Refusals](#refusals), with the vendor document it rests on. Media a tool
+returns are checked against the same row (the `images`, `audio` and
+`native files` columns): they go inside the tool result where the API
+holds media there, else in a user turn right after it
+([Tools](tools.md#media-from-tools)).
 
 This page is generated from the plugins' registrations by
 `docs/gen_capabilities.py`; a test keeps it in step.
@@ -111,8 +115,6 @@ REFUSALS: list[tuple[str, str, str]] = [
      'Bedrock, "Inference request parameters" per model'),
     ("a token budget or a summary on Nova 2 reasoning", "bedrock",
      'Bedrock, "Amazon Nova 2 extended thinking" (reasoningConfig)'),
-    ("media in tool results on models without toolResult media", "bedrock",
-     'Bedrock, "Supported models and model features"'),
     ("image formats other than png/jpeg/gif/webp; documents over 4.5 MB; URLs other than "
      "s3:// (Nova only)", "bedrock",
      'Bedrock Converse API reference, "ImageBlock", "DocumentBlock", "S3Location"'),
@@ -124,8 +126,6 @@ REFUSALS: list[tuple[str, str, str]] = [
      "levels or budgets outside the model's range", "gemini", 'Gemini API, "Gemini thinking"'),
     ("function tools with native tools, or `response_format` with tools, before Gemini 3",
      "gemini", 'Gemini API, "Structured output", "Tool combination"'),
-    ("media in tool results before Gemini 3", "gemini",
-     'Gemini API, "Function calling" (multimodal function responses)'),
     ("inline media over 20 MB; URLs other than Files API / YouTube (Vertex AI: gs://, https); "
      "a URL without its media type", "gemini", 'Gemini API, "File input methods"; "FileData"'),
     ("cache key, retention or ttl (implicit caching only)", "gemini",
@@ -141,8 +141,6 @@ REFUSALS: list[tuple[str, str, str]] = [
      'OpenAI API reference, "Create a model response"'),
     ("audio other than wav/mp3 or on non-audio models (Chat); audio on Responses", "openai",
      'OpenAI API reference, input_audio; Responses input content types'),
-    ("media in Chat Completions tool results", "openai",
-     'OpenAI API reference, Chat Completions tool message (text content)'),
     ("document citations", "openai", 'OpenAI, "Web search", "File search" (annotations)'),
     ("a cache ttl other than the explicit breakpoint lifetime", "openai",
      'OpenAI, "Prompt caching"'),

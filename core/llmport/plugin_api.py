@@ -90,6 +90,7 @@ from .provider.assembly import StreamAssembler, assemble, parse_arguments, respo
 from .provider.clients import ClientCache
 from .provider.contract import Prepared, PreparedEmbed, Provider, ProviderInfo
 from .provider.media import check_block
+from .provider.tool_media import file_label, move_tool_media
 from .provider.translate import (
     answer_field,
     malformed,
@@ -160,12 +161,14 @@ __all__ = [
     "assemble",
     "check_block",
     "drop_keywords",
+    "file_label",
     "hookimpl",
     "inline_refs",
     "inline_text_file",
     "is_text_like",
     "make_output_tool",
     "malformed",
+    "move_tool_media",
     "parse_arguments",
     "redact",
     "register_secret",

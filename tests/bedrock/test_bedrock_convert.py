@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 from dataclasses import replace
 from typing import Any
@@ -242,6 +243,32 @@ def test_tool_results_without_status_field_on_models_that_lack_it() -> None:
     ]
     claude = build(SONNET, messages=history, tools=[WEATHER])
     assert claude["messages"][2]["content"][0]["toolResult"]["status"] == "error"
+
+
+def test_tool_result_media_follow_the_results_on_models_without_tool_result_media() -> None:
+    # Converse takes media inside toolResult on Claude and Nova only; elsewhere the result names
+    # the file and the image follows in the same user turn (roles must alternate).
+    png = b"\x89PNG\r\n\x1a\n" + bytes(24)
+    label = hashlib.sha1(png, usedforsecurity=False).hexdigest()[:6]
+    shot = MediaBlock("image", "image/png", data=png)
+    history = [
+        Message("user", (TextBlock("look"),)),
+        Message("assistant", tool_calls=(ToolCall("t1", "snap", {}),)),
+        Message("tool", tool_results=(ToolResult("t1", "snap", "done", blocks=(shot,)),)),
+    ]
+    pixtral = build("us.mistral.pixtral-large-2502-v1:0", messages=history, tools=[WEATHER])
+    result, intro, image = pixtral["messages"][2]["content"]
+    assert result == {
+        "toolResult": {"toolUseId": "t1", "content": [{"text": f"done\nSee file {label}."}]}
+    }
+    assert intro == {"text": f"This is file {label}:"}
+    assert image["image"]["format"] == "png" and "bytes" in image["image"]["source"]
+    claude = build(SONNET, messages=history, tools=[WEATHER])
+    inside = claude["messages"][2]["content"][0]["toolResult"]["content"]
+    assert [next(iter(b)) for b in inside] == ["text", "image"]
+    # A model that takes no image at all refuses it, typed, before any request.
+    with pytest.raises(UnsupportedContentError):
+        build("us.meta.llama3-1-70b-instruct-v1:0", messages=history, tools=[WEATHER])
 
 
 def test_forced_output_tool_beside_user_tools_uses_any() -> None:

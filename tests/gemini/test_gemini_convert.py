@@ -7,6 +7,7 @@ no request was sent at all.
 from __future__ import annotations
 
 import base64
+import hashlib
 import subprocess
 import sys
 import warnings
@@ -612,10 +613,31 @@ async def test_tool_result_media_on_gemini_3(mode: str) -> None:
 
 
 @pytest.mark.parametrize("mode", MODES)
-async def test_tool_result_media_before_gemini_3_is_rejected(mode: str) -> None:
+async def test_tool_result_media_before_gemini_3_follow_in_their_own_user_turn(mode: str) -> None:
+    # As recorded (wire-samples gemini/tool-result-audio.json): the result names the file, a
+    # separate user turn carries it, then the turn's own question.
     png = (DATA / "kiwi.png").read_bytes()
-    err = await rejected(mode, UnsupportedContentError, content="And?", history=_tool_turns(png))
-    assert "Gemini 3" in str(err)
+    label = hashlib.sha1(png, usedforsecurity=False).hexdigest()[:6]
+    bodies, _ = await sent(mode, FLASH, content="And?", history=_tool_turns(png))
+    results, media = bodies[0]["contents"][2:]
+    assert results["parts"] == [
+        {
+            "functionResponse": {
+                "id": "c1",
+                "name": "snap",
+                "response": {"output": f"done\nSee file {label}."},
+            }
+        }
+    ]
+    assert media == {
+        "role": "user",
+        "parts": [
+            {"text": f"This is file {label}:"},
+            # google-genai writes the blob's mime_type in snake_case, as for any inline part.
+            {"inlineData": {"data": base64.b64encode(png).decode(), "mime_type": "image/png"}},
+            {"text": "And?"},
+        ],
+    }
 
 
 @pytest.mark.parametrize("mode", MODES)

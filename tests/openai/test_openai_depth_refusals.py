@@ -5,6 +5,7 @@ files by send mode, budgets and efforts per model family.
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import llmport_openai.plugin as plugin
@@ -148,11 +149,29 @@ def test_responses_tool_result_with_media_is_a_list_of_input_parts() -> None:
     }
 
 
-def test_chat_tool_result_with_media_is_refused() -> None:
+def test_chat_tool_result_media_follow_in_a_user_message() -> None:
+    # As recorded (wire-samples openai-chat/tool-result-image.json): a tool message holds text.
     image = MediaBlock("image", "image/png", data=PNG, filename="chart.png")
-    req = Request(model="gpt-4o-mini", messages=tool_turns((image,)))
-    with pytest.raises(UnsupportedContentError, match="take text only"):
-        provider("openai").prepare(req)
+    url = MediaBlock("image", "image/png", url="https://example.com/b.png")
+    req = Request(model="gpt-4o-mini", messages=tool_turns((image, url)))
+    first = hashlib.sha1(PNG, usedforsecurity=False).hexdigest()[:6]
+    second = hashlib.sha1(url.url.encode(), usedforsecurity=False).hexdigest()[:6]  # type: ignore[union-attr]
+    assert body("openai", req)["messages"][2:] == [
+        {
+            "role": "tool",
+            "tool_call_id": "call_1",
+            "content": f"the chart\nSee file {first}.\nSee file {second}.",
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": f"This is file {first}:"},
+                {"type": "image_url", "image_url": {"url": image.data_url()}},
+                {"type": "text", "text": f"This is file {second}:"},
+                {"type": "image_url", "image_url": {"url": "https://example.com/b.png"}},
+            ],
+        },
+    ]
 
 
 def test_chat_refuses_thinking_in_an_assistant_turn() -> None:
@@ -245,3 +264,32 @@ def test_reasoning_and_count_capabilities_per_model() -> None:
     }
     assert chat.capabilities_for("gpt-4o-search-preview").native_tool_kinds == {"web_search"}
     assert chat.capabilities_for("gpt-4.1").context_window == 1_047_576
+
+
+@pytest.mark.parametrize(
+    ("name", "model", "acknowledged"),
+    [
+        # wire-samples openai-compat-groq/tool-result-image.json: the user message follows.
+        ("groq", "meta-llama/llama-4-maverick-17b-128e-instruct", False),
+        # wire-samples mistral/tool-result-multiple-images.json: an assistant "OK" between.
+        ("mistral", "mistral-medium-latest", True),
+    ],
+)
+def test_compatible_services_take_tool_media_as_the_recordings_show(
+    name: str, model: str, acknowledged: bool
+) -> None:
+    image = MediaBlock("image", "image/png", data=PNG)
+    label = hashlib.sha1(PNG, usedforsecurity=False).hexdigest()[:6]
+    sent = body(name, Request(model=model, messages=tool_turns((image,))))["messages"]
+    tool, *between, user = sent[2:]
+    assert tool == {
+        "role": "tool",
+        "tool_call_id": "call_1",
+        "content": f"the chart\nSee file {label}.",
+    }
+    assert [m["role"] for m in between] == (["assistant"] if acknowledged else [])
+    assert user["role"] == "user"
+    assert user["content"] == [
+        {"type": "text", "text": f"This is file {label}:"},
+        {"type": "image_url", "image_url": {"url": image.data_url()}},
+    ]

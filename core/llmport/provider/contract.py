@@ -220,6 +220,12 @@ class Provider:
                     cached = cached or block.cache is not None
                 elif isinstance(block, TextBlock):
                     cached = cached or block.cache is not None
+            # A tool's media reach the model inside its result or in a following user turn
+            # (provider/tool_media.py): either way the model must take that medium.
+            for result in message.tool_results:
+                for block in result.blocks:
+                    if isinstance(block, MediaBlock):
+                        check_block(self.name, request.model, caps, block)
         # Source: the capability table (ModelCapabilities.caching); each plugin's models.py names
         #   the vendor document behind it (docs/capabilities.md, "Refusals").
         if cached and not caps.caching:

@@ -38,7 +38,16 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from ..controls.options import check_vendor_fields
 from ..errors import MessageError, ModelBehaviorError, OptionError, UnknownToolError
 from ..messages.check import check_tool_parameters, nesting_problem
-from ..messages.types import CacheControl, MediaBlock, ToolCall, ToolResult, ToolSpec
+from ..messages.types import (
+    Block,
+    CacheControl,
+    FileRef,
+    MediaBlock,
+    TextBlock,
+    ToolCall,
+    ToolResult,
+    ToolSpec,
+)
 from ..observe.redaction import redact
 from ..schema.build import check_schema, coerce, function_schema
 from .context import RunContext
@@ -603,6 +612,10 @@ def result_for(call: ToolCall, value: Any) -> ToolResult:
         return refusal(call, raised(call, value), "error").result
     if isinstance(value, ToolResult):
         return replace(value, content=redact(value.content))
+    media = media_return(value)
+    if media is not None:
+        text, returned = media
+        return ToolResult(call.id, call.name, redact(text), blocks=returned)
     # Media a tool returns beside its text (e.g. an MCP image) travel as ToolResult.blocks.
     blocks = tuple(b for b in getattr(value, "blocks", ()) if isinstance(b, MediaBlock))
     try:
@@ -610,6 +623,26 @@ def result_for(call: ToolCall, value: Any) -> ToolResult:
     except MessageError as exc:  # told to the model, like any tool failure
         return refusal(call, f"tool {call.name!r}: {exc}", "error").result
     return ToolResult(call.id, call.name, redact(text), blocks=blocks)
+
+
+def media_return(value: Any) -> tuple[str, tuple[Block, ...]] | None:
+    """``(text, media)`` when a tool returned media: a ``MediaBlock`` or ``FileRef``, or a
+    list of them mixed with strings / ``TextBlock``s (the text joined by newlines, the media in
+    order). ``None`` for any other value (it is sent as text or JSON).
+    """
+    if isinstance(value, (MediaBlock, FileRef)):
+        return "", (value,)
+    if not isinstance(value, (list, tuple)) or not value:
+        return None
+    if not all(isinstance(v, (str, TextBlock, MediaBlock, FileRef)) for v in value):
+        return None
+    media = tuple(v for v in value if isinstance(v, (MediaBlock, FileRef)))
+    if not media:
+        return None  # a list of strings is data: sent as JSON, as before
+    text = "\n".join(
+        v if isinstance(v, str) else v.text for v in value if isinstance(v, (str, TextBlock))
+    )
+    return text, media
 
 
 def raised(call: ToolCall, exc: BaseException) -> str:

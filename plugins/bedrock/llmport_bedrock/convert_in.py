@@ -46,6 +46,7 @@ from llmport.output.structured import OutputTool, make_output_tool
 from llmport.provider.contract import Prepared
 from llmport.provider.media import check_block
 from llmport.provider.thinking import EFFORT_BUDGETS, MIN_BUDGET, check_thinking_sampling
+from llmport.provider.tool_media import move_tool_media
 from llmport.schema.transform import BEDROCK
 
 from .files import as_block, s3_uri_problem
@@ -738,6 +739,10 @@ def messages_param(
     content: list[dict[str, Any]] = []
     role: str | None = None
     names: dict[str, int] = {}  # document names used so far (must be unique per request)
+    if not family.tool_result_status:
+        # Source: AWS Bedrock, "Supported models and model features": media in tool results on
+        #   Claude 3/4 and Nova only; elsewhere they follow the results in the user turn.
+        messages = move_tool_media(messages, lambda block: isinstance(block, TextBlock))
 
     def flush() -> None:
         nonlocal results, content
@@ -845,15 +850,6 @@ def _result_block(
     if not isinstance(block, MediaBlock):
         raise UnsupportedContentError(
             VENDOR, model, f"{block.type} block in a tool result", "tools return text or media"
-        )
-    # Source: AWS Bedrock, "Supported models and model features": media and status in tool results
-    #   (Claude 3/4 and Nova).
-    if not family.tool_result_status:
-        raise UnsupportedContentError(
-            VENDOR,
-            model,
-            block.describe(),
-            "Bedrock takes media in tool results only for Claude 3/4 and Nova",
         )
     check_block(VENDOR, model, caps, block)
     if block.media_type == "application/json" and block.data is not None and block.send != "text":

@@ -45,6 +45,7 @@ from llmport.messages.types import (
     ToolResult,
 )
 from llmport.provider.contract import Prepared
+from llmport.provider.tool_media import FOLLOW_UP_KEY, move_tool_media
 from llmport.provider.wire import Body, encode, urlsafe_base64_of
 from llmport.schema.transform import GEMINI
 
@@ -742,6 +743,7 @@ def contents(
             result, synthetic, model, family, types
         ),
         block_part=lambda block: part(block, model),
+        media_in_results=_media_in_results(family),
     )
     return [types.Content(role=role, parts=parts) for role, parts in turns]
 
@@ -753,13 +755,19 @@ def _turns(
     call_part: Callable[[ToolCall, set[str]], Any],
     result_part: Callable[[ToolResult, set[str]], Any],
     block_part: Callable[[TextBlock | MediaBlock | FileRef], Any],
+    media_in_results: bool,
 ) -> list[tuple[str, list[Any]]]:
     """``(role, parts)`` per turn: the one walk :func:`contents` and :func:`wire_contents` render.
 
     ``synthetic`` collects the call ids llmport made up (never sent to the API).
+    Without ``media_in_results`` (before Gemini 3), media a tool returned go
+    in their own user turn after the results, as recorded
+    (wire-samples ``gemini/tool-result-audio.json``).
     """
     out: list[tuple[str, list[Any]]] = []
     synthetic: set[str] = set()
+    if not media_in_results:
+        messages = move_tool_media(messages)
     for message in messages:
         if message.role == "system":
             continue  # sent as system_instruction
@@ -779,7 +787,7 @@ def _turns(
                     parts.append(block_part(block))
         if not parts:
             continue
-        if out and out[-1][0] == role:
+        if out and out[-1][0] == role and not message.extra.get(FOLLOW_UP_KEY):
             out[-1][1].extend(parts)
         else:
             out.append((role, parts))
@@ -846,6 +854,12 @@ def raw_part(raw: Mapping[str, Any], types: Any) -> Any:
     return built
 
 
+def _media_in_results(family: Family | None) -> bool:
+    # Source: Gemini API, "Function calling", "Multimodal function responses":
+    #   functionResponse.parts is documented for Gemini 3 models.
+    return family is not None and family.media_in_tool_results
+
+
 def _function_response(
     result: ToolResult, synthetic: set[str], model: str, family: Family | None, types: Any
 ) -> Any:
@@ -880,15 +894,6 @@ def _response_media(block: Any, model: str, family: Family | None) -> MediaBlock
     if not isinstance(block, MediaBlock):
         raise UnsupportedContentError(
             VENDOR, model, f"{block.type} block in a tool result", "only media go beside the text"
-        )
-    # Source: Gemini API, "Function calling", "Multimodal function responses":
-    #   functionResponse.parts is documented for Gemini 3 models.
-    if family is None or not family.media_in_tool_results:
-        raise UnsupportedContentError(
-            VENDOR,
-            model,
-            block.describe(),
-            "media in tool results (functionResponse.parts) need a Gemini 3 model",
         )
     return block
 
@@ -986,6 +991,7 @@ def wire_contents(
             result, synthetic, model, family
         ),
         block_part=lambda block: wire_part(block, model),
+        media_in_results=_media_in_results(family),
     )
     return [{"parts": parts, "role": role} for role, parts in turns]
 

@@ -102,6 +102,7 @@ class _Compat:
         self.embeddings_hint = profile.embed_refusal or (
             "" if profile.embed_models or profile.embed_any_model else "no embedding models listed"
         )
+        self.acknowledge_tool_media = profile.acknowledge_tool_media
 
     def translate_error(self, exc: BaseException) -> ProviderError | None:
         """OpenAI's translation, with the service's own transient statuses (Groq's 498)."""

@@ -47,6 +47,7 @@ from llmport.messages.types import (
     ToolResult,
     ToolSpec,
 )
+from llmport.provider.tool_media import move_tool_media
 from llmport.provider.wire import base64_of, data_url_of
 from llmport.schema.transform import has_optional, strict_schema
 
@@ -107,17 +108,22 @@ def build_chat_request(
     keys: tuple[str, ...] = ("openai",),
     max_tokens_field: str = "max_completion_tokens",
     assistant: Assistant | None = None,
+    acknowledge_media: bool = False,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(body, call)``: the Chat Completions JSON body (without ``stream``) and SDK arguments.
 
     ``fields`` are the request's vendor fields, merged last; ``keys`` name
     the ``vendor`` entries of a tool that apply to this provider;
     ``assistant`` converts an assistant turn (an OpenAI-compatible service's
-    own, which may carry its reasoning back: :mod:`llmport_openai.compat`).
+    own, which may carry its reasoning back: :mod:`llmport_openai.compat`);
+    ``acknowledge_media``: an assistant ``"OK"`` goes between a tool turn and
+    the user turn carrying its media (:func:`~llmport.provider.tool_media.move_tool_media`).
     """
     model = request.model
     bp = explicit_cache(model)
-    messages = chat_messages(request, vendor, caps, bp, assistant or chat_assistant)
+    messages = chat_messages(
+        request, vendor, caps, bp, assistant or chat_assistant, acknowledge_media
+    )
     body: dict[str, Any] = {"model": model, "messages": messages}
     if request.tools:
         body["tools"] = [chat_tool(spec, vendor, model, keys) for spec in request.tools]
@@ -156,10 +162,13 @@ def chat_messages(
     caps: ModelCapabilities,
     bp: bool = False,
     assistant: Assistant | None = None,
+    acknowledge_media: bool = False,
 ) -> list[dict[str, Any]]:
     """The ``messages`` list: system prompt, turns, tool calls and results.
 
     ``bp``: the model takes explicit cache breakpoints (marked blocks carry one).
+    A tool message holds text only, so media a tool returned follow it in a
+    user message (:func:`~llmport.provider.tool_media.move_tool_media`).
     """
     out: list[dict[str, Any]] = []
     model = request.model
@@ -169,18 +178,11 @@ def chat_messages(
             out.append({"role": "system", "content": parts})
         else:
             out.append({"role": "system", "content": request.system})
-    for message in request.messages:
+    # Source: OpenAI API reference, Chat Completions, tool message: content is text (a string or
+    #   text parts); media go in the next user message (wire-samples openai-chat/tool-result-image).
+    for message in move_tool_media(request.messages, acknowledge=acknowledge_media):
         # Results answer the previous assistant turn, so they come first.
         for result in message.tool_results:
-            # Source: OpenAI API reference, Chat Completions, tool message: content is text (a
-            #   string or text parts).
-            if result.blocks:
-                raise UnsupportedContentError(
-                    vendor,
-                    model,
-                    f"tool result of {result.name!r} with {len(result.blocks)} block(s)",
-                    "Chat Completions tool messages take text only; use 'openai-responses:'",
-                )
             out.append({"role": "tool", "tool_call_id": result.call_id, "content": result.content})
         if message.role == "assistant":
             out.append((assistant or chat_assistant)(message, vendor, model))

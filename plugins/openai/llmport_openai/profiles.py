@@ -64,6 +64,9 @@ class Profile:
     #: Whether an assistant turn holding only tool calls sends ``content: []`` (the service's
     #: own SDK does) rather than ``null``.
     tool_turn_empty_list: bool = False
+    #: Whether an assistant "OK" goes between a tool turn and the user turn carrying the
+    #: tool's media (the service refuses a user turn right after a tool turn).
+    acknowledge_tool_media: bool = False
     #: Whether an answer may also carry its reasoning inline as ``<think>…</think>`` (a
     #: request option of the service's asks for it): split out like ``think_tags``.
     inline_think: bool = False
@@ -258,7 +261,13 @@ def _profiles() -> dict[str, Profile]:
             batch=True,  # https://console.groq.com/docs/batch
             # https://console.groq.com/docs/errors: 498 "Flex Tier Capacity Exceeded" (retry later)
             transient_statuses=(498,),
-            models={"openai/gpt-oss*": REASONING_CHAT, "qwen/qwen3*": REASONING_CHAT},
+            # https://console.groq.com/docs/vision: Llama 4 takes images (as recorded:
+            # wire-samples openai-compat-groq/tool-result-image.json).
+            models={
+                "openai/gpt-oss*": REASONING_CHAT,
+                "qwen/qwen3*": REASONING_CHAT,
+                "meta-llama/llama-4-*": VISION_CHAT,
+            },
             default=CHAT,
             differs="rejects logprobs, logit_bias, top_logprobs; `message.reasoning` (or "
             "inline `<think>` with `reasoning_format: raw`) becomes thinking; timings in `usage`",
@@ -309,9 +318,18 @@ def _profiles() -> dict[str, Profile]:
             # As the mistralai SDK sends a tool-calling turn (wire-samples
             # mistral/tool-roundtrip.json: "content": [] beside tool_calls).
             tool_turn_empty_list=True,
+            # wire-samples mistral/tool-result-multiple-images.json: "OK" after the tool turn.
+            acknowledge_tool_media=True,
             effort="effort",
             stream_options=False,
-            models={"magistral*": REASONING_CHAT, "mistral-small*": REASONING_CHAT},
+            # https://docs.mistral.ai/capabilities/vision/: Mistral Medium and Pixtral take
+            # images (wire-samples mistral/tool-result-multiple-images.json).
+            models={
+                "magistral*": REASONING_CHAT,
+                "mistral-small*": REASONING_CHAT,
+                "mistral-medium*": VISION_CHAT,
+                "pixtral*": VISION_CHAT,
+            },
             default=CHAT,
             differs="`content` may be a list with `thinking` chunks (kept and sent back); "
             "no `stream_options`; cache hits in `usage.num_cached_tokens`",

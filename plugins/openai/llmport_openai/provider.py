@@ -530,7 +530,11 @@ class OpenAIChatProvider(_OpenAIProvider):
             keys=self.vendor_keys,
             max_tokens_field=self.max_tokens_field,
             assistant=self.assistant,
+            acknowledge_media=self.acknowledge_tool_media,
         )
+
+    #: Whether an assistant "OK" goes between a tool turn and the user turn carrying its media.
+    acknowledge_tool_media = False
 
     def assistant(self, message: Message, vendor: str, model: str) -> dict[str, Any]:
         """One assistant turn of the conversation (a compatible service adds its reasoning)."""

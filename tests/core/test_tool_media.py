@@ -1,0 +1,70 @@
+"""Media a tool returns: what the tool loop keeps, and the follow-up form (SPEC §28)."""
+
+from __future__ import annotations
+
+import hashlib
+
+from llmport.messages.types import FileRef, MediaBlock, Message, TextBlock, ToolCall, ToolResult
+from llmport.provider.tool_media import FOLLOW_UP_KEY, file_label, move_tool_media
+from llmport.tools.tool import result_for
+
+PNG = b"\x89PNG\r\n\x1a\n" + bytes(16)
+SHOT = MediaBlock("image", "image/png", data=PNG)
+URL = MediaBlock("image", "image/png", url="https://example.com/b.png")
+REF = FileRef("openai", "file-abc", "application/pdf")
+CALL = ToolCall("c1", "snap", {})
+
+
+def test_a_tool_returning_a_media_block_alone_sends_it_as_the_results_media() -> None:
+    result = result_for(CALL, SHOT)
+    assert (result.content, result.blocks) == ("", (SHOT,))
+
+
+def test_a_tool_returning_text_and_media_keeps_both_in_order() -> None:
+    result = result_for(CALL, ["Taken.", SHOT, TextBlock("Also:"), REF])
+    assert result.content == "Taken.\nAlso:"
+    assert result.blocks == (SHOT, REF)
+
+
+def test_a_list_of_strings_is_still_data() -> None:
+    assert result_for(CALL, ["a", "b"]).content == '["a", "b"]'
+
+
+def test_labels_are_the_content_hash() -> None:
+    assert file_label(SHOT) == hashlib.sha1(PNG, usedforsecurity=False).hexdigest()[:6]
+    assert file_label(URL) == hashlib.sha1(URL.url.encode(), usedforsecurity=False).hexdigest()[:6]  # type: ignore[union-attr]
+    assert file_label(REF) != file_label(FileRef("gemini", "file-abc", "application/pdf"))
+
+
+def turns(*blocks: object) -> list[Message]:
+    result = ToolResult("c1", "snap", "done", blocks=blocks)  # type: ignore[arg-type]
+    return [
+        Message("assistant", tool_calls=(CALL,)),
+        Message("tool", (TextBlock("And?"),), tool_results=(result,)),
+    ]
+
+
+def test_media_move_to_a_user_turn_after_the_results() -> None:
+    moved = move_tool_media(turns(SHOT, URL))
+    a, b = file_label(SHOT), file_label(URL)
+    assert moved[1].tool_results[0].content == f"done\nSee file {a}.\nSee file {b}."
+    assert moved[1].tool_results[0].blocks == () and moved[1].blocks == ()
+    follow = moved[2]
+    assert follow.role == "user" and follow.extra == {FOLLOW_UP_KEY: True}
+    assert follow.blocks == (
+        TextBlock(f"This is file {a}:"),
+        SHOT,
+        TextBlock(f"This is file {b}:"),
+        URL,
+        TextBlock("And?"),  # the turn's own content comes after the tool's media
+    )
+
+
+def test_what_the_vendor_holds_in_the_result_stays_there() -> None:
+    history = turns(SHOT)
+    assert move_tool_media(history, lambda block: True) == history
+
+
+def test_acknowledge_puts_an_assistant_ok_between() -> None:
+    roles = [m.role for m in move_tool_media(turns(SHOT), acknowledge=True)]
+    assert roles == ["assistant", "tool", "assistant", "user"]
