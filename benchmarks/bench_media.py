@@ -17,7 +17,14 @@ warm-up exec that creates the client):
   Gemini, ``urlsafe_base64_bytes()``) objects returned (what those bodies
   splice in; one per exec when the encoding is shared).
 
+With ``--from-tool`` the image is not in the prompt: the tool returns it
+(read from the file, as a ``{"type": "image", "path": ...}`` part is) on its
+first call and ``"ok"`` on its second, so it travels inside the tool result
+or, where the API holds no media there (Chat Completions, Gemini 2.5), in the
+user turn after it, on turns 2 and 3.
+
     uv run python benchmarks/bench_media.py [--mb 20] [--vendors openai,openai-responses,...]
+    uv run python benchmarks/bench_media.py --from-tool
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 from llmport import Runtime
+from llmport.messages.content import load_block
 from llmport.messages.types import MediaBlock
 from loopback_proc import ServerProcess
 
@@ -169,7 +177,21 @@ def noop() -> str:
     return "ok"
 
 
-def measure(vendor: str, path: Path, size: int) -> dict[str, Any]:
+def returns_the_image(path: Path) -> Any:
+    """A tool returning the image file on its first call of an exec, then ``"ok"``."""
+    calls = [0]
+
+    def noop() -> Any:  # the name the server's replies call
+        """Take a screenshot."""
+        calls[0] += 1
+        if calls[0] % 2 == 1:
+            return load_block({"type": "image", "path": str(path)}, 0)
+        return "ok"
+
+    return noop
+
+
+def measure(vendor: str, path: Path, size: int, from_tool: bool = False) -> dict[str, Any]:
     make, model, settings = VENDORS[vendor]
     replies = [{"json": make(False)}, {"json": make(False)}, {"json": make(True)}]
     encodes = 0
@@ -204,7 +226,10 @@ def measure(vendor: str, path: Path, size: int) -> dict[str, Any]:
             forms.append(form)
         return form
 
-    content = [{"type": "text", "text": "look"}, {"type": "image", "path": str(path)}]
+    content: Any = [{"type": "text", "text": "look"}, {"type": "image", "path": str(path)}]
+    tool: Any = noop
+    if from_tool:
+        content, tool = "look", returns_the_image(path)
     with ServerProcess(replies * 2) as server:
         provider = model.split(":", 1)[0]
         rt = Runtime(model=model, providers={provider: settings(server.url)})
@@ -213,7 +238,7 @@ def measure(vendor: str, path: Path, size: int) -> dict[str, Any]:
         tracemalloc.start()
         try:
             tracemalloc.reset_peak()
-            result = rt.exec(content, tools=[noop])
+            result = rt.exec(content, tools=[tool])
             _, peak = tracemalloc.get_traced_memory()
         finally:
             tracemalloc.stop()
@@ -223,7 +248,7 @@ def measure(vendor: str, path: Path, size: int) -> dict[str, Any]:
         MediaBlock.base64_bytes = counting_bytes  # type: ignore[method-assign]
         MediaBlock.urlsafe_base64_bytes = counting_urlsafe  # type: ignore[method-assign]
         try:
-            rt.exec(content, tools=[noop])
+            rt.exec(content, tools=[tool])
         finally:
             binascii.b2a_base64 = real_b2a
             MediaBlock.data_url = real_url  # type: ignore[method-assign]
@@ -247,6 +272,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--mb", type=int, default=20)
     parser.add_argument("--vendors", default="openai,openai-responses,anthropic,gemini,bedrock")
+    parser.add_argument("--from-tool", action="store_true", help="the tool returns the image")
     args = parser.parse_args()
     size = args.mb * 1024 * 1024
     rows = []
@@ -259,10 +285,11 @@ def main() -> None:
             if cap is not None and cap < size:
                 small = Path(tmp) / f"{vendor}.png"
                 small.write_bytes(path.read_bytes()[:cap])
-                rows.append(measure(vendor, small, cap))
+                rows.append(measure(vendor, small, cap, args.from_tool))
             else:
-                rows.append(measure(vendor, path, size))
-    print(f"{args.mb} MB PNG, one exec = 3-turn tool loop (target: peak <= 3x, 1 encode)")
+                rows.append(measure(vendor, path, size, args.from_tool))
+    where = "returned by the tool" if args.from_tool else "in the prompt"
+    print(f"{args.mb} MB PNG {where}, one exec = 3-turn tool loop (target: peak <= 3x, 1 encode)")
     print(
         f"{'vendor':12} {'file MB':>8} {'peak x file':>11} {'peak MB':>8}"
         f" {'encodes':>8} {'data URLs':>10} {'b64 bytes':>10}"
@@ -272,7 +299,8 @@ def main() -> None:
             f"{r['vendor']:12} {r['file_mb']:8.2f} {r['peak_x_file']:11.2f} {r['peak_mb']:8.1f} "
             f"{r['encodes']:8d} {r['data_urls']:10d} {r['base64_bytes_forms']:10d}"
         )
-    print(json.dumps({"bench": "media", "file_mb": args.mb, "rows": rows}))
+    bench = "media-from-tool" if args.from_tool else "media"
+    print(json.dumps({"bench": bench, "file_mb": args.mb, "rows": rows}))
 
 
 if __name__ == "__main__":

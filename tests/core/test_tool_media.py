@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
+from pathlib import Path
 
+from llmport.messages.content import load_block
 from llmport.messages.types import FileRef, MediaBlock, Message, TextBlock, ToolCall, ToolResult
 from llmport.provider.tool_media import FOLLOW_UP_KEY, file_label, move_tool_media
 from llmport.tools.tool import result_for
@@ -68,3 +71,14 @@ def test_what_the_vendor_holds_in_the_result_stays_there() -> None:
 def test_acknowledge_puts_an_assistant_ok_between() -> None:
     roles = [m.role for m in move_tool_media(turns(SHOT), acknowledge=True)]
     assert roles == ["assistant", "tool", "assistant", "user"]
+
+
+def test_a_read_blocks_label_survives_releasing_its_bytes(tmp_path: Path) -> None:
+    # A block llmport read itself drops its bytes once their base64 is cached; naming it on
+    # later turns must neither change the label nor decode the bytes again.
+    (tmp_path / "shot.png").write_bytes(PNG)
+    block = load_block({"type": "image", "path": str(tmp_path / "shot.png")}, 0)
+    assert isinstance(block, MediaBlock)
+    before = file_label(block)
+    block.base64_bytes()
+    assert file_label(replace(block, index=1)) == before == file_label(SHOT)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
@@ -136,6 +137,7 @@ class MediaBlock:
     #: ``[size, bytes]`` when llmport read the bytes itself: the bytes live here, shared
     #: by every copy, and are dropped (``[size]``) once the base64 is cached.
     _own: list[Any] = field(default_factory=list, repr=False, compare=False)
+    _sha1: list[str] = field(default_factory=list, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # Owned bytes live in the shared _own list, so that releasing them there releases
@@ -268,6 +270,20 @@ class MediaBlock:
                     raise ValueError("block has no inline data (it is a URL reference)")
                 self._url.append((head.encode("ascii") + base64.b64encode(raw)).decode("ascii"))
         return self._url[0]
+
+    def sha1(self) -> str:
+        """The SHA-1 (hex) of the bytes, or of the URL: computed once, cached, shared by copies.
+
+        Read while the bytes are held it costs no copy; a tool loop that names
+        the block on every turn (``llmport.provider.tool_media``) never decodes
+        its base64 again.
+        """
+        if not self._sha1:
+            raw = self._raw()
+            if raw is None:
+                raw = self.url.encode() if self.url is not None else (self.data or b"")
+            self._sha1.append(hashlib.sha1(raw, usedforsecurity=False).hexdigest())
+        return self._sha1[0]
 
     @property
     def size(self) -> int:

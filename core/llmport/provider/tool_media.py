@@ -37,11 +37,8 @@ def file_label(block: MediaBlock | FileRef) -> str:
     """
     if isinstance(block, FileRef):
         source = f"{block.provider}:{block.id}".encode()
-    elif block.url is not None:
-        source = block.url.encode()
-    else:
-        source = block.data or b""
-    return hashlib.sha1(source, usedforsecurity=False).hexdigest()[:6]
+        return hashlib.sha1(source, usedforsecurity=False).hexdigest()[:6]
+    return block.sha1()[:6]  # cached: later turns neither hash nor decode the bytes again
 
 
 def move_tool_media(
