@@ -6,6 +6,8 @@ import hashlib
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+from llmport.errors import MessageError
 from llmport.messages.content import load_block
 from llmport.messages.types import FileRef, MediaBlock, Message, TextBlock, ToolCall, ToolResult
 from llmport.provider.tool_media import FOLLOW_UP_KEY, file_label, move_tool_media
@@ -82,3 +84,9 @@ def test_a_read_blocks_label_survives_releasing_its_bytes(tmp_path: Path) -> Non
     before = file_label(block)
     block.base64_bytes()
     assert file_label(replace(block, index=1)) == before == file_label(SHOT)
+
+
+def test_save_writes_the_bytes_and_refuses_a_url(tmp_path: Path) -> None:
+    assert SHOT.save(tmp_path / "shot.png").read_bytes() == PNG
+    with pytest.raises(MessageError, match="URL reference"):
+        URL.save(tmp_path / "b.png")

@@ -716,3 +716,61 @@ def test_a_resource_name_is_the_model_it_names() -> None:
         warnings.simplefilter("error", UnknownModelWarning)
         named = provider.capabilities("models/gemini-1.5-pro")
     assert named == provider.capabilities("gemini-1.5-pro") != info.default
+
+
+# --- images in answers (SPEC §28) ----------------------------------------------------------
+
+#: A tiny real JPEG header (the sample's base64 is truncated): what the answer's inlineData holds.
+JPEG = bytes.fromhex("ffd8ffe000104a46494600010100000100010000ffd9")
+
+
+def _image_answer() -> Reply:
+    # The shape of wire-samples gemini/image-output.json: a text part and an inlineData part,
+    # each with its own thoughtSignature (shortened), IMAGE tokens in the usage details.
+    return Reply(
+        json={
+            "candidates": [
+                {
+                    "content": {
+                        "parts": [
+                            {"text": "Archie the axolotl.", "thoughtSignature": "c2lnLXRleHQ="},
+                            {
+                                "inlineData": {
+                                    "data": base64.b64encode(JPEG).decode(),
+                                    "mimeType": "image/jpeg",
+                                },
+                                "thoughtSignature": "c2lnLWltYWdl",
+                            },
+                        ],
+                        "role": "model",
+                    },
+                    "finishReason": "STOP",
+                    "index": 0,
+                }
+            ],
+            "modelVersion": "gemini-3-pro-image-preview",
+            "responseId": "QV8oae6ZGKGnmtkPoanu6A0",
+            "usageMetadata": {
+                "candidatesTokenCount": 1283,
+                "candidatesTokensDetails": [{"modality": "IMAGE", "tokenCount": 1120}],
+                "promptTokenCount": 14,
+                "thoughtsTokenCount": 174,
+                "totalTokenCount": 1471,
+            },
+        }
+    )
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_an_answered_image_is_a_media_block_and_goes_back_signed(mode: str) -> None:
+    _, result = await sent(mode, replies=[_image_answer()], content="Draw an axolotl.")
+    (image,) = result.images
+    assert (image.type, image.media_type, image.data) == ("image", "image/jpeg", JPEG)
+    assert result.output == "Archie the axolotl."
+    # Next turn: the image goes back on its own part with its signature, as Gemini's
+    # "Thought signatures" page asks for every signed part of an image answer.
+    bodies, _ = await sent(mode, history=result.messages, content="Make it blue.")
+    text_part, image_part = bodies[0]["contents"][1]["parts"]
+    assert text_part == {"text": "Archie the axolotl.", "thoughtSignature": "c2lnLXRleHQ="}
+    assert image_part["thoughtSignature"] == "c2lnLWltYWdl"
+    assert base64.urlsafe_b64decode(image_part["inlineData"]["data"]) == JPEG

@@ -8,7 +8,7 @@ from typing import Any, Generic, Protocol, TypeVar, Unpack
 
 from ..controls.options import CallParams
 from ..errors import AttemptFailure, OptionError
-from ..messages.types import Message, StreamEvent, ToolCall, ToolResult, Usage
+from ..messages.types import MediaBlock, Message, StreamEvent, ToolCall, ToolResult, Usage
 
 __all__ = ["Caller", "Continuation", "Dropped", "RunResult", "ToolCallRecord"]
 
@@ -86,6 +86,21 @@ class RunResult(Generic[T]):
     #: The last answer's id where the vendor keeps it on its server (OpenAI Responses:
     #: give it as ``previous_response_id=`` to continue there); None elsewhere.
     response_id: str | None = None
+
+    @property
+    def images(self) -> list[MediaBlock]:
+        """The images the model answered with in this run (e.g. Gemini image models), in order.
+
+        A shortcut over the assistant turns of :attr:`messages`; the images
+        stay there too, so they go back in history on the next call.
+        """
+        return [
+            block
+            for message in self.messages
+            if message.role == "assistant"
+            for block in message.blocks
+            if isinstance(block, MediaBlock) and block.type == "image"
+        ]
 
     def tool_message(self, values: Mapping[str, Any]) -> Message:
         """The ``tool`` message answering every call of the last turn.

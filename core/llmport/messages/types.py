@@ -13,8 +13,10 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
 
 from ..errors import MessageError
@@ -292,6 +294,18 @@ class MediaBlock:
             return int(self._own[0])
         raw = self._raw()
         return len(raw) if raw is not None else 0
+
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        """Write the bytes to ``path`` (e.g. an image the model answered with); the path written.
+
+        A URL reference has no bytes here to write: a :class:`~llmport.errors.MessageError`.
+        """
+        data = self.data
+        if data is None:
+            raise MessageError(f"{self.describe()} is a URL reference: there are no bytes to save")
+        target = Path(path)
+        target.write_bytes(data)
+        return target
 
     def describe(self) -> str:
         """Short human description used in errors and logs (never the bytes)."""

@@ -807,7 +807,10 @@ def _model_parts(message: Message, types: Any) -> list[Any]:
         elif form == "raw":
             parts.append(raw_part(value, types))
         else:
-            parts.append(part(value, ""))
+            media = part(value, "")
+            if sig:
+                media.thought_signature = _signature(sig)
+            parts.append(media)
     return parts
 
 
@@ -815,7 +818,7 @@ def model_part_forms(message: Message) -> Iterator[tuple[str, Any, Any, bool]]:
     """What an assistant message's parts are, in order: the one walk both forms render.
 
     ``("text", text, stored signature, thought)``, ``("raw", a part kept
-    verbatim, None, False)`` or ``("media", block, None, False)``. A text
+    verbatim, None, False)`` or ``("media", block, its signature or None, False)``. A text
     part's signature may arrive on a thinking block before it (``gemini_signs:
     "text"``) or, from older sessions, on the message; a signature with no
     text after it goes on an empty text part.
@@ -827,6 +830,12 @@ def model_part_forms(message: Message) -> Iterator[tuple[str, Any, Any, bool]]:
             sig = pending if pending is not None else legacy
             legacy = pending = None
             yield "text", block.text, sig, False
+            continue
+        if isinstance(block, MediaBlock) and pending is not None:
+            # An image the model answered with, signed on its own part: the signature goes
+            # back on that part (Gemini API, "Thought signatures": image generation parts).
+            yield "media", block, pending, False
+            pending = None
             continue
         if pending is not None:  # a signed part with no text after it: an empty text part
             yield "text", "", pending, False
@@ -1030,7 +1039,10 @@ def _wire_model_parts(message: Message) -> list[dict[str, Any]]:
         elif form == "raw":
             parts.append(_sdk_part_wire(value))
         else:
-            parts.append(wire_part(value, ""))
+            media = wire_part(value, "")
+            if sig:
+                media["thoughtSignature"] = _sig_wire(sig)
+            parts.append(media)
     return parts
 
 

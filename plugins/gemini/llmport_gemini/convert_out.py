@@ -33,6 +33,7 @@ from llmport.messages.types import (
     Block,
     Citation,
     CitationEvent,
+    MediaBlock,
     ProviderEvent,
     Response,
     ServerToolCall,
@@ -137,7 +138,7 @@ def _wire(obj: Any) -> Any:
     return dump(mode="json", exclude_none=True, by_alias=True)
 
 
-Item = TextDelta | ThinkingDelta | ServerToolEvent | ToolCall
+Item = TextDelta | ThinkingDelta | ServerToolEvent | ToolCall | MediaBlock
 
 
 class Turn:
@@ -211,6 +212,13 @@ class Turn:
                 if result is not None:
                     yield ServerToolEvent(self._server(part, result, signature, call=False))
                     continue
+                image = answered_media(getattr(part, "inline_data", None))
+                if image is not None:
+                    if signature:  # on the part: it goes back on the same part (history)
+                        self.keys += 1
+                        yield ThinkingDelta("", self.keys, signature, None, VENDOR, dict(_CARRIER))
+                    yield image
+                    continue
             if signature:
                 self.keys += 1
                 yield ThinkingDelta("", self.keys, signature, None, VENDOR, dict(_CARRIER))
@@ -282,6 +290,16 @@ class Turn:
             )
         content = {k: body[k] for k in ("outcome", "output") if k in body}
         return ServerToolResult(ident, "code_execution", content, VENDOR, raw)
+
+
+def answered_media(blob: Any) -> MediaBlock | None:
+    """An ``inlineData`` part of an answer (an image model's image) as a MediaBlock."""
+    data = getattr(blob, "data", None) if blob is not None else None
+    media_type = getattr(blob, "mime_type", None) or ""
+    if not data or not media_type:
+        return None
+    kind = media_type.split("/", 1)[0]
+    return MediaBlock(kind if kind in ("image", "audio") else "file", media_type, data=data)  # type: ignore[arg-type]
 
 
 def grounding_wanted(candidate: Any) -> bool:
@@ -403,7 +421,9 @@ def _whole(turn: Turn, items: Iterator[Item], used: Usage) -> Response:
         else:
             if blocks is None:
                 blocks = [TextBlock("".join(texts))] if texts else []
-            if isinstance(item, ThinkingDelta):
+            if isinstance(item, MediaBlock):
+                blocks.append(item)
+            elif isinstance(item, ThinkingDelta):
                 blocks.append(
                     ThinkingBlock(item.text, item.signature, None, VENDOR, dict(item.extra))
                 )
@@ -788,6 +808,9 @@ class StreamState:
             if isinstance(item, TextDelta):
                 self.text.append(item.text)
                 yield item
+            elif isinstance(item, MediaBlock):
+                # Streamed answer images have no stream event yet (issue 35): not surfaced.
+                continue
             elif isinstance(item, ToolCall):
                 yield ToolCallDelta(
                     key=item.id,
