@@ -285,12 +285,7 @@ PEERS: list[Peer] = [
 #: (path, target) -> {peer: why it fails today}: the cases that fail now, each named by
 #: the issue 33 section that owns it (or as a finding of this table with no owner yet).
 #: Strict: a listed peer that passes fails the case too (remove it from here then).
-PAGES = "owned by issue 33 Background runs, files, streamed output: rt.files() pages on has_more"
 BG = "owned by issue 33 Background runs, files, streamed output: background event streams"
-GEMINI = (
-    "owned by issue 33 Background runs, files, streamed output: "
-    "Gemini's 200 of the wrong shape is a success"
-)
 NO_TIMEOUT = "finding, no owner yet (issue 33 note): Runtime(timeout=) does not bound this path"
 CLI_TIMEOUT = "finding, no owner yet (issue 33 note): `llmport run` waits for the SDK's timeout"
 STREAM_SHAPE = (
@@ -298,10 +293,6 @@ STREAM_SHAPE = (
     "shape raises a raw AttributeError"
 )
 KNOWN: dict[tuple[str, str], dict[str, str]] = {
-    ("exec", "gemini"): {"wrong-types": GEMINI},
-    ("async_exec", "gemini"): {"wrong-types": GEMINI},
-    ("run", "gemini"): {"wrong-types": GEMINI},
-    ("arun", "gemini"): {"wrong-types": GEMINI},
     ("stream", "openai-chat"): {"wrong-types": STREAM_SHAPE},
     ("astream", "openai-chat"): {"wrong-types": STREAM_SHAPE},
     ("count_tokens", "bedrock"): {"endless-body": NO_TIMEOUT},
@@ -330,25 +321,20 @@ KNOWN: dict[tuple[str, str], dict[str, str]] = {
     ("aupload", "openai-chat"): {"endless-body": NO_TIMEOUT},
     ("delete_file", "openai-chat"): {"endless-body": NO_TIMEOUT},
     ("adelete_file", "openai-chat"): {"endless-body": NO_TIMEOUT},
-    ("files", "openai-chat"): {"endless-body": NO_TIMEOUT, "endless-pages": PAGES},
-    ("files", "openai-responses"): {"endless-pages": PAGES},
-    ("afiles", "openai-chat"): {"endless-body": NO_TIMEOUT, "endless-pages": PAGES},
-    ("afiles", "openai-responses"): {"endless-pages": PAGES},
+    ("files", "openai-chat"): {"endless-body": NO_TIMEOUT},
+    ("afiles", "openai-chat"): {"endless-body": NO_TIMEOUT},
     ("bg stream", "openai-responses"): {"wrong-types": BG, "replay-without-sequence": BG},
     ("bg astream", "openai-responses"): {"wrong-types": BG, "replay-without-sequence": BG},
-    ("continue_with", "gemini"): {"wrong-types": GEMINI},
-    ("acontinue_with", "gemini"): {"wrong-types": GEMINI},
     ("continue_stream", "openai-chat"): {"wrong-types": STREAM_SHAPE},
     ("acontinue_stream", "openai-chat"): {"wrong-types": STREAM_SHAPE},
-    ("handoff", "gemini"): {"wrong-types": GEMINI},
-    ("fix", "gemini"): {"wrong-types": GEMINI},
-    ("async_fix", "gemini"): {"wrong-types": GEMINI},
-    ("durable run", "gemini"): {"wrong-types": GEMINI},
-    ("async durable run", "gemini"): {"wrong-types": GEMINI},
-    ("MCP", "gemini"): {"wrong-types": GEMINI},
     ("cli run", "openai-chat"): {"endless-body": CLI_TIMEOUT},
-    ("cli run", "gemini"): {"wrong-types": GEMINI},
     ("cli run", "bedrock"): {"endless-body": CLI_TIMEOUT},
+    ("embed", "openai-chat"): {"endless-body": NO_TIMEOUT},
+    ("embed", "bedrock"): {"endless-body": NO_TIMEOUT},
+    ("aembed", "openai-chat"): {"endless-body": NO_TIMEOUT},
+    ("aembed", "bedrock"): {"endless-body": NO_TIMEOUT},
+    ("cli embed", "openai-chat"): {"endless-body": NO_TIMEOUT},
+    ("cli embed", "bedrock"): {"endless-body": NO_TIMEOUT},
 }
 
 

@@ -155,7 +155,10 @@ def test_what_a_background_run_cannot_take_is_an_option_error(kwargs: dict[str, 
 
 def test_count_tokens_counts_what_exec_would_send_with_server_state() -> None:
     """Counting parity: the count names the stored answer and counts only the new input."""
-    history = [{"role": "user", "content": "earlier"}, {"role": "assistant", "content": "answer"}]
+    history = [
+        {"role": "user", "blocks": [{"type": "text", "text": "earlier"}]},
+        {"role": "assistant", "blocks": [{"type": "text", "text": "answer"}]},
+    ]
     reply = {"object": "response.input_tokens", "input_tokens": 7}
     with LoopbackServer([Reply(json=reply)]) as server:
         rt = make_runtime(RESPONSES, server)

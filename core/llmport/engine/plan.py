@@ -45,6 +45,7 @@ from ..output.decisions import Decision
 from ..provider.contract import Provider, check_server_state
 from ..provider.deadline import early_deadline, setup_within
 from ..provider.instances import declared_instances
+from ..provider.routing import KNOWN_PLUGINS
 from ..sessions.dag import Frame, LlmRecordLike, Prompt, current_frame, node_seq
 from ..tools.policy import CallInfo
 from ..tools.tool import ToolBox, ToolSettings
@@ -428,12 +429,15 @@ def _warm(settings: RunSnapshot, requested: Any) -> bool:
 
 
 def check_vendor_names(vendor: dict[str, Any], settings: RunSnapshot) -> None:
-    """Each key of ``vendor=`` names a provider (a plugin's prefix or a named instance).
+    """Each key of ``vendor=`` names a provider (a plugin's prefix, a first-party prefix
+    whose plugin is not installed, or a named instance).
 
     The fields under a name no provider answers to would be dropped without a
-    word (a typo such as ``"opneai"``): an :class:`OptionError` instead.
+    word (a typo such as ``"opneai"``): an :class:`OptionError` instead. A
+    first-party vendor's name is known even when its plugin is not installed: a
+    portable ``vendor=`` dict carries fields for every vendor a call may reach.
     """
-    known = set(settings.plugins.providers())
+    known = set(settings.plugins.providers()) | set(KNOWN_PLUGINS)
     unknown = [name for name in vendor if name not in known]
     if unknown:
         known |= set(declared_instances(settings.config.providers, settings.provider_settings))

@@ -28,6 +28,8 @@ KNOWN_PLUGINS: dict[str, str] = {
     "gemini": "llmport-gemini",
     "gemini-vertex": "llmport-gemini",
     "bedrock": "llmport-bedrock",
+    "cohere": "llmport-cohere",
+    "voyage": "llmport-voyage",
     # OpenAI-compatible services: profiles of the openai plugin
     **dict.fromkeys(
         (
