@@ -260,8 +260,9 @@ def _inputs_and_files(caps: dict[str, Any]) -> tuple[str, str]:
     inputs = [m for m in _MODALITY_ORDER if m in caps["inputs"]]
     inputs += [m for m in caps["inputs"] if m not in _MODALITY_ORDER]
     files = sorted({_short_file_type(f) for f in caps["files"]})
-    if caps.get("embeddings"):  # an embedding model: what it answers, and its size
-        inputs.append(_embeds(caps))
+    if caps.get("embeddings"):  # an embedding model: what it answers, and its size (text
+        # in is implied; other inputs are named), kept as narrow as a chat model's cell
+        inputs = [m for m in inputs if m != "text"] + [_embeds(caps)]
     return ", ".join(inputs), ", ".join(files) or "-"
 
 

@@ -336,7 +336,7 @@ EMBEDDING_MODELS: dict[str, ModelCapabilities] = {
         input_types=True,
         truncation=True,
     ),
-    "*amazon.nova-2-multimodal-embeddings*": _embedder(
+    "*amazon.nova-2-multimodal-embed*": _embedder(
         3072, 8192, choices=frozenset({256, 384, 1024, 3072}), input_types=True, truncation=True
     ),
 }
