@@ -17,9 +17,18 @@ from typing import Any
 import pytest
 from llmport import CassetteMismatch, CassetteSecretError, Runtime, tool
 from llmport.messages.types import FinalEvent, StreamEvent
+from llmport.observe.redaction import isolated_secrets
 from llmport.testing import cassette
 from llmport.testing.loopback import LoopbackServer
 from wire import Wire, profile_modes, targets
+
+
+@pytest.fixture(autouse=True)
+def own_secrets() -> Any:
+    """Only this test's secrets: keys other test files registered earlier in this worker
+    have partial echoes that match ordinary header text (e.g. anthropic-version)."""
+    with isolated_secrets():
+        yield
 
 Make = Callable[..., Runtime]
 CASES = profile_modes(targets("recordings"), ["sync", "async"])

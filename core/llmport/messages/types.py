@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -284,6 +283,8 @@ class MediaBlock:
             raw = self._raw()
             if raw is None:
                 raw = self.url.encode() if self.url is not None else (self.data or b"")
+            import hashlib  # on first use: a script that never hashes media never loads it
+
             self._sha1.append(hashlib.sha1(raw, usedforsecurity=False).hexdigest())
         return self._sha1[0]
 

@@ -38,6 +38,7 @@ an immutable index swapped in whole.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import threading
@@ -54,6 +55,7 @@ __all__ = [
     "header_secrets",
     "held_token",
     "install_log_redaction",
+    "isolated_secrets",
     "looks_secret",
     "redact",
     "redact_data",
@@ -251,6 +253,28 @@ def register_secret(value: object, *, partial: bool = True) -> None:
             if known is None or (partial and not known):
                 _registered[value] = partial
                 _index[0] = _Index.of(_registered)
+
+
+@contextlib.contextmanager
+def isolated_secrets() -> Iterator[None]:
+    """Within the block only the secrets registered in it are known; after it, the registry
+    is as it was before.
+
+    For tests: the registry is process-wide, so a worker that ran other tests
+    first holds their keys, whose partial echoes may match ordinary text (a
+    header value) in what a test then checks for leftover secrets.
+    """
+    with _lock:
+        saved = dict(_registered)
+        _registered.clear()
+        _index[0] = _Index.of(_registered)
+    try:
+        yield
+    finally:
+        with _lock:
+            _registered.clear()
+            _registered.update(saved)
+            _index[0] = _Index.of(_registered)
 
 
 def looks_secret(name: str, value: str) -> bool:

@@ -28,7 +28,9 @@ PREFIXES = [
     ("gemini", "llmport-gemini", "gemini-2.5-flash"),
     ("gemini-vertex", "llmport-gemini", "gemini-2.5-flash"),
     ("bedrock", "llmport-bedrock", "us.amazon.nova-pro-v1:0"),
-    # The OpenAI-compatible profiles the openai plugin registers (SPEC §22).
+    ("cohere", "llmport-cohere", "embed-v4.0"),
+    ("voyage", "llmport-voyage", "voyage-3.5"),
+    # The OpenAI-compatible profiles the openai plugin registers.
     *((prefix, "llmport-openai", "some-model") for prefix in PROFILES),
 ]
 
