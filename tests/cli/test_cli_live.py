@@ -161,7 +161,7 @@ def test_continue_with_nothing_logged_is_one_line(
 def test_a_saved_key_reaches_the_vendor_and_is_never_printed(
     vendors: Serve, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    saved = "sk-saved-in-keyfile-9876543210"
+    saved = "sk-fake-saved-in-keyfile-9876543210"
     gpt, _ = vendors([gpt_answer("keyed", 2, 1)], [])
     monkeypatch.delenv("OPENAI_API_KEY")
     monkeypatch.setattr(sys, "stdin", io.StringIO(saved + "\n"))
@@ -183,7 +183,7 @@ def test_the_environment_wins_over_a_saved_key(
     vendors: Serve, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     gpt, _ = vendors([gpt_answer("env", 2, 1)], [])
-    monkeypatch.setattr(sys, "stdin", io.StringIO("sk-saved-but-unused-000\n"))
+    monkeypatch.setattr(sys, "stdin", io.StringIO("sk-fake-saved-but-unused-000\n"))
     cli(["keys", "set", "openai"], capsys)
     assert cli(["hi", "-m", GPT, "--no-stream"], capsys)[0] == 0
     assert auth(gpt) == f"Bearer {OPENAI_KEY}"

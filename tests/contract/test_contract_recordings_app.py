@@ -23,8 +23,8 @@ from wire import AnthropicWire, OpenAIChatWire
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "offline_app"
 GPT, CLAUDE = OpenAIChatWire(), AnthropicWire()
 KEYS = {
-    "OPENAI_API_KEY": "sk-proj-exampleAppKey0123456789",
-    "ANTHROPIC_API_KEY": "sk-ant-api03-exampleKey9876543210",
+    "OPENAI_API_KEY": "sk-proj-fake-exampleAppKey0123456789",
+    "ANTHROPIC_API_KEY": "sk-ant-fake-exampleKey9876543210",
 }
 
 
