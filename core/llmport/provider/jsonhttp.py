@@ -21,14 +21,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
-from ..errors import ConfigError
+from ..errors import ConfigError, UnsupportedFeatureError
+from ..messages.types import Request
 from ..observe.redaction import register_secret
 from .clients import ClientCache
-from .translate import malformed, status_error
+from .contract import Prepared, Provider, ProviderInfo
+from .translate import malformed, status_error, translating
 
-__all__ = ["ErrorMessage", "JsonEndpoint", "apost_json", "post_json"]
+__all__ = ["ErrorMessage", "JsonEmbeddingProvider", "JsonEndpoint", "apost_json", "post_json"]
 
 #: Reads the vendor's message from a parsed error body (None: not its error shape).
 ErrorMessage = Callable[[Any], "str | None"]
@@ -138,3 +140,73 @@ def answer_json(
         return data
     text = message(data) or (content[:200].decode("utf-8", "replace") if content else "")
     raise status_error(status, text or f"HTTP {status}", provider=provider, headers=headers)
+
+
+class JsonEmbeddingProvider(Provider):
+    """A provider that only embeds, through a vendor's REST API (no SDK): the part every
+    such plugin shares.
+
+    A subclass names its vendor (:attr:`label`), default :attr:`base_url`, key
+    variable (:attr:`key_variable`) and error-body reader (:meth:`error_message`),
+    and writes ``prepare_embed`` / ``send_embed`` / ``asend_embed`` through
+    :attr:`endpoint`. Its settings are ``api_key``, ``base_url`` and ``timeout``
+    (another name is a :class:`~llmport.errors.ConfigError`); its key is masked in
+    every error; chat is refused typed before any request; the clients are
+    ``httpx2``'s, imported when first used.
+    """
+
+    #: The vendor's name in messages (``"Cohere"``, ``"Voyage AI"``).
+    label: ClassVar[str] = ""
+    base_url: ClassVar[str] = ""
+    key_variable: ClassVar[str] = ""
+    SETTINGS: ClassVar[frozenset[str]] = frozenset({"api_key", "base_url", "timeout"})
+
+    def __init__(self, settings: Mapping[str, Any] | None = None, info: ProviderInfo | None = None):
+        super().__init__(settings, info)
+        unknown = sorted(set(self.settings) - self.SETTINGS)
+        if unknown:
+            raise ConfigError(
+                f"{self.name}: unknown setting(s) {', '.join(unknown)}; "
+                f"known: {', '.join(sorted(self.SETTINGS))}"
+            )
+        self.endpoint = JsonEndpoint(
+            self.name,
+            str(self.settings.get("base_url") or self.base_url),
+            self.settings.get("api_key") or self.environment_key(self.key_variable),
+            make_client=self._client,
+            message=self.error_message,
+            missing_key=(
+                f"no {self.label} API key: set {self.key_variable} or the api_key setting"
+            ),
+        )
+
+    @staticmethod
+    def error_message(data: Any) -> str | None:
+        """The vendor's message in a parsed error body (None: not its error shape)."""
+        return None
+
+    def secrets(self) -> tuple[str, ...]:
+        """The configured secrets and the key in use (from the environment too)."""
+        key = self.endpoint.key
+        return (*super().secrets(), *((key,) if key else ()))
+
+    def translating(self) -> translating:
+        return translating(self.name, None, self.secrets())
+
+    def _client(self, is_async: bool) -> Any:
+        import httpx2
+
+        timeout = self.settings.get("timeout")
+        return httpx2.AsyncClient(timeout=timeout) if is_async else httpx2.Client(timeout=timeout)
+
+    def close(self) -> None:
+        self.endpoint.close()
+
+    async def aclose(self) -> None:
+        await self.endpoint.aclose()
+
+    def prepare(self, request: Request) -> Prepared:
+        """Chat is not this provider's: refused before any request."""
+        raise UnsupportedFeatureError(
+            self.name, request.model, "chat", f"the {self.name} provider only embeds (rt.embed)"
+        )

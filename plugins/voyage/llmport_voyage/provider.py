@@ -17,71 +17,30 @@ refused typed: Voyage AI has no chat models.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from typing import Any
 
-from llmport.errors import ConfigError, UnsupportedFeatureError
+from llmport.errors import UnsupportedFeatureError
 from llmport.messages.embeddings import EmbedRequest, EmbedResponse
-from llmport.messages.types import Request, Usage
-from llmport.provider.contract import Prepared, PreparedEmbed, Provider, ProviderInfo
+from llmport.messages.types import Usage
+from llmport.provider.contract import PreparedEmbed
 from llmport.provider.embedding import check_embed
-from llmport.provider.jsonhttp import JsonEndpoint
-from llmport.provider.translate import translating, vendor_boundary, wrong_size
+from llmport.provider.jsonhttp import JsonEmbeddingProvider
+from llmport.provider.translate import vendor_boundary, wrong_size
 
 from . import embeddings
 
 BASE_URL = "https://api.voyageai.com"
 KEY_VARIABLE = "VOYAGE_API_KEY"
-SETTINGS = frozenset({"api_key", "base_url", "timeout"})
 
 
-class VoyageProvider(Provider):
+class VoyageProvider(JsonEmbeddingProvider):
     """``voyage:<model>``: Voyage AI's embedding models."""
 
     name = "voyage"
-
-    def __init__(self, settings: Mapping[str, Any] | None = None, info: ProviderInfo | None = None):
-        super().__init__(settings, info)
-        unknown = sorted(set(self.settings) - SETTINGS)
-        if unknown:
-            raise ConfigError(
-                f"voyage: unknown setting(s) {', '.join(unknown)}; "
-                f"known: {', '.join(sorted(SETTINGS))}"
-            )
-        self.endpoint = JsonEndpoint(
-            self.name,
-            str(self.settings.get("base_url") or BASE_URL),
-            self.settings.get("api_key") or self.environment_key(KEY_VARIABLE),
-            make_client=self._client,
-            message=embeddings.error_message,
-            missing_key=f"no Voyage AI API key: set {KEY_VARIABLE} or the api_key setting",
-        )
-
-    def secrets(self) -> tuple[str, ...]:
-        """The configured secrets and the key in use (from the environment too)."""
-        key = self.endpoint.key
-        return (*super().secrets(), *((key,) if key else ()))
-
-    def translating(self) -> translating:
-        return translating(self.name, None, self.secrets())
-
-    def _client(self, is_async: bool) -> Any:
-        import httpx2
-
-        timeout = self.settings.get("timeout")
-        return httpx2.AsyncClient(timeout=timeout) if is_async else httpx2.Client(timeout=timeout)
-
-    def close(self) -> None:
-        self.endpoint.close()
-
-    async def aclose(self) -> None:
-        await self.endpoint.aclose()
-
-    def prepare(self, request: Request) -> Prepared:
-        """Voyage AI has no chat models: refused before any request."""
-        raise UnsupportedFeatureError(
-            self.name, request.model, "chat", "Voyage AI only embeds (rt.embed)"
-        )
+    label = "Voyage AI"
+    base_url = BASE_URL
+    key_variable = KEY_VARIABLE
+    error_message = staticmethod(embeddings.error_message)
 
     # -- embeddings -------------------------------------------------------------------
 
