@@ -172,11 +172,11 @@ def test_embedding_cost_comes_from_the_price_table() -> None:
 
 class Slow(TableEmbedder):
     def _embed(self, request: EmbedRequest) -> EmbedResponse:
-        time.sleep(0.5)
+        time.sleep(1.5)
         return super()._embed(request)
 
     async def _async_embed(self, request: EmbedRequest) -> EmbedResponse:
-        await asyncio.sleep(0.5)
+        await asyncio.sleep(1.5)
         return await super()._async_embed(request)
 
 
@@ -186,7 +186,7 @@ def test_deadline_bounds_the_whole_call(mode: str, count: int) -> None:
     started = time.monotonic()
     with pytest.raises(RunTimeout):
         embed(rt, mode, [f"t{i}" for i in range(count)], deadline=0.2)
-    assert time.monotonic() - started < 0.45
+    assert time.monotonic() - started < 1.0  # not the 1.5 s the vendor takes
 
 
 def test_normalize_gives_unit_vectors(rt: Runtime, mode: str) -> None:

@@ -63,14 +63,15 @@ def test_tools_are_listed_once_per_connection(stdio_server: MCPServer) -> None:
 def test_parallel_calls_of_one_turn_share_the_session_concurrently(
     stdio_server: MCPServer, run: Any
 ) -> None:
-    script = Script([call_tools(("sleep", {"seconds": 0.6}), ("sleep", {"seconds": 0.6})), "ok"])
+    script = Script([call_tools(("sleep", {"seconds": 1.0}), ("sleep", {"seconds": 1.0})), "ok"])
     rt = script.runtime()
     stdio_server.connect()
     started = time.perf_counter()
     run(rt, "sleep twice", tools=[stdio_server])
     elapsed = time.perf_counter() - started
     assert [r.content for r in results(script)] == ["awake", "awake"]
-    assert elapsed < 1.1, f"the two calls ran one after the other ({elapsed:.2f} s)"
+    # one after the other they take at least 2 s; the rest is room for a loaded machine
+    assert elapsed < 1.9, f"the two calls ran one after the other ({elapsed:.2f} s)"
 
 
 def test_sync_exec_inside_a_running_event_loop_does_not_deadlock(

@@ -135,7 +135,7 @@ def test_a_server_that_never_answers_is_unavailable_within_the_timeout(
         try:
             with pytest.raises(SessionStoreUnavailable) as caught:
                 PostgresStore(f"postgresql://app@127.0.0.1:{port}/app?timeout=1")
-            assert time.monotonic() - started < 2
+            assert time.monotonic() - started < 2.5  # timeout=1, and room for a loaded machine
             assert caught.value.service == f"PostgreSQL at postgresql://app@127.0.0.1:{port}/app"
         finally:
             close_pools()  # its pool would keep trying to connect in the background

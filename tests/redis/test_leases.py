@@ -168,7 +168,7 @@ def test_redis_down_is_a_typed_error_naming_it_within_the_bound(
     started = time.monotonic()
     with pytest.raises(LimiterUnavailable) as caught:
         rt.exec("hi")
-    assert time.monotonic() - started < 1.5
+    assert time.monotonic() - started < 2.5  # timeout=1, and room for a loaded machine
     err = caught.value
     assert err.service == f"Redis at 127.0.0.1:{own_redis.port}"
     assert err.__cause__ is None and err.__context__ is None  # no redis exception inside
@@ -186,7 +186,7 @@ def test_redis_that_never_answers_is_unavailable_within_the_timeout(prefix: str)
         started = time.monotonic()
         with pytest.raises(LimiterUnavailable):
             limiter.try_acquire(CONC, 0)
-        assert time.monotonic() - started < 1.5
+        assert time.monotonic() - started < 2.5  # timeout=1, and room for a loaded machine
         limiter.close()
 
 

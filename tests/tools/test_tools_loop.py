@@ -145,13 +145,13 @@ def test_a_successful_turn_resets_the_error_count(run: Run) -> None:
 def test_sync_tool_timeout_is_an_error_result(run: Run) -> None:
     @tool(timeout=0.05)
     def slow() -> str:
-        time.sleep(0.5)
+        time.sleep(1.5)
         return "late"
 
     script = Script([call_tools(("slow", {})), reply("ok")])
     started = time.perf_counter()
     result = run(script.runtime(), "go", tools=[slow])
-    assert time.perf_counter() - started < 0.4
+    assert time.perf_counter() - started < 1.0  # the run did not wait out the 1.5 s tool
     assert result.tool_calls[0].status == "timeout"
     assert "timed out after 0.05 s" in results_sent(script, 1)[0].content
 
@@ -159,7 +159,7 @@ def test_sync_tool_timeout_is_an_error_result(run: Run) -> None:
 def test_async_tool_timeout_and_own_timeout_error(run: Run) -> None:
     @tool
     async def slow() -> str:
-        await asyncio.sleep(0.5)
+        await asyncio.sleep(1.5)
         return "late"
 
     @tool
@@ -169,7 +169,7 @@ def test_async_tool_timeout_and_own_timeout_error(run: Run) -> None:
     script = Script([call_tools(("slow", {}), ("raises_timeout", {})), reply("ok")])
     started = time.perf_counter()
     result = run(script.runtime(), "go", tools=[slow, raises_timeout], tool_timeout=0.05)
-    assert time.perf_counter() - started < 0.4
+    assert time.perf_counter() - started < 1.0  # the run did not wait out the 1.5 s tool
     assert [r.status for r in result.tool_calls] == ["timeout", "error"]
     assert "TimeoutError: upstream" in result.tool_calls[1].result.content
 
@@ -234,11 +234,8 @@ def test_parallel_calls_run_concurrently_and_results_keep_call_order(run: Run, k
             return n
 
     script = Script([call_tools(*[("work", {"n": i}) for i in range(4)]), reply("ok")])
-    started = time.perf_counter()
     result = run(script.runtime(), "go", tools=[work], parallel_tool_calls=True)
-    elapsed = time.perf_counter() - started
-    assert counter.peak == 4
-    assert elapsed < 0.35  # 0.15 + overhead, not 0.3 sequential
+    assert counter.peak == 4  # all four were inside the tool at once
     assert [r.content for r in results_sent(script, 1)] == ["0", "1", "2", "3"]
     assert [r.call.arguments["n"] for r in result.tool_calls] == [0, 1, 2, 3]
     assert script.requests[0].parallel_tool_calls is True

@@ -131,4 +131,4 @@ def test_recording_backoff_records_instead_of_sleeping_sync_and_async() -> None:
         out = asyncio.run(rt.async_exec("hi")) if use_async else rt.exec("hi")
         assert out == "ok"
         assert delays == [2.5, 0.5]  # Retry-After honoured, then 0.25 * 2 ** 1
-        assert time.perf_counter() - started < 1.0  # nothing actually slept
+        assert time.perf_counter() - started < 2.0  # nothing slept (the delays add to 3 s)
