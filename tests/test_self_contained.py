@@ -19,6 +19,8 @@ SEARCHED = [
     ROOT / "benchmarks",
     ROOT / "README.md",
     ROOT / "noxfile.py",
+    ROOT / "tests",
+    ROOT / "examples",
 ]
 TEXT_SUFFIXES = {".py", ".md", ".toml", ".yml", ".yaml", ".txt", ".cfg"}
 REFERENCE = "SPEC §"
@@ -28,7 +30,12 @@ def text_files(roots: Iterable[Path]) -> Iterable[Path]:
     for root in roots:
         candidates = [root] if root.is_file() else sorted(root.rglob("*"))
         for path in candidates:
-            if path.is_file() and path.suffix in TEXT_SUFFIXES and "cache" not in str(path):
+            if (
+                path.is_file()
+                and path.suffix in TEXT_SUFFIXES
+                and "cache" not in str(path)
+                and path != Path(__file__).resolve()  # this file names what it looks for
+            ):
                 yield path
 
 
@@ -42,7 +49,7 @@ def spec_references(roots: Iterable[Path]) -> list[str]:
     ]
 
 
-def test_no_spec_section_is_cited_in_code_or_docs() -> None:
+def test_no_spec_section_is_cited_in_code_tests_or_docs() -> None:
     assert spec_references(SEARCHED) == []
 
 

@@ -1,4 +1,4 @@
-"""Agent runs: manual tools, handoffs, the run context, guardrail types (SPEC §14, §15)."""
+"""Agent runs: manual tools, handoffs, the run context, guardrail types."""
 
 from __future__ import annotations
 

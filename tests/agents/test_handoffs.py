@@ -1,4 +1,4 @@
-"""handoff(): the model hands the conversation to another agentic function (SPEC §14)."""
+"""handoff(): the model hands the conversation to another agentic function."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""tool_execution="manual": the run stops at the first turn with tool calls (SPEC §14)."""
+"""tool_execution="manual": the run stops at the first turn with tool calls."""
 
 from __future__ import annotations
 

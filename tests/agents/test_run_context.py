@@ -1,4 +1,4 @@
-"""RunContext: stream_writer, previous, merge and override (SPEC §15)."""
+"""RunContext: stream_writer, previous, merge and override."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""RunContext.store: namespaced JSON values; in memory, or beside a SQLite session (SPEC §15)."""
+"""RunContext.store: namespaced JSON values; in memory, or beside a SQLite session."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Cache breakpoints in a continued conversation (SPEC §21): never more than Anthropic's 4.
+"""Cache breakpoints in a continued conversation: never more than Anthropic's 4.
 
 Each turn marks its prompt (``"cache": True``) and asks for ``cache="auto"``;
 the conversation continues with ``history=result.messages``. Without moving

@@ -1,4 +1,4 @@
-"""Deferred tools and tool search on Anthropic (SPEC §23), against cassettes.
+"""Deferred tools and tool search on Anthropic, against cassettes.
 
 wire-samples/anthropic/tool-search.json: two ``defer_loading`` tools and the bm25
 tool search tool; the answer's ``server_tool_use`` / ``tool_search_tool_result``

@@ -1,4 +1,4 @@
-"""Vendor depth (SPEC §16) against cassettes: exec, async exec and stream for each feature.
+"""Vendor depth against cassettes: exec, async exec and stream for each feature.
 
 Responses come from ../shared/wire-samples/anthropic/ (document citations from the
 documented format); request bodies were made by the real SDK (make_cassettes.py), and

@@ -1,4 +1,4 @@
-"""An answer that interleaves tool calls with other blocks goes back in its order (SPEC §21).
+"""An answer that interleaves tool calls with other blocks goes back in its order.
 
 Claude may write text, call a tool, write again and call another tool in one
 answer; with thinking on the answer is kept as blocks, and the next request

@@ -1,4 +1,4 @@
-"""Streamed Anthropic text blocks keep their boundaries (``TextDelta.key``, SPEC §21).
+"""Streamed Anthropic text blocks keep their boundaries (``TextDelta.key``).
 
 The recorded web search answer (wire-samples/anthropic/citations-web-search.json)
 has thinking, a server tool call and its result, then seven text blocks, some

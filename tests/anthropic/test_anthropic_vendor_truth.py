@@ -1,4 +1,4 @@
-"""SPEC §21 on Anthropic: refusals only where the vendor documents a rejection,
+"""Vendor truth on Anthropic: refusals only where the vendor documents a rejection,
 ``vendor={...}`` fields as a raw passthrough, and ``system=`` blocks sent as blocks.
 
 Each request body is read where the loopback server received it, for

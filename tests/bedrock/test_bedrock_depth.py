@@ -1,4 +1,4 @@
-"""Vendor depth on Bedrock (SPEC §16, §12): reasoning, caching, native tools, files in tool
+"""Vendor depth on Bedrock: reasoning, caching, native tools, files in tool
 results, citations and CountTokens, against cassettes (sync, async and streamed).
 
 The conftest matcher requires every request body to be JSON-equal to the cassette's; the

@@ -1,4 +1,4 @@
-"""``llmport cassette show FILE``: a recording printed as a conversation (SPEC §29)."""
+"""``llmport cassette show FILE``: a recording printed as a conversation."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Named provider instances and built-in profiles side by side in one Runtime (SPEC §22).
+"""Named provider instances and built-in profiles side by side in one Runtime.
 
 Each service is its own loopback server; the checks are on what each one
 received (path, key, body) and on what the run made of the answers.

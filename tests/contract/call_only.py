@@ -3,7 +3,7 @@
 Its providers implement nothing but ``_call(request)`` and
 ``_async_call(request)`` (``callonly``), plus the optional ``_stream(request)``
 and ``_astream(request)`` (``callonly-stream``): no ``prepare``, no ``send*``.
-SPEC §26 says that is a complete plugin, and the contract suite holds both to
+The plugin contract says that is a complete plugin, and the contract suite holds both to
 the same faults, secrets, bad-input, structured-output, tool-loop and
 streaming checks as the real vendors (``wire.CallOnlyWire``).
 

@@ -30,7 +30,7 @@ _HOST_PREFIXES = (
     "GOOGLE_",
     "AWS_",
     "CALLONLY_",
-    # OpenAI-compatible services (SPEC §22)
+    # OpenAI-compatible services
     "GROQ_",
     "DEEPSEEK_",
     "OLLAMA_",

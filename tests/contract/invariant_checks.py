@@ -1,4 +1,4 @@
-"""The checks the contract's invariant tests share (SPEC §20 I1, I2, I6), written once.
+"""The checks the contract's invariant tests share (vendor boundary, input, secrets), written once.
 
 * what a vendor answers when it echoes the key (:func:`key_echo_reply`);
 * what a partial echo of a key is, and the check that finds one
@@ -232,8 +232,8 @@ BEDROCK_JOB = "arn:aws:bedrock:us-east-1:000000000000:model-invocation-job/abc"
 
 #: target id -> why it has no batch API.
 NO_BATCH = {
-    "callonly": "a plugin written against _call alone has no batch API (SPEC §26)",
-    "callonly-stream": "a plugin written against _call alone has no batch API (SPEC §26)",
+    "callonly": "a plugin written against _call alone has no batch API",
+    "callonly-stream": "a plugin written against _call alone has no batch API",
     **dict.fromkeys(
         ("deepseek", "ollama", "mistral", "openrouter"),
         "the service documents no OpenAI-format batch API (rt.batch refuses typed)",

@@ -1,4 +1,4 @@
-"""The vendor boundary (SPEC §20 I1) on every path that reaches a vendor, for every target.
+"""The vendor boundary on every path that reaches a vendor, for every target.
 
 One table: path (run, stream, count, batch submit / status / results /
 cancel) x target x fault, sync and async. The loopback "vendor" answers

@@ -1,6 +1,6 @@
 """The ``_call``-only targets really are ``_call``-only, and the exceptions table is true.
 
-SPEC §26: a plugin with only ``_call`` / ``_async_call`` (optionally
+A plugin with only ``_call`` / ``_async_call`` (optionally
 ``_stream`` / ``_astream``) is complete. The contract suite proves it by
 running on ``call_only.py``'s two providers; that proof holds only while they
 override none of the fast contract's methods, and while every entry of

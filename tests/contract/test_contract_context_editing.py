@@ -1,4 +1,4 @@
-"""``ContextPolicy(strategy="vendor")`` on every target (SPEC §23 Vendor context editing).
+"""``ContextPolicy(strategy="vendor")`` on every target.
 
 On Anthropic the request asks for context management (``context_management``
 with ``clear_tool_uses_20250919``, and ``clear_thinking_20251015`` first when

@@ -32,7 +32,7 @@ COUNTS: dict[str, tuple[dict[str, Any], str] | None] = {
     "bedrock": ({"inputTokens": 37}, "/count-tokens"),
     "callonly": None,  # tiny chat has no counting endpoint
     "callonly-stream": None,
-    # OpenAI-compatible services document no counting endpoint: estimated (SPEC §22).
+    # OpenAI-compatible services document no counting endpoint: estimated.
     **dict.fromkeys(("groq", "deepseek", "ollama", "mistral", "openrouter")),
 }
 
@@ -69,7 +69,7 @@ async def test_a_compatible_server_without_the_endpoint_gives_an_estimate(runtim
     assert (count.exact, count.source) == (False, "estimate") and count.input_tokens >= 100
 
 
-# --- counting parity (SPEC §21): count_tokens sends what exec sends ------------------
+# --- counting parity: count_tokens sends what exec sends ------------------
 
 
 class Answer(pydantic.BaseModel):

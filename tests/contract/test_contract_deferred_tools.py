@@ -1,4 +1,4 @@
-"""Deferred tools and tool search on every target (SPEC §23 Deferred tools).
+"""Deferred tools and tool search on every target.
 
 * Where the vendor has tool search (OpenAI Responses, Anthropic), a
   ``Tool(defer_loading=True)`` is sent with ``defer_loading: true`` and the

@@ -1,4 +1,4 @@
-"""One Runtime, several event loops (SPEC §1): clients never outlive their loop."""
+"""One Runtime, several event loops: clients never outlive their loop."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Faults and retries (SPEC §6, §9): the same behaviour on every target, sync and async.
+"""Faults and retries: the same behaviour on every target, sync and async.
 
 llmport is the one retry layer: transient failures are retried with the
 vendor's Retry-After honoured (delays recorded, never slept), permanent ones
@@ -117,7 +117,7 @@ def wrong_type(value: Any) -> list[Any]:
 
 
 def hostile_replies(wire: Wire) -> list[tuple[str, Reply]]:
-    """A peer answering 200 with what is not the documented success (SPEC §32).
+    """A peer answering 200 with what is not the documented success.
 
     Bytes that are not UTF-8, a JSON array, and each field that holds the answer
     (``Wire.answer_fields``: ``choices``, ``output``, ``content``, ``candidates``)
@@ -179,7 +179,7 @@ def shown(events: list[StreamEvent]) -> str:
 async def test_stream_cut_after_text_raises_stream_interrupted_never_splices(
     wire: Wire, mode: str, runtime: Make
 ) -> None:
-    """SPEC §20 I3: once the caller has text, no other answer continues it."""
+    """Stream integrity: once the caller has text, no other answer continues it."""
     with LoopbackServer(
         [wire.truncated_stream_reply(FIRST), wire.stream_text_reply(SECOND)]
     ) as server:

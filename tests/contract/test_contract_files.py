@@ -1,4 +1,4 @@
-"""Files by reference (SPEC §23) on every vendor with a files API, at a loopback vendor.
+"""Files by reference on every vendor with a files API, at a loopback vendor.
 
 The vendor's answers are the recorded ones (``../shared/wire-samples/``:
 ``openai-responses/files-upload-code-interpreter.json``,
@@ -478,7 +478,7 @@ def test_openai_uploads_an_image_with_the_vision_purpose() -> None:
     assert b'name="purpose"\r\n\r\nvision' in vendor.server.requests[0].body
 
 
-# --- a hostile files API (SPEC §32): listings that never end ---------------------------------
+# --- a hostile files API: listings that never end ---------------------------------
 
 
 def endless_page(wire_id: str, fresh: bool, counter: Iterator[int], request: Any) -> Reply:

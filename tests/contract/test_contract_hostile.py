@@ -1,4 +1,4 @@
-"""SPEC §32 made permanent: every path of the invariants table against hostile peers.
+"""Hostile peers, made permanent: every path of the invariants table against hostile peers.
 
 ONE table of peers, :data:`PEERS`, is run against every vendor path of
 :data:`test_contract_invariants.PATHS` (the table every public path must be
@@ -254,7 +254,7 @@ PEERS: list[Peer] = [
     Peer("wrong-types", fixed(WRONG_TYPES)),
     Peer("invalid-utf8", fixed(INVALID_UTF8)),
     Peer("deep-nesting", fixed(DEEP)),
-    # A stream that already delivered text ends in StreamInterrupted (SPEC §20 I3).
+    # A stream that already delivered text ends in StreamInterrupted (stream integrity).
     Peer("non-finite", non_finite, ProviderError, paths=ANSWERING, skip=BINARY_STREAMS),
     Peer(
         "endless-body",

@@ -1,4 +1,4 @@
-"""SPEC §20 I1, I2 and I6 on every public path, for every target and both key formats.
+"""Vendor boundary, input boundary and secrets on every public path, every target, both key formats.
 
 ONE table, :data:`PATHS`, names every path of the public API and how to drive
 it. A vendor path (``drive``) runs for every target in ``wire.TARGETS`` (but
@@ -578,7 +578,7 @@ def submit_turn(wire: Wire) -> list[Reply]:
     return [Reply(body=b"")] if wire.id == "bedrock" else []
 
 
-# --- files by reference (SPEC §23) ---------------------------------------------------------
+# --- files by reference ---------------------------------------------------------
 
 #: The file every upload path sends (malformed: a number, not a file).
 PDF_BLOCK = {"type": "file", "data": b"%PDF-1.4\n%%EOF\n", "media_type": "application/pdf"}

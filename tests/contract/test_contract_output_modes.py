@@ -1,4 +1,4 @@
-"""One output, whatever carries it (SPEC §21 Output modes, §23 Streaming structured output).
+"""One output, whatever carries it.
 
 A run with ``response_format`` ends with the same ``stop_reason`` ("end_turn":
 the run ended with its output) and the same value whether the output
@@ -185,7 +185,7 @@ async def test_an_output_mode_the_vendor_lacks_is_refused_before_any_request(
         assert server.requests == []
 
 
-# --- a hostile model (SPEC §32): deep nesting, non-finite and unreadable numbers -----------
+# --- a hostile model: deep nesting, non-finite and unreadable numbers -----------
 
 #: The placeholder the hostile JSON replaces in a reply built by the wire (the wires
 #: serialize replies with json.dumps, which cannot write these values).

@@ -1,4 +1,4 @@
-"""The profile targets are their profiles (SPEC §22): what the contract suite runs is what ships.
+"""The profile targets are their profiles: what the contract suite runs is what ships.
 
 Each OpenAI-compatible target of :mod:`wire` states its service's quirks
 itself (key variable, base URL path, the body field of ``max_tokens=``, the

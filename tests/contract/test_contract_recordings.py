@@ -1,4 +1,4 @@
-"""Your own recordings on every target (SPEC §29): record once against the "vendor", replay offline.
+"""Your own recordings on every target: record once against the "vendor", replay offline.
 
 Each target's traffic is recorded with :func:`llmport.testing.cassette` while a
 loopback server plays the vendor, then replayed with the server stopped: the

@@ -1,4 +1,4 @@
-"""The offline-testing example app (examples/offline_app) and the pytest plugin (SPEC §29).
+"""The offline-testing example app (examples/offline_app) and the pytest plugin.
 
 The app's own tests run in a fresh pytest process, as a user runs them:
 first recording against loopback servers standing in for OpenAI and

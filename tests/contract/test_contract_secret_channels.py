@@ -1,4 +1,4 @@
-"""Secrets on every channel (SPEC §20 I6): all llmport sends or records passes the redactor.
+"""Secrets on every channel: all llmport sends or records passes the redactor.
 
 Each channel is tested with the standard and the odd-format ("custom") key
 of every target, and with three echoes of the key: all of it, 12

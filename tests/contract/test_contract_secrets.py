@@ -1,4 +1,4 @@
-"""Secrets never leave (SPEC §5, §6, §7): the key acceptance test, for every target.
+"""Secrets never leave: the key acceptance test, for every target.
 
 Each target is configured with a vendor-shaped test key (``sk-proj-...``,
 ``sk-ant-...``, ``AIza...``, ``AKIA...`` + secret) and with a shapeless
@@ -340,7 +340,7 @@ def keys_seen(server: LoopbackServer, secrets: list[str]) -> list[str]:
 def test_an_instance_with_its_own_endpoint_is_sent_no_environment_key(
     wire: Wire, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """I6: the vendor's environment key goes only to the vendor's host (SPEC §20, §22).
+    """I6: the vendor's environment key goes only to the vendor's host.
 
     The instance either runs keyless (a placeholder, as for a local server) or
     refuses typed before sending; either way the other host sees no key.

@@ -1,4 +1,4 @@
-"""SPEC §23 server-side state: refused typed, before any request, where the vendor has none.
+"""Server-side state: refused typed, before any request, where the vendor has none.
 
 ``previous_response_id=`` and ``conversation=`` exist only on OpenAI Responses;
 on every other target each call path (exec, async_exec, stream, astream,

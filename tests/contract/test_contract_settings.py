@@ -1,4 +1,4 @@
-"""Provider settings of the wrong type are a ConfigError before any request (SPEC §20 I2, §22, §32).
+"""Provider settings of the wrong type are a ConfigError before any request (the input boundary).
 
 ONE table, :data:`BAD_SETTINGS`: each row is a setting and a value of the
 wrong type (or range). Every row is given to every target (the bases and

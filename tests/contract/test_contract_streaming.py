@@ -1,4 +1,4 @@
-"""Streaming (SPEC §1): deltas add up to the final text; tool calls arrive fully assembled."""
+"""Streaming: deltas add up to the final text; tool calls arrive fully assembled."""
 
 from __future__ import annotations
 

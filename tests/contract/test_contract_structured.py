@@ -1,4 +1,4 @@
-"""Structured output (SPEC §4): each vendor's native mechanism, validation, one repair round."""
+"""Structured output: each vendor's native mechanism, validation, one repair round."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``system=`` given as blocks is sent as blocks, on every vendor (SPEC §21 Order and boundaries).
+"""``system=`` given as blocks is sent as blocks, on every vendor.
 
 Each vendor's own system field keeps one entry per block: Anthropic ``system``
 blocks, Gemini ``systemInstruction.parts``, Bedrock ``system`` blocks, and an

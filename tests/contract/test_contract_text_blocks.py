@@ -1,4 +1,4 @@
-"""Streamed text blocks keep their boundaries (SPEC §21 Order and boundaries, ``TextDelta.key``).
+"""Streamed text blocks keep their boundaries (``TextDelta.key``).
 
 An answer of two text blocks, whole or streamed, gives the same assistant
 message block for block, on every vendor whose answers can hold two text

@@ -1,4 +1,4 @@
-"""Media returned by a tool (SPEC §28): a screenshot tool runs on every target.
+"""Media returned by a tool: a screenshot tool runs on every target.
 
 Each vendor gets the image the way its API takes it: inside the tool result
 where the API holds media there, else named in the result (``"See file

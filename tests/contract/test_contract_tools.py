@@ -1,4 +1,4 @@
-"""The tool loop (SPEC §3): one tool run per call, its result sent back in the vendor's shape."""
+"""The tool loop: one tool run per call, its result sent back in the vendor's shape."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A model the tables do not know is sent, with one warning per model per Runtime (SPEC §21).
+"""A model the tables do not know is sent, with one warning per model per Runtime.
 
 A model released tomorrow works today: llmport gives it its family's
 capabilities (or permissive ones) and warns once with

@@ -1,4 +1,4 @@
-"""``exec(vendor={...})``: fields llmport does not model reach that vendor's body (SPEC §1, §2)."""
+"""``exec(vendor={...})``: fields llmport does not model reach that vendor's body."""
 
 from __future__ import annotations
 

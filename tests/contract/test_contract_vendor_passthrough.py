@@ -1,5 +1,5 @@
 """``vendor={...}`` and ``Tool(vendor=...)`` are a raw passthrough: no llmport table refuses
-them, on any path that builds a request (SPEC §21).
+them, on any path that builds a request.
 
 The fields below would each be refused before the wire if given as llmport
 options on some vendor (no ``seed`` on Anthropic or Bedrock, a temperature
@@ -46,7 +46,7 @@ def lookup(city: str) -> str:
 
 #: (field, value) a ``Tool(vendor=...)`` probe adds to the tool's entry. Converse's
 #: toolSpec is a closed schema botocore checks (the SDK's own validation, which
-#: SPEC §21 leaves alone): its probe is ``strict``, which the tables give only to
+#: the vendor-truth rules leave alone): its probe is ``strict``, which the tables give only to
 #: models with native structured output.
 TOOL_PROBES = {"bedrock": ("strict", True)}
 TOOL_PROBE = ("x_tool_probe", {"strict": True})

@@ -15,7 +15,7 @@ every adapter in :data:`TARGETS`. An adapter knows, for one target:
 Adding a vendor = one more :class:`Wire` subclass appended to
 :data:`TARGETS`; every contract test then runs for it. ``callonly`` is a
 plugin of this suite's own (``call_only.py``) written against the ``_call``
-contract alone (SPEC §26); the few checks that cannot apply to it are listed
+contract alone; the few checks that cannot apply to it are listed
 with their reason in :data:`NOT_APPLICABLE`.
 """
 
@@ -72,7 +72,7 @@ class Wire:
     #: Whether the vendor's tool calls carry ids (then each tool result must answer its id).
     tool_call_ids: ClassVar[bool] = True
     #: The top-level fields of the vendor's success answer that hold the answer itself
-    #: (a 200 with one of the wrong type is a MalformedResponseError, SPEC §20 I1).
+    #: (a 200 with one of the wrong type is a MalformedResponseError).
     answer_fields: ClassVar[tuple[str, ...]] = ()
     #: Plugin objects the target needs that are not installed entry points (registered
     #: process-wide for each test by the ``installed`` fixture, as installing would).
@@ -297,7 +297,7 @@ class OpenAIChatWire(Wire):
 
 
 # ---------------------------------------------------------------------------
-# OpenAI-compatible services (built-in profiles of the openai plugin, SPEC §22)
+# OpenAI-compatible services
 # ---------------------------------------------------------------------------
 
 
@@ -1055,7 +1055,7 @@ NOT_APPLICABLE: dict[tuple[str, str], str] = {
 }
 
 
-#: The other built-in profiles of the openai plugin (SPEC §22). Not in :data:`TARGETS`:
+#: The other built-in profiles of the openai plugin. Not in :data:`TARGETS`:
 #: their wire is the one GroqWire & co. already run everywhere, so only the contract
 #: areas where a profile's own quirks matter (key variable, base URL path, error
 #: bodies, structured output) run for them: faults, secrets, bad input, structured

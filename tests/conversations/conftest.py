@@ -1,4 +1,4 @@
-"""Conversations as values, budgets, context windows and deadlines (SPEC §11-§14)."""
+"""Conversations as values, budgets, context windows and deadlines."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""SPEC §12: budgets on the runtime (cumulative) and per exec; costs from genai-prices."""
+"""Budgets on the runtime (cumulative) and per exec; costs from genai-prices."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""SPEC §14: one deadline for the whole run: attempts, backoff, tools and streams."""
+"""One deadline for the whole run: attempts, backoff, tools and streams."""
 
 from __future__ import annotations
 

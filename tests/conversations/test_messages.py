@@ -1,4 +1,4 @@
-"""SPEC §11: a conversation is a value you can hold, store, continue and move between vendors."""
+"""A conversation is a value you can hold, store, continue and move between vendors."""
 
 from __future__ import annotations
 

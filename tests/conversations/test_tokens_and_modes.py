@@ -1,4 +1,4 @@
-"""SPEC §12 token counting and model info; §16 output modes and the options the core normalises."""
+"""Token counting and model info; output modes and the options the core normalises."""
 
 from __future__ import annotations
 

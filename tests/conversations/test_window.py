@@ -1,4 +1,4 @@
-"""SPEC §13: conversations kept inside the model's window (trim, summarize, error)."""
+"""Conversations kept inside the model's window (trim, summarize, error)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Media a tool returns: what the tool loop keeps, and the follow-up form (SPEC §28)."""
+"""Media a tool returns: what the tool loop keeps, and the follow-up form."""
 
 from __future__ import annotations
 

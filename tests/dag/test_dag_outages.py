@@ -1,4 +1,4 @@
-"""SPEC §20 I5 for the SQLite store: a database kept locked is typed within the bound."""
+"""Outages of the SQLite store: a database kept locked is typed within the bound."""
 
 from __future__ import annotations
 

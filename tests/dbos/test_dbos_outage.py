@@ -1,4 +1,4 @@
-"""A durable run whose PostgreSQL stops mid-run (SPEC §20 I5, §24), in one process.
+"""A durable run whose PostgreSQL stops mid-run, in one process.
 
 The run's checkpoints wait for the database up to ``launch(database_wait=)``:
 a server back in time finishes the run with each model request paid once; one

@@ -1,4 +1,4 @@
-"""Fallback across models (SPEC §17)."""
+"""Fallback across models."""
 
 from __future__ import annotations
 

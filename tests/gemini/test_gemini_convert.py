@@ -718,7 +718,7 @@ def test_a_resource_name_is_the_model_it_names() -> None:
     assert named == provider.capabilities("gemini-1.5-pro") != info.default
 
 
-# --- images in answers (SPEC §28) ----------------------------------------------------------
+# --- images in answers ----------------------------------------------------------
 
 #: A tiny real JPEG header (the sample's base64 is truncated): what the answer's inlineData holds.
 JPEG = bytes.fromhex("ffd8ffe000104a46494600010100000100010000ffd9")

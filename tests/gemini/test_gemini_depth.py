@@ -1,4 +1,4 @@
-"""Vendor depth (SPEC §16, §12) against cassettes: exec, async_exec, stream, astream.
+"""Vendor depth against cassettes: exec, async_exec, stream, astream.
 
 Every cassette's request bodies are matched exactly by the conftest matcher;
 the tests also assert the fields of each feature. Answers are built from the

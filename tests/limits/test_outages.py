@@ -1,4 +1,4 @@
-"""SPEC §20 I5 in the core: a limiter that is down is typed, or let through with "allow"."""
+"""Limiter outages, in the core: a limiter that is down is typed, or let through with "allow"."""
 
 from __future__ import annotations
 

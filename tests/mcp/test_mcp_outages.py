@@ -1,4 +1,4 @@
-"""MCP servers down (SPEC §20 I5): typed errors naming the server, in bounded time, unchained.
+"""MCP servers down: typed errors naming the server, in bounded time, unchained.
 
 Each case uses a real failure: a command that does not exist, a process that
 never speaks MCP, a port nobody listens on, a loopback socket that accepts

@@ -1,4 +1,4 @@
-"""Cassette scenarios for vendor depth (SPEC §16, §12): reasoning, caching, citations,
+"""Cassette scenarios for vendor depth: reasoning, caching, citations,
 native tools, native text files and token counting, on both OpenAI APIs.
 
 Replies are built from the real recordings in ``../shared/wire-samples/openai-chat``

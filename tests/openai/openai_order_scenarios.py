@@ -1,4 +1,4 @@
-"""Cassette scenarios for Responses item order (SPEC §21) and tool search (SPEC §23).
+"""Cassette scenarios for Responses item order and tool search.
 
 * ``responses_interleaved*``: a reasoning model that reasons, calls, reasons
   again and calls again in one answer. The items are those of

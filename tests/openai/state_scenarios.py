@@ -1,4 +1,4 @@
-"""Cassette scenarios for server-side state and background runs (SPEC §23).
+"""Cassette scenarios for server-side state and background runs.
 
 Each reply is a response of the recorded OpenAI calls in the third batch of
 wire samples (``openai-responses/previous-response-id-tool-loop.json``,

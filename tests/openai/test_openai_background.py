@@ -1,4 +1,4 @@
-"""Background runs on OpenAI Responses (SPEC §23): cassettes and a dropping loopback server.
+"""Background runs on OpenAI Responses: cassettes and a dropping loopback server.
 
 The cassettes replay the recorded ``background-poll`` and ``background-stream``
 calls (see cassettes/README.md); the resume tests serve the recorded stream
@@ -315,7 +315,7 @@ def test_a_failed_run_raises_the_vendors_typed_error() -> None:
     assert raised.value.code == "server_error"
 
 
-# --- a hostile vendor (SPEC §32): replays without sequence numbers, endless drops, stalls ------
+# --- a hostile vendor: replays without sequence numbers, endless drops, stalls ------
 
 
 def sse_body(events: list[dict[str, Any]], tail: bytes = b"") -> bytes:

@@ -1,4 +1,4 @@
-"""Vendor depth on both OpenAI APIs (SPEC §16, §12): cassette replays with exact bodies.
+"""Vendor depth on both OpenAI APIs: cassette replays with exact bodies.
 
 Every replay runs sync and async (``drive``); each feature has a streamed
 scenario too. Bodies are compared whole, so the shapes of the real

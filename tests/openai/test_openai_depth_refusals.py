@@ -1,4 +1,4 @@
-"""What the OpenAI APIs cannot do is refused before any request (SPEC §16), and the
+"""What the OpenAI APIs cannot do is refused before any request, and the
 conversions that need no cassette: tool results with media, cache marks and ttl,
 files by send mode, budgets and efforts per model family.
 """

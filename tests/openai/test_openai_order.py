@@ -1,4 +1,4 @@
-"""Responses item order (SPEC §21) and tool search with deferred tools (SPEC §23).
+"""Responses item order and tool search with deferred tools.
 
 Cassette replays, sync and async (``drive``), exec and stream; the request
 bodies are compared whole.

@@ -1,4 +1,4 @@
-"""Server-side conversation state on OpenAI Responses (SPEC §23), replayed from cassettes.
+"""Server-side conversation state on OpenAI Responses, replayed from cassettes.
 
 The cassettes replay the recorded calls of the wire samples
 ``previous-response-id-tool-loop`` and ``conversation`` (see

@@ -1,4 +1,4 @@
-"""The async transport choice: aiohttp by default when installed, configurable (SPEC §8)."""
+"""The async transport choice: aiohttp by default when installed, configurable."""
 
 from __future__ import annotations
 

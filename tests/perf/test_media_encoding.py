@@ -1,4 +1,4 @@
-"""One base64 encode and one data URL per media block, shared by every turn (SPEC §8)."""
+"""One base64 encode and one data URL per media block, shared by every turn."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""RunContext.store beside a PostgreSQL session (llmport-postgres, SPEC §15/§19)."""
+"""RunContext.store beside a PostgreSQL session (llmport-postgres)."""
 
 from __future__ import annotations
 

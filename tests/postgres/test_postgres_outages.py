@@ -1,4 +1,4 @@
-"""SPEC §20 I5 for the PostgreSQL store: a server that is down is typed, a restart loses nothing.
+"""Outages of the PostgreSQL store: a server that is down is typed, a restart loses nothing.
 
 These tests stop and restart a PostgreSQL of their own (the session's shared
 server stays up for the other tests).

@@ -1,4 +1,4 @@
-"""SPEC §20 I4 and I5 for the limiters: leases come back on every exit, outages are typed."""
+"""Leases and outages for the limiters: leases come back on every exit, outages are typed."""
 
 from __future__ import annotations
 

@@ -542,7 +542,7 @@ SCENARIOS: dict[str, Scenario] = {
 }
 
 
-# --- vendor depth (SPEC §16): responses from ../shared/wire-samples/anthropic/ ---------------
+# --- vendor depth: responses from ../shared/wire-samples/anthropic/ ---------------
 
 WIRE = Path(__file__).resolve().parents[4] / "shared" / "wire-samples" / "anthropic"
 
@@ -859,7 +859,7 @@ def count_request() -> Any:
     return Request("claude-sonnet-4-5", [Message("user", (TextBlock(text),))])
 
 
-# --- deferred tools and tool search (SPEC §23): wire-samples/anthropic/tool-search.json ---------
+# --- deferred tools and tool search: wire-samples/anthropic/tool-search.json ---------
 
 
 def deferred_tools() -> list[Any]:

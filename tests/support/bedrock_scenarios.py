@@ -199,7 +199,7 @@ class Scenario:
         return f"bedrock/{self.name}.yaml"
 
 
-# --- vendor depth (SPEC §16): reasoning, caching, native tools, files, citations, counting ---
+# --- vendor depth: reasoning, caching, native tools, files, citations, counting ---
 
 
 def get_user_country() -> str:

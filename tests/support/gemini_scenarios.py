@@ -387,7 +387,7 @@ SCENARIOS: dict[str, Scenario] = {
 
 
 # ---------------------------------------------------------------------------
-# Vendor depth (SPEC §16, §12): reasoning, caching, grounding, native tools,
+# Vendor depth: reasoning, caching, grounding, native tools,
 # token counting. Answers copy the shapes (and texts) of the second batch of
 # ../shared/wire-samples/gemini/; the signatures there are truncated, so each
 # one here is its first 80 characters (valid base64, standard alphabet, as the

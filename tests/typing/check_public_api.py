@@ -27,7 +27,7 @@ async def main(rt: Runtime) -> None:
     rt.exec("hi", model="openai:gpt-4o-mini", vendor={"openai": {"user": "u1"}})
     rt.exec("hi", temprature=0.2)  # type: ignore[call-arg]
     rt.exec("hi", max_iterations="many")  # type: ignore[arg-type]
-    # count_tokens takes exec's parameters (SPEC §21), typed the same way
+    # count_tokens takes exec's parameters, typed the same way
     assert_type(rt.count_tokens("hi", reasoning="low", vendor={"openai": {}}), TokenCount)
     assert_type(await rt.acount_tokens("hi", tool_choice="required", cache="auto"), TokenCount)
     rt.count_tokens("hi", temprature=0.2)  # type: ignore[call-arg]

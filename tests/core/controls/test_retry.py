@@ -1,4 +1,4 @@
-"""SPEC §6 retries: attempts, backoff with full jitter, Retry-After, classification."""
+"""Retries: attempts, backoff with full jitter, Retry-After, classification."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Files by reference, the core side (SPEC §23): FileRef as a neutral block, and its checks."""
+"""Files by reference, the core side: FileRef as a neutral block, and its checks."""
 
 from __future__ import annotations
 

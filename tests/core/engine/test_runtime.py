@@ -1,4 +1,4 @@
-"""SPEC §1: the Runtime's parameters, in sync and async."""
+"""The Runtime's parameters, in sync and async."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""SPEC §6: the error classes, what they carry, and that secrets never show."""
+"""The error classes, what they carry, and that secrets never show."""
 
 from __future__ import annotations
 

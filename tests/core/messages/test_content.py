@@ -1,4 +1,4 @@
-"""SPEC §1 "Content blocks": sources, media types, errors, read-once, inlining."""
+"""Content blocks: sources, media types, errors, read-once, inlining."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The redactor (llmport.observe.redaction): what it learns and what it masks (SPEC §20 I6)."""
+"""The redactor (llmport.observe.redaction): what it learns and what it masks."""
 
 from __future__ import annotations
 

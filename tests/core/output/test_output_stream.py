@@ -1,4 +1,4 @@
-"""Streamed structured output read as it arrives (llmport.output.streaming, SPEC §23)."""
+"""Streamed structured output read as it arrives (llmport.output.streaming)."""
 
 from __future__ import annotations
 

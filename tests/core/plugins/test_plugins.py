@@ -1,4 +1,4 @@
-"""SPEC §2: entry-point discovery, LLMPORT_PLUGINS, broken plugins, cheap import."""
+"""Entry-point discovery, LLMPORT_PLUGINS, broken plugins, cheap import."""
 
 from __future__ import annotations
 

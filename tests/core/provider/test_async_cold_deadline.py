@@ -1,4 +1,4 @@
-"""SPEC §20 I7 on the async path: a cold client is made off the event loop, inside the deadline.
+"""Deadlines on the async path: a cold client is made off the event loop, inside the deadline.
 
 Importing a vendor SDK and building its client takes seconds on a loaded
 machine. Made on the event loop, it blocks the loop and the deadline cannot

@@ -1,4 +1,4 @@
-"""SPEC §7: routing of model strings, configuration sources and precedence."""
+"""Routing of model strings, configuration sources and precedence."""
 
 from __future__ import annotations
 

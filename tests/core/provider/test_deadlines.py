@@ -1,4 +1,4 @@
-"""SPEC §20 I7: deadline= bounds everything inside the run, client creation included.
+"""deadline= bounds everything inside the run, client creation included.
 
 A sync ``call=`` function or a scripted reply that returns after the
 deadline raises RunTimeout with the late answer on it (it is never

@@ -1,4 +1,4 @@
-"""The cassette format and matching (llmport.testing.cassette_format/_match): SPEC §29."""
+"""The cassette format and matching (llmport.testing.cassette_format/_match)."""
 
 from __future__ import annotations
 

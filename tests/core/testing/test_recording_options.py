@@ -1,4 +1,4 @@
-"""llmport.testing.cassette's options and the pytest plugin's record mode (SPEC §29)."""
+"""llmport.testing.cassette's options and the pytest plugin's record mode."""
 
 from __future__ import annotations
 
