@@ -633,7 +633,7 @@ COUNT_BODY_FIELDS = frozenset(
 )
 
 
-def count_params(prepared: AnthropicPrepared) -> dict[str, Any]:
+def build_count_request(prepared: AnthropicPrepared) -> dict[str, Any]:
     """The ``messages.count_tokens`` arguments for a prepared generation request.
 
     The same model, messages, system, tools, tool choice, thinking and output

@@ -237,7 +237,7 @@ class AnthropicProvider(Provider):
         """The ``messages.count_tokens`` arguments for ``request`` (what ``exec`` would send)."""
         # Counted as if streamed: the non-streaming max_tokens limit is no concern here.
         prepared = self.prepare(replace(request, stream=True))
-        return convert_in.count_params(prepared)
+        return convert_in.build_count_request(prepared)
 
     # -- send: I/O and the answer, every attempt -----------------------------------
 

@@ -277,6 +277,21 @@ def build_request(
     )
 
 
+#: The Converse request's fields that CountTokens counts (the rest costs no input).
+COUNT_FIELDS = ("messages", "system", "toolConfig", "additionalModelRequestFields")
+
+
+def build_count_request(payload: Mapping[str, Any], model: str) -> dict[str, Any]:
+    """The ``count_tokens`` keyword arguments for a built Converse request.
+
+    CountTokens takes the base model id (``anthropic.claude-...``, without the
+    ``us.`` inference-profile prefix) and the Converse request's ``messages``,
+    ``system``, ``toolConfig`` and ``additionalModelRequestFields``.
+    """
+    converse = {key: payload[key] for key in COUNT_FIELDS if key in payload}
+    return {"modelId": model, "input": {"converse": converse}}
+
+
 def _system_field(request: Request, family: Family) -> list[dict[str, Any]] | None:
     """The ``system`` field, if the request has a system prompt the model takes."""
     system = system_param(request, family)

@@ -599,13 +599,8 @@ class BedrockProvider(Provider):
                 "Bedrock's CountTokens supports Anthropic Claude models only",
             )
         payload = materialize(self.prepare(request).payload)
-        converse = {
-            key: payload[key]
-            for key in ("messages", "system", "toolConfig", "additionalModelRequestFields")
-            if key in payload
-        }
         model = base_model_id(self.model_behind(request.model))
-        return {"modelId": model, "input": {"converse": converse}}
+        return convert_in.build_count_request(payload, model)
 
     @vendor_boundary
     def count_tokens(self, request: Request) -> int:

@@ -354,6 +354,51 @@ def sdk_payload(prepared: Prepared, family: Family) -> dict[str, Any]:
     return args
 
 
+def build_count_request(payload: dict[str, Any], model: str, *, vertex: bool) -> dict[str, Any]:
+    """``models.count_tokens`` arguments for a converted generation request (``sdk_payload``).
+
+    Contents alone (the Developer API's ``contents`` form) when the request
+    has no system prompt and no tools; otherwise the whole request goes in
+    ``generateContentRequest`` (contents, system instruction, tools), which
+    the Developer API counts as the generation request (google-genai's
+    ``count_tokens`` refuses ``system_instruction`` / ``tools`` there, so they
+    travel in ``http_options.extra_body``). On Vertex AI they go as top-level
+    ``systemInstruction`` / ``tools``.
+    """
+    from google.genai import types
+
+    config = payload["config"]
+    contents = payload["contents"]
+    http: dict[str, Any] = {}
+    if config.http_options is not None and config.http_options.timeout is not None:
+        http["timeout"] = config.http_options.timeout
+    extra: dict[str, Any] = {}
+    system = config.system_instruction
+    if isinstance(system, types.Content):  # several system blocks: one part each
+        extra["systemInstruction"] = {"parts": [{"text": p.text} for p in system.parts or ()]}
+    elif system is not None:
+        extra["systemInstruction"] = {"parts": [{"text": system}]}
+    body = dict(config.http_options.extra_body or {}) if config.http_options else {}
+    if body.get("tools"):
+        extra["tools"] = body["tools"]
+    if extra:
+        if vertex:
+            http["extra_body"] = extra
+        else:
+            wire = [c.model_dump(mode="json", exclude_none=True) for c in contents]
+            http["extra_body"] = {
+                "generateContentRequest": {
+                    "model": model if model.startswith("models/") else f"models/{model}",
+                    "contents": wire,
+                    **extra,
+                }
+            }
+    args: dict[str, Any] = {"model": model, "contents": contents}
+    if http:
+        args["config"] = types.CountTokensConfig(http_options=types.HttpOptions(**http))
+    return args
+
+
 def _function_calling_wire(request: Request) -> dict[str, Any]:
     choice = request.tool_choice
     if isinstance(choice, dict):

@@ -395,51 +395,9 @@ class GeminiProvider(Provider):
     # -- token counting ------------------------------------------------------------
 
     def build_count_request(self, request: Request) -> dict[str, Any]:
-        """``models.count_tokens`` arguments for the request ``prepare`` would send.
-
-        Contents alone (the Developer API's ``contents`` form) when the request
-        has no system prompt and no tools; otherwise the whole request goes in
-        ``generateContentRequest`` (contents, system instruction, tools), which
-        the Developer API counts as the generation request (google-genai's
-        ``count_tokens`` refuses ``system_instruction`` / ``tools`` there, so they
-        travel in ``http_options.extra_body``). On Vertex AI they go as top-level
-        ``systemInstruction`` / ``tools``.
-        """
-        from google.genai import types
-
-        prepared = self.prepare(request)
-        payload = convert_in.sdk_payload(prepared, self.family(request.model))
-        config = payload["config"]
-        contents = payload["contents"]
-        http: dict[str, Any] = {}
-        if config.http_options is not None and config.http_options.timeout is not None:
-            http["timeout"] = config.http_options.timeout
-        extra: dict[str, Any] = {}
-        system = config.system_instruction
-        if isinstance(system, types.Content):  # several system blocks: one part each
-            extra["systemInstruction"] = {"parts": [{"text": p.text} for p in system.parts or ()]}
-        elif system is not None:
-            extra["systemInstruction"] = {"parts": [{"text": system}]}
-        body = dict(config.http_options.extra_body or {}) if config.http_options else {}
-        if body.get("tools"):
-            extra["tools"] = body["tools"]
-        if extra:
-            if self.vertex:
-                http["extra_body"] = extra
-            else:
-                wire = [c.model_dump(mode="json", exclude_none=True) for c in contents]
-                model = request.model
-                http["extra_body"] = {
-                    "generateContentRequest": {
-                        "model": model if model.startswith("models/") else f"models/{model}",
-                        "contents": wire,
-                        **extra,
-                    }
-                }
-        args: dict[str, Any] = {"model": request.model, "contents": contents}
-        if http:
-            args["config"] = types.CountTokensConfig(http_options=types.HttpOptions(**http))
-        return args
+        """``models.count_tokens`` arguments for the request ``prepare`` would send."""
+        payload = convert_in.sdk_payload(self.prepare(request), self.family(request.model))
+        return convert_in.build_count_request(payload, request.model, vertex=self.vertex)
 
     @vendor_boundary
     def count_tokens(self, request: Request) -> int:

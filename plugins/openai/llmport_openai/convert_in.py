@@ -48,7 +48,7 @@ from llmport.messages.types import (
     ToolSpec,
 )
 from llmport.provider.tool_media import move_tool_media
-from llmport.provider.wire import base64_of, data_url_of
+from llmport.provider.wire import base64_of, data_url_of, plain
 from llmport.schema.transform import has_optional, strict_schema
 
 from .models import AUDIO_FORMATS, efforts_for, explicit_cache, reasoning_family
@@ -408,15 +408,22 @@ COUNT_FIELDS = frozenset(
 )
 
 
-def count_body(body: Mapping[str, Any]) -> dict[str, Any]:
-    """The part of a Responses body the token-counting endpoint takes (the rest costs no input).
+def build_count_request(body: Mapping[str, Any], call: Mapping[str, Any]) -> dict[str, Any]:
+    """The SDK arguments of ``responses.input_tokens.count`` for a built Responses request.
 
-    ``parallel_tool_calls`` is left out at its default (true), as the recorded count sends it.
+    The token-counting endpoint takes the part of the body that costs input (the
+    rest is left out); ``parallel_tool_calls`` is left out at its default (true),
+    as the recorded count sends it. ``call`` is the request's SDK options
+    (timeout, extra headers), passed through.
     """
-    out = {k: v for k, v in body.items() if k in COUNT_FIELDS}
-    if out.get("parallel_tool_calls") is True:
-        del out["parallel_tool_calls"]
-    return out
+    counted = {k: plain(v) for k, v in body.items() if k in COUNT_FIELDS}  # the SDK serializes it
+    if counted.get("parallel_tool_calls") is True:
+        del counted["parallel_tool_calls"]
+    kwargs: dict[str, Any] = {"model": counted.pop("model"), "input": counted.pop("input")}
+    kwargs.update(call)
+    if counted:
+        kwargs["extra_body"] = counted
+    return kwargs
 
 
 def responses_input(

@@ -57,7 +57,7 @@ from llmport.provider.clients import ClientCache, async_transport
 from llmport.provider.contract import Prepared, PreparedEmbed, Provider, ProviderInfo
 from llmport.provider.files import aall_pages, all_pages
 from llmport.provider.translate import answer_field, translating, vendor_boundary
-from llmport.provider.wire import Body, loads, plain
+from llmport.provider.wire import Body, loads
 from llmport.provider.wire import encode as encode_body
 
 from . import convert_in, convert_out, files, sdk_internals
@@ -595,12 +595,7 @@ class OpenAIResponsesProvider(_OpenAIProvider):
         """The SDK arguments of ``responses.input_tokens.count`` for ``request`` (checked first)."""
         caps = self.check(request)
         body, call = self.body(replace(request, stream=False), caps)
-        counted = plain(convert_in.count_body(body))  # the SDK serializes this one
-        kwargs: dict[str, Any] = {"model": counted.pop("model"), "input": counted.pop("input")}
-        kwargs.update(call)
-        if counted:
-            kwargs["extra_body"] = counted
-        return kwargs
+        return convert_in.build_count_request(body, call)
 
     @vendor_boundary
     def count_tokens(self, request: Request) -> int:
