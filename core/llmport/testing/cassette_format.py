@@ -33,6 +33,11 @@ MEDIA_MARKER = "llmport-media:"
 _BASE64ISH = re.compile(r"(?:data:[\w/+.\-]+;base64,)?[A-Za-z0-9+/=_\-\s]+")  # standard or URL-safe
 #: Headers not kept: they describe the stored bytes, which loading re-encodes.
 _DROPPED_HEADERS = frozenset({"content-length", "content-encoding", "transfer-encoding"})
+#: A side file's name: the SHA-256 of its contents, nothing else (never a path).
+_DIGEST = re.compile(r"[0-9a-f]{64}")
+#: Most values a cassette may hold once its YAML aliases are expanded (a large
+#: recording holds tens of thousands; an alias bomb holds billions).
+MAX_VALUES = 2_000_000
 
 
 # --- bodies --------------------------------------------------------------------------------
@@ -80,7 +85,7 @@ def body_bytes(stored: dict[str, Any] | None) -> bytes:
     if "aws_events" in stored:
         return encode_event_stream(stored["aws_events"])
     if "base64" in stored:
-        return base64.b64decode(stored["base64"])
+        return base64.b64decode(stored["base64"], validate=True)  # garbage is an error
     return str(stored.get("text", "")).encode("utf-8")
 
 
@@ -137,14 +142,24 @@ def decode_event_stream(data: bytes) -> list[dict[str, Any]] | None:
     """AWS event-stream frames as ``{headers, payload}`` items; ``None`` if not decodable.
 
     Only string-valued headers are understood (all Bedrock sends); a frame with
-    another header type keeps the stream stored as base64 instead.
+    another header type, or bytes that are not frames at all (a peer may send
+    anything under that content type), keep the stream stored as base64 instead.
     """
+    try:
+        return _frames(data)
+    except (IndexError, UnicodeDecodeError, struct.error):
+        return None
+
+
+def _frames(data: bytes) -> list[dict[str, Any]] | None:
     frames: list[dict[str, Any]] = []
     at = 0
     while at < len(data):
         if len(data) - at < 16:
             return None
         total, headers_len = struct.unpack(">II", data[at : at + 8])
+        if total < 16 + headers_len:
+            return None  # not a frame: it could not hold its own prelude, headers and CRC
         frame = data[at : at + total]
         headers = _frame_headers(frame[12 : 12 + headers_len])
         if headers is None or len(frame) != total:
@@ -190,7 +205,7 @@ def encode_event_stream(frames: list[dict[str, Any]]) -> bytes:
         if "json" in shown:
             payload = json.dumps(shown["json"], separators=(",", ":")).encode("utf-8")
         else:
-            payload = base64.b64decode(shown["base64"])
+            payload = base64.b64decode(shown["base64"], validate=True)
         total = 16 + len(headers) + len(payload)
         prelude = struct.pack(">II", total, len(headers))
         prelude += struct.pack(">I", zlib.crc32(prelude))
@@ -235,14 +250,142 @@ def store_media(value: Any, cassette: Path) -> Any:
 
 
 def load_media(value: Any, cassette: Path) -> Any:
-    """``value`` with every media marker replaced by its side file's contents."""
+    """``value`` with every media marker replaced by its side file's contents.
+
+    A marker names a side file by the SHA-256 of its contents: anything else
+    (a path, ``../``) or a file whose contents no longer hash to its name is
+    refused with ``ValueError``, so an edited cassette cannot read other files.
+    """
     if isinstance(value, str) and value.startswith(MEDIA_MARKER):
-        return (media_dir(cassette) / value[len(MEDIA_MARKER) :]).read_text(encoding="ascii")
+        digest = value[len(MEDIA_MARKER) :]
+        if not _DIGEST.fullmatch(digest):
+            raise ValueError(f"{value[:80]!r} does not name a media side file (a SHA-256)")
+        data = (media_dir(cassette) / digest).read_bytes()
+        if hashlib.sha256(data).hexdigest() != digest:
+            raise ValueError(f"media side file {digest} was changed after recording")
+        return data.decode("ascii")
     if isinstance(value, dict):
         return {k: load_media(v, cassette) for k, v in value.items()}
     if isinstance(value, list):
         return [load_media(v, cassette) for v in value]
     return value
+
+
+# --- what a loaded file must be -------------------------------------------------------------
+
+_TEXT_HEADERS = {
+    "type": "object",
+    "additionalProperties": {
+        "anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]
+    },
+}
+
+
+def _one_of_bodies(**forms: Any) -> dict[str, Any]:
+    """A stored body: ``null`` or an object with exactly one of ``forms``."""
+    return {
+        "anyOf": [{"type": "null"}]
+        + [
+            {
+                "type": "object",
+                "required": [name],
+                "additionalProperties": False,
+                "properties": {name: form},
+            }
+            for name, form in forms.items()
+        ]
+    }
+
+
+_BODY = _one_of_bodies(
+    json={},
+    text={"type": "string"},
+    base64={"type": "string"},
+    events={"type": "array", "items": {"type": "object"}},
+    aws_events={
+        "type": "array",
+        "items": {
+            "type": "object",
+            "required": ["headers", "payload"],
+            "properties": {
+                "headers": {"type": "object", "additionalProperties": {"type": "string"}},
+                "payload": _one_of_bodies(json={}, base64={"type": "string"}),
+            },
+        },
+    },
+)
+
+#: The stored form (JSON Schema): what :func:`replayable` can turn back into bytes.
+STORED_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "version": {"type": "integer"},
+        "interactions": {
+            "type": ["array", "null"],
+            "items": {
+                "type": "object",
+                "required": ["request", "response"],
+                "properties": {
+                    "request": {
+                        "type": "object",
+                        "required": ["method", "uri"],
+                        "properties": {
+                            "method": {"type": "string"},
+                            "uri": {"type": "string"},
+                            "headers": {"anyOf": [{"type": "null"}, _TEXT_HEADERS]},
+                            "body": _BODY,
+                        },
+                    },
+                    "response": {
+                        "type": "object",
+                        "required": ["status"],
+                        "properties": {
+                            "status": {
+                                "type": "object",
+                                "required": ["code"],
+                                "properties": {
+                                    "code": {"type": "integer", "minimum": 100, "maximum": 599},
+                                    "message": {"type": "string"},
+                                },
+                            },
+                            "headers": {"anyOf": [{"type": "null"}, _TEXT_HEADERS]},
+                            "body": _BODY,
+                        },
+                    },
+                },
+            },
+        },
+    },
+}
+
+
+def count_values(data: Any, limit: int = MAX_VALUES) -> int:
+    """How many values ``data`` holds, walking shared (aliased) ones each time they occur.
+
+    Raises ``ValueError`` past ``limit``: the walk stops there, so a YAML alias
+    bomb costs ``limit`` steps, not the billions it expands to.
+    """
+    seen, stack = 0, [data]
+    while stack:
+        value = stack.pop()
+        seen += 1
+        if seen > limit:
+            raise ValueError(f"it holds more than {limit:,} values once its aliases are expanded")
+        if isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    return seen
+
+
+def check_stored(data: Any) -> None:
+    """Raise ``ValueError`` naming the first place where ``data`` is not a stored cassette."""
+    from ..schema.build import validation_errors
+
+    count_values(data)
+    errors = validation_errors(STORED_SCHEMA, data)
+    if errors:
+        raise ValueError(errors[0])
 
 
 # --- whole interactions ---------------------------------------------------------------------

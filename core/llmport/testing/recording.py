@@ -32,7 +32,7 @@ from typing import Any
 
 from ..errors import CassetteError, CassetteMismatch, CassetteSecretError
 from ..observe.redaction import redact_data
-from .cassette_format import FORMAT_VERSION, readable, replayable
+from .cassette_format import FORMAT_VERSION, check_stored, readable, replayable
 from .cassette_match import DEFAULT_MATCH, MATCH_PARTS, canonical_body, describe, request_part
 from .cassette_scrub import find_secret, scrub
 
@@ -75,9 +75,13 @@ class _Serializer:
 
         try:
             data = yaml.safe_load(text) or {}
+            check_stored(data)
             interactions = [replayable(i, self.path) for i in data.get("interactions") or []]
+        except RecursionError:
+            raise CassetteError(f"cannot read cassette {self.path}: nested too deeply") from None
         except (yaml.YAMLError, KeyError, TypeError, ValueError, OSError) as exc:
-            raise CassetteError(f"cannot read cassette {self.path}: {exc}") from None
+            reason = " ".join(str(exc).split())[:300]  # one line: YAML errors span several
+            raise CassetteError(f"cannot read cassette {self.path}: {reason}") from None
         self.loaded = {self._fingerprint(readable(i, self.path)) for i in interactions}
         return {"version": 1, "interactions": interactions}
 
@@ -110,13 +114,30 @@ class _Persister:
 
     @staticmethod
     def load_cassette(cassette_path: str, serializer: _Serializer) -> Any:
-        from vcr.persisters.filesystem import FilesystemPersister  # type: ignore[import-untyped]
+        """The file's interactions; a file that is not UTF-8 is refused, never re-recorded.
 
-        return FilesystemPersister.load_cassette(cassette_path, serializer)
+        (vcrpy's own persister treats undecodable bytes as no cassette, and
+        ``record="once"`` would then write over the file.)
+        """
+        from vcr.persisters.filesystem import CassetteNotFoundError  # type: ignore[import-untyped]
+        from vcr.serialize import deserialize  # type: ignore[import-untyped]
+
+        path = Path(cassette_path)
+        if not path.is_file():
+            raise CassetteNotFoundError()
+        try:
+            text = path.read_bytes().decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise CassetteError(
+                f"cannot read cassette {path}: not UTF-8 (byte {exc.start})"
+            ) from None
+        if not text.strip():
+            raise CassetteNotFoundError()  # an empty file is recorded, as vcrpy does
+        return deserialize(text, serializer)
 
     @staticmethod
     def save_cassette(cassette_path: str, cassette_dict: Any, serializer: _Serializer) -> None:
-        from vcr.serialize import serialize  # type: ignore[import-untyped]
+        from vcr.serialize import serialize
 
         try:
             text = serialize(cassette_dict, serializer)
