@@ -8,11 +8,16 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from llmport.cli.main import build_parser, main
 
-BAD_VALUES = ["", "0", "-1", "nan", "{not json", "/no/such/file", "x" * 3000]
+#: JSON that Python's reader takes but no strict reader may: nesting past the interpreter's
+#: recursion limit, a non-finite number.
+DEEP_JSON = "[" * 5000 + "]" * 5000
+NAN_JSON = '{"type": "object", "x": NaN}'
+BAD_VALUES = ["", "0", "-1", "nan", "{not json", "/no/such/file", "x" * 3000, DEEP_JSON, NAN_JSON]
 #: A value for each positional argument, so the flag under test is what is wrong.
 POSITIONALS = {"prompt": "hi", "target": "no-such-session", "toolset": "no-such-toolset"}
 
@@ -68,6 +73,27 @@ def test_a_bad_flag_value_is_one_line_and_no_traceback(
     assert "Traceback" not in err
     errors = [line for line in err.splitlines() if "error:" in line]
     assert status != 0 and len(errors) == 1, (status, err)
+
+
+@pytest.mark.parametrize("content", [DEEP_JSON, NAN_JSON, '{"a": 1e400}', "\ufeff{"])
+@pytest.mark.parametrize(
+    ("name", "argv"), [("keys.json", ["keys", "list"]), ("settings.json", ["aliases", "list"])]
+)
+def test_a_damaged_file_of_the_user_is_one_line_and_no_traceback(
+    name: str,
+    argv: list[str],
+    content: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("LLMPORT_HOME", str(tmp_path))
+    (tmp_path / name).write_text(content, encoding="utf-8")
+    status = main(argv)
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    errors = [line for line in err.splitlines() if "error:" in line]
+    assert status != 0 and len(errors) == 1 and name in errors[0], (status, err)
 
 
 def test_every_subcommand_help_shows_an_example(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -267,3 +267,45 @@ async def test_output_that_is_not_finite_json_is_refused_typed_in_every_mode(
             assert not foreign_exceptions(exc), foreign_exceptions(exc)
         else:
             raise AssertionError(f"a hostile output was accepted: {result.value!r}")
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("raw", list(HOSTILE_VALUES.values()), ids=list(HOSTILE_VALUES))
+async def test_tool_arguments_that_are_not_finite_json_never_reach_the_tool(
+    raw: str, mode: str, stream: bool
+) -> None:
+    """The same values as a tool call's arguments: an error result for the model, no call."""
+    from llmport import ToolCall, tool
+    from llmport.testing import Script, call_tools
+
+    ran: list[Any] = []
+
+    @tool
+    def count(population: float) -> str:
+        """Count."""
+        ran.append(population)
+        return "counted"
+
+    hostile = ToolCall("call_1", "count", {}, '{"population": ' + raw + "}")
+    script = Script([call_tools(hostile), "done"])
+    result = await run_via(mode, script.runtime(), "q", tools=[count], stream=stream)
+    assert ran == []
+    assert [c.status for c in result.tool_calls] == ["invalid_arguments"]
+    assert "not valid JSON" in result.tool_calls[0].result.content
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("raw", list(HOSTILE_VALUES.values()), ids=list(HOSTILE_VALUES))
+async def test_a_choice_read_from_text_that_is_not_finite_json_is_a_decision_error(
+    raw: str, mode: str
+) -> None:
+    """A model without native tools picks in text: the same values there are a DecisionError."""
+    from llmport import DecisionError
+
+    def answer(content: Any, model: str, response_format: Any) -> str:
+        return '{"choice": "a", "arguments": {"x": ' + raw + "}}"
+
+    rt = Runtime(call=answer)
+    with pytest.raises(DecisionError, match="not JSON"):
+        await run_via(mode, rt, "pick", choices={"a": lambda x: x, "b": 2})

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from ..provider.wire import loads as strict_json
 from .paths import config_dir
 
 __all__ = ["check_key_name", "env_name", "keys_path", "load_keys", "provider_keys", "save_key"]
@@ -39,7 +40,7 @@ def load_keys() -> dict[str, str]:
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read the keys file {path}: {type(exc).__name__}") from None
     try:
-        data = json.loads(text)
+        data = strict_json(text)
     except json.JSONDecodeError:
         data = None
     if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):

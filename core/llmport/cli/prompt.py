@@ -16,6 +16,7 @@ from contextlib import closing
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..provider.wire import loads as strict_json
 from .logbook import Conversation, logging_enabled, open_conversation
 from .output import UsageError, console, emit_json, escape
 from .tooling import ApproveEveryCall, show_tool_event, tool_params
@@ -53,7 +54,7 @@ def parse_option(raw: str) -> tuple[str, Any]:
     if not sep or not key.strip():
         raise argparse.ArgumentTypeError(f"{raw!r} must be KEY=VALUE, e.g. temperature=0")
     try:
-        return key.strip(), json.loads(value)
+        return key.strip(), strict_json(value)
     except json.JSONDecodeError:
         return key.strip(), value
 
@@ -175,7 +176,7 @@ def load_schema(value: str) -> Any:
             raise InputError(f"--schema {value}: not a UTF-8 text file: {exc}") from exc
         where = value
     try:
-        return json.loads(text)
+        return strict_json(text)
     except json.JSONDecodeError as exc:
         raise json.JSONDecodeError(f"--schema {where}: {exc.msg}", exc.doc, exc.pos) from exc
 

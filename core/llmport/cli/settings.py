@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
+from ..provider.wire import loads as strict_json
 from .paths import config_dir
 
 if TYPE_CHECKING:
@@ -30,7 +31,7 @@ def load_settings() -> dict[str, Any]:
     """``{"aliases": {...}, "default_model": ...}`` (empty when never set)."""
     path = settings_path()
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = strict_json(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return {"aliases": {}, "default_model": None}
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:

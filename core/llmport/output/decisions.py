@@ -18,6 +18,7 @@ from typing import Any
 
 from ..errors import DecisionError
 from ..messages.types import Response, ResponseFormat, ToolSpec
+from ..provider.wire import loads as strict_json
 from ..schema.build import coerce, function_schema
 from ..tools.tool import Tool
 from .structured import strip_fences, validation_errors
@@ -146,7 +147,7 @@ class Decision:
                 raise InvalidPick([f"arguments are not a JSON object: {raw[:200]}"])
         else:
             try:
-                data = json.loads(strip_fences(response.text))
+                data = strict_json(strip_fences(response.text))
             except json.JSONDecodeError as exc:
                 raise InvalidPick([f"reply is not JSON: {exc.msg}"]) from exc
             if not isinstance(data, dict):

@@ -19,7 +19,6 @@ httpx2's by name). Nothing here imports an HTTP library.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
@@ -29,6 +28,7 @@ from ..observe.redaction import register_secret
 from .clients import ClientCache
 from .contract import Prepared, Provider, ProviderInfo
 from .translate import malformed, status_error, translating
+from .wire import loads as strict_json
 
 __all__ = ["ErrorMessage", "JsonEmbeddingProvider", "JsonEndpoint", "apost_json", "post_json"]
 
@@ -131,7 +131,7 @@ def answer_json(
 ) -> Any:
     """A 2xx answer's JSON; an error status's typed error, with the vendor's message."""
     try:
-        data = json.loads(content) if content else None
+        data = strict_json(content) if content else None
     except ValueError:
         data = None
         if 200 <= status < 300:

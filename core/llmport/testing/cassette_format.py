@@ -25,6 +25,8 @@ import zlib
 from pathlib import Path
 from typing import Any
 
+from ..provider.wire import loads as strict_json
+
 #: The file format version written at the top of each cassette.
 FORMAT_VERSION = 1
 #: A request string at least this long that looks like base64 or a data URL goes to a side file.
@@ -69,7 +71,7 @@ def stored_body(raw: Any, content_type: str = "") -> dict[str, Any] | None:
     if "text/event-stream" in content_type:
         return {"events": decode_sse(text)}
     try:
-        return {"json": json.loads(text)}
+        return {"json": strict_json(text)}
     except ValueError:
         return {"text": text}
 
@@ -112,7 +114,7 @@ def decode_sse(text: str) -> list[dict[str, Any]]:
         if data:
             joined = "\n".join(data)
             try:
-                event["data"] = json.loads(joined)
+                event["data"] = strict_json(joined)
             except ValueError:
                 event["data"] = joined
         events.append(event)
@@ -166,7 +168,7 @@ def _frames(data: bytes) -> list[dict[str, Any]] | None:
             return None
         payload = frame[12 + headers_len : total - 4]
         try:
-            shown: Any = {"json": json.loads(payload)}
+            shown: Any = {"json": strict_json(payload)}
         except ValueError:
             shown = {"base64": base64.b64encode(payload).decode("ascii")}
         frames.append({"headers": headers, "payload": shown})

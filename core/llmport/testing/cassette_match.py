@@ -10,10 +10,11 @@ the JSON path where two requests part, for the replay error.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 from urllib.parse import urlsplit
+
+from ..provider.wire import loads as strict_json
 
 #: What a request is matched on by default.
 DEFAULT_MATCH = ("method", "path", "body")
@@ -28,7 +29,7 @@ def canonical_body(body: Any, ignore: Iterable[str] = ()) -> Any:
         return None
     text = body.decode("utf-8", "replace") if isinstance(body, bytes) else str(body)
     try:
-        value = json.loads(text)
+        value = strict_json(text)
     except ValueError:
         return text
     for path in ignore:

@@ -49,6 +49,7 @@ from ..messages.types import (
     ToolSpec,
 )
 from ..observe.redaction import redact
+from ..provider.wire import loads as strict_json
 from ..schema.build import check_schema, coerce, function_schema
 from .context import RunContext
 
@@ -503,7 +504,7 @@ class ToolBox:
         arguments: Any = call.arguments
         if call.raw_arguments.strip():
             try:
-                arguments = json.loads(call.raw_arguments)
+                arguments = strict_json(call.raw_arguments)
             except json.JSONDecodeError as exc:
                 return refusal(
                     call,
@@ -798,7 +799,7 @@ class CallHistory:
     @staticmethod
     def key(call: ToolCall) -> tuple[str, str]:
         try:
-            args = json.loads(call.raw_arguments) if call.raw_arguments.strip() else call.arguments
+            args = strict_json(call.raw_arguments) if call.raw_arguments.strip() else call.arguments
         except json.JSONDecodeError:
             args = call.raw_arguments
         return call.name, json.dumps(args, sort_keys=True, default=str)
