@@ -104,13 +104,18 @@ def _find_upwards(start: Path, name: str) -> Path | None:
 def _read_toml(path: Path) -> dict[str, Any]:
     import tomllib  # only when there is a file to read
 
+    # The messages say what is wrong; the parser's own exceptions stay out of the chain.
     try:
         with path.open("rb") as fh:
             return tomllib.load(fh)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: invalid TOML: {exc}") from exc
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: not UTF-8 (byte {exc.start})") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: invalid TOML: nested too deeply") from None
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc}") from exc
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
 
 
 def _check_layer(data: Mapping[str, Any], where: str) -> dict[str, Any]:

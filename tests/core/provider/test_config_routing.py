@@ -184,7 +184,7 @@ def test_max_retries_from_configuration(drive: Driver, monkeypatch: pytest.Monke
 
 def write(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
+    path.write_bytes(text.encode("utf-8", "surrogateescape"))  # "\udcff" writes the byte 0xff
     return path
 
 
@@ -308,6 +308,8 @@ def test_no_configuration_at_all(tmp_path: Path) -> None:
     ("text", "problem"),
     [
         ("default_model = ", "invalid TOML"),
+        ("a = " + "[" * 5000 + "]" * 5000 + "\n", "nested too deeply"),
+        ("default_model = '\udcff'\n", "not UTF-8"),
         ("colour = 'blue'\n", "unknown key(s) colour"),
         ("aliases = 'x'\n", "[aliases] must be a table"),
         ("[aliases]\nfast = 3\n", "alias 'fast' must map to a model string"),
@@ -328,6 +330,8 @@ def test_bad_configuration_is_a_config_error(tmp_path: Path, text: str, problem:
         load_config(tmp_path, NO_ENV)
     assert problem in str(err.value)
     assert str(path) in str(err.value)
+    assert err.value.__cause__ is None  # no parser exception inside
+    assert err.value.__context__ is None or err.value.__suppress_context__
 
 
 def test_bad_pyproject_section_is_a_config_error(tmp_path: Path) -> None:
