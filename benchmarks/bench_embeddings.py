@@ -162,12 +162,20 @@ def litellm_async(url: str, texts: list[str], batch: int, concurrency: int) -> C
 def pydantic_ai_async(
     url: str, texts: list[str], batch: int, concurrency: int
 ) -> Callable[[], Any]:
-    from pydantic_ai import Embedder  # optional: not a dependency
-
-    embedder = Embedder(f"openai:{MODEL}", base_url=url, api_key="unused")  # type: ignore[call-arg]
+    # optional: not dependencies of llmport
+    from pydantic_ai import Embedder  # type: ignore[import-not-found,unused-ignore]
+    from pydantic_ai.embeddings.openai import (  # type: ignore[import-not-found,unused-ignore]
+        OpenAIEmbeddingModel,
+    )
+    from pydantic_ai.providers.openai import (  # type: ignore[import-not-found,unused-ignore]
+        OpenAIProvider,
+    )
 
     def run() -> Any:
         async def main() -> Any:
+            # Made inside the round's event loop: its AsyncOpenAI client cannot outlive it.
+            provider = OpenAIProvider(base_url=url, api_key="unused")
+            embedder = Embedder(OpenAIEmbeddingModel(MODEL, provider=provider))
             slots = asyncio.Semaphore(concurrency)
 
             async def one(part: list[str]) -> Any:
