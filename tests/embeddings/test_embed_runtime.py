@@ -306,13 +306,13 @@ def test_observers_see_the_call_and_its_agentic_function(table: TablePlugin) -> 
 def test_a_cache_opened_from_a_path_is_closed_with_the_runtime(
     table: TablePlugin, tmp_path: Any
 ) -> None:
-    import sqlite3
+    from llmport import SessionError
 
     rt = Runtime(model="table:embed", hooks=[table], embed_cache=str(tmp_path / "c.sqlite"))
     rt.embed(["a"])
     store = rt.embed_cache.store if rt.embed_cache is not None else None
     rt.close()
-    with pytest.raises(sqlite3.ProgrammingError):
+    with pytest.raises(SessionError, match="closed database"):
         store.get(("x",), "y")  # type: ignore[union-attr]
     given = MemoryStore()
     Runtime(model="table:embed", hooks=[table], embed_cache=given).close()

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..errors import OptionError
+from .sqlite import sqlite_errors
 from .stores import MissingSessionStoreError, split_target, storable
 
 __all__ = [
@@ -192,13 +193,16 @@ class SqliteKV:
 
         self.path = path
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(path, check_same_thread=False, timeout=10, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.executescript(_KV_SCHEMA)
+        with sqlite_errors(path):
+            self._db = sqlite3.connect(
+                path, check_same_thread=False, timeout=10, isolation_level=None
+            )
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.executescript(_KV_SCHEMA)
 
     def get(self, namespace: Namespace | str, key: str) -> Item | None:
         ns, k = namespace_of(namespace), _key(key)
-        with self._lock:
+        with self._lock, sqlite_errors(self.path):
             row = self._db.execute(
                 "SELECT value, updated FROM llmport_kv WHERE namespace = ? AND key = ?",
                 (SEPARATOR.join(ns), k),
@@ -207,7 +211,7 @@ class SqliteKV:
 
     def put(self, namespace: Namespace | str, key: str, value: Any) -> None:
         ns, k, text = namespace_of(namespace), _key(key), encode(value)
-        with self._lock:
+        with self._lock, sqlite_errors(self.path):
             self._db.execute(
                 "INSERT INTO llmport_kv(namespace, key, value, updated) VALUES (?, ?, ?, ?) "
                 "ON CONFLICT(namespace, key) DO UPDATE SET value = excluded.value, "
@@ -217,7 +221,7 @@ class SqliteKV:
 
     def delete(self, namespace: Namespace | str, key: str) -> None:
         ns, k = namespace_of(namespace), _key(key)
-        with self._lock:
+        with self._lock, sqlite_errors(self.path):
             self._db.execute(
                 "DELETE FROM llmport_kv WHERE namespace = ? AND key = ?", (SEPARATOR.join(ns), k)
             )
@@ -238,13 +242,13 @@ class SqliteKV:
             sql += " WHERE namespace = ? OR substr(namespace, 1, ?) = ?"
             args = (joined, len(joined) + 1, joined + SEPARATOR)
         sql += " ORDER BY updated DESC"
-        with self._lock:
+        with self._lock, sqlite_errors(self.path):
             rows = self._db.execute(sql, args).fetchall()
         items = (Item(tuple(ns.split(SEPARATOR)), k, json.loads(v), at) for ns, k, v, at in rows)
         return select(items, filter, limit)
 
     def close(self) -> None:
-        with self._lock:
+        with self._lock, sqlite_errors(self.path):
             self._db.close()
 
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 
     from .dag import Node
 
-__all__ = ["SqliteStore"]
+__all__ = ["SqliteStore", "sqlite_errors"]
 
 
 def _new_id() -> str:
@@ -106,6 +107,26 @@ def _busy(exc: Exception) -> bool:
     return "locked" in text or "busy" in text
 
 
+@contextmanager
+def sqlite_errors(path: str) -> Iterator[None]:
+    """sqlite3's errors inside the block as llmport's, the driver's never chained.
+
+    A database kept locked or busy past its timeout is a
+    :class:`~llmport.SessionStoreUnavailable` naming the file; a file that is
+    not a database, or another failure, is a :class:`~llmport.SessionError`.
+    """
+    import sqlite3
+
+    try:
+        yield
+    except sqlite3.OperationalError as exc:
+        if _busy(exc):
+            raise SessionStoreUnavailable(f"SQLite at {path}", f"OperationalError: {exc}") from None
+        raise SessionError(f"cannot use the SQLite database {path} ({exc})") from None
+    except sqlite3.DatabaseError as exc:
+        raise SessionError(f"{path} cannot be used as an llmport database ({exc})") from None
+
+
 class SqliteStore:
     """The rows of one database file. Callers serialise access (the session lock)."""
 
@@ -171,11 +192,11 @@ class SqliteStore:
             db = self._retry(self._open)
         except sqlite3.OperationalError as exc:
             if not _busy(exc):
-                raise SessionError(f"cannot open session database {self.path} ({exc})") from exc
+                raise SessionError(f"cannot open session database {self.path} ({exc})") from None
             detail = f"{type(exc).__name__}: {exc}"
             raise self._unavailable(detail) from None
         except sqlite3.DatabaseError as exc:
-            raise SessionError(f"{self.path} is not an llmport session database ({exc})") from exc
+            raise SessionError(f"{self.path} is not an llmport session database ({exc})") from None
         self._db = db
         return db
 
