@@ -85,6 +85,7 @@ _LAZY = {
     "FinalEvent": ".messages.types",
     "FileRef": ".messages.types",  # files
     "MediaBlock": ".messages.types",
+    "MediaDelta": ".messages.types",
     "Message": ".messages.types",
     "NativeTool": ".messages.types",
     "OutputDelta": ".messages.types",
@@ -163,6 +164,7 @@ if TYPE_CHECKING:
     from .messages.types import FileRef as FileRef
     from .messages.types import FinalEvent as FinalEvent
     from .messages.types import MediaBlock as MediaBlock
+    from .messages.types import MediaDelta as MediaDelta
     from .messages.types import Message as Message
     from .messages.types import ModelCapabilities as ModelCapabilities
     from .messages.types import NativeTool as NativeTool
@@ -256,6 +258,7 @@ __all__ = [
     "MalformedResponseError",
     "MaxIterationsExceeded",
     "MediaBlock",
+    "MediaDelta",
     "Message",
     "MessageError",
     "MissingSessionStoreError",

@@ -65,6 +65,7 @@ from .messages.embeddings import EmbedRequest, EmbedResponse
 from .messages.types import (
     Block,
     MediaBlock,
+    MediaDelta,
     Message,
     ModelCapabilities,
     ProviderEvent,
@@ -122,6 +123,7 @@ __all__ = [
     "JsonSchemaTransformer",
     "MalformedResponseError",
     "MediaBlock",
+    "MediaDelta",
     "Message",
     "ModelCapabilities",
     "NotFoundError",

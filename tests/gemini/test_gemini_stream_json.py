@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from gemini_helpers import isolated  # noqa: F401  (autouse)
-from llmport.messages.types import Message, Request, TextBlock, ToolSpec
+from llmport.messages.types import MediaBlock, Message, Request, TextBlock, ToolSpec, block_to_dict
 from llmport.provider.contract import Prepared
 from llmport.testing.loopback import LoopbackServer, Reply
 from llmport_gemini import convert_out
@@ -167,7 +167,8 @@ async def events_of(provider: GeminiProvider, prepared: Prepared, transport: str
                 out.append(event)
     except Exception as exc:  # the translated error: compared by class and text
         out.append((type(exc).__name__, str(exc), getattr(exc, "status", None)))
-    return out
+    # An answered image (a MediaBlock event) compares by identity: compared by its content.
+    return [block_to_dict(e) if isinstance(e, MediaBlock) else e for e in out]
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)

@@ -22,6 +22,8 @@ from ..controls.retry import Backoff
 from ..messages.types import (
     CitationEvent,
     CustomEvent,
+    MediaBlock,
+    MediaDelta,
     ProviderEvent,
     Request,
     Response,
@@ -157,7 +159,7 @@ class StreamReader:
                 self.more = self.output.text(text)
         elif self.output is not None and (kind is ToolCallDelta or kind is StopEvent):
             return self._output_events(event)
-        elif not (kind is ThinkingDelta or kind is CitationEvent or kind is ServerToolEvent):
+        elif kind not in _SHOWN:
             return None
         self.delivered += 1
         return event  # type: ignore[return-value]
@@ -175,6 +177,10 @@ class StreamReader:
 
     def response(self) -> Response:
         return self.assembler.response()
+
+
+#: Provider events handed to the caller as they are (text and output events aside).
+_SHOWN = frozenset({ThinkingDelta, CitationEvent, ServerToolEvent, MediaDelta, MediaBlock})
 
 
 @dataclass(slots=True, frozen=True)

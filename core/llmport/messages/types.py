@@ -16,7 +16,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias, TypeVar
 
 from ..errors import MessageError
 from .check import (
@@ -117,6 +117,10 @@ class MediaBlock:
     read, and :attr:`size` stays known. Blocks made from the caller's own
     bytes keep them. ``dataclasses.replace`` copies share
     every cache.
+
+    An image a model answers with is also a stream event (``kind == "media"``),
+    in stream order, once it is complete (previews before it are
+    :class:`MediaDelta` events).
     """
 
     type: Literal["image", "audio", "file"]
@@ -139,6 +143,8 @@ class MediaBlock:
     #: by every copy, and are dropped (``[size]``) once the base64 is cached.
     _own: list[Any] = field(default_factory=list, repr=False, compare=False)
     _sha1: list[str] = field(default_factory=list, repr=False, compare=False)
+    #: As a stream event (an image the model answered with, complete): its kind.
+    kind: ClassVar[Literal["media"]] = "media"
 
     def __post_init__(self) -> None:
         # Owned bytes live in the shared _own list, so that releasing them there releases
@@ -830,8 +836,9 @@ class Response:
 # ---------------------------------------------------------------------------
 # Stream events
 # ---------------------------------------------------------------------------
-# Providers yield TextDelta / ToolCallDelta / UsageEvent / StopEvent; the core
-# assembles them (one assembler for every vendor) and re-emits TextDelta,
+# Providers yield TextDelta / ToolCallDelta / UsageEvent / StopEvent (and
+# thinking, citations, server tools, media); the core assembles them (one
+# assembler for every vendor) and re-emits TextDelta, MediaDelta / MediaBlock,
 # ToolCallStarted, ToolResultEvent, UsageEvent and FinalEvent to the caller.
 
 
@@ -913,6 +920,23 @@ class ThinkingDelta:
     vendor: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
     kind: Literal["thinking_delta"] = "thinking_delta"
+
+
+@dataclass(slots=True, frozen=True)
+class MediaDelta:
+    """A preview of an image the model is still making (OpenAI ``partial_images``).
+
+    ``block`` is the whole preview image (each partial is a complete,
+    lower-quality picture, not a piece of bytes); ``index`` counts the
+    previews of one image from 0; ``key`` identifies that image within the
+    response. Previews are not part of the answer: the finished image comes
+    as a :class:`MediaBlock` event and is in the final result.
+    """
+
+    block: MediaBlock
+    key: str | int = 0
+    index: int = 0
+    kind: Literal["media_delta"] = "media_delta"
 
 
 @dataclass(slots=True, frozen=True)
@@ -1008,6 +1032,8 @@ ProviderEvent: TypeAlias = (
     | ThinkingDelta
     | CitationEvent
     | ServerToolEvent
+    | MediaDelta
+    | MediaBlock
     | ToolCallDelta
     | UsageEvent
     | StopEvent
@@ -1017,6 +1043,8 @@ StreamEvent: TypeAlias = (
     | ThinkingDelta
     | CitationEvent
     | ServerToolEvent
+    | MediaDelta
+    | MediaBlock
     | OutputDelta
     | PartialOutput
     | ToolCallStarted

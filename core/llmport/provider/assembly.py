@@ -18,6 +18,8 @@ from ..messages.types import (
     Block,
     Citation,
     CitationEvent,
+    MediaBlock,
+    MediaDelta,
     ProviderEvent,
     Response,
     ServerToolCall,
@@ -45,9 +47,10 @@ class StreamAssembler:
     ``key`` form one text block (citations attach to the current one; a new
     key, or a tool call between them, starts a new block, as the vendor's whole
     answer has), thinking deltas are joined per ``key``, server-tool events are
-    whole blocks. Tool-call fragments are joined per ``key`` (vendor index or
-    id) in the order calls first appeared; each call keeps its place among the
-    blocks (``ToolCall.position``).
+    whole blocks, and so are images (:class:`MediaBlock`; their previews,
+    :class:`MediaDelta`, are not content). Tool-call fragments are joined per
+    ``key`` (vendor index or id) in the order calls first appeared; each call
+    keeps its place among the blocks (``ToolCall.position``).
     """
 
     def __init__(self) -> None:
@@ -104,6 +107,8 @@ class StreamAssembler:
             )
         elif isinstance(event, StopEvent):
             self.stop = event
+        elif isinstance(event, MediaDelta):
+            return  # a preview of an image still being made: the finished one is the content
         else:
             self._feed_rich(event)
 
@@ -121,7 +126,9 @@ class StreamAssembler:
             if self._order:
                 self._order[0] = ("text", list(self.text_parts), [])
 
-    def _feed_rich(self, event: ThinkingDelta | CitationEvent | ServerToolEvent) -> None:
+    def _feed_rich(
+        self, event: ThinkingDelta | CitationEvent | ServerToolEvent | MediaBlock
+    ) -> None:
         self._become_rich()
         if isinstance(event, ThinkingDelta):
             slot = self._thinking.get(event.key)
@@ -140,6 +147,8 @@ class StreamAssembler:
             slot["extra"].update(event.extra)
         elif isinstance(event, CitationEvent):
             self._text_slot()[2].append(event.citation)
+        elif isinstance(event, MediaBlock):  # an image answered, in its place among the blocks
+            self._order.append(("block", event))
         else:
             self._order.append(("block", event.block))
 
@@ -237,6 +246,8 @@ def response_events(response: Response) -> Iterable[ProviderEvent]:
                 )
             elif isinstance(block, (ServerToolCall, ServerToolResult)):
                 yield ServerToolEvent(block)
+            elif isinstance(block, MediaBlock):
+                yield block
     else:
         if response.text:
             yield TextDelta(response.text)

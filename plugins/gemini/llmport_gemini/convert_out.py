@@ -808,9 +808,6 @@ class StreamState:
             if isinstance(item, TextDelta):
                 self.text.append(item.text)
                 yield item
-            elif isinstance(item, MediaBlock):
-                # Streamed answer images have no stream event yet (issue 35): not surfaced.
-                continue
             elif isinstance(item, ToolCall):
                 yield ToolCallDelta(
                     key=item.id,
@@ -819,7 +816,7 @@ class StreamState:
                     name=item.name,
                     extra=dict(item.extra),
                 )
-            else:
+            else:  # thinking, a code execution part, an image (whole, in one chunk)
                 if self.text:
                     self.run_start = sum(map(len, self.text))
                 yield item

@@ -1,0 +1,85 @@
+"""Images in streams: MediaDelta previews and MediaBlock events, assembled in order."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from llmport import FinalEvent, MediaBlock, TextDelta
+from llmport.messages.types import (
+    MediaDelta,
+    Response,
+    StopEvent,
+    TextBlock,
+    UsageEvent,
+)
+from llmport.provider.assembly import StreamAssembler, assemble, response_events
+from llmport.testing import Script, respond
+
+PNG = b"\x89PNG\r\n\x1a\n" + bytes(16)
+IMAGE = MediaBlock("image", "image/png", data=PNG)
+PREVIEW = MediaBlock("image", "image/png", data=PNG[:12])
+
+
+def test_an_image_is_a_block_in_stream_order_and_previews_are_not_content() -> None:
+    response = assemble(
+        [
+            TextDelta("Here it is:"),
+            MediaDelta(PREVIEW, key="ig_1", index=0),
+            IMAGE,
+            TextDelta(" enjoy."),
+            StopEvent("end_turn"),
+        ]
+    )
+    assert response.blocks == [TextBlock("Here it is:"), IMAGE, TextBlock(" enjoy.")]
+    assert response.text == "Here it is: enjoy."
+
+
+def test_an_image_alone_is_the_whole_answer() -> None:
+    asm = StreamAssembler()
+    for event in (IMAGE, StopEvent("end_turn")):
+        asm.feed(event)
+    assert asm.response().blocks == [IMAGE]
+
+
+def test_a_whole_answer_with_an_image_streams_it_as_a_media_event() -> None:
+    answer = Response(text="Here:", blocks=[TextBlock("Here:"), IMAGE])
+    events = list(response_events(answer))
+    assert IMAGE in events and isinstance(events[-1], StopEvent)
+    assert assemble(events).blocks == [TextBlock("Here:"), IMAGE]
+
+
+def _image_answer() -> Script:
+    def answer(_request: object) -> Response:
+        return Response(text="Here:", blocks=[TextBlock("Here:"), IMAGE], model="m")
+
+    return Script([respond(answer)])  # type: ignore[arg-type]
+
+
+def test_the_caller_sees_the_image_event_and_the_result_holds_it() -> None:
+    rt = _image_answer().runtime()
+    events = list(rt.stream("Draw."))
+    shown = [e for e in events if not isinstance(e, UsageEvent)]
+    assert [type(e) for e in shown] == [TextDelta, MediaBlock, FinalEvent]
+    assert shown[1] is IMAGE and shown[1].kind == "media"
+    result = shown[-1].result  # type: ignore[union-attr]
+    assert result.images == [IMAGE]
+
+
+@pytest.mark.parametrize("preview_first", [True, False])
+def test_the_caller_sees_previews_before_the_image(preview_first: bool) -> None:
+    from llmport.engine.effects import StreamReader
+
+    reader = StreamReader()
+    order = [MediaDelta(PREVIEW, "ig_1", 0), IMAGE] if preview_first else [IMAGE]
+    shown = [reader.feed(e) for e in order]
+    assert shown == order and reader.delivered == len(order)
+
+
+def test_async_callers_see_the_image_event_too() -> None:
+    async def main() -> list[object]:
+        rt = _image_answer().runtime()
+        return [e async for e in rt.astream("Draw.")]
+
+    events = asyncio.run(main())
+    assert [e for e in events if isinstance(e, MediaBlock)] == [IMAGE]

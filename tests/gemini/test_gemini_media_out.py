@@ -1,0 +1,84 @@
+"""Images out of Gemini: streamed image answers, ``output_modalities``, sync and async.
+
+Replies are the fourth batch's recordings (``wire-samples/gemini/image-output*.json``)
+with their truncated base64 replaced by real small images
+(:mod:`support.media_samples`), served by the loopback server.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import pytest
+from gemini_helpers import isolated, run, runtime, stream  # noqa: F401  (isolated: autouse)
+from llmport import FinalEvent, MediaBlock, TextDelta
+from llmport.messages.types import MediaDelta, TextBlock
+from llmport.testing.loopback import LoopbackServer, Reply
+from support.media_samples import PNG, interactions
+
+MODES = ["sync", "async"]
+STREAM_SAMPLE = "gemini/image-output-stream.json"
+
+
+def _streamed_reply(index: int = 0) -> tuple[dict[str, Any], Reply]:
+    recorded = interactions(STREAM_SAMPLE)[index]
+    return recorded["request"]["body"], Reply(sse=recorded["response"]["body"])
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_streamed_image_is_a_media_event_and_in_the_result(mode: str) -> None:
+    _, reply = _streamed_reply()
+    with LoopbackServer([reply]) as server:
+        events = await stream(
+            mode,
+            runtime("gemini:gemini-2.5-flash-image", base_url=server.url),
+            content="Generate an image of an axolotl",
+        )
+    kinds = [type(e).__name__ for e in events if not type(e).__name__.startswith("Usage")]
+    # Text deltas, then the image (whole, as the recording sends it), then the end.
+    assert kinds[:4] == ["TextDelta"] * 4
+    (image,) = [e for e in events if isinstance(e, MediaBlock)]
+    assert kinds.index("MediaBlock") > kinds.index("TextDelta")
+    assert (image.kind, image.type, image.media_type, image.data) == (
+        "media",
+        "image",
+        "image/png",
+        PNG,
+    )
+    assert not [e for e in events if isinstance(e, MediaDelta)]  # Gemini sends no previews
+    final = events[-1]
+    assert isinstance(final, FinalEvent)
+    result = final.result
+    assert [i.data for i in result.images] == [PNG]
+    text = "".join(e.text for e in events if isinstance(e, TextDelta))
+    assert result.output == text == "Here is an image of an axolotl for you! \n"
+    # The answer keeps its order: the text, then the image (then the last, empty, text part).
+    blocks = result.messages[-1].blocks
+    assert isinstance(blocks[0], TextBlock) and blocks[0].text == text
+    assert blocks[1] is image
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_streamed_image_goes_back_in_history(mode: str) -> None:
+    _, reply = _streamed_reply()
+    with LoopbackServer([reply]) as server:
+        events = await stream(
+            mode,
+            runtime("gemini:gemini-2.5-flash-image", base_url=server.url),
+            content="Generate an image of an axolotl",
+        )
+    history = events[-1].result.messages
+    ok = Reply(sse=interactions(STREAM_SAMPLE)[1]["response"]["body"])
+    with LoopbackServer([ok]) as server:
+        await stream(
+            mode,
+            runtime("gemini:gemini-2.5-flash-image", base_url=server.url),
+            history=history,
+            content="Make it blue.",
+        )
+    model_turn = server.requests[0].json()["contents"][1]
+    assert model_turn["role"] == "model"
+    inline = [p["inlineData"] for p in model_turn["parts"] if "inlineData" in p]
+    assert [base64.urlsafe_b64decode(i["data"]) for i in inline] == [PNG]
+    assert inline[0]["mime_type"] == "image/png"
