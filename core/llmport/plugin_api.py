@@ -90,7 +90,7 @@ from .plugins.hookspecs import hookimpl
 from .provider.assembly import StreamAssembler, assemble, parse_arguments, response_events
 from .provider.clients import ClientCache
 from .provider.contract import Prepared, PreparedEmbed, Provider, ProviderInfo
-from .provider.media import check_block
+from .provider.media import answered_media, check_block
 from .provider.tool_media import file_label, move_tool_media
 from .provider.translate import (
     answer_field,
@@ -160,6 +160,7 @@ __all__ = [
     "Usage",
     "UsageEvent",
     "answer_field",
+    "answered_media",
     "assemble",
     "check_block",
     "drop_keywords",

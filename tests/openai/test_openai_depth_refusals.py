@@ -261,6 +261,7 @@ def test_reasoning_and_count_capabilities_per_model() -> None:
         "code_execution",
         "file_search",
         "tool_search",
+        "image_generation",
     }
     assert chat.capabilities_for("gpt-4o-search-preview").native_tool_kinds == {"web_search"}
     assert chat.capabilities_for("gpt-4.1").context_window == 1_047_576

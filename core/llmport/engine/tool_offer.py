@@ -47,7 +47,10 @@ def offered_tools(
         native_tools, params = _native_tools(params)
     toolbox = _toolbox(params, info, hooks, settings)
     tool_choice = params["tool_choice"]
-    if tool_choice != "auto" and tool_choice != "none" and toolbox is None:
+    # "required" may force a native tool alone (recorded: image_generation with tool_choice
+    # "required", wire-samples openai-responses/image-generation.json); a name needs a function.
+    forced_native = tool_choice == "required" and bool(native_tools)
+    if tool_choice != "auto" and tool_choice != "none" and toolbox is None and not forced_native:
         raise OptionError(
             f"tool_choice={tool_choice!r} needs tools, but this call offers none "
             "(give tools=, toolset= or tools_source=, or check tools_allow/tools_deny)"

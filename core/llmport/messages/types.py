@@ -473,8 +473,9 @@ class NativeTool:
     """A tool the vendor runs itself: ``NativeTool("web_search", max_uses=3)``.
 
     ``kind`` is ``"web_search"``, ``"code_execution"``, ``"url_context"``,
-    ``"file_search"`` or ``"tool_search"``; ``options`` are mapped per vendor
-    (each plugin's capability table says which kinds and options it takes).
+    ``"file_search"``, ``"tool_search"`` or ``"image_generation"``; ``options``
+    are mapped per vendor (each plugin's capability table says which kinds and
+    options it takes).
     """
 
     kind: str
@@ -486,7 +487,14 @@ class NativeTool:
 
 
 NATIVE_TOOL_KINDS: frozenset[str] = frozenset(
-    {"web_search", "code_execution", "url_context", "file_search", "tool_search"}
+    {
+        "web_search",
+        "code_execution",
+        "url_context",
+        "file_search",
+        "tool_search",
+        "image_generation",
+    }
 )
 
 

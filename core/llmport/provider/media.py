@@ -1,20 +1,64 @@
-"""Media refusal checks: whether a model takes an image, audio or file block.
+"""Media checks both ways: what a model takes in, and the media a model answers with.
 
 :func:`check_block` reads the model's capability table (input modalities,
 accepted media types, URL support, size limits) and raises
 :class:`~llmport.errors.UnsupportedContentError` with the reason before
 anything is sent. Providers call it from ``prepare`` for every media block.
+
+:func:`answered_media` reads an image (or audio) a vendor answered with into
+a :class:`~llmport.messages.types.MediaBlock`: base64 that does not decode,
+or bytes that contradict the type the vendor declared, are a
+:class:`~llmport.errors.MalformedResponseError` (never a block that lies).
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 from dataclasses import replace
 from typing import Literal
 
 from ..errors import UnsupportedContentError
+from ..messages.check import canonical_media_type, media_problem, sniff_media_type
 from ..messages.types import MediaBlock, ModelCapabilities
+from .translate import malformed
 
-__all__ = ["check_block"]
+__all__ = ["answered_media", "check_block"]
+
+_TO_STANDARD = str.maketrans("-_", "+/")
+
+
+def answered_media(vendor: str, data: str | bytes, media_type: str | None) -> MediaBlock:
+    """The media a model answered with, checked: ``data`` is base64 text or the bytes.
+
+    ``media_type`` is what the vendor declared (``None``: told by the bytes,
+    e.g. an OpenAI preview image). Base64 text is kept beside the bytes, so
+    sending the block back in history does not encode it again.
+    """
+    encoded: str | None = None
+    if isinstance(data, str):
+        encoded = data.translate(_TO_STANDARD)
+        try:
+            raw = base64.b64decode(encoded, validate=True)
+        except (binascii.Error, ValueError):
+            raise malformed(vendor, "an answered image's base64 does not decode") from None
+    else:
+        raw = data
+    if not raw:
+        raise malformed(vendor, "an answered image has no bytes")
+    sniffed = sniff_media_type(raw)
+    declared = canonical_media_type(media_type) if media_type else sniffed
+    if declared is None:
+        raise malformed(vendor, "an answered image of no known type")
+    problem = media_problem(declared, raw, sniffed)
+    if problem is not None:
+        raise malformed(vendor, f"an answered {declared}: {problem}")
+    kind = declared.split("/", 1)[0]
+    block_type: Literal["image", "audio", "file"] = (
+        "image" if kind == "image" else "audio" if kind == "audio" else "file"
+    )
+    cached = [encoded] if encoded is not None else []
+    return MediaBlock(block_type, declared, data=raw, _b64=cached)
 
 
 def check_block(vendor: str, model: str, caps: ModelCapabilities, block: MediaBlock) -> None:

@@ -50,6 +50,7 @@ from llmport.messages.types import (
     Usage,
     UsageEvent,
 )
+from llmport.provider.media import answered_media as checked_media
 from llmport.provider.translate import malformed
 
 from . import sdk_internals
@@ -293,13 +294,12 @@ class Turn:
 
 
 def answered_media(blob: Any) -> MediaBlock | None:
-    """An ``inlineData`` part of an answer (an image model's image) as a MediaBlock."""
+    """An ``inlineData`` part of an answer (an image model's image) as a checked MediaBlock."""
     data = getattr(blob, "data", None) if blob is not None else None
     media_type = getattr(blob, "mime_type", None) or ""
     if not data or not media_type:
         return None
-    kind = media_type.split("/", 1)[0]
-    return MediaBlock(kind if kind in ("image", "audio") else "file", media_type, data=data)  # type: ignore[arg-type]
+    return checked_media(VENDOR, data, media_type)
 
 
 def grounding_wanted(candidate: Any) -> bool:

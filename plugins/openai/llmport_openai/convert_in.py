@@ -558,11 +558,18 @@ def responses_assistant(message: Message, vendor: str, model: str) -> list[dict[
             item = hosted_item(block.raw)
             if item is not None:
                 items.append(item)
+        elif isinstance(block, MediaBlock) and generated(items):
+            continue  # the image of the image_generation_call before it: its reference carries it
         else:
             raise UnsupportedContentError(
                 vendor, model, describe(block), "an assistant turn cannot hold media"
             )
     return items
+
+
+def generated(items: list[dict[str, Any]]) -> bool:
+    """Whether the last item is an image generation call (whose image follows it as a block)."""
+    return bool(items) and items[-1].get("type") == "image_generation_call"
 
 
 def hosted_item(raw: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -783,6 +790,21 @@ RESPONSES_NATIVE_OPTIONS: dict[str, frozenset[str]] = {
     "code_execution": frozenset({"container", "file_ids", "files"}),
     "file_search": frozenset({"vector_store_ids", "max_num_results", "filters", "ranking_options"}),
     "tool_search": frozenset({"execution", "description", "parameters"}),
+    # Source: OpenAI API reference, Responses "Image generation tool": its documented options.
+    "image_generation": frozenset(
+        {
+            "background",
+            "input_fidelity",
+            "input_image_mask",
+            "model",
+            "moderation",
+            "output_compression",
+            "output_format",
+            "partial_images",
+            "quality",
+            "size",
+        }
+    ),
 }
 
 
@@ -874,6 +896,8 @@ def responses_native_tools(
             include.append("code_interpreter_call.outputs")
         elif native.kind == "tool_search":  # loads the deferred function tools
             entry = {"type": "tool_search", **options}
+        elif native.kind == "image_generation":  # as recorded: the options as given, flat
+            entry = {"type": "image_generation", **options}
         else:
             ids = options.get("vector_store_ids")
             if not ids or not isinstance(ids, (list, tuple)):

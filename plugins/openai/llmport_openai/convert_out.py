@@ -37,6 +37,8 @@ from llmport.messages.types import (
     Block,
     Citation,
     CitationEvent,
+    MediaBlock,
+    MediaDelta,
     ProviderEvent,
     Response,
     ServerToolCall,
@@ -54,6 +56,7 @@ from llmport.messages.types import (
     UsageEvent,
 )
 from llmport.provider.assembly import parse_arguments
+from llmport.provider.media import answered_media
 from llmport.provider.translate import event_json, malformed
 from llmport.schema.transform import drop_added_nulls
 
@@ -315,9 +318,14 @@ SERVER_TOOLS = {
 
 
 def server_blocks(item: dict[str, Any], vendor: str) -> list[Block]:
-    """A hosted-tool item as a ServerToolCall (``raw``: verbatim) and, with outputs, its result."""
+    """A hosted-tool item as a ServerToolCall (``raw``: verbatim) and, with outputs, its result.
+
+    An ``image_generation_call`` is the call and its image (:func:`generated_image`).
+    """
     kind = str(item.get("type", ""))
     item_id = str(item.get("id") or item.get("call_id") or "")
+    if kind == "image_generation_call":
+        return generated_image(item, item_id, vendor)
     if kind.endswith("_output"):  # e.g. tool_search_output: a result item of its own
         name = kind.removesuffix("_output")
         call_id = str(item.get("call_id") or item_id)
@@ -335,6 +343,51 @@ def server_blocks(item: dict[str, Any], vendor: str) -> list[Block]:
     if outputs is None:
         return [call]
     return [call, ServerToolResult(item_id, name, outputs, vendor)]
+
+
+#: ``output_format`` of the image generation tool -> the image's media type.
+IMAGE_FORMATS = {"png": "image/png", "jpeg": "image/jpeg", "webp": "image/webp"}
+
+
+def generated_image(item: dict[str, Any], item_id: str, vendor: str) -> list[Block]:
+    """An ``image_generation_call``: a ServerToolCall, then the image as a MediaBlock.
+
+    The call's ``raw`` is the bare reference ``{id, type}`` the next turn sends
+    back in place of the image (as recorded: wire-samples
+    ``openai-responses/image-generation-in-history.json``), so the base64 is
+    not sent again; ``input`` keeps what the API said of the image
+    (``revised_prompt``, ``size``, ``quality``, ``background``...). A call
+    without a ``result`` (not completed) has no image.
+    """
+    described = {
+        k: v
+        for k, v in item.items()
+        if k not in ("id", "type", "result", "status") and v is not None
+    }
+    call = ServerToolCall(
+        item_id,
+        "image_generation",
+        described,
+        vendor,
+        raw={"id": item_id, "type": "image_generation_call"},
+    )
+    result = item.get("result")
+    if not result:
+        return [call]
+    if not isinstance(result, str):
+        raise malformed(vendor, f"image_generation_call result is a {type(result).__name__}")
+    declared = IMAGE_FORMATS.get(str(item.get("output_format") or ""))
+    return [call, answered_media(vendor, result, declared)]
+
+
+def preview_image(event: dict[str, Any], vendor: str) -> MediaDelta:
+    """A ``response.image_generation_call.partial_image`` event as a preview of its image."""
+    data = event.get("partial_image_b64")
+    if not isinstance(data, str) or not data:
+        raise malformed(vendor, "partial_image event without partial_image_b64")
+    block = answered_media(vendor, data, IMAGE_FORMATS.get(str(event.get("output_format") or "")))
+    key = event.get("item_id") or event.get("output_index") or 0
+    return MediaDelta(block, key, int(event.get("partial_image_index") or 0))
 
 
 def responses_citation(annotation: Any, offset: int, vendor: str) -> Citation:
@@ -528,6 +581,8 @@ class ResponsesStream:
             yield ThinkingDelta(event["delta"], event["output_index"], vendor=self.vendor)
         elif kind == "response.reasoning_summary_part.added" and event.get("summary_index"):
             yield ThinkingDelta("\n\n", event["output_index"], vendor=self.vendor)
+        elif kind == "response.image_generation_call.partial_image":
+            yield preview_image(event, self.vendor)
         elif kind == "response.refusal.delta":
             self.refusal.append(event["delta"])
         elif kind == "response.output_item.added" and event["item"].get("type") == "function_call":
@@ -571,6 +626,9 @@ class ResponsesStream:
             )
             return
         for server in server_blocks(item, self.vendor):
+            if isinstance(server, MediaBlock):  # a generated image: an event of its own
+                yield server
+                continue
             assert isinstance(server, (ServerToolCall, ServerToolResult))
             yield ServerToolEvent(server)
 

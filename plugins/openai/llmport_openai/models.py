@@ -54,6 +54,9 @@ RESPONSES_TEXT_FILES = frozenset(
 #: Provider-native tools of the Responses API (``url_context`` has no OpenAI equivalent).
 #: ``tool_search`` is documented for gpt-5.4 and later; older models are left to the API.
 RESPONSES_NATIVE = frozenset({"web_search", "code_execution", "file_search", "tool_search"})
+# Source: OpenAI, "Image generation" (Responses API): the image_generation tool is supported on
+#   gpt-4o, gpt-4o-mini, gpt-4.1 (mini, nano), o3 and the gpt-5 family.
+IMAGE_GENERATION_MODELS = ("gpt-4o", "gpt-4.1", "o3", "gpt-5")
 
 VISION = ModelCapabilities(
     input_modalities=frozenset({"text", "image", "file"}),
@@ -136,6 +139,8 @@ def _responses(pattern: str, caps: ModelCapabilities) -> ModelCapabilities:
         if pattern.startswith(("gpt-3.5", "gpt-4o-audio", "gpt-audio"))
         else (RESPONSES_NATIVE)
     )
+    if native and pattern.startswith(IMAGE_GENERATION_MODELS) and "image" in caps.input_modalities:
+        native |= {"image_generation"}  # (not o3-mini: a text-only model)
     return replace(
         caps,
         citations=bool(native),
@@ -152,7 +157,7 @@ RESPONSES_MODELS: dict[str, ModelCapabilities] = {
 RESPONSES_DEFAULT = replace(
     DEFAULT,
     citations=True,
-    native_tool_kinds=RESPONSES_NATIVE,
+    native_tool_kinds=RESPONSES_NATIVE | {"image_generation"},
     native_text_files=RESPONSES_TEXT_FILES,
     count_tokens=True,
 )
