@@ -55,6 +55,9 @@ REFUSALS: list[tuple[str, str, str]] = [
      "each vendor's list of thinking / reasoning models (the `reasoning` column)"),
     ("a `NativeTool` kind the model's row lacks", "all",
      "each vendor's server-tool pages (the `native tools` column)"),
+    ("`output_modalities=` naming what the model cannot answer with (images: Gemini image "
+     "models only)", "all", 'Gemini API "Image generation" (the models that answer with images); '
+     "every other model answers with text"),
     ("tools on a model without tool use", "all",
      'Bedrock "Supported models and model features" (tool use column)'),
     ("cache marks on a model without prompt caching", "all",

@@ -1,8 +1,8 @@
 """What a target's capability table says it lacks is refused before any request, on every target.
 
-Reasoning, prompt caching, each provider-native tool kind and document
-citations: when the model's capabilities (the plugin's table, as
-``rt.model_info`` reports it) do not list a feature, ``exec``,
+Reasoning, prompt caching, each provider-native tool kind, images out
+(``output_modalities=``) and document citations: when the model's
+capabilities (the plugin's table, as ``rt.model_info`` reports it) do not list a feature, ``exec``,
 ``async_exec`` and ``stream`` raise the typed error and the loopback server
 sees nothing; when they do, the request is sent.
 """
@@ -36,6 +36,10 @@ FEATURES: dict[str, tuple[Callable[[Any], bool], dict[str, Any]]] = {
         )
         for kind in sorted(NATIVE_TOOL_KINDS)
     },
+    "output-image": (
+        lambda caps: "image" in caps.output_modalities,
+        {"output_modalities": ["text", "image"]},
+    ),
 }
 
 
@@ -58,9 +62,15 @@ LACKING = [
 
 def test_the_cases_come_from_the_tables() -> None:
     lacking = {(p.values[0].id, p.values[1]) for p in LACKING}
-    # gemini-2.5-flash has every feature here but tool search (document citations: below)
+    # gemini-2.5-flash has every feature here but tool search, OpenAI's image generation
+    # tool and images out (an image model's); document citations: below
     assert {w for w, _ in lacking} == {w.id for w in TARGETS}
-    assert {f for w, f in lacking if w == "gemini"} == {"native-tool_search"}
+    assert {f for w, f in lacking if w == "gemini"} == {
+        "native-tool_search",
+        "native-image_generation",
+        "output-image",
+    }
+    assert ("openai-responses", "native-image_generation") not in lacking
     assert ("openai-chat", "reasoning") in lacking  # gpt-4o-mini does not reason
     assert ("anthropic", "native-file_search") in lacking
     assert ("gemini", "native-web_search") not in lacking  # googleSearch

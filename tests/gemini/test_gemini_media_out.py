@@ -1,4 +1,4 @@
-"""Images out of Gemini: streamed image answers, ``output_modalities``, sync and async.
+"""Images out of Gemini: streamed image answers, ``output_modalities=``, sync and async.
 
 Replies are the fourth batch's recordings (``wire-samples/gemini/image-output*.json``)
 with their truncated base64 replaced by real small images
@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from gemini_helpers import isolated, run, runtime, stream  # noqa: F401  (isolated: autouse)
-from llmport import FinalEvent, MediaBlock, TextDelta
+from llmport import FinalEvent, MediaBlock, TextDelta, UnsupportedFeatureError
 from llmport.messages.types import MediaDelta, TextBlock
 from llmport.testing.loopback import LoopbackServer, Reply
 from support.media_samples import PNG, interactions
@@ -82,3 +82,43 @@ async def test_a_streamed_image_goes_back_in_history(mode: str) -> None:
     inline = [p["inlineData"] for p in model_turn["parts"] if "inlineData" in p]
     assert [base64.urlsafe_b64decode(i["data"]) for i in inline] == [PNG]
     assert inline[0]["mime_type"] == "image/png"
+
+
+# --- output_modalities= -> generationConfig.responseModalities ------------------------------
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(
+    ("sample", "modalities"),
+    [("gemini/image-output.json", ["text", "image"]), ("gemini/image-output-only.json", ["image"])],
+)
+async def test_output_modalities_are_sent_as_recorded(
+    mode: str, sample: str, modalities: list[str]
+) -> None:
+    (recorded,) = interactions(sample)
+    model = recorded["request"]["uri"].rsplit("/", 1)[1].split(":")[0]
+    with LoopbackServer([Reply(json=recorded["response"]["body"])]) as server:
+        result = await run(
+            mode,
+            runtime(f"gemini:{model}", base_url=server.url),
+            content=recorded["request"]["body"]["contents"][0]["parts"][0]["text"],
+            output_modalities=modalities,
+        )
+    sent = server.requests[0].json()["generationConfig"]
+    wanted = recorded["request"]["body"]["generationConfig"]["responseModalities"]
+    assert sent["responseModalities"] == wanted
+    (image,) = result.images
+    assert (image.media_type, image.data[:3]) == ("image/jpeg", b"\xff\xd8\xff")
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_model_without_image_output_refuses_it_before_any_request(mode: str) -> None:
+    refused = pytest.raises(UnsupportedFeatureError, match="output_modalities")
+    with LoopbackServer([]) as server, refused:
+        await run(
+            mode,
+            runtime("gemini:gemini-2.5-flash", base_url=server.url),
+            content="Draw.",
+            output_modalities=["text", "image"],
+        )
+    assert server.requests == []

@@ -36,6 +36,7 @@ __all__ = [
     "cache_setting",
     "check_options",
     "check_vendor_fields",
+    "output_modalities_setting",
     "reasoning_setting",
     "split_call",
     "trace_setting",
@@ -69,6 +70,7 @@ class CallOptions(TypedDict, total=False):
     reasoning: Any
     cache: Any
     output_mode: Literal["native", "tool", "prompted"] | None
+    output_modalities: Sequence[Literal["text", "image", "audio"]] | None
     # Server-side conversation state (OpenAI Responses; refused typed elsewhere).
     previous_response_id: str | None
     conversation: str | None
@@ -244,6 +246,32 @@ def reasoning_setting(reasoning: Any, effort: Any = None) -> Reasoning | None:
             f"{name} summary must be 'auto', 'concise', 'detailed' or a bool, got {summary!r}"
         )
     return value
+
+
+#: What ``output_modalities=`` may name.
+OUTPUT_MODALITIES = ("text", "image", "audio")
+
+
+def output_modalities_setting(value: Any) -> tuple[str, ...]:
+    """``output_modalities=["text", "image"]`` checked: known names, once each, in order."""
+    if value is None:
+        return ()
+    names = [value] if isinstance(value, str) else value
+    if not isinstance(names, (list, tuple)) or not names:
+        raise OptionError(
+            f"output_modalities must be a non-empty list of {', '.join(OUTPUT_MODALITIES)}, "
+            f"got {value!r}"
+        )
+    out: list[str] = []
+    for name in names:
+        if name not in OUTPUT_MODALITIES:
+            raise OptionError(
+                f"output_modalities: unknown modality {name!r} "
+                f"(known: {', '.join(OUTPUT_MODALITIES)})"
+            )
+        if name not in out:
+            out.append(name)
+    return tuple(out)
 
 
 _CACHE_FIELDS = ("ttl", "key", "retention")

@@ -13,7 +13,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..controls.budget import Budget, as_budget
-from ..controls.options import cache_setting, reasoning_setting, trace_setting
+from ..controls.options import (
+    cache_setting,
+    output_modalities_setting,
+    reasoning_setting,
+    trace_setting,
+)
 from ..controls.window import ContextPolicy, as_policy
 from ..errors import (
     NotFoundError,
@@ -67,6 +72,7 @@ RUN_OPTION_NAMES = frozenset(
         "reasoning_effort",
         "cache",
         "output_mode",
+        "output_modalities",
         "budget",
         "deadline",
         "trace",
@@ -84,6 +90,7 @@ class RunOptions:
     reasoning: Reasoning | None = None
     cache: CacheSettings | None = None
     output_mode: str | None = None
+    output_modalities: tuple[str, ...] = ()
     budget: Budget | None = None
     deadline_seconds: float | None = None
     trace: Trace | None = None  # tracing
@@ -100,6 +107,7 @@ class RunOptions:
             ),
             cache=cache_setting(merged.pop("cache", None)),
             output_mode=merged.pop("output_mode", None),
+            output_modalities=output_modalities_setting(merged.pop("output_modalities", None)),
             budget=as_budget(merged.pop("budget", None)),
             deadline_seconds=deadline_setting(merged.pop("deadline", None)),
             trace=trace_setting(merged.pop("trace", None)),

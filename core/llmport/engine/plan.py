@@ -165,6 +165,8 @@ class RunPlan:
     reasoning: Reasoning | None
     cache: CacheSettings | None
     output_mode: str | None
+    #: ``output_modalities=`` (empty: the model's default).
+    output_modalities: tuple[str, ...]
     dropped: list[Dropped]
     #: Budgets this run draws on: the runtime's (cumulative) and the exec's own.
     ledgers: tuple[Ledger, ...]
@@ -392,6 +394,7 @@ def plan_run(
         reasoning=run_options.reasoning,
         cache=run_options.cache,
         output_mode=mode,
+        output_modalities=run_options.output_modalities,
         dropped=dropped,
         ledgers=run_ledgers(settings.ledger, run_options.budget),
         context_policy=policy,

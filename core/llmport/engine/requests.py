@@ -68,6 +68,7 @@ def build_request(
         reasoning=plan.reasoning,
         cache=plan.cache,
         context_editing=vendor_editing(plan.context_policy, plan.caps, plan.window_limit),
+        output_modalities=plan.output_modalities,
     )
     auto = CacheControl(plan.cache.ttl) if plan.cache is not None and plan.cache.auto else None
     place_cache_marks(request, auto, plan.caps.max_cache_breakpoints, plan.qualified)

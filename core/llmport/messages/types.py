@@ -799,6 +799,9 @@ class Request:
     cache: CacheSettings | None = None
     #: Server-side context editing to ask for (models with ``context_editing``).
     context_editing: ContextEditing | None = None
+    #: What the answer may hold (``output_modalities=``: ``("text", "image")``); empty: the
+    #: model's default. A modality the model cannot answer with is refused before any request.
+    output_modalities: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -1104,6 +1107,8 @@ class ModelCapabilities:
     count_tokens: bool = False
     #: Clears old tool results and thinking itself (``ContextPolicy(strategy="vendor")``).
     context_editing: bool = False
+    #: What it can answer with (``output_modalities=``): text, and images on image models.
+    output_modalities: frozenset[str] = frozenset({"text"})
     # -- embeddings (llmport.provider.embedding checks them) -----------------
     #: An embedding model (``rt.embed``); chat models leave it False.
     embeddings: bool = False

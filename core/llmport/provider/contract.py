@@ -244,6 +244,16 @@ class Provider:
         # Source: the capability table (native_tools): the vendor's list of models with tool use.
         if request.tools and not caps.native_tools:
             raise UnsupportedFeatureError(self.name, request.model, "tools")
+        # Source: the capability table (output_modalities): the vendor's list of models that
+        #   answer with images (Gemini "Image generation"); every other model answers with text.
+        beyond = [m for m in request.output_modalities if m not in caps.output_modalities]
+        if beyond:
+            raise UnsupportedFeatureError(
+                self.name,
+                request.model,
+                f"output_modalities {beyond}",
+                f"this model answers with {', '.join(sorted(caps.output_modalities))} only",
+            )
         # Source: the capability table (streaming); no shipped table sets it off.
         if request.stream and not caps.streaming:
             raise UnsupportedFeatureError(self.name, request.model, "streaming")

@@ -234,6 +234,8 @@ def sdk_arguments(
     if rf is not None:
         config["response_mime_type"] = "application/json"
         config["response_json_schema"] = GEMINI.transform(rf.schema)
+    if request.output_modalities:
+        config["response_modalities"] = response_modalities(request)
     # The SDK would otherwise run Python callables itself; llmport runs the tool loop.
     config["automatic_function_calling"] = types.AutomaticFunctionCallingConfig(disable=True)
     try:
@@ -269,6 +271,8 @@ def wire_request(
     if rf is not None:
         generation["responseMimeType"] = "application/json"
         generation["responseJsonSchema"] = GEMINI.transform(rf.schema)
+    if request.output_modalities:
+        generation["responseModalities"] = response_modalities(request)
     parts = contents(request.messages, model, family, wire=True)
     wire: dict[str, Any] = {"contents": parts}
     system = _system(request)
@@ -289,6 +293,15 @@ def wire_request(
         "empty": not parts,  # google-genai refuses a request without contents
         "extra_body": body,
     }
+
+
+def response_modalities(request: Request) -> list[str]:
+    """``output_modalities=`` as ``generationConfig.responseModalities`` (``["TEXT", "IMAGE"]``).
+
+    As recorded (wire-samples ``gemini/image-output.json``, ``image-output-only.json``);
+    the core has refused a modality the model cannot answer with.
+    """
+    return [name.upper() for name in request.output_modalities]
 
 
 def _generation_config(options: Mapping[str, Any], stops: list[str] | None) -> dict[str, Any]:

@@ -121,8 +121,10 @@ def _caps(
     reasoning: bool = True,
     native: frozenset[str] = ALL_NATIVE,
     grounding: bool = True,
+    images_out: bool = False,
 ) -> ModelCapabilities:
     return ModelCapabilities(
+        output_modalities=frozenset({"text", "image"} if images_out else {"text"}),
         input_modalities=frozenset({"text", "image", "file", *(("audio",) if audio else ())}),
         file_types=FILE_TYPES,
         image_types=IMAGE_TYPES,
@@ -163,6 +165,16 @@ _CODE_ONLY = frozenset({"code_execution"})
 
 #: First matching pattern wins (``fnmatch``).
 FAMILIES: dict[str, Family] = {
+    # Source: Gemini API, "Image generation" (Nano Banana): these models answer with images
+    #   (responseModalities TEXT and IMAGE, or IMAGE alone); the recordings are
+    #   gemini-3-pro-image(-preview) and gemini-2.5-flash-image.
+    "gemini-3-pro-image*": Family(
+        _caps(images_out=True), "level", True, levels=("low", "high"), media_in_tool_results=True
+    ),
+    "gemini-2.5-flash-image*": Family(_caps(images_out=True, reasoning=False), "none", False),
+    "gemini-2.0-flash-preview-image-generation*": Family(
+        _caps(output=8_192, reasoning=False, native=frozenset(), images_out=True), "none", False
+    ),
     # Gemini 3 Pro takes only "low" and "high" thinking levels.
     "gemini-3-pro*": Family(
         _caps(),

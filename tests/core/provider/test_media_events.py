@@ -1,11 +1,11 @@
-"""Images in streams: MediaDelta previews and MediaBlock events, assembled in order."""
+"""Images out of a call: stream events (MediaDelta, MediaBlock) and ``output_modalities=``."""
 
 from __future__ import annotations
 
 import asyncio
 
 import pytest
-from llmport import FinalEvent, MediaBlock, TextDelta
+from llmport import FinalEvent, MediaBlock, OptionError, TextDelta, UnsupportedFeatureError
 from llmport.messages.types import (
     MediaDelta,
     Response,
@@ -83,3 +83,22 @@ def test_async_callers_see_the_image_event_too() -> None:
 
     events = asyncio.run(main())
     assert [e for e in events if isinstance(e, MediaBlock)] == [IMAGE]
+
+
+# --- output_modalities= ---------------------------------------------------------------
+
+
+def test_a_modality_the_model_cannot_answer_with_is_refused_before_any_request() -> None:
+    script = Script(["never sent"])
+    with pytest.raises(UnsupportedFeatureError, match=r"output_modalities \['image'\]"):
+        script.runtime().run("Draw.", output_modalities=["text", "image"])
+    assert script.requests == []
+    assert script.runtime().run("Hi.", output_modalities=["text"]).output == "never sent"
+
+
+@pytest.mark.parametrize("value", ["video", [], ["text", 3], {"text": True}])
+def test_output_modalities_must_name_known_modalities(value: object) -> None:
+    script = Script(["never sent"])
+    with pytest.raises(OptionError, match="output_modalities"):
+        script.runtime().run("Draw.", output_modalities=value)  # type: ignore[arg-type]
+    assert script.requests == []
