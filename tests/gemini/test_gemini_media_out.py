@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from gemini_helpers import isolated, run, runtime, stream  # noqa: F401  (isolated: autouse)
 from llmport import FinalEvent, MediaBlock, TextDelta, UnsupportedFeatureError
+from llmport.errors import LlmportError, MalformedResponseError
 from llmport.messages.types import MediaDelta, TextBlock
 from llmport.testing.loopback import LoopbackServer, Reply
 from support.media_samples import PNG, interactions
@@ -122,3 +123,44 @@ async def test_a_model_without_image_output_refuses_it_before_any_request(mode: 
             output_modalities=["text", "image"],
         )
     assert server.requests == []
+
+
+# --- an answer image that lies -----------------------------------------------------------
+
+
+def _chain(error: BaseException) -> list[BaseException]:
+    seen: list[BaseException] = []
+    todo: list[BaseException | None] = [error]
+    while todo:
+        e = todo.pop()
+        if e is None or e in seen:
+            continue
+        seen.append(e)
+        todo += [e.__cause__, e.__context__]
+    return seen
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(
+    ("data", "mime"),
+    [
+        ("@@not base64 at all@@", "image/png"),  # does not decode
+        (base64.b64encode(PNG).decode(), "image/jpeg"),  # a PNG said to be a JPEG
+    ],
+    ids=["invalid-base64", "contradicting-type"],
+)
+async def test_an_answer_image_that_lies_is_a_malformed_response(
+    mode: str, data: str, mime: str
+) -> None:
+    (recorded,) = interactions("gemini/image-output-only.json")
+    body = recorded["response"]["body"]
+    body["candidates"][0]["content"]["parts"][0]["inlineData"] = {"data": data, "mimeType": mime}
+    with LoopbackServer([Reply(json=body)]) as server, pytest.raises(LlmportError) as info:
+        await run(
+            mode,
+            runtime("gemini:gemini-3-pro-image", base_url=server.url, max_retries=1),
+            content="A cute baby sea otter",
+        )
+    chain = _chain(info.value)
+    assert any(isinstance(e, MalformedResponseError) for e in chain)
+    assert all(isinstance(e, LlmportError) for e in chain)  # nothing foreign (I1)

@@ -294,6 +294,23 @@ class MediaBlock:
             self._sha1.append(hashlib.sha1(raw, usedforsecurity=False).hexdigest())
         return self._sha1[0]
 
+    def head(self, n: int = 1024) -> bytes:
+        """The first ``n`` bytes (``b""`` for a URL reference), without decoding the rest.
+
+        Enough to tell the type by its magic bytes
+        (:func:`~llmport.messages.check.sniff_media_type`) of a block whose
+        bytes were released for their base64.
+        """
+        raw = self._raw()
+        if raw is not None:
+            return raw[:n]
+        chars = -(-n // 3) * 4  # base64 characters that hold the first n bytes
+        if self._b64b:
+            return base64.b64decode(self._b64b[0][:chars])[:n]
+        if self._b64urlb:
+            return base64.urlsafe_b64decode(self._b64urlb[0][:chars])[:n]
+        return b""
+
     @property
     def size(self) -> int:
         """The size of the raw bytes (0 for a URL reference); never decodes."""
@@ -315,8 +332,14 @@ class MediaBlock:
         return target
 
     def describe(self) -> str:
-        """Short human description used in errors and logs (never the bytes)."""
-        where = self.filename or self.url or f"{self.size} bytes"
+        """Short human description used in errors and logs (never the bytes).
+
+        A URL is shown masked: a signed or keyed URL (``?X-Goog-Signature=``,
+        ``user:password@``) never reaches an error message or a log.
+        """
+        from ..observe.redaction import redact  # on first description: keeps the import light
+
+        where = self.filename or (redact(self.url) if self.url else f"{self.size} bytes")
         return f"{self.type} block #{self.index} ({self.media_type}, {where})"
 
 

@@ -37,7 +37,12 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from ..controls.options import check_vendor_fields
 from ..errors import MessageError, ModelBehaviorError, OptionError, UnknownToolError
-from ..messages.check import check_tool_parameters, nesting_problem
+from ..messages.check import (
+    check_tool_parameters,
+    media_problem,
+    nesting_problem,
+    sniff_media_type,
+)
 from ..messages.types import (
     Block,
     CacheControl,
@@ -612,18 +617,40 @@ def result_for(call: ToolCall, value: Any) -> ToolResult:
     if isinstance(value, BaseException):
         return refusal(call, raised(call, value), "error").result
     if isinstance(value, ToolResult):
-        return replace(value, content=redact(value.content))
+        lying = lying_media(call, value.blocks)
+        return lying or replace(value, content=redact(value.content))
     media = media_return(value)
     if media is not None:
         text, returned = media
-        return ToolResult(call.id, call.name, redact(text), blocks=returned)
+        lying = lying_media(call, returned)
+        return lying or ToolResult(call.id, call.name, redact(text), blocks=returned)
     # Media a tool returns beside its text (e.g. an MCP image) travel as ToolResult.blocks.
     blocks = tuple(b for b in getattr(value, "blocks", ()) if isinstance(b, MediaBlock))
+    lying = lying_media(call, blocks)
+    if lying is not None:
+        return lying
     try:
         text = stringify(value)
     except MessageError as exc:  # told to the model, like any tool failure
         return refusal(call, f"tool {call.name!r}: {exc}", "error").result
     return ToolResult(call.id, call.name, redact(text), blocks=blocks)
+
+
+def lying_media(call: ToolCall, blocks: Iterable[Block]) -> ToolResult | None:
+    """The error result for media whose bytes contradict their media type (None: none do).
+
+    A tool may build a ``MediaBlock`` itself, past the checks content goes
+    through: its bytes are checked here, so a PNG said to be a JPEG never
+    reaches the vendor; the model is told, as for any tool failure.
+    """
+    for block in blocks:
+        if isinstance(block, MediaBlock) and block.inline:
+            head = block.head()
+            problem = media_problem(block.media_type, head, sniff_media_type(head))
+            if problem is not None:
+                why = f"tool {call.name!r} returned {block.describe()}: {problem}"
+                return refusal(call, why, "error").result
+    return None
 
 
 def media_return(value: Any) -> tuple[str, tuple[Block, ...]] | None:
