@@ -18,6 +18,7 @@ from gemini_helpers import isolated, run, runtime, stream  # noqa: F401  (isolat
 from llmport import ConfigError, NativeTool, TextDelta, ToolCallStarted, UnknownModelWarning
 from llmport.errors import OptionError, UnsupportedContentError, UnsupportedFeatureError
 from llmport.messages.types import (
+    FileRef,
     MediaBlock,
     Message,
     TextBlock,
@@ -610,6 +611,29 @@ async def test_tool_result_media_on_gemini_3(mode: str) -> None:
         {"inline_data": {"data": base64.urlsafe_b64encode(png).decode(), "mime_type": "image/png"}}
     ]
     assert response["functionResponse"]["response"] == {"output": "done"}
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_an_uploaded_file_a_tool_returns_goes_in_the_function_response_on_gemini_3(
+    mode: str,
+) -> None:
+    # A FileRef of the Files API (rt.upload): its URI as file_data, like the inline_data the
+    # recordings send (wire-samples gemini-vertex/tool-result-document.json: a PDF, media only).
+    uri = "https://generativelanguage.googleapis.com/v1beta/files/report-pdf"
+    ref = FileRef("gemini", uri, "application/pdf")
+    call = ToolCall("c1", "get_file", {})
+    history = [
+        Message("user", (TextBlock("Get the report"),)),
+        Message("assistant", tool_calls=(call,)),
+        Message("tool", tool_results=(ToolResult("c1", "get_file", "", blocks=(ref,)),)),
+    ]
+    bodies, _ = await sent(
+        mode, "gemini:gemini-3-flash-preview", content="Summarise it.", history=history
+    )
+    response = bodies[0]["contents"][2]["parts"][0]["functionResponse"]
+    assert response["parts"] == [{"file_data": {"file_uri": uri, "mime_type": "application/pdf"}}]
+    # Media only: the response object is empty, as recorded (no made-up "output": "").
+    assert response["response"] == {}
 
 
 @pytest.mark.parametrize("mode", MODES)

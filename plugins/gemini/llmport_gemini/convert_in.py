@@ -927,42 +927,65 @@ def _media_in_results(family: Family | None) -> bool:
     return family is not None and family.media_in_tool_results
 
 
+def function_output(result: ToolResult) -> dict[str, Any]:
+    """``functionResponse.response``: ``{"output": text}`` or ``{"error": text}``.
+
+    Source: Gemini API reference, ``FunctionResponse.response``: "output" holds
+    the function's output, "error" its error. A result that is only media (its
+    text empty, the media in ``parts``) sends ``{}``, as recorded
+    (wire-samples ``gemini-vertex/tool-result-document.json``); the
+    recordings' other keys (``files``, ``return_value``) are the recording
+    client's own names, not the API's.
+    """
+    if not result.content and result.blocks and not result.is_error:
+        return {}
+    return {"error" if result.is_error else "output": result.content}
+
+
 def _function_response(
     result: ToolResult, synthetic: set[str], model: str, family: Family | None, types: Any
 ) -> Any:
     """A tool result as a ``functionResponse`` part (media as its ``parts`` on Gemini 3)."""
-    key = "error" if result.is_error else "output"
     media: list[Any] | None = None
     if result.blocks:
-        media = [_response_part(b, model, family, types) for b in result.blocks]
+        media = [_response_part(b, model, types) for b in result.blocks]
     return types.Part(
         function_response=types.FunctionResponse(
             name=result.name,
-            response={key: result.content},
+            response=function_output(result),
             id=None if result.call_id in synthetic else result.call_id,
             parts=media,
         )
     )
 
 
-def _response_part(block: Any, model: str, family: Family | None, types: Any) -> Any:
-    media = _response_media(block, model, family)
-    if media.url is not None:
+def _response_part(block: Any, model: str, types: Any) -> Any:
+    form, uri, media_type = response_part_form(block, model)
+    if form == "file":
         return types.FunctionResponsePart(
-            file_data=types.FunctionResponseFileData(file_uri=media.url, mime_type=media.media_type)
+            file_data=types.FunctionResponseFileData(file_uri=uri, mime_type=media_type)
         )
     return types.FunctionResponsePart(
-        inline_data=types.FunctionResponseBlob(data=media.data, mime_type=media.media_type)
+        inline_data=types.FunctionResponseBlob(data=block.data, mime_type=media_type)
     )
 
 
-def _response_media(block: Any, model: str, family: Family | None) -> MediaBlock:
-    """A tool result's block, if it can go as a ``functionResponse`` part (Gemini 3 media)."""
+def response_part_form(block: Any, model: str) -> tuple[str, str | None, str]:
+    """How a tool result's block goes in ``functionResponse.parts`` (Gemini 3).
+
+    ``("file", uri, media type)`` for a URL or an uploaded file (a
+    :class:`FileRef` of the Gemini Files API: its URI, as a user turn's
+    ``fileData`` sends it); ``("inline", None, media type)`` for bytes.
+    """
+    if isinstance(block, FileRef):
+        return "file", block.id, block.media_type
     if not isinstance(block, MediaBlock):
         raise UnsupportedContentError(
             VENDOR, model, f"{block.type} block in a tool result", "only media go beside the text"
         )
-    return block
+    if block.url is not None:
+        return "file", block.url, block.media_type
+    return "inline", None, block.media_type
 
 
 def _signature(value: Any) -> bytes | None:
@@ -1115,23 +1138,22 @@ def _wire_function_response(
     result: ToolResult, synthetic: set[str], model: str, family: Family | None
 ) -> dict[str, Any]:
     """:func:`_function_response` as JSON (``FunctionResponse`` field order, snake_case)."""
-    key = "error" if result.is_error else "output"
     response: dict[str, Any] = {}
     if result.blocks:
-        response["parts"] = [_wire_response_part(b, model, family) for b in result.blocks]
+        response["parts"] = [_wire_response_part(b, model) for b in result.blocks]
     if result.call_id not in synthetic and result.call_id is not None:
         response["id"] = result.call_id
     if result.name is not None:
         response["name"] = result.name
-    response["response"] = {key: result.content}
+    response["response"] = function_output(result)
     return {"functionResponse": response}
 
 
-def _wire_response_part(block: Any, model: str, family: Family | None) -> dict[str, Any]:
-    media = _response_media(block, model, family)
-    if media.url is not None:
-        return {"file_data": {"file_uri": media.url, "mime_type": media.media_type}}
-    return {"inline_data": {"mime_type": media.media_type, "data": urlsafe_base64_of(media)}}
+def _wire_response_part(block: Any, model: str) -> dict[str, Any]:
+    form, uri, media_type = response_part_form(block, model)
+    if form == "file":
+        return {"file_data": {"file_uri": uri, "mime_type": media_type}}
+    return {"inline_data": {"mime_type": media_type, "data": urlsafe_base64_of(block)}}
 
 
 def wire_part(block: TextBlock | MediaBlock | FileRef, model: str) -> dict[str, Any]:
