@@ -227,5 +227,41 @@ def render() -> str:
     return "\n".join(lines) + "\n"
 
 
+def _media_in(caps: ModelCapabilities) -> str:
+    kinds = sorted(caps.input_modalities - {"text"})
+    return ", ".join(kinds) or "text only"
+
+
+def _media_out(caps: ModelCapabilities) -> str:
+    out = sorted(caps.output_modalities - {"text"})
+    made = ["images (`output_modalities=`)"] if out else []
+    if "image_generation" in caps.native_tool_kinds:
+        made.append('images (`NativeTool("image_generation")`)')
+    return ", ".join(made) or "text"
+
+
+def media_table() -> str:
+    """docs/media.md's table: per provider and model pattern, the media in and out.
+
+    Rows are the chat models of each capability table (embedding models aside);
+    patterns with the same media in and out are one row (the default's row is
+    "every other model").
+    """
+    lines = ["| provider | models | media in | answers with |", "|---|---|---|---|"]
+    for prefix, info in sorted(PluginHost(load_entry_points=True).providers().items()):
+        rows: dict[tuple[str, str], list[str]] = {}
+        for pattern, caps in [*info.models.items(), ("(other)", info.default)]:
+            if caps.embeddings:
+                continue
+            rows.setdefault((_media_in(caps), _media_out(caps)), []).append(f"`{pattern}`")
+        for (media_in, media_out), patterns in rows.items():
+            if "`(other)`" in patterns:  # the default's row: named by what it is not
+                models = "every other model" if len(rows) > 1 else "every model"
+            else:
+                models = ", ".join(patterns)
+            lines.append(f"| `{prefix}:` | {models} | {media_in} | {media_out} |")
+    return "\n".join(lines) + "\n"
+
+
 if __name__ == "__main__":
     print(render(), end="")

@@ -43,6 +43,7 @@ PAGES = [
     "concepts/runtime.md",
     "dag.md",
     "embeddings.md",
+    "media.md",
     "fix.md",
     "security.md",
     "testing.md",
