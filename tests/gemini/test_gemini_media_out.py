@@ -12,11 +12,12 @@ from typing import Any
 
 import pytest
 from gemini_helpers import isolated, run, runtime, stream  # noqa: F401  (isolated: autouse)
-from llmport import FinalEvent, MediaBlock, TextDelta, UnsupportedFeatureError
+from llmport import FinalEvent, MediaBlock, Runtime, TextDelta, UnsupportedFeatureError
 from llmport.errors import LlmportError, MalformedResponseError
 from llmport.messages.types import MediaDelta, TextBlock
 from llmport.testing.loopback import LoopbackServer, Reply
 from support.media_samples import PNG, interactions
+from support.vertex_support import FakeCredentials
 
 MODES = ["sync", "async"]
 STREAM_SAMPLE = "gemini/image-output-stream.json"
@@ -164,3 +165,35 @@ async def test_an_answer_image_that_lies_is_a_malformed_response(
     chain = _chain(info.value)
     assert any(isinstance(e, MalformedResponseError) for e in chain)
     assert all(isinstance(e, LlmportError) for e in chain)  # nothing foreign (I1)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_vertex_image_output_with_its_format_options_as_recorded(mode: str) -> None:
+    # wire-samples gemini-vertex/image-output-format.json: output_modalities plus the
+    # imageConfig llmport does not model (sent with vendor=), and the JPEG in the answer.
+    (recorded,) = interactions("gemini-vertex/image-output-format.json")
+    config = recorded["request"]["body"]["generationConfig"]
+    with LoopbackServer([Reply(json=recorded["response"]["body"])]) as server:
+        rt = Runtime(
+            model="gemini-vertex:gemini-2.5-flash-image",
+            providers={
+                "gemini-vertex": {
+                    "project": "pydantic-ai",
+                    "location": "global",
+                    "credentials": FakeCredentials(),
+                    "base_url": server.url,
+                }
+            },
+        )
+        result = await run(
+            mode,
+            rt,
+            content="Generate an image of an axolotl.",
+            output_modalities=["text", "image"],
+            vendor={"gemini-vertex": {"generationConfig": {"imageConfig": config["imageConfig"]}}},
+        )
+    sent = server.requests[0]
+    assert sent.path.endswith("/publishers/google/models/gemini-2.5-flash-image:generateContent")
+    assert sent.json()["generationConfig"] == config
+    (image,) = result.images
+    assert (image.media_type, image.data[:3]) == ("image/jpeg", b"\xff\xd8\xff")
