@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import pytest
@@ -261,3 +262,19 @@ def test_decorator_session_wins_for_top_level_calls() -> None:
     with Session() as ambient:
         record()
     assert len(mine) == 1 and len(ambient) == 0
+
+
+def test_a_keyed_media_url_is_recorded_masked() -> None:
+    secret = "sk-fake-DagUrlSecret12345"
+    url = f"https://bob:{secret}@images.example.com/kiwi.png?X-Goog-Signature={secret}"
+    rt = Script(["A kiwi."]).runtime()
+
+    @agentic_function
+    def look() -> Any:
+        return rt.run(["What is this?", {"type": "image", "url": url, "media_type": "image/png"}])
+
+    with Session() as session:
+        look()
+    recorded = json.dumps([n.data for n in session.nodes()])
+    assert "images.example.com/kiwi.png" in recorded  # the block is recorded, its URL masked
+    assert secret not in recorded and secret[8:20] not in recorded

@@ -40,6 +40,7 @@ from ..messages.types import (
     block_from_dict,
     block_to_dict,
 )
+from ..observe.redaction import redact
 
 NodeKind = Literal["session", "function", "llm", "tool", "summary", "handoff", "fix", "embed"]
 Status = Literal["running", "ok", "error"]
@@ -742,7 +743,7 @@ def block_to_stored(block: Block) -> dict[str, Any]:
     if block.filename:
         out["filename"] = block.filename
     if block.url:
-        out["url"] = block.url
+        out["url"] = redact(block.url)  # a signed or keyed URL is never recorded
     return out
 
 
