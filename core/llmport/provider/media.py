@@ -38,10 +38,9 @@ def answered_media(vendor: str, data: str | bytes, media_type: str | None) -> Me
     encoded: str | None = None
     if isinstance(data, str):
         encoded = data.translate(_TO_STANDARD)
-        try:
-            raw = base64.b64decode(encoded, validate=True)
-        except (binascii.Error, ValueError):
-            raise malformed(vendor, "an answered image's base64 does not decode") from None
+        raw = _decoded(encoded)
+        if raw is None:  # raised here, not in the except: no foreign __context__ (I1)
+            raise malformed(vendor, "an answered image's base64 does not decode")
     else:
         raw = data
     if not raw:
@@ -53,12 +52,22 @@ def answered_media(vendor: str, data: str | bytes, media_type: str | None) -> Me
     problem = media_problem(declared, raw, sniffed)
     if problem is not None:
         raise malformed(vendor, f"an answered {declared}: {problem}")
+    # The block keeps the vendor's parameters (Gemini speech: audio/L16;codec=pcm;rate=24000).
+    declared = media_type or declared
     kind = declared.split("/", 1)[0]
     block_type: Literal["image", "audio", "file"] = (
         "image" if kind == "image" else "audio" if kind == "audio" else "file"
     )
     cached = [encoded] if encoded is not None else []
     return MediaBlock(block_type, declared, data=raw, _b64=cached)
+
+
+def _decoded(encoded: str) -> bytes | None:
+    """Strict base64 of ``encoded`` (None: it does not decode)."""
+    try:
+        return base64.b64decode(encoded, validate=True)
+    except (binascii.Error, ValueError):
+        return None
 
 
 def check_block(vendor: str, model: str, caps: ModelCapabilities, block: MediaBlock) -> None:

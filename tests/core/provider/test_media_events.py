@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 
 import pytest
 from llmport import FinalEvent, MediaBlock, OptionError, TextDelta, UnsupportedFeatureError
+from llmport.errors import MalformedResponseError
 from llmport.messages.types import (
     MediaDelta,
     Response,
@@ -14,6 +16,7 @@ from llmport.messages.types import (
     UsageEvent,
 )
 from llmport.provider.assembly import StreamAssembler, assemble, response_events
+from llmport.provider.media import answered_media
 from llmport.testing import Script, respond
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(16)
@@ -102,3 +105,32 @@ def test_output_modalities_must_name_known_modalities(value: object) -> None:
     with pytest.raises(OptionError, match="output_modalities"):
         script.runtime().run("Draw.", output_modalities=value)  # type: ignore[arg-type]
     assert script.requests == []
+
+
+# --- answered_media: the one reader of media a vendor answered with ---------------------
+
+
+def test_an_answered_image_keeps_its_base64_and_the_vendors_type_parameters() -> None:
+    encoded = base64.b64encode(PNG).decode()
+    block = answered_media("v", encoded, "image/png")
+    assert (block.type, block.data, block.base64()) == ("image", PNG, encoded)
+    assert answered_media("v", encoded.translate(str.maketrans("+/", "-_")), None).data == PNG
+    speech = answered_media("v", b"\x00\x01" * 8, "audio/L16;codec=pcm;rate=24000")
+    assert (speech.type, speech.media_type) == ("audio", "audio/L16;codec=pcm;rate=24000")
+
+
+@pytest.mark.parametrize(
+    ("data", "media_type", "why"),
+    [
+        ("not base64!", "image/png", "does not decode"),
+        (base64.b64encode(PNG).decode(), "image/jpeg", "the bytes are image/png"),
+        (base64.b64encode(b"plain text").decode(), None, "no known type"),
+        ("", "image/png", "no bytes"),
+    ],
+)
+def test_an_answered_image_that_lies_is_malformed(
+    data: str, media_type: str | None, why: str
+) -> None:
+    with pytest.raises(MalformedResponseError, match=why) as info:
+        answered_media("v", data, media_type)
+    assert info.value.__cause__ is None and info.value.__context__ is None
