@@ -5,6 +5,10 @@ where the API holds media there, else named in the result (``"See file
 <id>."``) and carried by the user turn that follows it, as the fourth-batch
 wire samples record; a target whose model takes no image at all refuses it,
 typed, before the second request.
+
+The recordings of the vendors that hold media inside a tool result
+(wire-samples ``*/tool-result-image.json``) also replay through the real
+plugins: the tool result sent has the recorded shape.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from llmport.errors import UnsupportedContentError
 from llmport.messages.types import MediaBlock
 from llmport.testing.loopback import LoopbackServer, Reply
 from support.api_modes import MODES, run_via
+from support.media_samples import JPEG, interactions
 from wire import TARGETS, Wire
 
 Make = Callable[..., Runtime]
@@ -130,3 +135,63 @@ async def test_a_screenshot_tool_reaches_the_model(
     (outcome,) = result.tool_calls
     (kept,) = outcome.result.blocks  # the run's history keeps the media as the tool gave it
     assert isinstance(kept, MediaBlock) and (kept.media_type, kept.data) == ("image/png", PNG)
+
+
+# --- the recordings replayed: the tool result has the recorded shape -------------------------
+
+#: target -> (recording, where its tool result is in the second request's body)
+RECORDED: dict[str, tuple[str, Callable[[Any], Any]]] = {
+    "anthropic": (
+        "anthropic/tool-result-image.json",
+        lambda body: body["messages"][2]["content"][0],
+    ),
+    "openai-responses": (
+        "openai-responses/tool-result-image.json",
+        lambda body: next(i for i in body["input"] if i.get("type") == "function_call_output"),
+    ),
+    "bedrock": (
+        "bedrock/tool-result-image.json",
+        lambda body: body["messages"][2]["content"][0],
+    ),
+}
+
+
+def get_file() -> MediaBlock:
+    """Get the file."""
+    return MediaBlock("image", "image/jpeg", data=JPEG)
+
+
+def _masked(node: Any) -> Any:
+    """``node`` with every image's base64 (plain, in a data URL) replaced by a marker."""
+    if isinstance(node, dict):
+        return {k: _masked(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_masked(v) for v in node]
+    if isinstance(node, str) and node.removeprefix("data:image/jpeg;base64,").startswith("/9j/"):
+        return "data:<jpeg>" if node.startswith("data:") else "<jpeg>"
+    return node
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("target", sorted(RECORDED))
+async def test_the_recorded_tool_result_shape_is_sent(
+    mode: str, target: str, runtime: Make
+) -> None:
+    name, result_of = RECORDED[target]
+    recorded = interactions(name)
+    wire = next(w for w in TARGETS if w.id == target)
+    # The recorded model (Bedrock's is in the URL: the target's own Claude Sonnet 4.5 profile).
+    model = recorded[0]["request"]["body"].get("model") or wire.model.partition(":")[2]
+    replies = [Reply(json=exchange["response"]["body"]) for exchange in recorded]
+    prompt = "Use the get_file tool now to retrieve a image file, then describe what you received."
+    with LoopbackServer(replies) as server:
+        result = await run_via(
+            mode,
+            runtime(wire, server),
+            prompt,
+            tools=[get_file],
+            model=f"{wire.provider}:{model}",
+        )
+    assert "kiwi" in result.output.lower()
+    sent = result_of(server.requests[1].json())
+    assert _masked(sent) == _masked(result_of(recorded[1]["request"]["body"]))

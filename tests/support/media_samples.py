@@ -3,7 +3,8 @@
 The recordings' images, thought signatures and encrypted reasoning are
 truncated base64 (``...<truncated N chars>``), so they cannot be decoded.
 :func:`replayable` swaps each for a real small value of the same kind (a PNG
-for ``iVBORw0KGgo``, a JPEG for ``/9j/``, short opaque base64 otherwise) and
+for ``iVBORw0KGgo``, a JPEG for ``/9j/``, in a data URL too; short opaque
+base64 otherwise) and
 leaves every other field as recorded.
 """
 
@@ -43,10 +44,11 @@ OPAQUE = base64.b64encode(b"opaque-signature").decode()
 
 def _real(value: str) -> str:
     head = value.split(_CUT, 1)[0]
+    url, comma, head = head.rpartition(",") if head.startswith("data:") else ("", "", head)
     if head.startswith("iVBORw0KGgo"):
-        return base64.b64encode(PNG).decode()
+        return url + comma + base64.b64encode(PNG).decode()
     if head.startswith(("/9j/", "_9j_")):
-        return base64.b64encode(JPEG).decode()
+        return url + comma + base64.b64encode(JPEG).decode()
     return OPAQUE
 
 
