@@ -665,6 +665,16 @@ async def test_tool_result_media_before_gemini_3_follow_in_their_own_user_turn(m
 
 
 @pytest.mark.parametrize("mode", MODES)
+async def test_forcing_a_native_tool_alone_is_refused(mode: str) -> None:
+    # Another vendor may force its native tool (OpenAI's image_generation, as recorded);
+    # Gemini's functionCallingConfig cannot, so the choice is refused, not dropped.
+    err = await rejected(
+        mode, UnsupportedFeatureError, tools=[NativeTool("web_search")], tool_choice="required"
+    )
+    assert "only native tools" in str(err)
+
+
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize(
     ("model", "tools", "feature"),
     [

@@ -157,6 +157,15 @@ def build_request(
         )
     if request.native_tools:
         _check_native(request, family)
+        # Source: Gemini API reference, FunctionCallingConfig: its modes force function calls
+        #   only; with no function declared there is nothing to force (the choice would be lost).
+        if not request.tools and request.tool_choice not in ("auto", "none"):
+            raise UnsupportedFeatureError(
+                VENDOR,
+                model,
+                f"tool_choice={request.tool_choice!r} with only native tools",
+                "Gemini's function calling modes force function calls, not its built-in tools",
+            )
     if request.cache is not None:
         _check_cache(request)
     stops = _stop_sequences(request)
