@@ -7,8 +7,10 @@ Counts, not timings: a module left out is deterministic where a time is not
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -37,3 +39,42 @@ def test_the_runtime_import_leaves_rarely_used_stdlib_modules_out(module: str) -
     # hashlib: summarizing context policies; mimetypes: unknown file suffixes;
     # random: the first jittered retry.
     assert module not in _loaded("from llmport import Runtime")
+
+
+#: A user's test file: what is loaded before any cassette is used, then after one is.
+_USER_TESTS = """
+import sys
+
+HEAVY = (
+    "vcr",
+    "yaml",
+    "llmport.testing.scripted",
+    "llmport.testing.recording",
+    "llmport.provider.contract",
+)
+
+
+def test_before_any_cassette():
+    assert "llmport.testing.pytest_plugin" in sys.modules  # the plugin is loaded...
+    assert [m for m in HEAVY if m in sys.modules] == []  # ...and nothing heavy with it
+
+
+def test_a_cassette_loads_the_recorder(llmport_cassette):
+    assert "vcr" in sys.modules and "llmport.testing.recording" in sys.modules
+"""
+
+
+def test_the_pytest_plugin_loads_no_recorder_until_a_cassette_is_used(tmp_path: Path) -> None:
+    # Every pytest run of every user with llmport installed loads the plugin.
+    (tmp_path / "test_user.py").write_text(_USER_TESTS)
+    environ = {k: v for k, v in os.environ.items() if k not in ("CI", "PYTEST_ADDOPTS")}
+    ran = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist"],
+        cwd=tmp_path,
+        env=environ,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "2 passed" in ran.stdout
