@@ -17,18 +17,10 @@ from typing import Any
 import pytest
 from llmport import CassetteMismatch, CassetteSecretError, Runtime, tool
 from llmport.messages.types import FinalEvent, StreamEvent
-from llmport.observe.redaction import isolated_secrets
+from llmport.observe.redaction import isolated_secrets, register_secret
 from llmport.testing import cassette
 from llmport.testing.loopback import LoopbackServer
 from wire import Wire, profile_modes, targets
-
-
-@pytest.fixture(autouse=True)
-def own_secrets() -> Any:
-    """Only this test's secrets: keys other test files registered earlier in this worker
-    have partial echoes that match ordinary header text (e.g. anthropic-version)."""
-    with isolated_secrets():
-        yield
 
 Make = Callable[..., Runtime]
 CASES = profile_modes(targets("recordings"), ["sync", "async"])
@@ -118,6 +110,27 @@ def test_a_key_echoed_by_the_vendor_never_reaches_the_cassette(
         assert secret[-12:] not in text and secret[:12] not in text
 
 
+@pytest.mark.parametrize(("wire", "mode"), CASES, ids=lambda c: str(c))
+def test_the_key_of_a_runtime_used_before_the_cassette_never_reaches_it(
+    wire: Wire, mode: str, runtime: Make, tmp_path: Path
+) -> None:
+    # The provider exists before the cassette opens: the cassette learns its key when the
+    # call crosses the vendor boundary inside it.
+    creds = wire.credentials("custom")
+    key = wire.secrets(creds)[0]
+    answer = wire.text_reply(f"Your key {key} ends in {key[-12:]}")
+    path = tmp_path / "app.yaml"
+    with LoopbackServer([wire.text_reply("warm"), answer]) as server:
+        rt = runtime(wire, server, creds=creds, max_retries=1)
+        assert rt.exec("warm up") == "warm"
+        with cassette(path):
+            rt.exec("hi") if mode == "sync" else asyncio.run(rt.async_exec("hi"))
+    text = path.read_text()
+    assert "Your key" in text
+    for secret in wire.secrets(creds):
+        assert secret not in text and secret[-12:] not in text
+
+
 @pytest.mark.parametrize("wire", targets("recordings")[:5], ids=str)
 def test_a_cassette_edited_to_hold_a_key_is_refused_on_the_next_write(
     wire: Wire, runtime: Make, tmp_path: Path
@@ -135,6 +148,31 @@ def test_a_cassette_edited_to_hold_a_key_is_refused_on_the_next_write(
             rt.exec("second")
     assert refused.value.where.startswith("interactions[0].response.body")
     assert path.read_text() == before  # never written
+
+
+@pytest.mark.parametrize("wire", targets("recordings")[:5], ids=str)
+def test_a_key_this_cassette_never_used_neither_masks_nor_refuses_it(
+    wire: Wire, runtime: Make, tmp_path: Path
+) -> None:
+    # A key an unrelated runtime registered in this process, whose 8+ character runs match
+    # this cassette's text: the cassette is checked and scrubbed with its own keys only.
+    path = tmp_path / "app.yaml"
+    with LoopbackServer([wire.text_reply("Order 7Q4ZK9XW2R8M shipped.")]) as server, cassette(path):
+        runtime(wire, server, max_retries=1).exec("first")
+    with isolated_secrets():  # the unrelated key goes with the test
+        register_secret("sk-fake-other-7Q4ZK9XW2R8Mxyz")
+        delivered = wire.text_reply("Order 7Q4ZK9XW2R8M delivered.")
+        with LoopbackServer([delivered]) as server, cassette(path, record="new"):
+            runtime(wire, server, max_retries=1).exec("second")
+    text = path.read_text()
+    assert "7Q4ZK9XW2R8M shipped." in text and "7Q4ZK9XW2R8M delivered." in text
+    with cassette(path, record="none") as replay:
+        rt = runtime(wire, stopped(server.url), max_retries=1)
+        assert [rt.exec("first"), rt.exec("second")] == [
+            "Order 7Q4ZK9XW2R8M shipped.",
+            "Order 7Q4ZK9XW2R8M delivered.",
+        ]
+    assert replay.play_count == 2
 
 
 @pytest.mark.parametrize("wire", targets("recordings")[:5], ids=str)

@@ -42,9 +42,11 @@ import contextlib
 import os
 import re
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from .secrets_in_use import note_in_use
 
 if TYPE_CHECKING:
     import logging
@@ -52,6 +54,7 @@ if TYPE_CHECKING:
 __all__ = [
     "LOGGERS",
     "SECRET_ENV_VARS",
+    "Redactor",
     "header_secrets",
     "held_token",
     "install_log_redaction",
@@ -248,6 +251,8 @@ def register_secret(value: object, *, partial: bool = True) -> None:
     are ordinary text.
     """
     if isinstance(value, str) and len(value) >= MIN_SECRET_LENGTH:
+        if partial:
+            note_in_use((value,))  # a block recording what it uses (a cassette) needs it
         with _lock:
             known = _registered.get(value)
             if known is None or (partial and not known):
@@ -325,7 +330,10 @@ def header_secrets(headers: Mapping[Any, Any]) -> tuple[str, ...]:
     looks like a credential itself (one long word of letters and digits);
     for ``Scheme value`` (``Bearer ...``) the bare value counts as well.
     """
-    known = _index[0].members
+    return _header_secrets(headers, _index[0].members)
+
+
+def _header_secrets(headers: Mapping[Any, Any], known: frozenset[str]) -> tuple[str, ...]:
     found: list[str] = []
     for name, raw in headers.items():
         value = str(raw)
@@ -381,11 +389,15 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
     and by partial echo). A text with nothing to mask comes back as the same
     object (a ``str`` subclass such as an MCP output keeps its type).
     """
-    original = text
     index = _index[0]
     extra = [s for s in secrets if s and len(s) >= MIN_SECRET_LENGTH and s not in index.members]
     if extra:
         index = index.adding(extra)
+    return _redact_with(text, index)
+
+
+def _redact_with(text: str, index: _Index) -> str:
+    original = text
     for secret in index.values:
         if secret in text:
             text = text.replace(secret, "***")
@@ -486,13 +498,52 @@ def redact_data(value: object) -> object:
     String by string, before any encoding: a mask never cuts through a JSON
     escape. Tuples come back as lists (JSON has no tuples).
     """
+    return _each_string(value, redact)
+
+
+def _each_string(value: object, redact_one: Callable[[str], str]) -> object:
     if isinstance(value, str):
-        return redact(value)
+        return redact_one(value)
     if isinstance(value, dict):
-        return {k: redact_data(v) for k, v in value.items()}
+        return {k: _each_string(v, redact_one) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [redact_data(v) for v in value]
+        return [_each_string(v, redact_one) for v in value]
     return value
+
+
+class Redactor:
+    """The rules of :func:`redact` against the given secrets only, not the process's registry.
+
+    For what records one block of code (a cassette): it masks the keys that
+    block used (:mod:`llmport.observe.secrets_in_use`) and the credential
+    shapes, and nothing a key registered elsewhere in the process would::
+
+        scoped = Redactor(["sk-fake-key-0123456789"])
+        scoped.redact("echo: key-0123456789")        # 'echo: ***'
+    """
+
+    __slots__ = ("_index",)
+
+    def __init__(self, secrets: Iterable[str]) -> None:
+        usable = (s for s in secrets if isinstance(s, str) and len(s) >= MIN_SECRET_LENGTH)
+        self._index = _Index.of(dict.fromkeys(usable, True))
+
+    @property
+    def secrets(self) -> frozenset[str]:
+        """The values masked literally and by partial echo."""
+        return self._index.members
+
+    def redact(self, text: str) -> str:
+        """``text`` with these secrets, their partial echoes and credential shapes ``***``."""
+        return _redact_with(text, self._index)
+
+    def redact_data(self, value: object) -> object:
+        """``value`` with every string in it redacted (as :func:`redact_data`)."""
+        return _each_string(value, self.redact)
+
+    def header_secrets(self, headers: Mapping[Any, Any]) -> tuple[str, ...]:
+        """The secret values of ``headers`` (as :func:`header_secrets`, these secrets known)."""
+        return _header_secrets(headers, self._index.members)
 
 
 def redact_settings(settings: Mapping[str, object]) -> dict[str, object]:

@@ -51,6 +51,7 @@ from ..errors import (
     error_class_for_status,
 )
 from ..observe.redaction import redact
+from ..observe.secrets_in_use import note_in_use, noting
 
 __all__ = [
     "Translator",
@@ -350,6 +351,19 @@ def vendor_boundary(method: Callable[P, R]) -> Callable[P, R]:
 # inside it would make Python chain the vendor exception as ``__context__``.
 
 
+def _note_secrets(owner: Any) -> None:
+    """Tell an open :func:`~llmport.observe.secrets_in_use.secrets_in_use` block (a cassette
+    recording) this provider's secrets. Before and after the call: a credential chain
+    may resolve its keys during the first one."""
+    if not noting():
+        return
+    try:
+        guard = boundary_of(owner)
+    except TypeError:  # a plugin bug its first error reports; the call itself may work
+        return
+    note_in_use(guard.secrets)
+
+
 def _settled(owner: Any, exc: Exception) -> LlmportError:
     """What ``exc`` leaves a boundary as; ``exc`` itself is re-raised when it is a bug."""
     settled = boundary_of(owner).settle(exc)
@@ -360,10 +374,13 @@ def _settled(owner: Any, exc: Exception) -> LlmportError:
 
 def _call_boundary(method: Callable[..., Any]) -> Callable[..., Any]:
     def call(*args: Any, **kwargs: Any) -> Any:
+        _note_secrets(args[0])
         try:
             return method(*args, **kwargs)
         except Exception as exc:
             error = _settled(args[0], exc)
+        finally:
+            _note_secrets(args[0])
         raise error from None
 
     return call
@@ -371,10 +388,13 @@ def _call_boundary(method: Callable[..., Any]) -> Callable[..., Any]:
 
 def _coroutine_boundary(method: Callable[..., Any]) -> Callable[..., Any]:
     async def call(*args: Any, **kwargs: Any) -> Any:
+        _note_secrets(args[0])
         try:
             return await method(*args, **kwargs)
         except Exception as exc:
             error = _settled(args[0], exc)
+        finally:
+            _note_secrets(args[0])
         raise error from None
 
     return call
@@ -382,11 +402,14 @@ def _coroutine_boundary(method: Callable[..., Any]) -> Callable[..., Any]:
 
 def _generator_boundary(method: Callable[..., Iterator[Any]]) -> Callable[..., Iterator[Any]]:
     def events(*args: Any, **kwargs: Any) -> Iterator[Any]:
+        _note_secrets(args[0])
         try:
             yield from method(*args, **kwargs)
             return
         except Exception as exc:
             error = _settled(args[0], exc)
+        finally:
+            _note_secrets(args[0])
         raise error from None
 
     return events
@@ -396,6 +419,7 @@ def _async_generator_boundary(
     method: Callable[..., AsyncIterator[Any]],
 ) -> Callable[..., AsyncIterator[Any]]:
     async def events(*args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        _note_secrets(args[0])
         inner = method(*args, **kwargs)
         try:
             async for event in inner:
@@ -404,6 +428,7 @@ def _async_generator_boundary(
         except Exception as exc:
             error = _settled(args[0], exc)
         finally:
+            _note_secrets(args[0])
             # ``async for`` does not pass aclose() on: end the inner generator here.
             await inner.aclose()  # type: ignore[attr-defined]
         raise error from None

@@ -15,7 +15,10 @@ transport the vendor plugins use: httpx and aiohttp (the OpenAI, Anthropic
 and compatible SDKs, google-genai) and urllib3 (boto3/botocore). What this
 module adds: the readable format of :mod:`.cassette_format`, the matching of
 :mod:`.cassette_match` with a typed error naming the JSON path that differs,
-and the secret rules of :mod:`.cassette_scrub` applied on every write.
+and the secret rules of :mod:`.cassette_scrub` applied on every write, with
+this cassette's keys: those of the providers called inside the block
+(:mod:`llmport.observe.secrets_in_use`) and the configured key variables,
+not every key the process ever registered.
 
 Record modes: ``once`` records when the file does not exist and replays
 otherwise; ``new`` replays what is recorded and records what is not;
@@ -25,13 +28,15 @@ otherwise; ``new`` replays what is recorded and records what is not;
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import os
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from ..errors import CassetteError, CassetteMismatch, CassetteSecretError
-from ..observe.redaction import redact_data
+from ..observe.redaction import SECRET_ENV_VARS, Redactor
+from ..observe.secrets_in_use import UsedSecrets, secrets_in_use
 from .cassette_format import FORMAT_VERSION, check_stored, readable, replayable
 from .cassette_match import DEFAULT_MATCH, MATCH_PARTS, canonical_body, describe, request_part
 from .cassette_scrub import find_secret, scrub
@@ -61,8 +66,10 @@ class _Serializer:
     is written (a key pasted into the file by hand is refused, not hidden).
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, keys: Callable[[], Redactor]) -> None:
         self.path = path
+        #: The cassette's keys as they are now (more are noted while it records).
+        self.keys = keys
         self.loaded: set[str] = set()
         #: Why the file was not written (raised once vcrpy has undone its patches).
         self.refused: CassetteError | None = None
@@ -88,11 +95,10 @@ class _Serializer:
     def serialize(self, data: dict[str, Any]) -> str:
         import yaml
 
-        stored = []
-        for interaction in data["interactions"]:
-            shown = readable(interaction, self.path)
-            stored.append(shown if self._fingerprint(shown) in self.loaded else scrub(shown))
-        where = find_secret(stored, "interactions")
+        shown = [readable(interaction, self.path) for interaction in data["interactions"]]
+        redactor = self.keys()
+        stored = [i if self._fingerprint(i) in self.loaded else scrub(i, redactor) for i in shown]
+        where = find_secret(stored, redactor, "interactions")
         if where:
             raise CassetteSecretError(where, str(self.path))
         text: str = yaml.safe_dump(
@@ -179,6 +185,8 @@ class cassette:
         self._context: Any = None
         self._vcr_cassette: Any = None
         self._serializer: _Serializer | None = None
+        self._noting: Any = None
+        self._used: UsedSecrets | None = None
 
     # --- the vcrpy cassette --------------------------------------------------------------
 
@@ -194,15 +202,21 @@ class cassette:
         )
         for part in MATCH_PARTS:
             recorder.register_matcher(f"llmport_{part}", self._matcher(part))
-        self._serializer = _Serializer(self.path)
+        self._serializer = _Serializer(self.path, self._keys)
         recorder.register_serializer("llmport", self._serializer)
         recorder.register_persister(_Persister)
         return recorder
 
+    def _keys(self) -> Redactor:
+        """This cassette's keys: what the code inside it used, and the configured variables."""
+        used = self._used.snapshot() if self._used is not None else frozenset()
+        configured = (os.environ.get(name) for name in SECRET_ENV_VARS)
+        return Redactor([*used, *(value for value in configured if value)])
+
     def _matcher(self, part: str) -> Any:
         def matches(sent: Any, recorded: Any) -> None:
             if part == "body":
-                mine = redact_data(canonical_body(sent.body, self.ignore))
+                mine = self._keys().redact_data(canonical_body(sent.body, self.ignore))
                 same = mine == canonical_body(recorded.body, self.ignore)
             else:
                 mine = request_part(part, sent.method, sent.uri)
@@ -236,10 +250,22 @@ class cassette:
     # --- context protocol ----------------------------------------------------------------
 
     def __enter__(self) -> cassette:
-        self._context = self._recorder().use_cassette(str(self.path), serializer="llmport")
-        self._vcr_cassette = self._context.__enter__()
+        recorder = self._recorder()
+        self._noting = secrets_in_use()
+        self._used = self._noting.__enter__()
+        self._context = recorder.use_cassette(str(self.path), serializer="llmport")
+        try:
+            self._vcr_cassette = self._context.__enter__()
+        except BaseException:
+            self._stop_noting()
+            raise
         self._watch_misses(self._vcr_cassette)
         return self
+
+    def _stop_noting(self) -> None:
+        noting, self._noting = self._noting, None
+        if noting is not None:
+            noting.__exit__(None, None, None)
 
     def __exit__(
         self,
@@ -248,7 +274,10 @@ class cassette:
         traceback: TracebackType | None,
     ) -> None:
         context, self._context = self._context, None
-        context.__exit__(kind, error, traceback)
+        try:
+            context.__exit__(kind, error, traceback)  # saves the file: the keys are still noted
+        finally:
+            self._stop_noting()
         if self._serializer is not None and self._serializer.refused is not None:
             raise self._serializer.refused from None
         if isinstance(error, ReplayMiss):

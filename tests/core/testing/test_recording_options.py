@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from llmport import CassetteError
+from llmport.observe.redaction import Redactor
 from llmport.testing import cassette
 from llmport.testing.cassette_scrub import find_secret, scrub
 from llmport.testing.pytest_plugin import record_mode
@@ -59,11 +60,9 @@ def test_every_channel_is_scrubbed_url_passwords_and_query_keys_included() -> No
             "body": {"events": [{"data": {"text": f"your key ends {key[-12:]}"}}]},
         },
     }
-    from llmport.observe.redaction import register_secret
-
-    register_secret(key)
-    scrubbed = scrub(interaction)
+    keys = Redactor([key])  # the cassette's keys: not registered in the process
+    scrubbed = scrub(interaction, keys)
     assert key not in repr(scrubbed) and key[-12:] not in repr(scrubbed)
     assert "gw.example/v1/chat" in scrubbed["request"]["uri"]
-    assert find_secret(scrubbed) is None
-    assert find_secret(interaction, "i") == "i.request.uri"
+    assert find_secret(scrubbed, keys) is None
+    assert find_secret(interaction, keys, "i") == "i.request.uri"
