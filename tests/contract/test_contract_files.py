@@ -16,6 +16,7 @@ import contextlib
 import functools
 import itertools
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,6 +24,7 @@ from llmport import FileRef, NativeTool, Runtime
 from llmport.cli.demo import tiny_png
 from llmport.errors import InputError, MalformedResponseError, UnsupportedFeatureError
 from llmport.messages.types import FinalEvent, Message
+from llmport.testing import cassette
 from llmport.testing.loopback import LoopbackServer, RecordedRequest, Reply
 from wire import TARGETS, Wire, make_runtime
 
@@ -269,6 +271,32 @@ def test_files_lists_and_delete_file_deletes_sync_and_async(wire_id: str) -> Non
         "gemini": "/v1beta/files/k8plo4aq1e1w",
     }[wire_id]
     assert [r.path.split("?", 1)[0] for r in deletes] == [expected, expected]
+
+
+@pytest.mark.parametrize("wire_id", FILES_VENDORS)
+def test_files_record_once_and_replay_offline(wire_id: str, tmp_path: Path) -> None:
+    # A user's own cassette (llmport.testing.cassette): upload, ask about it, list, delete;
+    # the upload's multipart boundary is random, so it is matched part by part.
+    wire, vendor = by_id(wire_id), Vendor(by_id(wire_id))
+    path = tmp_path / "files.yaml"
+
+    def session(url: str) -> tuple[Any, ...]:
+        rt = make_runtime(wire, type("At", (), {"url": url})(), max_retries=1)
+        try:
+            ref = upload(rt, wire)
+            answer = rt.exec(["Summarize the report.", ref])
+            listed = rt.files(provider=wire.provider)
+            rt.delete_file(listed[0])
+            return ref, answer, [f.id for f in listed]
+        finally:
+            rt.close()
+
+    with vendor.server, cassette(path):
+        recorded = session(vendor.server.url)
+    with cassette(path, record="none") as replay:
+        replayed = session(vendor.server.url)  # nothing listens there any more
+    assert replay.play_count == len(vendor.server.requests) >= 4
+    assert replayed == recorded and recorded[1] == "The report."
 
 
 @pytest.mark.parametrize("wire_id", FILES_VENDORS)

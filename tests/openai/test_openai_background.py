@@ -17,6 +17,7 @@ import pytest
 import yaml
 from llmport import BackgroundError, BackgroundTimeout, Runtime
 from llmport.messages.types import FinalEvent, StreamEvent, TextDelta
+from llmport.testing import cassette as cassette_of
 from llmport.testing.loopback import LoopbackServer, RecordedRequest, Reply
 from llmport.tools.tool import Tool
 from openai_helpers import request_json
@@ -482,3 +483,57 @@ def test_an_unreadable_event_is_a_malformed_response(bad: bytes, is_async: bool)
     # An event the converter cannot read ends the stream at once; bytes the SSE decoder
     # cannot read may be a transport fault: reconnected, within the bound.
     assert asked == 1 if b"[1, 2]" in bad else 1 < asked <= 1 + MAX_RECONNECTS
+
+
+# --- a user's own recordings (llmport.testing.cassette) --------------------------------------
+
+
+def background_session(url: str, is_async: bool) -> tuple[Any, ...]:
+    """Submit and poll to the end, then submit streaming (the stream drops once, resumes)."""
+    rt = make_rt(type("At", (), {"url": url})())  # type: ignore[arg-type]
+    try:
+        if is_async:
+
+            async def go() -> tuple[Any, list[StreamEvent]]:
+                job = await rt.asubmit(BACKGROUND_QUESTION, model=BACKGROUND_MODEL)
+                await job.wait_async(poll=0.0)
+                result = await job.aresult()
+                run = await rt.asubmit(BACKGROUND_QUESTION, model=BACKGROUND_MODEL, stream=True)
+                return result, [event async for event in run.astream()]
+
+            result, events = asyncio.run(go())
+        else:
+            job = rt.submit(BACKGROUND_QUESTION, model=BACKGROUND_MODEL)
+            job.wait(poll=0.0)
+            result = job.result()
+            run = rt.submit(BACKGROUND_QUESTION, model=BACKGROUND_MODEL, stream=True)
+            events = list(run.stream())
+    finally:
+        rt.close()
+    texts = [e.text for e in events if isinstance(e, TextDelta)]
+    final = events[-1]
+    assert isinstance(final, FinalEvent)
+    usage = (result.usage.input_tokens, result.usage.output_tokens)
+    return result.text, result.response_id, usage, texts, final.result.text
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+def test_a_background_run_records_once_and_replays_offline(is_async: bool, tmp_path: Any) -> None:
+    events = recorded_events()
+    created, completed = events[0]["data"]["response"], events[-1]["data"]["response"]
+    dropping = DroppingVendor([5])
+    replies = [
+        Reply(json={**created, "status": "queued"}),
+        Reply(json={**created, "status": "in_progress"}),
+        Reply(json=completed),
+        Reply(handler=dropping.answer),  # the streamed submit, cut after 5 events
+        Reply(handler=dropping.answer),  # its resume from the last sequence number
+    ]
+    path = tmp_path / "background.yaml"
+    with LoopbackServer(replies) as server, cassette_of(path):
+        recorded = background_session(server.url, is_async)
+    assert len(server.requests) == 5
+    with cassette_of(path, record="none") as replay:
+        replayed = background_session(server.url, is_async)  # nothing listens there any more
+    assert replay.play_count == 5
+    assert replayed == recorded and recorded[0] == recorded[4] == "2 + 2 equals 4."

@@ -52,6 +52,10 @@ def _as_bytes(body: Any) -> bytes:
         return body
     if isinstance(body, str):
         return body.encode("utf-8")
+    if hasattr(body, "getvalue"):  # a file body (botocore's S3 uploads), as vcrpy hands it on
+        return bytes(body.getvalue())
+    if hasattr(body, "__next__"):  # an iterator body: its chunks
+        return b"".join(_as_bytes(chunk) for chunk in body)
     return bytes(body)
 
 

@@ -31,10 +31,33 @@ def canonical_body(body: Any, ignore: Iterable[str] = ()) -> Any:
     try:
         value = strict_json(text)
     except ValueError:
-        return text
+        return _multipart(text) or text
     for path in ignore:
         value = _without(value, path.split("."))
     return value
+
+
+def _multipart(text: str) -> dict[str, Any] | None:
+    """A ``multipart/form-data`` body (a file upload) as its parts, else None.
+
+    Its boundary is random on every request, so the parts are compared, not
+    the bytes: ``{"multipart": [{"headers": [...], "content": ...}]}``, a
+    JSON part's content parsed.
+    """
+    first, _, rest = text.partition("\r\n")
+    boundary = first[2:]
+    if not first.startswith("--") or not boundary or not text.rstrip().endswith(f"{first}--"):
+        return None
+    parts = []
+    for chunk in rest.rstrip()[: -len(first) - 2].split(f"\r\n{first}\r\n"):
+        head, _, content = chunk.partition("\r\n\r\n")
+        content = content.removesuffix("\r\n")
+        try:
+            parsed: Any = json.loads(content)
+        except ValueError:
+            parsed = content
+        parts.append({"headers": head.split("\r\n"), "content": parsed})
+    return {"multipart": parts}
 
 
 def _without(value: Any, parts: Sequence[str]) -> Any:

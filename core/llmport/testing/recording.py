@@ -45,6 +45,12 @@ RECORD_MODES = {"once": "once", "new": "new_episodes", "all": "all", "none": "no
 _INSTALL = 'pip install "llmport[testing]"'
 
 
+def body_of(request: Any) -> Any:
+    """A vcrpy request's body as bytes: botocore sends S3 uploads as a file, which vcrpy
+    hands back as a fresh ``BytesIO`` (or iterator) on every read of ``body``."""
+    return getattr(request, "body_bytes", request.body)
+
+
 class ReplayMiss(BaseException):
     """A request matched nothing in a read-only cassette: carries the :class:`CassetteMismatch`.
 
@@ -216,8 +222,8 @@ class cassette:
     def _matcher(self, part: str) -> Any:
         def matches(sent: Any, recorded: Any) -> None:
             if part == "body":
-                mine = self._keys().redact_data(canonical_body(sent.body, self.ignore))
-                same = mine == canonical_body(recorded.body, self.ignore)
+                mine = self._keys().redact_data(canonical_body(body_of(sent), self.ignore))
+                same = mine == canonical_body(body_of(recorded), self.ignore)
             else:
                 mine = request_part(part, sent.method, sent.uri)
                 same = mine == request_part(part, recorded.method, recorded.uri)
@@ -235,12 +241,12 @@ class cassette:
                 return True
             if recorded.write_protected:
                 unplayed = [
-                    (r.method, r.uri, r.body)
+                    (r.method, r.uri, body_of(r))
                     for i, (r, _) in enumerate(recorded.data)
                     if not recorded.play_counts[i]
                 ]
                 message, path, was, sent = describe(
-                    request.method, request.uri, request.body, unplayed, self.match, self.ignore
+                    request.method, request.uri, body_of(request), unplayed, self.match, self.ignore
                 )
                 raise ReplayMiss(CassetteMismatch(f"{self.path}: {message}", path, was, sent))
             return False

@@ -106,6 +106,27 @@ def test_bodies_compare_as_json_minus_the_volatile_fields() -> None:
     assert canonical_body(one, ignore) == canonical_body(two, ignore)
 
 
+def multipart(boundary: str, purpose: str) -> bytes:
+    return (
+        f'--{boundary}\r\nContent-Disposition: form-data; name="purpose"\r\n\r\n{purpose}'
+        f'\r\n--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="b.jsonl"'
+        f'\r\nContent-Type: application/jsonl\r\n\r\n{{"custom_id": "a"}}\r\n--{boundary}--\r\n'
+    ).encode()
+
+
+def test_an_upload_compares_part_by_part_whatever_its_random_boundary() -> None:
+    one, two = multipart("46e65b93", "batch"), multipart("94678698", "batch")
+    assert one != two and canonical_body(one) == canonical_body(two)
+    parts = canonical_body(one)["multipart"]
+    assert parts[1]["content"] == {"custom_id": "a"}  # a JSON part is parsed
+    other = canonical_body(multipart("94678698", "user_data"))
+    assert first_difference(canonical_body(one), other) == (
+        "$.multipart[0].content",
+        "batch",
+        "user_data",
+    )
+
+
 def test_the_first_difference_names_the_json_path_and_both_values() -> None:
     recorded = {"messages": [{"role": "user", "content": "Hello"}], "model": "m"}
     sent = {"messages": [{"role": "user", "content": "Hi"}], "model": "m"}
