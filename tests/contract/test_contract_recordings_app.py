@@ -127,3 +127,20 @@ def test_the_example_app_records_then_passes_offline_sync_and_async(tmp_path: Pa
     # -p no:llmport: the plugin is off (the marker is unknown, so nothing records or replays).
     off = run_pytest(app, "-p", "no:llmport", "--strict-markers", "-k", "summary and sync", CI="1")
     assert off.returncode != 0 and "llmport_cassette" in off.stdout + off.stderr
+
+
+def test_the_example_runs_offline_in_place_without_the_repositorys_test_options() -> None:
+    # As the docs' five-minute path runs it from a clone: `cd examples/offline_app; CI=1 pytest`
+    # with only llmport installed (no xdist: the repository's own addopts would need it).
+    environ = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", "-p", "no:cacheprovider"],
+        cwd=EXAMPLE,
+        env=environ | {"CI": "1"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "6 passed" in done.stdout
