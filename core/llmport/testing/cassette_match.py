@@ -53,7 +53,7 @@ def _multipart(text: str) -> dict[str, Any] | None:
         head, _, content = chunk.partition("\r\n\r\n")
         content = content.removesuffix("\r\n")
         try:
-            parsed: Any = json.loads(content)
+            parsed: Any = strict_json(content)
         except ValueError:
             parsed = content
         parts.append({"headers": head.split("\r\n"), "content": parsed})
