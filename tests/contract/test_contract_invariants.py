@@ -398,7 +398,9 @@ def one_botocore_loader() -> Iterator[None]:
 @pytest.fixture(scope="module")
 def demo_mcp() -> Iterator[MCPServer]:
     """The demo MCP stdio server, started on first use and shared by the module's runs."""
-    server = MCPServer("demo", command=[sys.executable, str(DEMO)], timeout=20)
+    # Starting it imports the MCP SDK in a new process: far more than the default 5 s when
+    # the machine is loaded (it failed so under xdist), so the start gets its own bound.
+    server = MCPServer("demo", command=[sys.executable, str(DEMO)], timeout=20, connect_timeout=60)
     yield server
     server.close()
 
