@@ -66,7 +66,6 @@ from test_contract_invariants import (
     Path,
     chain_problems,
     demo_mcp,  # noqa: F401 (fixture: the module's MCP demo server)
-    one_botocore_loader,  # noqa: F401 (fixture: one botocore loader for the module)
     outcome,
     typed,
 )
@@ -438,13 +437,18 @@ def meet(peer: Peer, path: Path, wire: Wire, capsys: Any, mcp: MCPServer) -> lis
             err, took, thread = bounded(
                 path, Ctx(wire, rt, server, "standard", creds, capsys, mcp), peer.bound
             )
+            vendor.closed = True
+            late = thread.is_alive()
+            if late:
+                # Past its bound: let it end while its runtime is open (the server hangs up
+                # at STALL, a retry meets the closed door), so what it prints later cannot
+                # land in the next case's captured output. Closed first, the runtime left an
+                # async client waiting on a socket no one closed, for the whole join.
+                thread.join(STALL + 10)
         finally:
             vendor.closed = True
             rt.close()
-    if thread.is_alive():
-        # Its server is closed now: wait for it to end, so what it prints later cannot
-        # land in the next case's captured output.
-        thread.join(STALL + 10)
+    if late:
         return [f"no answer within {peer.bound:.1f} s (still running)"]
     problems: list[str] = []
     if took > peer.bound:
