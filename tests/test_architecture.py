@@ -19,6 +19,7 @@ stopped finding anything would fail there.
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -236,7 +237,8 @@ def all_modules() -> set[str]:
     return {m for package in PACKAGES.values() for m in modules_of(package)}
 
 
-def offences(rule: str) -> set[str]:
+@functools.cache  # the source does not change during a run: each rule reads it once
+def offences(rule: str) -> frozenset[str]:
     """Every current offence against ``rule`` in the core and the plugins."""
     everything = all_modules()
     found: set[str] = set()
@@ -251,7 +253,7 @@ def offences(rule: str) -> set[str]:
             found |= plugin_import_offences(package)
         elif rule == "sdk":
             found |= sdk_offences(package, owner)
-    return found
+    return frozenset(found)
 
 
 RULES = ["cycle", "folder loop", "private", "core imports plugin", "sdk"]
