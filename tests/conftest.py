@@ -1,4 +1,5 @@
-"""Shared fixtures: cassettes that replay only (never the network); a mute loopback port."""
+"""Shared fixtures: cassettes that replay only (never the network); a mute loopback port;
+one botocore loader and a one-certificate CA bundle for the session."""
 
 from __future__ import annotations
 
@@ -6,10 +7,13 @@ import os
 import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
+from support.botocore_share import one_botocore_loader
 from support.cassette_support import CASSETTES, make_vcr
+from support.tls_support import write_one_cert_bundle
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -22,6 +26,27 @@ def cli_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
         env.setenv("LLMPORT_HOME", str(tmp_path_factory.mktemp("llmport-home")))
         env.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("xdg-data")))
         env.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("xdg-config")))
+        yield
+
+
+@pytest.fixture(scope="session")
+def tiny_ca_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_one_cert_bundle(tmp_path_factory.mktemp("ca"))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def one_cert_trusted(tiny_ca_bundle: Path) -> Iterator[None]:
+    """Every SDK client (and subprocess) loads a one-certificate CA bundle: no test speaks TLS."""
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("SSL_CERT_FILE", str(tiny_ca_bundle))
+        env.delenv("SSL_CERT_DIR", raising=False)
+        yield
+
+
+@pytest.fixture(scope="session", autouse=True)
+def shared_botocore_loader() -> Iterator[None]:
+    """botocore's service JSON parsed once per worker, not once per Bedrock client."""
+    with one_botocore_loader():
         yield
 
 

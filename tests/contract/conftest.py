@@ -46,26 +46,6 @@ _HOST_PREFIXES = (
 )
 
 
-#: A lone self-signed certificate (no key anywhere): the CA bundle the SDK clients load.
-#: No test here speaks TLS, yet every httpx2 client loads the CA bundle when it is
-#: created (~50 ms of CPU for the system bundle, three times per google-genai
-#: client): with hundreds of clients that was most of the suite's time.
-_ONE_CERT = """\
------BEGIN CERTIFICATE-----
-MIIBvjCCAWWgAwIBAgIUT5qiQqhjK7iTtStJ7aPXA9Xy7GEwCgYIKoZIzj0EAwIw
-NDEyMDAGA1UEAwwpbGxtcG9ydCBjb250cmFjdCB0ZXN0cyAobm8gVExTIGlzIHNw
-b2tlbikwIBcNMjYxMTIzMjIyMTQ5WhgPMjEyNjEwMzAyMjIxNDlaMDQxMjAwBgNV
-BAMMKWxsbXBvcnQgY29udHJhY3QgdGVzdHMgKG5vIFRMUyBpcyBzcG9rZW4pMFkw
-EwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE3AV0sSEwAFZyRQQsrnjR/0/my0tZ5/6C
-EgFztjDYyEe+5nrkE+zXaYlek66ztQPv6yd4mbinI4iIobJf99AtQKNTMFEwHQYD
-VR0OBBYEFO7JpzWwzVRYKIy2ZgwzbqXpxr3KMB8GA1UdIwQYMBaAFO7JpzWwzVRY
-KIy2ZgwzbqXpxr3KMA8GA1UdEwEB/wQFMAMBAf8wCgYIKoZIzj0EAwIDRwAwRAIg
-fHskqP4SFuArrCGQsO76TDdfCvdrslcH05aeRnI8ZzcCIGQtzK4fHm5kRlYf1eOv
-JLsNB6S7QAPwL/ur7sqq8Nnb
------END CERTIFICATE-----
-"""
-
-
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     # The anthropic SDK warns on every call to claude-sonnet-4-5 (the model the
     # contract names): keep the report readable, in this directory only.
@@ -77,13 +57,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
                     "ignore:The model 'claude-sonnet-4-5' is deprecated:DeprecationWarning"
                 )
             )
-
-
-@pytest.fixture(scope="session")
-def tiny_ca_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("ca") / "one-cert.pem"
-    path.write_text(_ONE_CERT)
-    return path
 
 
 @pytest.fixture(autouse=True)

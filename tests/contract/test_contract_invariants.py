@@ -372,29 +372,6 @@ def mcp_turn(wire: Wire) -> list[Reply]:
     return [wire.tool_call_reply("add", {"a": 1, "b": 2}, "call_m")]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_botocore_loader() -> Iterator[None]:
-    """Every boto3 session of the module shares one botocore data loader.
-
-    Each Bedrock runtime builds a boto3 session, which would parse botocore's
-    service and endpoint JSON again (~0.3 s a client); the loader only caches
-    those read-only files, so sharing it changes nothing but the time.
-    """
-    import botocore.loaders
-    import botocore.session
-
-    loaders: dict[Any, Any] = {}
-
-    def shared(search_path: Any = None) -> Any:
-        if search_path not in loaders:
-            loaders[search_path] = botocore.loaders.create_loader(search_path)
-        return loaders[search_path]
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(botocore.session, "create_loader", shared)
-        yield
-
-
 @pytest.fixture(scope="module")
 def demo_mcp() -> Iterator[MCPServer]:
     """The demo MCP stdio server, started on first use and shared by the module's runs."""
