@@ -2,8 +2,8 @@
 
 No test speaks TLS, yet every httpx client loads the CA bundle when it is
 created (~50 ms of CPU for the system bundle, three times per google-genai
-client): with thousands of clients that was a large share of the suite's time. ``SSL_CERT_FILE`` pointing here makes
-each load a one-certificate parse.
+client): with thousands of clients that was a large share of the suite's time.
+``SSL_CERT_FILE`` pointing here makes each load a one-certificate parse.
 """
 
 from __future__ import annotations
