@@ -4,20 +4,31 @@ Per target of :data:`embed_targets.EMBED_TARGETS` (the table a vendor joins by
 adding its row), against the loopback "vendor" answering in the target's own
 format: the vectors come back in input order with one usage; a part answering
 429 is retried alone; a hostile 2xx (a wrong count of vectors, an error
-object, ``{}``) is a :class:`MalformedResponseError`; bad inputs fail typed
-before any request. Every other target refuses typed before any request,
+object, ``{}``) is a :class:`MalformedResponseError`; a vendor that starts its
+answer and goes silent is given up at ``Runtime(timeout=)`` (a
+:class:`ProviderTimeoutError`) or the call's ``deadline=`` (a
+:class:`RunTimeout`), long before it hangs up; bad inputs fail typed before
+any request. Every other target refuses typed before any request,
 with the reason :data:`embed_targets.NO_EMBEDDINGS` gives.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 from embed_targets import DIMS, EMBED_TARGETS, NO_EMBEDDINGS, EmbedTarget, vector_of
 from llmport import Embeddings, Runtime
-from llmport.errors import ContentError, MalformedResponseError, UnsupportedFeatureError
+from llmport.errors import (
+    ContentError,
+    ExecFailed,
+    MalformedResponseError,
+    ProviderTimeoutError,
+    RunTimeout,
+    UnsupportedFeatureError,
+)
 from llmport.testing.loopback import LoopbackServer, RecordedRequest, Reply
 from wire import PROFILE_TARGETS, TARGETS, Wire
 
@@ -112,6 +123,51 @@ async def test_a_hostile_2xx_is_malformed(wire: Wire, case: str, runtime: Make) 
     reply = Reply(handler=HOSTILE[case](target))
     with LoopbackServer([reply], repeat=True) as server, pytest.raises(MalformedResponseError):
         await embed(runtime(wire, server), "sync", TEXTS[:2], model=target.model)
+
+
+#: Seconds the stalled vendor stays silent before it hangs up; a bounded call ends long
+#: before (its timeout or deadline is 0.3 s: the bound leaves room for a loaded machine).
+STALL = 6.0
+BOUND = 3.0
+
+
+def stalled(request: RecordedRequest) -> Reply:
+    """The start of an answer, then silence on an open connection."""
+    return Reply(body=b'{"data": [', stall=STALL)
+
+
+#: The timeout on every target in both modes (each vendor's client is cut); the deadline,
+#: the core's own, on each target in one mode (they take the modes in turn).
+STALL_CASES = [
+    pytest.param(w, m, "timeout", id=f"{w.id}-{m}-timeout")
+    for w in EMBEDDING
+    for m in ("sync", "async")
+] + [
+    pytest.param(w, ("sync", "async")[i % 2], "deadline", id=f"{w.id}-deadline")
+    for i, w in enumerate(EMBEDDING)
+]
+
+
+@pytest.mark.parametrize(("wire", "mode", "limit"), STALL_CASES)
+async def test_a_stalled_vendor_is_a_typed_timeout_in_bounded_time(
+    wire: Wire, mode: str, limit: str, runtime: Make
+) -> None:
+    target = EMBED_TARGETS[wire.id]
+    with LoopbackServer([Reply(handler=stalled)], repeat=True) as server:
+        if limit == "timeout":
+            rt, call = runtime(wire, server, max_retries=1, timeout=0.3), {}
+        else:
+            rt, call = runtime(wire, server, max_retries=1), {"deadline": 0.3}
+        started = time.monotonic()
+        with pytest.raises((ExecFailed, RunTimeout)) as caught:
+            await embed(rt, mode, TEXTS[:2], model=target.model, **call)
+        took = time.monotonic() - started
+    assert took < BOUND, f"{took:.2f} s: the stalled request was not given up"
+    if limit == "timeout":  # every attempt timed out (one here), each a typed timeout
+        assert isinstance(caught.value, ExecFailed)
+        assert all(isinstance(f.error, ProviderTimeoutError) for f in caught.value.attempts)
+    else:
+        assert isinstance(caught.value, RunTimeout)
 
 
 @pytest.mark.parametrize("bad", ["", [], [1], ["ok", None], b"bytes"], ids=repr)

@@ -328,12 +328,6 @@ KNOWN: dict[tuple[str, str], dict[str, str]] = {
     ("acontinue_stream", "openai-chat"): {"wrong-types": STREAM_SHAPE},
     ("cli run", "openai-chat"): {"endless-body": CLI_TIMEOUT},
     ("cli run", "bedrock"): {"endless-body": CLI_TIMEOUT},
-    ("embed", "openai-chat"): {"endless-body": NO_TIMEOUT},
-    ("embed", "bedrock"): {"endless-body": NO_TIMEOUT},
-    ("aembed", "openai-chat"): {"endless-body": NO_TIMEOUT},
-    ("aembed", "bedrock"): {"endless-body": NO_TIMEOUT},
-    ("cli embed", "openai-chat"): {"endless-body": NO_TIMEOUT},
-    ("cli embed", "bedrock"): {"endless-body": NO_TIMEOUT},
 }
 
 

@@ -432,7 +432,10 @@ async def cli_embed(ctx: Ctx) -> Any:
     """``llmport embed`` with the key in the environment (malformed: no input at all)."""
     wire = ctx.wire
     FilePath("llmport.toml").write_text(wire.config_toml(ctx.server.url))
-    argv = ["embed", "-m", embed_model(wire.id), *([] if ctx.malformed else ["hi"])]
+    timeout = ctx.rt.options.get("timeout")  # the runtime's, as the command's flag
+    argv = ["embed", "-m", embed_model(wire.id), "--retries", "1"]
+    argv += [] if timeout is None else ["--timeout", str(timeout)]
+    argv += [] if ctx.malformed else ["hi"]
     with pytest.MonkeyPatch.context() as env:
         env.setenv("COLUMNS", "1000")  # one line stays one line
         for name, value in wire.env(ctx.creds).items():

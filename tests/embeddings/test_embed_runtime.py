@@ -13,7 +13,14 @@ import pytest
 from embed_helpers import TableEmbedder, TablePlugin, answer, hundred_runtime, vector_of
 from llmport import Budget, Embeddings, Runtime, Session, agentic_function, hookimpl
 from llmport.controls.retry import Backoff
-from llmport.errors import BudgetExceeded, OptionError, RunTimeout, TokenLimitExceeded
+from llmport.errors import (
+    BudgetExceeded,
+    ExecFailed,
+    OptionError,
+    ProviderTimeoutError,
+    RunTimeout,
+    TokenLimitExceeded,
+)
 from llmport.messages.embeddings import EmbedRequest, EmbedResponse
 from llmport.messages.types import ModelCapabilities
 from llmport.provider.contract import ProviderInfo
@@ -170,13 +177,18 @@ def test_embedding_cost_comes_from_the_price_table() -> None:
 # -- deadlines and normalize -----------------------------------------------------------
 
 
+#: Seconds :class:`Slow` takes to answer: far past every bound below (a loaded machine
+#: cannot make a bounded call look unbounded, nor the other way round).
+SLOW = 2.0
+
+
 class Slow(TableEmbedder):
     def _embed(self, request: EmbedRequest) -> EmbedResponse:
-        time.sleep(1.5)
+        time.sleep(SLOW)
         return super()._embed(request)
 
     async def _async_embed(self, request: EmbedRequest) -> EmbedResponse:
-        await asyncio.sleep(1.5)
+        await asyncio.sleep(SLOW)
         return await super()._async_embed(request)
 
 
@@ -186,7 +198,37 @@ def test_deadline_bounds_the_whole_call(mode: str, count: int) -> None:
     started = time.monotonic()
     with pytest.raises(RunTimeout):
         embed(rt, mode, [f"t{i}" for i in range(count)], deadline=0.2)
-    assert time.monotonic() - started < 1.0  # not the 1.5 s the vendor takes
+    assert time.monotonic() - started < SLOW / 2
+
+
+def test_the_runtimes_deadline_is_every_calls_default(mode: str) -> None:
+    rt = Runtime(
+        model="table:embed", hooks=[TablePlugin(Slow)], backoff=Backoff.none(), deadline=0.2
+    )
+    started = time.monotonic()
+    with pytest.raises(RunTimeout):
+        embed(rt, mode, ["t0", "t1"])
+    assert time.monotonic() - started < SLOW / 2
+
+
+def test_the_runtimes_timeout_gives_up_each_request_then_retries(mode: str) -> None:
+    slow = TablePlugin(Slow)
+    rt = Runtime(
+        model="table:embed", hooks=[slow], backoff=Backoff.none(), max_retries=2, timeout=0.2
+    )
+    started = time.monotonic()
+    with pytest.raises(ExecFailed) as caught:
+        embed(rt, mode, ["t0", "t1"])
+    assert time.monotonic() - started < SLOW / 2
+    assert [type(f.error) for f in caught.value.attempts] == [ProviderTimeoutError] * 2
+
+
+def test_a_bad_runtime_timeout_is_an_option_error_before_any_request(mode: str) -> None:
+    table = TablePlugin()
+    rt = Runtime(model="table:embed", hooks=[table], timeout="soon")
+    with pytest.raises(OptionError, match="timeout"):
+        embed(rt, mode, ["t0"])
+    assert all(not p.requests for p in table.providers)  # type: ignore[attr-defined]
 
 
 def test_normalize_gives_unit_vectors(rt: Runtime, mode: str) -> None:

@@ -11,7 +11,9 @@ standard input; blank lines are skipped, as they have no embedding). Out:
 one vector per line (its values separated by spaces, ready for
 ``numpy.loadtxt``), or with ``--json`` one object with the model, the
 dimensions, the usage and the vectors. Errors are one line on stderr (the
-``llmport`` command's own handling), never a traceback.
+``llmport`` command's own handling), never a traceback. ``--timeout
+SECONDS`` gives up a request the vendor does not answer in time (a typed
+timeout error, retried up to ``--retries`` attempts in all).
 """
 
 from __future__ import annotations
@@ -47,6 +49,15 @@ def add_embed_parser(sub: argparse._SubParsersAction[Any]) -> None:
     )
     p.add_argument("--normalize", action="store_true", help="scale each vector to unit length")
     p.add_argument("--json", action="store_true", help="one JSON object: model, usage, vectors")
+    p.add_argument(
+        "--timeout", type=float, metavar="SECONDS", help="give up a request after this long"
+    )
+    p.add_argument(
+        "--retries",
+        type=int,
+        default=None,
+        help="total attempts per request (default: configuration, else 2)",
+    )
     p.set_defaults(func=cmd_embed)
 
 
@@ -55,7 +66,8 @@ def cmd_embed(args: argparse.Namespace) -> int:
     from ..runtime import Runtime
 
     texts = list(args.texts) + _lines(args.input or [])
-    with Runtime() as rt:
+    options = {} if args.timeout is None else {"timeout": args.timeout}
+    with Runtime(max_retries=args.retries, **options) as rt:
         result = rt.embed(
             texts,
             model=args.model,

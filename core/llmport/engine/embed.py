@@ -8,7 +8,8 @@ budget): :func:`embed` in worker threads, :func:`aembed` as tasks, at most
 :data:`~.embed_plan.PARTS_IN_FLIGHT` at once (fewer when a ``Limit`` says
 so). :mod:`.embed_join` writes each answer into one float32 buffer at its
 inputs' rows as it arrives. A part that fails fails the call with its own
-typed error, naming the inputs it carried; ``deadline=`` bounds the whole.
+typed error, naming the inputs it carried; ``deadline=`` bounds the whole and
+``Runtime(timeout=)`` each request (:mod:`.embed_steps`).
 
 Every call is reported (:class:`Observed`): the runtime's usage, the observe
 hooks (``embed_start`` / ``embed_end``: OpenTelemetry's ``embeddings`` span)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..controls.limits import Gate  # limits
+from ..controls.options import check_options
 from ..controls.retry import Attempts, Backoff
 from ..errors import OptionError, UnsupportedFeatureError
 from ..messages.embeddings import EmbedRequest, EmbedResponse, InputType, Truncate
@@ -95,6 +96,8 @@ class EmbedPlan:
     gate: Gate | None = None
     deadline: float | None = None
     deadline_seconds: float | None = None
+    #: Seconds each request may wait for its answer (``Runtime(timeout=)``), or None.
+    timeout: float | None = None
     normalize: bool = False
     attempts: list[Attempts] = field(default_factory=list)
     #: The input hashes (cache keys, DAG node), one per input.
@@ -127,7 +130,11 @@ def plan_embed(
     """Route, check, look up the cache and split one embed call; prepare every part (no I/O)."""
     started = time.monotonic()
     texts = check_embed_inputs(inputs)
+    runtime = settings.options
+    if deadline is None:
+        deadline = runtime.get("deadline")  # Runtime(deadline=): every call's default
     seconds = _check_options(input_type, dimensions, truncate, normalize, deadline)
+    timeout = _request_timeout(runtime.get("timeout"))
     provider, name, qualified, _, plain = settings.route(model)
     if plain:
         raise UnsupportedFeatureError(
@@ -151,6 +158,7 @@ def plan_embed(
         gate=settings.gate(qualified),
         deadline=None if seconds is None else started + seconds,
         deadline_seconds=seconds,
+        timeout=timeout,
         normalize=normalize,
         hashes=[input_hash(text) for text in texts],
         cache=settings.embed_cache,
@@ -192,6 +200,14 @@ def _check_options(
     if isinstance(deadline, bool) or not isinstance(deadline, (int, float)) or not deadline > 0:
         raise OptionError(f"deadline must be a number of seconds > 0, got {deadline!r}")
     return float(deadline)
+
+
+def _request_timeout(value: Any) -> float | None:
+    """``Runtime(timeout=)`` in seconds (None: none); an OptionError for a bad value."""
+    if value is None:
+        return None
+    check_options({"timeout": value})
+    return float(value)
 
 
 def split_inputs(texts: Sequence[str], caps: ModelCapabilities) -> list[tuple[int, int]]:

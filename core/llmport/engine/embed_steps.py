@@ -2,7 +2,8 @@
 
 :func:`part_steps` is one part's attempts as a generator of effects: wait
 for rate-limit capacity (:class:`~llmport.controls.limits.Acquire`), send
-(:class:`SendEmbed`), pause before a retry (:class:`Pause`); each attempt is
+(:class:`SendEmbed`: given up at the runtime's ``timeout=`` or the call's
+``deadline=``, whichever comes first), pause before a retry (:class:`Pause`); each attempt is
 admitted by the runtime's budget and charged with its priced usage, and the
 answer is held to the request (:func:`checked`: one vector per input, of the
 size asked). :func:`run_part` performs the effects with blocking calls,
@@ -19,8 +20,9 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ..controls.limits import Acquire, aacquire, acquire, rate_info_of_error  # limits
 from ..controls.retry import Attempts, Backoff, after_failure
-from ..errors import RunTimeout
+from ..errors import AttemptFailure, ProviderTimeoutError, RunTimeout
 from ..messages.embeddings import EmbedResponse
+from ..provider.deadline import aembed_within, embed_within
 from ..provider.embedding import PreparedEmbed
 from ..provider.translate import detach
 from .embed_plan import EmbedPlan, Part, priced_usage
@@ -33,10 +35,14 @@ __all__ = ["EmbedEffect", "Pause", "SendEmbed", "arun_part", "checked", "part_st
 
 @dataclass(slots=True, frozen=True)
 class SendEmbed:
-    """Send one prepared part; the answer is its :class:`EmbedResponse`."""
+    """Send one prepared part; the answer is its :class:`EmbedResponse`.
+
+    ``cut_at`` (``time.monotonic()``) is when the send is given up (None: never).
+    """
 
     provider: Provider
     prepared: PreparedEmbed
+    cut_at: float | None = None
 
 
 @dataclass(slots=True, frozen=True)
@@ -62,19 +68,31 @@ def part_steps(plan: EmbedPlan, part: Part) -> Generator[EmbedEffect, Any, Embed
             answer = yield from _attempt(plan, part)
             return checked(answer, part, plan)
         except Exception as exc:
-            delay = after_failure(
-                exc,
-                number,
-                max_attempts=plan.max_attempts,
-                backoff=plan.backoff,
-                plain_callable=False,
-                function_name=None,
-                attempts=attempts,
-                on_failure=None,
-                model=plan.qualified,
-            )
+            delay = _after_failure(plan, attempts, number, exc)
         _check_time(plan, delay)
         yield Pause(delay, plan.backoff)
+
+
+def _after_failure(plan: EmbedPlan, attempts: Attempts, number: int, exc: Exception) -> float:
+    """The pause before the next attempt; raise if there is none.
+
+    A send given up at the call's deadline ends the call with its
+    :class:`RunTimeout` (the deadline, not the vendor, ended it).
+    """
+    if isinstance(exc, ProviderTimeoutError) and _past_deadline(plan):
+        attempts.failures.append(AttemptFailure(number, exc, 0.0, plan.qualified))
+        raise RunTimeout(plan.deadline_seconds or 0.0)
+    return after_failure(
+        exc,
+        number,
+        max_attempts=plan.max_attempts,
+        backoff=plan.backoff,
+        plain_callable=False,
+        function_name=None,
+        attempts=attempts,
+        on_failure=None,
+        model=plan.qualified,
+    )
 
 
 def _attempt(plan: EmbedPlan, part: Part) -> Generator[EmbedEffect, Any, EmbedResponse]:
@@ -99,16 +117,25 @@ def _limited(
 ) -> Generator[EmbedEffect, Any, EmbedResponse]:
     """Send, holding rate-limit capacity for the attempt when limits apply."""
     if plan.gate is None:
-        answer: EmbedResponse = yield SendEmbed(plan.provider, part.prepared)
+        answer: EmbedResponse = yield _send(plan, part)
         return answer
     permit = yield Acquire(plan.gate, tokens, plan.backoff, plan.deadline)
     try:
-        answer = yield SendEmbed(plan.provider, part.prepared)
+        answer = yield _send(plan, part)
     except BaseException as exc:
         permit.release(None, rate_info_of_error(exc))
         raise
     permit.release(answer.usage.input_tokens or tokens, None)
     return answer
+
+
+def _send(plan: EmbedPlan, part: Part) -> SendEmbed:
+    """The send of one attempt, cut at its timeout or the call's deadline (the earlier)."""
+    cut_at = plan.deadline
+    if plan.timeout is not None:
+        ends = time.monotonic() + plan.timeout
+        cut_at = ends if cut_at is None else min(cut_at, ends)
+    return SendEmbed(plan.provider, part.prepared, cut_at)
 
 
 def checked(answer: Any, part: Part, plan: EmbedPlan) -> EmbedResponse:
@@ -131,6 +158,10 @@ def checked(answer: Any, part: Part, plan: EmbedPlan) -> EmbedResponse:
             f"embedding answer: {problem}", provider=plan.provider.name, retryable=False
         )
     return answer
+
+
+def _past_deadline(plan: EmbedPlan) -> bool:
+    return plan.deadline is not None and time.monotonic() >= plan.deadline
 
 
 def _check_time(plan: EmbedPlan, delay: float) -> None:
@@ -162,7 +193,7 @@ def run_part(plan: EmbedPlan, part: Part) -> EmbedResponse:
 
 def _perform(effect: EmbedEffect) -> Any:
     if isinstance(effect, SendEmbed):
-        return effect.provider.send_embed(effect.prepared)
+        return embed_within(effect.provider, effect.prepared, effect.cut_at)
     if isinstance(effect, Pause):
         return effect.backoff.sleep(effect.seconds)
     return acquire(effect)
@@ -187,7 +218,7 @@ async def arun_part(plan: EmbedPlan, part: Part) -> EmbedResponse:
 
 async def _aperform(effect: EmbedEffect) -> Any:
     if isinstance(effect, SendEmbed):
-        return await effect.provider.asend_embed(effect.prepared)
+        return await aembed_within(effect.provider, effect.prepared, effect.cut_at)
     if isinstance(effect, Pause):
         return await effect.backoff.async_sleep(effect.seconds)
     return await aacquire(effect)

@@ -17,6 +17,13 @@ thread too when the call has a deadline, and gives it up at the deadline
 with :class:`~llmport.errors.RunTimeout` (I7: the deadline bounds
 everything inside the run, client creation included).
 
+An embedding request is bounded the same way (:func:`embed_within`,
+:func:`aembed_within`), at the earlier of the runtime's ``timeout=`` (seconds
+per request) and the call's ``deadline=``, whatever the plugin's HTTP client
+does: a stalled vendor is a :class:`~llmport.errors.ProviderTimeoutError`
+(retried like any timeout) in bounded time on every embedding vendor,
+third-party plugins included.
+
 Providers that run the caller's own code (a ``call=`` function, a
 :class:`~llmport.testing.Script`) say ``cut_at_deadline = False``: their
 code stays in the caller's thread (it may hold thread-bound resources), and
@@ -35,13 +42,17 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeVar
 
 from ..errors import ProviderTimeoutError, RunTimeout
+from ..messages.embeddings import EmbedResponse
 from ..messages.types import ProviderEvent, Request, Response
 from .clients import off_loop
 from .contract import Prepared, Provider
+from .embedding import PreparedEmbed
 
 __all__ = [
+    "aembed_within",
     "aprepare_within",
     "early_deadline",
+    "embed_within",
     "prepare_within",
     "send_within",
     "setup_within",
@@ -80,9 +91,7 @@ def prepare_within(provider: Provider, request: Request, deadline: float | None)
     )
 
 
-async def aprepare_within(
-    provider: Provider, request: Request, deadline: float | None
-) -> Prepared:
+async def aprepare_within(provider: Provider, request: Request, deadline: float | None) -> Prepared:
     """:func:`prepare_within` for the event loop: a cold first conversion never blocks it."""
     if provider.converted or not getattr(provider, "cut_at_deadline", True):
         return _converted(provider, request)
@@ -119,6 +128,43 @@ def setup_within(setup: Callable[[], T], started: float, seconds: float | None) 
     if seconds is None:
         return setup()
     return _within(setup, started + seconds, lambda before: RunTimeout(seconds))
+
+
+#: Why an embedding request was given up (the ProviderTimeoutError's message).
+_EMBED_GIVEN_UP = "no answer within the runtime's timeout= or the call's deadline= (given up)"
+
+
+def embed_within(
+    provider: Provider, prepared: PreparedEmbed, cut_at: float | None
+) -> EmbedResponse:
+    """``provider.send_embed(prepared)``, given up at ``cut_at`` (``time.monotonic()``).
+
+    With no ``cut_at`` (no timeout, no deadline) it runs here, in the caller's thread.
+    """
+    if cut_at is None or not getattr(provider, "cut_at_deadline", True):
+        return provider.send_embed(prepared)
+    return _within(
+        lambda: provider.send_embed(prepared), cut_at, _given_up(provider.name, _EMBED_GIVEN_UP)
+    )
+
+
+async def aembed_within(
+    provider: Provider, prepared: PreparedEmbed, cut_at: float | None
+) -> EmbedResponse:
+    """Async :func:`embed_within`: the send is cancelled at ``cut_at``."""
+    sending = provider.asend_embed(prepared)
+    if cut_at is None or not getattr(provider, "cut_at_deadline", True):
+        return await sending
+    remaining = cut_at - time.monotonic()
+    if remaining <= 0:
+        sending.close()  # never started: no "never awaited" warning
+        raise _given_up(provider.name, _EMBED_GIVEN_UP)(True)
+    try:
+        return await asyncio.wait_for(sending, remaining)
+    except TimeoutError as exc:
+        if isinstance(exc, ProviderTimeoutError):  # the vendor's own timeout, as it said it
+            raise
+        raise _given_up(provider.name, _EMBED_GIVEN_UP)(False) from None
 
 
 def _converted(provider: Provider, request: Request) -> Prepared:
