@@ -109,10 +109,29 @@ def _drop_last(body: Any, count: int) -> Any:
     return body
 
 
+def _one_vector_too_many(target: EmbedTarget) -> Callable[[RecordedRequest], Reply]:
+    def answer(request: RecordedRequest) -> Reply:
+        good = target.answer(request)
+        count = len(target.inputs(request))
+        return Reply(json=_repeat_last(good.json, count), headers=good.headers)
+
+    return answer
+
+
+def _repeat_last(body: Any, count: int) -> Any:
+    """``body`` with the last item of every list of ``count`` items repeated (one vector more)."""
+    if isinstance(body, list):
+        return [*body, body[-1]] if len(body) == count else body
+    if isinstance(body, dict):
+        return {key: _repeat_last(value, count) for key, value in body.items()}
+    return body
+
+
 HOSTILE: dict[str, Callable[[EmbedTarget], Callable[[RecordedRequest], Reply]]] = {
     "empty object": lambda t: lambda r: Reply(json={}),
     "error object": lambda t: lambda r: Reply(json={"error": {"message": "overloaded"}}),
     "one vector short": _one_vector_short,
+    "one vector too many": _one_vector_too_many,
 }
 
 
@@ -123,6 +142,35 @@ async def test_a_hostile_2xx_is_malformed(wire: Wire, case: str, runtime: Make) 
     reply = Reply(handler=HOSTILE[case](target))
     with LoopbackServer([reply], repeat=True) as server, pytest.raises(MalformedResponseError):
         await embed(runtime(wire, server), "sync", TEXTS[:2], model=target.model)
+
+
+def offered_dimensions(rt: Runtime, model: str) -> int | None:
+    """A ``dimensions=`` value ``model`` takes (not the loopback's :data:`DIMS`), or None."""
+    provider, name, *_ = rt.resolve(model)
+    caps = provider.capabilities(name)
+    if not caps.flexible_dimensions:
+        return None
+    choices = caps.embedding_dimension_choices
+    return min(choices) if choices else DIMS + 1
+
+
+#: The targets whose model takes ``dimensions=`` (their answer of DIMS values is then the
+#: wrong size); a fixed-size model's answers meet the count cases above.
+SIZED = [w for w in EMBEDDING if offered_dimensions(Runtime(), EMBED_TARGETS[w.id].model)]
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize("wire", SIZED, ids=str)
+async def test_vectors_of_another_size_than_asked_are_malformed(
+    wire: Wire, mode: str, runtime: Make
+) -> None:
+    target = EMBED_TARGETS[wire.id]
+    with LoopbackServer([Reply(handler=target.answer)], repeat=True) as server:
+        rt = runtime(wire, server)
+        asked = offered_dimensions(rt, target.model)
+        with pytest.raises(MalformedResponseError, match=f"dimensions={asked}"):
+            await embed(rt, mode, TEXTS[:2], model=target.model, dimensions=asked)
+        assert len(server.requests) == 1  # the same request gets the same answer: no retry
 
 
 #: Seconds the stalled vendor stays silent before it hangs up; a bounded call ends long

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
 import json
 import math
 import struct
 from typing import Any
 
 import pytest
-from embed_helpers import DIMS, TablePlugin, vector_of
-from llmport import Embeddings, Runtime
+from embed_helpers import DIMS, EMBED_CAPS, TableEmbedder, TablePlugin, vector_of
+from llmport import Embeddings, Runtime, hookimpl
+from llmport.controls.retry import Backoff
 from llmport.errors import (
     ContentError,
     InputError,
@@ -143,6 +145,73 @@ def test_plain_style_plugin_embeds_in_input_order(
     assert result.usage.input_tokens == sum(len(t) for t in texts)
     assert result.usage.requests == 3
     assert rt.usage.input_tokens == result.usage.input_tokens
+
+
+# -- the size of an answer: held to the request by the core, whoever made it ------------
+
+
+def _rows(texts: tuple[str, ...], width: int = DIMS) -> bytes:
+    padded = ((vector_of(t) + [0.0] * width)[:width] for t in texts)
+    return b"".join(struct.pack(f"<{width}f", *row) for row in padded)
+
+
+#: A third-party plugin's wrong answers, built as it may build them (the constructor
+#: alone, no check): the count of vectors, the buffer, the size.
+WRONG: dict[str, Any] = {
+    "a vector short": lambda r: EmbedResponse(_rows(r.inputs[:-1]), len(r.inputs) - 1, DIMS),
+    "a vector too many": lambda r: EmbedResponse(
+        _rows(r.inputs + r.inputs[-1:]), len(r.inputs) + 1, DIMS
+    ),
+    "a buffer that is not its rows": lambda r: EmbedResponse(
+        _rows(r.inputs)[:-4], len(r.inputs), DIMS
+    ),
+    "another size than asked": lambda r: EmbedResponse(
+        _rows(r.inputs, DIMS + 1), len(r.inputs), DIMS + 1
+    ),
+    "parts of two sizes": lambda r: (
+        EmbedResponse(_rows(r.inputs, DIMS + 1), len(r.inputs), DIMS + 1)
+        if r.inputs[0] == "t3"
+        else EmbedResponse(_rows(r.inputs), len(r.inputs), DIMS)
+    ),
+}
+
+
+class Wrong(TableEmbedder):
+    """Answers as :data:`WRONG` says for the test's case (``mistake``)."""
+
+    mistake = "a vector short"
+
+    def _embed(self, request: EmbedRequest) -> EmbedResponse:
+        self.requests.append(request)
+        return WRONG[self.mistake](request)  # type: ignore[no-any-return]
+
+    async def _async_embed(self, request: EmbedRequest) -> EmbedResponse:
+        return self._embed(request)
+
+
+class SizedTable(TablePlugin):
+    """``table:embed`` taking ``dimensions=`` (any size up to :data:`DIMS`)."""
+
+    @hookimpl
+    def llmport_providers(self, register: Any) -> None:
+        caps = dataclasses.replace(EMBED_CAPS, flexible_dimensions=True)
+        register(ProviderInfo(prefix="table", factory=self.make, models={"embed": caps}))
+
+
+@pytest.mark.parametrize("mistake", sorted(WRONG))
+def test_a_wrong_size_answer_is_malformed_whichever_plugin_made_it(
+    mistake: str, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(Wrong, "mistake", mistake)
+    table = SizedTable(Wrong)
+    rt = Runtime(model="table:embed", hooks=[table], backoff=Backoff.none())
+    texts = [f"t{i}" for i in range(7)]  # three parts: t0-t2, t3-t5, t6
+    asked = {"dimensions": DIMS} if mistake == "another size than asked" else {}
+    with pytest.raises(MalformedResponseError, match=r"embedding inputs? ") as caught:
+        embed(rt, mode, texts, **asked)
+    assert set(caught.value.embed_inputs) <= set(range(7))  # type: ignore[attr-defined]
+    sent = [r for p in table.providers for r in p.requests]  # type: ignore[attr-defined]
+    assert len(sent) <= 3  # not retried: the same request gets the same answer
 
 
 def test_a_string_is_one_input(rt: Runtime, mode: str) -> None:

@@ -80,12 +80,12 @@ def embed(settings: EmbedSettings, inputs: Any, **params: Any) -> Embeddings:
 
 
 def _deliver(plan: EmbedPlan, joiner: Joiner, part: Part, run: Callable[[], EmbedResponse]) -> None:
+    """``part``'s answer joined; its error (a send's or the join's) naming its inputs."""
     try:
-        answer = run()
+        joiner.add(part, run())
     except LlmportError as exc:
         error = _failed(part, plan.count, exc)
     else:
-        joiner.add(part, answer)
         return
     raise error from None
 

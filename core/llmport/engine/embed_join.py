@@ -1,9 +1,13 @@
 """Joining an embed call's answers: one float32 buffer, input order, one usage.
 
-:class:`Joiner` writes each part's vectors at its inputs' rows as soon as the
-part answers (cached vectors first), keeps new vectors in the cache, and
-sums the priced usage; :func:`normalize_rows` scales rows to unit length in
-place. Nothing here does I/O but the cache's writes.
+:class:`Joiner` holds each part's answer to what was asked (:func:`wrong_size`:
+one vector per input, the ``dimensions=`` asked, the same size as the other
+parts' and the cache's), writes its vectors at its inputs' rows as soon as the
+part answers (cached vectors first), keeps new vectors in the cache, and sums
+the priced usage; :func:`normalize_rows` scales rows to unit length in place.
+A wrong-size answer is a :class:`~llmport.errors.MalformedResponseError`
+whichever plugin made it (plugins do not check sizes: this is the one place).
+Nothing here does I/O but the cache's writes.
 """
 
 from __future__ import annotations
@@ -11,11 +15,12 @@ from __future__ import annotations
 import math
 from array import array
 
+from ..errors import MalformedResponseError
 from ..messages.embeddings import Embeddings, EmbedResponse, float32_rows
 from ..messages.types import Usage
 from .embed_plan import EmbedPlan, Part, priced_usage
 
-__all__ = ["Joiner", "normalize_rows"]
+__all__ = ["Joiner", "normalize_rows", "wrong_size"]
 
 
 class Joiner:
@@ -41,33 +46,34 @@ class Joiner:
         self.buffer = bytearray(self.count * dimensions * 4)
 
     def _place(self, index: int, vector: bytes | memoryview) -> None:
-        from ..errors import MalformedResponseError
-
         row = self.dimensions * 4
-        if len(vector) != row:
-            raise MalformedResponseError(
-                f"embedding answer: input {index} came back with {len(vector) // 4} "
-                f"dimensions, the others with {self.dimensions}",
-                provider=self.plan.provider.name,
-                retryable=False,
+        if len(vector) != row:  # a cached vector kept at another size
+            raise self._malformed(
+                f"input {index} came back with {len(vector) // 4} dimensions, "
+                f"the others with {self.dimensions}"
             )
         assert self.buffer is not None
         self.buffer[index * row : (index + 1) * row] = vector
 
-    def add(self, part: Part, answer: EmbedResponse) -> None:
-        """Place ``answer`` (the vectors of ``part``) in the buffer; keep them in the cache."""
-        from ..errors import MalformedResponseError
+    def _malformed(self, problem: str) -> MalformedResponseError:
+        # Not retried: the same request gets the same answer.
+        return MalformedResponseError(
+            f"embedding answer: {problem}", provider=self.plan.provider.name, retryable=False
+        )
 
+    def add(self, part: Part, answer: EmbedResponse) -> None:
+        """Place ``answer`` (the vectors of ``part``) in the buffer; keep them in the cache.
+
+        Raises :class:`MalformedResponseError` when its size is not what was asked.
+        """
+        problem = wrong_size(answer, len(part.rows), part.prepared.request.dimensions)
+        if problem is None and self.buffer is not None and answer.dimensions != self.dimensions:
+            problem = f"{answer.dimensions} dimensions, the others {self.dimensions}"
+        if problem is not None:
+            raise self._malformed(problem)
         if self.buffer is None:
             self._allocate(answer.dimensions)
             self.model = answer.model or self.model
-        if answer.dimensions != self.dimensions:
-            raise MalformedResponseError(
-                f"embedding answer: {part.describe(self.count)} came back with "
-                f"{answer.dimensions} dimensions, the others with {self.dimensions}",
-                provider=self.plan.provider.name,
-                retryable=False,
-            )
         assert self.buffer is not None
         row = self.dimensions * 4
         rows = part.rows
@@ -94,6 +100,18 @@ class Joiner:
         if self.plan.normalize:
             normalize_rows(self.buffer, self.dimensions)
         return Embeddings(self.buffer, self.count, self.dimensions, self.model, self.usage)
+
+
+def wrong_size(answer: EmbedResponse, inputs: int, asked: int | None) -> str | None:
+    """What is wrong with the size of ``answer`` to ``inputs`` inputs and ``dimensions=asked``
+    (None: nothing): a count of vectors, a buffer that is not ``count`` rows, a size not asked."""
+    if answer.count != inputs:
+        return f"{answer.count} vectors for {inputs} inputs"
+    if answer.dimensions < 1 or len(answer.data) != answer.count * answer.dimensions * 4:
+        return f"{len(answer.data)} bytes are not {answer.count} vectors of {answer.dimensions}"
+    if asked is not None and answer.dimensions != asked:
+        return f"vectors of {answer.dimensions} values for dimensions={asked}"
+    return None
 
 
 def normalize_rows(buffer: bytearray, dimensions: int) -> None:

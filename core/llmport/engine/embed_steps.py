@@ -4,9 +4,9 @@
 for rate-limit capacity (:class:`~llmport.controls.limits.Acquire`), send
 (:class:`SendEmbed`: given up at the runtime's ``timeout=`` or the call's
 ``deadline=``, whichever comes first), pause before a retry (:class:`Pause`); each attempt is
-admitted by the runtime's budget and charged with its priced usage, and the
-answer is held to the request (:func:`checked`: one vector per input, of the
-size asked). :func:`run_part` performs the effects with blocking calls,
+admitted by the runtime's budget and charged with its priced usage (the
+answer's size is held to the request where it is joined:
+:mod:`.embed_join`). :func:`run_part` performs the effects with blocking calls,
 :func:`arun_part` with awaits: the same machine for ``rt.embed`` and
 ``rt.aembed``.
 """
@@ -30,7 +30,7 @@ from .embed_plan import EmbedPlan, Part, priced_usage
 if TYPE_CHECKING:
     from ..provider.contract import Provider
 
-__all__ = ["EmbedEffect", "Pause", "SendEmbed", "arun_part", "checked", "part_steps", "run_part"]
+__all__ = ["EmbedEffect", "Pause", "SendEmbed", "arun_part", "part_steps", "run_part"]
 
 
 @dataclass(slots=True, frozen=True)
@@ -65,8 +65,7 @@ def part_steps(plan: EmbedPlan, part: Part) -> Generator[EmbedEffect, Any, Embed
         number += 1
         attempts.count = number
         try:
-            answer = yield from _attempt(plan, part)
-            return checked(answer, part, plan)
+            return (yield from _attempt(plan, part))
         except Exception as exc:
             delay = _after_failure(plan, attempts, number, exc)
         _check_time(plan, delay)
@@ -102,7 +101,7 @@ def _attempt(plan: EmbedPlan, part: Part) -> Generator[EmbedEffect, Any, EmbedRe
     if ledger is not None:
         ledger.admit(tokens)  # TokenLimitExceeded / BudgetExceeded before the request
     try:
-        answer = yield from _limited(plan, part, tokens)
+        answer = _of_contract((yield from _limited(plan, part, tokens)), plan)
     except BaseException:
         if ledger is not None:
             ledger.release(tokens)
@@ -138,24 +137,11 @@ def _send(plan: EmbedPlan, part: Part) -> SendEmbed:
     return SendEmbed(plan.provider, part.prepared, cut_at)
 
 
-def checked(answer: Any, part: Part, plan: EmbedPlan) -> EmbedResponse:
-    """The plugin's answer, held to the request: one vector per input, of the size asked."""
-    from ..errors import MalformedResponseError
-
+def _of_contract(answer: Any, plan: EmbedPlan) -> EmbedResponse:
+    """``answer`` if it is what the contract says a plugin returns (a plugin bug otherwise)."""
     if not isinstance(answer, EmbedResponse):
         raise TypeError(
             f"{type(plan.provider).__name__} returned {type(answer).__name__}, not EmbedResponse"
-        )
-    expected = len(part.rows)
-    asked = part.prepared.request.dimensions
-    problem = None
-    if answer.count != expected or len(answer.data) != answer.count * answer.dimensions * 4:
-        problem = f"{answer.count} vectors for {expected} inputs"
-    elif asked is not None and answer.dimensions != asked:
-        problem = f"vectors of {answer.dimensions} values for dimensions={asked}"
-    if problem is not None:  # not retried: the same request gets the same answer
-        raise MalformedResponseError(
-            f"embedding answer: {problem}", provider=plan.provider.name, retryable=False
         )
     return answer
 

@@ -66,7 +66,6 @@ __all__ = [
     "transport_error",
     "vendor_boundary",
     "vendor_summary",
-    "wrong_size",
 ]
 
 #: A plugin's mapping of its SDK's exceptions: a ProviderError, an input error the
@@ -483,11 +482,6 @@ def bad_embeddings(provider: str, what: str) -> MalformedResponseError:
         provider=provider,
         retryable=False,
     )
-
-
-def wrong_size(provider: str, got: int, asked: int) -> MalformedResponseError:
-    """The error for embedding vectors of ``got`` values when ``dimensions=asked`` was sent."""
-    return bad_embeddings(provider, f"vectors of {got} dimensions, {asked} asked")
 
 
 def answer_field(answer: Any, name: str, kind: type[R] | tuple[type, ...], provider: str) -> R:

@@ -38,7 +38,7 @@ from typing import Any
 
 from llmport.messages.embeddings import EmbedRequest, EmbedResponse
 from llmport.messages.types import Usage
-from llmport.provider.translate import bad_embeddings, wrong_size
+from llmport.provider.translate import bad_embeddings
 
 #: The response header in which InvokeModel reports the input tokens.
 TOKEN_HEADER = "x-amzn-bedrock-input-token-count"
@@ -200,13 +200,9 @@ def embed_call(request: EmbedRequest, model: str, family: EmbedFamily) -> EmbedC
 def answer(
     data: Any, headers: Mapping[str, Any], request: EmbedRequest, family: EmbedFamily, provider: str
 ) -> EmbedResponse:
-    """The vectors of one InvokeModel answer, checked against ``request``."""
-    vectors = EmbedResponse.from_rows(
+    """The vectors of one InvokeModel answer (the core holds their size to ``request``)."""
+    return EmbedResponse.from_rows(
         family.read(data, provider),
-        expected=len(request.inputs),
         usage=Usage(input_tokens=input_tokens(headers, data) or 0, requests=1),
         model=request.model,
     )
-    if request.dimensions is not None and vectors.dimensions != request.dimensions:
-        raise wrong_size(provider, vectors.dimensions, request.dimensions)
-    return vectors

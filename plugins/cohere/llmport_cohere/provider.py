@@ -23,7 +23,7 @@ from llmport.messages.types import Usage
 from llmport.provider.contract import PreparedEmbed
 from llmport.provider.embedding import check_embed
 from llmport.provider.jsonhttp import JsonEmbeddingProvider
-from llmport.provider.translate import vendor_boundary, wrong_size
+from llmport.provider.translate import vendor_boundary
 
 from . import embeddings
 
@@ -63,7 +63,7 @@ class CohereProvider(JsonEmbeddingProvider):
 
     @vendor_boundary
     def send_embed(self, prepared: PreparedEmbed) -> EmbedResponse:
-        """One ``/v2/embed`` call; the vectors checked against the request."""
+        """One ``/v2/embed`` call; the vectors read (their size is the core's check)."""
         data = self.endpoint.post("/v2/embed", prepared.payload)
         return self._answer(data, prepared.request)
 
@@ -75,15 +75,9 @@ class CohereProvider(JsonEmbeddingProvider):
 
     def _answer(self, data: Any, request: EmbedRequest) -> EmbedResponse:
         rows, tokens = embeddings.read_embed(data, self.name)
-        vectors = EmbedResponse.from_rows(
-            rows,
-            expected=len(request.inputs),
-            usage=Usage(input_tokens=tokens or 0, requests=1),
-            model=request.model,
+        return EmbedResponse.from_rows(
+            rows, usage=Usage(input_tokens=tokens or 0, requests=1), model=request.model
         )
-        if request.dimensions is not None and vectors.dimensions != request.dimensions:
-            raise wrong_size(self.name, vectors.dimensions, request.dimensions)
-        return vectors
 
     @vendor_boundary
     def tokenize(self, model: str, text: str) -> int:

@@ -31,7 +31,7 @@ from typing import Any
 from llmport.errors import OptionError, UnsupportedFeatureError
 from llmport.messages.embeddings import EmbedRequest, EmbedResponse
 from llmport.messages.types import Usage
-from llmport.provider.translate import bad_embeddings, wrong_size
+from llmport.provider.translate import bad_embeddings
 
 #: The Developer API's method (google-genai calls it even for one text).
 BATCH = ":batchEmbedContents"
@@ -196,15 +196,11 @@ def payload(request: EmbedRequest, *, vertex: bool, provider: str) -> dict[str, 
 
 
 def answer(data: Any, request: EmbedRequest, method: str, provider: str) -> EmbedResponse:
-    """The vectors of a ``batchEmbedContents`` or ``:predict`` answer, held to ``request``."""
+    """The vectors of a ``batchEmbedContents`` or ``:predict`` answer (sizes: the core's)."""
     read = read_predict if method == PREDICT else read_batch
     rows, tokens = read(data, provider)
-    vectors = EmbedResponse.from_rows(
+    return EmbedResponse.from_rows(
         rows,
-        expected=len(request.inputs),
         usage=Usage(input_tokens=tokens or 0, requests=1),
         model=model_name(request.model),
     )
-    if request.dimensions is not None and vectors.dimensions != request.dimensions:
-        raise wrong_size(provider, vectors.dimensions, request.dimensions)
-    return vectors

@@ -8,7 +8,7 @@
 * :func:`embed_answer` reads the answer: base64 vectors are decoded straight
   into the float32 buffer (no list of floats is built); a service that
   answers floats anyway is read as rows. ``data[].index`` orders the rows; a
-  2xx without ``data`` (an error object, a wrong count, NaN) is a
+  2xx without ``data`` (an error object, NaN) is a
   :class:`~llmport.errors.MalformedResponseError`, never an empty success.
 
 Imports nothing of the SDK.
@@ -47,11 +47,10 @@ def embed_answer(answer: Any, request: EmbedRequest, provider: str) -> EmbedResp
     vectors = [_embedding(item, provider) for item in _in_order(items, provider)]
     usage = _usage(answer.get("usage"))
     model = str(answer.get("model") or request.model)
-    expected = len(request.inputs)
     if vectors and all(isinstance(v, str) for v in vectors):
-        return EmbedResponse.from_base64(vectors, expected=expected, usage=usage, model=model)
+        return EmbedResponse.from_base64(vectors, usage=usage, model=model)
     if all(isinstance(v, list) for v in vectors):
-        return EmbedResponse.from_rows(vectors, expected=expected, usage=usage, model=model)
+        return EmbedResponse.from_rows(vectors, usage=usage, model=model)
     raise MalformedResponseError(
         "embedding answer: vectors are neither base64 strings nor lists of numbers",
         provider=provider,

@@ -25,7 +25,7 @@ from llmport.messages.types import Usage
 from llmport.provider.contract import PreparedEmbed
 from llmport.provider.embedding import check_embed
 from llmport.provider.jsonhttp import JsonEmbeddingProvider
-from llmport.provider.translate import vendor_boundary, wrong_size
+from llmport.provider.translate import vendor_boundary
 
 from . import embeddings
 
@@ -63,7 +63,7 @@ class VoyageProvider(JsonEmbeddingProvider):
 
     @vendor_boundary
     def send_embed(self, prepared: PreparedEmbed) -> EmbedResponse:
-        """One ``/v1/embeddings`` call; the vectors checked against the request."""
+        """One ``/v1/embeddings`` call; the vectors read (their size is the core's check)."""
         return self._answer(self.endpoint.post("/v1/embeddings", prepared.payload), prepared)
 
     @vendor_boundary
@@ -75,12 +75,6 @@ class VoyageProvider(JsonEmbeddingProvider):
     def _answer(self, data: Any, prepared: PreparedEmbed) -> EmbedResponse:
         request = prepared.request
         items, tokens = embeddings.read_embed(data, self.name)
-        vectors = EmbedResponse.from_base64(
-            items,
-            expected=len(request.inputs),
-            usage=Usage(input_tokens=tokens or 0, requests=1),
-            model=request.model,
+        return EmbedResponse.from_base64(
+            items, usage=Usage(input_tokens=tokens or 0, requests=1), model=request.model
         )
-        if request.dimensions is not None and vectors.dimensions != request.dimensions:
-            raise wrong_size(self.name, vectors.dimensions, request.dimensions)
-        return vectors
