@@ -43,6 +43,9 @@ _HOST_PREFIXES = (
     "FIREWORKS_",
     "CEREBRAS_",
     "HF_TOKEN",
+    # vendors that only embed
+    "CO_API_KEY",
+    "VOYAGE_",
 )
 
 

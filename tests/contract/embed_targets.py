@@ -1,13 +1,15 @@
 """Which contract targets embed, and how their vendor answers.
 
-:data:`EMBED_TARGETS` maps a target id of ``wire.TARGETS`` / ``wire.PROFILE_TARGETS``
-to an :class:`EmbedTarget`: the embedding model the contract calls, the path
-its requests go to, how the loopback "vendor" answers one request (vectors
-that say which input they belong to) and how to read the inputs back out of
-a request. Every target not in it must be in :data:`NO_EMBEDDINGS` with the
+:data:`EMBED_TARGETS` maps a target id of ``wire.TARGETS``,
+``wire.PROFILE_TARGETS`` or ``wire.EMBED_ONLY_TARGETS`` (Cohere, Voyage AI) to
+an :class:`EmbedTarget`: the embedding model the contract calls, the path its
+requests go to, how the loopback "vendor" answers one request (vectors that
+say which input they belong to) and how to read the inputs back out of a
+request. Every target not in it must be in :data:`NO_EMBEDDINGS` with the
 reason it refuses typed. A vendor plugin that gains embeddings adds its row
-here; the embedding contract (test_contract_embeddings) and the invariants
-table (test_contract_invariants: ``embed`` / ``aembed``) then run on it.
+here; the embedding contract (test_contract_embeddings) then runs on it, and
+the invariants table (test_contract_invariants: ``embed`` / ``aembed``) too
+for a target of ``wire.TARGETS``.
 """
 
 from __future__ import annotations
@@ -93,6 +95,42 @@ def bedrock_answer(request: RecordedRequest) -> Reply:
     return Reply(json=body, headers={"x-amzn-bedrock-input-token-count": str(len(texts))})
 
 
+def cohere_inputs(request: RecordedRequest) -> list[str]:
+    return list(request.json()["texts"])
+
+
+def cohere_answer(request: RecordedRequest) -> Reply:
+    """Cohere's ``/v2/embed`` answer: ``embeddings.float``, ``meta.billed_units``."""
+    texts = cohere_inputs(request)
+    body = {
+        "id": "contract",
+        "embeddings": {"float": [list(vector_of(text)) for text in texts]},
+        "texts": texts,
+        "meta": {"api_version": {"version": "2"}, "billed_units": {"input_tokens": len(texts)}},
+        "response_type": "embeddings_by_type",
+    }
+    return Reply(json=body)
+
+
+def voyage_inputs(request: RecordedRequest) -> list[str]:
+    return list(request.json()["input"])
+
+
+def voyage_answer(request: RecordedRequest) -> Reply:
+    """Voyage AI's ``/v1/embeddings`` answer: base64 float32 (asked for), ``usage.total_tokens``."""
+    body = request.json()
+    data = [
+        {
+            "object": "embedding",
+            "embedding": base64.b64encode(struct.pack(f"<{DIMS}f", *vector_of(text))).decode(),
+            "index": index,
+        }
+        for index, text in enumerate(body["input"])
+    ]
+    usage = {"total_tokens": len(body["input"])}
+    return Reply(json={"object": "list", "data": data, "model": body["model"], "usage": usage})
+
+
 def _openai_like(model: str, path: str, *, b64: bool) -> EmbedTarget:
     return EmbedTarget(model, path, openai_answer(b64=b64), openai_inputs)
 
@@ -112,6 +150,8 @@ EMBED_TARGETS: dict[str, EmbedTarget] = {
         "gemini:gemini-embedding-001", ":batchEmbedContents", gemini_answer, gemini_inputs
     ),
     "bedrock": EmbedTarget("bedrock:cohere.embed-v4:0", "/invoke", bedrock_answer, bedrock_inputs),
+    "cohere": EmbedTarget("cohere:embed-v4.0", "/v2/embed", cohere_answer, cohere_inputs),
+    "voyage": EmbedTarget("voyage:voyage-3.5", "/v1/embeddings", voyage_answer, voyage_inputs),
 }
 
 #: target id -> why it has no embeddings (its typed refusal, before any request).
@@ -141,10 +181,14 @@ __all__ = [
     "EmbedTarget",
     "bedrock_answer",
     "bedrock_inputs",
+    "cohere_answer",
+    "cohere_inputs",
     "embed_model",
     "gemini_answer",
     "gemini_inputs",
     "openai_answer",
     "openai_inputs",
     "vector_of",
+    "voyage_answer",
+    "voyage_inputs",
 ]

@@ -30,10 +30,10 @@ from llmport.errors import (
     UnsupportedFeatureError,
 )
 from llmport.testing.loopback import LoopbackServer, RecordedRequest, Reply
-from wire import PROFILE_TARGETS, TARGETS, Wire
+from wire import EMBED_ONLY_TARGETS, PROFILE_TARGETS, TARGETS, Wire
 
 Make = Callable[..., Runtime]
-ALL = TARGETS + PROFILE_TARGETS
+ALL = TARGETS + PROFILE_TARGETS + EMBED_ONLY_TARGETS
 EMBEDDING = [w for w in ALL if w.id in EMBED_TARGETS]
 REFUSING = [w for w in ALL if w.id not in EMBED_TARGETS]
 TEXTS = ["alpha", "beta", "gamma", "delta", "epsilon"]

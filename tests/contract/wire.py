@@ -35,6 +35,7 @@ from support import gemini_scenarios as gem
 from support import openai_scenarios as oai
 
 __all__ = [
+    "EMBED_ONLY_TARGETS",
     "MISSING",
     "NOT_APPLICABLE",
     "PROFILE_TARGETS",
@@ -1019,6 +1020,43 @@ class CallOnlyWire(CallOnlyStreamWire):
         return self.malformed_reply()  # the whole answer, cut short
 
 
+# ---------------------------------------------------------------------------
+# Vendors that only embed (the llmport-cohere and llmport-voyage plugins)
+# ---------------------------------------------------------------------------
+
+
+class EmbedOnlyWire(Wire):
+    """A vendor reached for embeddings only: its key and base URL. Its answers are
+    ``embed_targets``'s (no chat reply: the chat contract does not run on it)."""
+
+    def endpoint_settings(self, url: str) -> dict[str, Any]:
+        return {"base_url": url}
+
+    def credentials(self, fmt: str = "test") -> dict[str, str]:
+        return {
+            "test": {"api_key": "contract-test-key"},
+            "standard": {"api_key": f"{self.provider}-standard-fake-key-0123456789abcdef"},
+            "custom": {"api_key": CUSTOM_KEY},
+        }[fmt]
+
+    def env(self, creds: dict[str, str]) -> dict[str, str]:
+        return {self.key_env[0]: creds["api_key"]}
+
+
+class CohereWire(EmbedOnlyWire):
+    id = "cohere"
+    model = "cohere:embed-v4.0"
+    provider = company = "cohere"
+    key_env = ("CO_API_KEY",)
+
+
+class VoyageWire(EmbedOnlyWire):
+    id = "voyage"
+    model = "voyage:voyage-3.5"
+    provider = company = "voyage"
+    key_env = ("VOYAGE_API_KEY",)
+
+
 #: Every target of the contract. A new vendor: add its adapter here.
 TARGETS: list[Wire] = [
     OpenAIChatWire(),
@@ -1071,6 +1109,11 @@ PROFILE_TARGETS: list[Wire] = [
     HuggingFaceWire(),
     DeepSeekResponsesWire(),
 ]
+
+
+#: Vendors that only embed: the embedding contract (test_contract_embeddings) runs on them
+#: beside the targets above; the chat contract cannot.
+EMBED_ONLY_TARGETS: list[Wire] = [CohereWire(), VoyageWire()]
 
 
 def targets(test: str, extra_profiles: bool = False) -> list[Wire]:
