@@ -1,13 +1,20 @@
-"""Cheap local token estimates: 4 characters a token, media by size.
+"""Cheap local token estimates: 4 characters a token (a CJK character one), media by size.
 
 Used where a count must cost nothing: a request's input-token budget
-check (:func:`estimate_tokens`) and the token-bounded reads of the session
-DAG (:func:`text_tokens`, :func:`block_tokens`). Not a vendor count: an
+check (:func:`estimate_tokens`), the token-bounded reads of the session
+DAG (:func:`text_tokens`, :func:`block_tokens`) and the embedding
+splitter's limits (:func:`text_tokens`). Not a vendor count: an
 estimate, and labelled as such wherever it is shown.
+
+:func:`text_tokens` knows scripts: a Chinese, Japanese (kana) or Korean
+(hangul) character is about one token in every vendor's tokenizer (often
+more), not a quarter of one, so 4 characters a token would let CJK-dense
+text past a vendor's token limit by up to 4x. ASCII text takes the fast path.
 """
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -29,9 +36,24 @@ def _chars_tokens(chars: int) -> int:
     return -(-chars // CHARS_PER_TOKEN)
 
 
+#: Characters counted as one token each: CJK ideographs (the unified blocks, extensions
+#: and compatibility forms), kana, hangul (syllables and jamo) and CJK punctuation.
+_ONE_TOKEN_EACH = re.compile(
+    "[\u1100-\u11ff\u2e80-\u2fdf\u3000-\u30ff\u3130-\u318f\u31f0-\u31ff"
+    "\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f\uac00-\ud7ff\uf900-\ufaff"
+    "\uff00-\uffef\U00020000-\U0003134f]"
+)
+
+
 def text_tokens(text: str) -> int:
-    """The estimate for a piece of text (at least 1 token unless it is empty)."""
-    return _chars_tokens(len(text))
+    """The estimate for a piece of text (at least 1 token unless it is empty).
+
+    4 characters a token, but each CJK, kana or hangul character one token.
+    """
+    if text.isascii():
+        return _chars_tokens(len(text))
+    rest, dense = _ONE_TOKEN_EACH.subn("", text)  # a count, without a list of matches
+    return dense + _chars_tokens(len(rest))
 
 
 def _media_tokens(kind: str, size: int) -> int:
@@ -43,7 +65,7 @@ def block_tokens(block: Block) -> int:
     from .types import FileRef, MediaBlock, TextBlock, ThinkingBlock
 
     if isinstance(block, TextBlock):
-        return _chars_tokens(len(block.text))
+        return text_tokens(block.text)
     if isinstance(block, MediaBlock):
         return _media_tokens(block.type, block.size)
     if isinstance(block, FileRef):
