@@ -7,9 +7,9 @@ model, size or input type is another entry. The value is the vector's
 little-endian float32 bytes as base64 (the stores keep JSON).
 
 ``embed_cache`` is a :class:`~llmport.sessions.kv.Store` (``MemoryStore``,
-``SqliteKV``, ``llmport-postgres``'s store), a path or URL opened with
+``SqliteKV``, ``llmport-postgres``'s or ``llmport-redis``'s store), a path or URL opened with
 :func:`~llmport.sessions.kv.open_kv` (a path is SQLite; ``postgresql://``
-through the plugin that registers a key-value store for it), or ``True``
+and ``redis://`` through the plugins that register a key-value store for them), or ``True``
 for SQLite in :data:`DEFAULT_PATH` of the working directory.
 
 The cache never fails a call: a store that cannot be read is a miss and one

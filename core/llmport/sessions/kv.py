@@ -49,6 +49,8 @@ __all__ = [
     "kv_stores",
     "namespace_of",
     "open_kv",
+    "search_limit",
+    "store_key",
 ]
 
 Namespace = tuple[str, ...]
@@ -94,7 +96,8 @@ def namespace_of(value: Any) -> Namespace:
     return tuple(value)
 
 
-def _key(key: Any) -> str:
+def store_key(key: Any) -> str:
+    """``key`` if it is a store key (a non-empty string); OptionError otherwise."""
     if not isinstance(key, str) or not key:
         raise OptionError(f"a store key is a non-empty string, got {key!r}")
     return key
@@ -109,7 +112,8 @@ def encode(value: Any) -> str:
     return storable(text)
 
 
-def _limit(limit: Any) -> int:
+def search_limit(limit: Any) -> int:
+    """``limit`` if it is a search limit (an integer >= 1); OptionError otherwise."""
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise OptionError(f"limit must be an integer >= 1, got {limit!r}")
     return limit
@@ -141,18 +145,18 @@ class MemoryStore:
         self._data: dict[tuple[Namespace, str], tuple[str, float]] = {}
 
     def get(self, namespace: Namespace | str, key: str) -> Item | None:
-        ns, k = namespace_of(namespace), _key(key)
+        ns, k = namespace_of(namespace), store_key(key)
         with self._lock:
             found = self._data.get((ns, k))
         return Item(ns, k, json.loads(found[0]), found[1]) if found is not None else None
 
     def put(self, namespace: Namespace | str, key: str, value: Any) -> None:
-        ns, k, text = namespace_of(namespace), _key(key), encode(value)
+        ns, k, text = namespace_of(namespace), store_key(key), encode(value)
         with self._lock:
             self._data[(ns, k)] = (text, time.time())
 
     def delete(self, namespace: Namespace | str, key: str) -> None:
-        ns, k = namespace_of(namespace), _key(key)
+        ns, k = namespace_of(namespace), store_key(key)
         with self._lock:
             self._data.pop((ns, k), None)
 
@@ -164,7 +168,7 @@ class MemoryStore:
         limit: int = 10,
     ) -> list[Item]:
         prefix = namespace_of(namespace_prefix) if namespace_prefix else ()
-        limit = _limit(limit)
+        limit = search_limit(limit)
         with self._lock:
             rows = sorted(
                 ((ns, k, v) for (ns, k), v in self._data.items() if ns[: len(prefix)] == prefix),
@@ -201,7 +205,7 @@ class SqliteKV:
             self._db.executescript(_KV_SCHEMA)
 
     def get(self, namespace: Namespace | str, key: str) -> Item | None:
-        ns, k = namespace_of(namespace), _key(key)
+        ns, k = namespace_of(namespace), store_key(key)
         with self._lock, sqlite_errors(self.path):
             row = self._db.execute(
                 "SELECT value, updated FROM llmport_kv WHERE namespace = ? AND key = ?",
@@ -210,7 +214,7 @@ class SqliteKV:
         return Item(ns, k, json.loads(row[0]), row[1]) if row is not None else None
 
     def put(self, namespace: Namespace | str, key: str, value: Any) -> None:
-        ns, k, text = namespace_of(namespace), _key(key), encode(value)
+        ns, k, text = namespace_of(namespace), store_key(key), encode(value)
         with self._lock, sqlite_errors(self.path):
             self._db.execute(
                 "INSERT INTO llmport_kv(namespace, key, value, updated) VALUES (?, ?, ?, ?) "
@@ -220,7 +224,7 @@ class SqliteKV:
             )
 
     def delete(self, namespace: Namespace | str, key: str) -> None:
-        ns, k = namespace_of(namespace), _key(key)
+        ns, k = namespace_of(namespace), store_key(key)
         with self._lock, sqlite_errors(self.path):
             self._db.execute(
                 "DELETE FROM llmport_kv WHERE namespace = ? AND key = ?", (SEPARATOR.join(ns), k)
@@ -234,7 +238,7 @@ class SqliteKV:
         limit: int = 10,
     ) -> list[Item]:
         prefix = namespace_of(namespace_prefix) if namespace_prefix else ()
-        limit = _limit(limit)
+        limit = search_limit(limit)
         joined = SEPARATOR.join(prefix)
         sql = "SELECT namespace, key, value, updated FROM llmport_kv"
         args: tuple[Any, ...] = ()
@@ -286,6 +290,7 @@ class LazyStore:
 
 
 KVFactory = Callable[[str], Store]
+
 
 def kv_stores() -> dict[str, KVFactory]:
     """scheme -> factory, from every ``llmport_kv_stores`` hook (cached per process)."""

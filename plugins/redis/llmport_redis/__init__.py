@@ -23,6 +23,10 @@ the same limit keys shares them:
 URL: any ``redis://``, ``rediss://`` or ``unix://`` URL redis-py takes, plus
 ``prefix=`` (default ``llmport:limit:``), ``lease=`` and ``timeout=`` query parameters.
 Redis Cluster is not supported (a request's buckets are one script's keys).
+
+The same URLs open a key-value store (:class:`RedisKV`, :mod:`.kv`): the
+embedding cache (``Runtime(embed_cache="redis://localhost:6379/0")``) and
+any ``RunContext.store`` kept in Redis.
 """
 
 from __future__ import annotations
@@ -30,18 +34,23 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .kv import RedisKV
     from .limiter import RedisLimiter
 
-__all__ = ["RedisLimiter"]
+__all__ = ["RedisKV", "RedisLimiter"]
 
 __version__ = "0.1.0"
 
 
 def __getattr__(name: str) -> Any:
     # llmport loads the entry point (``llmport_redis.plugin``) with every runtime:
-    # the limiter, asyncio and redis load only when a runtime first uses one.
+    # the limiter, the store, asyncio and redis load only when a runtime first uses one.
     if name == "RedisLimiter":
         from .limiter import RedisLimiter
 
         return RedisLimiter
+    if name == "RedisKV":
+        from .kv import RedisKV
+
+        return RedisKV
     raise AttributeError(f"module 'llmport_redis' has no attribute {name!r}")

@@ -20,10 +20,12 @@ import uuid
 import weakref
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from llmport.controls.limits import CONCURRENCY_POLL, Limit, Permit, RateInfo
 from llmport.errors import ConfigError, LimiterUnavailable, redact
+
+from .connection import DEFAULT_TIMEOUT, bounded_client, service, split_url
 
 __all__ = ["RedisLimiter"]
 
@@ -131,8 +133,7 @@ Limits = tuple[tuple[str, Limit], ...]
 
 log = logging.getLogger("llmport")
 
-#: Seconds bounding one Redis operation (two tries of connect + reply), lease seconds.
-DEFAULT_TIMEOUT = 4.0
+#: Lease seconds (a concurrency slot held without a heartbeat).
 DEFAULT_LEASE = 15.0
 
 
@@ -172,10 +173,6 @@ class RedisLimiter:
         lease: float = DEFAULT_LEASE,
         timeout: float = DEFAULT_TIMEOUT,
     ) -> None:
-        import redis
-        from redis.backoff import NoBackoff
-        from redis.retry import Retry
-
         for name, value in (("lease", lease), ("timeout", timeout)):
             if not value > 0:
                 raise ConfigError(f"RedisLimiter {name} must be > 0 seconds, got {value!r}")
@@ -183,23 +180,14 @@ class RedisLimiter:
         self.prefix = prefix
         self.lease = lease
         self.timeout = timeout
-        # One retry (a pooled connection Redis closed), each try bounded: timeout / 4 to
-        # connect, timeout / 4 for the reply.
-        self._client = redis.Redis.from_url(
-            url,
-            socket_connect_timeout=timeout / 4,
-            socket_timeout=timeout / 4,
-            retry=Retry(NoBackoff(), 1),
-        )
+        self._client = bounded_client(url, timeout)
         self._acquire = self._client.register_script(ACQUIRE)
         self._release = self._client.register_script(RELEASE)
         self._renew = self._client.register_script(RENEW)
         self._lock = threading.Lock()
         self._fresh_threads()
         #: Releases that failed (Redis down): logged, and their leases expire by themselves.
-        self.failed_releases: collections.deque[LimiterUnavailable] = collections.deque(
-            maxlen=100
-        )
+        self.failed_releases: collections.deque[LimiterUnavailable] = collections.deque(maxlen=100)
 
     def _fresh_threads(self) -> None:
         """No worker, heartbeat or lease of this process yet (at start, and in a forked child)."""
@@ -219,12 +207,7 @@ class RedisLimiter:
     @classmethod
     def from_url(cls, url: str) -> RedisLimiter:
         """``redis://host:6379/0?prefix=...&lease=...&timeout=...``: ours leave the URL."""
-        parts = urlsplit(url)
-        query = parse_qsl(parts.query, keep_blank_values=True)
-        names = ("prefix", "lease", "timeout")
-        ours = {k: v for k, v in query if k in names}
-        rest = urlencode([(k, v) for k, v in query if k not in names])
-        clean = urlunsplit(parts._replace(query=rest))
+        clean, ours = split_url(url, ("prefix", "lease", "timeout"))
         return cls(
             clean,
             prefix=ours.get("prefix", "llmport:limit:"),
@@ -235,10 +218,7 @@ class RedisLimiter:
     @property
     def service(self) -> str:
         """What a :class:`~llmport.errors.LimiterUnavailable` names: ``Redis at host:port``."""
-        parts = urlsplit(self.url)
-        if parts.hostname is None:
-            return f"Redis at {parts.path or self.url}"
-        return f"Redis at {parts.hostname}:{parts.port or 6379}"
+        return service(self.url)
 
     def __repr__(self) -> str:
         host = urlsplit(self.url).hostname or self.url.split("?")[0]
