@@ -1,13 +1,14 @@
-"""Fixtures of the embedding tests: isolation from the host, a third-party embedder."""
+"""Fixtures of the embedding tests: isolation from the host, a third-party embedder, the
+mode (``rt.embed`` or ``rt.aembed``); helpers are in ``tests/support/embed_helpers.py``."""
 
 from __future__ import annotations
 
 import os
 
 import pytest
-from embed_helpers import TablePlugin
 from llmport import Runtime
 from llmport.controls.retry import Backoff
+from support.embed_helpers import TablePlugin
 
 #: The vendor plugins whose embeddings are tested here (entry-point names).
 VENDOR_PLUGINS = "openai,anthropic,gemini,bedrock"
@@ -30,3 +31,9 @@ def table() -> TablePlugin:
 @pytest.fixture
 def rt(table: TablePlugin) -> Runtime:
     return Runtime(model="table:embed", hooks=[table], backoff=Backoff.none())
+
+
+@pytest.fixture(params=["sync", "async"])
+def mode(request: pytest.FixtureRequest) -> str:
+    """Each test that takes it runs twice: ``rt.embed`` and ``rt.aembed``."""
+    return str(request.param)

@@ -7,9 +7,9 @@ import json
 from typing import Any
 
 import pytest
-from embed_helpers import TablePlugin, vector_of
 from llmport.cli.main import main
 from llmport.plugins import host as plugins_module
+from support.embed_helpers import TablePlugin, vector_of
 
 
 @pytest.fixture

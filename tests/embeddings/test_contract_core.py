@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import dataclasses
 import json
@@ -11,7 +10,6 @@ import struct
 from typing import Any
 
 import pytest
-from embed_helpers import DIMS, EMBED_CAPS, TableEmbedder, TablePlugin, vector_of
 from llmport import Embeddings, Runtime, hookimpl
 from llmport.controls.retry import Backoff
 from llmport.errors import (
@@ -25,18 +23,7 @@ from llmport.messages.embeddings import EmbedRequest, EmbedResponse
 from llmport.messages.types import ModelCapabilities, Usage
 from llmport.provider.contract import Provider, ProviderInfo
 from llmport.provider.embedding import EMBEDDINGS
-
-
-def embed(rt: Runtime, mode: str, inputs: Any, **kw: Any) -> Embeddings:
-    if mode == "sync":
-        return rt.embed(inputs, **kw)
-    return asyncio.run(rt.aembed(inputs, **kw))
-
-
-@pytest.fixture(params=["sync", "async"])
-def mode(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
+from support.embed_helpers import DIMS, EMBED_CAPS, TableEmbedder, TablePlugin, embed, vector_of
 
 # -- neutral types ---------------------------------------------------------------
 

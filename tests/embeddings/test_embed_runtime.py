@@ -10,8 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from embed_helpers import TableEmbedder, TablePlugin, answer, hundred_runtime, vector_of
-from llmport import Budget, Embeddings, Runtime, Session, agentic_function, hookimpl
+from llmport import Budget, Runtime, Session, agentic_function, hookimpl
 from llmport.controls.retry import Backoff
 from llmport.errors import (
     BudgetExceeded,
@@ -26,18 +25,14 @@ from llmport.messages.types import ModelCapabilities
 from llmport.provider.contract import ProviderInfo
 from llmport.sessions.kv import MemoryStore, SqliteKV
 from llmport.testing.loopback import LoopbackServer, RecordedRequest, Reply
-
-
-def embed(rt: Runtime, mode: str, inputs: Any, **kw: Any) -> Embeddings:
-    if mode == "sync":
-        return rt.embed(inputs, **kw)
-    return asyncio.run(rt.aembed(inputs, **kw))
-
-
-@pytest.fixture(params=["sync", "async"])
-def mode(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
+from support.embed_helpers import (
+    TableEmbedder,
+    TablePlugin,
+    answer,
+    embed,
+    hundred_runtime,
+    vector_of,
+)
 
 # -- the cache: a re-index pays only for what changed -----------------------------------
 

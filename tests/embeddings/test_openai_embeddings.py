@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
 import math
@@ -12,26 +11,15 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from embed_helpers import answer, hundred_runtime, identifiable
-from llmport import Embeddings, Runtime
+from llmport import Runtime
 from llmport.controls.retry import Backoff
 from llmport.errors import ContentError, MalformedResponseError, UnsupportedFeatureError
 from llmport.testing.loopback import LoopbackServer, RecordedRequest, Reply
 from llmport_openai.profiles import PROFILES
 from make_openai_cassettes import value
+from support.embed_helpers import answer, embed, hundred_runtime, identifiable
 
 KEY = "sk-fake-embeddings-0123456789"
-
-
-def embed(rt: Runtime, mode: str, inputs: Any, **kw: Any) -> Embeddings:
-    if mode == "sync":
-        return rt.embed(inputs, **kw)
-    return asyncio.run(rt.aembed(inputs, **kw))
-
-
-@pytest.fixture(params=["sync", "async"])
-def mode(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
 
 
 # -- the recorded samples, replayed through the real plugin and SDK ---------------------

@@ -1,4 +1,6 @@
-"""Helpers of the embedding tests: a third-party embedder, identifiable vectors.
+"""Helpers of the embedding tests: a third-party embedder, identifiable vectors, both modes.
+
+:func:`embed` calls ``rt.embed`` or ``rt.aembed`` as the test's ``mode`` says.
 
 :class:`TableEmbedder` is what a third-party plugin writes to add an
 embedding vendor: ``_embed`` / ``_async_embed`` only. Each input's vector
@@ -16,13 +18,20 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from llmport import Runtime, hookimpl
+from llmport import Embeddings, Runtime, hookimpl
 from llmport.controls.retry import Backoff
 from llmport.messages.embeddings import EmbedRequest, EmbedResponse
 from llmport.messages.types import ModelCapabilities, Usage
 from llmport.provider.contract import Provider, ProviderInfo
 
 DIMS = 4
+
+
+def embed(rt: Runtime, mode: str, inputs: Any, **kw: Any) -> Embeddings:
+    """``rt.embed(inputs, **kw)``, or ``rt.aembed`` in a fresh event loop (``mode="async"``)."""
+    if mode == "sync":
+        return rt.embed(inputs, **kw)
+    return asyncio.run(rt.aembed(inputs, **kw))
 
 
 def vector_of(text: str) -> list[float]:
