@@ -20,13 +20,14 @@ and, inside an ``@agentic_function``, an ``embed`` node in the session DAG
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from typing import Any
 
 from ..errors import LlmportError, RunTimeout
-from ..messages.embeddings import Embeddings, EmbedResponse
+from ..messages.embeddings import Embeddings
 from ..messages.types import Usage
 from ..sessions.dag import current_frame
 from ..tools.policy import CallInfo
@@ -68,7 +69,7 @@ def embed(settings: EmbedSettings, inputs: Any, **params: Any) -> Embeddings:
     try:
         if len(plan.parts) == 1 and plan.deadline is None:  # no thread for one request
             part = plan.parts[0]
-            _deliver(plan, joiner, part, lambda: run_part(plan, part))
+            _deliver(plan, part, lambda: _sent_and_joined(plan, joiner, threading.Lock())(part))
         elif plan.parts:
             _embed_parts(plan, joiner)
         result = joiner.result()
@@ -79,10 +80,25 @@ def embed(settings: EmbedSettings, inputs: Any, **params: Any) -> Embeddings:
     return result
 
 
-def _deliver(plan: EmbedPlan, joiner: Joiner, part: Part, run: Callable[[], EmbedResponse]) -> None:
-    """``part``'s answer joined; its error (a send's or the join's) naming its inputs."""
+def _sent_and_joined(
+    plan: EmbedPlan, joiner: Joiner, lock: threading.Lock
+) -> Callable[[Part], None]:
+    """Send a part and join its answer, in the thread that sent it: the answer is let go
+    there and then, never held in a future until the caller's thread gets to it."""
+
+    def run(part: Part) -> None:
+        answer = run_part(plan, part)
+        with lock:  # the joiner's buffer, usage and cache writes, one part at a time
+            joiner.add(part, answer)
+
+    return run
+
+
+def _deliver(plan: EmbedPlan, part: Part, run: Callable[[], object]) -> None:
+    """``run()`` (``part`` sent and joined); its error, the send's or the join's, naming
+    the part's inputs."""
     try:
-        joiner.add(part, run())
+        run()
     except LlmportError as exc:
         error = _failed(part, plan.count, exc)
     else:
@@ -91,12 +107,13 @@ def _deliver(plan: EmbedPlan, joiner: Joiner, part: Part, run: Callable[[], Embe
 
 
 def _embed_parts(plan: EmbedPlan, joiner: Joiner) -> None:
-    """The parts in a thread pool, each answer joined (and let go) as soon as it arrives:
-    only the parts in flight are held beside the buffer, never every answer at once."""
+    """The parts in a thread pool, each answer joined (and let go) by the thread that
+    received it: only the parts in flight are held beside the buffer."""
     workers = min(len(plan.parts), PARTS_IN_FLIGHT)
     pool = ThreadPoolExecutor(workers, thread_name_prefix="llmport-embed")
+    run = _sent_and_joined(plan, joiner, threading.Lock())
     try:
-        futures = {pool.submit(run_part, plan, part): part for part in plan.parts}
+        futures = {pool.submit(run, part): part for part in plan.parts}
         pending = set(futures)
         while pending:
             timeout = None if plan.deadline is None else max(0.0, plan.deadline - time.monotonic())
@@ -104,8 +121,7 @@ def _embed_parts(plan: EmbedPlan, joiner: Joiner) -> None:
             if not done:
                 raise RunTimeout(plan.deadline_seconds or 0.0)
             for future in done:
-                part = futures.pop(future)
-                _deliver(plan, joiner, part, future.result)
+                _deliver(plan, futures.pop(future), future.result)
             del done
     finally:
         pool.shutdown(wait=False, cancel_futures=True)

@@ -93,7 +93,9 @@ class EmbedCache:
             _log.warning("embedding cache: the store could not be read; embedding instead")
         return found
 
-    def keep(self, namespace: tuple[str, ...], rows: Iterable[tuple[str, bytes]]) -> None:
+    def keep(
+        self, namespace: tuple[str, ...], rows: Iterable[tuple[str, bytes | bytearray]]
+    ) -> None:
         """Keep each ``(hash, vector bytes)``; a store failure is logged, never raised."""
         try:
             for key, vector in rows:

@@ -86,7 +86,7 @@ class Joiner:
         self.usage.add(priced_usage(self.plan, answer))
         self._keep(part, answer.data, row)
 
-    def _keep(self, part: Part, data: bytes, row: int) -> None:
+    def _keep(self, part: Part, data: bytes | bytearray, row: int) -> None:
         plan = self.plan
         if plan.cache is None:
             return

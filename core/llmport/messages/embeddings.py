@@ -109,7 +109,7 @@ class EmbedResponse:
     or :meth:`from_base64`, which check what the vendor sent.
     """
 
-    data: bytes
+    data: bytes | bytearray
     count: int
     dimensions: int
     usage: Usage = field(default_factory=Usage)
@@ -155,18 +155,18 @@ class EmbedResponse:
         _check_count(len(items), expected)
         if not items:
             raise _malformed("the answer holds no vectors")
-        try:
-            raw = [binascii.a2b_base64(item) for item in items]
-        except (binascii.Error, TypeError, ValueError):
-            raise _malformed("a vector is not base64") from None
-        width = len(raw[0])
+        first = _unbase64(items[0])
+        width = len(first)
         if width == 0 or width % 4:
             raise _malformed(f"a vector of {width} bytes is not float32 values")
-        for chunk in raw:
+        # Each vector decoded straight into its row: no list of decoded vectors to join.
+        data = bytearray(len(items) * width)
+        data[:width] = first
+        for row, item in enumerate(items[1:], 1):
+            chunk = _unbase64(item)
             if len(chunk) != width:
                 raise _malformed(f"vectors differ in length ({len(chunk) // 4} vs {width // 4})")
-        data = b"".join(raw)
-        del raw
+            data[row * width : (row + 1) * width] = chunk
         if not is_finite(data):
             raise _malformed("a vector holds a value that is not finite (NaN or infinity)")
         return cls(data, len(items), width // 4, usage or Usage(), model)
@@ -295,6 +295,13 @@ def is_finite(data: bytes | bytearray) -> bool:
     """True if every float32 in ``data`` is finite (no NaN, no infinity)."""
     # Summed in float64, float32 values cannot overflow: the sum is finite iff each one is.
     return math.isfinite(sum(float32_rows(data))) if data else True
+
+
+def _unbase64(item: Any) -> bytes:
+    try:
+        return binascii.a2b_base64(item)
+    except (binascii.Error, TypeError, ValueError):
+        raise _malformed("a vector is not base64") from None
 
 
 def _check_count(count: int, expected: int | None) -> None:

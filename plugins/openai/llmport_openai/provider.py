@@ -473,15 +473,15 @@ class _OpenAIProvider(Provider):
     def send_embed(self, prepared: PreparedEmbed) -> EmbedResponse:
         client = self.clients.sync()
         path = self.embed_path(client, prepared.request.model)
-        http = client.post(path, **self.embed_post_args(prepared))
-        return embed_answer(loads(http.content), prepared.request, self.name)
+        data = loads(client.post(path, **self.embed_post_args(prepared)).content)
+        return embed_answer(data, prepared.request, self.name)  # the body let go: parsed
 
     @vendor_boundary
     async def asend_embed(self, prepared: PreparedEmbed) -> EmbedResponse:
         client = await self.clients.aclient()
         path = self.embed_path(client, prepared.request.model)
-        http = await client.post(path, **self.embed_post_args(prepared))
-        return embed_answer(loads(http.content), prepared.request, self.name)
+        data = loads((await client.post(path, **self.embed_post_args(prepared))).content)
+        return embed_answer(data, prepared.request, self.name)  # the body let go: parsed
 
 
 #: ``create`` arguments that are request options, not body fields.
