@@ -267,7 +267,7 @@ def test_a_cold_first_conversion_does_not_hold_the_deadline(
         took = time.monotonic() - started
     finally:
         rt.close()
-    print(f"\n{vendor} {mode}: deadline 0.3 s, cold prepare {SLOW} s, RunTimeout after {took:.3f} s")
+    print(f"\n{vendor} {mode}: deadline 0.3 s, cold prepare {SLOW} s, RunTimeout after {took:.3f}")
     assert took < BOUND
 
 
