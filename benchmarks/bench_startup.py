@@ -1,11 +1,16 @@
 """Start-up of a script: ``from llmport import Runtime, tool, agentic_function``.
 
-    uv run python benchmarks/bench_startup.py [--runs 30]
+    uv run python benchmarks/bench_startup.py [--runs 30] [--against /tmp/before]
 
 Each sample is a fresh interpreter with bytecode caching on
 (``PYTHONDONTWRITEBYTECODE`` dropped, as for an installed package), timed
 from outside like ``hyperfine``; ``python -c pass`` runs interleaved with it
 and its median is subtracted, in wall and in CPU time. Target: <= 60 ms. Prints one JSON line.
+
+``--against CHECKOUT`` also times another checkout's core (its ``core`` folder
+first on ``PYTHONPATH``), interleaved with this one in the same run: a before
+and after measured under the same load. ``-X importtime``'s slowest modules are
+listed for each side.
 """
 
 from __future__ import annotations
@@ -36,35 +41,66 @@ def wall(code: str, env: dict[str, str]) -> tuple[float, float]:
     return elapsed, cpu
 
 
+def slowest(env: dict[str, str], count: int = 5) -> list[tuple[str, float]]:
+    """The ``count`` modules with the most own import time (ms), from ``-X importtime``."""
+    run = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", IMPORT],
+        check=True,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    own = []
+    for line in run.stderr.splitlines()[1:]:
+        _, self_us, _, name = (part.strip() for part in line.replace(":", "|", 1).split("|"))
+        own.append((name, int(self_us) / 1000))
+    return sorted(own, key=lambda item: -item[1])[:count]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--against", help="another checkout, timed interleaved (e.g. 'before')")
     args = parser.parse_args()
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    wall(IMPORT, env)  # write the bytecode cache
-    base, loaded = [], []
-    for _ in range(args.runs):  # interleaved: load swings hit both alike
+    sides = {"this": env}
+    if args.against:
+        core = os.path.join(os.path.abspath(args.against), "core")
+        sides["against"] = {
+            **env,
+            "PYTHONPATH": os.pathsep.join(filter(None, [core, env.get("PYTHONPATH")])),
+        }
+    for side_env in sides.values():
+        wall(IMPORT, side_env)  # write the bytecode cache
+    base: list[tuple[float, float]] = []
+    loaded: dict[str, list[tuple[float, float]]] = {side: [] for side in sides}
+    for _ in range(args.runs):  # interleaved: load swings hit every side alike
         base.append(wall("pass", env))
-        loaded.append(wall(IMPORT, env))
+        for side, side_env in sides.items():
+            loaded[side].append(wall(IMPORT, side_env))
+    median = statistics.median
 
-    def over(i: int) -> float:
-        median = statistics.median
-        return (median(x[i] for x in loaded) - median(x[i] for x in base)) * 1000
+    def over(side: str, i: int) -> float:
+        return (median(x[i] for x in loaded[side]) - median(x[i] for x in base)) * 1000
 
-    wall_over, cpu_over = over(0), over(1)
-    print(
-        json.dumps(
-            {
-                "bench": "startup",
-                "code": IMPORT,
-                "runs": args.runs,
-                "pass_ms": round(statistics.median(x[0] for x in base) * 1000, 1),
-                "import_over_pass_ms": round(wall_over, 1),
-                "import_over_pass_cpu_ms": round(cpu_over, 1),
-                "target_met": wall_over <= 60,
-            }
+    for side, side_env in sides.items():
+        wall_over, cpu_over = over(side, 0), over(side, 1)
+        print(f"{side}: slowest imports (own ms): {slowest(side_env)}", file=sys.stderr)
+        print(
+            json.dumps(
+                {
+                    "bench": "startup",
+                    "side": side if side == "this" else args.against,
+                    "code": IMPORT,
+                    "runs": args.runs,
+                    "load": round(os.getloadavg()[0], 2),
+                    "pass_ms": round(median(x[0] for x in base) * 1000, 1),
+                    "import_over_pass_ms": round(wall_over, 1),
+                    "import_over_pass_cpu_ms": round(cpu_over, 1),
+                    "target_met": wall_over <= 60,
+                }
+            )
         )
-    )
 
 
 if __name__ == "__main__":

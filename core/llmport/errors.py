@@ -80,12 +80,12 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 # Redaction lives in llmport.observe.redaction; re-exported here for plugins and older imports.
 from .observe.redaction import redact as redact
 from .observe.redaction import redact_settings as redact_settings
+from .slotted import dataclass
 
 
 class LlmportError(Exception):

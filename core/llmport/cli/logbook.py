@@ -19,7 +19,7 @@ import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import closing
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +31,7 @@ from ..sessions.session import (
     SessionFileNotFoundError,
     UnknownSessionError,
 )
+from ..slotted import dataclass
 from .paths import logs_path
 
 if TYPE_CHECKING:

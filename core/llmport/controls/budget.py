@@ -15,11 +15,11 @@ llm node.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import BudgetExceeded, OptionError, TokenLimitExceeded
 from ..messages.types import Usage
+from ..slotted import dataclass
 
 if TYPE_CHECKING:
     from decimal import Decimal

@@ -38,7 +38,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
@@ -51,6 +51,7 @@ from ..errors import (
     redact,
 )
 from ..observe.logs import log
+from ..slotted import dataclass
 from .retry import retry_after_from_headers
 
 if TYPE_CHECKING:
@@ -284,6 +285,8 @@ CONCURRENCY_POLL = 0.02
 
 @dataclass(slots=True)
 class _Bucket:
+    """One key's state: GCRA arrival times and the calls in flight."""
+
     tat_requests: float = 0.0  # GCRA theoretical arrival times (monotonic seconds)
     tat_tokens: float = 0.0
     in_flight: int = 0

@@ -15,10 +15,11 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import AttemptFailure, ExecFailed, InputError, LlmportError, ProviderError
+from ..slotted import dataclass
 
 if TYPE_CHECKING:
     import random

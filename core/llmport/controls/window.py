@@ -29,7 +29,6 @@ is raised: a request known to be too long is never sent.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Literal
 
 from ..errors import OptionError
@@ -41,6 +40,7 @@ from ..messages.types import (
     TextBlock,
     block_to_dict,
 )
+from ..slotted import dataclass
 
 __all__ = [
     "SUMMARY_PROMPT",

@@ -14,7 +14,6 @@ import contextlib
 import contextvars
 import queue
 from collections.abc import Callable, Generator
-from dataclasses import dataclass
 from typing import Any
 
 from ..controls.limits import Acquire  # limits
@@ -38,6 +37,7 @@ from ..messages.types import (
 from ..output.streaming import OutputStream
 from ..provider.assembly import StreamAssembler
 from ..provider.contract import Prepared, Provider
+from ..slotted import dataclass
 from ..tools.policy import ToolCheck
 from ..tools.tool import RunContext, ToolBox
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..controls.limits import Gate  # limits
@@ -23,6 +23,7 @@ from ..messages.embeddings import EmbedRequest, EmbedResponse, InputType, Trunca
 from ..messages.estimate import text_tokens
 from ..messages.types import ModelCapabilities, Usage
 from ..provider.embedding import EMBEDDINGS, PreparedEmbed, check_embed_inputs, no_embeddings
+from ..slotted import dataclass
 from .embed_cache import EmbedCache, input_hash
 from .settings import RunSettings
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Generator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from ..controls.limits import Acquire, aacquire, acquire, rate_info_of_error  # limits
@@ -25,6 +24,7 @@ from ..messages.embeddings import EmbedResponse
 from ..provider.deadline import aembed_within, embed_within
 from ..provider.embedding import PreparedEmbed
 from ..provider.translate import detach
+from ..slotted import dataclass
 from .embed_plan import EmbedPlan, Part, priced_usage
 
 if TYPE_CHECKING:

@@ -9,7 +9,6 @@ input error.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from ..controls.budget import Budget, as_budget
@@ -42,6 +41,7 @@ from ..messages.types import (
 from ..observe.tracing import Trace  # tracing
 from ..output import structured
 from ..output.decisions import Decision
+from ..slotted import dataclass
 from ..tools.tool import ToolBox, ToolSettings
 
 __all__ = [

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from ..controls.budget import Budget, Ledger
@@ -47,6 +47,7 @@ from ..provider.deadline import early_deadline, setup_within
 from ..provider.instances import declared_instances
 from ..provider.routing import KNOWN_PLUGINS
 from ..sessions.dag import Frame, LlmRecordLike, Prompt, current_frame, node_seq
+from ..slotted import dataclass
 from ..tools.policy import CallInfo
 from ..tools.tool import ToolBox, ToolSettings
 from .conversation import first_messages, portable, split_messages

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Generic, Protocol, TypeVar, Unpack
 
 from ..controls.options import CallParams
 from ..errors import AttemptFailure, OptionError
 from ..messages.types import MediaBlock, Message, StreamEvent, ToolCall, ToolResult, Usage
+from ..slotted import dataclass
 
 __all__ = ["Caller", "Continuation", "Dropped", "RunResult", "ToolCallRecord"]
 

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from ..messages.types import Usage
+from ..slotted import dataclass
 from .targets import Resolved, Routed, Targets, route
 
 if TYPE_CHECKING:

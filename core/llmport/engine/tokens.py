@@ -12,7 +12,6 @@ compatible server lacks the endpoint, it estimates locally:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..controls.options import split_call
@@ -22,6 +21,7 @@ from ..messages.estimate import estimate_tokens
 from ..messages.types import ModelCapabilities, Request
 from ..observe.prices import ModelPrice, model_price
 from ..provider.contract import TOKEN_COUNTING
+from ..slotted import dataclass
 from ..tools.tool import toolsets_closed_by
 from .calls import Owner
 from .output_modes import first_request

@@ -17,11 +17,11 @@ import base64
 import binascii
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import ContentError, OptionError, UnsupportedContentError
+from ..slotted import dataclass
 from .check import (
     canonical_media_type,
     check_input_size,

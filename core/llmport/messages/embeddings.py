@@ -24,10 +24,11 @@ import math
 import sys
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal, overload
 
 from ..errors import MalformedResponseError, MessageError
+from ..slotted import dataclass
 from .types import Usage
 
 __all__ = [

@@ -14,11 +14,12 @@ import base64
 import binascii
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias, TypeVar
 
 from ..errors import MessageError
+from ..slotted import dataclass
 from .check import (
     canonical_media_type,
     check_message,

@@ -18,8 +18,10 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Protocol
+
+from ..slotted import dataclass
 
 __all__ = [
     "FunctionObserver",

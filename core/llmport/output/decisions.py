@@ -13,13 +13,14 @@ import inspect
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from ..errors import DecisionError
 from ..messages.types import Response, ResponseFormat, ToolSpec
 from ..provider.wire import loads as strict_json
 from ..schema.build import coerce, function_schema
+from ..slotted import dataclass
 from ..tools.tool import Tool
 from .structured import strip_fences, validation_errors
 

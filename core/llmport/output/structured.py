@@ -29,6 +29,7 @@ from ..messages.types import ResponseFormat, ToolSpec
 from ..provider.wire import loads
 from ..schema.build import check_schema, coerce, type_schema, validation_errors
 from ..schema.transform import drop_keywords, inline_refs
+from ..slotted import dataclass
 
 __all__ = [
     "OutputTool",
@@ -193,7 +194,7 @@ def schema_tool(rf: ResponseFormat) -> ToolSpec:
     )
 
 
-@dataclasses.dataclass(slots=True, frozen=True)
+@dataclass(slots=True, frozen=True)
 class OutputTool:
     """The forced tool that carries structured output, for models without native JSON output.
 

@@ -16,13 +16,13 @@ import os
 import threading
 import warnings
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, TypeVar
 
 import pluggy
 
 from ..errors import UnknownToolError
+from ..slotted import dataclass
 from . import hookspecs
 
 T = TypeVar("T")

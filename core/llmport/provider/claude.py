@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
 from ..messages.types import StopReason, Usage
+from ..slotted import dataclass
 
 __all__ = ["CLAUDE_STOP_REASONS", "CONVERSE", "MESSAGES_API", "ClaudeReply"]
 

@@ -42,13 +42,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from ..controls.limits import Limit, check_limits
 from ..errors import ConfigError, redact_settings
 from ..observe.redaction import redact_url
+from ..slotted import dataclass
 from .setting_checks import check_providers
 
 _KNOWN_KEYS = {

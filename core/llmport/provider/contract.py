@@ -35,7 +35,7 @@ import contextlib
 import threading
 import warnings
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from ..controls.options import SERVER_STATE_OPTIONS, STANDARD_OPTIONS, unknown_option_error
@@ -52,6 +52,7 @@ from ..messages.types import (
     TextBlock,
 )
 from ..observe.redaction import redact_settings, register_settings, secret_values
+from ..slotted import dataclass
 from . import embedding, translate
 from .assembly import response_events
 from .embedding import PreparedEmbed

@@ -19,13 +19,14 @@ the core's (:mod:`llmport.engine.embed`): a plugin converts one request.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Protocol
 
 from ..errors import ContentError, UnsupportedFeatureError
 from ..messages.embeddings import EmbedRequest
 from ..messages.estimate import text_tokens
 from ..messages.types import ModelCapabilities
+from ..slotted import dataclass
 
 __all__ = [
     "EMBEDDINGS",

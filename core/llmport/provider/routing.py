@@ -9,10 +9,11 @@ chain (up to 8 steps). Only the first ``:`` splits, so Bedrock ids such as
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from ..errors import UnknownModelError
+from ..slotted import dataclass
 from .config import Config
 from .contract import ProviderInfo
 

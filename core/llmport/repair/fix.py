@@ -39,7 +39,7 @@ import textwrap
 import time
 from collections.abc import Awaitable, Callable, Generator, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -47,6 +47,7 @@ from ..errors import FixNotApproved, FixRejected, OptionError
 from ..messages.types import Usage
 from ..sessions.agentic import AgenticFrame, AgenticSpec, current_session, error_info
 from ..sessions.dag import Node, Status, current_frame
+from ..slotted import dataclass
 from ..tools.tool import run_coroutine_blocking
 from .checks import check_proposal
 from .hidden import shown

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import traceback
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from ..observe.redaction import redact
 from ..sessions.dag import Node
+from ..slotted import dataclass
 
 __all__ = [
     "RECENT_CALLS",

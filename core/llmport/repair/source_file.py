@@ -22,10 +22,10 @@ import re
 import stat
 import tempfile
 import tokenize
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import OptionError
+from ..slotted import dataclass
 
 __all__ = ["SourceFile", "with_newline"]
 

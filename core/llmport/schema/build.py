@@ -28,10 +28,11 @@ import sys
 import types
 import typing
 from collections.abc import Callable, Iterable, Mapping, MutableMapping, MutableSequence, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from ..errors import SchemaError
+from ..slotted import dataclass
 
 __all__ = [
     "INJECTED",

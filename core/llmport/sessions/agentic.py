@@ -29,6 +29,7 @@ from typing import Any, TypeVar, overload
 
 from ..messages.types import Block, Message, Usage, block_to_dict
 from ..observe.tracing import function_observers, functions_end, functions_start  # tracing
+from ..slotted import dataclass
 from . import dag
 from .dag import (
     DEFAULT_READ_TOKENS,
@@ -71,7 +72,7 @@ handoff_claim: contextvars.ContextVar[list[Node] | None] = contextvars.ContextVa
 # --- the decorator ------------------------------------------------------------------------
 
 
-@dataclasses.dataclass(slots=True, frozen=True)
+@dataclass(slots=True, frozen=True)
 class AgenticSpec:
     """How one decorated function records its calls."""
 

@@ -27,7 +27,7 @@ import contextvars
 import json
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal, Protocol
 
 from ..messages.estimate import block_tokens, text_tokens
@@ -41,6 +41,7 @@ from ..messages.types import (
     block_to_dict,
 )
 from ..observe.redaction import redact
+from ..slotted import dataclass
 
 NodeKind = Literal["session", "function", "llm", "tool", "summary", "handoff", "fix", "embed"]
 Status = Literal["running", "ok", "error"]

@@ -33,10 +33,10 @@ import json
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..errors import OptionError
+from ..slotted import dataclass
 from .sqlite import sqlite_errors
 from .stores import MissingSessionStoreError, split_target, storable
 

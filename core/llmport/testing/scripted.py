@@ -31,7 +31,7 @@ import json
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from ..messages.embeddings import EmbedRequest, EmbedResponse
@@ -51,6 +51,7 @@ from ..messages.types import (
 )
 from ..plugins.hookspecs import hookimpl
 from ..provider.contract import Provider, ProviderInfo
+from ..slotted import dataclass
 
 ALL_INPUTS = ModelCapabilities(
     input_modalities=frozenset({"text", "image", "audio", "file"}),

@@ -21,8 +21,10 @@ Besides the user's ``deps`` and where the call happens, the context carries
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import field, fields, replace
 from typing import Any, ClassVar, Generic, TypeVar
+
+from ..slotted import dataclass
 
 __all__ = ["RunContext"]
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal
 
 from ..messages.types import ToolCall
+from ..slotted import dataclass
 
 Verdict = Literal["allow", "deny", "approve"]
 _RANK = {"allow": 0, "approve": 1, "deny": 2}

@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import InitVar, dataclass, field, replace
+from dataclasses import InitVar, field, replace
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from ..controls.options import check_vendor_fields
@@ -56,6 +56,7 @@ from ..messages.types import (
 from ..observe.redaction import redact
 from ..provider.wire import loads as strict_json
 from ..schema.build import check_schema, coerce, function_schema
+from ..slotted import dataclass
 from .context import RunContext
 
 if TYPE_CHECKING:

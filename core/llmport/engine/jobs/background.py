@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Iterator, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ...errors import (
@@ -55,6 +54,7 @@ from ...errors import (
 )
 from ...messages.types import FinalEvent, ProviderEvent, Request, Response, StreamEvent
 from ...provider.contract import Prepared, Provider
+from ...slotted import dataclass
 from .job import Job, JobStatus, answer_result, plan_job, prepare_first
 
 if TYPE_CHECKING:

@@ -31,12 +31,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from ...errors import BatchError, BatchTimeout, LlmportError, OptionError, UnsupportedFeatureError
 from ...messages.types import Request, Response
 from ...provider.contract import Prepared, Provider
+from ...slotted import dataclass
 from .job import Job, JobState, JobStatus, answer_result, plan_job, prepare_first
 
 if TYPE_CHECKING:

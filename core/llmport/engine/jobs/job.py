@@ -21,12 +21,13 @@ import asyncio
 import math
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from ...errors import LlmportError, OptionError, UnsupportedFeatureError
 from ...messages.types import Message, Request, Response
 from ...provider.contract import Prepared
+from ...slotted import dataclass
 
 if TYPE_CHECKING:
     from rich.console import Console
