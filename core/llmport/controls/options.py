@@ -14,7 +14,6 @@ one way to send a field llmport does not model.
 
 from __future__ import annotations
 
-import difflib
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -174,6 +173,8 @@ def unknown_option_error(
     unknown: Iterable[str], known: Iterable[str], where: str = "option"
 ) -> OptionError:
     """An :class:`OptionError` naming each unknown key, with a close match when there is one."""
+    import difflib  # at the first use, not at import (start-up)
+
     names = sorted(unknown)
     choices = sorted(set(known))
     hints = []

@@ -17,7 +17,6 @@ import base64
 import binascii
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from ..errors import ContentError, OptionError, UnsupportedContentError
@@ -197,6 +196,8 @@ def _read_source(raw: Mapping[str, Any], kind: str, index: int, max_bytes: int) 
 
 
 def _read_path(value: Any, source: _Source, index: int, max_bytes: int) -> None:
+    from pathlib import Path  # at the first use, not at import (start-up)
+
     try:
         path = Path(os.fspath(value))
     except TypeError:

@@ -15,7 +15,6 @@ import binascii
 import os
 from collections.abc import Callable
 from dataclasses import field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias, TypeVar
 
 from ..errors import MessageError
@@ -32,6 +31,7 @@ from .check import (
 if TYPE_CHECKING:
     from datetime import datetime  # imported where a FileRef is read: keeps the import light
     from decimal import Decimal  # imported where a cost is made: keeps `import llmport` light
+    from pathlib import Path
 
 Role = Literal["system", "user", "assistant", "tool"]
 BlockKind = Literal["text", "image", "audio", "file"]
@@ -328,6 +328,8 @@ class MediaBlock:
         data = self.data
         if data is None:
             raise MessageError(f"{self.describe()} is a URL reference: there are no bytes to save")
+        from pathlib import Path  # at the first use, not at import (start-up)
+
         target = Path(path)
         target.write_bytes(data)
         return target

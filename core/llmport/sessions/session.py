@@ -55,7 +55,6 @@ import json
 import os
 import threading
 import time
-import uuid
 from bisect import bisect_left
 from collections.abc import Iterator, Sequence
 from types import TracebackType
@@ -113,6 +112,8 @@ def bound_session() -> Session | None:
 
 
 def _new_id() -> str:
+    import uuid  # at the first use, not at import (start-up)
+
     return uuid.uuid4().hex[:12]
 
 

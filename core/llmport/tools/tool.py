@@ -30,8 +30,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import InitVar, field, replace
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -61,6 +59,7 @@ from .context import RunContext
 
 if TYPE_CHECKING:
     import asyncio
+    from concurrent.futures import Future, ThreadPoolExecutor
 
 T = TypeVar("T")
 
@@ -582,6 +581,8 @@ class ToolBox:
         deadline: float | None = None,
     ) -> list[ToolOutcome]:
         """Run one turn's calls (tasks and threads when parallel); results in call order."""
+        from concurrent.futures import ThreadPoolExecutor  # at first use (start-up)
+
         checked = [
             self.bind(c, x, default_timeout, deadline) for c, x in zip(calls, contexts, strict=True)
         ]
@@ -747,6 +748,9 @@ def _run_inline(bound: _Bound) -> ToolOutcome:
 
 def _run_threads(bounds: Sequence[_Bound]) -> dict[int, ToolOutcome]:
     """Each call in its own worker thread (context copied); wait for each within its deadline."""
+    from concurrent.futures import ThreadPoolExecutor  # at the first use, not at import (start-up)
+    from concurrent.futures import TimeoutError as FutureTimeout
+
     pool = ThreadPoolExecutor(max_workers=len(bounds), thread_name_prefix="llmport-tool")
     started = time.perf_counter()
     try:
@@ -995,6 +999,7 @@ def run_coroutine_blocking(awaitable: Any) -> Any:
         return await awaitable
 
     import asyncio  # at the first use, not at import (start-up)
+    from concurrent.futures import ThreadPoolExecutor
 
     if not _in_running_loop():
         return asyncio.run(wait())
