@@ -20,10 +20,17 @@ Converse (or ConverseStream) call with only what the wire needs:
   parsed by botocore's own rest-json parser into the ``ClientError`` that
   ``client.converse`` raises, so every error is classified as before;
 * a 2xx ConverseStream answer is read as its bytes arrive and cut into
-  frames by botocore's :class:`~botocore.eventstream.EventStreamBuffer`;
-  each frame is parsed by botocore's event-stream parser against the
-  ConverseStream event shape, so the event dicts (bytes members included)
-  and the ``EventStreamError`` of an exception frame are exactly what
+  frames (both CRCs checked) by :class:`~llmport_bedrock.eventstream.Frames`;
+  an event frame is read with ``json.loads`` and shaped by a plan made
+  once from the event shape (:class:`StreamShape`: botocore's JSON shape
+  walk, as data): members the shape does not name dropped (Bedrock pads
+  events with a ``p`` member), ``null`` members left out, blob members
+  base64-decoded. botocore's decoder and shape walk cost more per event
+  than everything else on the stream path. Any other frame (an exception
+  or error frame, a frame that fails a check, an event the plan cannot
+  read: a timestamp, a union with an unknown or no member) goes to
+  botocore's own event-stream decoder and parser, so the event dicts and
+  the ``EventStreamError`` or ``ChecksumMismatch`` are exactly what
   ``client.converse_stream(...)["stream"]`` yields and raises.
 
 Used only when the client signs with SigV4 (no ``AWS_BEARER_TOKEN_BEDROCK``
@@ -45,6 +52,7 @@ from llmport.errors import MalformedResponseError
 from . import sdk_internals
 from .convert_in import VENDOR, ConversePrepared, MediaBytes, media_of
 from .errors import call, input_error
+from .eventstream import Frame, Frames
 
 #: Members of a Converse content block whose ``source.bytes`` is a blob.
 _MEDIA = ("image", "document", "video", "audio")
@@ -79,6 +87,7 @@ class Wire:
         "serializer",
         "signing_name",
         "stream_operation",
+        "stream_shape",
         "user_agent",
     )
 
@@ -99,6 +108,7 @@ class Wire:
         self.event_parser: Any = type(self.parser).EVENT_STREAM_PARSER_CLS()
         output = self.stream_operation.output_shape
         self.event_shape: Any = output.members[output.serialization["payload"]]
+        self.stream_shape = StreamShape(self.event_shape)
         self.endpoint_url: str = meta.endpoint_url.rstrip("/")
         self.region: str = meta.region_name
         self.signing_name: str = model.signing_name or model.endpoint_prefix
@@ -228,6 +238,26 @@ class Wire:
         """Raise the ``ClientError`` of a ConverseStream answer with an error status."""
         self._raise(status, headers, content, self.stream_operation)
 
+    def frame_event(
+        self, headers: dict[str, str] | None, payload: bytes, raw: bytes
+    ) -> dict[str, Any]:
+        """One frame from :class:`~llmport_bedrock.eventstream.Frames` as an event dict.
+
+        A plain event frame is read here; any other goes to :meth:`event`.
+        """
+        if headers is not None and headers.get(":message-type") == "event":
+            read = self.stream_shape.read(headers.get(":event-type"), payload)
+            if read is not None:
+                return read
+        from botocore.eventstream import EventStreamBuffer  # type: ignore[import-untyped]
+
+        buffer = EventStreamBuffer()
+        buffer.add_data(raw)  # botocore raises its own error for a frame that fails a check
+        message = next(iter(buffer), None)
+        if message is None:
+            raise MalformedResponseError(f"{VENDOR}: a malformed stream frame", provider=VENDOR)
+        return self.event(message)
+
     def event(self, message: Any) -> dict[str, Any]:
         """One decoded frame as botocore's ``EventStream`` yields it (an exception frame raises).
 
@@ -259,16 +289,13 @@ class Events:
         self._raw = raw
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        from botocore.eventstream import EventStreamBuffer  # type: ignore[import-untyped]
-
-        buffer = EventStreamBuffer()
-        event = self._wire.event
+        frames = Frames()
+        event = self._wire.frame_event
         # read1: what has arrived (up to _CHUNK), not a full _CHUNK as stream() waits for.
         read = self._raw.read1
         while chunk := read(_CHUNK):
-            buffer.add_data(chunk)
-            for message in buffer:
-                parsed = event(message)
+            for headers, payload, raw in frames.feed(chunk):
+                parsed = event(headers, payload, raw)
                 if parsed:
                     yield parsed
 
@@ -280,28 +307,27 @@ class Events:
 class AsyncEvents:
     """The events of a ConverseStream answer on aiohttp, decoded as its bytes arrive."""
 
-    __slots__ = ("_buffer", "_response", "_wire")
+    __slots__ = ("_frames", "_ready", "_response", "_wire")
 
     def __init__(self, wire: Wire, response: Any) -> None:
-        from botocore.eventstream import EventStreamBuffer
-
         self._wire = wire
         self._response = response
-        self._buffer = EventStreamBuffer()
+        self._frames = Frames()
+        self._ready: list[Frame] = []
 
     async def next(self) -> dict[str, Any] | None:
         """The next event; None at the end of the body."""
-        buffer, event = self._buffer, self._wire.event
+        ready, event = self._ready, self._wire.frame_event
         while True:
-            for message in buffer:
-                parsed = event(message)
+            while ready:
+                parsed = event(*ready.pop(0))
                 if parsed:
                     return parsed
             # readany: what has arrived (iter_any's step), b"" at the end of the body.
             chunk = await self._response.content.readany()
             if not chunk:
                 return None
-            buffer.add_data(chunk)
+            ready.extend(self._frames.feed(chunk))
 
     def close(self) -> None:
         """Close the response (a body read to the end has already freed its connection)."""
@@ -356,6 +382,100 @@ def _decode_blobs(answer: dict[str, Any]) -> None:
         reasoning = block.get("reasoningContent")
         if isinstance(reasoning, dict) and isinstance(reasoning.get("redactedContent"), str):
             reasoning["redactedContent"] = base64.b64decode(reasoning["redactedContent"])
+
+
+class _Unread(Exception):
+    """A value the plan does not read as botocore would: the frame goes to botocore."""
+
+
+class StreamShape:
+    """ConverseStream's event shape as a plan: botocore's JSON shape walk, without botocore.
+
+    A plan is ``None`` (a scalar or a document: as ``json.loads`` gives it),
+    ``"blob"`` (base64-decoded), ``("list", item)``, ``("map", value)`` or
+    ``("struct", members, union)`` with ``members`` ``(name, json name,
+    plan)``; a timestamp, or a shape met again inside itself, is ``"botocore"``.
+    """
+
+    __slots__ = ("events",)
+
+    def __init__(self, event_shape: Any) -> None:
+        self.events = {
+            name: _plan(member, ())
+            for name, member in event_shape.members.items()
+            if member.serialization.get("event") and not member.metadata.get("exception")
+        }
+
+    def read(self, kind: str | None, payload: bytes) -> dict[str, Any] | None:
+        """``{kind: event}`` as botocore parses it, or ``None`` to let botocore parse it."""
+        plan = self.events.get(kind or "")
+        if plan is None or kind is None:
+            return None
+        try:
+            data = json.loads(payload)
+            return {kind: _shaped(data, plan)} if isinstance(data, dict) else None
+        except (_Unread, ValueError):
+            return None
+
+
+def _plan(shape: Any, inside: tuple[str, ...]) -> Any:
+    kind = shape.type_name
+    if kind == "structure":
+        if getattr(shape, "is_document_type", False):
+            return None
+        if shape.name in inside:
+            return "botocore"
+        members = tuple(
+            (name, member.serialization.get("name", name), _plan(member, (*inside, shape.name)))
+            for name, member in shape.members.items()
+        )
+        return ("struct", members, bool(getattr(shape, "is_tagged_union", False)))
+    if kind == "list":
+        return ("list", _plan(shape.member, inside))
+    if kind == "map":
+        return ("map", _plan(shape.value, inside))
+    if kind == "blob":
+        return "blob"
+    if kind == "timestamp":
+        return "botocore"
+    return None
+
+
+def _shaped(value: Any, plan: Any) -> Any:
+    """``value`` as botocore's parser makes it under ``plan`` (:class:`StreamShape`)."""
+    if plan is None:
+        return value
+    if plan == "blob":
+        if not isinstance(value, str):
+            raise _Unread
+        try:
+            return base64.b64decode(value)
+        except (binascii.Error, ValueError):
+            raise _Unread from None
+    if plan == "botocore":
+        raise _Unread
+    if plan[0] == "struct":
+        if value is None:
+            return None
+        if not isinstance(value, dict):
+            raise _Unread
+        if plan[2]:  # a union: exactly one known member set, as botocore checks
+            present = [k for k, v in value.items() if v is not None and k != "__type"]
+            if len(present) != 1 or all(present[0] != json_name for _, json_name, _ in plan[1]):
+                raise _Unread
+        shaped = {}
+        for name, json_name, member in plan[1]:
+            raw = value.get(json_name)
+            if raw is not None:
+                shaped[name] = _shaped(raw, member)
+        return shaped
+    if plan[0] == "list":
+        if not isinstance(value, list):
+            raise _Unread
+        return [None if item is None else _shaped(item, plan[1]) for item in value]
+    if not isinstance(value, dict):
+        raise _Unread
+    return {key: _shaped(item, plan[1]) for key, item in value.items()}
 
 
 def _decode_media(block: dict[str, Any]) -> None:
