@@ -5,7 +5,8 @@
 Each sample is a fresh interpreter with bytecode caching on
 (``PYTHONDONTWRITEBYTECODE`` dropped, as for an installed package), timed
 from outside like ``hyperfine``; ``python -c pass`` runs interleaved with it
-and its median is subtracted, in wall and in CPU time. Target: <= 60 ms. Prints one JSON line.
+and its median is subtracted, in wall and in CPU time (and its best from
+the best, the figure least disturbed by a busy machine). Target: <= 60 ms. Prints one JSON line.
 
 ``--against CHECKOUT`` also times another checkout's core (its ``core`` folder
 first on ``PYTHONPATH``), interleaved with this one in the same run: a before
@@ -83,6 +84,9 @@ def main() -> None:
     def over(side: str, i: int) -> float:
         return (median(x[i] for x in loaded[side]) - median(x[i] for x in base)) * 1000
 
+    def best(side: str) -> float:
+        return (min(x[0] for x in loaded[side]) - min(x[0] for x in base)) * 1000
+
     for side, side_env in sides.items():
         wall_over, cpu_over = over(side, 0), over(side, 1)
         print(f"{side}: slowest imports (own ms): {slowest(side_env)}", file=sys.stderr)
@@ -97,6 +101,8 @@ def main() -> None:
                     "pass_ms": round(median(x[0] for x in base) * 1000, 1),
                     "import_over_pass_ms": round(wall_over, 1),
                     "import_over_pass_cpu_ms": round(cpu_over, 1),
+                    # The fastest sample of each: the least disturbed by other jobs.
+                    "import_over_pass_best_ms": round(best(side), 1),
                     "target_met": wall_over <= 60,
                 }
             )
