@@ -33,7 +33,9 @@ family's row (a rule such as `*anthropic.claude-*` on Bedrock) or the
 `Runtime`. Fields given through `vendor={...}` and `Tool(vendor=...)` are a
 raw passthrough: nothing below applies to them (the SDK's own validation
 may). Every refusal llmport makes before the wire is listed under
-[Refusals](#refusals), with the vendor document it rests on. Media a tool
+[Refusals](#refusals), with the vendor document it rests on (the code that
+enforces a rule cites the same document), and so are the documented
+conversions it makes instead of refusing. Media a tool
 returns are checked against the same row (the `images`, `audio` and
 `native files` columns): they go inside the tool result where the API
 holds media there, else in a user turn right after it
@@ -44,27 +46,41 @@ This page is generated from the plugins' registrations by
 """
 
 #: Every rule that refuses a request before the wire: (rule, vendors, source document).
-#: Each rule carries the same source in a comment where it is enforced.
+#: Each rule carries the same source in a ``# Source:`` comment where it is enforced, cited
+#: the same way: ``DOCUMENT, "SECTION"`` (several separated by "; ", notes in parentheses);
+#: tests/docs/test_refusal_sources.py checks both ways. The last rows are the documented
+#: conversions llmport makes instead of refusing, and llmport's own rules.
 REFUSALS: list[tuple[str, str, str]] = [
     # -- the capability table (core: llmport.provider.contract.Provider.check) --
     ("an image, audio or file the model's row does not take (type, size, URL)", "all",
-     'Anthropic "Vision", "PDF support"; OpenAI "Images and vision", "File inputs", "Audio"; '
-     'Gemini "Image understanding", "Document understanding", "Audio understanding"; '
-     'Bedrock Converse "ImageBlock", "DocumentBlock"'),
+     'Anthropic, "Vision"; Anthropic, "PDF support"; OpenAI, "Images and vision"; '
+     'OpenAI, "File inputs"; OpenAI, "Audio"; Gemini API, "Image understanding"; '
+     'Gemini API, "Document understanding"; Gemini API, "Audio understanding"; '
+     'Bedrock Converse API reference, "ImageBlock"; Bedrock Converse API reference, '
+     '"DocumentBlock"'),
     ("`reasoning=` on a model without reasoning", "all",
      "each vendor's list of thinking / reasoning models (the `reasoning` column)"),
-    ("a `NativeTool` kind the model's row lacks", "all",
-     "each vendor's server-tool pages (the `native tools` column)"),
+    ("a `NativeTool` kind the model's row lacks, or one llmport does not map", "all",
+     "each vendor's server-tool pages (the `native tools` column); "
+     'Anthropic, "Web search tool"; Anthropic, "Web fetch tool"; '
+     'Anthropic, "Code execution tool"; OpenAI, "Using tools"; '
+     'OpenAI, "Web search" (Chat Completions: the search models only); '
+     'Bedrock Converse API reference, "SystemTool"'),
     ("`output_modalities=` naming what the model cannot answer with (images: Gemini image "
-     "models only)", "all", 'Gemini API "Image generation" (the models that answer with images); '
-     "every other model answers with text"),
+     "models only)", "all", 'Gemini API, "Image generation" (the models that answer with '
+     "images; every other model answers with text)"),
     ("tools on a model without tool use", "all",
-     'Bedrock "Supported models and model features" (tool use column)'),
+     "each vendor's list of models with tool use; "
+     'Bedrock, "Supported models and model features" (tool use column)'),
     ("cache marks on a model without prompt caching", "all",
-     'Bedrock "Prompt caching" (supported models); the `caching` column'),
+     "each vendor's prompt caching page (supported models; the `caching` column); "
+     'Bedrock, "Prompt caching"'),
     ("`output_mode=\"native\"` without a JSON-schema response format; "
      "`response_format` with neither that nor tools (use `\"prompted\"`)", "all",
      "each vendor's structured-output page (supported models)"),
+    ("`dimensions=` on an embedding model of fixed size, or a size it does not offer", "all",
+     "each vendor's embedding page; "
+     'OpenAI API reference, "Create embeddings" (dimensions: text-embedding-3 and later)'),
     # -- Anthropic --
     ("`seed`", "anthropic", 'Anthropic API reference, "Create a Message" (no such field)'),
     ("temperature / top_p outside 0-1, top_k < 1, max_tokens < 1", "anthropic",
@@ -91,36 +107,40 @@ REFUSALS: list[tuple[str, str, str]] = [
     ("strict tool schemas on models without structured outputs", "anthropic",
      'Anthropic, "Structured outputs" (supported models)'),
     ("media over 32 MB base64 in one request; an image over 5 MB", "anthropic",
-     'Anthropic API overview, "Request size limits"; "Vision"'),
+     'Anthropic API overview, "Request size limits"; Anthropic, "Vision"'),
     ("audio input", "anthropic, bedrock",
-     'Anthropic API reference (content blocks); Bedrock Converse "ContentBlock"'),
+     'Anthropic API reference, "Create a Message" (content blocks); '
+     'Bedrock Converse API reference, "ContentBlock"'),
     ("cache ttl other than 5m / 1h; cache key or retention", "anthropic, bedrock",
-     'Anthropic, "Prompt caching"; Bedrock Converse "CachePointBlock"'),
+     'Anthropic, "Prompt caching"; Bedrock Converse API reference, "CachePointBlock"'),
     ("more than 4 explicit cache marks", "anthropic, bedrock",
-     'Anthropic, "Prompt caching" (up to 4 breakpoints); Bedrock "Prompt caching"'),
+     'Anthropic, "Prompt caching" (up to 4 breakpoints); Bedrock, "Prompt caching"'),
     ("a non-streamed request with a very large max_tokens and no timeout", "anthropic",
      'the anthropic SDK README, "Long requests" (the SDK refuses it)'),
     ("`response_format` with `tool_choice=\"none\"` on a forced-tool model", "anthropic, bedrock",
-     'Anthropic, "Implement tool use" (tool_choice none); Converse "ToolChoice" (no none)'),
+     'Anthropic, "Implement tool use" (tool_choice none); '
+     'Bedrock Converse API reference, "ToolChoice" (no none)'),
     # -- Bedrock --
     ("`seed`; temperature above 1", "bedrock",
      'Bedrock Converse API reference, "InferenceConfiguration"'),
     ("`top_k` on models other than Claude (use `vendor=`)", "bedrock",
-     'Bedrock, "Inference request parameters" per model'),
+     'Bedrock, "Inference request parameters" (per model)'),
     ("a system prompt on Titan, Mistral 7B / Mixtral, Cohere Command", "bedrock",
      'Bedrock, "Supported models and model features" (Converse)'),
     ("`tool_choice` \"required\" / named on models that take auto only", "bedrock",
      'Bedrock Converse API reference, "ToolChoice"'),
     ("`tool_choice=\"none\"` after tool calls in the conversation", "bedrock",
      'Bedrock Converse API reference, "ToolConfiguration" (toolConfig required with toolUse)'),
-    ("cache ttl before Claude 4.5", "bedrock", 'Bedrock, "Prompt caching"'),
+    ("cache ttl before Claude 4.5", "bedrock",
+     'Bedrock, "Prompt caching"; Bedrock Converse API reference, "CachePointBlock"'),
     ("`reasoning=` on a model with no documented reasoning field", "bedrock",
-     'Bedrock, "Inference request parameters" per model'),
+     'Bedrock, "Inference request parameters" (per model)'),
     ("a token budget or a summary on Nova 2 reasoning", "bedrock",
      'Bedrock, "Amazon Nova 2 extended thinking" (reasoningConfig)'),
     ("image formats other than png/jpeg/gif/webp; documents over 4.5 MB; URLs other than "
      "s3:// (Nova only)", "bedrock",
-     'Bedrock Converse API reference, "ImageBlock", "DocumentBlock", "S3Location"'),
+     'Bedrock Converse API reference, "ImageBlock"; Bedrock Converse API reference, '
+     '"DocumentBlock"; Bedrock Converse API reference, "S3Location"'),
     # -- Gemini --
     ("`labels` on the Developer API", "gemini",
      'Gemini API reference, "GenerateContentRequest" (labels are Vertex AI\'s)'),
@@ -128,27 +148,39 @@ REFUSALS: list[tuple[str, str, str]] = [
     ("`reasoning=` on Gemini 2.0 / 1.5 / Gemma; thinking off on 2.5 Pro and Gemini 3; "
      "levels or budgets outside the model's range", "gemini", 'Gemini API, "Gemini thinking"'),
     ("function tools with native tools, or `response_format` with tools, before Gemini 3",
-     "gemini", 'Gemini API, "Structured output", "Tool combination"'),
+     "gemini", 'Gemini API, "Structured output"; Gemini API, "Tool combination"'),
     ("inline media over 20 MB; URLs other than Files API / YouTube (Vertex AI: gs://, https); "
-     "a URL without its media type", "gemini", 'Gemini API, "File input methods"; "FileData"'),
+     "a URL without its media type", "gemini",
+     'Gemini API, "File input methods"; Gemini API reference, "FileData"'),
     ("cache key, retention or ttl (implicit caching only)", "gemini",
      'Gemini API, "Context caching"'),
     ("batches on Vertex AI", "gemini",
-     'Vertex AI, "Batch prediction" (Cloud Storage / BigQuery input, not inline)'),
+     'Vertex AI, "Batch prediction for Gemini" (Cloud Storage / BigQuery input, not inline)'),
     # -- OpenAI --
     ("`budget_tokens` (efforts only); an effort the model family does not take", "openai",
-     'OpenAI API reference, reasoning effort; "Reasoning models"'),
+     'OpenAI, "Reasoning models"; OpenAI API reference, "Create a model response" '
+     '(reasoning.effort); OpenAI API reference, "Create chat completion" (reasoning_effort)'),
     ("reasoning summaries on Chat Completions", "openai",
-     'OpenAI API reference, Chat Completions (no reasoning summary)'),
+     'OpenAI API reference, "Create chat completion" (no reasoning summary)'),
     ("`stop` / `seed` on the Responses API", "openai-responses",
      'OpenAI API reference, "Create a model response"'),
-    ("audio other than wav/mp3 or on non-audio models (Chat); audio on Responses", "openai",
-     'OpenAI API reference, input_audio; Responses input content types'),
-    ("document citations", "openai", 'OpenAI, "Web search", "File search" (annotations)'),
+    ("audio other than wav/mp3 or on non-audio models (Chat); audio on Responses; "
+     "audio or files by URL", "openai",
+     'OpenAI API reference, "Create chat completion" (input_audio, file); '
+     'OpenAI API reference, "Create a model response" (input content types)'),
+    ("anything but text and tool calls in a Chat Completions assistant turn", "openai",
+     'OpenAI API reference, "Create chat completion" (assistant message)'),
+    ("document citations", "openai", 'OpenAI, "Web search"; OpenAI, "File search" (annotations)'),
     ("a cache ttl other than the explicit breakpoint lifetime", "openai",
      'OpenAI, "Prompt caching"'),
     ("a schema strict mode cannot express, with `strict=True`", "openai",
      'OpenAI, "Structured Outputs", "Supported schemas"'),
+    # -- documented conversions llmport makes instead of refusing --
+    ("(not refused) media a tool returns, where the API holds none in a tool result: "
+     "sent in a user turn right after it", "openai (Chat), bedrock, gemini",
+     'OpenAI API reference, "Create chat completion" (tool message: text only); '
+     'Bedrock, "Supported models and model features" (Claude 3 / 4 and Nova hold media); '
+     'Gemini API, "Function calling", "Multimodal function responses" (Gemini 3)'),
     # -- llmport's own (not capability refusals) --
     ("`vendor={\"anthropic\": {\"stream\": ...}}`", "anthropic",
      "not a vendor rule: llmport must know whether it reads a stream (use stream())"),
@@ -156,6 +188,8 @@ REFUSALS: list[tuple[str, str, str]] = [
      "all", "not a vendor rule: unknown names are an OptionError (send them with vendor=)"),
     ('`output_mode="tool"` or `choices=` in a batch; batch on a provider without a batch API',
      "all", "not a vendor rule: a batch sends one request per item, with no tool loop"),
+    ("streaming, or `tool_choice=\"none\"`, on a model whose row sets it off", "all",
+     "not a vendor rule: a plugin's own table may set either off (no shipped table does)"),
 ]
 
 

@@ -212,15 +212,16 @@ def output_setting(
     rf = structured.prepare(params["response_format"])
     decision = Decision(params["choices"]) if params["choices"] is not None else None
     no_native = not caps.native_structured_output and not caps.native_tools
-    # Source: the capability table (native_structured_output, native_tools): with neither, llmport
-    #   has no way to ask for the schema but a prompt (output_mode="prompted").
+    # Source: each vendor's structured-output page (the capability table's native_structured_output
+    #   and native_tools): with neither, llmport has no way to ask for the schema but a prompt
+    #   (output_mode="prompted").
     if rf is not None and no_native and output_mode != "prompted":
         raise UnsupportedFeatureError(name, model, "response_format")
     if output_mode is not None:
         if rf is None:
             raise OptionError("output_mode applies to response_format; this call gives none")
-        # Source: the capability table: the vendor's structured-output page lists the models with a
-        #   JSON-schema response format.
+        # Source: each vendor's structured-output page: the models with a JSON-schema response
+        #   format (the capability table's native_structured_output).
         if output_mode == "native" and not caps.native_structured_output:
             raise UnsupportedFeatureError(name, model, 'output_mode="native"')
         if output_mode == "tool" and not caps.native_tools:

@@ -227,26 +227,26 @@ class Provider:
                 for block in result.blocks:
                     if isinstance(block, MediaBlock):
                         check_block(self.name, request.model, caps, block)
-        # Source: the capability table (ModelCapabilities.caching); each plugin's models.py names
-        #   the vendor document behind it (docs/capabilities.md, "Refusals").
+        # Source: each vendor's prompt caching page (supported models): the capability table's
+        #   caching column (docs/capabilities.md, "Refusals").
         if cached and not caps.caching:
             raise UnsupportedFeatureError(self.name, request.model, "prompt caching")
-        # Source: the capability table (reasoning): the vendor's list of models with thinking /
-        #   reasoning effort.
+        # Source: each vendor's list of thinking / reasoning models (the capability table's
+        #   reasoning column).
         if request.reasoning is not None and not caps.reasoning:
             raise UnsupportedFeatureError(self.name, request.model, "reasoning")
         for native in request.native_tools:
-            # Source: the capability table (native_tool_kinds): the vendor's server-tool
-            #   documentation per model.
+            # Source: each vendor's server-tool pages: the models each server tool takes (the
+            #   capability table's native_tool_kinds).
             if native.kind not in caps.native_tool_kinds:
                 raise UnsupportedFeatureError(
                     self.name, request.model, f"native tool {native.kind!r}"
                 )
-        # Source: the capability table (native_tools): the vendor's list of models with tool use.
+        # Source: each vendor's list of models with tool use (the capability table's native_tools).
         if request.tools and not caps.native_tools:
             raise UnsupportedFeatureError(self.name, request.model, "tools")
-        # Source: the capability table (output_modalities): the vendor's list of models that
-        #   answer with images (Gemini "Image generation"); every other model answers with text.
+        # Source: Gemini API, "Image generation": the models that answer with images (the
+        #   capability table's output_modalities); every other model answers with text.
         beyond = [m for m in request.output_modalities if m not in caps.output_modalities]
         if beyond:
             raise UnsupportedFeatureError(
@@ -255,10 +255,10 @@ class Provider:
                 f"output_modalities {beyond}",
                 f"this model answers with {', '.join(sorted(caps.output_modalities))} only",
             )
-        # Source: the capability table (streaming); no shipped table sets it off.
+        # llmport's own: a plugin's table may set streaming off (no shipped table does).
         if request.stream and not caps.streaming:
             raise UnsupportedFeatureError(self.name, request.model, "streaming")
-        # Source: the capability table (tool_choice_none); no shipped table sets it off.
+        # llmport's own: a plugin's table may set tool_choice_none off (no shipped table does).
         if request.tool_choice == "none" and request.tools and not caps.tool_choice_none:
             raise UnsupportedFeatureError(self.name, request.model, 'tool_choice="none"')
         return caps

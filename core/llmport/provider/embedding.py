@@ -168,8 +168,9 @@ def _is_sequence(value: Any) -> bool:
 def _check_dimensions(vendor: str, model: str, caps: ModelCapabilities, dims: int | None) -> None:
     if dims is None:
         return
-    # Source: the capability table (flexible_dimensions, embedding_dimension_choices): each
-    #   vendor's embedding page (OpenAI "dimensions" on text-embedding-3 only).
+    # Source: each vendor's embedding page; OpenAI API reference, "Create embeddings" (dimensions:
+    #   text-embedding-3 and later only): the capability table's flexible_dimensions and
+    #   embedding_dimension_choices.
     if not caps.flexible_dimensions:
         size = (
             f" (it always answers {caps.embedding_dimensions})" if caps.embedding_dimensions else ""

@@ -98,9 +98,9 @@ def _refusal(caps: ModelCapabilities, block: MediaBlock) -> str | None:
 
 def _image_refusal(caps: ModelCapabilities, block: MediaBlock) -> str | None:
     mt = block.media_type
-    # Source: the capability table (input_modalities, image_types, image_urls, max_image_bytes): the
-    #   vendor's vision page for each model (Anthropic "Vision", OpenAI "Images and vision", Gemini
-    #   "Image understanding", Bedrock "ImageBlock").
+    # Source: Anthropic, "Vision"; OpenAI, "Images and vision"; Gemini API, "Image understanding";
+    #   Bedrock Converse API reference, "ImageBlock": the vendor's vision page for each model (the
+    #   capability table's input_modalities, image_types, image_urls, max_image_bytes).
     if "image" not in caps.input_modalities:
         return "model takes no images"
     if mt != "image/*" and mt not in caps.image_types:
@@ -114,8 +114,8 @@ def _image_refusal(caps: ModelCapabilities, block: MediaBlock) -> str | None:
 
 def _audio_refusal(caps: ModelCapabilities, block: MediaBlock) -> str | None:
     mt = block.media_type
-    # Source: the capability table (audio_types): OpenAI "Audio" (input_audio wav/mp3 on audio
-    #   models), Gemini "Audio understanding"; Anthropic and Converse take no audio.
+    # Source: OpenAI, "Audio" (input_audio wav/mp3 on audio models); Gemini API, "Audio
+    #   understanding": the capability table's audio_types (Anthropic and Converse take no audio).
     if "audio" not in caps.input_modalities:
         return "model takes no audio input"
     if mt not in caps.audio_types:
@@ -130,8 +130,9 @@ def _file_refusal(caps: ModelCapabilities, block: MediaBlock) -> str | None:
     from ..messages.content import is_text_like
 
     mt = block.media_type
-    # Source: the capability table (file_types, native_text_files): Anthropic "PDF support", OpenAI
-    #   "File inputs", Gemini "Document understanding", Converse "DocumentBlock" formats.
+    # Source: Anthropic, "PDF support"; OpenAI, "File inputs"; Gemini API, "Document understanding";
+    #   Bedrock Converse API reference, "DocumentBlock": the formats each takes (the capability
+    #   table's file_types, native_text_files).
     if mt in caps.file_types:
         return None
     if is_text_like(mt):

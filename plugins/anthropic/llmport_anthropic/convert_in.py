@@ -132,7 +132,7 @@ def check(request: Request, caps: ModelCapabilities, family: Family) -> Thinking
     _check_sampling(request, family, thinks)
     if request.cache is not None:
         _check_cache(request)
-    # Source: Anthropic, "Structured outputs" (strict tool use), its list of supported models.
+    # Source: Anthropic, "Structured outputs" (strict tool use): its list of supported models.
     for spec in request.tools:
         if spec.strict and not caps.native_structured_output:
             raise UnsupportedFeatureError(
@@ -189,7 +189,7 @@ def _check_output_tool(request: Request, budgeted: bool) -> None:
     ("none" forbids calling it; forcing it with thinking is the documented
     rejection named in :func:`check`).
     """
-    # Source: Anthropic, "Implement tool use", tool_choice none ("prevents Claude from using any
+    # Source: Anthropic, "Implement tool use" (tool_choice none: "prevents Claude from using any
     #   tools"): the forced output tool could not be called.
     if request.tools and request.tool_choice == "none":
         raise UnsupportedFeatureError(
@@ -821,8 +821,8 @@ def native_tool_param(
     """
     kind = tool.kind
     known = _NATIVE_OPTIONS.get(kind)
-    # Source: Anthropic server tools ("Web search tool", "Web fetch tool", "Code execution tool"):
-    #   their supported models (the capability table).
+    # Source: Anthropic, "Web search tool"; Anthropic, "Web fetch tool"; Anthropic, "Code
+    #   execution tool": their supported models (the capability table).
     if known is None or kind not in caps.native_tool_kinds:
         raise UnsupportedFeatureError(VENDOR, model, f"native tool {kind!r}")
     unknown = set(tool.options) - known

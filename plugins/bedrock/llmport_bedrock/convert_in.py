@@ -295,7 +295,7 @@ def build_count_request(payload: Mapping[str, Any], model: str) -> dict[str, Any
 def _system_field(request: Request, family: Family) -> list[dict[str, Any]] | None:
     """The ``system`` field, if the request has a system prompt the model takes."""
     system = system_param(request, family)
-    # Source: AWS Bedrock, "Supported models and model features" (Converse): the system prompt
+    # Source: Bedrock, "Supported models and model features" (Converse): the system prompt
     #   column (Titan, Mistral 7B/Mixtral, Cohere Command have none).
     if system and not family.system_prompt:
         raise UnsupportedFeatureError(
@@ -307,7 +307,7 @@ def _system_field(request: Request, family: Family) -> list[dict[str, Any]] | No
     return system or None
 
 
-# Source: AWS Bedrock Converse API reference, ToolConfiguration: the API answers ValidationException
+# Source: Bedrock Converse API reference, "ToolConfiguration": the API answers ValidationException
 #   when messages hold toolUse/toolResult blocks and toolConfig is absent.
 def _no_tools_after_tool_calls(model: str) -> None:
     raise UnsupportedFeatureError(
@@ -344,13 +344,13 @@ def _check_options(request: Request, family: Family) -> None:
     """Bedrock's own option rules (option names and standard values: the core's)."""
     model = request.model
     options = request.options
-    # Source: AWS Bedrock Converse API reference, InferenceConfiguration: maxTokens, stopSequences,
+    # Source: Bedrock Converse API reference, "InferenceConfiguration": maxTokens, stopSequences,
     #   temperature, topP only (no seed).
     if options.get("seed") is not None:
         raise UnsupportedFeatureError(VENDOR, model, "seed", "the Converse API has no seed")
     top_k = options.get("top_k")
     if top_k is not None:
-        # Source: AWS Bedrock, "Inference request parameters" per model: top_k in
+        # Source: Bedrock, "Inference request parameters" (per model): top_k in
         #   additionalModelRequestFields is Anthropic Claude's; other models name it differently
         #   (Nova: inferenceConfig.topK), so vendor= carries it there.
         if not family.top_k:
@@ -360,7 +360,7 @@ def _check_options(request: Request, family: Family) -> None:
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
             raise OptionError(f"{VENDOR}: top_k must be an integer >= 1, got {top_k!r}")
     temperature = options.get("temperature")
-    # Source: AWS Bedrock Converse API reference, InferenceConfiguration: temperature 0-1.
+    # Source: Bedrock Converse API reference, "InferenceConfiguration": temperature 0-1.
     if isinstance(temperature, (int, float)) and temperature > MAX_TEMPERATURE:
         raise OptionError(
             f"{VENDOR}: temperature must be between 0 and {MAX_TEMPERATURE:g} on Converse, "
@@ -413,8 +413,8 @@ def cache_point(mark: CacheControl, model: str, family: Family) -> dict[str, Any
     """The ``cachePoint`` entry for a cache mark (``ttl`` only where Bedrock documents it)."""
     if mark.ttl is None:
         return {"cachePoint": {"type": "default"}}
-    # Source: AWS Bedrock Converse API reference, CachePointBlock: ttl "5m" or "1h"; AWS "Prompt
-    #   caching": ttl documented for Claude 4.5 and later (the family table).
+    # Source: Bedrock Converse API reference, "CachePointBlock"; Bedrock, "Prompt caching": ttl
+    #   "5m" or "1h", documented for Claude 4.5 and later (the family table).
     if mark.ttl not in CACHE_TTLS:
         raise UnsupportedFeatureError(
             VENDOR, model, f"cache ttl {mark.ttl!r}", "Converse's cachePoint takes ttl 5m or 1h"
@@ -433,7 +433,7 @@ def _check_cache_settings(request: Request) -> None:
     cache = request.cache
     if cache is None:
         return
-    # Source: AWS Bedrock Converse API reference, CachePointBlock: type and ttl only (no key or
+    # Source: Bedrock Converse API reference, "CachePointBlock": type and ttl only (no key or
     #   retention).
     for name, value in (("key", cache.key), ("retention", cache.retention)):
         if value is not None:
@@ -460,7 +460,7 @@ def reasoning_fields(
     if r is None:
         return None
     model = request.model
-    # Source: AWS Bedrock, "Inference request parameters" per model: the reasoning field is model-
+    # Source: Bedrock, "Inference request parameters" (per model): the reasoning field is model-
     #   specific (Claude thinking, Nova reasoningConfig); others go through
     #   additional_model_request_fields.
     if family.reasoning is None:
@@ -472,7 +472,7 @@ def reasoning_fields(
     if family.reasoning == CLAUDE_THINKING:
         return {"thinking": {"type": "enabled", "budget_tokens": _claude_budget(request, caps)}}
     # Nova 2
-    # Source: AWS Bedrock, "Amazon Nova 2 extended thinking": reasoningConfig takes
+    # Source: Bedrock, "Amazon Nova 2 extended thinking": reasoningConfig takes
     #   maxReasoningEffort (low, medium, high), no token budget or summaries.
     if r.budget_tokens is not None:
         raise UnsupportedFeatureError(
@@ -499,7 +499,7 @@ def _claude_budget(request: Request, caps: ModelCapabilities) -> int:
         budget = CLAUDE_BUDGETS[r.effort or DEFAULT_EFFORT]
         if limit is not None:
             budget = min(budget, limit - 1)  # "max" on a model with a smaller output limit
-    # Source: Anthropic "Building with extended thinking" (Bedrock's Claude fields): thinking takes
+    # Source: Anthropic, "Building with extended thinking" (Bedrock's Claude fields): thinking takes
     #   budget_tokens >= 1,024; adaptive thinking is not documented on Bedrock for these models.
     elif budget < 0:
         raise UnsupportedFeatureError(
@@ -617,8 +617,8 @@ def _tools(
     rf = request.response_format
     output_tool: OutputTool | None = None
     if rf is not None and not caps.native_structured_output:
-        # Source: AWS Bedrock Converse ToolChoice has no "none" (the request goes without tools):
-        #   the forced output tool could not be offered.
+        # Source: Bedrock Converse API reference, "ToolChoice": no "none" (the request goes
+        #   without tools), so the forced output tool could not be offered.
         if request.tools and request.tool_choice == "none":
             raise UnsupportedFeatureError(
                 VENDOR,
@@ -626,7 +626,7 @@ def _tools(
                 'response_format with tool_choice="none"',
                 "this model gives structured output through a forced tool, which 'none' forbids",
             )
-        # Source: AWS Bedrock, "Supported models and model features": the tool use column (the
+        # Source: Bedrock, "Supported models and model features": the tool use column (the
         #   capability table).
         if not caps.native_tools:
             raise UnsupportedFeatureError(
@@ -639,7 +639,7 @@ def _tools(
         specs.append(ToolSpec(spec.name, spec.description, spec.parameters))
     if not specs and not natives:
         return [], None, None
-    # Source: AWS Bedrock, "Supported models and model features": the tool use column (the
+    # Source: Bedrock, "Supported models and model features": the tool use column (the
     #   capability table).
     if specs and not caps.native_tools:
         raise UnsupportedFeatureError(
@@ -658,7 +658,7 @@ def _tools(
 def native_tool_param(tool: NativeTool, model: str) -> dict[str, Any]:
     """A provider-native tool as a Converse ``systemTool`` (Nova's code interpreter)."""
     name = SYSTEM_TOOLS.get(tool.kind)
-    # Source: AWS Bedrock Converse API reference, SystemTool: nova_code_interpreter is the one
+    # Source: Bedrock Converse API reference, "SystemTool": nova_code_interpreter is the one
     #   system tool llmport maps.
     if name is None:
         raise UnsupportedFeatureError(VENDOR, model, f"native tool {tool.kind!r}")
@@ -687,7 +687,7 @@ def _tool_choice(
         form, out = "any", {"any": {}}
     else:
         form, out = "auto", {"auto": {}}
-    # Source: AWS Bedrock Converse API reference, ToolChoice: "any" and "tool" are supported by
+    # Source: Bedrock Converse API reference, "ToolChoice": "any" and "tool" are supported by
     #   Anthropic Claude 3+, Mistral Large (any) and Nova; others take auto only.
     if form not in family.tool_choices:
         what = {"tool": "a named tool_choice", "any": 'tool_choice="required"'}[form]
@@ -755,7 +755,7 @@ def messages_param(
     role: str | None = None
     names: dict[str, int] = {}  # document names used so far (must be unique per request)
     if not family.tool_result_status:
-        # Source: AWS Bedrock, "Supported models and model features": media in tool results on
+        # Source: Bedrock, "Supported models and model features": media in tool results on
         #   Claude 3/4 and Nova only; elsewhere they follow the results in the user turn.
         messages = move_tool_media(messages, lambda block: isinstance(block, TextBlock))
 
@@ -897,7 +897,7 @@ def block_param(
     if isinstance(block, TextBlock):
         return {"text": block.text}
     mt = block.media_type
-    # Source: AWS Bedrock Converse API reference, ContentBlock: no audio block in Converse messages.
+    # Source: Bedrock Converse API reference, "ContentBlock": no audio block in Converse messages.
     if block.type == "audio" or mt.startswith("audio/"):
         raise UnsupportedContentError(
             VENDOR, model, block.describe(), "llmport-bedrock sends no audio to Converse"
@@ -908,7 +908,7 @@ def block_param(
                 VENDOR, model, block.describe(), "citations are for documents, not images"
             )
         fmt = IMAGE_FORMATS.get(mt)
-        # Source: AWS Bedrock Converse API reference, ImageBlock: format png, jpeg, gif, webp.
+        # Source: Bedrock Converse API reference, "ImageBlock": format png, jpeg, gif, webp.
         if fmt is None:
             raise UnsupportedContentError(
                 VENDOR, model, block.describe(), "give its media_type (png, jpeg, gif or webp)"
@@ -917,7 +917,7 @@ def block_param(
     fmt = DOCUMENT_FORMATS.get(mt)
     text_like = is_text_like(mt)
     if fmt is not None and mt in _native_files(family) and not (block.send == "text" and text_like):
-        # Source: AWS Bedrock Converse API reference, DocumentBlock: 4.5 MB per document.
+        # Source: Bedrock Converse API reference, "DocumentBlock": 4.5 MB per document.
         if block.data is not None and block.size > MAX_DOCUMENT_BYTES:
             raise UnsupportedContentError(
                 VENDOR,
@@ -957,7 +957,7 @@ def _source(block: MediaBlock, model: str, family: Family) -> dict[str, Any]:
         assert block.inline
         return {"bytes": MediaBytes.of(block)}
     if block.url.startswith("s3://"):
-        # Source: AWS Bedrock Converse API reference, S3Location: documented for Nova models only.
+        # Source: Bedrock Converse API reference, "S3Location": documented for Nova models only.
         if not family.s3:
             raise UnsupportedContentError(
                 VENDOR, model, block.describe(), "this model takes no s3:// locations"

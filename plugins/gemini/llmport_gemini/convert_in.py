@@ -136,8 +136,8 @@ def build_request(
     model = request.model
     _check_media(request, caps, vertex=vertex)
     options = request.options
-    # Source: Gemini API reference, GenerateContentRequest (Developer API): no labels field; labels
-    #   are Vertex AI's (Vertex AI "GenerateContentRequest").
+    # Source: Gemini API reference, "GenerateContentRequest" (Developer API): no labels field;
+    #   labels are Vertex AI's (Vertex AI "GenerateContentRequest").
     if options.get("labels") is not None and not vertex:
         raise UnsupportedFeatureError(VENDOR, model, "labels", "labels are a Vertex AI feature")
     if (
@@ -465,7 +465,7 @@ def _check_media(request: Request, caps: ModelCapabilities, *, vertex: bool) -> 
 def _check_url(block: MediaBlock, model: str, *, vertex: bool) -> None:
     url = block.url or ""
     mt = block.media_type
-    # Source: Gemini API reference, FileData: mimeType is required.
+    # Source: Gemini API reference, "FileData": mimeType is required.
     if mt.endswith("/*") or mt == "application/octet-stream":
         raise UnsupportedContentError(
             VENDOR, model, block.describe(), "Gemini needs the media type of a URL: pass media_type"
@@ -476,8 +476,8 @@ def _check_url(block: MediaBlock, model: str, *, vertex: bool) -> None:
         return
     if url.startswith(_YOUTUBE_PREFIXES) and mt.startswith("video/"):
         return
-    # Source: Gemini API, "File input methods" / FileData: the Developer API reads Files API URIs
-    #   and YouTube URLs; Vertex AI reads gs:// and https.
+    # Source: Gemini API, "File input methods"; Gemini API reference, "FileData": the Developer
+    #   API reads Files API URIs and YouTube URLs; Vertex AI reads gs:// and https.
     where = "gs:// and https URLs" if vertex else "Files API URLs (and YouTube videos)"
     raise UnsupportedContentError(
         VENDOR,
@@ -494,7 +494,7 @@ def _stop_sequences(request: Request) -> list[str] | None:
     if stop is None:
         return None
     stops = [stop] if isinstance(stop, str) else list(stop)
-    # Source: Gemini API reference, GenerationConfig.stopSequences: at most 5.
+    # Source: Gemini API reference, "GenerationConfig": stopSequences, at most 5.
     if len(stops) > MAX_STOP_SEQUENCES:
         raise UnsupportedFeatureError(
             VENDOR,
@@ -1037,7 +1037,8 @@ def part_form(block: TextBlock | MediaBlock, model: str) -> tuple[str, str]:
         return ("file" if block.url is not None else "inline"), mt
     if block.type == "file" and is_text_like(mt):
         return "text", inline_text_file(block, VENDOR, model).text
-    # Source: Gemini API, "Document understanding" / "Image understanding" / "Audio understanding":
+    # Source: Gemini API, "Document understanding"; Gemini API, "Image understanding"; Gemini API,
+    #   "Audio understanding":
     #   the supported MIME types (the capability table).
     raise UnsupportedContentError(VENDOR, model, block.describe(), f"Gemini does not take {mt}")
 

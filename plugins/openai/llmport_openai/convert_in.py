@@ -178,8 +178,9 @@ def chat_messages(
             out.append({"role": "system", "content": parts})
         else:
             out.append({"role": "system", "content": request.system})
-    # Source: OpenAI API reference, Chat Completions, tool message: content is text (a string or
-    #   text parts); media go in the next user message (wire-samples openai-chat/tool-result-image).
+    # Source: OpenAI API reference, "Create chat completion": a tool message's content is text (a
+    #   string or text parts); media go in the next user message (as recorded: wire-samples
+    #   openai-chat/tool-result-image).
     for message in move_tool_media(request.messages, acknowledge=acknowledge_media):
         # Results answer the previous assistant turn, so they come first.
         for result in message.tool_results:
@@ -226,12 +227,12 @@ def _chat_part(block: Block, vendor: str, model: str, caps: ModelCapabilities) -
     kind = media_kind(block, caps)
     if kind == "image":
         return {"type": "image_url", "image_url": {"url": block.url or data_url_of(block)}}
-    # Source: OpenAI API reference, Responses input content: input_text, input_image, input_file (no
-    #   audio).
+    # Source: OpenAI API reference, "Create a model response": input content is input_text,
+    #   input_image, input_file (no audio).
     if kind == "audio":
         fmt = AUDIO_FORMATS.get(block.media_type)
-        # Source: OpenAI API reference, Chat Completions, input_audio: format wav or mp3, on audio
-        #   models (the capability table).
+        # Source: OpenAI API reference, "Create chat completion": input_audio format wav or mp3,
+        #   on audio models (the capability table).
         if fmt is None or "audio" not in caps.input_modalities:
             raise UnsupportedContentError(
                 vendor,
@@ -268,8 +269,8 @@ def chat_file_ref(ref: FileRef, vendor: str, model: str) -> dict[str, Any]:
     return {"type": "file", "file": {"file_id": ref.id}}
 
 
-# Source: OpenAI API reference, Chat Completions assistant message: text (or refusal) and
-#   tool_calls.
+# Source: OpenAI API reference, "Create chat completion": an assistant message holds text (or a
+#   refusal) and tool_calls.
 def chat_assistant(message: Message, vendor: str, model: str) -> dict[str, Any]:
     for block in message.blocks:
         if not isinstance(block, TextBlock):
@@ -679,8 +680,9 @@ def reasoning_effort(request: Request, vendor: str, *, api: str) -> str | None:
     if r is None:
         return None
     if r.effort is None:
-        # Source: OpenAI API reference, reasoning.effort / reasoning_effort: an effort, no token
-        #   budget.
+        # Source: OpenAI API reference, "Create a model response"; OpenAI API reference,
+        #   "Create chat completion": reasoning.effort / reasoning_effort take an effort, no
+        #   token budget.
         if r.budget_tokens is not None:
             raise UnsupportedFeatureError(
                 vendor,
@@ -691,7 +693,7 @@ def reasoning_effort(request: Request, vendor: str, *, api: str) -> str | None:
             )
         return None
     allowed = efforts_for(model)
-    # Source: OpenAI, "Reasoning models" and the model pages: the reasoning efforts each family
+    # Source: OpenAI, "Reasoning models" (and the model pages): the reasoning efforts each family
     #   takes (unknown names: every effort).
     if r.effort not in allowed:
         raise UnsupportedFeatureError(
@@ -700,8 +702,8 @@ def reasoning_effort(request: Request, vendor: str, *, api: str) -> str | None:
             f"reasoning effort {r.effort!r}",
             f"this model family takes {', '.join(e for e in _ORDER if e in allowed)}",
         )
-    # Source: OpenAI API reference, Chat Completions: no reasoning summary parameter (Responses has
-    #   reasoning.summary).
+    # Source: OpenAI API reference, "Create chat completion": no reasoning summary parameter
+    #   (Responses has reasoning.summary).
     if api == "chat" and r.summary:
         raise UnsupportedFeatureError(
             vendor,
@@ -942,8 +944,8 @@ def describe(block: Block) -> str:
     return f"{block.type} block"
 
 
-# Source: OpenAI, "Web search" / "File search": citations are annotations on search results, not on
-#   documents in the request.
+# Source: OpenAI, "Web search"; OpenAI, "File search": citations are annotations on search
+#   results, not on documents in the request.
 def document_citations(vendor: str, model: str) -> UnsupportedFeatureError:
     return UnsupportedFeatureError(
         vendor,
@@ -968,7 +970,8 @@ def inline_file(block: MediaBlock, kind: str, vendor: str, model: str) -> TextBl
     return inline_text_file(block, vendor, model)
 
 
-# Source: OpenAI API reference, input_audio / file: data inline (base64) or a file id, not a URL.
+# Source: OpenAI API reference, "Create chat completion": input_audio and file take data inline
+#   (base64) or a file id, not a URL.
 def _need_inline(block: MediaBlock, vendor: str, model: str) -> None:
     if not block.inline:
         raise UnsupportedContentError(
