@@ -137,9 +137,7 @@ def test_each_source_comment_has_its_row(comment: Comment) -> None:
     named = citations(comment.text)
     assert named, f"{comment.where}: no citation in {comment.text!r}"
     rows = [
-        rule
-        for rule, cited in vendor_rows()
-        if all(any(cites(c, r) for r in cited) for c in named)
+        rule for rule, cited in vendor_rows() if all(any(cites(c, r) for r in cited) for c in named)
     ]
     assert rows, (
         f"{comment.where}: {named} is not the source of any row of REFUSALS "
