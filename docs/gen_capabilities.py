@@ -120,6 +120,8 @@ REFUSALS: list[tuple[str, str, str]] = [
     ("`response_format` with `tool_choice=\"none\"` on a forced-tool model", "anthropic, bedrock",
      'Anthropic, "Implement tool use" (tool_choice none); '
      'Bedrock Converse API reference, "ToolChoice" (no none)'),
+    ("files (upload, delete, list) on Claude on Vertex AI", "anthropic-vertex",
+     'Anthropic, "Files API" (not on Amazon Bedrock or Google Vertex AI)'),
     # -- Bedrock --
     ("`seed`; temperature above 1", "bedrock",
      'Bedrock Converse API reference, "InferenceConfiguration"'),

@@ -79,6 +79,23 @@ def isolated(
 
 
 @pytest.fixture(autouse=True)
+def no_application_default_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No Google Application Default Credentials on a contract host, as no AWS profile.
+
+    google-auth would otherwise read the host's gcloud login or ask the GCE metadata
+    server (a connection off the loopback); the Vertex AI targets are given their
+    credentials in their settings (``wire.AnthropicVertexWire``, ``GeminiVertexWire``).
+    """
+    import google.auth
+    from google.auth.exceptions import DefaultCredentialsError
+
+    def none(*args: Any, **kwargs: Any) -> Any:
+        raise DefaultCredentialsError("no Application Default Credentials on a contract host")
+
+    monkeypatch.setattr(google.auth, "default", none)
+
+
+@pytest.fixture(autouse=True)
 def installed() -> Iterator[None]:
     """The suite's own plugins (``Wire.plugins``), seen by every Runtime and the CLI.
 

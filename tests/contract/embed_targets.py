@@ -79,6 +79,18 @@ def gemini_answer(request: RecordedRequest) -> Reply:
     return Reply(json={"embeddings": rows, "usageMetadata": {"promptTokenCount": len(texts)}})
 
 
+def vertex_inputs(request: RecordedRequest) -> list[str]:
+    return [one["content"] for one in request.json()["instances"]]
+
+
+def vertex_answer(request: RecordedRequest) -> Reply:
+    """Vertex AI's ``:predict`` answer (wire-samples gemini-vertex/embed-predict.json)."""
+    texts = vertex_inputs(request)
+    statistics = {"token_count": 1, "truncated": False}
+    rows = [{"embeddings": {"values": list(vector_of(t)), "statistics": statistics}} for t in texts]
+    return Reply(json={"predictions": rows, "metadata": {"billableCharacterCount": 1}})
+
+
 def bedrock_inputs(request: RecordedRequest) -> list[str]:
     return list(request.json()["texts"])
 
@@ -152,12 +164,16 @@ EMBED_TARGETS: dict[str, EmbedTarget] = {
     "bedrock": EmbedTarget("bedrock:cohere.embed-v4:0", "/invoke", bedrock_answer, bedrock_inputs),
     "cohere": EmbedTarget("cohere:embed-v4.0", "/v2/embed", cohere_answer, cohere_inputs),
     "voyage": EmbedTarget("voyage:voyage-3.5", "/v1/embeddings", voyage_answer, voyage_inputs),
+    "gemini-vertex": EmbedTarget(
+        "gemini-vertex:text-embedding-005", ":predict", vertex_answer, vertex_inputs
+    ),
 }
 
 #: target id -> why it has no embeddings (its typed refusal, before any request).
 NO_EMBEDDINGS: dict[str, str] = {
     "openai-responses": "the Responses API has no embeddings (openai: has them)",
     "anthropic": "Anthropic has no embeddings endpoint (its docs point to Voyage AI: voyage:)",
+    "anthropic-vertex": "Claude on Vertex AI has no embeddings (gemini-vertex: has them)",
     "callonly": "a call= function only chats",
     "callonly-stream": "a call= function only chats",
     "groq": "GroqCloud serves no embedding models",
@@ -189,6 +205,8 @@ __all__ = [
     "openai_answer",
     "openai_inputs",
     "vector_of",
+    "vertex_answer",
+    "vertex_inputs",
     "voyage_answer",
     "voyage_inputs",
 ]

@@ -238,6 +238,9 @@ NO_BATCH = {
         ("deepseek", "ollama", "mistral", "openrouter"),
         "the service documents no OpenAI-format batch API (rt.batch refuses typed)",
     ),
+    "anthropic-vertex": "Vertex AI has no Message Batches API (rt.batch refuses typed)",
+    "gemini-vertex": "Vertex AI batches read Cloud Storage / BigQuery, not inline requests "
+    "(rt.batch refuses typed)",
 }
 #: target id -> why ``count_tokens`` never asks it (it estimates locally).
 NO_COUNT = {

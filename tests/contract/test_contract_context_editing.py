@@ -20,7 +20,8 @@ from support.api_modes import MODES, run_via
 from wire import TARGETS, Wire
 
 Make = Callable[..., Runtime]
-EDITING = {"anthropic"}
+#: Claude on Vertex AI takes every Messages API option (Anthropic, "Vertex AI").
+EDITING = {"anthropic", "anthropic-vertex"}
 OLDEST = "OLDEST-TURN-MARKER"
 POLICY = ContextPolicy(strategy="vendor", max_tokens=300, keep_last=2)
 

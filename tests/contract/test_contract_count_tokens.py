@@ -30,6 +30,8 @@ COUNTS: dict[str, tuple[dict[str, Any], str] | None] = {
     "anthropic": ({"input_tokens": 37}, "/v1/messages/count_tokens"),
     "gemini": ({"totalTokens": 37}, ":countTokens"),
     "bedrock": ({"inputTokens": 37}, "/count-tokens"),
+    "anthropic-vertex": ({"input_tokens": 37}, "/count-tokens:rawPredict"),
+    "gemini-vertex": ({"totalTokens": 37}, ":countTokens"),
     "callonly": None,  # tiny chat has no counting endpoint
     "callonly-stream": None,
     # OpenAI-compatible services document no counting endpoint: estimated.
@@ -113,7 +115,11 @@ NOT_COUNTED: dict[str, dict[str, str]] = {
 
 def _counted_part(wire: Wire, body: dict[str, Any]) -> dict[str, Any]:
     """The part of a count body shaped like an exec body (Gemini and Bedrock wrap it)."""
-    if wire.id == "gemini":
+    if wire.id == "anthropic-vertex":  # the model is in the exec URL, in the count body
+        return {k: v for k, v in body.items() if k != "model"}
+    if wire.id == "gemini-vertex":  # Vertex AI's countTokens takes the fields unwrapped
+        return dict(body)
+    if wire.api == "gemini":
         wrapped = dict(body["generateContentRequest"])
         wrapped.pop("model")  # the exec path names the model, the count body repeats it
         return wrapped
@@ -124,8 +130,8 @@ def _counted_part(wire: Wire, body: dict[str, Any]) -> dict[str, Any]:
 
 def _exec_part(wire: Wire, body: dict[str, Any]) -> dict[str, Any]:
     """The exec body without the fields the count endpoint does not take."""
-    kept = {k: v for k, v in body.items() if k not in NOT_COUNTED[wire.id]}
-    if wire.id == "gemini":  # the SDK's count config sends the system instruction without a role
+    kept = {k: v for k, v in body.items() if k not in NOT_COUNTED[wire.api]}
+    if wire.api == "gemini":  # the SDK's count config sends the system instruction without a role
         kept["systemInstruction"] = {"parts": kept["systemInstruction"]["parts"]}
     return kept
 

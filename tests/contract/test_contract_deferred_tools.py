@@ -23,11 +23,13 @@ from support.api_modes import MODES, run_via
 from wire import TARGETS, Wire, raised
 
 Make = Callable[..., Runtime]
-SEARCHING = {"openai-responses", "anthropic"}
+#: Claude on Vertex AI takes every Messages API option (Anthropic, "Vertex AI").
+SEARCHING = {"openai-responses", "anthropic", "anthropic-vertex"}
 #: The search tool each searching vendor gets when the caller names none.
 SEARCH_TOOL = {
     "openai-responses": {"type": "tool_search"},
     "anthropic": {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"},
+    "anthropic-vertex": {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"},
 }
 
 

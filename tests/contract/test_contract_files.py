@@ -388,7 +388,7 @@ def refusals(rt: Any, provider: str) -> list[Callable[[], Any]]:
     ]
 
 
-@pytest.mark.parametrize("wire_id", ["bedrock", "callonly"])
+@pytest.mark.parametrize("wire_id", ["bedrock", "callonly", "anthropic-vertex", "gemini-vertex"])
 def test_vendors_without_a_files_api_refuse_typed_before_any_request(wire_id: str) -> None:
     wire = by_id(wire_id)
     with LoopbackServer([wire.text_reply("no")], repeat=True) as server:

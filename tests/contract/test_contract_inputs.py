@@ -849,9 +849,9 @@ async def test_tool_choice_none_offers_no_tool(wire: Wire, mode: str, runtime: M
         body = server.requests[0].json()
     if wire.id == "bedrock":
         assert "toolConfig" not in body, body
-    elif wire.id == "gemini":
+    elif wire.api == "gemini":
         assert body["toolConfig"]["functionCallingConfig"]["mode"] == "NONE", body
-    elif wire.id == "anthropic":
+    elif wire.api == "anthropic":
         assert body["tool_choice"] == {"type": "none"}, body
     elif not wire.id.startswith("callonly"):
         assert body["tool_choice"] == "none", body

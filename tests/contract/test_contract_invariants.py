@@ -414,6 +414,14 @@ async def cli_run(ctx: Ctx) -> Any:
 
 #: Targets without embeddings: refused typed before any request (test_contract_embeddings).
 NO_EMBED = {w.id: NO_EMBEDDINGS[w.id] for w in TARGETS if w.id in NO_EMBEDDINGS}
+#: Targets whose credentials no environment variable holds (the CLI paths give keys there).
+NO_ENV_KEY = {
+    w.id: "Vertex AI takes Google credentials (Application Default Credentials: a "
+    "service-account file or a gcloud login, whose tokens are minted over the network), "
+    "not a key in an environment variable; the other paths give them in the settings"
+    for w in TARGETS
+    if w.id in ("anthropic-vertex", "gemini-vertex")
+}
 
 
 def embed_inputs(ctx: Ctx) -> Any:
@@ -568,6 +576,8 @@ PDF_BLOCK = {"type": "file", "data": b"%PDF-1.4\n%%EOF\n", "media_type": "applic
 #: (test_contract_files.py checks that, with zero requests).
 NO_FILES = {
     "bedrock": "no files API: S3 references only, files paths refused before any request",
+    "anthropic-vertex": "no Files API on Vertex AI: refused before any request",
+    "gemini-vertex": "no Files API on Vertex AI (gs:// URIs only): refused before any request",
     "callonly": "a _call plugin has no files API: refused before any request",
     "callonly-stream": "a _call plugin has no files API: refused before any request",
 }
@@ -731,10 +741,10 @@ PATHS: list[Path] = [
         mcp,
         before=mcp_turn,
     ),
-    Path("cli run", ("cli run",), cli_run),
+    Path("cli run", ("cli run",), cli_run, not_for=NO_ENV_KEY),
     Path("embed", ("Runtime.embed",), embed_, not_for=NO_EMBED),
     Path("aembed", ("Runtime.aembed",), aembed_, not_for=NO_EMBED),
-    Path("cli embed", ("cli embed",), cli_embed, not_for=NO_EMBED),
+    Path("cli embed", ("cli embed",), cli_embed, not_for={**NO_EMBED, **NO_ENV_KEY}),
     Path("model_info", ("Runtime.model_info",), offline=model_info_offline),
     Path("mcp serve", ("cli mcp serve", "llmport_mcp.serve"), offline=mcp_serve_offline),
     Path(

@@ -105,7 +105,7 @@ async def test_every_output_mode_ends_the_run_with_the_same_stop_reason_and_valu
 def arrives_whole(wire: Wire, output_mode: str | None) -> bool:
     """Whether the output reaches the caller in one piece: a call-only plugin's whole
     answer replayed, or a Gemini function call (Gemini streams calls whole)."""
-    return wire.id == "callonly" or (wire.id == "gemini" and OUTPUT_MODES[output_mode] == "tool")
+    return wire.id == "callonly" or (wire.api == "gemini" and OUTPUT_MODES[output_mode] == "tool")
 
 
 def is_prefix(partial: Any, final: Any) -> bool:

@@ -258,7 +258,10 @@ async def test_no_secret_in_the_session_database_or_session_show(
     assert requests == 6
 
 
-@each_key
+CLI_MATRIX = [(w, fmt) for w in targets("test_no_secret_in_cli_output") for fmt in KEY_FORMATS]
+
+
+@pytest.mark.parametrize(("wire", "fmt"), CLI_MATRIX, ids=[f"{w}-{f}" for w, f in CLI_MATRIX])
 def test_no_secret_in_cli_output(
     wire: Wire,
     fmt: str,
@@ -361,7 +364,11 @@ def test_an_instance_with_its_own_endpoint_is_sent_no_environment_key(
 
 
 #: Bedrock signs with named credentials, not one key variable (no ``api_key_env``).
-ONE_KEY_TARGETS = [w for w in KEY_HOST_TARGETS if w.provider != "bedrock"]
+ONE_KEY_TARGETS = [
+    w
+    for w in targets("test_an_instance_with_its_own_endpoint_sends_its_api_key_env", True)
+    if w.provider != "bedrock"
+]
 
 
 @pytest.mark.parametrize("wire", ONE_KEY_TARGETS, ids=str)
@@ -385,7 +392,9 @@ def test_an_instance_with_its_own_endpoint_sends_its_api_key_env(
         assert keys_seen(server, [own_key["api_key"]]) == [own_key["api_key"]]
 
 
-@pytest.mark.parametrize("wire", KEY_HOST_TARGETS, ids=str)
+@pytest.mark.parametrize(
+    "wire", targets("test_the_vendor_provider_still_reads_its_environment_key", True), ids=str
+)
 def test_the_vendor_provider_still_reads_its_environment_key(
     wire: Wire, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -27,13 +27,13 @@ VENDORS = [w for w in TARGETS if not w.id.startswith("callonly")]
 
 def system_texts(wire: Wire, body: dict[str, Any]) -> list[str] | str:
     """The system prompt as the vendor received it: its blocks' texts, or one string."""
-    if wire.id == "anthropic" or wire.id == "bedrock":
+    if wire.api == "anthropic" or wire.id == "bedrock":
         system = body["system"]  # Bedrock's is always a list: one string is one block
         if isinstance(system, str):
             return system
         texts = [b["text"] for b in system if "text" in b]
         return texts if len(texts) > 1 else texts[0]
-    if wire.id == "gemini":
+    if wire.api == "gemini":
         parts = body["systemInstruction"]["parts"]
         return [p["text"] for p in parts] if len(parts) > 1 else parts[0]["text"]
     if wire.id == "openai-responses" and "instructions" in body:

@@ -97,7 +97,7 @@ def bedrock_replies() -> tuple[Reply, Reply]:
     return bed.json_reply(whole, "two-texts"), bed.stream_reply(events, "two-texts-stream")
 
 
-#: target id -> (whole answer, streamed answer) of two text blocks.
+#: wire format (``Wire.api``) -> (whole answer, streamed answer) of two text blocks.
 REPLIES: dict[str, Callable[[], tuple[Reply, Reply]]] = {
     "openai-responses": responses_replies,
     "anthropic": anthropic_replies,
@@ -114,8 +114,8 @@ NO_TWO_TEXT_BLOCKS = {
         for name in ("groq", "deepseek", "ollama", "mistral", "openrouter")
     },
 }
-assert {w.id for w in TARGETS} == set(REPLIES) | set(NO_TWO_TEXT_BLOCKS)
-each_target = pytest.mark.parametrize("wire", [w for w in TARGETS if w.id in REPLIES], ids=str)
+assert {w.api for w in TARGETS} == set(REPLIES) | set(NO_TWO_TEXT_BLOCKS)
+each_target = pytest.mark.parametrize("wire", [w for w in TARGETS if w.api in REPLIES], ids=str)
 each_api = pytest.mark.parametrize("api", MODES)
 
 
@@ -124,7 +124,7 @@ each_api = pytest.mark.parametrize("api", MODES)
 async def test_streamed_text_blocks_equal_the_whole_answers_block_for_block(
     wire: Wire, api: str, runtime: Make
 ) -> None:
-    whole, streamed = REPLIES[wire.id]()
+    whole, streamed = REPLIES[wire.api]()
     with LoopbackServer([whole, streamed]) as server:
         rt = runtime(wire, server)
         exec_result = await run_via(api, rt, "Largest city?")

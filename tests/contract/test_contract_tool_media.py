@@ -44,6 +44,8 @@ WHERE: dict[str, str] = {
     "anthropic": "result",  # anthropic/tool-result-image.json
     "gemini": "user turn",  # gemini-2.5-flash: gemini/tool-result-audio.json
     "bedrock": "result",  # Claude Sonnet 4.5: bedrock/tool-result-image.json
+    "anthropic-vertex": "result",  # the Messages API, as anthropic
+    "gemini-vertex": "user turn",  # gemini-2.5-flash, as gemini
     "callonly": "user turn",  # its tool results hold text (move_tool_media)
     "callonly-stream": "user turn",
     "groq": "refused",  # llama-3.3-70b-versatile takes no image

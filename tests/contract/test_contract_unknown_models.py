@@ -24,6 +24,8 @@ FUTURE = {
     "anthropic": "claude-future-9",
     "gemini": "gemini-future-9",
     "bedrock": "us.anthropic.claude-future-9-v1:0",
+    "anthropic-vertex": "claude-future-9@20990101",
+    "gemini-vertex": "gemini-future-9",
     CALL_ONLY: "other-9",
     f"{CALL_ONLY}-stream": "other-9",
 }

@@ -33,6 +33,7 @@ from support import anthropic_scenarios as anth
 from support import bedrock_scenarios as bed
 from support import gemini_scenarios as gem
 from support import openai_scenarios as oai
+from support.vertex_support import FakeCredentials
 
 __all__ = [
     "EMBED_ONLY_TARGETS",
@@ -89,15 +90,18 @@ class Wire:
         """Settings for the "no key configured" case (a key must then be required)."""
         return self.endpoint_settings(url)
 
-    def credentials(self, fmt: str = "test") -> dict[str, str]:
-        """Key settings: ``"test"`` (plain), ``"standard"`` (vendor-shaped), ``"custom"``."""
+    def credentials(self, fmt: str = "test") -> dict[str, Any]:
+        """Key settings: ``"test"`` (plain), ``"standard"`` (vendor-shaped), ``"custom"``.
+
+        Values are strings but on Gemini on Vertex AI (a google-auth credentials object
+        holding the token: ``secrets`` names the token)."""
         raise NotImplementedError
 
-    def secrets(self, creds: dict[str, str]) -> list[str]:
+    def secrets(self, creds: dict[str, Any]) -> list[str]:
         """The values of ``creds`` that must never leak."""
         return list(creds.values())
 
-    def env(self, creds: dict[str, str]) -> dict[str, str]:
+    def env(self, creds: dict[str, Any]) -> dict[str, str]:
         """``creds`` as the vendor's usual environment variables (for the CLI)."""
         raise NotImplementedError
 
@@ -170,6 +174,11 @@ class Wire:
     def structured_reply(self, json_text: str) -> Reply:
         """The answer carrying ``json_text`` as the vendor's structured output."""
         return self.text_reply(json_text)
+
+    @property
+    def api(self) -> str:
+        """The wire format: the target's id, or the API it shares (Vertex AI's targets)."""
+        return self.id
 
     def __repr__(self) -> str:
         return self.id
@@ -812,6 +821,83 @@ class GeminiWire(Wire):
 
 
 # ---------------------------------------------------------------------------
+# Vertex AI: Claude (anthropic SDK's AnthropicVertex) and Gemini (google-genai)
+# ---------------------------------------------------------------------------
+
+#: The project and regions the Vertex AI targets name (any: the loopback takes them all).
+VERTEX_PROJECT = "llmport-contract"
+
+
+class AnthropicVertexWire(AnthropicWire):
+    """Claude on Vertex AI: the Messages API under ``:rawPredict``, a Google access token."""
+
+    id = "anthropic-vertex"
+    model = "anthropic-vertex:claude-sonnet-4-5@20250929"
+    provider = "anthropic-vertex"
+    company = "anthropic"  # vendor={"anthropic": ...} applies here too (the same API)
+    #: No key variable: Application Default Credentials (none on a contract host).
+    key_env = ("GOOGLE_APPLICATION_CREDENTIALS",)
+    api = "anthropic"  # type: ignore[assignment]  # the Messages API, as the anthropic target
+
+    def endpoint_settings(self, url: str) -> dict[str, Any]:
+        return {"base_url": url + "/v1", "region": "us-east5", "project_id": VERTEX_PROJECT}
+
+    def keyless_settings(self, url: str) -> dict[str, Any]:
+        # With a base_url of its own an instance never reads ADC: without one, it must
+        # look them up, find none (conftest) and refuse before any request.
+        return {"region": "us-east5", "project_id": VERTEX_PROJECT}
+
+    def credentials(self, fmt: str = "test") -> dict[str, Any]:
+        return {
+            "test": {"access_token": "contract-test-token"},
+            "standard": {"access_token": "ya29.a0FAKE-test-token-for-the-vertex-contract-suite"},
+            "custom": {"access_token": CUSTOM_KEY},
+        }[fmt]
+
+    def env(self, creds: dict[str, Any]) -> dict[str, str]:
+        return {}  # a Google access token has no environment variable (NO_ENV_KEY)
+
+    def path(self, stream: bool = False) -> str:
+        verb = "streamRawPredict" if stream else "rawPredict"
+        return f"/publishers/anthropic/models/claude-sonnet-4-5@20250929:{verb}"
+
+
+class GeminiVertexWire(GeminiWire):
+    """Gemini on Vertex AI: google-genai's Vertex AI client with google-auth credentials."""
+
+    id = "gemini-vertex"
+    model = "gemini-vertex:gemini-2.5-flash"
+    provider = "gemini-vertex"
+    key_env = ("GOOGLE_APPLICATION_CREDENTIALS",)
+    api = "gemini"  # type: ignore[assignment]  # the Gemini API, as the gemini target
+
+    def endpoint_settings(self, url: str) -> dict[str, Any]:
+        return {"base_url": url, "project": VERTEX_PROJECT, "location": "us-central1"}
+
+    def keyless_settings(self, url: str) -> dict[str, Any]:
+        return {"location": "us-central1"}  # no project: ADC are looked up, and there are none
+
+    def credentials(self, fmt: str = "test") -> dict[str, Any]:
+        token = {
+            "test": "contract-test-token",
+            "standard": "ya29.a0FAKE-test-token-for-the-vertex-contract-suite",
+            "custom": CUSTOM_KEY,
+        }[fmt]
+        return {"credentials": FakeCredentials(token=token)}
+
+    def secrets(self, creds: dict[str, Any]) -> list[str]:
+        return [creds["credentials"].token]
+
+    def env(self, creds: dict[str, Any]) -> dict[str, str]:
+        return {}  # google-auth credentials have no environment variable (NO_ENV_KEY)
+
+    def path(self, stream: bool = False) -> str:
+        verb = "streamGenerateContent" if stream else "generateContent"
+        where = f"/v1/projects/{VERTEX_PROJECT}/locations/us-central1/publishers/google"
+        return f"{where}/models/gemini-2.5-flash:{verb}"
+
+
+# ---------------------------------------------------------------------------
 # Bedrock (boto3 Converse / ConverseStream)
 # ---------------------------------------------------------------------------
 
@@ -1064,6 +1150,8 @@ TARGETS: list[Wire] = [
     AnthropicWire(),
     GeminiWire(),
     BedrockWire(),
+    AnthropicVertexWire(),
+    GeminiVertexWire(),
     CallOnlyWire(),
     CallOnlyStreamWire(),
     GroqWire(),
@@ -1073,8 +1161,23 @@ TARGETS: list[Wire] = [
     OpenRouterWire(),
 ]
 
+#: Why the checks that give a key through the environment skip Vertex AI's targets.
+_NO_ENV_KEY = (
+    "Vertex AI takes Google credentials (an access token or a credentials object in the "
+    "settings, else Application Default Credentials), not a key in an environment variable"
+)
+
 #: (target id, contract test) -> why that check cannot apply to that target.
 NOT_APPLICABLE: dict[tuple[str, str], str] = {
+    **{
+        (target, test): _NO_ENV_KEY
+        for target in ("anthropic-vertex", "gemini-vertex")
+        for test in (
+            "test_no_secret_in_cli_output",
+            "test_the_vendor_provider_still_reads_its_environment_key",
+            "test_an_instance_with_its_own_endpoint_sends_its_api_key_env",
+        )
+    },
     ("callonly", "test_text_deltas_add_up_to_the_final_text"): (
         "a plugin without _stream has no incremental stream: the core replays its whole "
         "answer as one text delta (the stream's other checks run on it)"

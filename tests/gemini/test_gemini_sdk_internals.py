@@ -105,3 +105,15 @@ def test_continuation_helpers_follow_a_token() -> None:
     assert sdk_internals.merge_continued([first, done], config=config).text == "xx"
     stream = sdk_internals.stream_continuation(config)
     assert all(callable(getattr(stream, m)) for m in ("start_hop", "observe", "end_hop"))
+
+
+def test_an_answer_the_sdk_cannot_read_is_told_by_its_reader() -> None:
+    """``failed_reading_answer`` knows the SDK's answer readers by their names."""
+    from google.genai import models
+
+    for reader in (models._GenerateContentResponse_from_vertex,):
+        with pytest.raises(TypeError) as info:
+            reader({"candidates": 5})
+        assert reader.__name__.endswith(sdk_internals.ANSWER_READERS)
+        assert sdk_internals.failed_reading_answer(info.value)
+    assert not sdk_internals.failed_reading_answer(TypeError("raised by llmport itself"))

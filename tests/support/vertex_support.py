@@ -18,11 +18,12 @@ PROJECT = "llmport-test"
 
 class FakeCredentials:
     """What the Vertex AI clients ask of google-auth credentials: a token, refreshed
-    when missing (``{prefix}-{n}`` after the n-th refresh)."""
+    when missing (``{prefix}-{n}`` after the n-th refresh); ``token=`` holds one from
+    the start (never refreshed, so a test knows the one secret it must not see leak)."""
 
-    def __init__(self, prefix: str = "vertex-token") -> None:
+    def __init__(self, prefix: str = "vertex-token", token: str | None = None) -> None:
         self.prefix = prefix
-        self.token: str | None = None
+        self.token: str | None = token
         self.expired = False
         self.quota_project_id = None
         self.refreshes = 0

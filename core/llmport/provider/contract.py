@@ -35,7 +35,7 @@ import contextlib
 import threading
 import warnings
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from dataclasses import field
+from dataclasses import field, replace
 from typing import Any
 
 from ..controls.options import SERVER_STATE_OPTIONS, STANDARD_OPTIONS, unknown_option_error
@@ -338,6 +338,23 @@ class Provider:
     def vendor_fields(self, request: Request) -> dict[str, Any]:
         """The fields ``exec(vendor={...})`` gave for this provider (merged into the body)."""
         return request.vendor.get(self.name, {})
+
+    def with_tool_fields_of(self, request: Request, api: str) -> Request:
+        """``request`` with each tool's ``vendor={self.name: ...}`` fields read as ``api``'s.
+
+        A provider serving another's API (``anthropic-vertex``: the Messages API) takes
+        ``Tool(vendor={"anthropic": ...})`` and, over them, its own name's, as it takes
+        ``exec(vendor=...)``.
+        """
+        if not any(self.name in spec.vendor for spec in request.tools):
+            return request
+        tools = [
+            replace(spec, vendor={**spec.vendor, api: {**spec.vendor.get(api, {}), **own}})
+            if (own := spec.vendor.get(self.name)) is not None
+            else spec
+            for spec in request.tools
+        ]
+        return replace(request, tools=tools)
 
     # -- I/O -------------------------------------------------------------------
 

@@ -45,7 +45,7 @@ def _scrub_headers(headers: dict[str, list[str]], redactor: Redactor) -> dict[st
 
     Not registered as secrets: a signed request's ``authorization`` names
     ordinary headers (``SignedHeaders=content-type;host``), whose fragments
-    would then read as echoes everywhere.
+    would then read as echoes everywhere (:func:`bearer_tokens` are the exception).
     """
     return {
         name: [
@@ -62,9 +62,30 @@ def _scrub_body(body: dict[str, Any] | None, redactor: Redactor) -> dict[str, An
     return {k: _settled(v, redactor) if k in _READABLE_FORMS else v for k, v in body.items()}
 
 
+def bearer_tokens(headers: dict[str, list[str]]) -> list[str]:
+    """The bearer tokens a request's ``authorization`` headers send.
+
+    A bearer token is a credential whole, and one minted by an SDK (Google
+    credentials on Vertex AI, refreshed hourly) is in no provider's settings:
+    the interaction's own keys, so a vendor's echo of one is masked too.
+    """
+    found = []
+    for name, values in headers.items():
+        if name.lower() == "authorization":
+            for value in values:
+                scheme, _, token = str(value).partition(" ")
+                if scheme.lower() == "bearer" and token.strip():
+                    found.append(token.strip())
+    return found
+
+
 def scrub(interaction: dict[str, Any], redactor: Redactor) -> dict[str, Any]:
-    """A readable interaction with every secret of ``redactor`` (and every shape) masked."""
+    """A readable interaction with every secret of ``redactor`` (and every shape) masked,
+    the bearer tokens its request sent among them."""
     request, response = interaction["request"], interaction["response"]
+    tokens = bearer_tokens(request["headers"])
+    if tokens:
+        redactor = Redactor([*redactor.secrets, *tokens])
     request_headers = _scrub_headers(request["headers"], redactor)
     response_headers = _scrub_headers(response["headers"], redactor)
     return {

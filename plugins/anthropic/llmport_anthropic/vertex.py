@@ -44,8 +44,9 @@ from llmport.errors import (
     ConfigError,
     ProviderConnectionError,
     ProviderError,
+    UnsupportedFeatureError,
 )
-from llmport.messages.types import ModelCapabilities, Request
+from llmport.messages.types import FileRef, MediaBlock, ModelCapabilities, Request
 from llmport.observe.redaction import held_token, register_secret
 from llmport.provider.contract import ProviderInfo
 from llmport.provider.translate import translating
@@ -168,6 +169,29 @@ class AnthropicVertexProvider(AnthropicProvider):
         """None: Vertex AI has no Message Batches API (the SDK refuses it as well)."""
         return None
 
+    # -- no Files API ------------------------------------------------------------------
+    # Source: Anthropic, "Files API": not supported on Amazon Bedrock or Google Vertex AI
+    #   (and the SDK's AnthropicVertex has no beta.files: the inherited calls would fail on
+    #   a missing attribute).
+
+    def upload(self, block: MediaBlock, purpose: str | None = None) -> FileRef:
+        raise _no_files_api("uploading files")
+
+    async def aupload(self, block: MediaBlock, purpose: str | None = None) -> FileRef:
+        raise _no_files_api("uploading files")
+
+    def delete_file(self, ref: FileRef) -> None:
+        raise _no_files_api("deleting files")
+
+    async def adelete_file(self, ref: FileRef) -> None:
+        raise _no_files_api("deleting files")
+
+    def list_files(self) -> list[FileRef]:
+        raise _no_files_api("listing files")
+
+    async def alist_files(self) -> list[FileRef]:
+        raise _no_files_api("listing files")
+
     # -- model facts ---------------------------------------------------------------
 
     def capabilities(self, model: str) -> ModelCapabilities:
@@ -178,6 +202,7 @@ class AnthropicVertexProvider(AnthropicProvider):
 
     def prepare(self, request: Request) -> AnthropicPrepared:
         """As for Anthropic, with the family of the Vertex id (``@`` read as ``-``)."""
+        request = self.with_tool_fields_of(request, "anthropic")
         caps = self.check(request)
         family = family_for(vertex_model_id(request.model))
         return convert_in.build_request(request, caps, family, self.vendor_fields(request))
@@ -230,6 +255,13 @@ def vertex_path(client: Any, model: str, *, stream: bool) -> str:
     )
     parent, _, segment = url.rpartition("/")
     return f"{parent}/{segment.replace(';', '%3B')}"
+
+
+def _no_files_api(what: str) -> UnsupportedFeatureError:
+    """The typed refusal of a Files API call, before any request."""
+    return UnsupportedFeatureError(
+        NAME, "", what, "Vertex AI has no Files API; send media inline or as URLs"
+    )
 
 
 def _default_credentials(project: str | None) -> tuple[Any, str | None]:

@@ -20,7 +20,8 @@ here is what only Gemini says:
   timeout.
 
 The SDK is only touched through the exception passed in (its class name and
-attributes), so importing this module imports no SDK.
+attributes, and for an answer the SDK failed to read, its traceback:
+``sdk_internals.failed_reading_answer``), so importing this module imports no SDK.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ from llmport.errors import (
 )
 from llmport.provider.translate import status_error
 
+from . import sdk_internals
+
 VENDOR = "gemini"
 
 _ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
@@ -47,6 +50,10 @@ def translate(exc: BaseException) -> ProviderError | None:
     """The llmport error for a google-genai exception, or None if ``exc`` is not one."""
     if type(exc) is TimeoutError:  # aiohttp's total timeout: see the module docstring
         return ProviderTimeoutError(f"{VENDOR}: request timed out", provider=VENDOR)
+    if sdk_internals.failed_reading_answer(exc):
+        return MalformedResponseError(
+            f"{VENDOR}: the answer did not match the API schema", provider=VENDOR
+        )
     if not (type(exc).__module__ or "").startswith("google.genai"):
         return None
     names = {cls.__name__ for cls in type(exc).__mro__}

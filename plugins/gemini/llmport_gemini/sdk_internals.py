@@ -202,3 +202,32 @@ def response_object(data: Any, config: dict[str, Any]) -> Any:
     return types.GenerateContentResponse._from_response(
         response=converted, kwargs={"config": config}
     )
+
+
+# --- Answers the SDK could not read ----------------------------------------------------
+
+#: Where google-genai reads an answer's JSON into its own shape (``models._*_from_vertex``,
+#: ``_*_from_mldev``): what a 2xx body of the wrong shape fails in on the SDK's own path.
+ANSWER_READERS = ("_from_vertex", "_from_mldev")
+
+
+def failed_reading_answer(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised inside one of the SDK's readers of an answer.
+
+    On the SDK's own path (Vertex AI, safety settings...) ``generate_content`` converts
+    the body before llmport sees it: a ``candidates`` that is not a list fails there as a
+    ``TypeError`` (``_GenerateContentResponse_from_vertex`` iterates it). Only the
+    traceback tells that this was the answer's fault, not the request's. Read by the
+    reader functions' names (no attribute is used): pinned by
+    ``test_an_answer_the_sdk_cannot_read_is_told_by_its_reader``.
+    """
+    if not isinstance(exc, (TypeError, AttributeError, KeyError, IndexError)):
+        return False
+    frame = exc.__traceback__
+    while frame is not None:
+        code = frame.tb_frame.f_code
+        module = str(frame.tb_frame.f_globals.get("__name__", ""))
+        if module.startswith("google.genai") and code.co_name.endswith(ANSWER_READERS):
+            return True
+        frame = frame.tb_next
+    return False

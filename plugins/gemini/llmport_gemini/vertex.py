@@ -32,7 +32,7 @@ from typing import Any
 from llmport.errors import ConfigError
 from llmport.messages.types import Request
 from llmport.observe.redaction import held_token
-from llmport.provider.contract import ProviderInfo
+from llmport.provider.contract import Prepared, ProviderInfo
 from llmport.provider.translate import translating
 
 from .errors import translate
@@ -90,6 +90,16 @@ class GeminiVertexProvider(GeminiProvider):
     def translating(self) -> translating:
         """As for Gemini, with the access token the credentials hold now masked too."""
         return translating(self.name, translate, (*self._secrets, *held_token(self._credentials)))
+
+    @property
+    def files_vendor(self) -> str:
+        """Its own name: no other provider's reference is its, and its file calls are refused
+        as Vertex AI's (no Files API), not as a reference of another account."""
+        return self.name
+
+    def prepare(self, request: Request) -> Prepared:
+        """As for Gemini, with ``Tool(vendor={"gemini-vertex": ...})`` over ``"gemini"``'s."""
+        return super().prepare(self.with_tool_fields_of(request, "gemini"))
 
     def vendor_fields(self, request: Request) -> dict[str, Any]:
         """``vendor={"gemini": ...}`` fields, then ``vendor={"gemini-vertex": ...}`` over them."""
