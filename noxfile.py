@@ -118,7 +118,7 @@ BENCH_DEPS = (
     "openai[aiohttp]>=3.24",
     "anthropic[aiohttp]>=2.10",
     "google-genai[aiohttp]>=3",
-    "boto3>=1.44",
+    "boto3>=1.42.59",
 )
 
 

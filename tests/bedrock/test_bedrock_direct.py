@@ -330,15 +330,16 @@ async def test_no_credentials_is_a_config_error_before_sending(mode: str) -> Non
 
 
 @pytest.mark.parametrize("mode", MODES)
-async def test_a_bedrock_api_key_keeps_client_converse(
+async def test_a_bedrock_api_key_is_never_sent_over_plain_http(
     mode: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # botocore signs with the bearer token when AWS_BEARER_TOKEN_BEDROCK is set: not done
-    # here, so client.converse is called (and botocore, not llmport, refuses plain HTTP).
+    # botocore signs with the bearer token when AWS_BEARER_TOKEN_BEDROCK is set; plain
+    # HTTP would carry the key in the clear: llmport refuses it, whatever botocore does
+    # (1.44 refuses it too, earlier releases send it).
     monkeypatch.setenv("AWS_BEARER_TOKEN_BEDROCK", "bedrock-api-key-for-tests")
     with LoopbackServer([OK]) as server:
         p = provider(server)
-        with pytest.raises(ProviderError, match=r"Bearer .* requires an HTTPS endpoint"):
+        with pytest.raises(ConfigError, match=r"BEDROCK\) is sent only over HTTPS"):
             await send(mode, p)
         assert server.requests == []
 

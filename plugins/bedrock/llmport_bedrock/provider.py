@@ -345,9 +345,28 @@ class BedrockProvider(Provider):
                 "or profile), never the environment's"
             )
 
+    def _refuse_api_key_over_plain_http(self) -> None:
+        """A Bedrock API key is a bearer token: never sent to a plain-HTTP endpoint.
+
+        botocore signs with ``AWS_BEARER_TOKEN_BEDROCK`` when it is set (not for an
+        instance with its own endpoint: SigV4 there) and refuses plain HTTP itself from
+        1.44 on; earlier releases send the key in the clear. Refused here, for all.
+        """
+        url = str(self.settings.get("endpoint_url") or "")
+        if (
+            url.lower().startswith("http://")
+            and not self.own_endpoint
+            and os.environ.get("AWS_BEARER_TOKEN_BEDROCK")
+        ):
+            raise ConfigError(
+                f"{self.name}: a Bedrock API key (AWS_BEARER_TOKEN_BEDROCK) is sent only "
+                "over HTTPS; endpoint_url is plain HTTP"
+            )
+
     def _new_client(self, read_timeout: float) -> Any:
         from botocore.config import Config  # type: ignore[import-untyped]
 
+        self._refuse_api_key_over_plain_http()
         session = self.boto_session()
         # botocore would prefer AWS_BEARER_TOKEN_BEDROCK from the environment (a Bedrock API
         # key, meant for AWS): an instance with its own endpoint signs with its own credentials.
