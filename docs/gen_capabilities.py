@@ -65,6 +65,7 @@ REFUSALS: list[tuple[str, str, str]] = [
      'Anthropic, "Web search tool"; Anthropic, "Web fetch tool"; '
      'Anthropic, "Code execution tool"; OpenAI, "Using tools"; '
      'OpenAI, "Web search" (Chat Completions: the search models only); '
+     'OpenAI, "Image generation" (Responses: the models with the tool); '
      'Bedrock Converse API reference, "SystemTool"'),
     ("`output_modalities=` naming what the model cannot answer with (images: Gemini image "
      "models only)", "all", 'Gemini API, "Image generation" (the models that answer with '
@@ -154,6 +155,8 @@ REFUSALS: list[tuple[str, str, str]] = [
     ("inline media over 20 MB; URLs other than Files API / YouTube (Vertex AI: gs://, https); "
      "a URL without its media type", "gemini",
      'Gemini API, "File input methods"; Gemini API reference, "FileData"'),
+    ("a forced `tool_choice` with native tools only (no function to force)", "gemini",
+     'Gemini API reference, "FunctionCallingConfig"'),
     ("cache key, retention or ttl (implicit caching only)", "gemini",
      'Gemini API, "Context caching"'),
     ("batches on Vertex AI", "gemini",
@@ -175,6 +178,8 @@ REFUSALS: list[tuple[str, str, str]] = [
     ("document citations", "openai", 'OpenAI, "Web search"; OpenAI, "File search" (annotations)'),
     ("a cache ttl other than the explicit breakpoint lifetime", "openai",
      'OpenAI, "Prompt caching"'),
+    ("`NativeTool(\"image_generation\")` options the Responses API does not document",
+     "openai-responses", 'OpenAI API reference, "Image generation tool"'),
     ("a schema strict mode cannot express, with `strict=True`", "openai",
      'OpenAI, "Structured Outputs", "Supported schemas"'),
     # -- documented conversions llmport makes instead of refusing --

@@ -157,7 +157,7 @@ def build_request(
         )
     if request.native_tools:
         _check_native(request, family)
-        # Source: Gemini API reference, FunctionCallingConfig: its modes force function calls
+        # Source: Gemini API reference, "FunctionCallingConfig": its modes force function calls
         #   only; with no function declared there is nothing to force (the choice would be lost).
         if not request.tools and request.tool_choice not in ("auto", "none"):
             raise UnsupportedFeatureError(

@@ -792,7 +792,7 @@ RESPONSES_NATIVE_OPTIONS: dict[str, frozenset[str]] = {
     "code_execution": frozenset({"container", "file_ids", "files"}),
     "file_search": frozenset({"vector_store_ids", "max_num_results", "filters", "ranking_options"}),
     "tool_search": frozenset({"execution", "description", "parameters"}),
-    # Source: OpenAI API reference, Responses "Image generation tool": its documented options.
+    # Source: OpenAI API reference, "Image generation tool" (Responses): its documented options.
     "image_generation": frozenset(
         {
             "background",
