@@ -285,8 +285,6 @@ PEERS: list[Peer] = [
 #: the issue 33 section that owns it (or as a finding of this table with no owner yet).
 #: Strict: a listed peer that passes fails the case too (remove it from here then).
 BG = "owned by issue 33 Background runs, files, streamed output: background event streams"
-NO_TIMEOUT = "finding, no owner yet (issue 33 note): Runtime(timeout=) does not bound this path"
-CLI_TIMEOUT = "finding, no owner yet (issue 33 note): `llmport run` waits for the SDK's timeout"
 STREAM_SHAPE = (
     "finding, no owner yet (issue 33 note): a Chat Completions stream chunk of the wrong "
     "shape raises a raw AttributeError"
@@ -294,40 +292,10 @@ STREAM_SHAPE = (
 KNOWN: dict[tuple[str, str], dict[str, str]] = {
     ("stream", "openai-chat"): {"wrong-types": STREAM_SHAPE},
     ("astream", "openai-chat"): {"wrong-types": STREAM_SHAPE},
-    ("count_tokens", "bedrock"): {"endless-body": NO_TIMEOUT},
-    ("acount_tokens", "bedrock"): {"endless-body": NO_TIMEOUT},
-    ("batch", "openai-chat"): {"endless-body": NO_TIMEOUT},
-    ("batch", "bedrock"): {"endless-body": NO_TIMEOUT},
-    ("abatch", "openai-chat"): {"endless-body": NO_TIMEOUT},
-    ("abatch", "bedrock"): {"endless-body": NO_TIMEOUT},
-    ("status", "openai-chat"): {"endless-body": NO_TIMEOUT},
-    ("status", "bedrock"): {"endless-body": NO_TIMEOUT},
-    ("astatus", "openai-chat"): {"endless-body": NO_TIMEOUT},
-    ("astatus", "bedrock"): {"endless-body": NO_TIMEOUT},
-    ("wait", "openai-chat"): {"endless-body": NO_TIMEOUT},
-    ("wait", "bedrock"): {"endless-body": NO_TIMEOUT},
-    ("wait_async", "openai-chat"): {"endless-body": NO_TIMEOUT},
-    ("wait_async", "bedrock"): {"endless-body": NO_TIMEOUT},
-    ("results", "openai-chat"): {"endless-body": NO_TIMEOUT},
-    ("results", "bedrock"): {"endless-body": NO_TIMEOUT},
-    ("aresults", "openai-chat"): {"endless-body": NO_TIMEOUT},
-    ("aresults", "bedrock"): {"endless-body": NO_TIMEOUT},
-    ("cancel", "openai-chat"): {"endless-body": NO_TIMEOUT},
-    ("cancel", "bedrock"): {"endless-body": NO_TIMEOUT},
-    ("acancel", "openai-chat"): {"endless-body": NO_TIMEOUT},
-    ("acancel", "bedrock"): {"endless-body": NO_TIMEOUT},
-    ("upload", "openai-chat"): {"endless-body": NO_TIMEOUT},
-    ("aupload", "openai-chat"): {"endless-body": NO_TIMEOUT},
-    ("delete_file", "openai-chat"): {"endless-body": NO_TIMEOUT},
-    ("adelete_file", "openai-chat"): {"endless-body": NO_TIMEOUT},
-    ("files", "openai-chat"): {"endless-body": NO_TIMEOUT},
-    ("afiles", "openai-chat"): {"endless-body": NO_TIMEOUT},
     ("bg stream", "openai-responses"): {"wrong-types": BG, "replay-without-sequence": BG},
     ("bg astream", "openai-responses"): {"wrong-types": BG, "replay-without-sequence": BG},
     ("continue_stream", "openai-chat"): {"wrong-types": STREAM_SHAPE},
     ("acontinue_stream", "openai-chat"): {"wrong-types": STREAM_SHAPE},
-    ("cli run", "openai-chat"): {"endless-body": CLI_TIMEOUT},
-    ("cli run", "bedrock"): {"endless-body": CLI_TIMEOUT},
 }
 
 

@@ -402,6 +402,8 @@ async def cli_run(ctx: Ctx) -> Any:
     FilePath("llmport.toml").write_text(wire.config_toml(ctx.server.url))
     retries = "-1" if ctx.malformed else "1"
     argv = ["run", "-m", wire.model, "--no-stream", "--retries", retries, "hi"]
+    if ctx.rt.options.get("timeout") is not None:  # the case's runtime bound, as a flag
+        argv[1:1] = ["--timeout", str(ctx.rt.options["timeout"])]
     with pytest.MonkeyPatch.context() as env:
         env.setenv("COLUMNS", "1000")  # one line stays one line
         for name, value in wire.env(ctx.creds).items():

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from contextlib import closing
 from pathlib import Path
@@ -38,6 +39,7 @@ __all__ = [
     "parse_option",
     "print_result",
     "read_prompt",
+    "seconds",
     "stream_answer",
 ]
 
@@ -111,6 +113,25 @@ def add_prompt_options(p: argparse.ArgumentParser) -> None:
         default=None,
         help="total attempts per request (default: configuration, else 2)",
     )
+    p.add_argument(
+        "--timeout",
+        type=seconds,
+        default=None,
+        metavar="SECONDS",
+        help="give up on a request the vendor does not answer within SECONDS "
+        "(default: the SDK's own, minutes)",
+    )
+
+
+def seconds(raw: str) -> float:
+    """``--timeout``: a number of seconds > 0."""
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{raw!r} is not a number of seconds > 0")
+    return value
 
 
 def add_run_parser(sub: argparse._SubParsersAction[Any]) -> None:
@@ -196,6 +217,7 @@ def make_runtime(args: argparse.Namespace) -> Runtime:
         config=with_user_settings(load_config()),
         providers=provider_keys(),
         hooks=hooks,
+        **({} if args.timeout is None else {"timeout": args.timeout}),
     )
     try:
         rt.resolve(rt.model)

@@ -6,13 +6,22 @@ import threading
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from ..errors import NoModelError, OptionError
+from ..provider.setting_checks import SETTING_KINDS
 
 if TYPE_CHECKING:  # the runtime imports this module; routing loads on the first resolve
     from ..plugins.host import PluginHost
     from ..provider.config import Config
     from ..provider.contract import Provider
 
-__all__ = ["Resolved", "RouteSource", "Routed", "Targets", "check_model", "route"]
+__all__ = [
+    "Resolved",
+    "RouteSource",
+    "Routed",
+    "Targets",
+    "check_model",
+    "route",
+    "with_runtime_timeout",
+]
 
 
 #: (provider, model name, qualified name, options from configuration).
@@ -37,6 +46,10 @@ class RouteSource(Protocol):
     @property
     def provider_settings(self) -> dict[str, dict[str, Any]]:
         """``{"openai": {"base_url": ...}}``: settings for the provider instances."""
+
+    @property
+    def options(self) -> dict[str, Any]:
+        """The runtime's call defaults (its ``timeout=`` bounds every instance's requests)."""
 
 
 def check_model(model: Any, what: str = "a non-empty 'provider:model' string") -> None:
@@ -106,8 +119,11 @@ class Targets:
                 if provider is None:
                     from ..provider.instances import instance_settings
 
-                    settings = instance_settings(
-                        route.prefix, source.config.providers, source.provider_settings
+                    settings = with_runtime_timeout(
+                        instance_settings(
+                            route.prefix, source.config.providers, source.provider_settings
+                        ),
+                        source.options.get("timeout"),
                     )
                     provider = self._instances[route.prefix] = route.info.create(settings)
         return provider, route.model, route.qualified, route.options
@@ -155,6 +171,22 @@ class Targets:
                 await aclose()
             else:
                 resource.close()
+
+
+def with_runtime_timeout(settings: dict[str, Any], timeout: Any) -> dict[str, Any]:
+    """``settings`` with the runtime's ``timeout=`` as the instance's ``timeout`` setting.
+
+    A run's requests carry the timeout as an option; the provider's other
+    calls (files, batches, background runs, token counts) take no options,
+    so they are bounded by the client the setting makes. The provider's own
+    ``timeout`` setting, when it has one, is more specific and stays.
+    """
+    if timeout is None or settings.get("timeout") is not None:
+        return settings
+    wrong = SETTING_KINDS["timeout"](timeout)
+    if wrong is not None:
+        raise OptionError(f"Runtime(timeout=...) {wrong}")
+    return {**settings, "timeout": timeout}
 
 
 def route(

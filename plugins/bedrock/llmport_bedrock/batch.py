@@ -84,8 +84,13 @@ class BedrockBatch(BatchBackend):
 
     options = frozenset({*REQUIRED, "job_name", "timeout_hours", "tags"})
 
-    def __init__(self, provider: Provider, session: Callable[[], Any]) -> None:
+    def __init__(
+        self, provider: Provider, session: Callable[[], Any], timeouts: tuple[float, float]
+    ) -> None:
         super().__init__(provider)
+        #: (read, connect) seconds: the provider's, so its setting (or the runtime's
+        #: timeout=) bounds the control plane and the bucket as it bounds Converse.
+        self.timeouts = timeouts
         #: The provider's boto3 session (made once, by the provider).
         self.session = session
         self._clients: dict[str, ClientCache[Any, Any]] = {}
@@ -117,6 +122,10 @@ class BedrockBatch(BatchBackend):
         endpoint = settings.get("s3_endpoint_url" if service == "s3" else "control_endpoint_url")
         config = Config(
             retries={"total_max_attempts": 1, "mode": "standard"},
+            # A stalled control plane or bucket is a ProviderTimeoutError within the
+            # provider's timeouts, not botocore's 60 s default.
+            read_timeout=self.timeouts[0],
+            connect_timeout=self.timeouts[1],
             user_agent_extra="llmport",
             request_checksum_calculation="when_required",
             response_checksum_validation="when_required",

@@ -484,7 +484,9 @@ class BedrockProvider(Provider):
         """Model-invocation jobs (:mod:`llmport_bedrock.batch`); one per provider."""
         with self._lock:
             if getattr(self, "_batch", None) is None:
-                self._batch = BedrockBatch(self, self.boto_session)
+                self._batch = BedrockBatch(
+                    self, self.boto_session, (self.read_timeout, self.connect_timeout)
+                )
             return self._batch
 
     def close(self) -> None:
