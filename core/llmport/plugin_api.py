@@ -88,6 +88,7 @@ from .observe.redaction import redact, register_secret
 from .output.structured import drop_keywords, inline_refs, make_output_tool, schema_tool
 from .plugins.hookspecs import hookimpl
 from .provider.assembly import StreamAssembler, assemble, parse_arguments, response_events
+from .provider.chunks import reads_chunks
 from .provider.clients import ClientCache
 from .provider.contract import Prepared, PreparedEmbed, Provider, ProviderInfo
 from .provider.media import answered_media, check_block
@@ -173,6 +174,7 @@ __all__ = [
     "malformed",
     "move_tool_media",
     "parse_arguments",
+    "reads_chunks",
     "redact",
     "register_secret",
     "response_events",

@@ -13,6 +13,8 @@ server) does for the turn under test, after the path's own ``before`` turns:
 * ``deep-nesting``: a 200 nested 3,000 levels deep;
 * ``non-finite``: the target's own answer with every number NaN, ±Infinity or 1e400
   (on the paths whose success is a model's answer, :data:`ANSWERING`);
+* ``wrong-shape-stream``: the target's own stream, each event's fields of the wrong
+  JSON type (streaming paths; test_contract_stream_shapes sweeps every position);
 * ``endless-body``: a body (or stream) that starts and never ends: the
   runtime's ``timeout=`` must end it;
 * ``endless-pages``: a list that always says there is another page (paths that page);
@@ -69,6 +71,7 @@ from test_contract_invariants import (
     outcome,
     typed,
 )
+from test_contract_stream_shapes import events_of, reply_of, wrong
 from wire import TARGETS, Wire, make_runtime
 
 #: One target per wire format (the compatible services share openai-chat's).
@@ -183,6 +186,18 @@ def endless_pages(wire: Wire, request: RecordedRequest) -> Reply:
     )
 
 
+def wrong_shape_stream(wire: Wire, request: RecordedRequest) -> Reply:
+    """The target's own streamed answer, every field of every event of another JSON type
+    (``choices`` a number, ``delta`` a list...; the event ``type`` kept, so it is read)."""
+    if not is_stream(request):
+        return Reply(body=WRONG_TYPES)
+    events = [
+        {**e, "data": {k: v if k == "type" else wrong(v) for k, v in e["data"].items()}}
+        for e in events_of(wire, "text")
+    ]
+    return reply_of(wire, events)
+
+
 def replay_without_sequence(wire: Wire, request: RecordedRequest) -> Reply:
     """A background run's event stream: two deltas, no sequence numbers, cut; replayed alike."""
     delta = {"type": "response.output_text.delta", "delta": "Hello ", "item_id": "m1"}
@@ -216,6 +231,8 @@ class Peer:
 
 
 STREAM_RESUMING = frozenset({"bg stream", "bg astream"})
+#: The paths that stream a model's answer to the caller.
+STREAMING = frozenset({"stream", "astream", "continue_stream", "acontinue_stream"})
 #: The paths whose success is a model's answer (what ``non-finite`` alters); the others'
 #: success shapes (batches, files, conversations) meet the other peers.
 ANSWERING = frozenset(
@@ -255,6 +272,7 @@ PEERS: list[Peer] = [
     Peer("deep-nesting", fixed(DEEP)),
     # A stream that already delivered text ends in StreamInterrupted (stream integrity).
     Peer("non-finite", non_finite, ProviderError, paths=ANSWERING, skip=BINARY_STREAMS),
+    Peer("wrong-shape-stream", wrong_shape_stream, ProviderError, paths=STREAMING),
     Peer(
         "endless-body",
         endless_body,
@@ -285,17 +303,9 @@ PEERS: list[Peer] = [
 #: the issue 33 section that owns it (or as a finding of this table with no owner yet).
 #: Strict: a listed peer that passes fails the case too (remove it from here then).
 BG = "owned by issue 33 Background runs, files, streamed output: background event streams"
-STREAM_SHAPE = (
-    "finding, no owner yet (issue 33 note): a Chat Completions stream chunk of the wrong "
-    "shape raises a raw AttributeError"
-)
 KNOWN: dict[tuple[str, str], dict[str, str]] = {
-    ("stream", "openai-chat"): {"wrong-types": STREAM_SHAPE},
-    ("astream", "openai-chat"): {"wrong-types": STREAM_SHAPE},
     ("bg stream", "openai-responses"): {"wrong-types": BG, "replay-without-sequence": BG},
     ("bg astream", "openai-responses"): {"wrong-types": BG, "replay-without-sequence": BG},
-    ("continue_stream", "openai-chat"): {"wrong-types": STREAM_SHAPE},
-    ("acontinue_stream", "openai-chat"): {"wrong-types": STREAM_SHAPE},
 }
 
 

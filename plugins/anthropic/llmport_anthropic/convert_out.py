@@ -42,6 +42,7 @@ from llmport.messages.types import (
 )
 from llmport.output.streaming import ForcedToolText
 from llmport.provider.assembly import parse_arguments
+from llmport.provider.chunks import reads_chunks
 from llmport.provider.claude import MESSAGES_API
 from llmport.provider.translate import event_json
 
@@ -250,6 +251,7 @@ class StreamState:
         self.id: str | None = None
         self.raw_stop: str | None = None
 
+    @reads_chunks
     def feed(self, event: Any) -> Iterator[ProviderEvent]:
         """Events for one stream event: its JSON object (an SDK event object is read as JSON)."""
         event = event_json(event, VENDOR)

@@ -84,6 +84,7 @@ from llmport.messages.types import (
     Response,
 )
 from llmport.observe.redaction import register_secret
+from llmport.provider.chunks import reads_chunks
 from llmport.provider.clients import ClientCache
 from llmport.provider.contract import (
     TOKEN_COUNTING,
@@ -595,9 +596,11 @@ class BedrockProvider(Provider):
         answer = call(input_error, client.count_tokens, **arguments)
         return answer_field(answer, "inputTokens", int, self.name)
 
+    @reads_chunks  # botocore parses each frame by the API's shapes: a wrong one is malformed
     def _next_event(self, events: Iterator[Any]) -> Any:
         return next(events, _END)
 
+    @reads_chunks
     async def _anext_event(self, events: AsyncEvents) -> Any:
         event = await events.next()
         return _END if event is None else event

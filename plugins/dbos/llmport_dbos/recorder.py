@@ -47,6 +47,7 @@ class DbosRecorder:
             return work()
 
         options: StepOptions = {"name": f"llmport.{kind}:{name}"}
+
         def run() -> T:  # an unreachable database: typed (see .outage)
             return outage_typed(lambda: DBOS.run_step(options, body))
 

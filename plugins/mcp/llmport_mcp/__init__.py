@@ -51,6 +51,7 @@ def __getattr__(name: str) -> Any:
     globals()[name] = value
     return value
 
+
 __all__ = [
     "MCPConnectionError",
     "MCPOutput",

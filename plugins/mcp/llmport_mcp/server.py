@@ -87,7 +87,9 @@ def _check_options(
     connect_timeout: float | None,
 ) -> None:
     """Refuse a bad url or timeout, and env/headers given to the wrong kind of server."""
-    if url is not None and (not isinstance(url, str) or not url.startswith(("http://", "https://"))):
+    if url is not None and (
+        not isinstance(url, str) or not url.startswith(("http://", "https://"))
+    ):
         raise OptionError(f"MCPServer {name!r}: url must start with http:// or https://")
     if not _positive(timeout):
         raise OptionError(f"MCPServer {name!r}: timeout must be > 0 seconds")

@@ -56,6 +56,7 @@ from llmport.messages.types import (
     UsageEvent,
 )
 from llmport.provider.assembly import parse_arguments
+from llmport.provider.chunks import SHAPE_ERRORS, reads_chunks, shape_error
 from llmport.provider.media import answered_media
 from llmport.provider.translate import event_json, malformed
 from llmport.schema.transform import drop_added_nulls
@@ -80,14 +81,6 @@ def _get(obj: Any, name: str, default: Any = None) -> Any:
     """``obj[name]`` of a JSON object, or the attribute of an SDK stream model; None is missing."""
     value = obj.get(name) if type(obj) is dict else getattr(obj, name, None)
     return default if value is None else value
-
-
-def _shape_error(vendor: str, exc: Exception) -> MalformedResponseError:
-    """An answer whose JSON is not shaped as the API's (a list where an object belongs, ...)."""
-    return MalformedResponseError(
-        f"{vendor}: the answer did not match the API schema ({type(exc).__name__}: {exc})",
-        provider=vendor,
-    )
 
 
 #: The caller's schema when strict mode's added nulls must be removed from replies
@@ -146,8 +139,8 @@ def chat_response(completion: Any, restore: Restore = None, vendor: str = "opena
     """A Chat Completions answer (its JSON object) as a Response (the first choice)."""
     try:
         return _chat_response(completion, restore, vendor)
-    except (AttributeError, TypeError, KeyError, IndexError) as exc:
-        raise _shape_error(vendor, exc) from exc
+    except SHAPE_ERRORS as exc:
+        raise shape_error(vendor, exc, "the answer") from exc
 
 
 def _chat_response(completion: dict[str, Any], restore: Restore, vendor: str) -> Response:
@@ -207,6 +200,7 @@ class ChatStream:
         self.model = ""
         self.id: str | None = None
 
+    @reads_chunks
     def feed(self, chunk: Any) -> Iterator[ProviderEvent]:
         """Events for one chunk: its JSON object (an SDK chunk object is read as JSON)."""
         chunk = event_json(chunk, self.vendor)
@@ -245,6 +239,7 @@ class ChatStream:
             if choice.get("finish_reason"):
                 self.finish = choice["finish_reason"]
 
+    @reads_chunks
     def end(self) -> Iterator[ProviderEvent]:
         """Events after the last chunk; nothing if the stream never finished."""
         if self.finish is None:
@@ -421,8 +416,8 @@ def responses_response(
         raise malformed(vendor, "a response object with an 'output' list expected")
     try:
         return _responses_response(response, restore, vendor)
-    except (AttributeError, TypeError, KeyError, IndexError) as exc:
-        raise _shape_error(vendor, exc) from exc
+    except SHAPE_ERRORS as exc:
+        raise shape_error(vendor, exc, "the answer") from exc
 
 
 @dataclass(slots=True)
@@ -559,6 +554,7 @@ class ResponsesStream:
         self.sizes: dict[int, int] = {}  # message output index -> text length so far
         self.done: Any = None
 
+    @reads_chunks
     def feed(self, event: Any) -> Iterator[ProviderEvent]:
         """Events for one stream event: its JSON object (an SDK event object is read as JSON)."""
         event = event_json(event, self.vendor)
@@ -632,6 +628,7 @@ class ResponsesStream:
             assert isinstance(server, (ServerToolCall, ServerToolResult))
             yield ServerToolEvent(server)
 
+    @reads_chunks
     def end(self) -> Iterator[ProviderEvent]:
         if self.done is None:
             return
