@@ -17,7 +17,8 @@ server) does for the turn under test, after the path's own ``before`` turns:
   JSON type (streaming paths; test_contract_stream_shapes sweeps every position);
 * ``endless-body``: a body (or stream) that starts and never ends: the
   runtime's ``timeout=`` must end it;
-* ``endless-pages``: a list that always says there is another page (paths that page);
+* ``endless-pages``: a list that always says there is another page (paths that page):
+  an error, never a listing cut short;
 * ``replay-without-sequence``: a background stream dropped and replayed from
   its start without sequence numbers (paths that resume streams);
 * ``settings-wrong-type``: a configuration file whose provider setting has
@@ -167,7 +168,12 @@ def endless_body(wire: Wire, request: RecordedRequest) -> Reply:
 def endless_pages(wire: Wire, request: RecordedRequest) -> Reply:
     """A page of files that always says another follows (each vendor's list shape)."""
     if wire.id == "gemini":
-        item = {"name": "files/f1", "mimeType": "application/pdf", "sizeBytes": "5"}
+        item = {
+            "name": "files/f1",
+            "uri": "https://generativelanguage.googleapis.com/v1beta/files/f1",
+            "mimeType": "application/pdf",
+            "sizeBytes": "5",
+        }
         return Reply(json={"files": [item], "nextPageToken": "again"})
     item = {
         "id": "file-1",
@@ -224,8 +230,6 @@ class Peer:
     every_target: bool = False
     #: The targets it is limited to (None: as ``every_target`` says).
     targets: tuple[str, ...] | None = None
-    #: Returning (a bounded answer) is as good as a typed error: a list that stops paging.
-    may_return: bool = False
     #: (target, path) pairs it cannot be played on.
     skip: frozenset[tuple[str, str]] = frozenset()
 
@@ -281,7 +285,8 @@ PEERS: list[Peer] = [
         runtime={"timeout": STALL_TIMEOUT},
         targets=SLOW_PEER_TARGETS,
     ),
-    Peer("endless-pages", endless_pages, LlmportError, bound=5, paths=PAGING, may_return=True),
+    # Whole or an error: a listing cut short (a last page saying "more" with no cursor) too.
+    Peer("endless-pages", endless_pages, MalformedResponseError, bound=5, paths=PAGING),
     Peer(
         "replay-without-sequence",
         replay_without_sequence,
@@ -425,7 +430,7 @@ def meet(peer: Peer, path: Path, wire: Wire, capsys: Any, mcp: MCPServer) -> lis
     problems: list[str] = []
     if took > peer.bound:
         problems.append(f"took {took:.2f} s, over the bound of {peer.bound:.1f} s")
-    if (err is not None or not peer.may_return) and (wrong := typed(err, peer.expected)):
+    if wrong := typed(err, peer.expected):
         problems.append(leaks.mask(wrong)[:300])
     problems += chain_problems(peer.name, err, leaks)
     if peer.bad_setting is not None and vendor.requests:

@@ -54,7 +54,9 @@ class Listing:
 
     A page whose files were all listed already is the same page again (the
     cursor did not move: an endless listing); past :data:`MAX_PAGES` pages
-    the vendor never said it was done. Either is a MalformedResponseError.
+    the vendor never said it was done; a last page that says more follow
+    (``has_more: true``) with no cursor to them would end the listing short,
+    silently. Each is a MalformedResponseError: a listing is whole or an error.
     """
 
     def __init__(self, vendor: str) -> None:
@@ -74,6 +76,16 @@ class Listing:
         self.seen.update(ref.id for ref in page)
         self.found += page
 
+    def finish(self, last_page: Any) -> list[FileRef]:
+        """Every file listed, once the SDK found no next page after ``last_page``."""
+        if field_of(last_page, "has_more") is True:
+            raise malformed(
+                self.vendor,
+                "a file listing ended on a page that says more files follow, with no cursor "
+                "to them (the listing would be cut short)",
+            )
+        return self.found
+
 
 def all_pages(page: Any, refs: Callable[[Any], list[FileRef]], vendor: str) -> list[FileRef]:
     """Every file of a paginated SDK list (``has_next_page`` / ``get_next_page``), bounded."""
@@ -82,7 +94,7 @@ def all_pages(page: Any, refs: Callable[[Any], list[FileRef]], vendor: str) -> l
     while page.has_next_page():
         page = page.get_next_page()
         listing.add(refs(page))
-    return listing.found
+    return listing.finish(page)
 
 
 async def aall_pages(page: Any, refs: Callable[[Any], list[FileRef]], vendor: str) -> list[FileRef]:
@@ -92,4 +104,4 @@ async def aall_pages(page: Any, refs: Callable[[Any], list[FileRef]], vendor: st
     while page.has_next_page():
         page = await page.get_next_page()
         listing.add(refs(page))
-    return listing.found
+    return listing.finish(page)
