@@ -206,7 +206,13 @@ def wrong_shape_stream(wire: Wire, request: RecordedRequest) -> Reply:
 
 def replay_without_sequence(wire: Wire, request: RecordedRequest) -> Reply:
     """A background run's event stream: two deltas, no sequence numbers, cut; replayed alike."""
-    delta = {"type": "response.output_text.delta", "delta": "Hello ", "item_id": "m1"}
+    delta = {
+        "type": "response.output_text.delta",
+        "delta": "Hello ",
+        "item_id": "m1",
+        "output_index": 0,
+        "content_index": 0,
+    }
     events = [{"event": "response.output_text.delta", "data": delta}] * 2
     return Reply(sse=events, truncate=True)
 
@@ -307,10 +313,7 @@ PEERS: list[Peer] = [
 #: (path, target) -> {peer: why it fails today}: the cases that fail now, each named by
 #: the issue 33 section that owns it (or as a finding of this table with no owner yet).
 #: Strict: a listed peer that passes fails the case too (remove it from here then).
-BG = "owned by issue 33 Background runs, files, streamed output: background event streams"
 KNOWN: dict[tuple[str, str], dict[str, str]] = {
-    ("bg stream", "openai-responses"): {"wrong-types": BG, "replay-without-sequence": BG},
-    ("bg astream", "openai-responses"): {"wrong-types": BG, "replay-without-sequence": BG},
 }
 
 

@@ -559,6 +559,8 @@ class ResponsesStream:
         """Events for one stream event: its JSON object (an SDK event object is read as JSON)."""
         event = event_json(event, self.vendor)
         kind = event.get("type")
+        if not isinstance(kind, str):  # a new kind of event is skipped; no kind at all is not one
+            raise malformed(self.vendor, f"a stream event has no type (got {type(kind).__name__})")
         if kind == "response.output_text.delta":
             index, delta = event["output_index"], event["delta"]
             self.sizes[index] = self.sizes.get(index, 0) + len(delta)
