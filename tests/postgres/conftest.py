@@ -15,12 +15,16 @@ and start (the shared one stays up).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import os
 import shutil
+import signal
 import tempfile
 import uuid
 import warnings
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -85,6 +89,32 @@ class OwnServer:
 
     def url(self, name: str) -> str:
         return str(self.server.get_uri(name))
+
+    def processes(self) -> list[int]:
+        """The postmaster and every process under it (the backends serving connections)."""
+        postmaster = int(Path(self.server.pgdata, "postmaster.pid").read_text().split()[0])
+        found, parents = [postmaster], {postmaster}
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue  # ended meanwhile
+            if int(fields[1]) in parents:
+                found.append(int(stat.parent.name))
+        return found
+
+    def freeze(self) -> list[int]:
+        """SIGSTOP the server: its connections stay open and never answer (returns the pids)."""
+        pids = self.processes()
+        for pid in pids:
+            os.kill(pid, signal.SIGSTOP)
+        return pids
+
+    @staticmethod
+    def thaw(pids: list[int]) -> None:
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
 
 
 @pytest.fixture(scope="module")

@@ -63,6 +63,45 @@ def test_a_stopped_server_is_a_typed_error_within_the_bound(
     session.close()
 
 
+def test_a_server_stopped_mid_run_is_a_typed_error_within_the_bound(
+    own_pg: Any, own_url: str
+) -> None:
+    # SIGSTOP: the pooled connection stays open and the server never answers (no timeout
+    # of the driver's sees it). The statement must still end, typed, within ?timeout=1.
+    session = Session(own_url)
+    first = session.begin("function", "before", session.root, {})
+    raised: list[BaseException] = []
+
+    def during() -> None:
+        try:
+            session.begin("function", "during", session.root, {})
+        except BaseException as exc:  # handed to the test's thread
+            raised.append(exc)
+
+    frozen = own_pg.freeze()
+    try:
+        worker = threading.Thread(target=during, daemon=True)
+        worker.start()
+        worker.join(2.5)  # a hang detector: without a bound it would wait forever
+        hung = worker.is_alive()
+    finally:
+        own_pg.thaw(frozen)
+        worker.join(10)
+    assert not hung, "the statement was still waiting for the stopped server after 2.5 s"
+    (error,) = raised
+    assert isinstance(error, SessionStoreUnavailable)
+    assert "stopped" in error.detail
+    assert error.__cause__ is None and error.__context__ is None
+    after = session.begin("function", "after", session.root, {})  # the same session goes on
+    # The given-up INSERT was in the server's buffer: it may run once the server resumes (as
+    # any write whose reply never came), once, at the next free sequence number.
+    with Session(own_url, id=session.id, readonly=True) as again:
+        names = sorted(n.name for n in again.nodes())
+    assert names in (["after", "before"], ["after", "before", "during"])
+    assert first.seq < after.seq
+    session.close()
+
+
 def test_a_restart_mid_run_loses_nothing(own_pg: Any, own_url: str) -> None:
     session = Session(own_url)
     failures: list[BaseException] = []

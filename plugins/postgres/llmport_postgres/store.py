@@ -59,6 +59,7 @@ import os
 import threading
 import time
 import uuid
+import weakref
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -72,6 +73,8 @@ from llmport.sessions.stores import (
     dump,
     parent_seq,
 )
+
+from .watchdog import Armed, Watchdog
 
 if TYPE_CHECKING:
     from llmport.sessions.dag import Node
@@ -188,6 +191,8 @@ ORDER BY n.seq
 
 _pools: dict[tuple[int, str, bool, float], ConnectionPool] = {}
 _pools_lock = threading.Lock()
+#: Each pool's statement watchdog (gone with its pool).
+_watchdogs: weakref.WeakKeyDictionary[ConnectionPool, Watchdog] = weakref.WeakKeyDictionary()
 _schema_ready: set[tuple[int, str]] = set()
 
 
@@ -240,6 +245,20 @@ def _pool(url: str, durable: bool, timeout: float = DEFAULT_TIMEOUT) -> Connecti
         return pool
 
 
+def cut(watch: Armed | None) -> bool:
+    """Whether the watchdog gave the statement up at its deadline."""
+    return watch is not None and watch.cut
+
+
+def watchdog_of(pool: ConnectionPool) -> Watchdog:
+    """The watchdog of ``pool``'s statements (made with its first statement)."""
+    with _pools_lock:
+        watchdog = _watchdogs.get(pool)
+        if watchdog is None:
+            watchdog = _watchdogs[pool] = Watchdog(pool.name)
+        return watchdog
+
+
 def close_pools() -> None:
     """Close this process's connection pools (also done at exit)."""
     with _pools_lock:
@@ -272,16 +291,22 @@ def with_connection(
     import psycopg_pool
 
     detail = ""
+    watchdog = watchdog_of(pool)
     for attempt in (1, 2):
+        watch = None
         try:
             with pool.connection(timeout=max(0.0, deadline - time.monotonic())) as conn:
                 try:
-                    return action(conn)
+                    # A server that stops mid-statement is cut at the deadline (see watchdog).
+                    with watchdog.bounding(conn, deadline) as watch:
+                        return action(conn)
                 except psycopg.OperationalError:
-                    if attempt == 2 or not conn.broken:
+                    if attempt == 2 or not conn.broken or cut(watch):
                         raise
         except (psycopg.OperationalError, psycopg_pool.PoolClosed) as exc:
             detail = redact(f"{type(exc).__name__}: {exc}")
+            if cut(watch):
+                detail = "no answer to a statement within the timeout (the server stopped)"
             break
         pool.check()  # dispose of the other connections the restart broke
     raise SessionStoreUnavailable(f"PostgreSQL at {display}", detail)  # nothing chained
