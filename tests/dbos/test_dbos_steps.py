@@ -9,7 +9,8 @@ from typing import Any
 import llmport_dbos
 import pytest
 from dbos import DBOS, SetWorkflowID
-from llmport import Session, agentic_function, hookimpl
+from llmport import Limit, Session, agentic_function, hookimpl
+from llmport.controls.limits import HeldBefore
 from llmport.provider.config import Config
 from llmport.testing import Script, call_tools
 
@@ -190,3 +191,51 @@ def test_launch_survives_a_closed_log_stream(tmp_path: Path) -> None:
     console[0].stream = closed
     llmport_dbos.launch(f"sqlite:///{tmp_path / 'dbos.sqlite'}", name="steps").destroy()
     assert console[0].stream is not closed
+
+
+class CountingLimiter:
+    """Grants every ask and counts them: the capacity a durable run takes."""
+
+    def __init__(self) -> None:
+        self.taken = 0
+
+    def try_acquire(self, limits: Any, tokens: int) -> Any:
+        self.taken += 1
+        return HeldBefore()  # a permit with nothing to give back
+
+    async def atry_acquire(self, limits: Any, tokens: int) -> Any:
+        return self.try_acquire(limits, tokens)
+
+    def close(self) -> None:
+        pass
+
+
+LIMITER = CountingLimiter()
+limited = SCRIPT.runtime(config=Config(), limits={"scripted:*": Limit(rpm=1000)}, limiter=LIMITER)
+
+
+async def count_limited(goal: int) -> str:
+    """Count with the tool under a rate limit."""
+    return str(await limited.async_exec(f"count to {goal}", tools=[bump]))
+
+
+durable_limited = llmport_dbos.durable(count_limited, name="tests.steps.count_limited")
+
+
+async def test_a_resumed_run_takes_no_rate_limit_capacity_again(dbos: Any) -> None:
+    SCRIPT.add(call_tools(("bump", {"n": 1})), "one")
+    with SetWorkflowID("steps-6"):
+        assert await durable_limited(1) == "one"
+    steps = await DBOS.list_workflow_steps_async("steps-6")
+    limit, model = "llmport.limit:scripted:test", "llmport.model:test"
+    names = [s["function_name"] for s in steps]
+    assert names == [limit, model, "llmport.tool:bump", limit, model]
+    assert LIMITER.taken == 2
+    # Resumed past its last step (a fork replays every recorded step): the requests are
+    # answered from the record, and so is the capacity they took.
+    asked = len(SCRIPT.requests)
+    last = max(s["function_id"] for s in steps)
+    handle = await DBOS.fork_workflow_async("steps-6", last + 1)
+    assert await handle.get_result() == "one"
+    assert len(SCRIPT.requests) == asked
+    assert LIMITER.taken == 2

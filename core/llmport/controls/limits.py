@@ -60,6 +60,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Acquire",
     "Gate",
+    "HeldBefore",
     "InProcessLimiter",
     "Limit",
     "LimitWaitTimeout",
@@ -414,6 +415,16 @@ def _check_deadline(effect: Acquire, wait: float) -> None:
 
 class _Unlimited:
     """The permit of a call let through while the limiter is down (nothing to give back)."""
+
+    __slots__ = ()
+
+    def release(self, used_tokens: int | None = None, info: RateInfo | None = None) -> None:
+        pass
+
+
+class HeldBefore:
+    """The permit of a durable run's request whose capacity an earlier attempt of the run
+    took (the wait is a recorded step): nothing is taken now, so nothing is given back."""
 
     __slots__ = ()
 

@@ -17,7 +17,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterator
 from typing import Any
 
-from ..controls.limits import Acquire, aacquire, acquire  # limits
+from ..controls.limits import Acquire, HeldBefore, Permit, aacquire, acquire  # limits
 from ..messages.types import Response, StreamEvent, ToolCall
 from ..provider.deadline import aprepare_within, prepare_within, send_within, stream_within
 from ..provider.translate import detach
@@ -76,10 +76,41 @@ def _perform(effect: Effect) -> Any:
             lambda: ask_approval(approve.approver, approve.check),
         )
     if kind is Acquire:  # limits: sleeps here, between the limiter's answers
-        return acquire(effect)  # type: ignore[arg-type]
+        assert isinstance(effect, Acquire)
+        return _capacity(effect)
     assert isinstance(effect, Invoke)
     result = effect.fn(**effect.kwargs)
     return run_coroutine_blocking(result) if inspect.isawaitable(result) else result
+
+
+def _capacity(effect: Acquire) -> Permit:
+    """Capacity for one request; in a durable run the wait is a step of its own, so a
+    resumed run does not take capacity again for a request an earlier attempt took it for
+    (its permit holds nothing: :class:`~llmport.controls.limits.HeldBefore`)."""
+    if current_recorder() is None:
+        return acquire(effect)
+    held: list[Permit] = []
+
+    def take() -> str:
+        held.append(acquire(effect))
+        return "acquired"  # what the record keeps: the permit itself is this process's
+
+    step("limit", effect.gate.target, take)
+    return held[0] if held else HeldBefore()
+
+
+async def _acapacity(effect: Acquire) -> Permit:
+    """Async :func:`_capacity`."""
+    if current_recorder() is None:
+        return await aacquire(effect)
+    held: list[Permit] = []
+
+    async def take() -> str:
+        held.append(await aacquire(effect))
+        return "acquired"
+
+    await astep("limit", effect.gate.target, take)
+    return held[0] if held else HeldBefore()
 
 
 def _model_of(effect: Send | Stream) -> str:
@@ -250,7 +281,8 @@ async def _aperform(effect: Effect) -> Any:
             lambda: aask_approval(approve.approver, approve.check),
         )
     if kind is Acquire:  # limits: awaits here, never blocking the loop
-        return await aacquire(effect)  # type: ignore[arg-type]
+        assert isinstance(effect, Acquire)
+        return await _acapacity(effect)
     assert isinstance(effect, Invoke)
     result = effect.fn(**effect.kwargs)
     return await result if inspect.isawaitable(result) else result

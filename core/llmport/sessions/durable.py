@@ -2,7 +2,8 @@
 
 The engine's drivers (:mod:`llmport.engine.drive`) perform every model
 request (``Send``, ``Stream``), every tool call (one per call of a
-``RunTools`` turn) and every approver's decision (``Approve``) through
+``RunTools`` turn), every approver's decision (``Approve``) and every wait
+for rate-limit capacity (``Acquire``: a resumed run takes none again) through
 :func:`step` / :func:`astep`. With no recorder installed these call the
 work directly. A durable-execution plugin (``llmport-dbos``) installs a
 :class:`StepRecorder` for the length of a durable run (:func:`recording`):
@@ -40,8 +41,9 @@ __all__ = [
 
 T = TypeVar("T")
 
-#: What a step is: a model request, a tool call or an approver's decision on one.
-StepKind = Literal["model", "tool", "approval"]
+#: What a step is: a model request, a tool call, an approver's decision on one, or the
+#: wait for rate-limit capacity before a request.
+StepKind = Literal["model", "tool", "approval", "limit"]
 
 
 class StepRecorder(Protocol):
