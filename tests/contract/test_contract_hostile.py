@@ -313,8 +313,7 @@ PEERS: list[Peer] = [
 #: (path, target) -> {peer: why it fails today}: the cases that fail now, each named by
 #: the issue 33 section that owns it (or as a finding of this table with no owner yet).
 #: Strict: a listed peer that passes fails the case too (remove it from here then).
-KNOWN: dict[tuple[str, str], dict[str, str]] = {
-}
+KNOWN: dict[tuple[str, str], dict[str, str]] = {}
 
 
 def applies(peer: Peer, path: Path, wire: Wire) -> bool:
