@@ -167,7 +167,7 @@ def test_no_matching_limit_costs_nothing() -> None:
 
 
 def test_in_process_rpm_holds_across_threads() -> None:
-    """3000 rpm for 2 s: 100 +- 5 requests, whatever the number of callers."""
+    """3000 rpm for 2 s: at most 105 requests, whatever the number of callers."""
     sent: list[float] = []
 
     def call(content: Any, model: str, response_format: Any) -> str:
@@ -187,7 +187,9 @@ def test_in_process_rpm_holds_across_threads() -> None:
     for t in threads:
         t.join()
     in_window = [t for t in sent if t < stop]
-    assert 95 <= len(in_window) <= 105, len(in_window)
+    # Never more than the bucket allows. The lower bound only shows the limiter does not
+    # starve callers: a loaded machine runs the four threads' execs slowly (53 at load 10).
+    assert 60 <= len(in_window) <= 105, len(in_window)
 
 
 def test_concurrency_limit_holds_and_slots_come_back_after_errors() -> None:
