@@ -115,6 +115,7 @@ def test_mistral_tool_turn_content_as_its_sdk_sends_it(
     sample = sample_requests(SC["mistral-tools"].sample)[1]["messages"]
     (recorded,) = [m for m in sample if m.get("tool_calls")]
     assert ours["content"] == recorded["content"] == []
+    assert ours["prefix"] is recorded["prefix"] is False  # on every assistant turn it sends
 
 
 def test_samples_keep_their_source() -> None:

@@ -289,6 +289,8 @@ def test_compatible_services_take_tool_media_as_the_recordings_show(
         "content": f"the chart\nSee file {label}.",
     }
     assert [m["role"] for m in between] == (["assistant"] if acknowledged else [])
+    # Mistral's recorded assistant turns, the "OK" among them, carry "prefix": false.
+    assert all(m.get("prefix") is False for m in between)
     assert user["role"] == "user"
     assert user["content"] == [
         {"type": "text", "text": f"This is file {label}:"},

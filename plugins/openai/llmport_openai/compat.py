@@ -185,6 +185,7 @@ class CompatChatProvider(_Compat, OpenAIChatProvider):
             echo_reasoning(self.profile.echo_style(model), out, thinking)
         if self.profile.tool_turn_empty_list and out.get("content") is None:
             out["content"] = []
+        out.update(self.profile.assistant_fields)
         return out
 
     # -- answers ------------------------------------------------------------------

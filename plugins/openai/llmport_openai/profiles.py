@@ -67,6 +67,8 @@ class Profile:
     #: Whether an assistant "OK" goes between a tool turn and the user turn carrying the
     #: tool's media (the service refuses a user turn right after a tool turn).
     acknowledge_tool_media: bool = False
+    #: Fields every assistant turn carries, as the service's own SDK sends them.
+    assistant_fields: Mapping[str, object] = field(default_factory=dict)
     #: Whether an answer may also carry its reasoning inline as ``<think>…</think>`` (a
     #: request option of the service's asks for it): split out like ``think_tags``.
     inline_think: bool = False
@@ -320,6 +322,9 @@ def _profiles() -> dict[str, Profile]:
             tool_turn_empty_list=True,
             # wire-samples mistral/tool-result-multiple-images.json: "OK" after the tool turn.
             acknowledge_tool_media=True,
+            # Every assistant turn in the mistral/ recordings carries "prefix": false (the
+            # mistralai SDK's default; true would make the turn a prefix to continue).
+            assistant_fields={"prefix": False},
             effort="effort",
             stream_options=False,
             # https://docs.mistral.ai/capabilities/vision/: Mistral Medium and Pixtral take
