@@ -54,7 +54,13 @@ SEES_IMAGES = [w for w in TARGETS if "image" in capabilities(w).input_modalities
 
 
 def test_the_bounded_targets_come_from_the_tables() -> None:
-    assert {w.id for w in BOUNDED} == {"anthropic", "gemini", "bedrock"}
+    assert {w.id for w in BOUNDED} == {
+        "anthropic",
+        "anthropic-vertex",
+        "gemini",
+        "gemini-vertex",
+        "bedrock",
+    }
 
 
 @pytest.mark.parametrize("mode", MODES)

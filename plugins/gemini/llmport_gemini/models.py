@@ -172,7 +172,7 @@ FAMILIES: dict[str, Family] = {
         _caps(images_out=True), "level", True, levels=("low", "high"), media_in_tool_results=True
     ),
     "gemini-2.5-flash-image*": Family(_caps(images_out=True, reasoning=False), "none", False),
-    "gemini-2.0-flash-preview-image-generation*": Family(
+    "gemini-2.0-flash-preview-image*": Family(
         _caps(output=8_192, reasoning=False, native=frozenset(), images_out=True), "none", False
     ),
     # Gemini 3 Pro takes only "low" and "high" thinking levels.
