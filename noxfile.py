@@ -62,6 +62,9 @@ def benchmarks(session: nox.Session) -> None:
 
 #: The suites that speak to the vendor SDKs: each vendor's own tests and the contract suite.
 SDK_SUITES = ("tests/openai", "tests/anthropic", "tests/gemini", "tests/bedrock", "tests/contract")
+#: The SDK-range sessions run the contract suite's full matrix: the hostile peers on every
+#: target, not one target per wire format as the README's test run does.
+FULL_MATRIX = {"CONTRACT_FULL_MATRIX": "1"}
 
 
 def _declared_sdks() -> list[str]:
@@ -95,7 +98,7 @@ def sdk_lowest(session: nox.Session) -> None:
     _sync(session)
     session.install("--upgrade", "--resolution", "lowest-direct", *_declared_sdks())
     _print_sdk_versions(session)
-    session.run("pytest", "-p", "no:cacheprovider", *SDK_SUITES, *session.posargs)
+    session.run("pytest", "-p", "no:cacheprovider", *SDK_SUITES, *session.posargs, env=FULL_MATRIX)
 
 
 @nox.session
@@ -104,7 +107,7 @@ def sdk_newest(session: nox.Session) -> None:
     _sync(session)
     session.install("--upgrade", *_declared_sdks())
     _print_sdk_versions(session)
-    session.run("pytest", "-p", "no:cacheprovider", *SDK_SUITES, *session.posargs)
+    session.run("pytest", "-p", "no:cacheprovider", *SDK_SUITES, *session.posargs, env=FULL_MATRIX)
 
 
 #: The benchmark environment: the peers and both transports of every SDK, never the

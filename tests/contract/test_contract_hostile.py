@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import threading
 import time
@@ -75,8 +76,12 @@ from test_contract_invariants import (
 from test_contract_stream_shapes import events_of, reply_of, wrong
 from wire import TARGETS, Wire, make_runtime
 
-#: One target per wire format (the compatible services share openai-chat's).
+#: One target per wire format (the compatible services share openai-chat's): where the
+#: network peers run in the README's test run.
 ONE_PER_WIRE = ("openai-chat", "openai-responses", "anthropic", "gemini", "bedrock", "callonly")
+#: The SDK-range sessions (noxfile's sdk_lowest and sdk_newest, both run by CI) set
+#: CONTRACT_FULL_MATRIX=1: there every peer runs on every target of the table.
+FULL_MATRIX = os.environ.get("CONTRACT_FULL_MATRIX") == "1"
 #: The slow peer (each case waits out a timeout) runs on one target per HTTP stack: the
 #: OpenAI SDK's httpx (Anthropic's and google-genai's are alike) and botocore's.
 SLOW_PEER_TARGETS = ("openai-chat", "bedrock")
@@ -325,7 +330,7 @@ def applies(peer: Peer, path: Path, wire: Wire) -> bool:
         return False
     if peer.targets is not None:
         return wire.id in peer.targets
-    return peer.every_target or wire.id in ONE_PER_WIRE
+    return peer.every_target or FULL_MATRIX or wire.id in ONE_PER_WIRE
 
 
 #: One case per (path, target): the peers that apply to it run in turn (one case costs

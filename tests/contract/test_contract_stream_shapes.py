@@ -29,8 +29,17 @@ from llmport.testing.loopback import LoopbackServer, RecordedRequest, Reply
 from support import bedrock_scenarios as bed
 from wire import TARGETS, Wire, make_runtime
 
-#: One target per stream reader (the compatible services share openai-chat's).
-READERS = ("openai-chat", "openai-responses", "anthropic", "gemini", "bedrock")
+#: One target per reader: the four vendors, the compatible services' own Chat reader (Groq
+#: for all), and a plugin that reads its stream itself through the _stream contract.
+READERS = (
+    "openai-chat",
+    "openai-responses",
+    "anthropic",
+    "gemini",
+    "bedrock",
+    "groq",
+    "callonly-stream",
+)
 #: Bedrock's stream is binary: its events are rebuilt from these and encoded again.
 BEDROCK_STREAMS = {"text": bed.text_events(["Hel", "lo"], 5, 2), "tool": bed.tool_events()}
 

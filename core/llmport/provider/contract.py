@@ -55,6 +55,7 @@ from ..observe.redaction import redact_settings, register_settings, secret_value
 from ..slotted import dataclass
 from . import embedding, translate
 from .assembly import response_events
+from .chunks import reads_chunks
 from .embedding import PreparedEmbed
 from .keys import environment_key, reads_environment_keys
 from .media import check_block
@@ -368,11 +369,23 @@ class Provider:
 
     def send_stream(self, prepared: Prepared) -> Iterator[ProviderEvent]:
         """Send a prepared request and yield its events; the last is a ``StopEvent``."""
-        return self._stream(prepared.request)
+        return self._read_stream(prepared.request)
 
     def asend_stream(self, prepared: Prepared) -> AsyncIterator[ProviderEvent]:
         """Async :meth:`send_stream`."""
-        return self._astream(prepared.request)
+        return self._aread_stream(prepared.request)
+
+    # A plugin written against _stream / _astream reads its vendor's chunks itself: what it
+    # yields is checked here (events of the wrong types, shape errors while it reads are a
+    # MalformedResponseError), as a reader decorated with reads_chunks is.
+    @reads_chunks
+    def _read_stream(self, request: Request) -> Iterator[ProviderEvent]:
+        yield from self._stream(request)
+
+    @reads_chunks
+    async def _aread_stream(self, request: Request) -> AsyncIterator[ProviderEvent]:
+        async for event in self._astream(request):
+            yield event
 
     # -- the first contract (still honoured) ------------------------------------
 
