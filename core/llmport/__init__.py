@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .errors import (
+    AttachmentError,
     AttemptFailure,
     AuthenticationError,
     BackgroundError,
@@ -212,6 +213,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "AttachmentError",
     "AttemptFailure",
     "AuthenticationError",
     "BackgroundError",

@@ -11,7 +11,8 @@
     │   │   └── SessionError          a session database or session cannot be used
     │   │       ├── SessionFileNotFoundError  (also FileNotFoundError) no database there
     │   │       ├── UnknownSessionError       (also KeyError) no such session id
-    │   │       └── MissingSessionStoreError  no plugin stores sessions at that URL scheme
+    │   │       ├── MissingSessionStoreError  no plugin stores sessions at that URL scheme
+    │   │       └── AttachmentError       stored media contradict their hash, size or type
     │   ├── OptionError               (also ValueError) an unknown option or a bad value
     │   ├── NoModelError              (also NotImplementedError) nothing to call
     │   ├── UnknownModelError         (also LookupError) no provider/alias/configuration
@@ -656,6 +657,21 @@ class UnknownSessionError(SessionError, KeyError):
 
 class MissingSessionStoreError(SessionError):
     """No installed plugin stores sessions at URLs of this scheme."""
+
+
+class AttachmentError(SessionError):
+    """A session's stored media cannot be given back as it was kept.
+
+    The bytes under a hash do not have that hash, the size the node
+    recorded or a media type they do not contradict, or a size is not a
+    byte count or is too large. ``sha256`` names the attachment; nothing
+    was sent anywhere.
+    """
+
+    def __init__(self, sha256: str, problem: str) -> None:
+        self.sha256 = sha256
+        self.problem = problem
+        super().__init__(f"session attachment sha256:{sha256[:16]} refused: {problem}")
 # --- fix(): a model-proposed repair of an agentic function (llmport.repair) ----------
 
 

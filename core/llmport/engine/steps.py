@@ -25,6 +25,7 @@ from ..errors import (
 )
 from ..messages.types import (
     FinalEvent,
+    MediaBlock,
     Message,
     Response,
     ThinkingBlock,
@@ -80,6 +81,13 @@ def machine(plan: RunPlan, run: RunResult[Any]) -> Steps:
             ],
             model=plan.qualified,
             response_ids=plan.response_ids,
+            media=[
+                b
+                for m in run.messages[len(plan.messages) :]
+                if m.role == "assistant"
+                for b in m.blocks
+                if isinstance(b, MediaBlock)
+            ],
         )
     if plan.stream:
         yield Emit(FinalEvent(run))

@@ -144,6 +144,7 @@ class MediaBlock:
     #: by every copy, and are dropped (``[size]``) once the base64 is cached.
     _own: list[Any] = field(default_factory=list, repr=False, compare=False)
     _sha1: list[str] = field(default_factory=list, repr=False, compare=False)
+    _sha256: list[str] = field(default_factory=list, repr=False, compare=False)
     #: As a stream event (an image the model answered with, complete): its kind.
     kind: ClassVar[Literal["media"]] = "media"
 
@@ -294,6 +295,24 @@ class MediaBlock:
 
             self._sha1.append(hashlib.sha1(raw, usedforsecurity=False).hexdigest())
         return self._sha1[0]
+
+    def sha256(self) -> str:
+        """The SHA-256 (hex) of the bytes: computed once, cached, shared by copies.
+
+        The key a stored session keeps the bytes under (its attachments): a
+        block resent on every turn is hashed once. A URL reference has no
+        bytes: a ``ValueError``.
+        """
+        if not self._sha256:
+            raw = self._raw()
+            if raw is None:
+                raw = self.data  # released for their base64: decoded once, here
+            if raw is None:
+                raise ValueError("block has no inline data (it is a URL reference)")
+            import hashlib  # on first use: a script that never hashes media never loads it
+
+            self._sha256.append(hashlib.sha256(raw).hexdigest())
+        return self._sha256[0]
 
     def head(self, n: int = 1024) -> bytes:
         """The first ``n`` bytes (``b""`` for a URL reference), without decoding the rest.

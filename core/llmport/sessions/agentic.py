@@ -380,11 +380,12 @@ class AgenticFrame:
         self, *, model: str, messages: list[Message], system: str | None, context_override: bool
     ) -> LlmRecord:
         reads: Reads | None = getattr(messages, "reads", None)
+        media = self.session.attachments  # media bytes: once per hash, beside the rows
         data: dict[str, Any] = {
             "model": model,
             "function": self.name,
-            "content": [dag.block_to_stored(b) for b in prompt_content(messages)],
-            "messages": [message_to_stored(m) for m in messages],
+            "content": [dag.block_to_stored(b, media) for b in prompt_content(messages)],
+            "messages": [message_to_stored(m, media) for m in messages],
             "system": system,
             "context_override": context_override,
             "reads": list(reads) if reads is not None else [],
@@ -412,6 +413,10 @@ class AgenticFrame:
         }
         is_error = bool(getattr(result, "is_error", False))
         outcome = {"content": getattr(result, "content", ""), "is_error": is_error, "error": error}
+        blocks = getattr(result, "blocks", ())
+        if blocks:  # media the tool returned: by hash, read back by later execs
+            media = self.session.attachments
+            outcome["blocks"] = [dag.block_to_stored(b, media) for b in blocks]
         status: Status = "error" if (error or is_error) else "ok"
         node = self.session.record("tool", call.name, llm, data, status, outcome, duration)
         return node.id
@@ -494,6 +499,7 @@ class LlmRecord:
         thinking: Sequence[Block] = (),
         model: str | None = None,
         response_ids: Sequence[str] = (),
+        media: Sequence[Block] = (),
     ) -> None:
         result: dict[str, Any] = {
             "reply": reply,
@@ -510,6 +516,9 @@ class LlmRecord:
             result["thinking"] = [block_to_dict(b) for b in thinking]
         if response_ids:  # answers kept on the vendor's server (previous_response_id=)
             result["response_ids"] = list(response_ids)
+        if media:  # images the model answered with: by hash, read back by later execs
+            attachments = self.session.attachments
+            result["media"] = [dag.block_to_stored(b, attachments) for b in media]
         self.session.end(self.node, "ok", result, time.perf_counter() - self.started)
 
     def fail(self, error: BaseException, *, attempts: int) -> None:

@@ -40,8 +40,8 @@ from ..messages.types import (
     block_from_dict,
     block_to_dict,
 )
-from ..observe.redaction import redact
 from ..slotted import dataclass
+from .attachments import Attachments, media_summary, placeholder
 
 NodeKind = Literal["session", "function", "llm", "tool", "summary", "handoff", "fix", "embed"]
 Status = Literal["running", "ok", "error"]
@@ -80,6 +80,7 @@ class LlmRecordLike(Protocol):
         thinking: Sequence[Block] = (),
         model: str | None = None,
         response_ids: Sequence[str] = (),
+        media: Sequence[Block] = (),
     ) -> None: ...
 
     def fail(self, error: BaseException, *, attempts: int) -> None: ...
@@ -247,6 +248,8 @@ class Node:
     done_call_ends: list[int] | None = None
     summaries: list[Node] | None = None
     text: _Text | None = field(default=None, repr=False)
+    #: The session's media by hash (set on the session's root node only).
+    attachments: Attachments | None = field(default=None, repr=False)
 
     @property
     def id(self) -> str:
@@ -531,15 +534,26 @@ def _add_call(node: Node, mode: str, acc: _Acc, limit: int) -> bool:
 
 
 class _Text:
-    """A node's rendered pieces and their estimated tokens (cached once it has ended)."""
+    """A node's rendered pieces and their estimated tokens (cached once it has ended).
 
-    __slots__ = ("doc", "end", "start", "tokens")
+    ``answer`` holds the media an exec's model answered with (after its reply).
+    """
+
+    __slots__ = ("answer", "doc", "end", "start", "tokens")
 
     def __init__(self, start: tuple[Block, ...], end: str | None, doc: str | None) -> None:
         self.start = start
         self.end = end
         self.doc = doc
+        self.answer: tuple[Block, ...] = ()
         self.tokens = max(1, sum(block_tokens(b) for b in start) + text_tokens(end or ""))
+
+
+def session_media(node: Node) -> Attachments | None:
+    """The attachments of ``node``'s session (kept on its root), None if it has none."""
+    while node.parent is not None:
+        node = node.parent
+    return node.attachments
 
 
 def _node_text(node: Node) -> _Text:
@@ -551,11 +565,18 @@ def _node_text(node: Node) -> _Text:
         end = _result_text(node) if node.end is not None else None
         text = _Text((TextBlock(_call_text(node, with_doc=False)),), end, doc or None)
     elif node.kind == "llm":
-        blocks = tuple(stored_to_block(b) for b in node.data.get("content", []))
+        media = session_media(node)
+        blocks = tuple(stored_to_block(b, media) for b in node.data.get("content", []))
         reply = (node.result or {}).get("reply") or "" if node.end is not None else None
         text = _Text(blocks or (TextBlock("(exec with no new content)"),), reply, None)
+        answered = (node.result or {}).get("media") if node.end is not None else None
+        if answered:  # images the model answered with: given back after its reply
+            text.answer = tuple(stored_to_block(b, media) for b in answered)
+            text.tokens += sum(block_tokens(b) for b in text.answer)
     elif node.kind == "tool":
-        text = _Text((TextBlock(_tool_text(node)),), None, None)
+        media = session_media(node)
+        shown = tuple(stored_to_block(b, media) for b in (node.result or {}).get("blocks", ()))
+        text = _Text((TextBlock(_tool_text(node)), *shown), None, None)
     elif node.kind == "summary":
         text = _Text((TextBlock(_summary_text(node)),), None, None)
     else:
@@ -636,6 +657,11 @@ def render_nodes(nodes: Sequence[Node], cutoff: int | None = None) -> list[Messa
                 # Thinking goes back as recorded; the engine drops it for any other vendor.
                 thinking = (node.result or {}).get("thinking") or ()
                 out.assistant(text.end, tuple(block_from_dict(b) for b in thinking))
+            if text.answer:
+                # Not in the assistant turn: most vendors take no image there that they
+                # did not make in the same conversation (an id or a signature the DAG
+                # does not keep). As user content, every vendor that takes images does.
+                out.user(TextBlock("[the answer above included:]"), *text.answer)
         else:
             out.user(*text.start)
     return out.done()
@@ -729,48 +755,64 @@ def _summary_text(node: Node) -> str:
 # --- stored forms of blocks and messages (JSON, never media bytes) -----------------------
 
 
-def block_to_stored(block: Block) -> dict[str, Any]:
-    """A JSON form of a block. Media keep type, name and size, never their bytes.
+def block_to_stored(block: Block, media: Attachments | None = None) -> dict[str, Any]:
+    """A JSON form of a block. Media keep type, size, name, URL and hash, never their bytes.
 
-    Thinking and server-tool blocks are kept whole (signatures included), so a
-    later read sends them back to the vendor that produced them (and only to it);
-    so are file references (``FileRef``: no bytes, the vendor holds them).
+    With ``media`` (the session's attachments) the bytes of a media block are
+    kept there once per SHA-256 and the stored form names their ``sha256``;
+    without, they are dropped. A URL is kept redacted. Thinking and
+    server-tool blocks are kept whole (signatures included), so a later read
+    sends them back to the vendor that produced them (and only to it); so are
+    file references (``FileRef``: no bytes, the vendor holds them).
     """
     if isinstance(block, TextBlock):
         return {"type": "text", "text": block.text}
     if not isinstance(block, MediaBlock):
         return block_to_dict(block)
-    out: dict[str, Any] = {"type": block.type, "media_type": block.media_type, "size": block.size}
-    if block.filename:
-        out["filename"] = block.filename
-    if block.url:
-        out["url"] = redact(block.url)  # a signed or keyed URL is never recorded
-    return out
+    return media_summary(block) if media is None else media.keep(block)
 
 
-def stored_to_block(stored: dict[str, Any]) -> Block:
-    """How a stored block is shown to later readers: text as is, media as a placeholder."""
+def stored_to_block(stored: dict[str, Any], media: Attachments | None = None) -> Block:
+    """How a stored block is shown to later readers.
+
+    Text as is; media as the block itself when ``media`` gives its bytes
+    back (an :class:`~llmport.errors.AttachmentError` if they contradict the
+    stored form), else as a marked placeholder.
+    """
     kind = stored.get("type")
     if kind == "text":
         return TextBlock(str(stored.get("text", "")))
     if kind in ("thinking", "server_tool_call", "server_tool_result", "file_ref"):
         return block_from_dict(stored)  # a file reference is kept whole: it is sent again
-    where = stored.get("filename") or stored.get("url") or f"{stored.get('size', 0)} bytes"
-    return TextBlock(f"[{stored.get('type')}: {where} ({stored.get('media_type')})]")
+    if media is not None and "sha256" in stored:
+        return media.block(stored)
+    return placeholder(stored)
 
 
-def message_to_stored(message: Message) -> dict[str, Any]:
+def message_to_stored(message: Message, media: Attachments | None = None) -> dict[str, Any]:
+    """A message as an llm node keeps it (media by hash with ``media``: :func:`block_to_stored`)."""
     out: dict[str, Any] = {
         "role": message.role,
-        "blocks": [block_to_stored(b) for b in message.blocks],
+        "blocks": [block_to_stored(b, media) for b in message.blocks],
     }
     if message.tool_calls:
         out["tool_calls"] = [stored_call(c) for c in message.tool_calls]
     if message.tool_results:
-        out["tool_results"] = [
-            {"call_id": r.call_id, "name": r.name, "content": r.content, "is_error": r.is_error}
-            for r in message.tool_results
-        ]
+        out["tool_results"] = [stored_result(r, media) for r in message.tool_results]
+    return out
+
+
+def stored_result(result: Any, media: Attachments | None = None) -> dict[str, Any]:
+    """A tool result as the DAG keeps it: its text, and its media blocks by hash."""
+    out = {
+        "call_id": result.call_id,
+        "name": result.name,
+        "content": result.content,
+        "is_error": result.is_error,
+    }
+    blocks = getattr(result, "blocks", ())
+    if blocks:
+        out["blocks"] = [block_to_stored(b, media) for b in blocks]
     return out
 
 

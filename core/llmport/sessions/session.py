@@ -63,6 +63,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import SessionStoreUnavailable
 from ..messages.types import Usage
 from ..observe.logs import log
+from .attachments import Attachments
 from .dag import (
     Expose,
     Node,
@@ -148,7 +149,9 @@ class Session:
         self._target = self.path  # the path or URL as given (for the key-value store)
         self._kv: Any = None
         self.readonly = readonly
-        self._lock = threading.Lock()
+        # Re-entrant: reading a node's media (under the lock, while the reads are
+        # walked) loads its attachment through the store, under the same lock.
+        self._lock = threading.RLock()
         self._nodes: list[Node] = []
         #: Nodes a resumed durable run met complete (their steps came from its record).
         self._replayed: set[int] = set()
@@ -166,6 +169,7 @@ class Session:
             self.id = self._store.attach(id, latest=resume or (readonly and id is None))
             rows = self._store.load(self.id)
         self.root = Node(0, "session", self.id, None, 0, time.time(), {})
+        self.root.attachments = Attachments(self._store, self._lock)
         if rows:
             self._load(rows)
 
@@ -254,6 +258,13 @@ class Session:
             self._clock += 1
             nodes, spent = walk_reads(frame, self._clock, callers, subcalls, tokens)
             return nodes, self._clock, spent
+
+    @property
+    def attachments(self) -> Attachments:
+        """The session's media, kept once per SHA-256 (see :mod:`llmport.sessions.attachments`)."""
+        media = self.root.attachments
+        assert media is not None  # set when the session is made
+        return media
 
     @property
     def clock(self) -> int:

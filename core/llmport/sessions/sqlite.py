@@ -57,6 +57,16 @@ CREATE TABLE IF NOT EXISTS nodes(
     end_data TEXT,
     PRIMARY KEY (session, seq)
 );
+CREATE TABLE IF NOT EXISTS attachments(
+    sha256 TEXT PRIMARY KEY,
+    media_type TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    data BLOB NOT NULL
+);
+CREATE TRIGGER IF NOT EXISTS attachments_append_only BEFORE DELETE ON attachments
+BEGIN SELECT RAISE(ABORT, 'llmport sessions are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS attachments_written_once BEFORE UPDATE ON attachments
+BEGIN SELECT RAISE(ABORT, 'llmport sessions are append-only'); END;
 CREATE TRIGGER IF NOT EXISTS sessions_append_only BEFORE DELETE ON sessions
 BEGIN SELECT RAISE(ABORT, 'llmport sessions are append-only'); END;
 CREATE TRIGGER IF NOT EXISTS nodes_append_only BEFORE DELETE ON nodes
@@ -85,6 +95,7 @@ _BUSY_TIMEOUT_MS = 2_000
 _RETRIES = 8
 _PAUSE = 0.01  # seconds, doubled on each retry: about 2.5 s in all at most
 _GIVE_UP = 3.0
+_BLOB_CHUNK = 1 << 20  # bytes written to an attachment's blob at a time
 
 _T = TypeVar("_T")
 
@@ -312,6 +323,70 @@ class SqliteStore:
             "WHERE session = ? AND seq = ?",
             (status, end, duration, dump(result), session_id, seq),
         )
+
+    # -- media bytes, once per hash (llmport.sessions.attachments) ---------------------
+    # The bytes go in and out through SQLite's incremental blob I/O: bound as a
+    # parameter, a 20 MB image would be copied twice more inside SQLite on the way in
+    # (and once on the way out), past the memory bound media keep everywhere else.
+
+    def put_attachment(self, sha256: str, media_type: str, data: bytes) -> None:
+        """Store ``data`` under its hash (one transaction); a hash already stored is kept."""
+        db = self._conn()
+
+        def write() -> None:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                cur = db.execute(
+                    "INSERT OR IGNORE INTO attachments(sha256, media_type, size, data) "
+                    "VALUES (?, ?, ?, zeroblob(?))",
+                    (sha256, media_type, len(data), len(data)),
+                )
+                if cur.rowcount == 1 and cur.lastrowid is not None:
+                    with db.blobopen("attachments", "data", cur.lastrowid) as blob:
+                        view = memoryview(data)
+                        for at in range(0, len(data), _BLOB_CHUNK):
+                            blob.write(view[at : at + _BLOB_CHUNK])
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+
+        try:
+            self._retry(write)
+            return
+        except self._sqlite.OperationalError as exc:
+            detail = f"{type(exc).__name__}: {exc}"
+        raise self._unavailable(detail)  # outside the handler: nothing chained
+
+    def attachment_size(self, sha256: str) -> int | None:
+        """The length of the bytes stored under ``sha256`` (None: none, or no such table)."""
+        row = self._attachment("SELECT length(data) FROM attachments WHERE sha256 = ?", sha256)
+        return None if row is None else int(row[0])
+
+    def attachment_data(self, sha256: str) -> bytes | None:
+        """The bytes stored under ``sha256`` (a row holding text gives its UTF-8: checked later)."""
+        sql = "SELECT rowid, typeof(data) FROM attachments WHERE sha256 = ?"
+        row = self._attachment(sql, sha256)
+        if row is None:
+            return None
+        if row[1] != "blob":
+            text = self._attachment("SELECT data FROM attachments WHERE sha256 = ?", sha256)
+            return None if text is None else str(text[0]).encode("utf-8", "replace")
+        with (
+            sqlite_errors(self.path),
+            self._conn().blobopen("attachments", "data", int(row[0]), readonly=True) as blob,
+        ):
+            return blob.read()
+
+    def _attachment(self, sql: str, sha256: str) -> tuple[Any, ...] | None:
+        try:
+            with sqlite_errors(self.path):
+                found: tuple[Any, ...] | None = self._conn().execute(sql, (sha256,)).fetchone()
+                return found
+        except SessionError as exc:
+            if "no such table" in str(exc):  # a database written before attachments
+                return None
+            raise
 
     def close(self) -> None:
         if self._db is not None:

@@ -1,6 +1,6 @@
 """The PostgreSQL session store.
 
-Three tables, created on first use (under an advisory lock, so many workers
+Four tables, created on first use (under an advisory lock, so many workers
 starting at once do not race):
 
 * ``llmport_sessions(id, created, next_seq, ord)``: one row per session;
@@ -22,6 +22,10 @@ starting at once do not race):
   in the strict sense, a role with INSERT and SELECT only can run it, and
   a worker killed mid-run leaves every committed row intact (its running
   nodes simply have no end row).
+* ``llmport_attachments(sha256, media_type, size, data)``: media bytes,
+  one row per SHA-256 whatever the number of nodes and sessions that name
+  them (``ON CONFLICT DO NOTHING``); nodes hold the hash
+  (:mod:`llmport.sessions.attachments`). Append-only like the others.
 
 Every statement runs in autocommit mode on a connection from a
 ``psycopg_pool.ConnectionPool`` shared per process and URL. As with the
@@ -126,6 +130,19 @@ CREATE TRIGGER llmport_nodes_append_only BEFORE UPDATE OR DELETE ON llmport_node
     FOR EACH ROW EXECUTE FUNCTION llmport_append_only();
 DROP TRIGGER IF EXISTS llmport_node_ends_append_only ON llmport_node_ends;
 CREATE TRIGGER llmport_node_ends_append_only BEFORE UPDATE OR DELETE ON llmport_node_ends
+    FOR EACH ROW EXECUTE FUNCTION llmport_append_only();
+"""
+
+# Media bytes, once per hash (llmport.sessions.attachments); added to databases made before.
+ATTACHMENTS = """
+CREATE TABLE IF NOT EXISTS llmport_attachments(
+    sha256 TEXT PRIMARY KEY,
+    media_type TEXT NOT NULL,
+    size BIGINT NOT NULL,
+    data BYTEA NOT NULL
+);
+DROP TRIGGER IF EXISTS llmport_attachments_append_only ON llmport_attachments;
+CREATE TRIGGER llmport_attachments_append_only BEFORE UPDATE OR DELETE ON llmport_attachments
     FOR EACH ROW EXECUTE FUNCTION llmport_append_only();
 """
 
@@ -348,6 +365,10 @@ class PostgresStore:
                 ).fetchone()
                 if not keyed:
                     conn.execute(WRITE_KEYS)
+                media = conn.execute("SELECT to_regclass('llmport_attachments') IS NOT NULL")
+                found = media.fetchone()
+                if not (found and found[0]):
+                    conn.execute(ATTACHMENTS)
 
         with_connection(self._pool, self.display, create, deadline)
         _schema_ready.add(key)
@@ -434,6 +455,44 @@ class PostgresStore:
             "RETURNING seq",
             (session_id, seq, status, end, duration, dump(result)),
         )
+
+    # -- media bytes, once per hash (llmport.sessions.attachments) ---------------------
+
+    def put_attachment(self, sha256: str, media_type: str, data: bytes) -> None:
+        """Store ``data`` under its hash; a hash already stored is left as it is."""
+        self._query(
+            "INSERT INTO llmport_attachments (sha256, media_type, size, data) "
+            "VALUES (%s, %s, %s, %b) ON CONFLICT (sha256) DO NOTHING RETURNING sha256",
+            (sha256, media_type, len(data), data),
+        )
+
+    def attachment_size(self, sha256: str) -> int | None:
+        """The length of the bytes stored under ``sha256`` (None: none, or no such table)."""
+        rows = self._attachment(
+            "SELECT octet_length(data) FROM llmport_attachments WHERE sha256 = %s", sha256
+        )
+        return int(rows[0][0]) if rows else None
+
+    def attachment_data(self, sha256: str) -> bytes | None:
+        """The bytes stored under ``sha256`` (None: no such attachment)."""
+        sql = "SELECT data FROM llmport_attachments WHERE sha256 = %s"
+        rows = self._attachment(sql, sha256, binary=True)
+        return bytes(rows[0][0]) if rows else None
+
+    def _attachment(self, sql: str, sha256: str, *, binary: bool = False) -> list[Any]:
+        # Bytes travel in binary form both ways (%b, binary=True): as text a bytea is
+        # hex, twice its size, and decoded into a third copy.
+        import psycopg
+
+        try:
+            return with_connection(
+                self._pool,
+                self.display,
+                lambda conn: conn.execute(sql, (sha256,), binary=binary).fetchall(),
+                time.monotonic() + self.timeout,
+            )
+        except psycopg.errors.UndefinedTable:  # a database written before attachments
+            return []
 
     def close(self) -> None:
         """Nothing to release per session: connections go back to the shared pool."""
