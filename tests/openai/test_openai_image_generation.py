@@ -81,6 +81,42 @@ def test_the_image_goes_back_as_a_bare_reference_as_recorded(drive: Any, runtime
     assert first["tools"][0] == {"type": "image_generation"}
 
 
+@pytest.mark.parametrize(
+    "store", [{"store": False}, {"vendor": {"openai": {"store": False}}}], ids=["option", "vendor"]
+)
+def test_with_store_false_the_image_itself_goes_back_in_its_item(
+    drive: Any, runtime: Any, store: dict[str, Any]
+) -> None:
+    # store=False: OpenAI kept no response to resolve the bare reference from, so the
+    # item carries its image (OpenAI's API reference, input item "Image generation call").
+    _, reply = _recorded(IN_HISTORY)
+    second, _ = _recorded(IN_HISTORY, 1)
+    _, follow = _recorded(GENERATION)
+    with LoopbackServer([reply, follow]) as server:
+        rt = runtime(MODEL, base_url=server.url + "/v1")
+        result = drive.run(
+            rt, content="Generate an image of an axolotl.", tools=[NativeTool("image_generation")]
+        )
+        drive.run(
+            rt,
+            history=result.messages,
+            content="Make it blue.",
+            tools=[NativeTool("image_generation")],
+            **store,
+        )
+    sent = server.requests[1].json()
+    assert sent["store"] is False
+    recorded = second["input"][2]  # the recorded bare reference: same place, same id
+    assert sent["input"][1] == second["input"][1]
+    assert sent["input"][2] == {
+        "id": recorded["id"],
+        "type": "image_generation_call",
+        "status": "completed",
+        "result": base64.b64encode(PNG).decode(),
+    }
+    assert sent["input"][-1] == {"role": "user", "content": "Make it blue."}
+
+
 def _stream_events(image: bytes, preview: bytes) -> list[dict[str, Any]]:
     """A streamed image generation in OpenAI's documented event order (no recording exists)."""
     _, reply = _recorded(GENERATION)

@@ -332,7 +332,9 @@ def build_responses_request(
     """``(body, call)``: the Responses JSON body (without ``stream``) and SDK arguments."""
     model = request.model
     bp = explicit_cache(model)
-    body: dict[str, Any] = {"model": model, "input": responses_input(request, vendor, caps, bp)}
+    stored = stored_on_openai(request, fields)
+    inputs = responses_input(request, vendor, caps, bp, stored=stored)
+    body: dict[str, Any] = {"model": model, "input": inputs}
     if request.system and not system_as_parts(request, bp):
         body["instructions"] = request.system
     include: list[str] = []
@@ -427,9 +429,21 @@ def build_count_request(body: Mapping[str, Any], call: Mapping[str, Any]) -> dic
     return kwargs
 
 
+def stored_on_openai(request: Request, fields: Mapping[str, Any] | None) -> bool:
+    """Whether OpenAI keeps this request's response (``store``: the option or a vendor field)."""
+    store = (fields or {}).get("store", request.options.get("store"))
+    return store is not False
+
+
 def responses_input(
-    request: Request, vendor: str, caps: ModelCapabilities, bp: bool = False
+    request: Request,
+    vendor: str,
+    caps: ModelCapabilities,
+    bp: bool = False,
+    *,
+    stored: bool = True,
 ) -> list[dict[str, Any]]:
+    """The ``input`` items (``stored``: OpenAI keeps responses, see :func:`responses_assistant`)."""
     out: list[dict[str, Any]] = []
     model = request.model
     if system_as_parts(request, bp):
@@ -441,7 +455,7 @@ def responses_input(
         for result in message.tool_results:
             out.append(function_call_output(result, vendor, model, caps))
         if message.role == "assistant":
-            out.extend(responses_assistant(message, vendor, model))
+            out.extend(responses_assistant(message, vendor, model, stored=stored))
         elif message.blocks:
             role = "system" if message.role == "system" else "user"
             blocks = message.blocks
@@ -534,7 +548,9 @@ def _responses_part(
     return {"type": "input_text", "text": inline_file(block, kind, vendor, model).text}
 
 
-def responses_assistant(message: Message, vendor: str, model: str) -> list[dict[str, Any]]:
+def responses_assistant(
+    message: Message, vendor: str, model: str, *, stored: bool = True
+) -> list[dict[str, Any]]:
     """The answer's items in their order: blocks and calls as the model interleaved them.
 
     Reasoning and hosted-tool items go back verbatim; a function call goes
@@ -542,6 +558,11 @@ def responses_assistant(message: Message, vendor: str, model: str) -> list[dict[
     block becomes ``{"role": "assistant", "content": text}``; when the answer
     had reasoning items, the message item is echoed whole, with the id the API
     gave it (a reasoning item must be followed by its next item).
+
+    A generated image goes back as the bare ``image_generation_call``
+    reference, which OpenAI resolves from the stored response; with
+    ``stored=False`` (the request's ``store=False``: OpenAI kept nothing to
+    resolve it from) the image itself goes back in the item (:func:`with_image`).
     """
     items: list[dict[str, Any]] = []
     ids = list(message.extra.get(MESSAGE_IDS, ()))
@@ -560,12 +581,24 @@ def responses_assistant(message: Message, vendor: str, model: str) -> list[dict[
             if item is not None:
                 items.append(item)
         elif isinstance(block, MediaBlock) and generated(items):
-            continue  # the image of the image_generation_call before it: its reference carries it
+            if not stored and block.inline:
+                items[-1] = with_image(items[-1], block)
+            # else: the image of the image_generation_call before it: its reference carries it
         else:
             raise UnsupportedContentError(
                 vendor, model, describe(block), "an assistant turn cannot hold media"
             )
     return items
+
+
+def with_image(reference: dict[str, Any], block: MediaBlock) -> dict[str, Any]:
+    """An ``image_generation_call`` input item that carries its image (not a bare reference).
+
+    The form of OpenAI's API reference, "Create a model response", input item
+    "Image generation call": ``id``, ``result`` (the image, base64), ``status``
+    and ``type``, all required.
+    """
+    return {**reference, "status": "completed", "result": base64_of(block)}
 
 
 def generated(items: list[dict[str, Any]]) -> bool:
