@@ -188,6 +188,13 @@ REFUSALS: list[tuple[str, str, str]] = [
      'OpenAI API reference, "Create chat completion" (tool message: text only); '
      'Bedrock, "Supported models and model features" (Claude 3 / 4 and Nova hold media); '
      'Gemini API, "Function calling", "Multimodal function responses" (Gemini 3)'),
+    ("(not refused) media in an assistant turn, where the API holds none (an earlier "
+     "answer's image continued on another vendor): named there, sent in the next user turn",
+     "openai, anthropic, bedrock",
+     'OpenAI API reference, "Create chat completion" (assistant message: text); '
+     'OpenAI API reference, "Create a model response" (assistant message: output text); '
+     'Anthropic API reference, "Messages" (images are user content); '
+     'Bedrock Converse API reference, "Message" (images and documents in user turns only)'),
     # -- llmport's own (not capability refusals) --
     ("`vendor={\"anthropic\": {\"stream\": ...}}`", "anthropic",
      "not a vendor rule: llmport must know whether it reads a stream (use stream())"),

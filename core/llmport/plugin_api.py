@@ -92,7 +92,7 @@ from .provider.chunks import reads_chunks
 from .provider.clients import ClientCache
 from .provider.contract import Prepared, PreparedEmbed, Provider, ProviderInfo
 from .provider.media import answered_media, check_block
-from .provider.tool_media import file_label, move_tool_media
+from .provider.tool_media import file_label, move_answer_media, move_tool_media
 from .provider.translate import (
     answer_field,
     malformed,
@@ -172,6 +172,7 @@ __all__ = [
     "is_text_like",
     "make_output_tool",
     "malformed",
+    "move_answer_media",
     "move_tool_media",
     "parse_arguments",
     "reads_chunks",

@@ -55,6 +55,7 @@ from llmport.plugin_api import (
     UsageEvent,
     hookimpl,
     inline_text_file,
+    move_answer_media,
     move_tool_media,
     register_secret,
     status_error,
@@ -108,7 +109,7 @@ def message_entries(message: Message, vendor: str, model: str) -> list[dict[str,
 
 def request_body(request: Request, vendor: str, vendor_fields: dict[str, Any]) -> dict[str, Any]:
     # A tiny tool result holds text: a tool's media follow it in a user turn.
-    messages = move_tool_media(request.messages)
+    messages = move_answer_media(move_tool_media(request.messages))
     entries = [e for m in messages for e in message_entries(m, vendor, request.model)]
     body: dict[str, Any] = {"model": request.model, "system": request.system, "messages": entries}
     if request.tools:

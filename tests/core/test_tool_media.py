@@ -10,7 +10,12 @@ import pytest
 from llmport.errors import MessageError
 from llmport.messages.content import load_block
 from llmport.messages.types import FileRef, MediaBlock, Message, TextBlock, ToolCall, ToolResult
-from llmport.provider.tool_media import FOLLOW_UP_KEY, file_label, move_tool_media
+from llmport.provider.tool_media import (
+    FOLLOW_UP_KEY,
+    file_label,
+    move_answer_media,
+    move_tool_media,
+)
 from llmport.tools.tool import result_for
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(16)
@@ -90,3 +95,45 @@ def test_save_writes_the_bytes_and_refuses_a_url(tmp_path: Path) -> None:
     assert SHOT.save(tmp_path / "shot.png").read_bytes() == PNG
     with pytest.raises(MessageError, match="URL reference"):
         URL.save(tmp_path / "b.png")
+
+
+# --- an assistant turn's media (an earlier answer's image, on another vendor) -------------
+
+LABEL = file_label(SHOT)
+
+
+def test_an_answer_image_is_named_in_place_and_leads_the_next_user_turn() -> None:
+    answer = Message("assistant", (TextBlock("Here:"), SHOT, TextBlock("Done.")))
+    ask = Message("user", (TextBlock("Make it blue."),))
+    out = move_answer_media([Message("user", (TextBlock("Draw."),)), answer, ask])
+    assert [m.role for m in out] == ["user", "assistant", "user"]
+    assert [b.text for b in out[1].blocks] == ["Here:", f"See file {LABEL}.", "Done."]  # type: ignore[union-attr]
+    assert out[2].blocks == (TextBlock(f"This is file {LABEL}:"), SHOT, *ask.blocks)
+
+
+def test_an_answer_with_tool_calls_gets_its_results_before_the_media() -> None:
+    answer = Message("assistant", (SHOT,), (CALL,))
+    results = Message("tool", tool_results=(ToolResult("c1", "snap", "ok"),))
+    later = Message("assistant", (TextBlock("Seen."),))
+    out = move_answer_media([answer, results, later])
+    assert [m.role for m in out] == [
+        "assistant",
+        "tool",
+        "user",
+        "assistant",
+    ]
+    assert out[2].blocks == (TextBlock(f"This is file {LABEL}:"), SHOT)
+    assert out[2].extra == {FOLLOW_UP_KEY: True}
+
+
+def test_a_trailing_answer_image_gets_a_user_turn_of_its_own() -> None:
+    out = move_answer_media([Message("user", (TextBlock("Draw."),)), Message("assistant", (SHOT,))])
+    assert [m.role for m in out] == ["user", "assistant", "user"]
+    assert out[-1].blocks[-1] is SHOT
+
+
+def test_media_the_vendor_keeps_stay_and_nothing_else_changes() -> None:
+    answer = Message("assistant", (TextBlock("a"), SHOT))
+    conversation = [Message("user", (TextBlock("Draw."),)), answer]
+    assert move_answer_media(conversation, lambda blocks, i: True) == conversation
+    assert move_answer_media(conversation, lambda blocks, i: True)[1] is answer

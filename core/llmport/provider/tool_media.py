@@ -1,4 +1,4 @@
-"""Media a tool returned, for vendors that take none inside a tool result.
+"""Media where the vendor's API takes none: in a tool result, or in an assistant turn.
 
 Chat Completions (and every Chat-compatible service), Gemini before 3 and
 Bedrock models without tool-result media take only text in a tool result.
@@ -9,17 +9,26 @@ result says ``"See file <id>."`` and a following user turn carries
 ``"This is file <id>:"`` and the media. :func:`move_tool_media` rewrites a
 neutral conversation into that form; each plugin calls it for the results
 its model cannot hold and converts the outcome as it converts any turn.
+
+Images a model answered with go back in history, and an assistant turn of
+most APIs takes no image it did not itself make in that conversation: Chat
+Completions and Responses messages (text only; Responses takes back only
+its own ``image_generation_call``), Anthropic and Bedrock assistant turns.
+A Gemini answer image continued on another vendor, or an OpenAI one on
+Anthropic, would be refused. :func:`move_answer_media` moves such media the
+same way: the assistant turn says ``"See file <id>."`` where the image was,
+and the next user turn carries ``"This is file <id>:"`` and the image.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 
 from ..messages.types import Block, FileRef, MediaBlock, Message, TextBlock, ToolResult
 
-__all__ = ["FOLLOW_UP_KEY", "file_label", "move_tool_media"]
+__all__ = ["FOLLOW_UP_KEY", "AnswerKeeps", "file_label", "move_answer_media", "move_tool_media"]
 
 #: ``Message.extra`` key marking the user turn that carries a tool's media
 #: (a plugin may keep it a separate turn, as the recordings send it).
@@ -27,6 +36,8 @@ FOLLOW_UP_KEY = "tool_media_follow_up"
 
 #: Which of a result's blocks the vendor takes inside the result itself.
 Keeps = Callable[[Block], bool]
+#: Whether the vendor takes ``blocks[i]`` (a media block) where it is, in its assistant turn.
+AnswerKeeps = Callable[[Sequence[Block], int], bool]
 
 
 def file_label(block: MediaBlock | FileRef) -> str:
@@ -85,3 +96,51 @@ def _split(result: ToolResult, keeps: Keeps, moved: list[Block]) -> ToolResult:
     if len(kept) == len(result.blocks):
         return result
     return replace(result, content="\n".join(lines), blocks=tuple(kept))
+
+
+def _never(blocks: Sequence[Block], index: int) -> bool:
+    return False
+
+
+def move_answer_media(messages: Iterable[Message], keeps: AnswerKeeps = _never) -> list[Message]:
+    """``messages`` with assistant turns' media the vendor cannot hold there moved to a user turn.
+
+    A media block (or file reference) of an assistant turn that ``keeps``
+    does not accept is replaced, in place, by ``"See file <id>."`` (so tool
+    call positions among the blocks stay right); ``"This is file <id>:"``
+    and the block go at the start of the next user turn, or in a user turn
+    of their own (marked :data:`FOLLOW_UP_KEY`) before the next assistant
+    turn or at the end, when no user turn comes first (an assistant turn
+    with tool calls is answered by its results before any user turn).
+    """
+    out: list[Message] = []
+    pending: list[Block] = []
+    for message in messages:
+        if pending and message.role == "user" and not message.tool_results:
+            out.append(replace(message, blocks=(*pending, *message.blocks)))
+            pending = []
+            continue
+        if pending and message.role == "assistant":
+            out.append(Message("user", blocks=tuple(pending), extra={FOLLOW_UP_KEY: True}))
+            pending = []
+        is_answer = message.role == "assistant"
+        out.append(_answer_split(message, keeps, pending) if is_answer else message)
+    if pending:
+        out.append(Message("user", blocks=tuple(pending), extra={FOLLOW_UP_KEY: True}))
+    return out
+
+
+def _answer_split(message: Message, keeps: AnswerKeeps, moved: list[Block]) -> Message:
+    """``message`` with the media ``keeps`` refuses named in place (appended to ``moved``)."""
+    blocks = message.blocks
+    kept: list[Block] = []
+    for i, block in enumerate(blocks):
+        if isinstance(block, (MediaBlock, FileRef)) and not keeps(blocks, i):
+            label = file_label(block)
+            kept.append(TextBlock(f"See file {label}."))
+            moved += [TextBlock(f"This is file {label}:"), block]
+        else:
+            kept.append(block)
+    if all(a is b for a, b in zip(kept, blocks, strict=True)):
+        return message
+    return replace(message, blocks=tuple(kept))

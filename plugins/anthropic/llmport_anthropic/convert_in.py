@@ -44,6 +44,7 @@ from llmport.messages.types import (
 from llmport.output.structured import OutputTool, make_output_tool
 from llmport.provider.contract import Prepared
 from llmport.provider.thinking import EFFORT_BUDGETS, MIN_BUDGET, check_thinking_sampling
+from llmport.provider.tool_media import move_answer_media
 from llmport.provider.wire import base64_of, plain
 from llmport.schema.transform import ANTHROPIC
 
@@ -929,6 +930,9 @@ def messages_param(messages: Iterable[Message], model: str) -> list[dict[str, An
     results: list[dict[str, Any]] = []  # tool_result blocks of the user turn being built
     content: list[dict[str, Any]] = []
     role: str | None = None
+    # Source: Anthropic API reference, "Messages": images are user content; an earlier answer's
+    #   image (another vendor's) goes in the next user turn, named in its place.
+    messages = move_answer_media(messages)
 
     def flush() -> None:
         nonlocal results, content

@@ -46,7 +46,7 @@ from llmport.output.structured import OutputTool, make_output_tool
 from llmport.provider.contract import Prepared
 from llmport.provider.media import check_block
 from llmport.provider.thinking import EFFORT_BUDGETS, MIN_BUDGET, check_thinking_sampling
-from llmport.provider.tool_media import move_tool_media
+from llmport.provider.tool_media import move_answer_media, move_tool_media
 from llmport.schema.transform import BEDROCK
 
 from .files import as_block, s3_uri_problem
@@ -758,6 +758,9 @@ def messages_param(
         # Source: Bedrock, "Supported models and model features": media in tool results on
         #   Claude 3/4 and Nova only; elsewhere they follow the results in the user turn.
         messages = move_tool_media(messages, lambda block: isinstance(block, TextBlock))
+    # Source: Bedrock Converse API reference, "Message": images and documents in user turns
+    #   only; an earlier answer's image (another vendor's) goes in the next one, named in place.
+    messages = move_answer_media(messages)
 
     def flush() -> None:
         nonlocal results, content

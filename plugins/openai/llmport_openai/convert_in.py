@@ -21,7 +21,7 @@ The conversion rules (also in docs/providers/openai.md):
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from llmport.controls.options import STANDARD_OPTIONS
@@ -47,7 +47,7 @@ from llmport.messages.types import (
     ToolResult,
     ToolSpec,
 )
-from llmport.provider.tool_media import move_tool_media
+from llmport.provider.tool_media import move_answer_media, move_tool_media
 from llmport.provider.wire import base64_of, data_url_of, plain
 from llmport.schema.transform import has_optional, strict_schema
 
@@ -180,8 +180,10 @@ def chat_messages(
             out.append({"role": "system", "content": request.system})
     # Source: OpenAI API reference, "Create chat completion": a tool message's content is text (a
     #   string or text parts); media go in the next user message (as recorded: wire-samples
-    #   openai-chat/tool-result-image).
-    for message in move_tool_media(request.messages, acknowledge=acknowledge_media):
+    #   openai-chat/tool-result-image). An assistant message holds text too: the media of an
+    #   earlier answer (another vendor's image) go the same way.
+    moved = move_tool_media(request.messages, acknowledge=acknowledge_media)
+    for message in move_answer_media(moved):
         # Results answer the previous assistant turn, so they come first.
         for result in message.tool_results:
             out.append({"role": "tool", "tool_call_id": result.call_id, "content": result.content})
@@ -451,7 +453,10 @@ def responses_input(
         # blocks, or marked, is the first input item, one input_text part per block.
         parts = [responses_part(b, vendor, model, caps, bp) for b in request.system_blocks]
         out.append({"role": "system", "content": parts})
-    for message in request.messages:
+    # Source: OpenAI API reference, "Create a model response": an assistant message takes output
+    #   text; an image goes back only as the API's own image_generation_call
+    #   (responses_assistant); another vendor's answer image goes in the next user message.
+    for message in move_answer_media(request.messages, own_generated_image):
         for result in message.tool_results:
             out.append(function_call_output(result, vendor, model, caps))
         if message.role == "assistant":
@@ -589,6 +594,15 @@ def responses_assistant(
                 vendor, model, describe(block), "an assistant turn cannot hold media"
             )
     return items
+
+
+def own_generated_image(blocks: Sequence[Block], index: int) -> bool:
+    """Whether ``blocks[index]`` is the image of an ``image_generation`` call right before it.
+
+    Only OpenAI's own calls reach here (the engine drops other vendors' server-tool blocks).
+    """
+    before = blocks[index - 1] if index > 0 else None
+    return isinstance(before, ServerToolCall) and before.name == "image_generation"
 
 
 def with_image(reference: dict[str, Any], block: MediaBlock) -> dict[str, Any]:
