@@ -14,9 +14,10 @@ from typing import Any
 
 import psycopg
 import pytest
-from llmport import Runtime, Session, SessionStoreUnavailable, agentic_function
+from llmport import MediaBlock, Runtime, Session, SessionStoreUnavailable, agentic_function
 from llmport.provider.config import Config
 from pg_proxy import TcpProxy
+from support.session_media import PNG
 
 pytestmark = pytest.mark.filterwarnings("ignore:XDG_RUNTIME_DIR is not set")
 
@@ -61,6 +62,31 @@ def test_a_stopped_server_is_a_typed_error_within_the_bound(
     after = session.begin("function", "after", session.root, {})  # the same session goes on
     assert stored_seqs(own_pg, own_url, session.id) == [first.seq, after.seq]
     session.close()
+
+
+def test_media_bytes_against_a_stopped_server_are_a_typed_error_within_the_bound(
+    own_pg: Any, own_url: str
+) -> None:
+    session = Session(own_url)
+    kept = session.attachments.keep(MediaBlock("image", "image/png", data=PNG))
+    reader = Session(own_url, id=session.id)  # nothing cached: reads go to the database
+    own_pg.stop()
+    try:
+        for action in (
+            lambda: session.attachments.keep(MediaBlock("image", "image/png", data=PNG + b"2")),
+            lambda: reader.attachments.block(kept),
+        ):
+            started = time.monotonic()
+            with pytest.raises(SessionStoreUnavailable) as caught:
+                action()
+            assert time.monotonic() - started < 2.5
+            assert caught.value.__cause__ is None and caught.value.__context__ is None
+    finally:
+        own_pg.start()
+    back = reader.attachments.block(kept)  # the same session reads on once it is back
+    assert isinstance(back, MediaBlock) and back.data == PNG
+    session.close()
+    reader.close()
 
 
 def test_a_server_stopped_mid_run_is_a_typed_error_within_the_bound(
