@@ -83,14 +83,18 @@ class Attachments:
     """The media of one session by hash: what was kept, and what a store holds.
 
     ``lock`` is the session's (re-entrant) lock: the store's connection is
-    used under it, as for every other write.
+    used under it, as for every other write. A ``readonly`` session writes
+    nothing (its writes are refused when its node is appended).
     """
 
-    __slots__ = ("_blocks", "_lock", "_store")
+    __slots__ = ("_blocks", "_lock", "_readonly", "_store")
 
-    def __init__(self, store: object | None, lock: threading.RLock) -> None:
+    def __init__(
+        self, store: object | None, lock: threading.RLock, *, readonly: bool = False
+    ) -> None:
         self._store = store if isinstance(store, AttachmentStore) else None
         self._lock = lock
+        self._readonly = readonly
         self._blocks: dict[str, MediaBlock] = {}
 
     def keep(self, block: MediaBlock) -> dict[str, Any]:
@@ -102,7 +106,7 @@ class Attachments:
         out["sha256"] = digest
         with self._lock:
             if digest not in self._blocks:
-                if self._store is not None:
+                if self._store is not None and not self._readonly:
                     data = block.data
                     assert data is not None  # inline
                     self._store.put_attachment(digest, block.media_type, data)

@@ -169,7 +169,7 @@ class Session:
             self.id = self._store.attach(id, latest=resume or (readonly and id is None))
             rows = self._store.load(self.id)
         self.root = Node(0, "session", self.id, None, 0, time.time(), {})
-        self.root.attachments = Attachments(self._store, self._lock)
+        self.root.attachments = Attachments(self._store, self._lock, readonly=readonly)
         if rows:
             self._load(rows)
 

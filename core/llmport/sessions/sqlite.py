@@ -348,7 +348,8 @@ class SqliteStore:
                             blob.write(view[at : at + _BLOB_CHUNK])
                 db.execute("COMMIT")
             except BaseException:
-                db.execute("ROLLBACK")
+                if db.in_transaction:  # BEGIN itself may be what failed (locked)
+                    db.execute("ROLLBACK")
                 raise
 
         try:

@@ -271,3 +271,15 @@ def test_a_20_mb_tool_image_through_3_turns_and_a_reopen_keeps_peak_rss_under_3x
     grown = int(out.stdout.strip().splitlines()[-1])
     assert grown <= 3 * size, f"peak RSS grew by {grown / 2**20:.1f} MiB for a 20 MiB image"
     assert len(attachment_rows(tmp_path / "s.sqlite")) == 1
+
+
+def test_a_readonly_session_writes_no_attachment(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite"
+    Session(path).close()
+    readonly = Session(path, readonly=True)
+    image = MediaBlock("image", "image/png", data=PNG)
+    form = readonly.attachments.keep(image)
+    assert form["sha256"] == hashlib.sha256(PNG).hexdigest()
+    assert readonly.attachments.block(form) is image  # held for this reader only
+    assert attachment_rows(path) == []
+    readonly.close()
