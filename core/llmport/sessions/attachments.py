@@ -157,6 +157,8 @@ def _checked_form(stored: dict[str, Any]) -> tuple[str, str, int]:
         raise AttachmentError(digest, f"unknown media kind {str(kind)[:40]!r}")
     if not isinstance(media_type, str) or "/" not in media_type:
         raise AttachmentError(digest, f"media type {str(media_type)[:80]!r} is not a type/subtype")
+    if kind != "file" and not media_type.startswith(f"{kind}/"):
+        raise AttachmentError(digest, f"an {kind} block cannot be {media_type[:80]}")
     if isinstance(size, bool) or not isinstance(size, int) or size < 0:
         raise AttachmentError(digest, f"size {str(size)[:40]!r} is not a byte count")
     if size > MAX_ATTACHMENT_BYTES:

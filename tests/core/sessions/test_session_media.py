@@ -148,6 +148,7 @@ def test_a_planted_attachment_contradicting_its_media_type_is_refused(tmp_path: 
         ({"sha256": "../../etc/passwd"}, "64 lowercase hex"),
         ({"type": "video"}, "unknown media kind"),
         ({"media_type": 7}, "type/subtype"),
+        ({"type": "audio"}, "an audio block cannot be image/png"),
     ],
 )
 def test_hostile_stored_forms_are_refused_typed_before_any_read(
