@@ -85,3 +85,26 @@ def test_a_script_import_leaves_first_use_modules_out(module: str) -> None:
     # pathlib: reading or saving a file block; uuid: a new session's id;
     # concurrent.futures: the first sync tool turn; difflib: an unknown option's hint.
     assert module not in _loaded("from llmport import Runtime, tool, agentic_function")
+
+
+#: Who calls ``re.compile`` while the script's import runs (a module-level regex).
+_COMPILERS = """
+import json, re, sys
+callers = []
+compile = re.compile
+def recording(*args, **kwargs):
+    callers.append(sys._getframe(1).f_globals.get("__name__", "?"))
+    return compile(*args, **kwargs)
+re.compile = recording
+from llmport import Runtime, tool, agentic_function
+print(json.dumps(callers))
+"""
+
+
+def test_a_script_import_compiles_no_llmport_regex() -> None:
+    # Each module-level pattern is compiled on first use (llmport.patterns): a
+    # wide character class alone cost ~4 ms of every script's start-up.
+    out = subprocess.run(
+        [sys.executable, "-c", _COMPILERS], check=True, capture_output=True, text=True
+    ).stdout
+    assert [name for name in json.loads(out) if name.startswith("llmport")] == []

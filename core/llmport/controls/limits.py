@@ -34,7 +34,6 @@
 from __future__ import annotations
 
 import math
-import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -51,6 +50,7 @@ from ..errors import (
     redact,
 )
 from ..observe.logs import log
+from ..patterns import pattern
 from ..slotted import dataclass
 from .retry import retry_after_from_headers
 
@@ -138,7 +138,7 @@ def match_limits(limits: Mapping[str, Limit], target: str) -> tuple[tuple[str, L
 
 # --- what the vendors say ----------------------------------------------------------------
 
-_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
+_DURATION_PART = pattern(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 
 

@@ -12,13 +12,13 @@ the retries honour it, the error plumbing and the limiters put it on errors.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import AttemptFailure, ExecFailed, InputError, LlmportError, ProviderError
+from ..patterns import pattern
 from ..slotted import dataclass
 
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 # --- retry-after: where a vendor said how long to wait (one parser) --------------
 
 _RETRY_INFO = "type.googleapis.com/google.rpc.RetryInfo"
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
+_DURATION = pattern(r"^\s*(\d+(?:\.\d+)?)s\s*$")
 
 
 def retry_after_from_headers(headers: Mapping[str, Any] | None) -> float | None:

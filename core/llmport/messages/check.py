@@ -28,11 +28,11 @@ their attributes (see :class:`Turn`).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 from ..errors import ContextWindowExceeded, MessageError, SchemaError
+from ..patterns import pattern
 
 __all__ = [
     "MAX_DEPTH",
@@ -309,11 +309,11 @@ _PARTS: tuple[tuple[str, Callable[[Any], str | None]], ...] = (
 #: key) is the longest any vendor gives; a 1 MB "id" is no reference.
 MAX_FILE_ID = 2048
 #: ``type/subtype`` (RFC 6838 names), parameters not allowed in a reference.
-_MEDIA_TYPE = re.compile(
+_MEDIA_TYPE = pattern(
     r"^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}$"
 )
 #: Control characters: a newline in an id would reach a URL path or a header.
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_CONTROL = pattern(r"[\x00-\x1f\x7f]")
 
 
 def file_ref_problem(

@@ -14,8 +14,9 @@ text past a vendor's token limit by up to 4x. ASCII text takes the fast path.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
+
+from ..patterns import pattern
 
 if TYPE_CHECKING:
     from .types import Block, Request
@@ -38,7 +39,7 @@ def _chars_tokens(chars: int) -> int:
 
 #: Characters counted as one token each: CJK ideographs (the unified blocks, extensions
 #: and compatibility forms), kana, hangul (syllables and jamo) and CJK punctuation.
-_ONE_TOKEN_EACH = re.compile(
+_ONE_TOKEN_EACH = pattern(
     "[\u1100-\u11ff\u2e80-\u2fdf\u3000-\u30ff\u3130-\u318f\u31f0-\u31ff"
     "\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f\uac00-\ud7ff\uf900-\ufaff"
     "\uff00-\uffef\U00020000-\U0003134f]"

@@ -46,6 +46,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
+from ..patterns import pattern
 from ..slotted import dataclass
 from .secrets_in_use import note_in_use
 
@@ -69,14 +70,12 @@ __all__ = [
 ]
 
 #: The password of a URL's user info (``scheme://user:password@host``).
-_URL_PASSWORD = re.compile(r"(://[^/\s:@\"'<>]*):[^/\s@\"'<>]*@")
+_URL_PASSWORD = pattern(r"(://[^/\s:@\"'<>]*):[^/\s@\"'<>]*@")
 #: Query parameters whose value is a secret, by name: ``password``, ``sslpassword``,
 #: ``pwd``, ``auth``, ``sig``, anything with ``key``, ``token``, ``secret``, ``credential``
 #: or ``signature`` in it (``?api_key=``, ``&X-Amz-Signature=``).
-_QUERY_SECRET_NAME = (
-    r"[\w.\-]*(?:key|token|secret|passw|pwd|credential|signature)[\w.\-]*|auth|sig"
-)
-_QUERY_SECRET = re.compile(rf"(?i)([?&](?:{_QUERY_SECRET_NAME})=)(?!\*\*\*)[^&#\s\"'<>]+")
+_QUERY_SECRET_NAME = r"[\w.\-]*(?:key|token|secret|passw|pwd|credential|signature)[\w.\-]*|auth|sig"
+_QUERY_SECRET = pattern(rf"(?i)([?&](?:{_QUERY_SECRET_NAME})=)(?!\*\*\*)[^&#\s\"'<>]+")
 _QUERY_TRIGGERS = ("key", "token", "secret", "pass", "pwd", "credential", "auth", "sig")
 
 #: Credential shapes vendors use, and the places they appear in echoed requests.
@@ -86,17 +85,17 @@ _SECRET_PATTERNS: tuple[tuple[tuple[str, ...], re.Pattern[str], str], ...] = (
     # Vendors echo keys half-masked ("sk-proj-****ab12"): the stars are part of the match.
     (
         ("sk-", "sess-"),
-        re.compile(r"\b(sk-(?:ant-|proj-)?|sess-)[A-Za-z0-9_\-*]{8,}"),
+        pattern(r"\b(sk-(?:ant-|proj-)?|sess-)[A-Za-z0-9_\-*]{8,}"),
         r"\1***",
     ),
-    (("aiza",), re.compile(r"\bAIza[0-9A-Za-z_\-]{20,}"), "AIza***"),
-    (("akia", "asia"), re.compile(r"\b(AKIA|ASIA)[0-9A-Z]{16}\b"), r"\1***"),
-    (("bearer",), re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._~+/\-]+=*"), r"\1 ***"),
+    (("aiza",), pattern(r"\bAIza[0-9A-Za-z_\-]{20,}"), "AIza***"),
+    (("akia", "asia"), pattern(r"\b(AKIA|ASIA)[0-9A-Z]{16}\b"), r"\1***"),
+    (("bearer",), pattern(r"(?i)\b(bearer)\s+[A-Za-z0-9._~+/\-]+=*"), r"\1 ***"),
     # A URL's query-string secrets: "?password=...", "&sslpassword=", "?api_key=", "&x-token=".
     (_QUERY_TRIGGERS, _QUERY_SECRET, r"\1***"),
     (
         ("api-key", "api_key", "authorization", "aws_s", "security-token"),
-        re.compile(
+        pattern(
             r"(?i)\b((?:x-api-key|x-goog-api-key|api-key|api_key|authorization|"
             r"aws_secret_access_key|aws_session_token|x-amz-security-token)"
             r"[\"']?\s*[:=]\s*[\"']?)(?!\*\*\*)[^\s\"',}]+"
@@ -104,23 +103,23 @@ _SECRET_PATTERNS: tuple[tuple[tuple[str, ...], re.Pattern[str], str], ...] = (
         r"\1***",
     ),
     # SigV4: "Credential=AKIA.../20250101/us-east-1/bedrock/aws4_request, Signature=..."
-    (("credential=",), re.compile(r"(?i)\b(Credential=)[^\s,/]+"), r"\1***"),
-    (("signature=",), re.compile(r"(?i)\b(Signature=)[0-9a-f]{16,}"), r"\1***"),
+    (("credential=",), pattern(r"(?i)\b(Credential=)[^\s,/]+"), r"\1***"),
+    (("signature=",), pattern(r"(?i)\b(Signature=)[0-9a-f]{16,}"), r"\1***"),
     # A URL's user info: "https://user:password@host" (httpx logs every request URL).
     (("://",), _URL_PASSWORD, r"\1:***@"),
 )
-_SECRET_SETTING = re.compile(
+_SECRET_SETTING = pattern(
     r"(?i)(api_?key|secret|token|password|credential|authorization|access_key|auth)"
     # ...but not a setting that names a wire field or a limit: the OpenAI plugin's
     # ``max_tokens_field = "max_completion_tokens"`` holds a field name, not a token.
     r"(?!\w*_field$)(?<!max_token)(?<!max_tokens)"
 )
 #: Header names whose values are secret, whatever the value looks like.
-_SECRET_HEADER = re.compile(r"(?i)(auth|key|token|secret|password|credential|signature|cookie)")
+_SECRET_HEADER = pattern(r"(?i)(auth|key|token|secret|password|credential|signature|cookie)")
 #: A header value that looks like a credential: one word of 16+ characters, letters
 #: and digits, with a random-looking stretch (12+ letters or digits in a row):
 #: ``prompt-caching-2024-07-31`` (an ``anthropic-beta`` value) is not one.
-_TOKEN_LIKE = re.compile(r"(?=[^\s]*[0-9])(?=[^\s]*[A-Za-z])(?=.*[A-Za-z0-9]{12})[\w\-.~+/=]{16,}")
+_TOKEN_LIKE = pattern(r"(?=[^\s]*[0-9])(?=[^\s]*[A-Za-z])(?=.*[A-Za-z0-9]{12})[\w\-.~+/=]{16,}")
 
 #: The environment variables whose values are always masked literally.
 SECRET_ENV_VARS = (
@@ -148,7 +147,7 @@ _STEP = PARTIAL_ECHO - _GRAM + 1
 
 
 #: The public prefixes of vendor keys (the same for every key): not part of a partial echo.
-_PUBLIC_PREFIX = re.compile(r"sk-ant-(?:[a-z]+\d*-)?|sk-proj-|sk-|sess-|AIza|AKIA|ASIA")
+_PUBLIC_PREFIX = pattern(r"sk-ant-(?:[a-z]+\d*-)?|sk-proj-|sk-|sess-|AIza|AKIA|ASIA")
 
 
 @dataclass(frozen=True, slots=True)
@@ -403,9 +402,9 @@ def _redact_with(text: str, index: _Index) -> str:
         if secret in text:
             text = text.replace(secret, "***")
     lowered = text.lower()
-    for triggers, pattern, replacement in _SECRET_PATTERNS:
+    for triggers, secret_pattern, replacement in _SECRET_PATTERNS:
         if any(t in lowered for t in triggers):
-            text = pattern.sub(replacement, text)
+            text = secret_pattern.sub(replacement, text)
     if "***" in text:
         text = _mask_starred_echoes(text, index)
     text = _mask_partial_echoes(text, index)
@@ -413,8 +412,8 @@ def _redact_with(text: str, index: _Index) -> str:
 
 
 #: A run of stars, and the key characters a vendor may show on either side of it.
-_STARS = re.compile(r"\*{3,}")
-_KEY_CHARS_AFTER = re.compile(r"[\w\-.~+/=]{1,256}")
+_STARS = pattern(r"\*{3,}")
+_KEY_CHARS_AFTER = pattern(r"[\w\-.~+/=]{1,256}")
 _KEY_CHARS = frozenset("-.~+/=_0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
 

@@ -22,20 +22,20 @@ letters, digits, ``_``, ``.`` and ``-`` (no colon, no space, not empty).
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..errors import ConfigError
+from ..patterns import pattern
 
 __all__ = ["PROVIDER_NAME", "SETTING_KINDS", "check_providers", "check_setting"]
 
 #: What a provider (or named instance) may be called: what ``NAME:model`` can route by.
-PROVIDER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*")
+PROVIDER_NAME = pattern(r"[A-Za-z0-9][A-Za-z0-9_.\-]*")
 #: An HTTP header name (RFC 9110 token characters).
-HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+HEADER_NAME = pattern(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 #: Characters that would split a header line or a URL (a value reaches both).
-LINE_BREAKS = re.compile(r"[\r\n\x00]")
+LINE_BREAKS = pattern(r"[\r\n\x00]")
 
 
 def _text(value: Any) -> str | None:

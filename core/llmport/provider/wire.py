@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
+
+from ..patterns import pattern
 
 if TYPE_CHECKING:
     from ..messages.types import MediaBlock
@@ -172,7 +173,7 @@ _SLOW: Any = object()
 #: A number that may overflow a float (an exponent of 100 or more, 300 digits in a row):
 #: jiter reads it as infinity where llmport refuses it, so such a document takes the slow
 #: path, which names it.
-_MAY_OVERFLOW = re.compile(rb"[eE]\+?0*[1-9][0-9]{2}|[0-9]{300}")
+_MAY_OVERFLOW = pattern(rb"[eE]\+?0*[1-9][0-9]{2}|[0-9]{300}")
 
 
 def _fast_loads(data: str | bytes) -> Any:

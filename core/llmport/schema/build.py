@@ -23,7 +23,6 @@ import contextlib
 import dataclasses
 import enum
 import inspect
-import re
 import sys
 import types
 import typing
@@ -32,6 +31,7 @@ from dataclasses import field
 from typing import Any
 
 from ..errors import SchemaError
+from ..patterns import pattern
 from ..slotted import dataclass
 
 __all__ = [
@@ -359,10 +359,10 @@ _GOOGLE_PARAMS = {
     "other parameters",
     "attributes",
 }
-_GOOGLE_SECTION = re.compile(r"^([A-Za-z][A-Za-z ]*):\s*$")
-_GOOGLE_ITEM = re.compile(r"^\*{0,2}(\w+)\s*(?:\(([^)]*)\))?\s*:\s*(.*)$")
-_NUMPY_ITEM = re.compile(r"^\*{0,2}(\w+)\s*(?::\s*(.*))?$")
-_SPHINX_PARAM = re.compile(r"^:param\s+(?:[^:]*\s)?(\w+)\s*:\s*(.*)$")
+_GOOGLE_SECTION = pattern(r"^([A-Za-z][A-Za-z ]*):\s*$")
+_GOOGLE_ITEM = pattern(r"^\*{0,2}(\w+)\s*(?:\(([^)]*)\))?\s*:\s*(.*)$")
+_NUMPY_ITEM = pattern(r"^\*{0,2}(\w+)\s*(?::\s*(.*))?$")
+_SPHINX_PARAM = pattern(r"^:param\s+(?:[^:]*\s)?(\w+)\s*:\s*(.*)$")
 
 
 @dataclass(slots=True, frozen=True)

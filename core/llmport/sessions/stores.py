@@ -26,7 +26,6 @@ redacted by :func:`llmport.errors.redact`), so API keys never reach it.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
@@ -38,6 +37,7 @@ from ..errors import (
     UnknownSessionError,
 )
 from ..observe.redaction import redact_data
+from ..patterns import pattern
 
 if TYPE_CHECKING:
     from .dag import Node
@@ -142,7 +142,7 @@ KNOWN_PACKAGES = {
     "postgres": "llmport-postgres",
 }
 
-_URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://")
+_URL = pattern(r"^([A-Za-z][A-Za-z0-9+.\-]*)://")
 
 
 def split_target(target: str) -> tuple[str, str]:
@@ -184,7 +184,7 @@ def dump(data: dict[str, Any] | None) -> str | None:
 
 
 #: A UTF-16 surrogate on its own: a Python ``str`` may hold one, UTF-8 cannot encode it.
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE = pattern("[\ud800-\udfff]")
 
 
 def storable(json_text: str) -> str:

@@ -25,7 +25,6 @@ import contextvars
 import functools
 import inspect
 import json
-import re
 import sys
 import threading
 import time
@@ -52,6 +51,7 @@ from ..messages.types import (
     ToolSpec,
 )
 from ..observe.redaction import redact
+from ..patterns import pattern
 from ..provider.wire import loads as strict_json
 from ..schema.build import check_schema, coerce, function_schema
 from ..slotted import dataclass
@@ -90,7 +90,7 @@ ToolStatus = Literal[
     "repeated",
 ]
 
-_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_NAME = pattern(r"^[A-Za-z0-9_-]{1,64}$")
 
 
 @dataclass(slots=True)
