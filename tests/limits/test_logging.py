@@ -96,3 +96,13 @@ def test_an_unrelated_logger_is_left_alone(caplog: pytest.LogCaptureFixture) -> 
     with caplog.at_level(logging.INFO, logger="myapp"):
         logging.getLogger("myapp").info("token sk-proj-%s", "B" * 30)
     assert "sk-proj-BBBB" in caplog.records[0].getMessage()
+
+
+def test_the_llmport_logger_has_its_null_handler_once() -> None:
+    # Made on first use (logging stays out of a script's import), with the
+    # NullHandler that keeps Python's last-resort handler off a library's records.
+    from llmport.observe.logs import logger
+
+    assert logger() is logger() is logging.getLogger("llmport")
+    nulls = [h for h in logger().handlers if isinstance(h, logging.NullHandler)]
+    assert len(nulls) == 1

@@ -49,7 +49,7 @@ from ..errors import (
     ProviderError,
     redact,
 )
-from ..observe.logs import log
+from ..observe.logs import logger
 from ..patterns import pattern
 from ..slotted import dataclass
 from .retry import retry_after_from_headers
@@ -436,7 +436,7 @@ def _unavailable(gate: Gate, failure: LimiterUnavailable) -> Permit:
     """``on_unavailable``: unlimited when every matching limit allows it, else raise."""
     if any(limit.on_unavailable != "allow" for _, limit in gate.limits):
         raise failure
-    log.warning(
+    logger().warning(
         "%s: %s; sending without the limit (on_unavailable='allow')",
         gate.target,
         failure,

@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import binascii
 import hashlib
-import logging
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..errors import OptionError
+from ..observe.logs import logger
 from ..sessions.kv import MemoryStore, SqliteKV, Store, open_kv
 
 __all__ = ["DEFAULT_PATH", "NAMESPACE", "EmbedCache", "input_hash"]
@@ -34,8 +34,6 @@ __all__ = ["DEFAULT_PATH", "NAMESPACE", "EmbedCache", "input_hash"]
 DEFAULT_PATH = "llmport-embeddings.sqlite"
 #: The first part of every namespace the cache writes.
 NAMESPACE = "llmport-embed"
-
-_log = logging.getLogger("llmport")
 
 
 def input_hash(text: str) -> str:
@@ -90,7 +88,7 @@ class EmbedCache:
                 if vector is not None:
                     found[index] = vector
         except Exception:  # the cache never fails a call (module docstring)
-            _log.warning("embedding cache: the store could not be read; embedding instead")
+            logger().warning("embedding cache: the store could not be read; embedding instead")
         return found
 
     def keep(
@@ -103,7 +101,7 @@ class EmbedCache:
                     namespace, key, {"f32": binascii.b2a_base64(vector, newline=False).decode()}
                 )
         except Exception:  # the answer is already in hand: never lost to the cache
-            _log.warning("embedding cache: the store could not be written; vectors not kept")
+            logger().warning("embedding cache: the store could not be written; vectors not kept")
 
 
 def _vector(value: Any) -> bytes | None:

@@ -12,17 +12,16 @@ Nothing is built for observers when none is registered.
 
 from __future__ import annotations
 
-import logging
 from typing import Any, TypeVar
 
 from ..errors import GuardrailTripped, InputGuardrailTripped, OutputGuardrailTripped
 from ..messages.types import Request, Response
+from ..observe.logs import logger
 from ..plugins.host import PluginHost
 from ..tools.policy import CallInfo, ToolCheck, combine_verdicts
 
 __all__ = ["RunHooks"]
 
-log = logging.getLogger("llmport")
 T = TypeVar("T")
 
 
@@ -123,21 +122,21 @@ class RunHooks:
                 next(gen)
                 started.append((wrapper, gen))
             except Exception:
-                log.exception("observer %s failed on %s", wrapper.plugin_name, event)
+                logger().exception("observer %s failed on %s", wrapper.plugin_name, event)
         for impl in self._observers:
             if getattr(impl, "wrapper", False):
                 continue
             try:
                 _call_impl(impl, event=event, payload=payload, info=info)
             except Exception:
-                log.exception("observer %s failed on %s", impl.plugin_name, event)
+                logger().exception("observer %s failed on %s", impl.plugin_name, event)
         for wrapper, gen in reversed(started):
             try:
                 gen.send(None)
             except StopIteration:
                 pass
             except Exception:
-                log.exception("observer %s failed on %s", wrapper.plugin_name, event)
+                logger().exception("observer %s failed on %s", wrapper.plugin_name, event)
 
     def tool_verdict(self, check: ToolCheck) -> str:
         """The combined verdict of the tool-policy hooks (allow when none answers)."""

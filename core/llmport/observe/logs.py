@@ -7,26 +7,44 @@
 
 Configure it like any logger: ``logging.getLogger("llmport").setLevel(...)``.
 Each helper checks the level first, so a disabled level costs one call.
+
+The logger is made by :func:`logger` on first use: ``logging`` (with
+``traceback``, ``string`` and ``textwrap``) costs ~8 ms of a script's
+start-up, and most scripts log nothing before their first call.
 """
 
 from __future__ import annotations
 
-import logging
-from typing import Any
+import functools
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["log", "log_fallback", "log_retry", "log_usage"]
+if TYPE_CHECKING:
+    import logging
 
-log = logging.getLogger("llmport")
-# A library's logger prints nothing until the application configures logging
-# (without it, Python's last-resort handler would print WARNINGs to stderr).
-log.addHandler(logging.NullHandler())
+__all__ = ["log_fallback", "log_retry", "log_usage", "logger"]
+
+# The standard levels' values, so that a disabled level is checked without ``logging``.
+_DEBUG, _INFO, _WARNING = 10, 20, 30
+
+
+@functools.cache
+def logger() -> logging.Logger:
+    """The ``llmport`` logger (``logging`` is imported on the first call)."""
+    import logging
+
+    made = logging.getLogger("llmport")
+    # A library's logger prints nothing until the application configures logging
+    # (without it, Python's last-resort handler would print WARNINGs to stderr).
+    made.addHandler(logging.NullHandler())
+    return made
 
 
 def log_retry(
     model: str, attempt: int, max_attempts: int, delay: float, error: BaseException
 ) -> None:
     """WARNING: attempt ``attempt`` of ``max_attempts`` failed; retrying in ``delay`` s."""
-    if log.isEnabledFor(logging.WARNING):
+    log = logger()
+    if log.isEnabledFor(_WARNING):
         log.warning(
             "%s: attempt %d/%d failed with %s: %s; retrying in %.2fs",
             model,
@@ -47,7 +65,8 @@ def log_retry(
 
 def log_fallback(failed: str, next_model: str, error: BaseException | None) -> None:
     """INFO: ``failed`` gave up (``error``); the run continues with ``next_model``."""
-    if log.isEnabledFor(logging.INFO):
+    log = logger()
+    if log.isEnabledFor(_INFO):
         why = f"{type(error).__name__}: {error}" if error is not None else "cannot take the request"
         log.info(
             "%s failed (%s); falling back to %s",
@@ -65,7 +84,8 @@ def log_fallback(failed: str, next_model: str, error: BaseException | None) -> N
 
 def log_usage(model: str, usage: Any) -> None:
     """DEBUG: the tokens one model response used."""
-    if log.isEnabledFor(logging.DEBUG):
+    log = logger()
+    if log.isEnabledFor(_DEBUG):
         log.debug(
             "%s: usage input=%d output=%d cache_read=%d cache_write=%d reasoning=%d",
             model,

@@ -15,13 +15,13 @@
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Mapping
 from dataclasses import field
 from typing import Any, Protocol
 
 from ..slotted import dataclass
+from .logs import logger
 
 __all__ = [
     "FunctionObserver",
@@ -30,8 +30,6 @@ __all__ = [
     "function_observers",
     "remove_function_observer",
 ]
-
-_log = logging.getLogger("llmport")
 
 
 @dataclass(slots=True, frozen=True)
@@ -90,7 +88,7 @@ def functions_start(name: str, node_id: str | None, arguments: Mapping[str, Any]
         try:
             tokens.append((observer, observer.start(name, node_id, arguments)))
         except Exception:
-            _log.exception("function observer %r failed on start of %s()", observer, name)
+            logger().exception("function observer %r failed on start of %s()", observer, name)
     return tokens
 
 
@@ -99,4 +97,4 @@ def functions_end(tokens: list[Any], result: Any, error: BaseException | None) -
         try:
             observer.end(token, result, error)
         except Exception:
-            _log.exception("function observer %r failed on end", observer)
+            logger().exception("function observer %r failed on end", observer)

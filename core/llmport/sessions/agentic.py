@@ -21,13 +21,13 @@ import contextvars
 import dataclasses
 import functools
 import inspect
-import logging
 import math
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar, overload
 
 from ..messages.types import Block, Message, Usage, block_to_dict
+from ..observe.logs import logger
 from ..observe.tracing import function_observers, functions_end, functions_start  # tracing
 from ..slotted import dataclass
 from . import dag
@@ -57,7 +57,6 @@ __all__ = [
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
-_log = logging.getLogger("llmport")
 
 #: Longest repr kept for a value that is not JSON (arguments, results).
 MAX_REPR = 2000
@@ -294,7 +293,7 @@ class _Call:
         try:
             self.session.end(self.frame.node, "error", {"error": error_info(exc)}, self._elapsed())
         except Exception:  # never hide the caller's exception behind a recording problem
-            _log.exception("could not record the failure of %s()", self.frame.name)
+            logger().exception("could not record the failure of %s()", self.frame.name)
         finally:
             self._release()
 

@@ -62,7 +62,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import SessionStoreUnavailable
 from ..messages.types import Usage
-from ..observe.logs import log
+from ..observe.logs import logger
 from .attachments import Attachments
 from .dag import (
     Expose,
@@ -325,7 +325,7 @@ class Session:
                     self._store.complete(self.id, node.seq, status, self._clock, duration, result)
                 except SessionStoreUnavailable as exc:
                     result = {**result, "unsaved": str(exc)}
-                    log.warning(
+                    logger().warning(
                         "%s: the end of %s was not stored: %s",
                         self.id,
                         node.id,

@@ -22,19 +22,19 @@ not consulted (pass ``tools=[MCPServer(...)]`` instead).
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from llmport import hookimpl
 from llmport.errors import ConfigError
+from llmport.observe.logs import logger
 
 if TYPE_CHECKING:
     import argparse  # annotations only: every Runtime loads this module, the CLI needs argparse
 
 __all__ = ["cmd_serve", "llmport_register_commands", "llmport_toolsets", "server_from_config"]
 
-log = logging.getLogger("llmport.mcp")
+log = logger().getChild("mcp")  # llmport.mcp, under llmport's NullHandler
 
 _KEYS = {
     "command",

@@ -23,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
-import logging
 import re
 import shlex
 import sys
@@ -33,6 +32,7 @@ from concurrent.futures import Future
 from typing import Any, TypeVar
 
 from llmport.errors import LlmportError, OptionError
+from llmport.observe.logs import logger
 from llmport.observe.redaction import header_secrets, looks_secret, redact, register_secret
 from llmport.tools.tool import Tool, Toolset
 
@@ -48,7 +48,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-log = logging.getLogger("llmport.mcp")
+log = logger().getChild("mcp")  # llmport.mcp, under llmport's NullHandler
 
 #: Seconds to start or reach a server and list its tools, unless ``connect_timeout`` says.
 DEFAULT_CONNECT_TIMEOUT = 5.0

@@ -11,17 +11,17 @@ for :attr:`llmport_mcp.MCPServer.stderr`.
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
 from collections import deque
 from typing import TextIO
 
+from llmport.observe.logs import logger
 from llmport.observe.redaction import redact
 
 __all__ = ["StderrCapture"]
 
-log = logging.getLogger("llmport.mcp")
+log = logger().getChild("mcp")  # llmport.mcp, under llmport's NullHandler
 
 #: How many of a server's last stderr lines are kept.
 KEEP_LINES = 200

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import concurrent.futures
-import logging
 import os
 import threading
 import uuid
@@ -24,6 +23,7 @@ from urllib.parse import urlsplit
 
 from llmport.controls.limits import CONCURRENCY_POLL, Limit, Permit, RateInfo
 from llmport.errors import ConfigError, LimiterUnavailable, redact
+from llmport.observe.logs import logger
 
 from .connection import DEFAULT_TIMEOUT, bounded_client, service, split_url
 
@@ -131,7 +131,7 @@ return ''
 
 Limits = tuple[tuple[str, Limit], ...]
 
-log = logging.getLogger("llmport")
+log = logger()
 
 #: Lease seconds (a concurrency slot held without a heartbeat).
 DEFAULT_LEASE = 15.0
