@@ -26,17 +26,33 @@ more (``order``, ``unsafe_hash``, ``kw_only`` or ``init=False`` fields,
 a dataclass base, a metaclass, no docstring) is handed to
 ``dataclasses.dataclass`` unchanged. For type checkers this *is*
 ``dataclasses.dataclass``.
+
+:func:`field` is ``dataclasses.field`` for llmport's classes (for type
+checkers it *is* that): it keeps what it was given until the stdlib needs a
+``dataclasses.Field``. This module imports ``dataclasses`` only then, because
+``dataclasses`` imports ``inspect`` (with ``ast``, ``dis`` and ``tokenize``):
+~14 ms of a script's start-up that no class definition needs.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import reprlib
+import sys
 from collections.abc import Callable
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-_MISSING: Any = dataclasses.MISSING
+
+class _Missing:
+    """No default given (``dataclasses.MISSING`` until ``dataclasses`` is imported)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<MISSING>"
+
+
+_MISSING: Any = _Missing()
 
 
 class _Factory:
@@ -65,9 +81,79 @@ class _Field(NamedTuple):
     initvar: bool = False
 
 
+class _FieldSpec(NamedTuple):
+    """What :func:`field` was given (``dataclasses.Field``'s names), until the stdlib needs it."""
+
+    default: Any
+    default_factory: Any
+    init: bool
+    repr: bool
+    hash: bool | None
+    compare: bool
+    metadata: Any
+    kw_only: Any
+
+    def stdlib(self) -> Any:
+        """The ``dataclasses.Field`` this stands for."""
+        import dataclasses
+
+        given = {k: v for k, v in self._asdict().items() if v is not _MISSING}
+        return dataclasses.field(**given)
+
+
+def _stdlib_values(namespace: dict[str, Any]) -> dict[str, Any]:
+    """``namespace`` with each :func:`field` value as the ``dataclasses.Field`` it stands for."""
+    return {
+        key: value.stdlib() if isinstance(value, _FieldSpec) else value
+        for key, value in namespace.items()
+    }
+
+
+def _is_stdlib_field(value: Any) -> bool:
+    """Whether ``value`` is a ``dataclasses.Field`` (none can exist before the import)."""
+    stdlib = sys.modules.get("dataclasses")
+    return stdlib is not None and isinstance(value, stdlib.Field)
+
+
+def _stdlib_field_values(value: Any) -> _FieldSpec:
+    """A ``dataclasses.Field``'s parameters, its ``MISSING`` read as this module's."""
+    missing = sys.modules["dataclasses"].MISSING
+
+    def given(x: Any) -> Any:
+        return _MISSING if x is missing else x
+
+    return _FieldSpec(
+        given(value.default),
+        given(value.default_factory),
+        value.init,
+        value.repr,
+        value.hash,
+        value.compare,
+        value.metadata,
+        given(value.kw_only),
+    )
+
+
 if TYPE_CHECKING:
     from dataclasses import dataclass as dataclass
+    from dataclasses import field as field
 else:
+
+    def field(
+        *,
+        default: Any = _MISSING,
+        default_factory: Any = _MISSING,
+        init: bool = True,
+        repr: bool = True,
+        hash: bool | None = None,
+        compare: bool = True,
+        metadata: Any = None,
+        kw_only: Any = _MISSING,
+    ) -> Any:
+        """``dataclasses.field`` with the same parameters; see the module docstring."""
+        if default is not _MISSING and default_factory is not _MISSING:
+            raise ValueError("cannot specify both default and default_factory")
+        return _FieldSpec(default, default_factory, init, repr, hash, compare, metadata, kw_only)
 
     def dataclass(
         cls: type | None = None,
@@ -90,6 +176,11 @@ else:
             fields = _plain_fields(cls) if fast else None
             if fields is not None:
                 return _build(cls, fields, repr=repr, eq=eq, frozen=frozen)
+            import dataclasses
+
+            for name, value in list(cls.__dict__.items()):
+                if isinstance(value, _FieldSpec):
+                    setattr(cls, name, value.stdlib())
             return dataclasses.dataclass(
                 cls,
                 init=init,
@@ -134,7 +225,9 @@ def _plain_fields(cls: type) -> list[_Field] | None:
         if "InitVar" in text and not initvar:
             return None
         value = own.get(name, _MISSING)
-        if isinstance(value, dataclasses.Field):
+        if _is_stdlib_field(value):
+            value = _stdlib_field_values(value)
+        if isinstance(value, _FieldSpec):
             if not value.init or value.kw_only is True or initvar:
                 return None
             field = _Field(
@@ -235,10 +328,12 @@ def _stdlib_records(
     (defaults, ``field()`` objects). The twin is a plain class with that body, in the same module
     (where the stdlib resolves string annotations); only its records are kept.
     """
+    import dataclasses
+
     namespace: dict[str, Any] = {
         "__module__": made.__module__,
         "__qualname__": made.__qualname__,
-        **body,
+        **_stdlib_values(body),
     }
     twin: Any = dataclasses.dataclass(
         type(made.__name__, (), namespace), init=False, repr=False, eq=False
@@ -337,11 +432,15 @@ def _frozen_guards(cls: type, names: tuple[str, ...]) -> tuple[Any, Any]:
 
     def __setattr__(self: Any, name: str, value: Any) -> None:
         if type(self) is cls or name in fields:
+            import dataclasses  # on the error path only
+
             raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
         super(cls, self).__setattr__(name, value)  # type: ignore[arg-type]  # narrowed by the is-check
 
     def __delattr__(self: Any, name: str) -> None:
         if type(self) is cls or name in fields:
+            import dataclasses  # on the error path only
+
             raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
         super(cls, self).__delattr__(name)  # type: ignore[arg-type]  # narrowed by the is-check
 

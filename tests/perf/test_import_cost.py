@@ -80,11 +80,17 @@ def test_the_pytest_plugin_loads_no_recorder_until_a_cassette_is_used(tmp_path: 
     assert "2 passed" in ran.stdout
 
 
-@pytest.mark.parametrize("module", ["pathlib", "uuid", "concurrent.futures", "difflib", "logging"])
+@pytest.mark.parametrize(
+    "module",
+    ["pathlib", "uuid", "concurrent.futures", "difflib", "logging", "dataclasses", "inspect"],
+)
 def test_a_script_import_leaves_first_use_modules_out(module: str) -> None:
     # pathlib: reading or saving a file block; uuid: a new session's id;
     # concurrent.futures: the first sync tool turn; difflib: an unknown option's hint;
-    # logging: the first record or runtime (llmport.observe.logs.logger).
+    # logging: the first record or runtime (llmport.observe.logs.logger);
+    # dataclasses (which imports inspect): fields()/replace() on a class, or a
+    # class llmport.slotted hands to the stdlib; inspect: the first @tool or
+    # @agentic_function.
     assert module not in _loaded("from llmport import Runtime, tool, agentic_function")
 
 

@@ -37,7 +37,6 @@ import math
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import field
 from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
@@ -51,7 +50,7 @@ from ..errors import (
 )
 from ..observe.logs import logger
 from ..patterns import pattern
-from ..slotted import dataclass
+from ..slotted import dataclass, field
 from .retry import retry_after_from_headers
 
 if TYPE_CHECKING:

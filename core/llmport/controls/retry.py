@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import AttemptFailure, ExecFailed, InputError, LlmportError, ProviderError
 from ..patterns import pattern
-from ..slotted import dataclass
+from ..slotted import dataclass, field
 
 if TYPE_CHECKING:
     import random

@@ -14,11 +14,10 @@ import base64
 import binascii
 import os
 from collections.abc import Callable
-from dataclasses import field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias, TypeVar
 
 from ..errors import MessageError
-from ..slotted import dataclass
+from ..slotted import dataclass, field
 from .check import (
     canonical_media_type,
     check_message,

@@ -43,11 +43,10 @@ import os
 import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from ..patterns import pattern
-from ..slotted import dataclass
+from ..slotted import dataclass, field
 from .secrets_in_use import note_in_use
 
 if TYPE_CHECKING:

@@ -17,10 +17,9 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from dataclasses import field
 from typing import Any, Protocol
 
-from ..slotted import dataclass
+from ..slotted import dataclass, field
 from .logs import logger
 
 __all__ = [

@@ -20,19 +20,16 @@ naming the parameter (never a silent "anything goes").
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import enum
-import inspect
 import sys
 import types
 import typing
 from collections.abc import Callable, Iterable, Mapping, MutableMapping, MutableSequence, Sequence
-from dataclasses import field
 from typing import Any
 
 from ..errors import SchemaError
 from ..patterns import pattern
-from ..slotted import dataclass
+from ..slotted import dataclass, field
 
 __all__ = [
     "INJECTED",
@@ -147,6 +144,8 @@ class _Builder:
         return schema
 
     def of(self, annotation: Any, where: str) -> dict[str, Any]:
+        import inspect  # in the functions that use it: its import costs ~10 ms of start-up
+
         if annotation is inspect.Parameter.empty or annotation is Any or annotation is object:
             return {}
         if isinstance(annotation, (str, typing.ForwardRef)):
@@ -224,6 +223,8 @@ class _Builder:
 
     def _named(self, annotation: Any, where: str) -> dict[str, Any]:
         """An enum, a class with fields, a TypeVar or a NewType; anything else has no schema."""
+        import dataclasses  # here: it imports inspect
+
         if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
             return _literal_schema(tuple(m.value for m in annotation))
         if isinstance(annotation, type) and (
@@ -263,6 +264,8 @@ class _Builder:
         return schema
 
     def _fields(self, cls: type, where: str) -> dict[str, Any]:
+        import dataclasses  # here: it imports inspect
+
         hints = resolve_hints(cls)
         doc = parse_docstring(cls.__doc__ or "")
         props: dict[str, Any] = {}
@@ -327,6 +330,8 @@ def resolve_hints(obj: Any, localns: Mapping[str, Any] | None = None) -> dict[st
     passes the namespace it was called in), in the function's closure, and
     a class may name itself.
     """
+    import inspect  # in the functions that use it: its import costs ~10 ms of start-up
+
     target = inspect.unwrap(obj) if callable(obj) and not isinstance(obj, type) else obj
     try:
         return typing.get_type_hints(target, include_extras=True)
@@ -381,6 +386,8 @@ def parse_docstring(doc: str) -> Docstring:
     ``params`` maps each documented parameter to its description with
     continuation lines joined by spaces.
     """
+    import inspect  # in the functions that use it: its import costs ~10 ms of start-up
+
     lines = inspect.cleandoc(doc).splitlines() if doc else []
     params: dict[str, str] = {}
     body_end = len(lines)
@@ -495,6 +502,8 @@ def function_schema(
     lets the model send extra properties. A parameter annotated
     ``RunContext[...]`` is injected by llmport and left out of the schema.
     """
+    import inspect  # in the functions that use it: its import costs ~10 ms of start-up
+
     target = inspect.unwrap(fn)
     sig = inspect.signature(target)
     hints = resolve_hints(target, localns)
@@ -552,6 +561,8 @@ def dataclass_schema(cls: type) -> dict[str, Any]:
 
 def coerce(value: Any, annotation: Any) -> Any:
     """Turn JSON ``value`` (already validated) into ``annotation``'s Python type."""
+    import inspect  # in the functions that use it: its import costs ~10 ms of start-up
+
     if annotation is inspect.Parameter.empty or annotation is Any or value is None:
         return value
     origin = typing.get_origin(annotation)
@@ -573,6 +584,8 @@ def coerce(value: Any, annotation: Any) -> Any:
         return annotation(value)
     if _is_pydantic(annotation):
         return annotation.model_validate(value)
+    import dataclasses  # here: it imports inspect
+
     if (
         isinstance(annotation, type)
         and dataclasses.is_dataclass(annotation)

@@ -18,13 +18,11 @@ The rules, with worked examples, are in ``docs/dag.md``.
 from __future__ import annotations
 
 import contextvars
-import dataclasses
 import functools
-import inspect
 import math
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from ..messages.types import Block, Message, Usage, block_to_dict
 from ..observe.logs import logger
@@ -47,6 +45,9 @@ from .dag import (
     stored_call,
 )
 from .session import Session, bound_session
+
+if TYPE_CHECKING:
+    import inspect
 
 __all__ = [
     "agentic_function",
@@ -141,6 +142,8 @@ def agentic_function(
 
 def _spec_of(func: Any, expose: Expose, limits: _Limits, session: Session | None) -> AgenticSpec:
     """What the decorator records about ``func``; a generator function cannot be recorded."""
+    import inspect  # here, at decoration: its import costs ~10 ms of start-up
+
     if not callable(func):
         raise TypeError(f"@agentic_function needs a function, got {func!r}")
     if inspect.isgeneratorfunction(func) or inspect.isasyncgenfunction(func):
@@ -167,6 +170,8 @@ def _spec_of(func: Any, expose: Expose, limits: _Limits, session: Session | None
 
 def _wrap(func: Callable[..., Any], spec: AgenticSpec) -> Any:
     """``func`` recording each call as a node (sync or async, as ``func`` is)."""
+    import inspect  # here, at decoration: its import costs ~10 ms of start-up
+
     wrapper: Any
     if inspect.iscoroutinefunction(func):
 
@@ -630,7 +635,8 @@ def _arguments(
                 items = items[1:]
             out: dict[str, Any] = {}
             for name, value in items:
-                if signature.parameters[name].kind is inspect.Parameter.VAR_KEYWORD:
+                parameter = signature.parameters[name]
+                if parameter.kind is parameter.VAR_KEYWORD:
                     # **kwargs are recorded as the caller wrote them
                     out.update((k, jsonable(v)) for k, v in value.items())
                 else:
@@ -655,7 +661,9 @@ def jsonable(value: Any, depth: int = 0) -> Any:
         return {str(k): jsonable(v, depth + 1) for k, v in value.items()}
     if isinstance(value, (list, tuple, set, frozenset)):
         return [jsonable(v, depth + 1) for v in value]
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+    if hasattr(type(value), "__dataclass_fields__"):  # dataclasses.is_dataclass(an instance)
+        import dataclasses  # here: it imports inspect
+
         return {
             f.name: jsonable(getattr(value, f.name), depth + 1) for f in dataclasses.fields(value)
         }

@@ -27,7 +27,6 @@ import contextvars
 import json
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
-from dataclasses import field
 from typing import Any, Literal, Protocol
 
 from ..messages.estimate import block_tokens, text_tokens
@@ -40,7 +39,7 @@ from ..messages.types import (
     block_from_dict,
     block_to_dict,
 )
-from ..slotted import dataclass
+from ..slotted import dataclass, field
 from .attachments import Attachments, media_summary, placeholder
 
 NodeKind = Literal["session", "function", "llm", "tool", "summary", "handoff", "fix", "embed"]

@@ -21,10 +21,9 @@ Besides the user's ``deps`` and where the call happens, the context carries
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import field, fields, replace
 from typing import Any, ClassVar, Generic, TypeVar
 
-from ..slotted import dataclass
+from ..slotted import dataclass, field
 
 __all__ = ["RunContext"]
 
@@ -90,6 +89,8 @@ class RunContext(Generic[T]):
 
         ``previous=`` sets the previous value. Unknown names are a ``TypeError``.
         """
+        from dataclasses import fields, replace  # here: dataclasses loads inspect
+
         if "previous" in changes:
             changes["previous_value"] = changes.pop("previous")
         known = {f.name for f in fields(self)}
@@ -107,6 +108,8 @@ class RunContext(Generic[T]):
         A field counts as set when it differs from its default (``None``,
         ``0``, ``""``, the no-op writer, no store, no previous value).
         """
+        from dataclasses import fields, replace  # here: dataclasses loads inspect
+
         if not isinstance(other, RunContext):
             raise TypeError(f"merge() takes a RunContext, got {type(other).__name__}")
         changes: dict[str, Any] = {}

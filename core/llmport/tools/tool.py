@@ -23,13 +23,11 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import functools
-import inspect
 import json
 import sys
 import threading
 import time
 from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
-from dataclasses import InitVar, field, replace
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from ..controls.options import check_vendor_fields
@@ -54,7 +52,7 @@ from ..observe.redaction import redact
 from ..patterns import pattern
 from ..provider.wire import loads as strict_json
 from ..schema.build import check_schema, coerce, function_schema
-from ..slotted import dataclass
+from ..slotted import dataclass, field
 from .context import RunContext
 
 if TYPE_CHECKING:
@@ -93,6 +91,16 @@ ToolStatus = Literal[
 _NAME = pattern(r"^[A-Za-z0-9_-]{1,64}$")
 
 
+class _CheckedSchema(dict[str, Any]):
+    """A parameters schema this module made and checked: :class:`Tool` does not check it again.
+
+    Tool keeps a plain ``dict`` of it. (A marker on the value, not an ``InitVar``
+    parameter: an ``InitVar`` needs ``dataclasses`` imported with this module.)
+    """
+
+    __slots__ = ()
+
+
 @dataclass(slots=True)
 class Tool:
     """A callable the model may call.
@@ -119,11 +127,12 @@ class Tool:
     #: Loaded on demand by the vendor's tool search; a plain tool elsewhere.
     defer_loading: bool = False
     _validator: list[Any] = field(default_factory=list, repr=False, compare=False)
-    #: Set by the constructors of this module whose schema was made (and checked) here.
-    _schema_checked: InitVar[bool] = False
 
-    def __post_init__(self, _schema_checked: bool) -> None:
+    def __post_init__(self) -> None:
         # Every constructor checks here, before a request: Tool(...), @tool, from_schema, handoff().
+        schema_checked = type(self.parameters) is _CheckedSchema  # made and checked here
+        if schema_checked:
+            self.parameters = dict(self.parameters)
         if not isinstance(self.name, str) or not _NAME.match(self.name):
             raise OptionError(f"tool name {self.name!r} must be 1-64 letters, digits, '_' or '-'")
         if not isinstance(self.description, str):
@@ -145,7 +154,7 @@ class Tool:
         if not isinstance(self.defer_loading, bool):
             raise OptionError(f"tool defer_loading must be a bool, got {self.defer_loading!r}")
         check_tool_parameters(self.parameters, f"tool {self.name!r} parameters")
-        if not _schema_checked:
+        if not schema_checked:
             check_schema(self.parameters)
 
     @classmethod
@@ -182,6 +191,8 @@ class Tool:
     @property
     def is_async(self) -> bool:
         # A callable object with an ``async def __call__`` counts as async too.
+        import inspect  # here: its import costs a script's start-up ~10 ms
+
         fn = self.fn
         call = getattr(type(fn), "__call__", None) if not inspect.isfunction(fn) else None  # noqa: B004
         return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(call)
@@ -258,7 +269,7 @@ def tool(
         return Tool(
             name=name or str(getattr(f, "__name__", type(f).__name__)),
             description=description if description is not None else found.description,
-            parameters=found.parameters,
+            parameters=_CheckedSchema(found.parameters),  # function_schema checked it
             fn=f,
             context_param=found.context_param,
             timeout=timeout,
@@ -267,7 +278,6 @@ def tool(
             vendor=dict(vendor or {}),
             cache=cache,
             defer_loading=defer_loading,
-            _schema_checked=True,  # function_schema checked it
         )
 
     return wrap(fn) if fn is not None else wrap
@@ -311,10 +321,9 @@ class Handoff:
         self.tool = Tool(
             name,
             description,
-            dict(_HANDOFF_PARAMETERS),
+            _CheckedSchema(_HANDOFF_PARAMETERS),  # a constant, valid schema
             self._not_run,
             handoff=self,
-            _schema_checked=True,  # a constant, valid schema
         )
 
     def _not_run(self) -> str:
@@ -354,6 +363,8 @@ def handoff(
             f"handoff() needs an @agentic_function, got {target!r} "
             "(decorate the target with @agentic_function)"
         )
+    import inspect  # here: its import costs a script's start-up ~10 ms
+
     signature = getattr(spec, "signature", None)
     positional = (
         inspect.Parameter.POSITIONAL_ONLY,
@@ -619,6 +630,8 @@ def result_for(call: ToolCall, value: Any) -> ToolResult:
     if isinstance(value, BaseException):
         return refusal(call, raised(call, value), "error").result
     if isinstance(value, ToolResult):
+        from dataclasses import replace  # here: dataclasses imports inspect
+
         lying = lying_media(call, value.blocks)
         return lying or replace(value, content=redact(value.content))
     media = media_return(value)
@@ -982,6 +995,8 @@ def build_toolbox(
         if not isinstance(name, str):
             raise TypeError(f"tools_source must be a registered source name, got {name!r}")
         supplied = host.tool_source(name)(info)
+        import inspect  # here: its import costs a script's start-up ~10 ms
+
         if inspect.isawaitable(supplied):
             raise TypeError(
                 f"tool source {name!r} returned an awaitable; sources are called synchronously"

@@ -205,6 +205,35 @@ def test_the_plain_classes_take_the_cheap_path() -> None:
     assert inspect.isfunction(vars(ours)["__init__"])
 
 
+def _tagged(make: Decorator, field: Callable[..., Any], **params: bool) -> type:
+    @make(slots=True, **params)
+    class Tagged:
+        """Every field() parameter llmport's classes use, and metadata."""
+
+        x: int
+        tags: list[str] = field(default_factory=list)
+        note: str = field(default="", repr=False, compare=False)
+        seconds: float = field(default=0.0, hash=False, metadata={"unit": "s"})
+
+    return Tagged
+
+
+@pytest.mark.parametrize("params", [{"frozen": True}, {}, {"order": True}])
+def test_llmport_field_stands_for_dataclasses_field(params: dict[str, bool]) -> None:
+    # order=True takes the stdlib's path: the field() values become dataclasses.Field.
+    stdlib = _tagged(dataclasses.dataclass, dataclasses.field, **params)
+    ours = _tagged(slotted.dataclass, slotted.field, **params)
+    assert _observed(ours, 1, tags=["a"]) == _observed(stdlib, 1, tags=["a"])
+    metadata = [dict(f.metadata) for f in dataclasses.fields(ours)]
+    assert metadata == [dict(f.metadata) for f in dataclasses.fields(stdlib)]
+
+
+@pytest.mark.parametrize("field", [dataclasses.field, slotted.field], ids=["stdlib", "llmport"])
+def test_llmport_field_refuses_what_dataclasses_field_refuses(field: Callable[..., Any]) -> None:
+    with pytest.raises(ValueError, match="cannot specify both default and default_factory"):
+        field(default=1, default_factory=list)
+
+
 @BOTH
 def test_the_stdlib_errors_are_raised(make: Decorator) -> None:
     with pytest.raises(ValueError, match="mutable default"):
