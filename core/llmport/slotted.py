@@ -81,24 +81,49 @@ class _Field(NamedTuple):
     initvar: bool = False
 
 
-class _FieldSpec(NamedTuple):
-    """What :func:`field` was given (``dataclasses.Field``'s names), until the stdlib needs it."""
+class _FieldSpec:
+    """What :func:`field` was given (``dataclasses.Field``'s names), until the stdlib needs it.
 
-    default: Any
-    default_factory: Any
-    init: bool
-    repr: bool
-    hash: bool | None
-    compare: bool
-    metadata: Any
-    kw_only: Any
+    A plain slotted class, not a ``NamedTuple``: making one of those compiles code.
+    """
+
+    __slots__ = (
+        "compare",
+        "default",
+        "default_factory",
+        "hash",
+        "init",
+        "kw_only",
+        "metadata",
+        "repr",
+    )
+
+    def __init__(
+        self,
+        default: Any,
+        default_factory: Any,
+        init: bool,
+        repr: bool,
+        hash: bool | None,
+        compare: bool,
+        metadata: Any,
+        kw_only: Any,
+    ) -> None:
+        self.default = default
+        self.default_factory = default_factory
+        self.init = init
+        self.repr = repr
+        self.hash = hash
+        self.compare = compare
+        self.metadata = metadata
+        self.kw_only = kw_only
 
     def stdlib(self) -> Any:
         """The ``dataclasses.Field`` this stands for."""
         import dataclasses
 
-        given = {k: v for k, v in self._asdict().items() if v is not _MISSING}
-        return dataclasses.field(**given)
+        given = {name: getattr(self, name) for name in self.__slots__}
+        return dataclasses.field(**{k: v for k, v in given.items() if v is not _MISSING})
 
 
 def _stdlib_values(namespace: dict[str, Any]) -> dict[str, Any]:

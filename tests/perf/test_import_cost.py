@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-_PROBE = "import sys, json; {code}; print(json.dumps(sorted(sys.modules)))"
+# json is imported after the list is taken: it is one of the modules looked for.
+_PROBE = "import sys; {code}; loaded = sorted(sys.modules); import json; print(json.dumps(loaded))"
 
 
 def _loaded(code: str) -> set[str]:
@@ -82,7 +83,16 @@ def test_the_pytest_plugin_loads_no_recorder_until_a_cassette_is_used(tmp_path: 
 
 @pytest.mark.parametrize(
     "module",
-    ["pathlib", "uuid", "concurrent.futures", "difflib", "logging", "dataclasses", "inspect"],
+    [
+        "pathlib",
+        "uuid",
+        "concurrent.futures",
+        "difflib",
+        "logging",
+        "dataclasses",
+        "inspect",
+        "json",
+    ],
 )
 def test_a_script_import_leaves_first_use_modules_out(module: str) -> None:
     # pathlib: reading or saving a file block; uuid: a new session's id;
@@ -90,7 +100,7 @@ def test_a_script_import_leaves_first_use_modules_out(module: str) -> None:
     # logging: the first record or runtime (llmport.observe.logs.logger);
     # dataclasses (which imports inspect): fields()/replace() on a class, or a
     # class llmport.slotted hands to the stdlib; inspect: the first @tool or
-    # @agentic_function.
+    # @agentic_function; json: the first body sent or slow-path answer read.
     assert module not in _loaded("from llmport import Runtime, tool, agentic_function")
 
 

@@ -14,7 +14,6 @@ one way to send a field llmport does not model.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal, TypedDict
@@ -380,6 +379,8 @@ def check_vendor_fields(vendor: Any, where: str = "vendor") -> dict[str, dict[st
             raise OptionError(
                 f"{where}[{name!r}] must be a dict of JSON fields, got {type(fields).__name__}"
             )
+        import json  # here, not at import: json costs ~2 ms of a script's start-up
+
         try:
             json.dumps(fields)
         except (TypeError, ValueError) as exc:

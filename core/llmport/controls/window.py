@@ -28,7 +28,6 @@ is raised: a request known to be too long is never sent.
 
 from __future__ import annotations
 
-import json
 from typing import Literal
 
 from ..errors import OptionError
@@ -152,6 +151,7 @@ def current_turn_start(messages: list[Message]) -> int:
 def conversation_key(messages: list[Message]) -> str:
     """A digest of a list of messages (summaries are reused for the same dropped turns)."""
     import hashlib  # only a summarizing context policy digests: keeps the runtime's import light
+    import json
 
     h = hashlib.sha256()
     for m in messages:
@@ -160,6 +160,8 @@ def conversation_key(messages: list[Message]) -> str:
 
 
 def _light(m: Message) -> dict[str, object]:
+    import json  # here, as in conversation_key
+
     blocks: list[object] = []
     for b in m.blocks:
         if isinstance(b, MediaBlock):  # never hash (or encode) media bytes twice: name them

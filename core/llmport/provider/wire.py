@@ -17,7 +17,6 @@ standard library's ``json``, ``os`` and ``re`` (jiter, a core dependency, when
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
@@ -157,6 +156,8 @@ def loads(data: str | bytes) -> Any:
     fast = _fast_loads(data)
     if fast is not _SLOW:
         return fast
+    import json  # here: the fast path is jiter's, and json costs ~2 ms of start-up
+
     text = data.decode() if isinstance(data, (bytes, bytearray)) else data
     try:
         return json.loads(text, parse_float=_finite_float, parse_constant=_no_constant)
@@ -199,11 +200,15 @@ def _fast_loads(data: str | bytes) -> Any:
 def _finite_float(text: str) -> float:
     number = float(text)
     if number != number or number in (float("inf"), float("-inf")):
+        import json
+
         raise json.JSONDecodeError(f"{text} is not a finite number", text, 0)
     return number
 
 
 def _no_constant(name: str) -> Any:
+    import json
+
     raise json.JSONDecodeError(f"{name} is not JSON", name, 0)
 
 
@@ -213,6 +218,8 @@ def encode(body: Any, *, style: Style = "compact") -> Body:
     ``style="compact"`` (the default): compact, UTF-8, no NaN;
     ``style="python"``: ``json.dumps(body)`` with its defaults, encoded.
     """
+    import json  # here, not at import: json costs ~2 ms of a script's start-up
+
     token = f"llmport-splice-{os.urandom(8).hex()}"
     media: list[MediaBlock] = []
     urlsafe: list[bool] = []

@@ -24,7 +24,6 @@ cost of an exec's context stays flat however large the session grows.
 from __future__ import annotations
 
 import contextvars
-import json
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal, Protocol
@@ -712,6 +711,8 @@ class _Messages:
 
 
 def _json(value: Any) -> str:
+    import json  # here, not at import: json costs ~2 ms of a script's start-up
+
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 

@@ -51,7 +51,6 @@ SQLite storage (one database may hold many sessions):
 from __future__ import annotations
 
 import contextvars
-import json
 import os
 import threading
 import time
@@ -569,6 +568,8 @@ def _by_seq(node: Node) -> int:
 
 
 def _decoded(data: Any) -> Any:
+    import json  # here, not at import: json costs ~2 ms of a script's start-up
+
     return json.loads(data) if isinstance(data, (str, bytes)) else data
 
 

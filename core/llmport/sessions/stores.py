@@ -25,7 +25,6 @@ redacted by :func:`llmport.errors.redact`), so API keys never reach it.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
@@ -178,6 +177,8 @@ def dump(data: dict[str, Any] | None) -> str | None:
     """The JSON text a store writes for a node's data or result (redacted, :func:`storable`)."""
     if data is None:
         return None
+    import json  # here, not at import: json costs ~2 ms of a script's start-up
+
     return storable(
         json.dumps(redacted(data), ensure_ascii=False, separators=(",", ":"), default=repr)
     )

@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import functools
-import json
 import sys
 import threading
 import time
@@ -443,6 +442,8 @@ def stringify(value: Any) -> str:
 
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         value = dataclasses.asdict(value)
+    import json  # here, not at import: json costs ~2 ms of a script's start-up
+
     try:
         return json.dumps(value, default=str, ensure_ascii=False)
     except (TypeError, ValueError):
@@ -519,6 +520,8 @@ class ToolBox:
             )
         arguments: Any = call.arguments
         if call.raw_arguments.strip():
+            import json  # for its error; see stringify
+
             try:
                 arguments = strict_json(call.raw_arguments)
             except json.JSONDecodeError as exc:
@@ -843,6 +846,8 @@ class CallHistory:
 
     @staticmethod
     def key(call: ToolCall) -> tuple[str, str]:
+        import json  # see stringify
+
         try:
             args = strict_json(call.raw_arguments) if call.raw_arguments.strip() else call.arguments
         except json.JSONDecodeError:
