@@ -85,7 +85,11 @@ class _FieldSpec:
     """What :func:`field` was given (``dataclasses.Field``'s names), until the stdlib needs it.
 
     A plain slotted class, not a ``NamedTuple``: making one of those compiles code.
+    Unhashable, so that ``dataclasses.dataclass`` given one directly refuses it as
+    a mutable default instead of keeping it as the field's default.
     """
+
+    __hash__ = None  # type: ignore[assignment]
 
     __slots__ = (
         "compare",

@@ -228,6 +228,17 @@ def test_llmport_field_stands_for_dataclasses_field(params: dict[str, bool]) -> 
     assert metadata == [dict(f.metadata) for f in dataclasses.fields(stdlib)]
 
 
+def test_llmport_field_is_refused_by_the_stdlib_decorator() -> None:
+    # Only llmport's decorator reads it: elsewhere it must fail, not become a default.
+    with pytest.raises(ValueError, match="mutable default"):
+
+        @dataclasses.dataclass
+        class Wrong:
+            """slotted.field under dataclasses.dataclass."""
+
+            tags: list[str] = slotted.field(default_factory=list)  # noqa: RUF009
+
+
 @pytest.mark.parametrize("field", [dataclasses.field, slotted.field], ids=["stdlib", "llmport"])
 def test_llmport_field_refuses_what_dataclasses_field_refuses(field: Callable[..., Any]) -> None:
     with pytest.raises(ValueError, match="cannot specify both default and default_factory"):
