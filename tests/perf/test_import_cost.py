@@ -92,6 +92,7 @@ def test_the_pytest_plugin_loads_no_recorder_until_a_cassette_is_used(tmp_path: 
         "dataclasses",
         "inspect",
         "json",
+        "hashlib",
     ],
 )
 def test_a_script_import_leaves_first_use_modules_out(module: str) -> None:
@@ -100,7 +101,8 @@ def test_a_script_import_leaves_first_use_modules_out(module: str) -> None:
     # logging: the first record or runtime (llmport.observe.logs.logger);
     # dataclasses (which imports inspect): fields()/replace() on a class, or a
     # class llmport.slotted hands to the stdlib; inspect: the first @tool or
-    # @agentic_function; json: the first body sent or slow-path answer read.
+    # @agentic_function; json: the first body sent or slow-path answer read;
+    # hashlib (OpenSSL): the first session attachment read back.
     assert module not in _loaded("from llmport import Runtime, tool, agentic_function")
 
 

@@ -24,8 +24,6 @@ URL media carry no bytes: their stored block keeps the URL, redacted.
 
 from __future__ import annotations
 
-import hashlib
-import re
 import threading
 from typing import Any, Protocol, runtime_checkable
 
@@ -33,6 +31,7 @@ from ..errors import AttachmentError
 from ..messages.check import canonical_media_type, media_problem, sniff_media_type
 from ..messages.types import Block, MediaBlock, TextBlock
 from ..observe.redaction import redact
+from ..patterns import pattern
 
 __all__ = [
     "MAX_ATTACHMENT_BYTES",
@@ -44,7 +43,7 @@ __all__ = [
 #: The largest attachment a session gives back (a bigger size, stored or claimed, is refused).
 MAX_ATTACHMENT_BYTES = 256 * 1024 * 1024
 
-_HEX64 = re.compile(r"[0-9a-f]{64}")
+_HEX64 = pattern(r"[0-9a-f]{64}")
 _KINDS = ("image", "audio", "file")
 
 
@@ -172,6 +171,8 @@ def _verified(
     """A block of ``data`` once its size, hash and media type check out."""
     if len(data) != size:
         raise AttachmentError(digest, f"{len(data)} bytes were read, the node recorded {size}")
+    import hashlib  # here, on a read: it loads OpenSSL, ~2 ms of a script's start-up
+
     if hashlib.sha256(data).hexdigest() != digest:
         raise AttachmentError(digest, "the bytes do not have the hash they are stored under")
     canonical = canonical_media_type(media_type)
