@@ -16,7 +16,7 @@ import pytest
 from llmport import Session, SessionStoreUnavailable, agentic_function
 from llmport.cli.main import main as cli_main
 from llmport.messages.types import Usage
-from llmport.sessions.session import UnknownSessionError, list_sessions
+from llmport.sessions.session import SessionError, UnknownSessionError, list_sessions
 from llmport.sessions.stores import MissingSessionStoreError
 from llmport.testing import Script, fail
 from llmport_postgres import PostgresStore
@@ -92,6 +92,29 @@ def test_rows_are_append_only_and_completions_are_rows(pg_url: str) -> None:
     assert list(again.node("n1").data["arguments"]) == ["b", "a"]  # json keeps key order
     assert [(n.status, n.end) for n in again.nodes()] == [("ok", 3), ("ok", 2)]
     again.close()
+
+
+def test_only_stored_nodes_of_existing_sessions_are_written(pg_url: str) -> None:
+    # The store's statements keep what foreign keys would (the tables have none: their
+    # row locks cost concurrent writers throughput): no node without its session, no
+    # completion without its node, each a typed error.
+    store = PostgresStore(pg_url)
+    session = Session(pg_url)
+    main = session.begin("function", "main", session.root, {"arguments": {}})
+    with pytest.raises(SessionError, match="no node 99"):
+        store.complete(session.id, 99, "ok", 5, 0.0, {"result": 1})
+    with pytest.raises(SessionError, match="no session 'nowhere'"):
+        store.insert("nowhere", main)
+    store.complete(session.id, main.seq, "ok", 5, 0.0, {"result": 1})
+    store.complete(session.id, main.seq, "ok", 5, 0.0, {"result": 1})  # a retry: kept once
+    with psycopg.connect(pg_url) as conn:
+        assert conn.execute("SELECT session, seq FROM llmport_nodes").fetchall() == [
+            (session.id, 1)
+        ]
+        assert conn.execute("SELECT session, seq FROM llmport_node_ends").fetchall() == [
+            (session.id, 1)
+        ]
+    session.close()
 
 
 def test_running_nodes_reload_as_running_and_failures_as_failed(pg_url: str) -> None:
