@@ -1,6 +1,10 @@
 """Scale benchmarks: many writers into one session, and context cost as a session grows.
 
-    uv run python benchmarks/bench_scale.py [--quick]
+    uv run python benchmarks/bench_scale.py [--quick] [--writers-only] [--repeat N]
+
+``--writers-only`` runs part 1 alone against PostgreSQL (``--repeat N`` times on
+one server, printing each run and the median): the figure for "8 writers
+into one session".
 
 1. Appends: 8 processes x 1,000 nodes into **one** session, in PostgreSQL
    (a real PostgreSQL 16 started from the ``pgserver`` wheel in a temporary
@@ -158,9 +162,27 @@ def bench_context(nodes: int, repeat: int) -> dict[str, Any]:
     }
 
 
+def writers_only(url: str, count: int, folder: Path, env: dict[str, str], repeat: int) -> None:
+    """Part 1 alone against PostgreSQL, ``repeat`` times: each run and the median nodes/s."""
+    runs = []
+    for _ in range(repeat):
+        row = run_writers(url, count, folder, env)
+        runs.append(row)
+        print(
+            f"postgresql {row['nodes_per_s']:>7,} nodes/s  {row['seconds']:>6}s  lost "
+            f"{row['lost']}  dense {row['dense']}  order {row['order_kept']}  "
+            f"load {os.getloadavg()[0]:.2f}",
+            flush=True,
+        )
+    median = statistics.median(r["nodes_per_s"] for r in runs)
+    print(f"median {median:,.0f} nodes/s ({WORKERS} processes x {count:,} nodes, {repeat} runs)")
+    print(json.dumps({"bench": "scale-writers", "median_nodes_per_s": median, "runs": runs}))
+
+
 def main() -> None:
     quick = "--quick" in sys.argv
     count = 200 if quick else 1_000
+    repeat = int(sys.argv[sys.argv.index("--repeat") + 1]) if "--repeat" in sys.argv else 1
     folder = Path(tempfile.mkdtemp(prefix="llmport-bench-"))
     env = {**os.environ, "LLMPORT_PLUGINS": "postgres"}
     os.environ["LLMPORT_PLUGINS"] = "postgres"
@@ -171,6 +193,9 @@ def main() -> None:
         warnings.simplefilter("ignore")
         server = pgserver.get_server(pgdata, cleanup_mode="stop")
     try:
+        if "--writers-only" in sys.argv:
+            writers_only(server.get_uri(), count, folder, env, repeat)
+            return
         postgres = run_writers(server.get_uri(), count, folder, env)
         sqlite = run_writers(str(folder / "bench.sqlite"), count, folder, env)
     finally:
