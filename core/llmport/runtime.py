@@ -28,7 +28,7 @@ from .controls.limits import Limiter  # limits
 from .controls.options import CALL_PARAMS, LOOP_OPTIONS, REQUEST_OPTIONS, STANDARD_OPTIONS
 from .controls.retry import Backoff
 from .controls.window import as_policy
-from .engine.resources import ConversationMethods, FileMethods, JobMethods
+from .engine.resources import ConversationMethods, FileMethods, ImageMethods, JobMethods
 from .engine.snapshot import HostSlot, RunSnapshot, Slot, Stores, UsageTotal, max_retries_of
 from .engine.targets import Targets, route
 from .errors import OptionError
@@ -107,7 +107,7 @@ _RUNTIME_ARGS = (
 )
 
 
-class Runtime(FileMethods, ConversationMethods, JobMethods):
+class Runtime(FileMethods, ConversationMethods, JobMethods, ImageMethods):
     """Calls models.
 
     ``Runtime(call=None, model="default", max_retries=2, **settings)``.

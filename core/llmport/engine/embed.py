@@ -3,13 +3,13 @@
 The call is planned once (:mod:`.embed_plan`: the model routed, every input
 checked, the cache looked up, the rest split by the model's limits and each
 part prepared, so a bad input fails typed before any request). Each part
-runs the step machine of :mod:`.embed_steps` (capacity, send, retry pause,
+runs the step machine of :mod:`.request_steps` (capacity, send, retry pause,
 budget): :func:`embed` in worker threads, :func:`aembed` as tasks, at most
 :data:`~.embed_plan.PARTS_IN_FLIGHT` at once (fewer when a ``Limit`` says
 so). :mod:`.embed_join` writes each answer into one float32 buffer at its
 inputs' rows as it arrives. A part that fails fails the call with its own
 typed error, naming the inputs it carried; ``deadline=`` bounds the whole and
-``Runtime(timeout=)`` each request (:mod:`.embed_steps`).
+``Runtime(timeout=)`` each request (:mod:`.request_steps`).
 
 Every call is reported (:class:`Observed`): the runtime's usage, the observe
 hooks (``embed_start`` / ``embed_end``: OpenTelemetry's ``embeddings`` span)
@@ -33,8 +33,8 @@ from ..sessions.dag import current_frame
 from ..tools.policy import CallInfo
 from .embed_join import Joiner
 from .embed_plan import PARTS_IN_FLIGHT, EmbedPlan, EmbedSettings, Part, plan_embed, split_inputs
-from .embed_steps import arun_part, part_steps, run_part
 from .hooks import RunHooks
+from .request_steps import arun_part, part_steps, run_part
 
 __all__ = [
     "PARTS_IN_FLIGHT",

@@ -5,7 +5,7 @@ errors, no I/O), looks the inputs up in the cache, splits the rest into
 parts by the model's limits (:func:`split_inputs`) and has the provider
 prepare each part, so a bad input fails before any request. The
 :class:`EmbedPlan` it returns is all the step machine
-(:mod:`.embed_steps`) and the joiner (:mod:`.embed_join`) read.
+(:mod:`.request_steps`) and the joiner (:mod:`.embed_join`) read.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from ..errors import OptionError, UnsupportedFeatureError
 from ..messages.embeddings import EmbedRequest, EmbedResponse, InputType, Truncate
 from ..messages.estimate import text_tokens
 from ..messages.types import ModelCapabilities, Usage
+from ..provider.deadline import aembed_within, embed_within
 from ..provider.embedding import EMBEDDINGS, PreparedEmbed, check_embed_inputs, no_embeddings
 from ..slotted import dataclass
 from .embed_cache import EmbedCache, input_hash
@@ -36,8 +37,10 @@ __all__ = [
     "EmbedPlan",
     "EmbedSettings",
     "Part",
+    "deadline_seconds",
     "plan_embed",
     "priced_usage",
+    "request_timeout",
     "split_inputs",
 ]
 
@@ -110,6 +113,32 @@ class EmbedPlan:
     ledger: Ledger | None = None
     started: float = 0.0
 
+    # -- how the step machine (.request_steps) sends and checks one part ---------------
+
+    def send(self, prepared: PreparedEmbed, cut_at: float | None) -> EmbedResponse:
+        """One part's request, given up at ``cut_at``."""
+        return embed_within(self.provider, prepared, cut_at)
+
+    async def asend(self, prepared: PreparedEmbed, cut_at: float | None) -> EmbedResponse:
+        """Async :meth:`send`."""
+        return await aembed_within(self.provider, prepared, cut_at)
+
+    def checked(self, answer: Any) -> EmbedResponse:
+        """``answer`` if it is what the contract says a plugin returns (a plugin bug otherwise).
+
+        Its size is held to the request where it is joined (:mod:`.embed_join`).
+        """
+        if not isinstance(answer, EmbedResponse):
+            raise TypeError(
+                f"{type(self.provider).__name__} returned {type(answer).__name__}, "
+                "not EmbedResponse"
+            )
+        return answer
+
+    def priced(self, answer: EmbedResponse) -> Usage:
+        """One part's usage, priced as its model."""
+        return priced_usage(self, answer)
+
 
 # ---------------------------------------------------------------------------
 # Planning: every check before the first request
@@ -135,7 +164,7 @@ def plan_embed(
     if deadline is None:
         deadline = runtime.get("deadline")  # Runtime(deadline=): every call's default
     seconds = _check_options(input_type, dimensions, truncate, normalize, deadline)
-    timeout = _request_timeout(runtime.get("timeout"))
+    timeout = request_timeout(runtime.get("timeout"))
     provider, name, qualified, _, plain = settings.route(model)
     if plain:
         raise UnsupportedFeatureError(
@@ -196,6 +225,11 @@ def _check_options(
         raise OptionError(f"dimensions must be a whole number >= 1, got {dimensions!r}")
     if not isinstance(normalize, bool):
         raise OptionError(f"normalize must be True or False, got {normalize!r}")
+    return deadline_seconds(deadline)
+
+
+def deadline_seconds(deadline: Any) -> float | None:
+    """A call's ``deadline=`` in seconds (None: none); an OptionError for a bad value."""
     if deadline is None:
         return None
     if isinstance(deadline, bool) or not isinstance(deadline, (int, float)) or not deadline > 0:
@@ -203,7 +237,7 @@ def _check_options(
     return float(deadline)
 
 
-def _request_timeout(value: Any) -> float | None:
+def request_timeout(value: Any) -> float | None:
     """``Runtime(timeout=)`` in seconds (None: none); an OptionError for a bad value."""
     if value is None:
         return None

@@ -1,6 +1,7 @@
-"""What :class:`~llmport.Runtime` offers of what lives at the vendor: files, conversations, jobs.
+"""What :class:`~llmport.Runtime` offers of what lives at the vendor: files, conversations,
+jobs, image endpoints.
 
-Three small classes the runtime inherits, so it keeps these methods (their
+Four small classes the runtime inherits, so it keeps these methods (their
 names, parameters and docstrings) while its own class holds only what is its
 own: settings, routing, calls and lifecycle. Each method hands the runtime
 to the engine module that does the work, imported on first use (the
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 if TYPE_CHECKING:
     from ..controls.options import SubmitParams
+    from ..messages.images import ImageFormat, ImageQuality, Images
     from ..messages.types import FileRef
     from .calls import Owner
     from .files import FilesOwner
@@ -22,7 +24,7 @@ if TYPE_CHECKING:
     from .jobs.batch import BatchJob
     from .settings import RunSettings
 
-__all__ = ["ConversationMethods", "FileMethods", "JobMethods"]
+__all__ = ["ConversationMethods", "FileMethods", "ImageMethods", "JobMethods"]
 
 
 class FileMethods:
@@ -173,3 +175,71 @@ class JobMethods:
         from .jobs import background
 
         return background.background_job(self, job_id)
+
+
+class ImageMethods:
+    """Image endpoints (:mod:`llmport.engine.images`): images from a prompt, with usage."""
+
+    def generate_image(
+        self: RunSettings,
+        prompt: str,
+        *,
+        model: str | None = None,
+        size: str | None = None,
+        n: int = 1,
+        quality: ImageQuality | None = None,
+        output_format: ImageFormat | None = None,
+        seed: int | None = None,
+        vendor: Mapping[str, Mapping[str, Any]] | None = None,
+        deadline: float | None = None,
+    ) -> Images:
+        """Generate ``n`` images from ``prompt`` on an image model (docs: Media).
+
+        ``size`` is ``"WIDTHxHEIGHT"``; ``quality`` (``"low"`` / ``"medium"`` /
+        ``"high"``), ``output_format`` (``"png"`` / ``"jpeg"`` / ``"webp"``) and
+        ``seed`` are mapped to the vendor's own, and refused typed where the
+        model does not take them; ``vendor={"openai": {...}}`` adds its fields.
+        """
+        from . import images
+
+        return images.generate_image(
+            self,
+            prompt,
+            model=model,
+            size=size,
+            n=n,
+            quality=quality,
+            output_format=output_format,
+            seed=seed,
+            vendor=vendor,
+            deadline=deadline,
+        )
+
+    async def agenerate_image(
+        self: RunSettings,
+        prompt: str,
+        *,
+        model: str | None = None,
+        size: str | None = None,
+        n: int = 1,
+        quality: ImageQuality | None = None,
+        output_format: ImageFormat | None = None,
+        seed: int | None = None,
+        vendor: Mapping[str, Mapping[str, Any]] | None = None,
+        deadline: float | None = None,
+    ) -> Images:
+        """Async :meth:`generate_image`; same parameters, same request."""
+        from . import images
+
+        return await images.agenerate_image(
+            self,
+            prompt,
+            model=model,
+            size=size,
+            n=n,
+            quality=quality,
+            output_format=output_format,
+            seed=seed,
+            vendor=vendor,
+            deadline=deadline,
+        )

@@ -1117,6 +1117,33 @@ StreamEvent: TypeAlias = (
 
 
 @dataclass(slots=True, frozen=True)
+class ImageGeneration:
+    """What an image model's endpoint takes (``rt.generate_image``), from its vendor's reference.
+
+    ``sizes`` lists the ``"WIDTHxHEIGHT"`` sizes it makes; ``None`` means any
+    size within ``min_side``..``max_side`` pixels a side, each a multiple of
+    ``side_step``, at most ``max_pixels`` in all and ``max_ratio`` long side
+    to short (Nova Canvas). ``qualities`` are the neutral ``quality=`` values
+    it maps (``"low"`` / ``"medium"`` / ``"high"``), ``formats`` the
+    ``output_format=`` values (``"png"`` / ``"jpeg"`` / ``"webp"``).
+    """
+
+    max_images: int = 1
+    sizes: frozenset[str] | None = None
+    min_side: int = 0
+    max_side: int = 0
+    side_step: int = 1
+    max_pixels: int | None = None
+    max_ratio: float | None = None
+    qualities: frozenset[str] = frozenset()
+    formats: frozenset[str] = frozenset({"png"})
+    #: Takes ``seed=`` (the largest seed it takes).
+    max_seed: int | None = None
+    #: Longest prompt in characters (``None``: no documented limit).
+    max_prompt_chars: int | None = None
+
+
+@dataclass(slots=True, frozen=True)
 class ModelCapabilities:
     """What a model accepts. Checked before any request is sent."""
 
@@ -1173,6 +1200,8 @@ class ModelCapabilities:
     embed_input_types: bool = False
     #: The vendor cuts an over-long input itself when asked (``truncate=``).
     embed_truncation: bool = False
+    #: An image model with an image endpoint (``rt.generate_image``), and what it takes.
+    images: ImageGeneration | None = None
 
 
 # ---------------------------------------------------------------------------

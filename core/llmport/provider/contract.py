@@ -42,6 +42,7 @@ from ..controls.options import SERVER_STATE_OPTIONS, STANDARD_OPTIONS, unknown_o
 from ..errors import UnknownModelWarning, UnsupportedFeatureError
 from ..messages.check import check_file_refs
 from ..messages.embeddings import EmbedRequest, EmbedResponse
+from ..messages.images import ImageRequest, ImageResponse
 from ..messages.types import (
     FileRef,
     MediaBlock,
@@ -53,10 +54,11 @@ from ..messages.types import (
 )
 from ..observe.redaction import redact_settings, register_settings, secret_values
 from ..slotted import dataclass
-from . import embedding, translate
+from . import embedding, imaging, translate
 from .assembly import response_events
 from .chunks import reads_chunks
 from .embedding import PreparedEmbed
+from .imaging import PreparedImage
 from .keys import environment_key, reads_environment_keys
 from .media import check_block
 
@@ -120,6 +122,9 @@ class Provider:
     #: Why this vendor has no embeddings and where its documentation points instead
     #: (the reason of the :class:`UnsupportedFeatureError` ``rt.embed`` raises).
     embeddings_hint: str = ""
+    #: Why this vendor has no image endpoint and where to go instead (the reason of the
+    #: :class:`UnsupportedFeatureError` ``rt.generate_image`` raises).
+    images_hint: str = ""
 
     def __init__(self, settings: Mapping[str, Any] | None = None, info: ProviderInfo | None = None):
         self.settings: dict[str, Any] = dict(settings or {})
@@ -465,6 +470,47 @@ class Provider:
         import asyncio
 
         return await asyncio.to_thread(self._embed, request)
+
+    # -- image generation (llmport.provider.imaging owns the logic) -----------------
+
+    def prepare_image(self, request: ImageRequest) -> PreparedImage:
+        """Check one image request and build the vendor body once (no I/O).
+
+        The default only checks (:func:`~llmport.provider.imaging.check_image`):
+        the plain style's ``_generate_image`` converts on every attempt.
+        """
+        checked = imaging.check_image(self, request)
+        return PreparedImage(checked, limits=self.capabilities(request.model).images)
+
+    @translate.vendor_boundary
+    def send_image(self, prepared: PreparedImage) -> ImageResponse:
+        """Send a prepared image request; the images, checked by the plugin."""
+        return self._generate_image(prepared.request)
+
+    @translate.vendor_boundary
+    async def asend_image(self, prepared: PreparedImage) -> ImageResponse:
+        """Async :meth:`send_image`; the default runs a sync-only ``send_image`` in a thread."""
+        if type(self).send_image is not Provider.send_image:
+            import asyncio
+
+            return await asyncio.to_thread(self.send_image, prepared)
+        return await self._async_generate_image(prepared.request)
+
+    @property
+    def implements_images(self) -> bool:
+        """True if this class generates images in either style."""
+        cls = type(self)
+        plain = cls._generate_image is not Provider._generate_image
+        return plain or cls.send_image is not Provider.send_image
+
+    def _generate_image(self, request: ImageRequest) -> ImageResponse:
+        raise imaging.no_images(self, request.model)
+
+    async def _async_generate_image(self, request: ImageRequest) -> ImageResponse:
+        # Default: the sync path in a worker thread, never blocking the loop.
+        import asyncio
+
+        return await asyncio.to_thread(self._generate_image, request)
 
     def close(self) -> None:
         """Release clients (optional)."""

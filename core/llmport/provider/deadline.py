@@ -22,7 +22,8 @@ An embedding request is bounded the same way (:func:`embed_within`,
 per request) and the call's ``deadline=``, whatever the plugin's HTTP client
 does: a stalled vendor is a :class:`~llmport.errors.ProviderTimeoutError`
 (retried like any timeout) in bounded time on every embedding vendor,
-third-party plugins included.
+third-party plugins included. An image request is bounded the same way
+(:func:`image_within`, :func:`aimage_within`).
 
 Providers that run the caller's own code (a ``call=`` function, a
 :class:`~llmport.testing.Script`) say ``cut_at_deadline = False``: their
@@ -38,21 +39,25 @@ import contextvars
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Coroutine, Iterator, Mapping
 from typing import Any, TypeVar
 
 from ..errors import ProviderTimeoutError, RunTimeout
 from ..messages.embeddings import EmbedResponse
+from ..messages.images import ImageResponse
 from ..messages.types import ProviderEvent, Request, Response
 from .clients import off_loop
 from .contract import Prepared, Provider
 from .embedding import PreparedEmbed
+from .imaging import PreparedImage
 
 __all__ = [
     "aembed_within",
+    "aimage_within",
     "aprepare_within",
     "early_deadline",
     "embed_within",
+    "image_within",
     "prepare_within",
     "send_within",
     "setup_within",
@@ -130,7 +135,7 @@ def setup_within(setup: Callable[[], T], started: float, seconds: float | None) 
     return _within(setup, started + seconds, lambda before: RunTimeout(seconds))
 
 
-#: Why an embedding request was given up (the ProviderTimeoutError's message).
+#: Why an embedding or image request was given up (the ProviderTimeoutError's message).
 _EMBED_GIVEN_UP = "no answer within the runtime's timeout= or the call's deadline= (given up)"
 
 
@@ -141,18 +146,41 @@ def embed_within(
 
     With no ``cut_at`` (no timeout, no deadline) it runs here, in the caller's thread.
     """
-    if cut_at is None or not getattr(provider, "cut_at_deadline", True):
-        return provider.send_embed(prepared)
-    return _within(
-        lambda: provider.send_embed(prepared), cut_at, _given_up(provider.name, _EMBED_GIVEN_UP)
-    )
+    return _request_within(provider, lambda: provider.send_embed(prepared), cut_at)
 
 
 async def aembed_within(
     provider: Provider, prepared: PreparedEmbed, cut_at: float | None
 ) -> EmbedResponse:
     """Async :func:`embed_within`: the send is cancelled at ``cut_at``."""
-    sending = provider.asend_embed(prepared)
+    return await _arequest_within(provider, provider.asend_embed(prepared), cut_at)
+
+
+def image_within(
+    provider: Provider, prepared: PreparedImage, cut_at: float | None
+) -> ImageResponse:
+    """``provider.send_image(prepared)``, given up at ``cut_at``, as :func:`embed_within`."""
+    return _request_within(provider, lambda: provider.send_image(prepared), cut_at)
+
+
+async def aimage_within(
+    provider: Provider, prepared: PreparedImage, cut_at: float | None
+) -> ImageResponse:
+    """Async :func:`image_within`: the send is cancelled at ``cut_at``."""
+    return await _arequest_within(provider, provider.asend_image(prepared), cut_at)
+
+
+def _request_within(provider: Provider, send: Callable[[], T], cut_at: float | None) -> T:
+    """``send()`` (one non-chat request), given up at ``cut_at`` in a worker thread."""
+    if cut_at is None or not getattr(provider, "cut_at_deadline", True):
+        return send()
+    return _within(send, cut_at, _given_up(provider.name, _EMBED_GIVEN_UP))
+
+
+async def _arequest_within(
+    provider: Provider, sending: Coroutine[Any, Any, T], cut_at: float | None
+) -> T:
+    """Await ``sending`` (one non-chat request), cancelled at ``cut_at``."""
     if cut_at is None or not getattr(provider, "cut_at_deadline", True):
         return await sending
     remaining = cut_at - time.monotonic()

@@ -54,6 +54,7 @@ __all__ = [
     "compute_reads",
     "current_session",
     "record_embed",
+    "record_image",
     "render_dag_messages",
 ]
 
@@ -475,6 +476,34 @@ def record_embed(
     else:
         status, result = "error", {"error": error_info(error), "usage": usage.to_dict()}
     return frame.session.record("embed", model, frame.node, data, status, result, duration).id
+
+
+def record_image(
+    *,
+    model: str,
+    prompt_hash: str,
+    n: int,
+    usage: Usage,
+    images: Sequence[Mapping[str, Any]],
+    duration: float,
+    error: BaseException | None = None,
+) -> str | None:
+    """Inside an ``@agentic_function``, append an ``image`` node for one ``rt.generate_image``.
+
+    The node keeps the model, the prompt's SHA-256 (never the text), ``n``,
+    each image's media type, size and SHA-256 (never the bytes), and the
+    usage (or the error). Outside one: nothing, None. Never rendered into a context.
+    """
+    frame = dag.current_frame()
+    if not isinstance(frame, AgenticFrame):
+        return None
+    data = {"model": model, "function": frame.name, "prompt_sha256": prompt_hash, "n": n}
+    if error is None:
+        status: Status = "ok"
+        result: dict[str, Any] = {"usage": usage.to_dict(), "images": [dict(i) for i in images]}
+    else:
+        status, result = "error", {"error": error_info(error), "usage": usage.to_dict()}
+    return frame.session.record("image", model, frame.node, data, status, result, duration).id
 
 
 class LlmRecord:

@@ -41,7 +41,9 @@ from ..messages.types import (
 from ..slotted import dataclass, field
 from .attachments import Attachments, media_summary, placeholder
 
-NodeKind = Literal["session", "function", "llm", "tool", "summary", "handoff", "fix", "embed"]
+NodeKind = Literal[
+    "session", "function", "llm", "tool", "summary", "handoff", "fix", "embed", "image"
+]
 Status = Literal["running", "ok", "error"]
 Expose = Literal["io", "full", "llm", "hidden"]
 
@@ -213,7 +215,9 @@ class Node:
     ``"handoff"`` links an exec to the call it handed off to, and a ``"fix"``
     records a :func:`llmport.fix` (diff, model, instruction, who approved; never
     read into an exec's context), an ``"embed"`` one ``rt.embed`` call (model,
-    inputs' count and hashes, usage; never read into a context either); the
+    inputs' count and hashes, usage; never read into a context either), an
+    ``"image"`` one ``rt.generate_image`` call (model, the prompt's hash, the
+    images' media types, sizes and hashes, usage; never read into a context); the
     session itself is a root node of kind
     ``"session"``. ``data`` is what was known
     when the node started (arguments, request), ``result`` what its end added

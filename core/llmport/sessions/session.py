@@ -215,11 +215,11 @@ class Session:
             return list(self.root.children or [])
 
     def usage(self) -> Usage:
-        """Tokens used by every exec (and embed call) recorded in this session."""
+        """Tokens used by every exec (and embed or image call) recorded in this session."""
         total = Usage()
         for node in self.nodes():
             if (
-                node.kind in ("llm", "summary", "embed")
+                node.kind in ("llm", "summary", "embed", "image")
                 and node.result
                 and node.result.get("usage")
             ):

@@ -19,7 +19,9 @@ order. The provider also streams (text in word-sized pieces, tool-call
 arguments in fragments) so streaming code paths are exercised, and embeds
 (``rt.embed``): each text's vector is derived from its SHA-256 (the same
 text, the same vector; ``dimensions=`` sets the size, else
-:data:`SCRIPTED_DIMENSIONS`), without taking a step of the script.
+:data:`SCRIPTED_DIMENSIONS`), without taking a step of the script. It also makes images
+(``rt.generate_image``): each a small PNG whose colour comes from the
+prompt's SHA-256 (and the seed, and its index), again without a step.
 """
 
 from __future__ import annotations
@@ -36,8 +38,11 @@ from typing import Any
 
 from ..messages.embeddings import EmbedRequest, EmbedResponse
 from ..messages.estimate import text_tokens
+from ..messages.images import ImageRequest, ImageResponse
 from ..messages.types import (
     NATIVE_TOOL_KINDS,
+    ImageGeneration,
+    MediaBlock,
     ModelCapabilities,
     ProviderEvent,
     Request,
@@ -66,6 +71,13 @@ ALL_INPUTS = ModelCapabilities(
     flexible_dimensions=True,
     embed_input_types=True,
     embed_truncation=True,
+    images=ImageGeneration(
+        max_images=4,
+        min_side=1,
+        max_side=4096,
+        qualities=frozenset({"low", "medium", "high"}),
+        max_seed=2**31 - 1,
+    ),
 )
 #: The size of a scripted provider's vectors when ``dimensions=`` does not say.
 SCRIPTED_DIMENSIONS = 8
@@ -186,6 +198,40 @@ class ScriptedProvider(Provider):
 
     async def _async_embed(self, request: EmbedRequest) -> EmbedResponse:
         return self._embed(request)
+
+    def _generate_image(self, request: ImageRequest) -> ImageResponse:
+        images = tuple(
+            MediaBlock(
+                "image", "image/png", data=scripted_png(f"{request.prompt}|{request.seed}|{i}")
+            )
+            for i in range(request.n)
+        )
+        usage = Usage(input_tokens=text_tokens(request.prompt), requests=1)
+        return ImageResponse(images, usage, request.model)
+
+    async def _async_generate_image(self, request: ImageRequest) -> ImageResponse:
+        return self._generate_image(request)
+
+
+def scripted_png(text: str, side: int = 8) -> bytes:
+    """A ``side`` x ``side`` PNG of one colour taken from ``text``'s SHA-256."""
+    import struct
+    import zlib
+
+    colour = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:3]
+    rows = b"".join(b"\x00" + colour * side for _ in range(side))
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        crc = zlib.crc32(kind + body) & 0xFFFFFFFF
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", crc)
+
+    header = struct.pack(">IIBBBBB", side, side, 8, 2, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(rows))
+        + chunk(b"IEND", b"")
+    )
 
 
 def scripted_vector(text: str, size: int = SCRIPTED_DIMENSIONS) -> list[float]:

@@ -1,47 +1,90 @@
-"""The step machine of one embed part, and its two drivers.
+"""The step machine of one non-chat request (an embed part, an image request), and its drivers.
 
-:func:`part_steps` is one part's attempts as a generator of effects: wait
+:func:`part_steps` is one request's attempts as a generator of effects: wait
 for rate-limit capacity (:class:`~llmport.controls.limits.Acquire`), send
-(:class:`SendEmbed`: given up at the runtime's ``timeout=`` or the call's
+(:class:`Send`: given up at the runtime's ``timeout=`` or the call's
 ``deadline=``, whichever comes first), pause before a retry (:class:`Pause`); each attempt is
-admitted by the runtime's budget and charged with its priced usage (the
-answer's size is held to the request where it is joined:
-:mod:`.embed_join`). :func:`run_part` performs the effects with blocking calls,
-:func:`arun_part` with awaits: the same machine for ``rt.embed`` and
-``rt.aembed``.
+admitted by the runtime's budget and charged with its priced usage. The
+plan (:class:`StepPlan`: an :class:`~.embed_plan.EmbedPlan` or an
+:class:`~.image_plan.ImagePlan`) says how its request is sent and checked.
+:func:`run_part` performs the effects with blocking calls, :func:`arun_part`
+with awaits: the same machine for ``rt.embed`` / ``rt.aembed`` and
+``rt.generate_image`` / ``rt.agenerate_image``.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Generator
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol
 
-from ..controls.limits import Acquire, aacquire, acquire, rate_info_of_error  # limits
+from ..controls.limits import Acquire, Gate, aacquire, acquire, rate_info_of_error  # limits
 from ..controls.retry import Attempts, Backoff, after_failure
 from ..errors import AttemptFailure, ProviderTimeoutError, RunTimeout
-from ..messages.embeddings import EmbedResponse
-from ..provider.deadline import aembed_within, embed_within
-from ..provider.embedding import PreparedEmbed
+from ..messages.types import Usage
 from ..provider.translate import detach
 from ..slotted import dataclass
-from .embed_plan import EmbedPlan, Part, priced_usage
 
 if TYPE_CHECKING:
-    from ..provider.contract import Provider
+    from ..controls.budget import Ledger
 
-__all__ = ["EmbedEffect", "Pause", "SendEmbed", "arun_part", "part_steps", "run_part"]
+__all__ = [
+    "Pause",
+    "Send",
+    "StepEffect",
+    "StepPart",
+    "StepPlan",
+    "arun_part",
+    "part_steps",
+    "run_part",
+]
+
+
+class StepPart(Protocol):
+    """One request of a call: what it sends and its estimated input tokens."""
+
+    @property
+    def prepared(self) -> Any: ...
+
+    @property
+    def tokens(self) -> int: ...
+
+
+class StepPlan(Protocol):
+    """What the machine reads of a call's plan, and how the plan sends and checks."""
+
+    qualified: str
+    max_attempts: int
+    backoff: Backoff
+    gate: Gate | None
+    deadline: float | None
+    deadline_seconds: float | None
+    timeout: float | None
+    attempts: list[Attempts]
+    ledger: Ledger | None
+
+    def send(self, prepared: Any, cut_at: float | None) -> Any:
+        """Send ``prepared`` with blocking I/O, given up at ``cut_at``."""
+
+    async def asend(self, prepared: Any, cut_at: float | None) -> Any:
+        """Await the send of ``prepared``, cancelled at ``cut_at``."""
+
+    def checked(self, answer: Any) -> Any:
+        """``answer`` if it is what the contract says; raise otherwise."""
+
+    def priced(self, answer: Any) -> Usage:
+        """The answer's usage, priced as the plan's model."""
 
 
 @dataclass(slots=True, frozen=True)
-class SendEmbed:
-    """Send one prepared part; the answer is its :class:`EmbedResponse`.
+class Send:
+    """Send one prepared request; the answer is the plugin's response.
 
     ``cut_at`` (``time.monotonic()``) is when the send is given up (None: never).
     """
 
-    provider: Provider
-    prepared: PreparedEmbed
+    plan: StepPlan
+    prepared: Any
     cut_at: float | None = None
 
 
@@ -53,10 +96,10 @@ class Pause:
     backoff: Backoff
 
 
-EmbedEffect = SendEmbed | Pause | Acquire
+StepEffect = Send | Pause | Acquire
 
 
-def part_steps(plan: EmbedPlan, part: Part) -> Generator[EmbedEffect, Any, EmbedResponse]:
+def part_steps(plan: StepPlan, part: StepPart) -> Generator[StepEffect, Any, Any]:
     """One part's attempts as effects: capacity, send, check; a pause before each retry."""
     attempts = Attempts()
     plan.attempts.append(attempts)
@@ -72,7 +115,7 @@ def part_steps(plan: EmbedPlan, part: Part) -> Generator[EmbedEffect, Any, Embed
         yield Pause(delay, plan.backoff)
 
 
-def _after_failure(plan: EmbedPlan, attempts: Attempts, number: int, exc: Exception) -> float:
+def _after_failure(plan: StepPlan, attempts: Attempts, number: int, exc: Exception) -> float:
     """The pause before the next attempt; raise if there is none.
 
     A send given up at the call's deadline ends the call with its
@@ -94,29 +137,27 @@ def _after_failure(plan: EmbedPlan, attempts: Attempts, number: int, exc: Except
     )
 
 
-def _attempt(plan: EmbedPlan, part: Part) -> Generator[EmbedEffect, Any, EmbedResponse]:
+def _attempt(plan: StepPlan, part: StepPart) -> Generator[StepEffect, Any, Any]:
     """One attempt: admitted by the budget, under the rate limits when any apply."""
     ledger = plan.ledger
     tokens = part.tokens
     if ledger is not None:
         ledger.admit(tokens)  # TokenLimitExceeded / BudgetExceeded before the request
     try:
-        answer = _of_contract((yield from _limited(plan, part, tokens)), plan)
+        answer = plan.checked((yield from _limited(plan, part, tokens)))
     except BaseException:
         if ledger is not None:
             ledger.release(tokens)
         raise
     if ledger is not None:
-        ledger.charge(tokens, priced_usage(plan, answer))
+        ledger.charge(tokens, plan.priced(answer))
     return answer
 
 
-def _limited(
-    plan: EmbedPlan, part: Part, tokens: int
-) -> Generator[EmbedEffect, Any, EmbedResponse]:
+def _limited(plan: StepPlan, part: StepPart, tokens: int) -> Generator[StepEffect, Any, Any]:
     """Send, holding rate-limit capacity for the attempt when limits apply."""
     if plan.gate is None:
-        answer: EmbedResponse = yield _send(plan, part)
+        answer = yield _send(plan, part)
         return answer
     permit = yield Acquire(plan.gate, tokens, plan.backoff, plan.deadline)
     try:
@@ -128,29 +169,20 @@ def _limited(
     return answer
 
 
-def _send(plan: EmbedPlan, part: Part) -> SendEmbed:
+def _send(plan: StepPlan, part: StepPart) -> Send:
     """The send of one attempt, cut at its timeout or the call's deadline (the earlier)."""
     cut_at = plan.deadline
     if plan.timeout is not None:
         ends = time.monotonic() + plan.timeout
         cut_at = ends if cut_at is None else min(cut_at, ends)
-    return SendEmbed(plan.provider, part.prepared, cut_at)
+    return Send(plan, part.prepared, cut_at)
 
 
-def _of_contract(answer: Any, plan: EmbedPlan) -> EmbedResponse:
-    """``answer`` if it is what the contract says a plugin returns (a plugin bug otherwise)."""
-    if not isinstance(answer, EmbedResponse):
-        raise TypeError(
-            f"{type(plan.provider).__name__} returned {type(answer).__name__}, not EmbedResponse"
-        )
-    return answer
-
-
-def _past_deadline(plan: EmbedPlan) -> bool:
+def _past_deadline(plan: StepPlan) -> bool:
     return plan.deadline is not None and time.monotonic() >= plan.deadline
 
 
-def _check_time(plan: EmbedPlan, delay: float) -> None:
+def _check_time(plan: StepPlan, delay: float) -> None:
     if plan.deadline is not None and time.monotonic() + delay >= plan.deadline:
         raise RunTimeout(plan.deadline_seconds or 0.0)
 
@@ -160,8 +192,8 @@ def _check_time(plan: EmbedPlan, delay: float) -> None:
 # ---------------------------------------------------------------------------
 
 
-def run_part(plan: EmbedPlan, part: Part) -> EmbedResponse:
-    """Drive one part's machine with blocking I/O (in a worker thread)."""
+def run_part(plan: StepPlan, part: StepPart) -> Any:
+    """Drive one request's machine with blocking I/O."""
     machine = part_steps(plan, part)
     answer: Any = None
     failure: BaseException | None = None
@@ -169,7 +201,7 @@ def run_part(plan: EmbedPlan, part: Part) -> EmbedResponse:
         try:
             effect = machine.throw(failure) if failure is not None else machine.send(answer)
         except StopIteration as done:
-            return cast(EmbedResponse, done.value)
+            return done.value
         answer, failure = None, None
         try:
             answer = _perform(effect)
@@ -177,16 +209,16 @@ def run_part(plan: EmbedPlan, part: Part) -> EmbedResponse:
             failure = detach(exc)
 
 
-def _perform(effect: EmbedEffect) -> Any:
-    if isinstance(effect, SendEmbed):
-        return embed_within(effect.provider, effect.prepared, effect.cut_at)
+def _perform(effect: StepEffect) -> Any:
+    if isinstance(effect, Send):
+        return effect.plan.send(effect.prepared, effect.cut_at)
     if isinstance(effect, Pause):
         return effect.backoff.sleep(effect.seconds)
     return acquire(effect)
 
 
-async def arun_part(plan: EmbedPlan, part: Part) -> EmbedResponse:
-    """Drive one part's machine with awaits."""
+async def arun_part(plan: StepPlan, part: StepPart) -> Any:
+    """Drive one request's machine with awaits."""
     machine = part_steps(plan, part)
     answer: Any = None
     failure: BaseException | None = None
@@ -194,7 +226,7 @@ async def arun_part(plan: EmbedPlan, part: Part) -> EmbedResponse:
         try:
             effect = machine.throw(failure) if failure is not None else machine.send(answer)
         except StopIteration as done:
-            return cast(EmbedResponse, done.value)
+            return done.value
         answer, failure = None, None
         try:
             answer = await _aperform(effect)
@@ -202,9 +234,9 @@ async def arun_part(plan: EmbedPlan, part: Part) -> EmbedResponse:
             failure = detach(exc)
 
 
-async def _aperform(effect: EmbedEffect) -> Any:
-    if isinstance(effect, SendEmbed):
-        return await aembed_within(effect.provider, effect.prepared, effect.cut_at)
+async def _aperform(effect: StepEffect) -> Any:
+    if isinstance(effect, Send):
+        return await effect.plan.asend(effect.prepared, effect.cut_at)
     if isinstance(effect, Pause):
         return await effect.backoff.async_sleep(effect.seconds)
     return await aacquire(effect)
