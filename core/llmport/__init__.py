@@ -105,6 +105,7 @@ _LAZY = {
     "ToolResultEvent": ".messages.types",
     "Usage": ".messages.types",
     "Embeddings": ".messages.embeddings",
+    "Images": ".messages.images",
     "UsageEvent": ".messages.types",
     "StreamRestarted": ".messages.types",
     "RunResult": ".runtime",
@@ -158,6 +159,7 @@ if TYPE_CHECKING:
     from .engine.result import Dropped
     from .engine.tokens import ModelInfo, TokenCount
     from .messages.embeddings import Embeddings as Embeddings
+    from .messages.images import Images as Images
     from .messages.types import CacheControl as CacheControl
     from .messages.types import Citation as Citation
     from .messages.types import CitationEvent as CitationEvent
@@ -249,6 +251,7 @@ __all__ = [
     "FixRejected",
     "GuardrailTripped",
     "Handoff",
+    "Images",
     "InProcessLimiter",
     "InputError",
     "InputGuardrailTripped",

@@ -62,8 +62,10 @@ from .errors import (
 )
 from .messages.content import inline_text_file, is_text_like
 from .messages.embeddings import EmbedRequest, EmbedResponse
+from .messages.images import ImageRequest, ImageResponse
 from .messages.types import (
     Block,
+    ImageGeneration,
     MediaBlock,
     MediaDelta,
     Message,
@@ -91,6 +93,7 @@ from .provider.assembly import StreamAssembler, assemble, parse_arguments, respo
 from .provider.chunks import reads_chunks
 from .provider.clients import ClientCache
 from .provider.contract import Prepared, PreparedEmbed, Provider, ProviderInfo
+from .provider.imaging import PreparedImage, aspect_ratio, check_image
 from .provider.media import answered_media, check_block
 from .provider.tool_media import file_label, move_answer_media, move_tool_media
 from .provider.translate import (
@@ -119,6 +122,9 @@ __all__ = [
     "ConfigError",
     "EmbedRequest",
     "EmbedResponse",
+    "ImageGeneration",
+    "ImageRequest",
+    "ImageResponse",
     "JobState",
     "JobStatus",
     "JsonSchemaTransformer",
@@ -134,6 +140,7 @@ __all__ = [
     "Polled",
     "Prepared",
     "PreparedEmbed",
+    "PreparedImage",
     "Provider",
     "ProviderConnectionError",
     "ProviderError",
@@ -162,8 +169,10 @@ __all__ = [
     "UsageEvent",
     "answer_field",
     "answered_media",
+    "aspect_ratio",
     "assemble",
     "check_block",
+    "check_image",
     "drop_keywords",
     "file_label",
     "hookimpl",
