@@ -77,6 +77,8 @@ class AnthropicProvider(Provider):
         'use rt.embed(..., model="voyage:voyage-3.5") (pip install llmport-voyage, '
         "VOYAGE_API_KEY)"
     )
+    #: Claude reads images but makes none: Anthropic's API has no image generation endpoint.
+    images_hint = "Anthropic has no image generation endpoint (Claude reads images, makes none)"
     options = convert_in.KNOWN_OPTIONS
 
     def __init__(self, settings: Mapping[str, Any] | None = None, info: ProviderInfo | None = None):

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 
-from llmport.messages.types import ModelCapabilities
+from llmport.messages.types import ImageGeneration, ModelCapabilities
 
 #: Converse takes at most 4 ``cachePoint`` checkpoints in one request.
 MAX_CACHE_BREAKPOINTS = 4
@@ -338,5 +338,61 @@ EMBEDDING_MODELS: dict[str, ModelCapabilities] = {
     ),
     "*amazon.nova-2-multimodal-embed*": _embedder(
         3072, 8192, choices=frozenset({256, 384, 1024, 3072}), input_types=True, truncation=True
+    ),
+}
+
+
+# -- image models (rt.generate_image; InvokeModel bodies in llmport_bedrock.images) ------
+
+
+def _painter(images: ImageGeneration) -> ModelCapabilities:
+    """An image model: a prompt in, base64 images out of InvokeModel; no chat."""
+    return ModelCapabilities(
+        input_modalities=frozenset({"text"}),
+        image_types=frozenset(),
+        native_tools=False,
+        native_structured_output=False,
+        streaming=False,
+        images=images,
+    )
+
+
+#: Source: Amazon Titan Image Generator G1 (v1/v2) request parameters, Amazon Bedrock User
+#: Guide: numberOfImages 1-5; the listed width x height pairs; quality standard/premium;
+#: seed 0-2,147,483,646; text 1-512 characters; PNG out.
+TITAN_IMAGE_SIZES = frozenset(
+    {
+        "1024x1024", "768x768", "512x512", "768x1152", "384x576", "1152x768", "576x384",
+        "768x1280", "384x640", "1280x768", "640x384", "896x1152", "448x576", "1152x896",
+        "576x448", "768x1408", "384x704", "1408x768", "704x384", "640x1408", "320x704",
+        "1408x640", "704x320", "1152x640", "1173x640",
+    }
+)  # fmt: skip
+#: Source: Amazon Nova User Guide, "Image generation access and usage" (Nova Canvas):
+#: numberOfImages 1-5; width and height 320-4096, each divisible by 16, aspect ratio
+#: between 1:4 and 4:1, at most 4,194,304 pixels; quality standard/premium; seed
+#: 0-858,993,459; text 1-1024 characters; PNG out.
+IMAGE_MODELS: dict[str, ModelCapabilities] = {
+    "*amazon.nova-canvas*": _painter(
+        ImageGeneration(
+            max_images=5,
+            min_side=320,
+            max_side=4096,
+            side_step=16,
+            max_pixels=4_194_304,
+            max_ratio=4.0,
+            qualities=frozenset({"medium", "high"}),
+            max_seed=858_993_459,
+            max_prompt_chars=1024,
+        )
+    ),
+    "*amazon.titan-image-generator*": _painter(
+        ImageGeneration(
+            max_images=5,
+            sizes=TITAN_IMAGE_SIZES,
+            qualities=frozenset({"medium", "high"}),
+            max_seed=2_147_483_646,
+            max_prompt_chars=512,
+        )
     ),
 }

@@ -14,7 +14,7 @@ from typing import Any
 from llmport import hookimpl
 from llmport.provider.contract import Provider, ProviderInfo
 
-from .models import ALIASES, DEFAULT_FAMILY, EMBEDDING_MODELS, FALLBACKS, FAMILIES
+from .models import ALIASES, DEFAULT_FAMILY, EMBEDDING_MODELS, FALLBACKS, FAMILIES, IMAGE_MODELS
 
 
 def _factory(
@@ -36,6 +36,7 @@ def provider_info() -> ProviderInfo:
         description="AWS Bedrock Runtime Converse API (boto3)",
         aliases=dict(ALIASES),
         models={
+            **IMAGE_MODELS,
             **EMBEDDING_MODELS,
             **{pattern: family.caps for pattern, family in FAMILIES.items()},
         },

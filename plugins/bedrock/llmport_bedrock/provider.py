@@ -75,6 +75,7 @@ from typing import Any, TypeVar
 
 from llmport.errors import ConfigError, UnsupportedFeatureError
 from llmport.messages.embeddings import EmbedRequest, EmbedResponse
+from llmport.messages.images import ImageRequest, ImageResponse
 from llmport.messages.types import (
     FileRef,
     MediaBlock,
@@ -95,9 +96,10 @@ from llmport.provider.contract import (
     warn_if_unknown,
 )
 from llmport.provider.embedding import check_embed, no_embeddings
+from llmport.provider.imaging import PreparedImage, check_image
 from llmport.provider.translate import answer_field, translating, vendor_boundary
 
-from . import convert_in, convert_out, embeddings, files, sdk_internals
+from . import convert_in, convert_out, embeddings, files, images, sdk_internals
 from .batch import BedrockBatch
 from .convert_in import ConversePrepared, materialize
 from .direct import AsyncEvents, Wire, usable
@@ -673,6 +675,42 @@ class BedrockProvider(Provider):
     async def asend_embed(self, prepared: PreparedEmbed) -> EmbedResponse:
         """:meth:`send_embed` on the pool, awaited (boto3 has no async client)."""
         return await self._in_pool(self._invoke, prepared)
+
+    # -- image models (llmport_bedrock.images) --------------------------------------------
+
+    images_hint = "not an image model: use bedrock:amazon.nova-canvas-v1:0"
+
+    def prepare_image(self, request: ImageRequest) -> PreparedImage:
+        """Check ``request`` and build its InvokeModel body once (no I/O, no boto3)."""
+        checked = check_image(self, request)
+        return PreparedImage(
+            checked, images.image_body(checked), self.capabilities(checked.model).images
+        )
+
+    def _invoke_image(self, prepared: PreparedImage) -> ImageResponse:
+        """One blocking InvokeModel call with the prepared body."""
+        client = self.client()
+        self._remember_credentials()
+        answer = call(
+            input_error,
+            client.invoke_model,
+            modelId=prepared.request.model,
+            body=prepared.payload,
+            contentType="application/json",
+            accept="application/json",
+        )
+        data = json.loads(answer["body"].read())
+        return images.image_answer(data, prepared.request, self.name)
+
+    @vendor_boundary
+    def send_image(self, prepared: PreparedImage) -> ImageResponse:
+        """One InvokeModel call; the images checked."""
+        return self._invoke_image(prepared)
+
+    @vendor_boundary
+    async def asend_image(self, prepared: PreparedImage) -> ImageResponse:
+        """:meth:`send_image` on the pool, awaited (boto3 has no async client)."""
+        return await self._in_pool(self._invoke_image, prepared)
 
     # -- I/O ---------------------------------------------------------------------------
 

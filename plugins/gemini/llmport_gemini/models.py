@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Literal
 
-from llmport.messages.types import ModelCapabilities
+from llmport.messages.types import ImageGeneration, ModelCapabilities
 
 __all__ = [
     "ALIASES",
@@ -24,9 +24,13 @@ __all__ = [
     "DEFAULT_FAMILY",
     "FAMILIES",
     "FILE_TYPES",
+    "IMAGEN_1K",
+    "IMAGEN_2K",
+    "IMAGEN_MODELS",
     "IMAGE_TYPES",
     "MAX_REQUEST_BYTES",
     "NATIVE_TEXT_FILES",
+    "VERTEX_IMAGEN_MODELS",
     "VIDEO_TYPES",
     "Family",
     "Thinking",
@@ -278,4 +282,48 @@ VERTEX_EMBEDDING_MODELS: dict[str, ModelCapabilities] = {
     "text-multilingual-embedding-002": _embedder(
         768, 2048, per_request=250, request_tokens=20_000, truncation=True
     ),
+}
+
+
+# -- Imagen (rt.generate_image; sent by llmport_gemini.images) -----------------------------
+
+
+#: The output sizes of each aspect ratio (Imagen's documented 1K and 2K sizes).
+IMAGEN_1K = frozenset({"1024x1024", "896x1280", "1280x896", "768x1408", "1408x768"})
+IMAGEN_2K = frozenset({"2048x2048", "1792x2560", "2560x1792", "1536x2816", "2816x1536"})
+
+
+def _imagen(*, most: int, two_k: bool, vertex: bool) -> ModelCapabilities:
+    """An Imagen model: a prompt in, images out of ``:predict`` (Vertex: seed, JPEG); no chat."""
+    images = ImageGeneration(
+        max_images=most,
+        sizes=IMAGEN_1K | IMAGEN_2K if two_k else IMAGEN_1K,
+        formats=frozenset({"png", "jpeg"}) if vertex else frozenset({"png"}),
+        max_seed=2_147_483_647 if vertex else None,
+    )
+    return ModelCapabilities(
+        input_modalities=frozenset({"text"}),
+        image_types=frozenset(),
+        native_tools=False,
+        native_structured_output=False,
+        streaming=False,
+        parallel_tool_calls=False,
+        images=images,
+    )
+
+
+#: Source: Gemini API "Imagen" guide: numberOfImages 1-4; sampleImageSize 1K or 2K on the
+#: Standard and Ultra models (Fast: 1K); Imagen 4 Ultra makes one image a request.
+IMAGEN_MODELS: dict[str, ModelCapabilities] = {
+    "imagen-4.0-ultra-generate-*": _imagen(most=1, two_k=True, vertex=False),
+    "imagen-4.0-fast-generate-*": _imagen(most=4, two_k=False, vertex=False),
+    "imagen-4.0-generate-*": _imagen(most=4, two_k=True, vertex=False),
+}
+#: Source: Vertex AI "Imagen API" reference: sampleCount 1-4, seed (with addWatermark
+#: false), outputOptions.mimeType image/png or image/jpeg.
+VERTEX_IMAGEN_MODELS: dict[str, ModelCapabilities] = {
+    "imagen-4.0-ultra-generate-*": _imagen(most=1, two_k=True, vertex=True),
+    "imagen-4.0-fast-generate-*": _imagen(most=4, two_k=False, vertex=True),
+    "imagen-4.0-generate-*": _imagen(most=4, two_k=True, vertex=True),
+    "imagen-3.0-generate-*": _imagen(most=4, two_k=False, vertex=True),
 }

@@ -12,7 +12,15 @@ from typing import Any
 import llmport
 from llmport.provider.contract import ProviderInfo
 
-from .models import ALIASES, DEFAULT_FAMILY, EMBEDDING_MODELS, FAMILIES, VERTEX_EMBEDDING_MODELS
+from .models import (
+    ALIASES,
+    DEFAULT_FAMILY,
+    EMBEDDING_MODELS,
+    FAMILIES,
+    IMAGEN_MODELS,
+    VERTEX_EMBEDDING_MODELS,
+    VERTEX_IMAGEN_MODELS,
+)
 
 
 def _factory(settings: dict[str, Any], info: ProviderInfo) -> llmport.Provider:
@@ -40,7 +48,7 @@ def llmport_providers(register: Any) -> None:
             factory=_factory,
             description="Google Gemini API (google-genai; Vertex AI optional)",
             aliases=dict(ALIASES),
-            models={**EMBEDDING_MODELS, **models},
+            models={**IMAGEN_MODELS, **EMBEDDING_MODELS, **models},
             default=DEFAULT_FAMILY.caps,
         )
     )
@@ -50,7 +58,7 @@ def llmport_providers(register: Any) -> None:
             factory=_vertex_factory,
             description="Gemini on Google Vertex AI (google-genai)",
             aliases={},
-            models={**VERTEX_EMBEDDING_MODELS, **models},
+            models={**VERTEX_IMAGEN_MODELS, **VERTEX_EMBEDDING_MODELS, **models},
             default=DEFAULT_FAMILY.caps,
         )
     )

@@ -47,6 +47,7 @@ from typing import Any
 
 from llmport.errors import ConfigError, MessageError
 from llmport.messages.embeddings import EmbedRequest, EmbedResponse
+from llmport.messages.images import ImageRequest, ImageResponse
 from llmport.messages.types import (
     FileRef,
     MediaBlock,
@@ -60,10 +61,11 @@ from llmport.provider.clients import ClientCache, async_transport
 from llmport.provider.contract import Prepared, PreparedEmbed, Provider, ProviderInfo
 from llmport.provider.embedding import check_embed
 from llmport.provider.files import Listing
+from llmport.provider.imaging import PreparedImage, check_image
 from llmport.provider.translate import answer_field, malformed, translating, vendor_boundary
 from llmport.provider.wire import loads
 
-from . import convert_in, convert_out, embeddings, files, sdk_internals
+from . import convert_in, convert_out, embeddings, files, images, sdk_internals
 from .batch import GeminiBatch
 from .errors import translate
 from .models import VERTEX_EMBEDDING_MODELS, Family, family_for
@@ -519,6 +521,34 @@ class GeminiProvider(Provider):
         sent = await api.async_request("post", path, payload["body"])
         data = loads(sent.body) if sent.body else {}
         return embeddings.answer(data, prepared.request, payload["method"], self.name)
+
+    # -- Imagen (llmport_gemini.images) --------------------------------------------------
+
+    images_hint = "not an Imagen model: use gemini:imagen-4.0-generate-001"
+
+    def prepare_image(self, request: ImageRequest) -> PreparedImage:
+        """Check ``request`` and build its ``:predict`` body once."""
+        checked = check_image(self, request)
+        payload = images.image_payload(checked, vertex=self.vertex)
+        return PreparedImage(checked, payload, self.capabilities(checked.model).images)
+
+    @vendor_boundary
+    def send_image(self, prepared: PreparedImage) -> ImageResponse:
+        """One ``:predict`` request through the SDK's API client (its auth, URL and errors)."""
+        payload = prepared.payload
+        api = sdk_internals.api_client(self.client())
+        sent = api.request("post", payload["path"], payload["body"])
+        data = loads(sent.body) if sent.body else {}
+        return images.image_answer(data, prepared.request, self.name)
+
+    @vendor_boundary
+    async def asend_image(self, prepared: PreparedImage) -> ImageResponse:
+        """Async :meth:`send_image` on the event loop's client."""
+        payload = prepared.payload
+        api = sdk_internals.api_client(await self.async_client())
+        sent = await api.async_request("post", payload["path"], payload["body"])
+        data = loads(sent.body) if sent.body else {}
+        return images.image_answer(data, prepared.request, self.name)
 
     def batch_backend(self) -> Any:
         """Gemini batch mode (:mod:`llmport_gemini.batch`)."""

@@ -104,6 +104,8 @@ class _Compat:
             "" if profile.embed_models or profile.embed_any_model else "no embedding models listed"
         )
         self.acknowledge_tool_media = profile.acknowledge_tool_media
+        # No profile's model table lists an image model: rt.generate_image is refused here.
+        self.images_hint = f"llmport sends no image requests to {profile.description or self.name}"
 
     def translate_error(self, exc: BaseException) -> ProviderError | None:
         """OpenAI's translation, with the service's own transient statuses (Groq's 498)."""

@@ -18,7 +18,7 @@ import functools
 from dataclasses import replace
 from fnmatch import fnmatchcase
 
-from llmport.messages.types import ModelCapabilities
+from llmport.messages.types import ImageGeneration, ModelCapabilities
 
 __all__ = [
     "ALIASES",
@@ -30,6 +30,7 @@ __all__ = [
     "EFFORT_FAMILIES",
     "EMBEDDING_MODELS",
     "EXPLICIT_CACHE",
+    "IMAGE_MODELS",
     "IMAGE_TYPES",
     "PDF",
     "RESPONSES_DEFAULT",
@@ -225,6 +226,50 @@ EMBEDDING_MODELS: dict[str, ModelCapabilities] = {
         _EMBEDDING, embedding_dimensions=3072, flexible_dimensions=True
     ),
     "text-embedding-ada-002*": replace(_EMBEDDING, embedding_dimensions=1536),
+}
+
+# -- image generation (POST /v1/images/generations) -----------------------------------------
+# Source: OpenAI API reference, "Images > Create image": prompt at most 32000 characters
+# for the GPT image models, 4000 for dall-e-3, 1000 for dall-e-2; n 1-10 (dall-e-3: 1);
+# size 1024x1024, 1536x1024, 1024x1536 (GPT image), 1024x1024, 1792x1024, 1024x1792
+# (dall-e-3), 256x256, 512x512, 1024x1024 (dall-e-2); quality low/medium/high (GPT
+# image), standard/hd (dall-e-3), standard only (dall-e-2); output_format png/jpeg/webp on
+# the GPT image models only (dall-e answers PNG); no seed on any of them.
+_IMAGE = ModelCapabilities(
+    input_modalities=frozenset({"text"}),
+    image_types=frozenset(),
+    native_tools=False,
+    native_structured_output=False,
+    streaming=False,
+)
+IMAGE_MODELS: dict[str, ModelCapabilities] = {
+    "gpt-image-1*": replace(
+        _IMAGE,
+        images=ImageGeneration(
+            max_images=10,
+            sizes=frozenset({"1024x1024", "1536x1024", "1024x1536"}),
+            qualities=frozenset({"low", "medium", "high"}),
+            formats=frozenset({"png", "jpeg", "webp"}),
+            max_prompt_chars=32_000,
+        ),
+    ),
+    "dall-e-3*": replace(
+        _IMAGE,
+        images=ImageGeneration(
+            max_images=1,
+            sizes=frozenset({"1024x1024", "1792x1024", "1024x1792"}),
+            qualities=frozenset({"medium", "high"}),
+            max_prompt_chars=4000,
+        ),
+    ),
+    "dall-e-2*": replace(
+        _IMAGE,
+        images=ImageGeneration(
+            max_images=10,
+            sizes=frozenset({"256x256", "512x512", "1024x1024"}),
+            max_prompt_chars=1000,
+        ),
+    ),
 }
 
 ALIASES = {"gpt-4o-mini": "openai:gpt-4o-mini", "gpt-4o": "openai:gpt-4o"}

@@ -25,6 +25,7 @@ from .models import (
     CHAT_MODELS,
     DEFAULT,
     EMBEDDING_MODELS,
+    IMAGE_MODELS,
     RESPONSES_DEFAULT,
     RESPONSES_MODELS,
 )
@@ -88,7 +89,7 @@ def provider_infos() -> list[ProviderInfo]:
             factory=_lazy("OpenAIChatProvider"),
             description="OpenAI Chat Completions (and any OpenAI-compatible server via base_url)",
             aliases=dict(ALIASES),
-            models={**EMBEDDING_MODELS, **CHAT_MODELS},
+            models={**IMAGE_MODELS, **EMBEDDING_MODELS, **CHAT_MODELS},
             default=DEFAULT,
             plugin="llmport-openai",
         ),

@@ -43,6 +43,7 @@ from typing import Any, Protocol
 from llmport.controls.options import SERVER_STATE_OPTIONS
 from llmport.errors import ConfigError, ProviderError
 from llmport.messages.embeddings import EmbedRequest, EmbedResponse
+from llmport.messages.images import ImageRequest, ImageResponse
 from llmport.messages.types import (
     FileRef,
     MediaBlock,
@@ -56,6 +57,7 @@ from llmport.observe.redaction import register_secret
 from llmport.provider.clients import ClientCache, async_transport
 from llmport.provider.contract import Prepared, PreparedEmbed, Provider, ProviderInfo
 from llmport.provider.files import aall_pages, all_pages
+from llmport.provider.imaging import PreparedImage
 from llmport.provider.translate import answer_field, translating, vendor_boundary
 from llmport.provider.wire import Body, loads
 from llmport.provider.wire import encode as encode_body
@@ -64,6 +66,7 @@ from . import convert_in, convert_out, files, sdk_internals
 from .batch import OpenAIBatch
 from .embed import embed_answer, embed_body
 from .errors import translate
+from .images import image_answer, image_body
 from .state import Conversations, split_state
 
 KNOWN_SETTINGS = frozenset(
@@ -458,11 +461,16 @@ class _OpenAIProvider(Provider):
 
     def embed_path(self, client: Any, model: str) -> str:
         """``/embeddings``; on Azure without a deployment, under the model's deployment."""
-        if self.is_azure and "/deployments" not in str(client.base_url.path):
-            return sdk_internals.deployment_path(model) + "/embeddings"
-        return "/embeddings"
+        return self.endpoint_path(client, model, "/embeddings")
 
-    def embed_post_args(self, prepared: PreparedEmbed) -> dict[str, Any]:
+    def endpoint_path(self, client: Any, model: str, path: str) -> str:
+        """``path``; on Azure without a deployment, under the model's deployment."""
+        if self.is_azure and "/deployments" not in str(client.base_url.path):
+            return sdk_internals.deployment_path(model) + path
+        return path
+
+    def embed_post_args(self, prepared: PreparedEmbed | PreparedImage) -> dict[str, Any]:
+        """The SDK's ``post`` arguments of a prepared JSON body (the raw response back)."""
         return {
             "cast_to": _http_response(),
             "content": prepared.payload,
@@ -482,6 +490,30 @@ class _OpenAIProvider(Provider):
         path = self.embed_path(client, prepared.request.model)
         data = loads((await client.post(path, **self.embed_post_args(prepared))).content)
         return embed_answer(data, prepared.request, self.name)  # the body let go: parsed
+
+    # -- images (POST /images/generations; llmport_openai.images converts) ----------------
+
+    images_hint = "not an image model: use openai:gpt-image-1 (or dall-e-3, dall-e-2)"
+
+    def prepare_image(self, request: ImageRequest) -> PreparedImage:
+        """Check (the core's rules, this model's image table) and serialize the body once."""
+        prepared = super().prepare_image(request)
+        prepared.payload = encode_body(image_body(prepared.request)).bytes()
+        return prepared
+
+    @vendor_boundary
+    def send_image(self, prepared: PreparedImage) -> ImageResponse:
+        client = self.clients.sync()
+        path = self.endpoint_path(client, prepared.request.model, "/images/generations")
+        data = loads(client.post(path, **self.embed_post_args(prepared)).content)
+        return image_answer(data, prepared.request, self.name)
+
+    @vendor_boundary
+    async def asend_image(self, prepared: PreparedImage) -> ImageResponse:
+        client = await self.clients.aclient()
+        path = self.endpoint_path(client, prepared.request.model, "/images/generations")
+        data = loads((await client.post(path, **self.embed_post_args(prepared))).content)
+        return image_answer(data, prepared.request, self.name)
 
 
 #: ``create`` arguments that are request options, not body fields.
@@ -557,6 +589,10 @@ class OpenAIResponsesProvider(_OpenAIProvider):
     name = "openai-responses"
     vendor_keys: tuple[str, ...] = ("openai", "openai-responses")
     embeddings_hint = "the Responses API has no embeddings: use openai:text-embedding-3-small"
+    images_hint = (
+        "the Responses API makes images in a call with NativeTool('image_generation'); "
+        "the Images API is openai:gpt-image-1"
+    )
     conversation = "input"
     options = convert_in.KNOWN_OPTIONS | SERVER_STATE_OPTIONS
     server_state = True  # previous_response_id= / conversation= (:mod:`.state`)
