@@ -11,6 +11,7 @@ The span tree::
         execute_tool {tool}          every tool execution (gen_ai.tool.name, .call.id)
           exec ...                   a nested exec inside that tool
       embeddings {model}             every rt.embed / rt.aembed call (all its requests)
+      generate_content {model}       every rt.generate_image / rt.agenerate_image call
 
 Attributes follow the OpenTelemetry semantic conventions for generative AI
 as of semconv **1.37** (``gen_ai.provider.name``, which replaced
@@ -128,6 +129,7 @@ class OpenTelemetry:
         self._lock = threading.Lock()
         self._runs: dict[int, _Run] = {}
         self._embeds: dict[int, Span] = {}
+        self._images: dict[int, Span] = {}
 
     # -- agentic functions (llmport.observe.tracing.FunctionObserver) ----------------------------
 
@@ -336,6 +338,45 @@ class OpenTelemetry:
             span.set_attribute("gen_ai.usage.input_tokens", usage.input_tokens)
         if payload.get("dimensions"):
             span.set_attribute("gen_ai.embeddings.dimension.count", int(payload["dimensions"]))
+        error = payload.get("error")
+        if error is not None:
+            _fail(span, error)
+        span.end()
+
+    def _on_image_start(self, payload: dict[str, Any], info: CallInfo) -> None:
+        """One ``generate_content`` span per image call.
+
+        The GenAI conventions name no image operation: ``generate_content`` ("multimodal
+        content generation") is the nearest, with ``gen_ai.output.type`` ``"image"``.
+        """
+        provider, model = _split(info.model)
+        attributes: dict[str, Any] = {
+            "gen_ai.operation.name": "generate_content",
+            "gen_ai.output.type": "image",
+            "gen_ai.provider.name": PROVIDER_NAMES.get(provider, info.provider or provider),
+            "gen_ai.request.model": payload.get("model") or model,
+            "gen_ai.request.choice.count": int(payload.get("n", 1)),
+        }
+        if payload.get("size"):
+            attributes["llmport.image.size"] = str(payload["size"])
+        span = self.tracer.start_span(
+            f"generate_content {attributes['gen_ai.request.model']}",
+            kind=SpanKind.CLIENT,
+            attributes=attributes,
+        )
+        with self._lock:
+            self._images[id(info)] = span
+
+    def _on_image_end(self, payload: dict[str, Any], info: CallInfo) -> None:
+        with self._lock:
+            span = self._images.pop(id(info), None)
+        if span is None:
+            return
+        usage = payload.get("usage")
+        if usage is not None:
+            span.set_attribute("gen_ai.usage.input_tokens", usage.input_tokens)
+            span.set_attribute("gen_ai.usage.output_tokens", usage.output_tokens)
+        span.set_attribute("llmport.image.count", int(payload.get("images", 0)))
         error = payload.get("error")
         if error is not None:
             _fail(span, error)
