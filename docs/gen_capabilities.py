@@ -82,6 +82,16 @@ REFUSALS: list[tuple[str, str, str]] = [
     ("`dimensions=` on an embedding model of fixed size, or a size it does not offer", "all",
      "each vendor's embedding page; "
      'OpenAI API reference, "Create embeddings" (dimensions: text-embedding-3 and later)'),
+    ("`rt.generate_image` options the model does not take: `n` over its most per request, a "
+     "`size` it does not make, `quality`, `output_format` or `seed` it has not, a prompt over "
+     "its length", "openai, gemini, bedrock",
+     'OpenAI API reference, "Create image"; Gemini API, "Imagen"; Vertex AI, "Imagen API"; '
+     'Amazon Nova User Guide, "Image generation access and usage"; '
+     'Amazon Bedrock User Guide, "Amazon Titan Image Generator G1 models"'),
+    ("`rt.generate_image` on a model without an image endpoint (every chat and embedding "
+     "model, Anthropic, the OpenAI-compatible profiles)", "all",
+     "not a vendor rule: llmport sends image requests to the endpoints it maps (OpenAI "
+     "Images, Imagen, Nova Canvas, Titan Image Generator)"),
     # -- Anthropic --
     ("`seed`", "anthropic", 'Anthropic API reference, "Create a Message" (no such field)'),
     ("temperature / top_p outside 0-1, top_k < 1, max_tokens < 1", "anthropic",
@@ -285,6 +295,8 @@ def _media_out(caps: ModelCapabilities) -> str:
     made = ["images (`output_modalities=`)"] if out else []
     if "image_generation" in caps.native_tool_kinds:
         made.append('images (`NativeTool("image_generation")`)')
+    if caps.images is not None:
+        return "images only (`rt.generate_image`)"
     return ", ".join(made) or "text"
 
 

@@ -357,9 +357,9 @@ def _painter(images: ImageGeneration) -> ModelCapabilities:
     )
 
 
-#: Source: Amazon Titan Image Generator G1 (v1/v2) request parameters, Amazon Bedrock User
-#: Guide: numberOfImages 1-5; the listed width x height pairs; quality standard/premium;
-#: seed 0-2,147,483,646; text 1-512 characters; PNG out.
+# Source: Amazon Bedrock User Guide, "Amazon Titan Image Generator G1 models": numberOfImages
+#   1-5; the listed width x height pairs; quality standard/premium; seed 0-2,147,483,646;
+#   text 1-512 characters; PNG out.
 TITAN_IMAGE_SIZES = frozenset(
     {
         "1024x1024", "768x768", "512x512", "768x1152", "384x576", "1152x768", "576x384",
@@ -368,10 +368,10 @@ TITAN_IMAGE_SIZES = frozenset(
         "1408x640", "704x320", "1152x640", "1173x640",
     }
 )  # fmt: skip
-#: Source: Amazon Nova User Guide, "Image generation access and usage" (Nova Canvas):
-#: numberOfImages 1-5; width and height 320-4096, each divisible by 16, aspect ratio
-#: between 1:4 and 4:1, at most 4,194,304 pixels; quality standard/premium; seed
-#: 0-858,993,459; text 1-1024 characters; PNG out.
+# Source: Amazon Nova User Guide, "Image generation access and usage": (Nova Canvas)
+#   numberOfImages 1-5; width and height 320-4096, each divisible by 16, aspect ratio
+#   between 1:4 and 4:1, at most 4,194,304 pixels; quality standard/premium; seed
+#   0-858,993,459; text 1-1024 characters; PNG out.
 IMAGE_MODELS: dict[str, ModelCapabilities] = {
     "*amazon.nova-canvas*": _painter(
         ImageGeneration(

@@ -312,15 +312,15 @@ def _imagen(*, most: int, two_k: bool, vertex: bool) -> ModelCapabilities:
     )
 
 
-#: Source: Gemini API "Imagen" guide: numberOfImages 1-4; sampleImageSize 1K or 2K on the
-#: Standard and Ultra models (Fast: 1K); Imagen 4 Ultra makes one image a request.
+# Source: Gemini API, "Imagen": numberOfImages 1-4; sampleImageSize 1K or 2K on the
+#   Standard and Ultra models (Fast: 1K); Imagen 4 Ultra makes one image a request.
 IMAGEN_MODELS: dict[str, ModelCapabilities] = {
     "imagen-4.0-ultra-generate-*": _imagen(most=1, two_k=True, vertex=False),
     "imagen-4.0-fast-generate-*": _imagen(most=4, two_k=False, vertex=False),
     "imagen-4.0-generate-*": _imagen(most=4, two_k=True, vertex=False),
 }
-#: Source: Vertex AI "Imagen API" reference: sampleCount 1-4, seed (with addWatermark
-#: false), outputOptions.mimeType image/png or image/jpeg.
+# Source: Vertex AI, "Imagen API": sampleCount 1-4, seed (with addWatermark false),
+#   outputOptions.mimeType image/png or image/jpeg.
 VERTEX_IMAGEN_MODELS: dict[str, ModelCapabilities] = {
     "imagen-4.0-ultra-generate-*": _imagen(most=1, two_k=True, vertex=True),
     "imagen-4.0-fast-generate-*": _imagen(most=4, two_k=False, vertex=True),

@@ -229,7 +229,7 @@ EMBEDDING_MODELS: dict[str, ModelCapabilities] = {
 }
 
 # -- image generation (POST /v1/images/generations) -----------------------------------------
-# Source: OpenAI API reference, "Images > Create image": prompt at most 32000 characters
+# Source: OpenAI API reference, "Create image": prompt at most 32000 characters
 # for the GPT image models, 4000 for dall-e-3, 1000 for dall-e-2; n 1-10 (dall-e-3: 1);
 # size 1024x1024, 1536x1024, 1024x1536 (GPT image), 1024x1024, 1792x1024, 1024x1792
 # (dall-e-3), 256x256, 512x512, 1024x1024 (dall-e-2); quality low/medium/high (GPT
