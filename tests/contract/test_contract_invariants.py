@@ -43,6 +43,7 @@ import llmport
 import pytest
 from durable_paths import adurable_run, durable_paths_dbos, durable_run  # noqa: F401 (fixture)
 from embed_targets import NO_EMBEDDINGS, embed_model
+from image_targets import NO_IMAGES, image_model
 from invariant_checks import (
     JOB_IDS,
     NO_BATCH,
@@ -426,6 +427,22 @@ NO_ENV_KEY = {
 }
 
 
+#: Targets without an image endpoint: refused typed before any request (test_contract_images).
+NO_IMAGE = {w.id: NO_IMAGES[w.id] for w in TARGETS if w.id in NO_IMAGES}
+
+
+def image_prompt(ctx: Ctx) -> Any:
+    return BAD_CONTENT if ctx.malformed else "a fox"
+
+
+async def generate_image_(ctx: Ctx) -> Any:
+    return ctx.rt.generate_image(image_prompt(ctx), model=image_model(ctx.wire.id))
+
+
+async def agenerate_image_(ctx: Ctx) -> Any:
+    return await ctx.rt.agenerate_image(image_prompt(ctx), model=image_model(ctx.wire.id))
+
+
 def embed_inputs(ctx: Ctx) -> Any:
     return BAD_CONTENT if ctx.malformed else ["hi"]
 
@@ -747,6 +764,8 @@ PATHS: list[Path] = [
     Path("embed", ("Runtime.embed",), embed_, not_for=NO_EMBED),
     Path("aembed", ("Runtime.aembed",), aembed_, not_for=NO_EMBED),
     Path("cli embed", ("cli embed",), cli_embed, not_for={**NO_EMBED, **NO_ENV_KEY}),
+    Path("generate_image", ("Runtime.generate_image",), generate_image_, not_for=NO_IMAGE),
+    Path("agenerate_image", ("Runtime.agenerate_image",), agenerate_image_, not_for=NO_IMAGE),
     Path("model_info", ("Runtime.model_info",), offline=model_info_offline),
     Path("mcp serve", ("cli mcp serve", "llmport_mcp.serve"), offline=mcp_serve_offline),
     Path(
