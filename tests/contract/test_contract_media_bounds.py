@@ -55,6 +55,8 @@ SEES_IMAGES = [w for w in TARGETS if "image" in capabilities(w).input_modalities
 
 def test_the_bounded_targets_come_from_the_tables() -> None:
     assert {w.id for w in BOUNDED} == {
+        "openai-chat",
+        "openai-responses",
         "anthropic",
         "anthropic-vertex",
         "gemini",

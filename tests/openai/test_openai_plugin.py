@@ -95,7 +95,11 @@ def test_plugin_module_layout_has_no_cycle() -> None:
     assert out.stdout.split() == ["False", "True"]
     source = (Path(plugin.__file__).parent / "provider.py").read_text()
     assert "from .plugin" not in source and "import plugin" not in source
-    assert plugin.provider_infos()[0].models == {**models.EMBEDDING_MODELS, **models.CHAT_MODELS}
+    assert plugin.provider_infos()[0].models == {
+        **models.IMAGE_MODELS,
+        **models.EMBEDDING_MODELS,
+        **models.CHAT_MODELS,
+    }
     assert plugin.provider_infos()[1].models == models.RESPONSES_MODELS
 
 

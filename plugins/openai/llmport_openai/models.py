@@ -31,6 +31,7 @@ __all__ = [
     "EMBEDDING_MODELS",
     "EXPLICIT_CACHE",
     "IMAGE_MODELS",
+    "MAX_IMAGE_BYTES",
     "IMAGE_TYPES",
     "PDF",
     "RESPONSES_DEFAULT",
@@ -59,11 +60,16 @@ RESPONSES_NATIVE = frozenset({"web_search", "code_execution", "file_search", "to
 #   gpt-4o, gpt-4o-mini, gpt-4.1 (mini, nano), o3 and the gpt-5 family.
 IMAGE_GENERATION_MODELS = ("gpt-4o", "gpt-4.1", "o3", "gpt-5")
 
+#: OpenAI, "Images and vision", "Image input requirements": up to 20 MB per image (and,
+#: per request, up to 500 images and 50 MB of image bytes in all: not checked here).
+MAX_IMAGE_BYTES = 20 * 1024 * 1024
+
 VISION = ModelCapabilities(
     input_modalities=frozenset({"text", "image", "file"}),
     file_types=PDF,
     image_types=IMAGE_TYPES,
     caching=True,
+    max_image_bytes=MAX_IMAGE_BYTES,
 )
 TEXT_ONLY = ModelCapabilities(
     input_modalities=frozenset({"text", "file"}), image_types=frozenset(), caching=True
