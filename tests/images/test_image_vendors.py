@@ -252,3 +252,23 @@ def test_a_url_answer_keeps_its_link_with_the_key_masked(mode: str) -> None:
     assert block.url is not None and block.url.startswith("https://images.example/img.png?")
     assert KEY not in block.url
     assert json.loads(server.requests[0].body)["response_format"] == "url"
+
+
+# -- llmport models -----------------------------------------------------------------------
+
+
+def test_models_shows_which_models_make_images(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from llmport.cli.main import main
+
+    monkeypatch.setenv("COLUMNS", "120")
+    monkeypatch.setenv("LLMPORT_PLUGINS", "openai")
+    assert main(["models", "--provider", "openai"]) == 0
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if x.strip().startswith("dall-e-3*"))
+    assert "makes ≤1 images" in line
+    assert main(["models", "--provider", "openai", "--json"]) == 0
+    rows = {r["model"]: r for r in json.loads(capsys.readouterr().out)}
+    assert rows["gpt-image-1*"]["images"] == 10
+    assert rows["gpt-4o*"]["images"] is None

@@ -53,6 +53,7 @@ def _caps_dict(caps: Any) -> dict[str, Any]:
         "embedding_dimensions": caps.embedding_dimensions,
         "flexible_dimensions": caps.flexible_dimensions,
         "max_embed_inputs": caps.max_embed_inputs,
+        "images": None if caps.images is None else caps.images.max_images,
     }
 
 
@@ -263,6 +264,8 @@ def _inputs_and_files(caps: dict[str, Any]) -> tuple[str, str]:
     if caps.get("embeddings"):  # an embedding model: what it answers, and its size (text
         # in is implied; other inputs are named), kept as narrow as a chat model's cell
         inputs = [m for m in inputs if m != "text"] + [_embeds(caps)]
+    if caps.get("images"):  # an image model (rt.generate_image): images out, up to n a call
+        inputs = [m for m in inputs if m != "text"] + [f"makes ≤{caps['images']} images"]
     return ", ".join(inputs), ", ".join(files) or "-"
 
 
