@@ -6,9 +6,9 @@ answering in the target's documented shape: the images come back (as many as
 asked, PNG, the bytes sent) with the request's usage; a 429 is retried; a
 hostile 2xx (one image too few, an error object, ``{}``) is a
 :class:`MalformedResponseError`; a vendor that starts its answer and goes
-silent is given up at ``Runtime(timeout=)`` or the call's ``deadline=``; bad inputs fail typed before any request. Every other
-target refuses typed before any request, with the reason
-:data:`image_targets.NO_IMAGES` gives.
+silent is given up at ``Runtime(timeout=)`` or the call's ``deadline=``; bad
+inputs fail typed before any request. Every other target refuses typed before
+any request, with the reason :data:`image_targets.NO_IMAGES` gives.
 """
 
 from __future__ import annotations
