@@ -3,7 +3,8 @@
 :data:`IMAGE_TARGETS` maps a target id of ``wire.TARGETS`` to an
 :class:`ImageTarget`: the image model the contract calls, the path its
 request goes to and how the loopback "vendor" answers (``n`` PNGs in the
-target's documented shape). Every other target, of ``wire.TARGETS``,
+target's documented shape), of ``wire.TARGETS`` or ``wire.PROFILE_TARGETS``.
+Every other target, of ``wire.TARGETS``,
 ``wire.PROFILE_TARGETS`` or ``wire.EMBED_ONLY_TARGETS``, is in
 :data:`NO_IMAGES` with the reason it refuses typed. A vendor plugin that
 gains an image endpoint adds its row here; the image contract
@@ -54,6 +55,12 @@ def _openai(request: RecordedRequest) -> Reply:
     return Reply(json={"created": 1, "data": data, "output_format": "png", "usage": usage})
 
 
+def _xai(request: RecordedRequest) -> Reply:
+    """xAI's answer as its guide shows it: each image a data URL in ``b64_json``."""
+    data = [{"b64_json": f"data:image/png;base64,{_B64}"} for _ in range(asked(request))]
+    return Reply(json={"data": data})
+
+
 def _imagen(request: RecordedRequest) -> Reply:
     rows = [{"bytesBase64Encoded": _B64, "mimeType": "image/png"} for _ in range(asked(request))]
     return Reply(json={"predictions": rows})
@@ -68,6 +75,7 @@ IMAGE_TARGETS: dict[str, ImageTarget] = {
     "gemini": ImageTarget("gemini:imagen-4.0-generate-001", ":predict", _imagen),
     "gemini-vertex": ImageTarget("gemini-vertex:imagen-4.0-generate-001", ":predict", _imagen),
     "bedrock": ImageTarget("bedrock:amazon.nova-canvas-v1:0", "/invoke", _bedrock),
+    "xai": ImageTarget("xai:grok-2-image", "/images/generations", _xai),
 }
 
 _COMPAT = "llmport sends no image requests to this OpenAI-compatible service"
@@ -90,7 +98,6 @@ NO_IMAGES: dict[str, str] = {
             "openrouter",
             "vllm",
             "lmstudio",
-            "xai",
             "together",
             "fireworks",
             "cerebras",

@@ -28,6 +28,7 @@ IMAGEN_DOC = "Gemini API, Imagen guide and models.predict reference"
 VERTEX_DOC = "Vertex AI, Imagen API reference (publishers/google/models/*:predict)"
 NOVA_DOC = "Amazon Nova User Guide, Image generation access and usage (Nova Canvas)"
 TITAN_DOC = "Amazon Bedrock User Guide, Amazon Titan Image Generator G1 models"
+XAI_DOC = "xAI, Image generation guide (POST /v1/images/generations)"
 
 
 def png(name: str, index: int) -> bytes:
@@ -135,6 +136,35 @@ def _scenarios() -> dict[str, Scenario]:
                 },
                 OPENAI_DOC,
                 images=dalle,
+            ),
+            Scenario(
+                "xai_grok_image",
+                "xai",
+                "grok-2-image",
+                "A cat in a tree",
+                {"n": 2, "vendor": {"xai": {"aspect_ratio": "16:9"}}},
+                {"api_key": "xai-test-not-a-key"},
+                "https://api.x.ai/v1/images/generations",
+                {
+                    "model": "grok-2-image",
+                    "prompt": "A cat in a tree",
+                    "n": 2,
+                    "response_format": "b64_json",
+                    "aspect_ratio": "16:9",
+                },
+                # The guide shows each image as a data URL saying PNG; its images are JPEG.
+                lambda: {
+                    "data": [
+                        {
+                            "b64_json": f"data:image/png;base64,{b64(JPEG)}",
+                            "revised_prompt": "A gray cat on a branch of a leafy tree.",
+                        }
+                        for _ in range(2)
+                    ]
+                },
+                XAI_DOC,
+                media_type="image/jpeg",
+                images=[JPEG, JPEG],
             ),
             Scenario(
                 "gemini_imagen",

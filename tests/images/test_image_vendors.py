@@ -70,7 +70,7 @@ def test_documented_call_replays(name: str, mode: str, cassette: Any) -> None:
         ("gemini:gemini-2.5-flash", "use gemini:imagen-4.0-generate-001"),
         ("bedrock:anthropic.claude-3-haiku-20240307-v1:0", "amazon.nova-canvas"),
         ("groq:llama-3.3-70b-versatile", "no image requests"),
-        ("xai:grok-4", "no image requests"),
+        ("xai:grok-4", "not one of its image models"),
         ("mistral:mistral-large-latest", "no image requests"),
     ],
 )
@@ -150,6 +150,9 @@ def test_targets_without_an_image_endpoint_refuse_typed(mode: str, model: str, r
             "offered",
         ),
         ("openai:gpt-image-1", {"size": 1024}, OptionError, "WIDTHxHEIGHT"),
+        ("xai:grok-2-image", {"size": "1024x1024"}, UnsupportedFeatureError, "takes no size"),
+        ("xai:grok-2-image", {"quality": "high"}, UnsupportedFeatureError, "leave it unset"),
+        ("xai:grok-2-image", {"output_format": "png"}, UnsupportedFeatureError, "leave it"),
     ],
 )
 def test_what_a_model_does_not_take_is_refused_before_any_request(
@@ -159,6 +162,7 @@ def test_what_a_model_does_not_take_is_refused_before_any_request(
         rt = Runtime(
             providers={
                 "openai": {"api_key": KEY, "base_url": server.url},
+                "xai": {"api_key": KEY, "base_url": server.url},
                 "gemini": {"api_key": KEY},
                 "bedrock": {"region": "us-east-1"},
             }

@@ -213,6 +213,10 @@ def _check_size(vendor: str, model: str, limits: ImageGeneration, size: str) -> 
     dims = _dimensions(size)
     assert dims is not None  # check_image_options refused any other form
     if limits.sizes is not None:
+        if not limits.sizes:
+            raise UnsupportedFeatureError(
+                vendor, model, f"size={size!r}", "it takes no size (the vendor picks it)"
+            )
         if size not in limits.sizes:
             offered = ", ".join(sorted(limits.sizes, key=lambda s: _dimensions(s) or (0, 0)))
             raise UnsupportedFeatureError(vendor, model, f"size={size!r}", f"offered: {offered}")

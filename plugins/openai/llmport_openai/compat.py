@@ -104,8 +104,13 @@ class _Compat:
             "" if profile.embed_models or profile.embed_any_model else "no embedding models listed"
         )
         self.acknowledge_tool_media = profile.acknowledge_tool_media
-        # No profile's model table lists an image model: rt.generate_image is refused here.
-        self.images_hint = f"llmport sends no image requests to {profile.description or self.name}"
+        # Images on this service's wire (POST {base_url}/images/generations), or its refusal.
+        self.image_fields = dict(profile.image_fields)
+        self.images_hint = (
+            "not one of its image models"
+            if profile.image_models
+            else f"llmport sends no image requests to {profile.description or self.name}"
+        )
 
     def translate_error(self, exc: BaseException) -> ProviderError | None:
         """OpenAI's translation, with the service's own transient statuses (Groq's 498)."""

@@ -85,6 +85,9 @@ def _image(item: Any, declared: str | None, provider: str) -> MediaBlock:
         raise _bad(provider, "data holds something other than objects")
     encoded = item.get("b64_json")
     if isinstance(encoded, str):
+        if encoded.startswith("data:") and ";base64," in encoded[:100]:
+            # xAI's guide shows a data URL here: its bytes say what they are (JPEG, said PNG).
+            return answered_media(provider, encoded.split(";base64,", 1)[1], declared)
         return answered_media(provider, encoded, declared)
     url = item.get("url")
     if isinstance(url, str) and url.startswith("https://"):

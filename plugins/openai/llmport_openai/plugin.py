@@ -73,9 +73,9 @@ def profile_info(profile: Profile, plugin: str = "llmport-openai") -> ProviderIn
         # A service hosts any model: its table refines some, "*" is every other (no
         # unknown-model warning for a model the service serves and llmport never listed).
         # A profile's own "*" row (every model embeds there, say) is kept.
-        models={**profile.embed_models, **profile.models, "*": default}
+        models={**profile.image_models, **profile.embed_models, **profile.models, "*": default}
         if "*" not in profile.embed_models and "*" not in profile.models
-        else {**profile.embed_models, **profile.models},
+        else {**profile.image_models, **profile.embed_models, **profile.models},
         default=default,
         plugin=plugin,
     )

@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
-from typing import Literal
+from typing import Any, Literal
 
-from llmport.messages.types import ModelCapabilities
+from llmport.messages.types import ImageGeneration, ModelCapabilities
 
 __all__ = ["PROFILES", "Profile"]
 
@@ -110,6 +110,13 @@ class Profile:
     embed_docs: str = ""
     #: Why ``rt.embed`` is refused here, and where to go (no embeddings endpoint).
     embed_refusal: str = ""
+    # -- images (POST {base_url}/images/generations, OpenAI's wire) --------------------------
+    #: Its image models (``rt.generate_image``), merged before ``models``; empty: none.
+    image_models: Mapping[str, ModelCapabilities] = field(default_factory=dict)
+    #: Body fields every image request carries (xAI: ``response_format: "b64_json"``).
+    image_fields: Mapping[str, Any] = field(default_factory=dict)
+    #: The service's document of its images endpoint.
+    image_docs: str = ""
 
     def echo_style(self, model: str) -> ReasoningStyle | None:
         """How ``model``'s reasoning goes back on the next request."""
@@ -135,6 +142,20 @@ EMBED = ModelCapabilities(
     streaming=False,
     embeddings=True,
 )
+
+# Source: xAI, "Image generation": (https://docs.x.ai/docs/guides/image-generation, POST
+#   /v1/images/generations) n 1-10; "quality, size or style are not supported"; JPEG out.
+#   The answer is asked as base64 (the default is a URL); aspect_ratio goes in vendor=.
+XAI_IMAGE_MODELS: Mapping[str, ModelCapabilities] = {
+    pattern: ModelCapabilities(
+        image_types=frozenset(),
+        native_tools=False,
+        native_structured_output=False,
+        streaming=False,
+        images=ImageGeneration(max_images=10, sizes=frozenset(), formats=frozenset()),
+    )
+    for pattern in ("grok-2-image*", "grok-imagine-image*")
+}
 
 _DEEPSEEK_REASONER = {
     # https://api-docs.deepseek.com/guides/reasoning_model: "Setting logprobs,
@@ -364,6 +385,9 @@ def _profiles() -> dict[str, Profile]:
             docs="https://docs.x.ai/docs/guides/reasoning",
             embed_refusal="xAI's models page lists no embedding model",
             embed_docs="https://docs.x.ai/docs/models",
+            image_models=XAI_IMAGE_MODELS,
+            image_fields={"response_format": "b64_json"},
+            image_docs="https://docs.x.ai/docs/guides/image-generation",
         ),
         Profile(
             "together",

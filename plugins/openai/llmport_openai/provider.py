@@ -494,11 +494,16 @@ class _OpenAIProvider(Provider):
     # -- images (POST /images/generations; llmport_openai.images converts) ----------------
 
     images_hint = "not an image model: use openai:gpt-image-1 (or dall-e-3, dall-e-2)"
+    #: Body fields every image request carries (a compatible service's own, e.g. xAI's).
+    image_fields: dict[str, Any] = {}
 
     def prepare_image(self, request: ImageRequest) -> PreparedImage:
         """Check (the core's rules, this model's image table) and serialize the body once."""
         prepared = super().prepare_image(request)
-        prepared.payload = encode_body(image_body(prepared.request)).bytes()
+        body = {**image_body(prepared.request), **self.image_fields}
+        if prepared.request.options:  # the caller's vendor fields win over the service's
+            body.update(prepared.request.options)
+        prepared.payload = encode_body(body).bytes()
         return prepared
 
     @vendor_boundary
