@@ -84,13 +84,14 @@ REFUSALS: list[tuple[str, str, str]] = [
      'OpenAI API reference, "Create embeddings" (dimensions: text-embedding-3 and later)'),
     ("`rt.generate_image` options the model does not take: `n` over its most per request, a "
      "`size` it does not make, `quality`, `output_format` or `seed` it has not, a prompt over "
-     "its length", "openai, xai, gemini, bedrock",
-     'OpenAI API reference, "Create image"; xAI, "Image generation"; Gemini API, "Imagen"; '
+     "its length", "openai, xai, gemini-vertex, bedrock",
+     'OpenAI API reference, "Create image"; xAI, "Image generation"; '
      'Vertex AI, "Imagen API"; '
      'Amazon Nova User Guide, "Image generation access and usage"; '
      'Amazon Bedrock User Guide, "Amazon Titan Image Generator G1 models"'),
     ("`rt.generate_image` on a model without an image endpoint (every chat and embedding "
-     "model, Anthropic, the OpenAI-compatible profiles but xAI)", "all",
+     "model, Anthropic, the Gemini Developer API (google-genai serves Imagen on Vertex AI "
+     "only), the OpenAI-compatible profiles but xAI)", "all",
      "not a vendor rule: llmport sends image requests to the endpoints it maps (OpenAI "
      "Images, Imagen, Nova Canvas, Titan Image Generator)"),
     # -- Anthropic --

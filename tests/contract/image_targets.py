@@ -72,7 +72,6 @@ def _bedrock(request: RecordedRequest) -> Reply:
 
 IMAGE_TARGETS: dict[str, ImageTarget] = {
     "openai-chat": ImageTarget("openai:gpt-image-1", "/images/generations", _openai),
-    "gemini": ImageTarget("gemini:imagen-4.0-generate-001", ":predict", _imagen),
     "gemini-vertex": ImageTarget("gemini-vertex:imagen-4.0-generate-001", ":predict", _imagen),
     "bedrock": ImageTarget("bedrock:amazon.nova-canvas-v1:0", "/invoke", _bedrock),
     "xai": ImageTarget("xai:grok-2-image", "/images/generations", _xai),
@@ -82,6 +81,7 @@ _COMPAT = "llmport sends no image requests to this OpenAI-compatible service"
 NO_IMAGES: dict[str, str] = {
     "openai-responses": "the Responses API makes images in a call (NativeTool), not here",
     "anthropic": "Anthropic has no image generation endpoint",
+    "gemini": "the Developer API serves no Imagen (google-genai: Vertex AI only)",
     "anthropic-vertex": "Claude makes no images (gemini-vertex: has Imagen)",
     "callonly": "a call= function only chats",
     "callonly-stream": "a call= function only chats",

@@ -24,7 +24,6 @@ AWS = {
 #: A JPEG stub: JPEG's magic bytes, a JFIF header and the end marker (not a viewable image).
 JPEG = b"\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00\xff\xd9"
 OPENAI_DOC = "OpenAI API reference, Images > Create image (POST /v1/images/generations)"
-IMAGEN_DOC = "Gemini API, Imagen guide and models.predict reference"
 VERTEX_DOC = "Vertex AI, Imagen API reference (publishers/google/models/*:predict)"
 NOVA_DOC = "Amazon Nova User Guide, Image generation access and usage (Nova Canvas)"
 TITAN_DOC = "Amazon Bedrock User Guide, Amazon Titan Image Generator G1 models"
@@ -64,7 +63,6 @@ class Scenario:
 def _scenarios() -> dict[str, Scenario]:
     gpt = [png("openai_gpt_image", i) for i in range(2)]
     dalle = [png("openai_dall_e_3", 0)]
-    imagen = [png("gemini_imagen", i) for i in range(2)]
     nova = [png("bedrock_nova_canvas", i) for i in range(2)]
     titan = [png("bedrock_titan_image", 0)]
     return {
@@ -165,28 +163,6 @@ def _scenarios() -> dict[str, Scenario]:
                 XAI_DOC,
                 media_type="image/jpeg",
                 images=[JPEG, JPEG],
-            ),
-            Scenario(
-                "gemini_imagen",
-                "gemini",
-                "imagen-4.0-generate-001",
-                "A robot holding a red skateboard",
-                {"n": 2, "size": "1408x768"},
-                {"api_key": "recording-key"},
-                "https://generativelanguage.googleapis.com/v1beta/models/"
-                "imagen-4.0-generate-001:predict",
-                {
-                    "instances": [{"prompt": "A robot holding a red skateboard"}],
-                    "parameters": {"sampleCount": 2, "aspectRatio": "16:9"},
-                },
-                lambda: {
-                    "predictions": [
-                        {"bytesBase64Encoded": b64(image), "mimeType": "image/png"}
-                        for image in imagen
-                    ]
-                },
-                IMAGEN_DOC,
-                images=imagen,
             ),
             Scenario(
                 "vertex_imagen",

@@ -29,6 +29,8 @@ from llmport.testing.loopback import LoopbackServer, Reply
 from support.vertex_support import FakeCredentials
 
 KEY = "sk-fake-images-0123456789abcdef"
+UFE = UnsupportedFeatureError
+VERTEX = {"project": "p", "location": "global", "credentials": FakeCredentials()}
 
 
 def generate(rt: Runtime, mode: str, prompt: str, **kw: Any) -> Images:
@@ -67,7 +69,9 @@ def test_documented_call_replays(name: str, mode: str, cassette: Any) -> None:
         ("openai:gpt-4o", "use openai:gpt-image-1"),
         ("openai-responses:gpt-image-1", "NativeTool('image_generation')"),
         ("openai:text-embedding-3-small", "use openai:gpt-image-1"),
-        ("gemini:gemini-2.5-flash", "use gemini:imagen-4.0-generate-001"),
+        ("gemini:gemini-2.5-flash", "use gemini-vertex:imagen-4.0-generate-001"),
+        ("gemini:imagen-4.0-generate-001", "generate_images is Vertex AI only"),
+        ("gemini-vertex:gemini-2.5-flash", "not an Imagen model"),
         ("bedrock:anthropic.claude-3-haiku-20240307-v1:0", "amazon.nova-canvas"),
         ("groq:llama-3.3-70b-versatile", "no image requests"),
         ("xai:grok-4", "not one of its image models"),
@@ -82,6 +86,7 @@ def test_targets_without_an_image_endpoint_refuse_typed(mode: str, model: str, r
                 "openai": {"api_key": KEY, "base_url": server.url},
                 "openai-responses": {"api_key": KEY, "base_url": server.url},
                 "gemini": {"api_key": KEY},
+                "gemini-vertex": VERTEX,
                 "groq": {"api_key": KEY, "base_url": server.url},
                 "xai": {"api_key": KEY, "base_url": server.url},
                 "mistral": {"api_key": KEY, "base_url": server.url},
@@ -103,20 +108,11 @@ def test_targets_without_an_image_endpoint_refuse_typed(mode: str, model: str, r
         ("openai:gpt-image-1", {"seed": 1}, UnsupportedFeatureError, "takes no seed"),
         ("openai:dall-e-3", {"output_format": "webp"}, UnsupportedFeatureError, "offered: png"),
         ("openai:dall-e-2", {"quality": "high"}, UnsupportedFeatureError, "leave it unset"),
-        (
-            "gemini:imagen-4.0-generate-001",
-            {"size": "1000x1000"},
-            UnsupportedFeatureError,
-            "offered",
-        ),
-        ("gemini:imagen-4.0-generate-001", {"seed": 3}, UnsupportedFeatureError, "takes no seed"),
-        (
-            "gemini:imagen-4.0-fast-generate-001",
-            {"size": "2048x2048"},
-            UnsupportedFeatureError,
-            "offered",
-        ),
-        ("gemini:imagen-4.0-ultra-generate-001", {"n": 2}, UnsupportedFeatureError, "at most 1"),
+        ("gemini-vertex:imagen-4.0-generate-001", {"size": "1000x1000"}, UFE, "offered"),
+        ("gemini-vertex:imagen-4.0-generate-001", {"output_format": "webp"}, UFE, "offered"),
+        ("gemini-vertex:imagen-4.0-generate-001", {"quality": "high"}, UFE, "leave it"),
+        ("gemini-vertex:imagen-4.0-fast-generate-001", {"size": "2048x2048"}, UFE, "offered"),
+        ("gemini-vertex:imagen-4.0-ultra-generate-001", {"n": 2}, UFE, "at most 1"),
         (
             "bedrock:amazon.nova-canvas-v1:0",
             {"size": "1000x1000"},
@@ -163,7 +159,7 @@ def test_what_a_model_does_not_take_is_refused_before_any_request(
             providers={
                 "openai": {"api_key": KEY, "base_url": server.url},
                 "xai": {"api_key": KEY, "base_url": server.url},
-                "gemini": {"api_key": KEY},
+                "gemini-vertex": VERTEX,
                 "bedrock": {"region": "us-east-1"},
             }
         )

@@ -1,19 +1,15 @@
 """Imagen on the wire (``rt.generate_image``): request bodies and answers, as pure functions.
 
-Built from Google's API references, no recording of this endpoint exists yet:
+Built from Vertex AI's "Imagen on Vertex AI" API reference
+(https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/imagen-api),
+no recording of this endpoint exists yet: ``POST
+publishers/google/models/{model}:predict`` with ``instances: [{prompt}]`` and
+``parameters: {sampleCount, aspectRatio, sampleImageSize, seed, addWatermark,
+outputOptions: {mimeType}}`` (a seed requires ``addWatermark: false``). The
+Gemini Developer API is not served: google-genai's ``generate_images`` is
+Vertex AI only (3.x), so ``gemini:`` refuses before any request.
 
-* the Gemini Developer API's "Imagen" guide and REST reference
-  (https://ai.google.dev/gemini-api/docs/imagen): ``POST
-  models/{model}:predict`` with ``instances: [{prompt}]`` and ``parameters:
-  {sampleCount, aspectRatio, sampleImageSize, personGeneration}``; no seed,
-  PNG only;
-* Vertex AI's "Imagen on Vertex AI" API reference
-  (https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/imagen-api):
-  ``POST publishers/google/models/{model}:predict``, the same body plus
-  ``seed`` (with ``addWatermark: false``, which a seed requires) and
-  ``outputOptions: {mimeType}``.
-
-Both answer ``predictions: [{bytesBase64Encoded, mimeType}]`` (a prediction
+The answer is ``predictions: [{bytesBase64Encoded, mimeType}]`` (a prediction
 filtered by the safety filter carries ``raiFilteredReason`` instead: llmport
 says so in the error). The neutral ``size`` is one of the documented output
 sizes, sent as its ``aspectRatio`` (and ``sampleImageSize: "2K"`` for the 2K
@@ -45,7 +41,11 @@ _RATIOS = {"1:1": "1:1", "7:10": "3:4", "10:7": "4:3", "6:11": "9:16", "11:6": "
 
 
 def image_payload(request: ImageRequest, *, vertex: bool) -> dict[str, Any]:
-    """What the provider posts for ``request``: ``path`` and ``body`` (no I/O)."""
+    """What the provider posts for ``request``: ``path`` and ``body`` (no I/O).
+
+    ``vertex`` is False only for a ``gemini:`` provider whose own model table lists
+    an Imagen model (a plugin's): the Developer API's ``models/{model}`` path then.
+    """
     name = request.model.removeprefix("models/")
     parameters: dict[str, Any] = {"sampleCount": request.n}
     if request.size is not None:

@@ -26,7 +26,6 @@ __all__ = [
     "FILE_TYPES",
     "IMAGEN_1K",
     "IMAGEN_2K",
-    "IMAGEN_MODELS",
     "IMAGE_TYPES",
     "MAX_REQUEST_BYTES",
     "NATIVE_TEXT_FILES",
@@ -293,13 +292,13 @@ IMAGEN_1K = frozenset({"1024x1024", "896x1280", "1280x896", "768x1408", "1408x76
 IMAGEN_2K = frozenset({"2048x2048", "1792x2560", "2560x1792", "1536x2816", "2816x1536"})
 
 
-def _imagen(*, most: int, two_k: bool, vertex: bool) -> ModelCapabilities:
-    """An Imagen model: a prompt in, images out of ``:predict`` (Vertex: seed, JPEG); no chat."""
+def _imagen(*, most: int, two_k: bool) -> ModelCapabilities:
+    """An Imagen model on Vertex AI: a prompt in, images out of ``:predict``; no chat."""
     images = ImageGeneration(
         max_images=most,
         sizes=IMAGEN_1K | IMAGEN_2K if two_k else IMAGEN_1K,
-        formats=frozenset({"png", "jpeg"}) if vertex else frozenset({"png"}),
-        max_seed=2_147_483_647 if vertex else None,
+        formats=frozenset({"png", "jpeg"}),
+        max_seed=2_147_483_647,
     )
     return ModelCapabilities(
         input_modalities=frozenset({"text"}),
@@ -312,18 +311,14 @@ def _imagen(*, most: int, two_k: bool, vertex: bool) -> ModelCapabilities:
     )
 
 
-# Source: Gemini API, "Imagen": numberOfImages 1-4; sampleImageSize 1K or 2K on the
-#   Standard and Ultra models (Fast: 1K); Imagen 4 Ultra makes one image a request.
-IMAGEN_MODELS: dict[str, ModelCapabilities] = {
-    "imagen-4.0-ultra-generate-*": _imagen(most=1, two_k=True, vertex=False),
-    "imagen-4.0-fast-generate-*": _imagen(most=4, two_k=False, vertex=False),
-    "imagen-4.0-generate-*": _imagen(most=4, two_k=True, vertex=False),
-}
-# Source: Vertex AI, "Imagen API": sampleCount 1-4, seed (with addWatermark false),
-#   outputOptions.mimeType image/png or image/jpeg.
+# The Gemini Developer API registers no Imagen model: google-genai's generate_images (3.x) is
+# Vertex AI only ("only supported in ... Agent Platform mode, not in Gemini Developer API
+# mode"), so gemini: refuses rt.generate_image and points to gemini-vertex:.
+# Source: Vertex AI, "Imagen API": sampleCount 1-4 (Ultra: 1), sampleImageSize 1K or 2K
+#   (Fast: 1K), seed (with addWatermark false), outputOptions.mimeType image/png or image/jpeg.
 VERTEX_IMAGEN_MODELS: dict[str, ModelCapabilities] = {
-    "imagen-4.0-ultra-generate-*": _imagen(most=1, two_k=True, vertex=True),
-    "imagen-4.0-fast-generate-*": _imagen(most=4, two_k=False, vertex=True),
-    "imagen-4.0-generate-*": _imagen(most=4, two_k=True, vertex=True),
-    "imagen-3.0-generate-*": _imagen(most=4, two_k=False, vertex=True),
+    "imagen-4.0-ultra-generate-*": _imagen(most=1, two_k=True),
+    "imagen-4.0-fast-generate-*": _imagen(most=4, two_k=False),
+    "imagen-4.0-generate-*": _imagen(most=4, two_k=True),
+    "imagen-3.0-generate-*": _imagen(most=4, two_k=False),
 }

@@ -17,7 +17,6 @@ from .models import (
     DEFAULT_FAMILY,
     EMBEDDING_MODELS,
     FAMILIES,
-    IMAGEN_MODELS,
     VERTEX_EMBEDDING_MODELS,
     VERTEX_IMAGEN_MODELS,
 )
@@ -48,7 +47,7 @@ def llmport_providers(register: Any) -> None:
             factory=_factory,
             description="Google Gemini API (google-genai; Vertex AI optional)",
             aliases=dict(ALIASES),
-            models={**IMAGEN_MODELS, **EMBEDDING_MODELS, **models},
+            models={**EMBEDDING_MODELS, **models},
             default=DEFAULT_FAMILY.caps,
         )
     )

@@ -524,7 +524,11 @@ class GeminiProvider(Provider):
 
     # -- Imagen (llmport_gemini.images) --------------------------------------------------
 
-    images_hint = "not an Imagen model: use gemini:imagen-4.0-generate-001"
+    images_hint = (
+        "the Gemini Developer API has no Imagen endpoint (google-genai's generate_images is "
+        "Vertex AI only): use gemini-vertex:imagen-4.0-generate-001, or a Gemini image model "
+        "in a call (output_modalities=)"
+    )
 
     def prepare_image(self, request: ImageRequest) -> PreparedImage:
         """Check ``request`` and build its ``:predict`` body once."""

@@ -47,6 +47,7 @@ class GeminiVertexProvider(GeminiProvider):
     """``gemini-vertex:<model>``: Gemini through Vertex AI."""
 
     name = NAME
+    images_hint = "not an Imagen model: use gemini-vertex:imagen-4.0-generate-001"
 
     def __init__(self, settings: Mapping[str, Any] | None = None, info: ProviderInfo | None = None):
         given = dict(settings or {})
