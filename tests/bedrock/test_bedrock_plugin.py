@@ -125,7 +125,7 @@ def test_models_are_shared_without_an_import_cycle() -> None:
         "import llmport_bedrock.plugin as plugin, llmport_bedrock.models as models\n"
         "info = plugin.provider_info()\n"
         "chat = {p: f.caps for p, f in models.FAMILIES.items()}\n"
-        "print(info.models == {**models.EMBEDDING_MODELS, **chat})\n"
+        "print(info.models == {**models.IMAGE_MODELS, **models.EMBEDDING_MODELS, **chat})\n"
         "print(info.aliases == models.ALIASES)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

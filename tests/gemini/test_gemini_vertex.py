@@ -18,7 +18,12 @@ from llmport import AuthenticationError, ConfigError, Runtime, UnsupportedFeatur
 from llmport.errors import InputError
 from llmport.messages.types import MediaBlock, Message, TextBlock
 from llmport.testing.loopback import LoopbackServer, Reply
-from llmport_gemini.models import EMBEDDING_MODELS, FAMILIES, VERTEX_EMBEDDING_MODELS
+from llmport_gemini.models import (
+    EMBEDDING_MODELS,
+    FAMILIES,
+    VERTEX_EMBEDDING_MODELS,
+    VERTEX_IMAGEN_MODELS,
+)
 from llmport_gemini.plugin import llmport_providers
 from llmport_gemini.vertex import GeminiVertexProvider
 from support.api_modes import MODES, events_via, run_via
@@ -199,7 +204,7 @@ def test_registered_with_the_gemini_capability_table() -> None:
     infos = {info.prefix: info for info in found}
     vertex, gemini = infos["gemini-vertex"], infos["gemini"]
     chat = {p: f.caps for p, f in FAMILIES.items()}
-    assert vertex.models == {**VERTEX_EMBEDDING_MODELS, **chat}
+    assert vertex.models == {**VERTEX_IMAGEN_MODELS, **VERTEX_EMBEDDING_MODELS, **chat}
     assert gemini.models == {**EMBEDDING_MODELS, **chat}
     # the same embedding model takes one input per :predict, 100 per batchEmbedContents
     assert vertex.capabilities_for("gemini-embedding-001").max_embed_inputs == 1
