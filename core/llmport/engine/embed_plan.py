@@ -26,6 +26,7 @@ from ..provider.deadline import aembed_within, embed_within
 from ..provider.embedding import EMBEDDINGS, PreparedEmbed, check_embed_inputs, no_embeddings
 from ..slotted import dataclass
 from .embed_cache import EmbedCache, input_hash
+from .inputs import deadline_setting
 from .settings import RunSettings
 
 if TYPE_CHECKING:
@@ -37,7 +38,6 @@ __all__ = [
     "EmbedPlan",
     "EmbedSettings",
     "Part",
-    "deadline_seconds",
     "plan_embed",
     "priced_usage",
     "request_timeout",
@@ -225,16 +225,7 @@ def _check_options(
         raise OptionError(f"dimensions must be a whole number >= 1, got {dimensions!r}")
     if not isinstance(normalize, bool):
         raise OptionError(f"normalize must be True or False, got {normalize!r}")
-    return deadline_seconds(deadline)
-
-
-def deadline_seconds(deadline: Any) -> float | None:
-    """A call's ``deadline=`` in seconds (None: none); an OptionError for a bad value."""
-    if deadline is None:
-        return None
-    if isinstance(deadline, bool) or not isinstance(deadline, (int, float)) or not deadline > 0:
-        raise OptionError(f"deadline must be a number of seconds > 0, got {deadline!r}")
-    return float(deadline)
+    return deadline_setting(deadline)
 
 
 def request_timeout(value: Any) -> float | None:

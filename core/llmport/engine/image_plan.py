@@ -31,7 +31,8 @@ from ..provider.imaging import (
     no_images,
 )
 from ..slotted import dataclass
-from .embed_plan import deadline_seconds, request_timeout
+from .embed_plan import request_timeout
+from .inputs import deadline_setting
 from .settings import RunSettings
 
 if TYPE_CHECKING:
@@ -70,6 +71,7 @@ class ImagePlan:
 
     @property
     def request(self) -> ImageRequest:
+        """The checked request every attempt sends."""
         return self.part.prepared.request
 
     def send(self, prepared: PreparedImage, cut_at: float | None) -> ImageResponse:
@@ -110,7 +112,7 @@ def plan_image(
     runtime = settings.options
     if deadline is None:
         deadline = runtime.get("deadline")  # Runtime(deadline=): every call's default
-    seconds = deadline_seconds(deadline)
+    seconds = deadline_setting(deadline)
     timeout = request_timeout(runtime.get("timeout"))
     if vendor is not None and not isinstance(vendor, Mapping):
         raise OptionError(f"vendor must be a dict of provider -> fields, got {vendor!r}")
