@@ -210,8 +210,6 @@ def _dimensions(size: Any) -> tuple[int, int] | None:
 
 
 def _check_size(vendor: str, model: str, limits: ImageGeneration, size: str) -> None:
-    dims = _dimensions(size)
-    assert dims is not None  # check_image_options refused any other form
     if limits.sizes is not None:
         if not limits.sizes:
             raise UnsupportedFeatureError(
@@ -221,7 +219,7 @@ def _check_size(vendor: str, model: str, limits: ImageGeneration, size: str) -> 
             offered = ", ".join(sorted(limits.sizes, key=lambda s: _dimensions(s) or (0, 0)))
             raise UnsupportedFeatureError(vendor, model, f"size={size!r}", f"offered: {offered}")
         return
-    problem = _size_problem(limits, *dims)
+    problem = _size_problem(limits, *(_dimensions(size) or (0, 0)))
     if problem:
         raise UnsupportedFeatureError(vendor, model, f"size={size!r}", problem)
 
