@@ -345,3 +345,68 @@ def test_observers_see_image_start_and_end() -> None:
     rt.generate_image("a fox", n=2, size="512x512")
     assert [event for event, _ in seen] == ["image_start", "image_end"]
     assert seen[0][1]["size"] == "512x512" and seen[1][1]["images"] == 2
+
+
+# -- the runtime's budget, prices and limits ------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_budget_refuses_the_call_once_spent(mode: str) -> None:
+    from llmport import Budget
+    from llmport.errors import BudgetExceeded
+
+    plugin = Plugin()
+    rt = runtime(plugin, budget=Budget(output_tokens=150))
+    generate(rt, mode, "a fox")  # 100 output tokens counted by the vendor
+    with pytest.raises(BudgetExceeded):  # 200: over, found when the answer is charged
+        generate(rt, mode, "a fox")
+    with pytest.raises(BudgetExceeded):  # spent: refused before any request
+        generate(rt, mode, "a fox")
+    assert sum(len(p.requests) for p in plugin.providers) == 2
+    assert rt.ledger is not None and rt.ledger.used.output_tokens == 200
+
+
+def test_gpt_image_usage_is_priced_from_the_table() -> None:
+    from llmport.observe.prices import prices_available
+
+    usage = Usage(input_tokens=12, output_tokens=544, requests=1).priced_as("openai", "gpt-image-1")
+    assert (usage.cost is not None) == prices_available()
+    if usage.cost is not None:
+        assert usage.cost > 0
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_limit_holds_the_call(mode: str) -> None:
+    """``Limit(concurrency=1)``: three concurrent calls reach the vendor one at a time."""
+    from llmport import Limit
+
+    busy: list[int] = [0, 0]  # now, most
+    lock = threading.Lock()
+
+    def slow(request: ImageRequest) -> ImageResponse:
+        with lock:
+            busy[0] += 1
+            busy[1] = max(busy)
+        try:
+            time.sleep(0.05)
+            return _answer(1)(request)
+        finally:
+            with lock:
+                busy[0] -= 1
+
+    plugin = Plugin()
+    plugin.factory = _with_answers(Canvas, [slow] * 3)
+    rt = runtime(plugin, limits={"canvas:*": Limit(concurrency=1)})
+    if mode == "sync":
+        threads = [threading.Thread(target=rt.generate_image, args=("a fox",)) for _ in range(3)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    else:
+
+        async def three() -> None:
+            await asyncio.gather(*(rt.agenerate_image("a fox") for _ in range(3)))
+
+        asyncio.run(three())
+    assert busy[1] == 1 and len(plugin.providers[-1].requests) == 3
