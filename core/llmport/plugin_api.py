@@ -93,7 +93,7 @@ from .provider.assembly import StreamAssembler, assemble, parse_arguments, respo
 from .provider.chunks import reads_chunks
 from .provider.clients import ClientCache
 from .provider.contract import Prepared, PreparedEmbed, Provider, ProviderInfo
-from .provider.imaging import PreparedImage, aspect_ratio, check_image
+from .provider.imaging import PreparedImage, answered_image, aspect_ratio, check_image
 from .provider.media import answered_media, check_block
 from .provider.tool_media import file_label, move_answer_media, move_tool_media
 from .provider.translate import (
@@ -168,6 +168,7 @@ __all__ = [
     "Usage",
     "UsageEvent",
     "answer_field",
+    "answered_image",
     "answered_media",
     "aspect_ratio",
     "assemble",

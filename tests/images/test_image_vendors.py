@@ -272,3 +272,19 @@ def test_models_shows_which_models_make_images(
     rows = {r["model"]: r for r in json.loads(capsys.readouterr().out)}
     assert rows["gpt-image-1*"]["images"] == 10
     assert rows["gpt-4o*"]["images"] is None
+
+
+@pytest.mark.parametrize(
+    "item",
+    [{"b64_json": "not base64!!"}, {"b64_json": base64.b64encode(b"%PDF-1.7 x").decode()}],
+)
+def test_an_image_that_lies_is_not_paid_for_twice(mode: str, item: dict[str, str]) -> None:
+    with LoopbackServer([_json({"data": [item]})], repeat=True) as server:
+        rt = Runtime(
+            providers={"openai": {"api_key": KEY, "base_url": server.url}},
+            backoff=Backoff.none(),
+            max_retries=3,
+        )
+        with pytest.raises(MalformedResponseError):
+            generate(rt, mode, "a fox", model="openai:gpt-image-1")
+        assert len(server.requests) == 1  # each retry would make (and bill) the images again

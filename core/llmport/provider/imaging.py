@@ -17,7 +17,8 @@ A provider or model without an image endpoint refuses with
 before any request. Every answer is held to its request
 (:func:`check_answer`): as many images as asked, each of the asked format;
 the bytes themselves are checked against their media type where the plugin
-reads them (:func:`~llmport.provider.media.answered_media`).
+reads them (:func:`answered_image`). None of these is retried: each try
+would make, and bill, the images again.
 """
 
 from __future__ import annotations
@@ -27,13 +28,15 @@ from typing import Any, Protocol
 
 from ..errors import ContentError, MalformedResponseError, OptionError, UnsupportedFeatureError
 from ..messages.images import ImageRequest, ImageResponse
-from ..messages.types import ImageGeneration, ModelCapabilities
+from ..messages.types import ImageGeneration, MediaBlock, ModelCapabilities
 from ..slotted import dataclass
+from .media import answered_media
 
 __all__ = [
     "IMAGES",
     "ImageMaker",
     "PreparedImage",
+    "answered_image",
     "aspect_ratio",
     "check_answer",
     "check_image",
@@ -187,6 +190,18 @@ def check_answer(vendor: str, request: ImageRequest, answer: ImageResponse) -> I
         if wanted is not None and block.media_type != wanted:
             raise _bad(vendor, f"image answer: {block.media_type}, asked {wanted}")
     return answer
+
+
+def answered_image(vendor: str, data: str | bytes, media_type: str | None) -> MediaBlock:
+    """One generated image, checked as :func:`~llmport.provider.media.answered_media` checks
+    an answered one; base64 that does not decode or bytes that contradict their type are not
+    retried here (each try makes, and bills, the images again)."""
+    try:
+        return answered_media(vendor, data, media_type)
+    except MalformedResponseError as exc:
+        exc.retryable = False
+        error = exc
+    raise error from None
 
 
 def _bad(vendor: str, what: str) -> MalformedResponseError:

@@ -30,7 +30,7 @@ from llmport.errors import MalformedResponseError
 from llmport.messages.images import ImageRequest, ImageResponse
 from llmport.messages.types import Usage
 from llmport.observe.redaction import redact
-from llmport.provider.media import answered_media
+from llmport.provider.imaging import answered_image
 
 __all__ = ["image_answer", "image_body"]
 
@@ -68,7 +68,7 @@ def image_answer(data: Any, request: ImageRequest, provider: str) -> ImageRespon
     encoded = data.get("images")
     if not isinstance(encoded, list) or not all(isinstance(item, str) for item in encoded):
         raise _bad(provider, "no 'images' list of base64 strings")
-    images = tuple(answered_media(provider, item, "image/png") for item in encoded)
+    images = tuple(answered_image(provider, item, "image/png") for item in encoded)
     return ImageResponse(images, Usage(requests=1), request.model)
 
 

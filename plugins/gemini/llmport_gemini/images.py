@@ -28,8 +28,7 @@ from llmport.errors import MalformedResponseError
 from llmport.messages.images import ImageRequest, ImageResponse
 from llmport.messages.types import Usage
 from llmport.observe.redaction import redact
-from llmport.provider.imaging import aspect_ratio, media_type_of
-from llmport.provider.media import answered_media
+from llmport.provider.imaging import answered_image, aspect_ratio, media_type_of
 
 from .models import IMAGEN_2K
 
@@ -82,7 +81,7 @@ def _image(item: Any, provider: str) -> Any:
             raise _bad(provider, f"an image was filtered: {redact(reason)}")
         raise _bad(provider, "a prediction has no bytesBase64Encoded")
     media_type = item.get("mimeType")
-    return answered_media(provider, encoded, media_type if isinstance(media_type, str) else None)
+    return answered_image(provider, encoded, media_type if isinstance(media_type, str) else None)
 
 
 def _bad(provider: str, what: str) -> MalformedResponseError:

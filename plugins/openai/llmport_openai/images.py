@@ -31,7 +31,7 @@ from llmport.errors import MalformedResponseError
 from llmport.messages.images import ImageRequest, ImageResponse
 from llmport.messages.types import MediaBlock, Usage
 from llmport.observe.redaction import redact
-from llmport.provider.media import answered_media
+from llmport.provider.imaging import answered_image
 
 __all__ = ["image_answer", "image_body"]
 
@@ -87,8 +87,8 @@ def _image(item: Any, declared: str | None, provider: str) -> MediaBlock:
     if isinstance(encoded, str):
         if encoded.startswith("data:") and ";base64," in encoded[:100]:
             # xAI's guide shows a data URL here: its bytes say what they are (JPEG, said PNG).
-            return answered_media(provider, encoded.split(";base64,", 1)[1], declared)
-        return answered_media(provider, encoded, declared)
+            return answered_image(provider, encoded.split(";base64,", 1)[1], declared)
+        return answered_image(provider, encoded, declared)
     url = item.get("url")
     if isinstance(url, str) and url.startswith("https://"):
         # A signed link, valid for an hour: kept as it came, with any secret masked.
