@@ -236,7 +236,7 @@ def test_a_hostile_answer_is_malformed_typed_and_keeps_the_key(
         chained = chained.__cause__ or chained.__context__
 
 
-def test_a_url_answer_keeps_its_link_with_the_key_masked(mode: str) -> None:
+def test_a_url_answer_keeps_its_signature_with_the_key_masked(mode: str) -> None:
     url = f"https://images.example/img.png?sig=abc&leak={KEY}"
     with LoopbackServer([_json({"created": 1, "data": [{"url": url}]})]) as server:
         rt = Runtime(providers={"openai": {"api_key": KEY, "base_url": server.url}})
@@ -248,9 +248,9 @@ def test_a_url_answer_keeps_its_link_with_the_key_masked(mode: str) -> None:
             vendor={"openai": {"response_format": "url"}},
         )
     (block,) = images
-    # The link comes back with the key, and the signature (a credential too), masked.
-    assert block.url is not None and block.url.startswith("https://images.example/img.png?")
-    assert KEY not in block.url
+    # The link is usable (the vendor's signature kept); the caller's key echoed into it is not.
+    assert block.url is not None and block.url.startswith("https://images.example/img.png?sig=abc&")
+    assert KEY not in block.url and "leak=***" in block.url
     assert json.loads(server.requests[0].body)["response_format"] == "url"
 
 

@@ -63,6 +63,7 @@ __all__ = [
     "looks_secret",
     "redact",
     "redact_data",
+    "redact_echoes",
     "redact_settings",
     "redact_url",
     "register_secret",
@@ -393,6 +394,26 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
     if extra:
         index = index.adding(extra)
     return _redact_with(text, index)
+
+
+def redact_echoes(text: str) -> str:
+    """``text`` with the registered secrets and their partial echoes masked, and nothing else.
+
+    For a link a vendor made for the caller (a signed download URL): its own
+    ``sig=`` is what makes it usable, so the credential shapes :func:`redact`
+    also masks are kept; a key of the caller's echoed into it is not. Logs,
+    the session store and cassettes still show such a link through
+    :func:`redact`.
+    """
+    index = _index[0]
+    original = text
+    for secret in index.values:
+        if secret in text:
+            text = text.replace(secret, "***")
+    if "***" in text:
+        text = _mask_starred_echoes(text, index)
+    text = _mask_partial_echoes(text, index)
+    return original if text == original else text
 
 
 def _redact_with(text: str, index: _Index) -> str:
