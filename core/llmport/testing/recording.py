@@ -27,8 +27,10 @@ otherwise; ``new`` replays what is recorded and records what is not;
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -43,6 +45,40 @@ from .cassette_scrub import find_secret, scrub
 
 RECORD_MODES = {"once": "once", "new": "new_episodes", "all": "all", "none": "none"}
 _INSTALL = 'pip install "llmport[testing]"'
+
+
+class _OpenCassette:
+    """The one cassette open in this process, if any.
+
+    vcrpy patches the HTTP clients process-wide, so a second cassette opened
+    meanwhile (another thread, another asyncio task, or nested) would answer
+    the first one's requests and record into the wrong file. It is refused
+    instead, naming the open one. Module state on purpose: what it guards
+    (the patched client classes) is module state too.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._holder: cassette | None = None
+
+    def claim(self, opening: cassette) -> None:
+        with self._lock:
+            holder = self._holder
+            if holder is not None:
+                raise CassetteError(
+                    f"cannot open cassette {opening.path} while cassette {holder.path} is open "
+                    f"(in {holder.opened_in}): recording patches the HTTP clients for the "
+                    "whole process, so cassettes must be used one at a time"
+                )
+            self._holder = opening
+
+    def release(self, closing: cassette) -> None:
+        with self._lock:
+            if self._holder is closing:
+                self._holder = None
+
+
+_OPEN = _OpenCassette()
 
 
 def body_of(request: Any) -> Any:
@@ -161,6 +197,16 @@ class _Persister:
         path.write_text(text, encoding="utf-8")
 
 
+def _where_opened() -> str:
+    """The thread, and the asyncio task if any, opening a cassette (for the refusal message)."""
+    where = f"thread {threading.current_thread().name!r}"
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:  # no running loop: a plain thread
+        task = None
+    return where if task is None else f"{where}, task {task.get_name()!r}"
+
+
 class cassette:
     """Record or replay every LLM request made inside the block (sync or async ``with``).
 
@@ -170,6 +216,9 @@ class cassette:
     A request with no match in replay raises :class:`~llmport.CassetteMismatch`
     naming the JSON path that differs; a cassette that would still hold a
     secret raises :class:`~llmport.CassetteSecretError` and is not written.
+    One cassette is open at a time in a process: opening a second one while
+    the first is open (in another thread or task) raises :class:`~llmport.CassetteError`
+    naming the first.
     """
 
     def __init__(
@@ -193,6 +242,8 @@ class cassette:
         self._serializer: _Serializer | None = None
         self._noting: Any = None
         self._used: UsedSecrets | None = None
+        #: Where the block was opened (named when a second cassette is refused).
+        self.opened_in = ""
 
     # --- the vcrpy cassette --------------------------------------------------------------
 
@@ -257,13 +308,16 @@ class cassette:
 
     def __enter__(self) -> cassette:
         recorder = self._recorder()
-        self._noting = secrets_in_use()
-        self._used = self._noting.__enter__()
-        self._context = recorder.use_cassette(str(self.path), serializer="llmport")
+        self.opened_in = _where_opened()
+        _OPEN.claim(self)
         try:
+            self._noting = secrets_in_use()
+            self._used = self._noting.__enter__()
+            self._context = recorder.use_cassette(str(self.path), serializer="llmport")
             self._vcr_cassette = self._context.__enter__()
         except BaseException:
             self._stop_noting()
+            _OPEN.release(self)
             raise
         self._watch_misses(self._vcr_cassette)
         return self
@@ -284,6 +338,7 @@ class cassette:
             context.__exit__(kind, error, traceback)  # saves the file: the keys are still noted
         finally:
             self._stop_noting()
+            _OPEN.release(self)
         if self._serializer is not None and self._serializer.refused is not None:
             raise self._serializer.refused from None
         if isinstance(error, ReplayMiss):
