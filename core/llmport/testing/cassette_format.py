@@ -8,6 +8,10 @@ its payload), ``{text: ...}`` or ``{base64: ...}`` otherwise. Loading turns
 each form back into the exact bytes a client parses, so a stream replays as
 the same events in the same order.
 
+A streamed response may also keep ``event_times``: when each event arrived,
+in seconds after the response's headers (:mod:`.cassette_timing`), so a
+replay can release the events as they came.
+
 Large media strings in request bodies (base64 images, PDFs, audio, data
 URLs) go to side files named by their SHA-256 next to the cassette
 (``<name>.media/<hash>``), replaced in the YAML by ``llmport-media:<hash>``.
@@ -26,6 +30,16 @@ from pathlib import Path
 from typing import Any
 
 from ..provider.wire import loads as strict_json
+from .cassette_timing import (
+    ARRIVALS_KEY,
+    MAX_EVENT_SECONDS,
+    PACED_KEY,
+    check_event_times,
+    event_times,
+    frame_ends,
+    paced_chunks,
+    sse_event_ends,
+)
 
 #: The file format version written at the top of each cassette.
 FORMAT_VERSION = 1
@@ -356,6 +370,14 @@ STORED_SCHEMA: dict[str, Any] = {
                             },
                             "headers": {"anyOf": [{"type": "null"}, _TEXT_HEADERS]},
                             "body": _BODY,
+                            "event_times": {
+                                "type": "array",
+                                "items": {
+                                    "type": "number",
+                                    "minimum": 0,
+                                    "maximum": MAX_EVENT_SECONDS,
+                                },
+                            },
                         },
                     },
                 },
@@ -392,6 +414,19 @@ def check_stored(data: Any) -> None:
     errors = validation_errors(STORED_SCHEMA, data)
     if errors:
         raise ValueError(errors[0])
+    for index, interaction in enumerate(data.get("interactions") or []):
+        response = interaction["response"]
+        if "event_times" in response:
+            where = f"interactions/{index}/response/event_times"
+            check_event_times(response["event_times"], len(_events_of(response.get("body"))), where)
+
+
+def _events_of(body: dict[str, Any] | None) -> list[Any]:
+    """The events (or frames) of a stored stream body; none for any other body."""
+    if not body:
+        return []
+    events = body.get("events", body.get("aws_events"))
+    return events if isinstance(events, list) else []
 
 
 # --- whole interactions ---------------------------------------------------------------------
@@ -423,6 +458,16 @@ def readable(interaction: dict[str, Any], cassette: Path) -> dict[str, Any]:
     request_body = stored_body(request.get("body"), _content_type(request_headers))
     if request_body is not None and "json" in request_body:
         request_body = {"json": store_media(request_body["json"], cassette)}
+    raw_response = (response.get("body") or {}).get("string")
+    response_body = stored_body(raw_response, _content_type(response_headers))
+    shown_response: dict[str, Any] = {
+        "status": dict(response["status"]),
+        "headers": response_headers,
+        "body": response_body,
+    }
+    times = _stored_event_times(response, raw_response, response_body)
+    if times is not None:
+        shown_response["event_times"] = times
     return {
         "request": {
             "method": request["method"],
@@ -430,14 +475,33 @@ def readable(interaction: dict[str, Any], cassette: Path) -> dict[str, Any]:
             "headers": request_headers,
             "body": request_body,
         },
-        "response": {
-            "status": dict(response["status"]),
-            "headers": response_headers,
-            "body": stored_body(
-                (response.get("body") or {}).get("string"), _content_type(response_headers)
-            ),
-        },
+        "response": shown_response,
     }
+
+
+def _stored_event_times(
+    response: dict[str, Any], raw: Any, body: dict[str, Any] | None
+) -> list[float] | None:
+    """The event times to store: kept from the file, or from the arrivals just recorded."""
+    if "event_times" in response:
+        return list(response["event_times"])
+    marks = response.get(ARRIVALS_KEY)
+    events = _events_of(body)
+    if not marks or not events or body is None:
+        return None
+    data = _as_bytes(raw)
+    if marks[-1][0] != len(data):
+        return None  # the marks counted other bytes (a compressed body): no times
+    ends = frame_ends(data) if "aws_events" in body else sse_event_ends(data)
+    times = event_times(ends, marks) if len(ends) == len(events) else None
+    return times
+
+
+def _event_chunks(body: dict[str, Any]) -> list[bytes]:
+    """A stream body's bytes event by event (they add up to :func:`body_bytes`)."""
+    if "aws_events" in body:
+        return [encode_event_stream([frame]) for frame in body["aws_events"]]
+    return [encode_sse([event]) for event in body["events"]]
 
 
 def replayable(stored: dict[str, Any], cassette: Path) -> dict[str, Any]:
@@ -446,6 +510,15 @@ def replayable(stored: dict[str, Any], cassette: Path) -> dict[str, Any]:
     request_body = request.get("body")
     if request_body is not None and "json" in request_body:
         request_body = {"json": load_media(request_body["json"], cassette)}
+    replayed: dict[str, Any] = {
+        "status": response["status"],
+        "headers": response.get("headers") or {},
+        "body": {"string": body_bytes(response.get("body"))},
+    }
+    times = response.get("event_times")
+    if times is not None and _events_of(response.get("body")):
+        replayed["event_times"] = times
+        replayed[PACED_KEY] = paced_chunks(_event_chunks(response["body"]), times)
     return {
         "request": {
             "method": request["method"],
@@ -453,9 +526,5 @@ def replayable(stored: dict[str, Any], cassette: Path) -> dict[str, Any]:
             "headers": request.get("headers") or {},
             "body": body_bytes(request_body) or None,
         },
-        "response": {
-            "status": response["status"],
-            "headers": response.get("headers") or {},
-            "body": {"string": body_bytes(response.get("body"))},
-        },
+        "response": replayed,
     }

@@ -12,6 +12,7 @@ For tests and benchmarks: point a vendor plugin's ``base_url`` at
         Reply(body=b'{"truncated'),             # malformed JSON
         Reply(sse=[{"event": "x", "data": {...}}], truncate=True),  # stream cut short
         Reply(body=b'{"id": ', stall=5.0),     # a body that never ends (silent for 5 s)
+        Reply(sse=[...], gap=0.2),              # a stream arriving event by event, 0.2 s apart
         Reply(json={...}),                      # a good answer
     ]) as server:
         ...
@@ -51,6 +52,9 @@ class Reply:
     #: Seconds to hold the connection open after the payload, promising more bytes that
     #: never come (a stream or body without an end; the client's timeout must end it).
     stall: float = 0.0
+    #: Seconds between the events of a stream (SSE events, or the frames of an AWS
+    #: event-stream body), each sent on its own: a stream that arrives over time.
+    gap: float = 0.0
     handler: Callable[[RecordedRequest], Reply] | None = None
 
 
@@ -91,6 +95,20 @@ def _payload(reply: Reply) -> tuple[bytes, str]:
     if reply.body is not None:
         return reply.body, "application/json"
     return json.dumps(reply.json if reply.json is not None else {}).encode(), "application/json"
+
+
+def _events(payload: bytes, content_type: str) -> list[bytes]:
+    """A stream's payload split into its events (SSE) or frames (AWS event stream)."""
+    if "text/event-stream" in content_type:
+        return [event + b"\n\n" for event in payload.split(b"\n\n") if event]
+    if "vnd.amazon.eventstream" not in content_type:
+        return [payload]
+    frames, at = [], 0
+    while at < len(payload):
+        size = int.from_bytes(payload[at : at + 4], "big") or len(payload)
+        frames.append(payload[at : at + size])
+        at += size
+    return frames
 
 
 class _ReplyHandler(BaseHTTPRequestHandler):
@@ -150,9 +168,20 @@ class _ReplyHandler(BaseHTTPRequestHandler):
             return
         self.send_header("content-length", str(len(payload)))
         self.end_headers()
-        self.wfile.write(payload)
+        if reply.gap:
+            self._send_apart(_events(payload, headers["content-type"]), reply.gap)
+        else:
+            self.wfile.write(payload)
         if reply.truncate:
             self.close_connection = True
+
+    def _send_apart(self, events: list[bytes], gap: float) -> None:
+        """Send each event on its own, ``gap`` seconds after the one before."""
+        for index, event in enumerate(events):
+            if index:
+                time.sleep(gap)
+            self.wfile.write(event)
+            self.wfile.flush()
 
     def _stall(self, payload: bytes, seconds: float) -> None:
         """Send ``payload``, promise a megabyte more, stay silent ``seconds``, hang up."""

@@ -15,6 +15,9 @@ off). It does nothing to a test that neither asks for the
 ``--llmport-record=none|once|new|all`` sets the record mode (default
 ``once``, or ``none`` when the ``CI`` environment variable is set, so CI
 never reaches a vendor); a marker's ``record=`` wins over it.
+``--llmport-replay-timing=none|recorded|scale:F`` sets how recorded streams
+replay (default ``none``: at once; ``recorded``: event by event with their
+recorded gaps; ``scale:0.1``: ten times faster); a marker's ``timing=`` wins.
 
 Importing this module costs nothing but pytest's: the recorder is imported
 when a test first asks for a cassette.
@@ -42,13 +45,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help="record mode of llmport cassettes (default: once; none when CI is set)",
     )
+    group.addoption(
+        "--llmport-replay-timing",
+        default=None,
+        metavar="none|recorded|scale:F",
+        help="replay recorded streams at once (none, the default), with their recorded "
+        "gaps (recorded), or with the gaps times F (scale:0.1)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        f"{MARKER}(path=None, *, record=None, match=..., ignore=()): record this test's "
-        "LLM traffic once and replay it offline (llmport.testing.cassette)",
+        f"{MARKER}(path=None, *, record=None, match=..., ignore=(), timing=None): record "
+        "this test's LLM traffic once and replay it offline (llmport.testing.cassette)",
     )
 
 
@@ -67,6 +77,11 @@ def record_mode(config: pytest.Config, environ: Any = os.environ) -> str:
     if chosen:
         return str(chosen)
     return "none" if environ.get("CI") else "once"
+
+
+def replay_timing(config: pytest.Config) -> str:
+    """How streams replay: ``--llmport-replay-timing``, else ``none`` (at once)."""
+    return str(config.getoption("llmport_replay_timing", default=None) or "none")
 
 
 def default_path(node: pytest.Item) -> Path:
@@ -90,5 +105,7 @@ def llmport_cassette(request: pytest.FixtureRequest) -> Iterator[Any]:
     target = default_path(node) if path is None else Path(str(node.path)).parent / path
     if options.get("record") is None:
         options["record"] = record_mode(request.config)
+    if options.get("timing") is None:
+        options["timing"] = replay_timing(request.config)
     with cassette(target, **options) as opened:
         yield opened

@@ -20,6 +20,10 @@ this cassette's keys: those of the providers called inside the block
 (:mod:`llmport.observe.secrets_in_use`) and the configured key variables,
 not every key the process ever registered.
 
+Streams keep when each event arrived; ``timing="recorded"`` replays them
+event by event with the recorded gaps (``"scale:0.1"``: ten times faster),
+``timing="none"`` (the default) all at once (:mod:`.cassette_timing`).
+
 Record modes: ``once`` records when the file does not exist and replays
 otherwise; ``new`` replays what is recorded and records what is not;
 ``all`` records everything again; ``none`` only replays.
@@ -32,6 +36,7 @@ import json
 import os
 import threading
 from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -42,6 +47,7 @@ from ..observe.secrets_in_use import UsedSecrets, secrets_in_use
 from .cassette_format import FORMAT_VERSION, check_stored, readable, replayable
 from .cassette_match import DEFAULT_MATCH, MATCH_PARTS, canonical_body, describe, request_part
 from .cassette_scrub import find_secret, scrub
+from .cassette_timing import ARRIVALS_KEY, Arrivals, pacing_patches, recording_patches, replay_pace
 
 RECORD_MODES = {"once": "once", "new": "new_episodes", "all": "all", "none": "none"}
 _INSTALL = 'pip install "llmport[testing]"'
@@ -216,6 +222,9 @@ class cassette:
     A request with no match in replay raises :class:`~llmport.CassetteMismatch`
     naming the JSON path that differs; a cassette that would still hold a
     secret raises :class:`~llmport.CassetteSecretError` and is not written.
+    ``timing`` is how recorded streams replay: ``"none"`` (all at once),
+    ``"recorded"`` (event by event, with the gaps they arrived with) or
+    ``"scale:F"`` (the gaps times ``F``).
     One cassette is open at a time in a process: opening a second one while
     the first is open (in another thread or task) raises :class:`~llmport.CassetteError`
     naming the first.
@@ -227,6 +236,7 @@ class cassette:
         record: str = "once",
         match: Sequence[str] = DEFAULT_MATCH,
         ignore: Sequence[str] = (),
+        timing: str = "none",
     ) -> None:
         if record not in RECORD_MODES:
             raise CassetteError(f"record must be one of {sorted(RECORD_MODES)}, not {record!r}")
@@ -237,6 +247,9 @@ class cassette:
         self.record = record
         self.match = tuple(match)
         self.ignore = tuple(ignore)
+        #: The factor on recorded gaps when replaying streams (``None``: instant replay).
+        self.pace = replay_pace(timing)
+        self._patches = ExitStack()
         self._context: Any = None
         self._vcr_cassette: Any = None
         self._serializer: _Serializer | None = None
@@ -304,6 +317,26 @@ class cassette:
 
         recorded.can_play_response_for = can_play_or_miss
 
+    def _keep_arrivals(self, recorded: Any, arrivals: Arrivals) -> None:
+        """Give each recorded streamed response the arrival marks of its chunks."""
+        append = recorded.append
+
+        def append_with_arrivals(request: Any, response: Any) -> None:
+            marks = arrivals.take((response.get("body") or {}).get("string"))
+            if marks:
+                response = {**response, ARRIVALS_KEY: marks}
+            append(request, response)
+
+        recorded.append = append_with_arrivals
+
+    def _patch_transports(self, arrivals: Arrivals) -> None:
+        """The clock on the real transports, and the pacing of replayed streams if asked."""
+        patches = recording_patches(arrivals)
+        if self.pace is not None:
+            patches += pacing_patches(self.pace)
+        for patch in patches:
+            self._patches.enter_context(patch)
+
     # --- context protocol ----------------------------------------------------------------
 
     def __enter__(self) -> cassette:
@@ -313,13 +346,17 @@ class cassette:
         try:
             self._noting = secrets_in_use()
             self._used = self._noting.__enter__()
+            arrivals = Arrivals()
+            self._patch_transports(arrivals)  # before vcrpy's patches: they read these
             self._context = recorder.use_cassette(str(self.path), serializer="llmport")
             self._vcr_cassette = self._context.__enter__()
         except BaseException:
             self._stop_noting()
+            self._patches.close()
             _OPEN.release(self)
             raise
         self._watch_misses(self._vcr_cassette)
+        self._keep_arrivals(self._vcr_cassette, arrivals)
         return self
 
     def _stop_noting(self) -> None:
@@ -338,6 +375,7 @@ class cassette:
             context.__exit__(kind, error, traceback)  # saves the file: the keys are still noted
         finally:
             self._stop_noting()
+            self._patches.close()
             _OPEN.release(self)
         if self._serializer is not None and self._serializer.refused is not None:
             raise self._serializer.refused from None

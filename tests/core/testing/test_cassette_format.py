@@ -145,3 +145,44 @@ def test_describe_picks_the_candidate_with_the_same_path() -> None:
     )
     assert (path, was, sent) == ("$.prompt", "old", "new")
     assert "POST /v1/chat" in message and "$.prompt" in message
+
+
+def test_event_times_survive_a_reload_and_pace_the_events_they_belong_to(tmp_path: Path) -> None:
+    from llmport.testing.cassette_format import readable, replayable
+    from llmport.testing.cassette_timing import PACED_KEY
+
+    frames = [{"headers": {":event-type": "chunk"}, "payload": {"json": {"n": n}}} for n in (1, 2)]
+    for body in ({"events": [{"data": {"n": 1}}, {"data": "[DONE]"}]}, {"aws_events": frames}):
+        stored = {
+            "request": {"method": "POST", "uri": "http://v.example/x", "headers": {}, "body": None},
+            "response": {
+                "status": {"code": 200, "message": "OK"},
+                "headers": {"content-type": ["text/event-stream"]},
+                "body": body,
+                "event_times": [0.25, 0.5],
+            },
+        }
+        replayed = replayable(stored, tmp_path / "c.yaml")["response"]
+        assert [offset for offset, _ in replayed[PACED_KEY]] == [0.25, 0.5]
+        assert b"".join(chunk for _, chunk in replayed[PACED_KEY]) == replayed["body"]["string"]
+        reloaded = readable({"request": stored["request"], "response": replayed}, tmp_path)
+        assert reloaded["response"]["event_times"] == [0.25, 0.5]  # kept when the file is rewritten
+
+
+def test_arrivals_become_one_time_per_event_and_none_when_they_do_not_cover_the_body() -> None:
+    from llmport.testing.cassette_timing import event_times, sse_event_ends
+
+    data = b"data: 1\n\n\n\ndata: 2\r\n\r\ndata: 3"
+    ends = sse_event_ends(data)
+    assert len(ends) == 3 and ends[-1] == len(data)
+    # Two chunks: the first brings events 1 and half of 2, the second the rest.
+    assert event_times(ends, [(12, 0.1), (len(data), 0.4)]) == [0.1, 0.4, 0.4]
+    assert event_times(ends, [(12, 0.1)]) is None
+
+
+def test_a_paced_urllib3_body_gives_one_event_per_read_and_everything_to_a_whole_read() -> None:
+    from llmport.testing.cassette_timing import PacedBytes
+
+    paced = [(0.0, b"data: 1\n\n"), (0.0, b"data: 2\n\n")]
+    assert PacedBytes(paced, 1.0).read(1024) == b"data: 1\n\n"
+    assert PacedBytes(paced, 1.0).read() == b"data: 1\n\ndata: 2\n\n"

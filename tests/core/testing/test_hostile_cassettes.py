@@ -42,6 +42,16 @@ def interaction(request_body: str = "{json: {}}", response: str = "") -> str:
     )
 
 
+def timed_stream(times: str) -> bytes:
+    """A streamed response of two events whose ``event_times`` are ``times`` (YAML)."""
+    events = "{events: [{data: {a: 1}}, {data: {a: 2}}]}"
+    headers = "{content-type: [text/event-stream]}"
+    response = (
+        f"{{status: {{code: 200}}, headers: {headers}, body: {events}, event_times: {times}}}"
+    )
+    return interaction(response=response).encode()
+
+
 def alias_bomb() -> str:
     lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x]"]
     for level in range(1, 9):
@@ -106,6 +116,22 @@ CASES: dict[str, Case] = {
     "a side file named by a path": lambda d, n: (
         (secret_beside(d), media_case(d, n, "../secret.txt"))[1],
         "does not name a media side file",
+    ),
+    "a negative event time": lambda d, n: (timed_stream("[-1, 0.5]"), "event_times/0"),
+    "a NaN event time": lambda d, n: (timed_stream("[0.1, .nan]"), "event_times/1"),
+    "an infinite event time": lambda d, n: (timed_stream("[0.1, .inf]"), "event_times/1"),
+    "an event time of a day": lambda d, n: (timed_stream("[0.1, 86400]"), "event_times/1"),
+    "event times going back": lambda d, n: (timed_stream("[0.5, 0.1]"), "event_times/1"),
+    "an event time that is text": lambda d, n: (timed_stream("[0.1, soon]"), "event_times/1"),
+    "more event times than events": lambda d, n: (
+        timed_stream("[0.1, 0.2, 0.3]"),
+        "3 event_times for 2 events",
+    ),
+    "event times on a body that is no stream": lambda d, n: (
+        interaction(
+            response="{status: {code: 200}, headers: {}, body: {json: {}}, event_times: [0.1]}"
+        ).encode(),
+        "1 event_times for 0 events",
     ),
     "a side file changed after recording": lambda d, n: (
         media_case(d, n, hashlib.sha256(b"the original").hexdigest(), b"something else"),

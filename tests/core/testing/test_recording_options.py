@@ -11,15 +11,15 @@ from llmport import CassetteError
 from llmport.observe.redaction import Redactor
 from llmport.testing import cassette
 from llmport.testing.cassette_scrub import find_secret, scrub
-from llmport.testing.pytest_plugin import record_mode
+from llmport.testing.pytest_plugin import record_mode, replay_timing
 
 
 class Config:
-    def __init__(self, chosen: str | None) -> None:
-        self.chosen = chosen
+    def __init__(self, chosen: str | None, option: str = "llmport_record") -> None:
+        self.chosen, self.option = chosen, option
 
     def getoption(self, name: str, default: Any = None) -> Any:
-        assert name == "llmport_record"
+        assert name == self.option
         return self.chosen
 
 
@@ -37,6 +37,26 @@ def test_a_bad_mode_or_match_part_is_refused_before_anything_runs(tmp_path: Path
         cassette(tmp_path / "c.yaml", record="sometimes")
     with pytest.raises(CassetteError, match="cannot match on"):
         cassette(tmp_path / "c.yaml", match=("method", "headers"))
+
+
+@pytest.mark.parametrize(
+    "timing", ["recorded ", "fast", "scale:0", "scale:-1", "scale:nan", "scale:inf", "scale:1e9"]
+)
+def test_a_bad_timing_is_refused_before_anything_runs(tmp_path: Path, timing: str) -> None:
+    with pytest.raises(CassetteError, match="timing must be 'none', 'recorded' or 'scale:F'"):
+        cassette(tmp_path / "c.yaml", timing=timing)
+
+
+def test_timing_reads_as_a_pace_on_the_recorded_gaps(tmp_path: Path) -> None:
+    assert cassette(tmp_path / "c.yaml").pace is None  # instant, the default
+    assert cassette(tmp_path / "c.yaml", timing="recorded").pace == 1.0
+    assert cassette(tmp_path / "c.yaml", timing="scale:0.1").pace == 0.1
+
+
+def test_the_replay_timing_option_defaults_to_none() -> None:
+    option = "llmport_replay_timing"
+    assert replay_timing(Config(None, option)) == "none"  # type: ignore[arg-type]
+    assert replay_timing(Config("scale:0.5", option)) == "scale:0.5"  # type: ignore[arg-type]
 
 
 def test_the_record_mode_is_once_locally_none_in_ci_and_the_option_wins() -> None:
