@@ -101,3 +101,29 @@ def test_a_file_that_is_not_a_cassette_is_a_typed_error(
     path.write_text("just: notes\n")
     assert main(["cassette", "show", str(path)]) == 1
     assert "error: CassetteError:" in capsys.readouterr().err
+
+
+BROKEN = {
+    "not UTF-8": (b"version: 1\ninteractions: []\n\xff\xfe\n", "not UTF-8"),
+    "an interaction that is a number": (b"version: 1\ninteractions: [1, 2]\n", "interactions/0"),
+    "events that are a number": (
+        b"version: 1\ninteractions:\n- {request: {method: POST, uri: x}, "
+        b"response: {status: {code: 200}, body: {events: 7}}}\n",
+        "interactions/0/response/body",
+    ),
+    "not YAML": (b"version: 1\ninteractions: [\n  {request: \n", "cannot read cassette"),
+}
+
+
+@pytest.mark.parametrize("case", list(BROKEN))
+def test_a_broken_cassette_is_one_error_line_not_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str
+) -> None:
+    text, where = BROKEN[case]
+    path = tmp_path / "broken.yaml"
+    path.write_bytes(text)
+    assert main(["cassette", "show", str(path)]) == 1
+    shown = capsys.readouterr()
+    assert shown.out == ""
+    assert shown.err.startswith("error: CassetteError:") and where in shown.err
+    assert shown.err.count("\n") == 1 and "Traceback" not in shown.err

@@ -8,8 +8,9 @@ joined), the tool calls it asked for, and the HTTP status when it is not
 ``input`` / ``args``), so any vendor's recording reads the same way without
 loading its plugin. Media side files are named, not printed.
 
-A file that is not a cassette raises :class:`~llmport.errors.CassetteError`;
-the command line prints it as ``error: <Type>: <message>``.
+A file that is not a cassette (the same checks as replaying it) raises
+:class:`~llmport.errors.CassetteError`; the command line prints it as one
+line, ``error: <Type>: <message>``, never a traceback.
 """
 
 from __future__ import annotations
@@ -52,17 +53,29 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def load(path: Path) -> list[dict[str, Any]]:
-    """The interactions of the cassette at ``path``."""
+    """The interactions of the cassette at ``path``, checked as replay checks them.
+
+    Anything that is not a stored cassette (not UTF-8, not YAML, not a
+    cassette's shape, an alias bomb) is a one-line :class:`CassetteError`.
+    """
     try:
         import yaml  # type: ignore[import-untyped]
     except ImportError:
         raise CassetteError(
             'reading a cassette needs PyYAML: pip install "llmport[testing]"'
         ) from None
+    from ..testing.cassette_format import check_stored
+
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise CassetteError(f"cannot read cassette {path}: {exc}") from None
+        data = yaml.safe_load(path.read_bytes().decode("utf-8"))
+        check_stored(data)
+    except UnicodeDecodeError as exc:
+        raise CassetteError(f"cannot read cassette {path}: not UTF-8 (byte {exc.start})") from None
+    except RecursionError:
+        raise CassetteError(f"cannot read cassette {path}: nested too deeply") from None
+    except (OSError, yaml.YAMLError, ValueError) as exc:
+        reason = " ".join(str(exc).split())[:300]  # one line: YAML errors span several
+        raise CassetteError(f"cannot read cassette {path}: {reason}") from None
     if not isinstance(data, dict) or not isinstance(data.get("interactions"), list):
         raise CassetteError(f"{path} is not a cassette (no interactions)")
     return list(data["interactions"])
