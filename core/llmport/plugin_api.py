@@ -95,6 +95,7 @@ from .provider.clients import ClientCache
 from .provider.contract import Prepared, PreparedEmbed, Provider, ProviderInfo
 from .provider.imaging import PreparedImage, answered_image, aspect_ratio, check_image
 from .provider.media import answered_media, check_block
+from .provider.recorded import CassetteReader, RecordedExchange, ShownExchange
 from .provider.tool_media import file_label, move_answer_media, move_tool_media
 from .provider.translate import (
     answer_field,
@@ -118,6 +119,7 @@ __all__ = [
     "BatchState",
     "BatchStatus",
     "Block",
+    "CassetteReader",
     "ClientCache",
     "ConfigError",
     "EmbedRequest",
@@ -148,11 +150,13 @@ __all__ = [
     "ProviderInfo",
     "ProviderTimeoutError",
     "RateLimitError",
+    "RecordedExchange",
     "Request",
     "Response",
     "ResponseFormat",
     "SchemaError",
     "SchemaSubsetError",
+    "ShownExchange",
     "StopEvent",
     "StopReason",
     "StreamAssembler",

@@ -127,3 +127,55 @@ def test_a_broken_cassette_is_one_error_line_not_a_traceback(
     assert shown.out == ""
     assert shown.err.startswith("error: CassetteError:") and where in shown.err
     assert shown.err.count("\n") == 1 and "Traceback" not in shown.err
+
+
+def test_a_plugin_reader_shows_an_exchange_in_neutral_types_and_a_failing_one_is_skipped() -> None:
+    from llmport.cli.cassette import conversation
+    from llmport.plugin_api import (
+        MediaBlock,
+        Message,
+        RecordedExchange,
+        Response,
+        ShownExchange,
+        TextBlock,
+        ToolCall,
+        ToolResult,
+        Usage,
+    )
+
+    def broken(exchange: RecordedExchange) -> ShownExchange | None:
+        raise KeyError("not mine after all")
+
+    def reader(exchange: RecordedExchange) -> ShownExchange | None:
+        if exchange.path != "/v1/chat/completions":
+            return None
+        sent = [
+            Message(
+                "user",
+                (TextBlock("Weather here?"), MediaBlock("image", "image/png", b"x" * 12_288)),
+            ),
+            Message("assistant", tool_calls=(ToolCall("call_1", "weather", {"city": "Paris"}),)),
+            Message("tool", tool_results=(ToolResult("call_1", "", "sunny"),)),
+        ]
+        answer = Response(text="Sunny.", usage=Usage(input_tokens=12, output_tokens=3))
+        return ShownExchange(sent, answer, "gpt-test")
+
+    assert conversation([TOOL_TURN, STREAM_TURN], [broken, reader]) == [
+        "#1 POST /v1/chat/completions  (gpt-test)",
+        "  tool result: weather: sunny",  # this turn: what came after the last assistant turn
+        "  model: Sunny.",
+        "  usage: 12 in, 3 out",
+        "#2 POST /v1/messages  (claude-sonnet-4-5)",  # no reader knows it: read generically
+        "  you: A story",
+        "  status: 529",
+        "  model: Snow falls.",
+    ]
+
+    def first_message_only(exchange: RecordedExchange) -> ShownExchange | None:
+        shown = reader(exchange)
+        return ShownExchange(shown.sent[:1]) if shown is not None else None
+
+    assert conversation([TOOL_TURN], [first_message_only])[1:] == [
+        "  you: Weather here?",
+        "  you: [image/png 12 KB]",  # media by type and size, never its bytes
+    ]

@@ -4,7 +4,8 @@ Provider hooks register vendors; tool-source hooks register named toolsets
 and sources of tools; policy hooks allow/deny tools, rewrite or reject
 requests and responses (guardrails) and observe every model and tool call;
 limiter, session-store and key-value-store hooks register backends by URL
-scheme; the command hook adds ``llmport`` subcommands.
+scheme; the command hook adds ``llmport`` subcommands; the cassette-reader
+hook shows a vendor's recorded exchanges as neutral messages.
 
 Implement them in a module or object decorated with ``llmport.hookimpl``
 and expose it through the ``llmport`` entry-point group::
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
 
     from ..messages.types import Request, Response
     from ..provider.contract import ProviderInfo
+    from ..provider.recorded import CassetteReader
     from ..tools.policy import CallInfo, ToolCheck
 
 hookspec = pluggy.HookspecMarker("llmport")
@@ -46,6 +48,17 @@ def llmport_providers(register: Callable[[ProviderInfo], None]) -> None:
 
 
 # --- tool-source hooks ----------------------------------------------------------
+
+
+@hookspec
+def llmport_cassette_readers(register: Callable[[CassetteReader], None]) -> None:
+    """Register readers that show this plugin's recorded exchanges as neutral messages.
+
+    ``llmport cassette show`` asks every reader in turn (``register(reader)``;
+    see :mod:`llmport.provider.recorded`); the first that returns a
+    ``ShownExchange`` is printed, and an exchange no reader knows is read
+    generically. A reader that raises is skipped.
+    """
 
 
 @hookspec

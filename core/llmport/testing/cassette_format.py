@@ -406,6 +406,18 @@ def count_values(data: Any, limit: int = MAX_VALUES) -> int:
     return seen
 
 
+def is_plain_vcrpy(data: Any) -> bool:
+    """Whether ``data`` is a cassette in vcrpy's own format (bodies as ``{string: ...}``)."""
+    interactions = data.get("interactions") if isinstance(data, dict) else None
+    return isinstance(interactions, list) and any(
+        isinstance(i, dict)
+        and isinstance(i.get("response"), dict)
+        and isinstance(i["response"].get("body"), dict)
+        and "string" in i["response"]["body"]
+        for i in interactions
+    )
+
+
 def check_stored(data: Any) -> None:
     """Raise ``ValueError`` naming the first place where ``data`` is not a stored cassette."""
     from ..schema.build import validation_errors
@@ -450,13 +462,19 @@ def _content_type(headers: dict[str, list[str]]) -> str:
     return ""
 
 
-def readable(interaction: dict[str, Any], cassette: Path) -> dict[str, Any]:
-    """One vcrpy interaction dict in the stored, readable form."""
+def readable(
+    interaction: dict[str, Any], cassette: Path, side_files: bool = True
+) -> dict[str, Any]:
+    """One vcrpy interaction dict in the stored, readable form.
+
+    ``side_files=False`` leaves large media inline instead of writing side
+    files (for reading a plain vcrpy cassette without touching the disk).
+    """
     request, response = interaction["request"], interaction["response"]
     request_headers = _headers(request.get("headers"), _DROPPED_HEADERS)
     response_headers = _headers(response.get("headers"), _DROPPED_HEADERS)
     request_body = stored_body(request.get("body"), _content_type(request_headers))
-    if request_body is not None and "json" in request_body:
+    if side_files and request_body is not None and "json" in request_body:
         request_body = {"json": store_media(request_body["json"], cassette)}
     raw_response = (response.get("body") or {}).get("string")
     response_body = stored_body(raw_response, _content_type(response_headers))

@@ -106,6 +106,14 @@ def provider_infos() -> list[ProviderInfo]:
 
 
 @hookimpl
+def llmport_cassette_readers(register: Callable[[Any], None]) -> None:
+    """Show recorded Chat Completions exchanges in neutral types (``llmport cassette show``)."""
+    from .recorded import read_chat  # the converters load only when a cassette is shown
+
+    register(read_chat)
+
+
+@hookimpl
 def llmport_providers(register: Callable[[ProviderInfo], None]) -> None:
     """Register ``openai`` (Chat Completions), ``openai-responses`` and the profiles."""
     for info in provider_infos():

@@ -1,0 +1,78 @@
+"""What a provider plugin shows of a recorded exchange (``llmport cassette show``).
+
+A cassette stores each vendor's own wire, and only that vendor's plugin knows
+it. Through the ``llmport_cassette_readers`` hook a plugin registers readers:
+a reader takes a :class:`RecordedExchange` (one interaction: method, URL, the
+request's JSON and the stored response body) and returns a
+:class:`ShownExchange` in neutral types (the request's conversation, the
+answer as a :class:`~llmport.messages.types.Response`), or ``None`` when the
+exchange is not its vendor's. Readers reuse the plugin's own converters: a
+stream's events go through the plugin's stream reader and the core's one
+assembler (:func:`~llmport.provider.assembly.assemble`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import urlsplit
+
+from ..messages.types import Message, Response
+from ..slotted import dataclass
+
+
+@dataclass(slots=True, frozen=True)
+class RecordedExchange:
+    """One recorded interaction, as a reader gets it.
+
+    ``sent`` is the request body's JSON (``None`` when it was not JSON);
+    ``received`` the stored response body: ``{"json": ...}``, ``{"events":
+    [...]}`` (Server-Sent Events, each ``{"event", "data"}``), ``{"aws_events":
+    [...]}`` (AWS event-stream frames, each ``{"headers", "payload"}``),
+    ``{"text": ...}``, ``{"base64": ...}`` or ``None``.
+    """
+
+    method: str
+    url: str
+    sent: Any = None
+    received: dict[str, Any] | None = None
+    status: int = 200
+
+    @property
+    def path(self) -> str:
+        """The URL's path (``/v1/chat/completions``)."""
+        return urlsplit(self.url).path
+
+    @property
+    def answer(self) -> Any:
+        """The response's JSON body (``None`` for a stream or another body)."""
+        return (self.received or {}).get("json")
+
+    @property
+    def events(self) -> list[Any]:
+        """A streamed response's events: each SSE event's data, or each frame's JSON payload."""
+        body = self.received or {}
+        if isinstance(body.get("events"), list):
+            return [e.get("data") for e in body["events"] if isinstance(e, dict) and "data" in e]
+        frames = body.get("aws_events")
+        if isinstance(frames, list):
+            return [(f.get("payload") or {}).get("json") for f in frames if isinstance(f, dict)]
+        return []
+
+
+@dataclass(slots=True)
+class ShownExchange:
+    """A recorded exchange in neutral types: what ``llmport cassette show`` prints.
+
+    ``sent`` is the request's conversation (all of it: the command prints the
+    turns after the last assistant message, the ones this request added);
+    ``received`` the answer, ``None`` for a failed request.
+    """
+
+    sent: list[Message]
+    received: Response | None = None
+    model: str = ""
+
+
+#: A plugin's reader: a :class:`ShownExchange`, or ``None`` for another vendor's exchange.
+CassetteReader = Callable[[RecordedExchange], "ShownExchange | None"]
