@@ -7,17 +7,12 @@ call), a stream assembled by the plugin's stream reader, and the usage.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from llmport.cli.main import main
-
-CASSETTES = Path(__file__).parents[2] / "cassettes" / "openai"
+from support.cassette_support import CASSETTES, shown
 
 
 def show(name: str, capsys: pytest.CaptureFixture[str]) -> list[str]:
-    assert main(["cassette", "show", str(CASSETTES / name)]) == 0
-    return capsys.readouterr().out.splitlines()
+    return shown(CASSETTES / "openai" / name, capsys)
 
 
 def test_media_shows_as_its_type_and_size(capsys: pytest.CaptureFixture[str]) -> None:

@@ -100,3 +100,12 @@ def rewrite_recording(
         yaml.safe_load(path.read_text()), vendor_host, keep_request, keep_response
     )
     path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=120))
+
+
+def shown(cassette: Path, capsys: Any) -> list[str]:
+    """What ``llmport cassette show`` prints for ``cassette`` (it must succeed)."""
+    from llmport.cli.main import main
+
+    assert main(["cassette", "show", str(cassette)]) == 0
+    lines: list[str] = capsys.readouterr().out.splitlines()
+    return lines

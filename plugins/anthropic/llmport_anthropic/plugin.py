@@ -28,6 +28,14 @@ def _vertex_factory(settings: dict[str, Any], info: ProviderInfo) -> llmport.Pro
 
 
 @llmport.hookimpl
+def llmport_cassette_readers(register: Any) -> None:
+    """Show recorded Messages exchanges in neutral types (``llmport cassette show``)."""
+    from .recorded import read_messages  # the converters load only when a cassette is shown
+
+    register(read_messages)
+
+
+@llmport.hookimpl
 def llmport_providers(register: Any) -> None:
     """Register ``anthropic:`` and ``anthropic-vertex:``, their aliases and capabilities."""
     register(
