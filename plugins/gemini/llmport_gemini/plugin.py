@@ -35,6 +35,14 @@ def _vertex_factory(settings: dict[str, Any], info: ProviderInfo) -> llmport.Pro
 
 
 @llmport.hookimpl
+def llmport_cassette_readers(register: Any) -> None:
+    """Show recorded generateContent exchanges in neutral types (``llmport cassette show``)."""
+    from .recorded import read_generate  # the converters load only when a cassette is shown
+
+    register(read_generate)
+
+
+@llmport.hookimpl
 def llmport_providers(register: Any) -> None:
     """Register ``gemini:`` and ``gemini-vertex:``, their aliases and capabilities.
 
