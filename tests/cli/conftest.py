@@ -7,16 +7,23 @@ installed plugin on the host changes what the CLI does.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from llmport.observe.redaction import isolated_secrets
 from llmport.plugins import host as plugins_module
 from llmport.testing import Script, Step
 
 
 @pytest.fixture(autouse=True)
-def isolated(isolated_from_host: None) -> None:
-    """Every test here runs isolated from the host (see tests/conftest.py)."""
+def isolated(isolated_from_host: None) -> Iterator[None]:
+    """Every test here runs isolated from the host (see tests/conftest.py), and its keys go
+    with it: a CLI call is a process of its own, and the fake keys these tests register
+    (``sk-test-openai-env-...``) would otherwise mask a partial echo (``t-openai``) of
+    ``llmport-openai`` in whatever test the worker runs next."""
+    with isolated_secrets():
+        yield
 
 
 @pytest.fixture
