@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import struct
 import time
+from typing import Any
 
 import pytest
 from llmport import Runtime
@@ -103,3 +104,38 @@ def test_an_embed_call_never_fails_for_a_cache_that_is_down(
     rt.close()
     assert list(result) == [as_float32(scripted_vector(t)) for t in ("one", "two")]
     assert "embedding cache" in caplog.text
+
+
+def test_a_1000_input_corpus_is_one_pipeline_to_read_and_one_per_part_to_write(
+    kv_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    trips: list[str] = []
+    real = RedisKV._run
+
+    def counted(self: RedisKV, operation: Any) -> Any:
+        trips.append(operation.__name__)
+        return real(self, operation)
+
+    monkeypatch.setattr(RedisKV, "_run", counted)
+    corpus = [f"document {i}" for i in range(1000)]
+    rt = runtime(kv_url)
+    first = rt.embed(corpus)
+    rt.close()
+    assert trips == ["read"] + ["write"] * first.usage.requests
+    trips.clear()
+    rt = runtime(kv_url)
+    again = rt.embed(corpus)
+    rt.close()
+    assert again.usage.requests == 0 and trips == ["read"]
+    assert list(again) == [as_float32(scripted_vector(t)) for t in corpus]
+
+
+def test_get_many_and_put_many(kv_url: str) -> None:
+    store = RedisKV.from_url(kv_url)
+    store.put_many(("ns",), {"a": {"n": 1}, "b": [2]})
+    store.put("ns", "c", 3)
+    found = store.get_many(("ns",), ["a", "b", "c", "missing"])
+    assert {k: item.value for k, item in found.items()} == {"a": {"n": 1}, "b": [2], "c": 3}
+    assert sorted(item.key for item in store.search(("ns",), limit=10)) == ["a", "b", "c"]
+    assert store.get_many(("ns",), []) == {}
+    store.close()

@@ -26,7 +26,7 @@ from typing import Any
 
 from ..errors import OptionError
 from ..observe.logs import logger
-from ..sessions.kv import MemoryStore, SqliteKV, Store, open_kv
+from ..sessions.kv import MemoryStore, SqliteKV, Store, get_many, open_kv, put_many
 
 __all__ = ["DEFAULT_PATH", "NAMESPACE", "EmbedCache", "input_hash"]
 
@@ -79,27 +79,31 @@ class EmbedCache:
         return (NAMESPACE, provider, model, str(dimensions or "default"), input_type or "none")
 
     def lookup(self, namespace: tuple[str, ...], hashes: Sequence[str]) -> dict[int, bytes]:
-        """``{index: vector bytes}`` for the inputs already kept; a store failure is a miss."""
-        found: dict[int, bytes] = {}
+        """``{index: vector bytes}`` for the inputs already kept; a store failure is a miss.
+
+        One batched read for the whole call (:func:`~llmport.sessions.kv.get_many`):
+        a 10,000-input corpus is one query on SQLite's or PostgreSQL's store, one
+        pipeline on Redis, not 10,000 round trips.
+        """
         try:
-            for index, key in enumerate(hashes):
-                item = self.store.get(namespace, key)
-                vector = _vector(item.value) if item is not None else None
-                if vector is not None:
-                    found[index] = vector
+            items = get_many(self.store, namespace, hashes)
         except Exception:  # the cache never fails a call (module docstring)
             logger().warning("embedding cache: the store could not be read; embedding instead")
-        return found
+            return {}
+        vectors = {key: _vector(item.value) for key, item in items.items()}
+        return {
+            index: vector
+            for index, key in enumerate(hashes)
+            if (vector := vectors.get(key)) is not None
+        }
 
     def keep(
         self, namespace: tuple[str, ...], rows: Iterable[tuple[str, bytes | bytearray]]
     ) -> None:
-        """Keep each ``(hash, vector bytes)``; a store failure is logged, never raised."""
+        """Keep each ``(hash, vector bytes)`` in one batched write; a failure is logged only."""
+        values = {key: {"f32": binascii.b2a_base64(v, newline=False).decode()} for key, v in rows}
         try:
-            for key, vector in rows:
-                self.store.put(
-                    namespace, key, {"f32": binascii.b2a_base64(vector, newline=False).decode()}
-                )
+            put_many(self.store, namespace, values)
         except Exception:  # the answer is already in hand: never lost to the cache
             logger().warning("embedding cache: the store could not be written; vectors not kept")
 

@@ -10,6 +10,8 @@
     store.get(("users", "ada"), "facts")          # an Item, or None
     store.search(("users",), filter={"likes": "tea"}, limit=10)
     store.delete(("users", "ada"), "facts")
+    get_many(store, ("users", "ada"), ["facts", "prefs"])   # {key: Item} for the keys kept
+    put_many(store, ("users", "ada"), {"facts": {...}, "prefs": {...}})
 
 A namespace is a tuple of strings (a string is a one-part namespace);
 values are JSON (checked on ``put``). ``search(prefix)`` finds the items
@@ -32,7 +34,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Protocol
 
 from ..errors import OptionError
@@ -46,15 +48,20 @@ __all__ = [
     "MemoryStore",
     "SqliteKV",
     "Store",
+    "get_many",
     "kv_stores",
     "namespace_of",
     "open_kv",
+    "put_many",
     "search_limit",
     "store_key",
 ]
 
 Namespace = tuple[str, ...]
 SEPARATOR = "\x1f"
+#: Keys one SQLite statement reads: under the 999 host parameters the oldest SQLite
+#: builds allow (``SQLITE_MAX_VARIABLE_NUMBER``), with room for the namespace.
+SQLITE_KEYS_PER_QUERY = 900
 
 
 @dataclass(slots=True, frozen=True)
@@ -68,7 +75,13 @@ class Item:
 
 
 class Store(Protocol):
-    """A namespaced JSON key-value store (thread-safe)."""
+    """A namespaced JSON key-value store (thread-safe).
+
+    A store may also offer ``get_many(namespace, keys) -> {key: Item}`` and
+    ``put_many(namespace, {key: value})``, one round trip for many keys (every
+    store here does); :func:`get_many` and :func:`put_many` call them, and
+    loop over ``get`` / ``put`` for a store without them.
+    """
 
     def get(self, namespace: Namespace | str, key: str) -> Item | None: ...
 
@@ -83,6 +96,36 @@ class Store(Protocol):
         filter: Mapping[str, Any] | None = None,
         limit: int = 10,
     ) -> list[Item]: ...
+
+
+def get_many(store: Store, namespace: Namespace | str, keys: Iterable[str]) -> dict[str, Item]:
+    """``{key: Item}`` for those of ``keys`` kept in ``namespace`` (absent keys left out).
+
+    One batched read where ``store`` has ``get_many``; else one ``get`` per key.
+    """
+    batched = getattr(store, "get_many", None)
+    if callable(batched):
+        found: dict[str, Item] = batched(namespace, keys)
+        return found
+    items = ((key, store.get(namespace, key)) for key in dict.fromkeys(keys))
+    return {key: item for key, item in items if item is not None}
+
+
+def put_many(store: Store, namespace: Namespace | str, values: Mapping[str, Any]) -> None:
+    """Keep every ``{key: value}`` in ``namespace``: one batched write where ``store`` has one."""
+    batched = getattr(store, "put_many", None)
+    if callable(batched):
+        batched(namespace, values)
+        return
+    for key, value in values.items():
+        store.put(namespace, key, value)
+
+
+def chunks(keys: Iterable[str], size: int) -> Iterator[list[str]]:
+    """``keys`` without repeats, ``size`` at a time (a statement's parameter limit)."""
+    unique = list(dict.fromkeys(keys))
+    for start in range(0, len(unique), size):
+        yield unique[start : start + size]
 
 
 def namespace_of(value: Any) -> Namespace:
@@ -150,10 +193,24 @@ class MemoryStore:
             found = self._data.get((ns, k))
         return Item(ns, k, json.loads(found[0]), found[1]) if found is not None else None
 
+    def get_many(self, namespace: Namespace | str, keys: Iterable[str]) -> dict[str, Item]:
+        """``{key: Item}`` for the ``keys`` kept (one lock for all)."""
+        ns, wanted = namespace_of(namespace), [store_key(k) for k in keys]
+        with self._lock:
+            found = {k: row for k in wanted if (row := self._data.get((ns, k))) is not None}
+        return {k: Item(ns, k, json.loads(text), at) for k, (text, at) in found.items()}
+
     def put(self, namespace: Namespace | str, key: str, value: Any) -> None:
         ns, k, text = namespace_of(namespace), store_key(key), encode(value)
         with self._lock:
             self._data[(ns, k)] = (text, time.time())
+
+    def put_many(self, namespace: Namespace | str, values: Mapping[str, Any]) -> None:
+        """Keep every ``{key: value}`` (all encoded before any is kept)."""
+        ns, now = namespace_of(namespace), time.time()
+        rows = {(ns, store_key(k)): (encode(v), now) for k, v in values.items()}
+        with self._lock:
+            self._data.update(rows)
 
     def delete(self, namespace: Namespace | str, key: str) -> None:
         ns, k = namespace_of(namespace), store_key(key)
@@ -213,15 +270,41 @@ class SqliteKV:
             ).fetchone()
         return Item(ns, k, json.loads(row[0]), row[1]) if row is not None else None
 
-    def put(self, namespace: Namespace | str, key: str, value: Any) -> None:
-        ns, k, text = namespace_of(namespace), store_key(key), encode(value)
+    def get_many(self, namespace: Namespace | str, keys: Iterable[str]) -> dict[str, Item]:
+        """``{key: Item}`` for the ``keys`` kept: one ``IN (...)`` query per
+        :data:`SQLITE_KEYS_PER_QUERY` keys."""
+        ns, wanted = namespace_of(namespace), [store_key(k) for k in keys]
+        joined, found = SEPARATOR.join(ns), dict[str, tuple[str, float]]()
         with self._lock, sqlite_errors(self.path):
-            self._db.execute(
-                "INSERT INTO llmport_kv(namespace, key, value, updated) VALUES (?, ?, ?, ?) "
-                "ON CONFLICT(namespace, key) DO UPDATE SET value = excluded.value, "
-                "updated = excluded.updated",
-                (SEPARATOR.join(ns), k, text, time.time()),
-            )
+            for chunk in chunks(wanted, SQLITE_KEYS_PER_QUERY):
+                marks = ", ".join("?" * len(chunk))
+                found.update(
+                    (k, (v, at))
+                    for k, v, at in self._db.execute(
+                        "SELECT key, value, updated FROM llmport_kv "
+                        f"WHERE namespace = ? AND key IN ({marks})",
+                        (joined, *chunk),
+                    )
+                )
+        return {k: Item(ns, k, json.loads(v), at) for k, (v, at) in found.items()}
+
+    def put(self, namespace: Namespace | str, key: str, value: Any) -> None:
+        self.put_many(namespace, {key: value})
+
+    def put_many(self, namespace: Namespace | str, values: Mapping[str, Any]) -> None:
+        """Keep every ``{key: value}`` in one transaction (one fsync, not one per key)."""
+        ns, now = namespace_of(namespace), time.time()
+        joined = SEPARATOR.join(ns)
+        rows = [(joined, store_key(k), encode(v), now) for k, v in values.items()]
+        with self._lock, sqlite_errors(self.path):
+            self._db.execute("BEGIN")  # autocommit connection: one explicit transaction
+            with self._db:  # committed, or rolled back on an error
+                self._db.executemany(
+                    "INSERT INTO llmport_kv(namespace, key, value, updated) VALUES (?, ?, ?, ?) "
+                    "ON CONFLICT(namespace, key) DO UPDATE SET value = excluded.value, "
+                    "updated = excluded.updated",
+                    rows,
+                )
 
     def delete(self, namespace: Namespace | str, key: str) -> None:
         ns, k = namespace_of(namespace), store_key(key)
@@ -275,6 +358,12 @@ class LazyStore:
 
     def put(self, namespace: Namespace | str, key: str, value: Any) -> None:
         self._get().put(namespace, key, value)
+
+    def get_many(self, namespace: Namespace | str, keys: Iterable[str]) -> dict[str, Item]:
+        return get_many(self._get(), namespace, keys)
+
+    def put_many(self, namespace: Namespace | str, values: Mapping[str, Any]) -> None:
+        put_many(self._get(), namespace, values)
 
     def delete(self, namespace: Namespace | str, key: str) -> None:
         self._get().delete(namespace, key)

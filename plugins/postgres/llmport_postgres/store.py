@@ -71,7 +71,7 @@ import threading
 import time
 import uuid
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -568,16 +568,42 @@ class PostgresKV:
         )
         return Item(ns, key, json.loads(rows[0][0]), rows[0][1]) if rows else None
 
+    def get_many(self, namespace: Any, keys: Iterable[str]) -> dict[str, Any]:
+        """``{key: Item}`` for the ``keys`` kept: one query (``key = ANY(%s)``)."""
+        from llmport.sessions.kv import SEPARATOR, Item, namespace_of
+
+        ns, wanted = namespace_of(namespace), list(dict.fromkeys(_kv_key(k) for k in keys))
+        if not wanted:
+            return {}
+        rows = self._run(
+            "SELECT key, value, updated FROM llmport_kv WHERE namespace = %s AND key = ANY(%s)",
+            (SEPARATOR.join(ns), wanted),
+        )
+        return {k: Item(ns, k, json.loads(v), at) for k, v, at in rows}
+
     def put(self, namespace: Any, key: str, value: Any) -> None:
+        self.put_many(namespace, {key: value})
+
+    def put_many(self, namespace: Any, values: Mapping[str, Any]) -> None:
+        """Keep every ``{key: value}``: one transaction, the rows sent in one pipeline."""
         from llmport.sessions.kv import SEPARATOR, encode, namespace_of
 
-        ns, text = namespace_of(namespace), encode(value)
-        self._run(
-            "INSERT INTO llmport_kv(namespace, key, value, updated) VALUES (%s, %s, %s, %s) "
-            "ON CONFLICT (namespace, key) DO UPDATE SET value = EXCLUDED.value, "
-            "updated = EXCLUDED.updated",
-            (SEPARATOR.join(ns), _kv_key(key), text, time.time()),
-        )
+        ns, now = namespace_of(namespace), time.time()
+        rows = [(SEPARATOR.join(ns), _kv_key(k), encode(v), now) for k, v in values.items()]
+        if not rows:
+            return
+
+        def write(conn: Connection[Any]) -> None:
+            with conn.transaction(), conn.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO llmport_kv(namespace, key, value, updated) "
+                    "VALUES (%s, %s, %s, %s) "
+                    "ON CONFLICT (namespace, key) DO UPDATE SET value = EXCLUDED.value, "
+                    "updated = EXCLUDED.updated",
+                    rows,
+                )
+
+        with_connection(self._pool, self.display, write, time.monotonic() + self.timeout)
 
     def delete(self, namespace: Any, key: str) -> None:
         from llmport.sessions.kv import SEPARATOR, namespace_of

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
 from llmport.errors import ConfigError, SessionStoreUnavailable, redact
@@ -78,14 +78,41 @@ class RedisKV:
             return None
         return Item(ns, key, json.loads(value), float(updated or 0))
 
+    def get_many(self, namespace: Namespace | str, keys: Iterable[str]) -> dict[str, Item]:
+        """``{key: Item}`` for the ``keys`` kept: one pipeline (one round trip)."""
+        ns = namespace_of(namespace)
+        members = {key: _member(ns, key)[1] for key in keys}
+        if not members:
+            return {}
+
+        def read(r: Any) -> Any:
+            pipe = r.pipeline(transaction=False)
+            for member in members.values():
+                pipe.hmget(self.prefix + member, "value", "updated")
+            return pipe.execute()
+
+        found = zip(members, self._run(read), strict=True)
+        return {
+            key: Item(ns, key, json.loads(value), float(updated or 0))
+            for key, (value, updated) in found
+            if value is not None
+        }
+
     def put(self, namespace: Namespace | str, key: str, value: Any) -> None:
-        _, member = _member(namespace, key)
-        text, now = encode(value), time.time()
+        self.put_many(namespace, {key: value})
+
+    def put_many(self, namespace: Namespace | str, values: Mapping[str, Any]) -> None:
+        """Keep every ``{key: value}``: one transaction (hashes and index), one round trip."""
+        ns, now = namespace_of(namespace), time.time()
+        rows = [(_member(ns, key)[1], encode(value)) for key, value in values.items()]
+        if not rows:
+            return
 
         def write(r: Any) -> Any:
             pipe = r.pipeline(transaction=True)
-            pipe.hset(self.prefix + member, mapping={"value": text, "updated": repr(now)})
-            pipe.zadd(self.prefix + "index", {member: now})
+            for member, text in rows:
+                pipe.hset(self.prefix + member, mapping={"value": text, "updated": repr(now)})
+            pipe.zadd(self.prefix + "index", {member: now for member, _ in rows})
             return pipe.execute()
 
         self._run(write)
