@@ -20,7 +20,8 @@ in by, raised before any request and never a raw ``TypeError`` or
   request for a model whose window is unknown stays under
   :data:`UNKNOWN_WINDOW_TOKENS`.
 
-This module imports no other llmport module but the errors: the neutral
+This module imports no other llmport module but the errors and the token
+estimate's rule (:mod:`llmport.messages.scripts`, which imports none): the neutral
 types (:mod:`llmport.messages.types`) and the content loader
 (:mod:`llmport.messages.content`) both call it. Turns and blocks are read by
 their attributes (see :class:`Turn`).
@@ -33,6 +34,7 @@ from typing import Any, Protocol
 
 from ..errors import ContextWindowExceeded, MessageError, SchemaError
 from ..patterns import pattern
+from .scripts import text_quarters, tokens_of
 
 __all__ = [
     "MAX_DEPTH",
@@ -57,7 +59,7 @@ __all__ = [
 #: otherwise overflow the stack of every recursive encoder on the way out.
 MAX_DEPTH = 100
 
-#: The input a request may carry, in estimated tokens (4 characters a token),
+#: The input a request may carry, in estimated tokens (:mod:`llmport.messages.estimate`),
 #: when the model's context window is unknown (a ``call=`` function, a
 #: self-hosted model): the largest window any model offers (10 million
 #: tokens). Above it the request is refused with
@@ -443,15 +445,16 @@ def _unanswered(unanswered: Mapping[str, str], what: str) -> str:
 # --- size ---------------------------------------------------------------------------
 
 
-def _chars(messages: Iterable[Turn]) -> int:
+def _quarters(messages: Iterable[Turn]) -> int:
+    """The estimate of the turns' text, in quarter tokens (the one rule of the estimate)."""
     total = 0
     for message in messages:
         for block in message.blocks:
             text = getattr(block, "text", None)
             if isinstance(text, str):
-                total += len(text)
+                total += text_quarters(text)
         for result in message.tool_results:
-            total += len(result.content)
+            total += text_quarters(result.content)
     return total
 
 
@@ -460,22 +463,22 @@ def check_input_size(
     turn: Turn | None,
     window: int | None,
     model: str = "",
-    chars_per_token: int = 4,
 ) -> None:
     """Refuse input that cannot fit, before any request: a cheap estimate (text only).
 
     With a known ``window``, the new ``turn`` alone must fit: a context policy
     may drop history, never the current turn (the whole request is checked
     where it is built). With an unknown window, history and turn together
-    must stay under :data:`UNKNOWN_WINDOW_TOKENS`.
+    must stay under :data:`UNKNOWN_WINDOW_TOKENS`. Text is estimated as every
+    estimate is (:func:`~llmport.messages.estimate.text_quarters`).
     """
     limit = window if window is not None else UNKNOWN_WINDOW_TOKENS
     measured = [turn] if turn is not None else []
     if window is None:
         measured = [*history, *measured]
-    chars = _chars(measured)
-    if chars > limit * chars_per_token:
-        raise ContextWindowExceeded(-(-chars // chars_per_token), limit, model)
+    tokens = tokens_of(_quarters(measured))
+    if tokens > limit:
+        raise ContextWindowExceeded(tokens, limit, model)
 
 
 # --- tool schemas ---------------------------------------------------------------------

@@ -17,7 +17,7 @@ Reads are token-bounded: an exec reads its frame's call and its callers'
 calls, the newest summary that applies (a ``summary`` node, see
 :meth:`llmport.Session.add_summary`), then entries newest first until the
 next one would cross the budget (``render_range={"tokens": N}``, default
-:data:`DEFAULT_READ_TOKENS`, estimated at 4 characters a token), so the
+:data:`DEFAULT_READ_TOKENS`, estimated by :mod:`llmport.messages.estimate`), so the
 cost of an exec's context stays flat however large the session grows.
 """
 
