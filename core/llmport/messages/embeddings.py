@@ -296,9 +296,21 @@ def float32_rows(data: bytes | bytearray) -> Sequence[float]:
 
 
 def is_finite(data: bytes | bytearray) -> bool:
-    """True if every float32 in ``data`` is finite (no NaN, no infinity)."""
-    # Summed in float64, float32 values cannot overflow: the sum is finite iff each one is.
-    return math.isfinite(sum(float32_rows(data))) if data else True
+    """True if every float32 in ``data`` (little-endian) is finite (no NaN, no infinity).
+
+    A float32 is NaN or infinite only when its exponent bits are all ones, so its last
+    byte is ``0x7f`` or ``0xff``: when no last byte is, every value is finite, told by
+    one C-speed slice (~100x faster than making a Python float of each value, which
+    held the event loop of ``rt.aembed`` for ~3 ms an answer). Otherwise the values
+    are summed in float64, where float32 values cannot overflow: the sum is finite
+    iff each one is.
+    """
+    if not data:
+        return True
+    high = data[3::4]  # each value's last byte (a C-speed copy, searched by memchr)
+    if b"\x7f" not in high and b"\xff" not in high:
+        return True
+    return math.isfinite(sum(float32_rows(data)))
 
 
 def _unbase64(item: Any) -> bytes:

@@ -149,3 +149,61 @@ def test_importing_wire_imports_nothing_heavy() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+# -- loads: vendor answers read by jiter, refused as the standard library would ----------
+
+
+def _openai_answer(rows: int, dims: int) -> bytes:
+    """An embeddings answer of random base64 float32 vectors, as OpenAI sends it."""
+    import random
+    import struct
+
+    rng = random.Random(7)
+    data = [
+        {
+            "object": "embedding",
+            "index": i,
+            "embedding": base64.b64encode(
+                struct.pack(f"<{dims}f", *(rng.uniform(-1, 1) for _ in range(dims)))
+            ).decode(),
+        }
+        for i in range(rows)
+    ]
+    return json.dumps({"object": "list", "data": data, "model": "m"}).encode()
+
+
+def test_a_base64_embedding_answer_is_read_without_the_standard_library(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    body = _openai_answer(20, 1536)
+    assert b"e1" in body or b"E1" in body  # base64 that looks like an exponent, often
+    monkeypatch.setattr(json, "loads", _no_slow_path)  # wire imports json when it needs it
+    assert len(wire.loads(body)["data"]) == 20
+
+
+def _no_slow_path(*args: Any, **kwargs: Any) -> Any:
+    raise AssertionError("the answer took the standard library's slow reading")
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['{"a": 1e400}', "[1.0, -1e400]", '{"v": [[1.5, 2e308]]}', '{"n": ' + "9" * 5000 + "}"],
+)
+def test_numbers_jiter_reads_otherwise_are_refused_as_the_standard_library_does(
+    text: str,
+) -> None:
+    with pytest.raises(json.JSONDecodeError):
+        wire.loads(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("[1e308, 1e308]", [1e308, 1e308]),  # each finite, their sum is not
+        ('{"n": ' + "9" * 400 + "}", {"n": int("9" * 400)}),
+        ('[{"a": [1, 2.5, true]}, "x", null]', [{"a": [1, 2.5, True]}, "x", None]),
+    ],
+)
+def test_finite_numbers_and_long_integers_are_read(text: str, value: Any) -> None:
+    assert wire.loads(text) == value
