@@ -18,6 +18,7 @@ import base64
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from llmport.testing.loopback import RecordedRequest, Reply
 
@@ -43,6 +44,25 @@ class EmbedTarget:
     inputs: Callable[[RecordedRequest], list[str]]
     #: Usage the vendor reports per input (its answer's tokens).
     tokens_per_input: int = 1
+    #: The target's model that embeds images (its API reference documents it), or None:
+    #: an image input is refused typed before any request.
+    media_model: str | None = None
+
+
+def content_text(item: Any) -> str:
+    """The loopback vendor's name of one input: its text, or its content parts' texts
+    (``img`` for an image), joined by ``+``."""
+    if isinstance(item, str):
+        return item
+    parts = item["content"]
+    return "+".join(p["text"] if p["type"] == "text" else "img" for p in parts)
+
+
+def _texts_or_inputs(body: dict[str, Any], texts: str = "texts") -> list[str]:
+    """The inputs of a body that sends ``texts`` (text only) or ``inputs`` (content)."""
+    if texts in body:
+        return list(body[texts])
+    return [content_text(item) for item in body["inputs"]]
 
 
 def openai_inputs(request: RecordedRequest) -> list[str]:
@@ -92,7 +112,7 @@ def vertex_answer(request: RecordedRequest) -> Reply:
 
 
 def bedrock_inputs(request: RecordedRequest) -> list[str]:
-    return list(request.json()["texts"])
+    return _texts_or_inputs(request.json())
 
 
 def bedrock_answer(request: RecordedRequest) -> Reply:
@@ -108,7 +128,7 @@ def bedrock_answer(request: RecordedRequest) -> Reply:
 
 
 def cohere_inputs(request: RecordedRequest) -> list[str]:
-    return list(request.json()["texts"])
+    return _texts_or_inputs(request.json())
 
 
 def cohere_answer(request: RecordedRequest) -> Reply:
@@ -125,21 +145,21 @@ def cohere_answer(request: RecordedRequest) -> Reply:
 
 
 def voyage_inputs(request: RecordedRequest) -> list[str]:
-    return list(request.json()["input"])
+    return _texts_or_inputs(request.json(), "input")
 
 
 def voyage_answer(request: RecordedRequest) -> Reply:
     """Voyage AI's ``/v1/embeddings`` answer: base64 float32 (asked for), ``usage.total_tokens``."""
-    body = request.json()
+    body, texts = request.json(), voyage_inputs(request)
     data = [
         {
             "object": "embedding",
             "embedding": base64.b64encode(struct.pack(f"<{DIMS}f", *vector_of(text))).decode(),
             "index": index,
         }
-        for index, text in enumerate(body["input"])
+        for index, text in enumerate(texts)
     ]
-    usage = {"total_tokens": len(body["input"])}
+    usage = {"total_tokens": len(texts)}
     return Reply(json={"object": "list", "data": data, "model": body["model"], "usage": usage})
 
 
@@ -161,9 +181,27 @@ EMBED_TARGETS: dict[str, EmbedTarget] = {
     "gemini": EmbedTarget(
         "gemini:gemini-embedding-001", ":batchEmbedContents", gemini_answer, gemini_inputs
     ),
-    "bedrock": EmbedTarget("bedrock:cohere.embed-v4:0", "/invoke", bedrock_answer, bedrock_inputs),
-    "cohere": EmbedTarget("cohere:embed-v4.0", "/v2/embed", cohere_answer, cohere_inputs),
-    "voyage": EmbedTarget("voyage:voyage-3.5", "/v1/embeddings", voyage_answer, voyage_inputs),
+    "bedrock": EmbedTarget(
+        "bedrock:cohere.embed-v4:0",
+        "/invoke",
+        bedrock_answer,
+        bedrock_inputs,
+        media_model="bedrock:cohere.embed-v4:0",
+    ),
+    "cohere": EmbedTarget(
+        "cohere:embed-v4.0",
+        "/v2/embed",
+        cohere_answer,
+        cohere_inputs,
+        media_model="cohere:embed-v4.0",
+    ),
+    "voyage": EmbedTarget(
+        "voyage:voyage-3.5",
+        "/v1/embeddings",
+        voyage_answer,
+        voyage_inputs,
+        media_model="voyage:voyage-multimodal-3.5",
+    ),
     "gemini-vertex": EmbedTarget(
         "gemini-vertex:text-embedding-005", ":predict", vertex_answer, vertex_inputs
     ),
@@ -199,6 +237,7 @@ __all__ = [
     "bedrock_inputs",
     "cohere_answer",
     "cohere_inputs",
+    "content_text",
     "embed_model",
     "gemini_answer",
     "gemini_inputs",

@@ -27,9 +27,11 @@ from llmport.errors import (
     MalformedResponseError,
     ProviderTimeoutError,
     RunTimeout,
+    UnsupportedContentError,
     UnsupportedFeatureError,
 )
 from llmport.testing.loopback import LoopbackServer, RecordedRequest, Reply
+from support.media_samples import JPEG, PNG
 from wire import EMBED_ONLY_TARGETS, PROFILE_TARGETS, TARGETS, Wire
 
 Make = Callable[..., Runtime]
@@ -218,7 +220,13 @@ async def test_a_stalled_vendor_is_a_typed_timeout_in_bounded_time(
         assert isinstance(caught.value, RunTimeout)
 
 
-@pytest.mark.parametrize("bad", ["", [], [1], ["ok", None], b"bytes"], ids=repr)
+#: An image whose bytes contradict its declared type (JPEG bytes declared PNG).
+LYING_IMAGE = {"type": "image", "media_type": "image/png", "data": JPEG}
+
+
+@pytest.mark.parametrize(
+    "bad", ["", [], [1], ["ok", None], b"bytes", [LYING_IMAGE]], ids=lambda b: repr(b)[:40]
+)
 @pytest.mark.parametrize("wire", EMBEDDING, ids=str)
 async def test_bad_inputs_fail_typed_before_any_request(
     wire: Wire, bad: Any, runtime: Make
@@ -239,3 +247,23 @@ async def test_a_target_without_embeddings_refuses_typed_before_any_request(
             await embed(runtime(wire, server), mode, TEXTS, model=wire.model)
         assert server.requests == []
     assert caught.value.feature == "embeddings"
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize("wire", EMBEDDING, ids=str)
+async def test_an_image_is_embedded_where_documented_and_refused_typed_elsewhere(
+    wire: Wire, mode: str, runtime: Make
+) -> None:
+    target = EMBED_TARGETS[wire.id]
+    inputs = ["a caption", [{"type": "image", "data": PNG, "media_type": "image/png"}, "x"]]
+    with LoopbackServer([Reply(handler=target.answer)], repeat=True) as server:
+        rt = runtime(wire, server)
+        if target.media_model is None:
+            with pytest.raises(UnsupportedContentError, match="text only"):
+                await embed(rt, mode, inputs, model=target.model)
+            assert server.requests == []
+            return
+        result = await embed(rt, mode, inputs, model=target.media_model)
+        sent = [target.inputs(r) for r in server.requests]
+    assert sent == [["a caption", "img+x"]]
+    assert list(result) == [vector_of("a caption"), vector_of("img+x")]

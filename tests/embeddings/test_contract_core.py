@@ -17,6 +17,7 @@ from llmport.errors import (
     InputError,
     MalformedResponseError,
     OptionError,
+    UnsupportedContentError,
     UnsupportedFeatureError,
 )
 from llmport.messages.embeddings import EmbedRequest, EmbedResponse
@@ -24,6 +25,7 @@ from llmport.messages.types import ModelCapabilities, Usage
 from llmport.provider.contract import Provider, ProviderInfo
 from llmport.provider.embedding import EMBEDDINGS
 from support.embed_helpers import DIMS, EMBED_CAPS, TableEmbedder, TablePlugin, embed, vector_of
+from support.media_samples import PNG
 
 # -- neutral types ---------------------------------------------------------------
 
@@ -222,7 +224,13 @@ def test_input_type_reaches_the_plugin(rt: Runtime, table: TablePlugin) -> None:
         (["ok", "   "], ContentError, "content block 1"),
         ("x" * 30_000_000, ContentError, "30,000,000 characters"),
         (["fine", "y" * 400], ContentError, r"content block 1: ~100 tokens \(estimated\)"),
-        ([{"type": "image", "url": "https://x/y.png"}], ContentError, "an image block .only text"),
+        (
+            [{"type": "image", "url": "https://x/y.png"}],
+            UnsupportedContentError,
+            "'embed' cannot take image block #0 .*: it embeds text only",
+        ),
+        ([["a caption", {"type": "image", "data": PNG}]], UnsupportedContentError, "text only"),
+        ([{"type": "image", "media_type": "image/png", "data": b"GIF89a"}], ContentError, "gif"),
     ],
 )
 def test_bad_inputs_are_typed_before_any_request(

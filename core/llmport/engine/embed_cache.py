@@ -25,6 +25,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..errors import OptionError
+from ..messages.embeddings import EmbedInput
 from ..observe.logs import logger
 from ..sessions.kv import MemoryStore, SqliteKV, Store, get_many, open_kv, put_many
 
@@ -36,9 +37,13 @@ DEFAULT_PATH = "llmport-embeddings.sqlite"
 NAMESPACE = "llmport-embed"
 
 
-def input_hash(text: str) -> str:
-    """The key of one input: the SHA-256 of its UTF-8 text (hex)."""
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+def input_hash(item: EmbedInput) -> str:
+    """The key of one input: the SHA-256 of its UTF-8 text (hex); of content blocks,
+    :meth:`~llmport.messages.embeddings.EmbedContent.digest` (each media block by the
+    hash of its bytes and its media type)."""
+    if isinstance(item, str):
+        return hashlib.sha256(item.encode("utf-8", "surrogatepass")).hexdigest()
+    return item.digest()
 
 
 class EmbedCache:

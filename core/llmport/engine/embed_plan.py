@@ -19,11 +19,16 @@ from ..controls.limits import Gate  # limits
 from ..controls.options import check_options
 from ..controls.retry import Attempts, Backoff
 from ..errors import OptionError, UnsupportedFeatureError
-from ..messages.embeddings import EmbedRequest, EmbedResponse, InputType, Truncate
-from ..messages.estimate import text_tokens
+from ..messages.embeddings import EmbedInput, EmbedRequest, EmbedResponse, InputType, Truncate
 from ..messages.types import ModelCapabilities, Usage
 from ..provider.deadline import aembed_within, embed_within
-from ..provider.embedding import EMBEDDINGS, PreparedEmbed, check_embed_inputs, no_embeddings
+from ..provider.embedding import (
+    EMBEDDINGS,
+    PreparedEmbed,
+    check_embed_inputs,
+    input_tokens,
+    no_embeddings,
+)
 from ..slotted import dataclass
 from .embed_cache import EmbedCache, input_hash
 from .inputs import deadline_setting
@@ -73,7 +78,7 @@ class Part:
     @property
     def tokens(self) -> int:
         """The part's estimated input tokens (rate limits and budgets)."""
-        return sum(text_tokens(text) for text in self.prepared.request.inputs)
+        return sum(input_tokens(item) for item in self.prepared.request.inputs)
 
     def describe(self, total: int) -> str:
         """Which inputs, as a user counts them (0-based, like their list)."""
@@ -207,7 +212,7 @@ def plan_embed(
     return plan
 
 
-def _with_inputs(base: EmbedRequest, inputs: tuple[str, ...]) -> EmbedRequest:
+def _with_inputs(base: EmbedRequest, inputs: tuple[EmbedInput, ...]) -> EmbedRequest:
     return EmbedRequest(
         base.model, inputs, base.input_type, base.dimensions, base.truncate, base.options
     )
@@ -236,28 +241,35 @@ def request_timeout(value: Any) -> float | None:
     return float(value)
 
 
-def split_inputs(texts: Sequence[str], caps: ModelCapabilities) -> list[tuple[int, int]]:
-    """``(start, stop)`` ranges in order, each within the model's inputs and tokens per request.
+def split_inputs(inputs: Sequence[EmbedInput], caps: ModelCapabilities) -> list[tuple[int, int]]:
+    """``(start, stop)`` ranges in order, each within the model's inputs, tokens and media
+    per request.
 
-    Tokens are estimated (:func:`~llmport.messages.estimate.text_tokens`);
+    Tokens are estimated (:func:`~llmport.provider.embedding.input_tokens`);
     an input alone over the request's token limit gets a part of its own
     (the per-input check, not the split, refuses it).
     """
-    if not texts:
+    if not inputs:
         return []
-    most = caps.max_embed_inputs or len(texts)
-    budget = caps.max_embed_request_tokens
-    if budget is None:
-        return [(start, min(start + most, len(texts))) for start in range(0, len(texts), most)]
+    most = caps.max_embed_inputs or len(inputs)
+    budget, media_most = caps.max_embed_request_tokens, caps.max_embed_media
+    if budget is None and media_most is None:
+        return [(start, min(start + most, len(inputs))) for start in range(0, len(inputs), most)]
     ranges: list[tuple[int, int]] = []
-    start, tokens = 0, 0
-    for index, text in enumerate(texts):
-        cost = text_tokens(text)
-        if index > start and (index - start >= most or tokens + cost > budget):
+    start, tokens, media = 0, 0, 0
+    for index, item in enumerate(inputs):
+        cost = input_tokens(item) if budget is not None else 0
+        count = 0 if isinstance(item, str) else len(item.media)
+        if index > start and (
+            index - start >= most
+            or (budget is not None and tokens + cost > budget)
+            or (media_most is not None and media + count > media_most)
+        ):
             ranges.append((start, index))
-            start, tokens = index, 0
+            start, tokens, media = index, 0, 0
         tokens += cost
-    ranges.append((start, len(texts)))
+        media += count
+    ranges.append((start, len(inputs)))
     return ranges
 
 

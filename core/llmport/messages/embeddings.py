@@ -2,7 +2,8 @@
 
 * :class:`EmbedRequest` is what a provider converts for its vendor (one
   request's worth of inputs: the core splits a long list before a plugin
-  sees it).
+  sees it). An input is a text, or an :class:`EmbedContent` (an image, or
+  text and images the model embeds as one vector) where the model embeds media.
 * :class:`EmbedResponse` is what a provider returns: the vectors as one
   little-endian float32 buffer, row-major, one row per input in request
   order. Its constructors :meth:`EmbedResponse.from_rows` and
@@ -20,6 +21,7 @@ buffer 4.
 from __future__ import annotations
 
 import binascii
+import hashlib
 import math
 import sys
 from array import array
@@ -27,11 +29,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import field
 from typing import Any, Literal, overload
 
-from ..errors import MalformedResponseError, MessageError
+from ..errors import ContentError, MalformedResponseError, MessageError
 from ..slotted import dataclass
-from .types import Usage
+from .types import MediaBlock, TextBlock, Usage, block_from_dict, block_to_dict
 
 __all__ = [
+    "EmbedContent",
+    "EmbedInput",
     "EmbedRequest",
     "EmbedResponse",
     "Embeddings",
@@ -52,6 +56,65 @@ _BIG_ENDIAN = sys.byteorder == "big"
 
 
 @dataclass(slots=True, frozen=True)
+class EmbedContent:
+    """One input made of content blocks: an image, or text and images embedded as one vector.
+
+    Built by the core from what the caller passed (``{"type": "image", "path": ...}``,
+    a :class:`~llmport.messages.types.MediaBlock`, or a list of strings and blocks
+    for one fused input), every block loaded and its bytes checked against its media
+    type before any request. Only a model that embeds media takes one (its
+    ``input_modalities`` holds ``"image"``); the others refuse it typed.
+    """
+
+    blocks: tuple[TextBlock | MediaBlock, ...]
+
+    @property
+    def media(self) -> tuple[MediaBlock, ...]:
+        """The media blocks, in order."""
+        return tuple(b for b in self.blocks if isinstance(b, MediaBlock))
+
+    @property
+    def texts(self) -> tuple[str, ...]:
+        """The texts, in order."""
+        return tuple(b.text for b in self.blocks if isinstance(b, TextBlock))
+
+    def digest(self) -> str:
+        """The cache key of this input: SHA-256 over each block's kind, media type and
+        bytes (a media block's own SHA-256, never kept), or text, in order."""
+        digest = hashlib.sha256(b"llmport-embed-content")
+        for block in self.blocks:
+            if isinstance(block, TextBlock):
+                part = b"text\x00" + block.text.encode("utf-8", "surrogatepass")
+            else:
+                raw = block.data if block.inline else (block.url or "").encode()
+                kind = f"{block.type}\x00{block.media_type}\x00".encode()
+                part = kind + hashlib.sha256(raw or b"").digest()
+            digest.update(len(part).to_bytes(8, "little") + part)
+        return digest.hexdigest()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form: ``{"content": [block, ...]}`` (blocks as ``Message.to_dict`` has them)."""
+        return {"content": [block_to_dict(block) for block in self.blocks]}
+
+
+#: One embed input: a text, or content blocks where the model embeds media.
+EmbedInput = str | EmbedContent
+
+
+def _input_from_dict(item: Any) -> EmbedInput:
+    if isinstance(item, str):
+        return item
+    content = item.get("content") if isinstance(item, Mapping) else None
+    if not isinstance(content, list) or not content:
+        raise MessageError("an embed request's input is a string or {'content': [blocks]}")
+    blocks = [block_from_dict(dict(b)) if isinstance(b, Mapping) else b for b in content]
+    kept = [b for b in blocks if isinstance(b, (TextBlock, MediaBlock))]
+    if len(kept) != len(blocks):
+        raise MessageError("an embed input's content holds text and media blocks only")
+    return EmbedContent(tuple(kept))
+
+
+@dataclass(slots=True, frozen=True)
 class EmbedRequest:
     """One request's inputs for one embedding model (already checked and split by the core).
 
@@ -61,15 +124,33 @@ class EmbedRequest:
     """
 
     model: str
-    inputs: tuple[str, ...]
+    inputs: tuple[EmbedInput, ...]
     input_type: InputType | None = None
     dimensions: int | None = None
     truncate: Truncate | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
 
+    @property
+    def texts(self) -> tuple[str, ...]:
+        """The inputs as texts: what a text-only model's plugin sends.
+
+        :func:`~llmport.provider.embedding.check_embed` has refused content for a
+        model without media; a plugin that skipped it gets a typed error here.
+        """
+        for index, item in enumerate(self.inputs):
+            if not isinstance(item, str):
+                raise ContentError(index, f"{self.model} embeds text only, not content blocks")
+        return self.inputs  # type: ignore[return-value]  # every item is a str (checked)
+
+    @property
+    def has_media(self) -> bool:
+        """True when an input is content blocks (the media path of a multimodal model)."""
+        return any(not isinstance(item, str) for item in self.inputs)
+
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (fields at their default are left out)."""
-        out: dict[str, Any] = {"model": self.model, "inputs": list(self.inputs)}
+        inputs = [item if isinstance(item, str) else item.to_dict() for item in self.inputs]
+        out: dict[str, Any] = {"model": self.model, "inputs": inputs}
         for key in ("input_type", "dimensions", "truncate"):
             value = getattr(self, key)
             if value is not None:
@@ -86,8 +167,7 @@ class EmbedRequest:
         model, inputs = data.get("model"), data.get("inputs")
         if not isinstance(model, str) or not isinstance(inputs, list):
             raise MessageError("an embed request needs 'model' (a string) and 'inputs' (a list)")
-        if not all(isinstance(text, str) for text in inputs):
-            raise MessageError("an embed request's 'inputs' must be strings")
+        items = tuple(_input_from_dict(item) for item in inputs)
         input_type, truncate = data.get("input_type"), data.get("truncate")
         dimensions, options = data.get("dimensions"), data.get("options", {})
         if input_type is not None and input_type not in _INPUT_TYPES:
@@ -98,7 +178,7 @@ class EmbedRequest:
             raise MessageError(f"'dimensions' must be a positive integer, got {dimensions!r}")
         if not isinstance(options, Mapping):
             raise MessageError("an embed request's 'options' must be an object")
-        return cls(model, tuple(inputs), input_type, dimensions, truncate, dict(options))
+        return cls(model, items, input_type, dimensions, truncate, dict(options))
 
 
 @dataclass(slots=True, frozen=True)

@@ -1202,6 +1202,11 @@ class ModelCapabilities:
     embed_truncation: bool = False
     #: An image model with an image endpoint (``rt.generate_image``), and what it takes.
     images: ImageGeneration | None = None
+    #: Media one embedding request may carry, all inputs together (``None``: no limit of
+    #: its own); an embedding model embeds media when ``input_modalities`` holds "image".
+    max_embed_media: int | None = None
+    #: Blocks one media input may fuse into one vector (1: an image or a text alone).
+    max_embed_blocks: int | None = 1
 
 
 # ---------------------------------------------------------------------------

@@ -19,14 +19,16 @@ the core's (:mod:`llmport.engine.embed`): a plugin converts one request.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, Protocol
 
-from ..errors import ContentError, UnsupportedFeatureError
-from ..messages.embeddings import EmbedRequest
-from ..messages.estimate import text_tokens
-from ..messages.types import ModelCapabilities
+from ..errors import ContentError, UnsupportedContentError, UnsupportedFeatureError
+from ..messages.embeddings import EmbedContent, EmbedInput, EmbedRequest
+from ..messages.estimate import block_tokens, text_tokens
+from ..messages.types import MediaBlock, ModelCapabilities, TextBlock
 from ..slotted import dataclass
+from .media import check_block
 
 __all__ = [
     "EMBEDDINGS",
@@ -36,6 +38,7 @@ __all__ = [
     "check_embed",
     "check_embed_inputs",
     "embeds",
+    "input_tokens",
     "no_embeddings",
 ]
 
@@ -46,6 +49,9 @@ EMBEDDINGS = "embeddings"
 #: no vendor embeds more than ~32k tokens of one input (Voyage AI's limit, the largest),
 #: so a text this long is a mistake (a whole file read by accident), not a document.
 MAX_EMBED_INPUT_CHARS = 1_000_000
+#: The largest media block llmport reads for an embedding (each vendor's own limit, lower,
+#: is checked against the model's ``max_image_bytes``): Titan Multimodal's 25 MB is the largest.
+MAX_EMBED_MEDIA_BYTES = 25 * 1024 * 1024
 
 
 class Embedder(Protocol):
@@ -110,6 +116,8 @@ def check_embed(provider: Embedder, request: EmbedRequest) -> EmbedRequest:
         raise no_embeddings(provider, model)
     caps = provider.capabilities(model)
     check_embed_inputs(request.inputs)
+    if request.has_media:
+        _check_media(provider.name, model, caps, request.inputs)
     _check_dimensions(provider.name, model, caps, request.dimensions)
     _check_count(provider.name, model, caps, len(request.inputs))
     if request.truncate is None or not caps.embed_truncation:
@@ -121,14 +129,53 @@ def check_embed(provider: Embedder, request: EmbedRequest) -> EmbedRequest:
     return request
 
 
-def check_embed_inputs(inputs: Any) -> tuple[str, ...]:
-    """The inputs as a tuple of strings; a typed :class:`ContentError` for anything else.
+def _check_media(
+    vendor: str, model: str, caps: ModelCapabilities, inputs: tuple[EmbedInput, ...]
+) -> None:
+    """Typed refusals of content a model cannot embed: media on a text model (naming it),
+    a type or size it does not take, more blocks fused or media per request than it takes."""
+    media = 0
+    for item in inputs:
+        if isinstance(item, str):
+            continue
+        # A model table's embedding model says it embeds images; a chat model's modalities
+        # (a plugin embedding through a plain _embed) say nothing of its embeddings.
+        if not caps.embeddings or "image" not in caps.input_modalities:
+            block = item.blocks[0]
+            raise UnsupportedContentError(
+                vendor,
+                model,
+                block.describe() if isinstance(block, MediaBlock) else "content blocks",
+                "it embeds text only",
+            )
+        limit = caps.max_embed_blocks
+        if limit is not None and len(item.blocks) > limit:
+            raise UnsupportedContentError(
+                vendor, model, f"{len(item.blocks)} blocks in one input", f"at most {limit}"
+            )
+        for block in item.media:
+            check_block(vendor, model, caps, block)
+        media += len(item.media)
+    most = caps.max_embed_media
+    if most is not None and media > most:
+        raise UnsupportedFeatureError(
+            vendor, model, f"{media} images in one request", f"at most {most} per request"
+        )
 
-    Refuses an empty list, a non-string item (bytes, None, a number, a
-    content block for a text model), an empty or blank string and a text over
-    :data:`MAX_EMBED_INPUT_CHARS`, each naming its index.
+
+def check_embed_inputs(inputs: Any) -> tuple[EmbedInput, ...]:
+    """The inputs as texts and :class:`EmbedContent`; a typed :class:`ContentError` otherwise.
+
+    An input is a string; or, for a model that embeds media, a media block (a dict
+    as ``exec``'s content takes it, ``{"type": "image", "path": ...}``, or a loaded
+    :class:`~llmport.messages.types.MediaBlock`), or a list of strings and blocks
+    embedded as one vector. Each block is loaded and its bytes checked against its
+    media type (the chat content checks) here, before any request. Refuses an empty
+    list, an item of another type (bytes, None, a number), an empty or blank string, a
+    text over :data:`MAX_EMBED_INPUT_CHARS` and media over :data:`MAX_EMBED_MEDIA_BYTES`,
+    each naming its index. Whether the model takes media is :func:`check_embed`'s.
     """
-    if isinstance(inputs, str):
+    if isinstance(inputs, (str, EmbedContent, MediaBlock, Mapping)):
         inputs = (inputs,)
     elif isinstance(inputs, (bytes, bytearray, memoryview)) or not _is_sequence(inputs):
         raise ContentError(
@@ -136,28 +183,65 @@ def check_embed_inputs(inputs: Any) -> tuple[str, ...]:
         )
     if not inputs:
         raise ContentError(0, "embed inputs are empty: give at least one string")
-    for index, text in enumerate(inputs):
-        if not isinstance(text, str):
-            raise ContentError(index, f"embed inputs must be strings, got {_kind(text)}")
-        if not text.strip():
-            raise ContentError(index, "an empty string has no embedding")
-        if len(text) > MAX_EMBED_INPUT_CHARS:
-            raise ContentError(
-                index,
-                f"a text of {len(text):,} characters is over the {MAX_EMBED_INPUT_CHARS:,} "
-                "llmport embeds (no vendor embeds that much of one input)",
-            )
-    return tuple(inputs)
+    return tuple(_embed_input(index, item) for index, item in enumerate(inputs))
+
+
+def _embed_input(index: int, item: Any) -> EmbedInput:
+    if isinstance(item, str):
+        _check_text(index, item)
+        return item
+    if isinstance(item, EmbedContent):
+        return item
+    parts = item if _is_sequence(item) else (item,)
+    if not parts or not all(isinstance(p, (str, Mapping, TextBlock, MediaBlock)) for p in parts):
+        raise ContentError(
+            index, f"embed inputs must be strings or content blocks, got {_kind(item)}"
+        )
+    blocks = tuple(_embed_block(index, part) for part in parts)
+    return EmbedContent(blocks)
+
+
+def _embed_block(index: int, part: Any) -> TextBlock | MediaBlock:
+    """One block of an input, loaded and checked (its bytes against its media type)."""
+    from ..messages.content import load_block
+
+    if isinstance(part, str):
+        _check_text(index, part)
+        return TextBlock(part)
+    block = load_block(part, index, max_bytes=MAX_EMBED_MEDIA_BYTES)
+    if isinstance(block, TextBlock):
+        _check_text(index, block.text)
+        return block
+    if not isinstance(block, MediaBlock):
+        raise ContentError(index, f"a {block.type} block has no embedding")
+    if block.size > MAX_EMBED_MEDIA_BYTES:
+        raise ContentError(
+            index,
+            f"{block.describe()} is over the {MAX_EMBED_MEDIA_BYTES:,} bytes llmport embeds",
+        )
+    return block
+
+
+def _check_text(index: int, text: str) -> None:
+    if not text.strip():
+        raise ContentError(index, "an empty string has no embedding")
+    if len(text) > MAX_EMBED_INPUT_CHARS:
+        raise ContentError(
+            index,
+            f"a text of {len(text):,} characters is over the {MAX_EMBED_INPUT_CHARS:,} "
+            "llmport embeds (no vendor embeds that much of one input)",
+        )
+
+
+def input_tokens(item: EmbedInput) -> int:
+    """The estimated tokens of one input: its text, and each media block by its size."""
+    if isinstance(item, str):
+        return text_tokens(item)
+    return sum(block_tokens(block) for block in item.blocks)
 
 
 def _kind(value: Any) -> str:
-    """What a non-string input is, as the refusal names it (media: text-only embeddings)."""
-    kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
-    if kind in ("image", "audio", "file", "video"):
-        article = "an" if kind in ("image", "audio") else "a"
-        return (
-            f"{article} {kind} block (only text is embedded: no embedding model here takes media)"
-        )
+    """What an input that is neither text nor content blocks is."""
     return type(value).__name__
 
 
@@ -194,13 +278,14 @@ def _check_count(vendor: str, model: str, caps: ModelCapabilities, count: int) -
 
 
 def _check_lengths(
-    vendor: str, model: str, caps: ModelCapabilities, inputs: tuple[str, ...]
+    vendor: str, model: str, caps: ModelCapabilities, inputs: tuple[EmbedInput, ...]
 ) -> None:
     limit = caps.max_embed_input_tokens
     if limit is None:
         return
-    for index, text in enumerate(inputs):
-        tokens = text_tokens(text)
+    for index, item in enumerate(inputs):
+        texts = (item,) if isinstance(item, str) else item.texts  # media: the vendor's to size
+        tokens = sum(map(text_tokens, texts))
         if tokens > limit:
             raise ContentError(
                 index,

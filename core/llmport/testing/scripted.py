@@ -56,6 +56,7 @@ from ..messages.types import (
 )
 from ..plugins.hookspecs import hookimpl
 from ..provider.contract import Provider, ProviderInfo
+from ..provider.embedding import input_tokens
 from ..slotted import dataclass
 
 ALL_INPUTS = ModelCapabilities(
@@ -191,8 +192,11 @@ class ScriptedProvider(Provider):
 
     def _embed(self, request: EmbedRequest) -> EmbedResponse:
         size = request.dimensions or SCRIPTED_DIMENSIONS
-        rows = [scripted_vector(text, size) for text in request.inputs]
-        tokens = sum(text_tokens(text) for text in request.inputs)
+        # A text's vector from its own hash; an image's (the scripted model takes every
+        # input kind) from its content's digest.
+        keys = [item if isinstance(item, str) else item.digest() for item in request.inputs]
+        rows = [scripted_vector(key, size) for key in keys]
+        tokens = sum(input_tokens(item) for item in request.inputs)
         usage = Usage(input_tokens=tokens, requests=1)
         return EmbedResponse.from_rows(rows, expected=len(rows), usage=usage, model=request.model)
 

@@ -310,6 +310,20 @@ def _embedder(
     )
 
 
+def _with_images(
+    caps: ModelCapabilities, types: frozenset[str], *, max_bytes: int | None, blocks: int | None
+) -> ModelCapabilities:
+    """``caps`` embedding images of ``types`` too (inline bytes only), ``blocks`` fused at most."""
+    return replace(
+        caps,
+        input_modalities=frozenset({"text", "image"}),
+        image_types=types,
+        image_urls=False,
+        max_image_bytes=max_bytes,
+        max_embed_blocks=blocks,
+    )
+
+
 #: Texts one Cohere Embed InvokeModel call may carry (AWS's Cohere Embed parameters page).
 COHERE_MAX_TEXTS = 96
 
@@ -336,8 +350,23 @@ EMBEDDING_MODELS: dict[str, ModelCapabilities] = {
         input_types=True,
         truncation=True,
     ),
-    "*amazon.nova-2-multimodal-embed*": _embedder(
-        3072, 8192, choices=frozenset({256, 384, 1024, 3072}), input_types=True, truncation=True
+    "*amazon.nova-2-multimodal-embed*": _with_images(
+        _embedder(
+            3072, 8192, choices=frozenset({256, 384, 1024, 3072}), input_types=True, truncation=True
+        ),
+        # Amazon Nova User Guide, "Complete embeddings request and response schema": one
+        # text or one image (png, jpeg, gif, webp) per SINGLE_EMBEDDING call.
+        frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"}),
+        max_bytes=None,
+        blocks=1,
+    ),
+    # Amazon Bedrock User Guide, "Amazon Titan Multimodal Embeddings G1 model": 256 text
+    # tokens, PNG or JPEG images of 25 MB at most, a text and an image averaged in one call.
+    "*amazon.titan-embed-image-v1*": _with_images(
+        _embedder(1024, 256, choices=frozenset({256, 384, 1024})),
+        frozenset({"image/png", "image/jpeg"}),
+        max_bytes=25 * 1024 * 1024,
+        blocks=2,
     ),
 }
 
@@ -396,3 +425,11 @@ IMAGE_MODELS: dict[str, ModelCapabilities] = {
         )
     ),
 }
+EMBEDDING_MODELS["*cohere.embed-v4*"] = _with_images(
+    EMBEDDING_MODELS["*cohere.embed-v4*"],
+    # Amazon Bedrock User Guide, "Cohere Embed v4" (images as data URLs, interleaved with
+    # text in inputs[].content); 5 MB an image, Cohere's own limit for image embeddings.
+    frozenset({"image/png", "image/jpeg", "image/webp", "image/gif"}),
+    max_bytes=5 * 1024 * 1024,
+    blocks=None,
+)

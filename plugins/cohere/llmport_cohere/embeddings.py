@@ -5,7 +5,10 @@ The body is what Cohere's SDK sends: ``input_type`` (``search_query`` /
 ``input_type`` embeds documents), ``max_tokens`` and ``output_dimension``
 (``null`` unless asked), ``model``, ``texts``, ``truncate`` (``END`` /
 ``START``, or ``NONE``: an over-long text is an error rather than cut) and
-``embedding_types: ["float"]``. The answer holds ``embeddings.float`` (one
+``embedding_types: ["float"]``. A request holding media (``embed-v4.0``, see
+:func:`content_inputs`) sends ``inputs: [{content: [...]}]`` in place of ``texts``,
+every input's text and images as parts of its own content. The answer holds
+``embeddings.float`` (one
 row per text) and the usage in ``meta.billed_units.input_tokens``. Vendor
 fields (``vendor={"cohere": {...}}``) go over the body's top level (another
 input type such as ``classification``, ``max_tokens``).
@@ -18,6 +21,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from llmport.messages.embeddings import EmbedInput
+from llmport.messages.types import MediaBlock
 from llmport.provider.translate import bad_embeddings
 
 INPUT_TYPES = {"query": "search_query", "document": "search_document"}
@@ -28,22 +33,51 @@ TRUNCATE = {None: "NONE", "start": "START", "end": "END"}
 
 def embed_body(
     model: str,
-    texts: Sequence[str],
+    inputs: Sequence[EmbedInput],
     *,
     input_type: str | None = None,
     dimensions: int | None = None,
     truncate: str | None = None,
 ) -> dict[str, Any]:
-    """The ``/v2/embed`` body for ``texts``."""
-    return {
+    """The ``/v2/embed`` body for ``inputs``: ``texts``, or ``inputs`` when one holds media."""
+    body: dict[str, Any] = {
         "input_type": INPUT_TYPES[input_type or DEFAULT_INPUT_TYPE],
         "max_tokens": None,
         "model": model,
         "output_dimension": dimensions,
-        "texts": list(texts),
-        "truncate": TRUNCATE[truncate],
-        "embedding_types": ["float"],
     }
+    if all(isinstance(item, str) for item in inputs):
+        body["texts"] = list(inputs)
+    else:
+        body["inputs"] = content_inputs(inputs)
+    body["truncate"] = TRUNCATE[truncate]
+    body["embedding_types"] = ["float"]
+    return body
+
+
+def content_inputs(inputs: Sequence[EmbedInput]) -> list[dict[str, Any]]:
+    """``inputs: [{content: [parts]}]``, one per input, its text and images fused.
+
+    Source: Cohere API reference, "Embed API (v2)" (``inputs``: content of ``text`` and
+    ``image_url`` parts, ``image_url.url`` a data URL) and Cohere's "Multimodal
+    Embeddings" guide; the images' limits (PNG, JPEG, WebP, GIF; 5 MB) are Cohere's
+    changelog "Embed v3.0 Models are now Multimodal".
+    """
+    return [{"content": parts(item)} for item in inputs]
+
+
+def parts(item: EmbedInput) -> list[dict[str, Any]]:
+    """One input's content parts: its text, and each image as a data URL."""
+    if isinstance(item, str):
+        return [{"type": "text", "text": item}]
+    out: list[dict[str, Any]] = []
+    for block in item.blocks:
+        if isinstance(block, MediaBlock):
+            url = f"data:{block.media_type};base64,{block.base64()}"
+            out.append({"type": "image_url", "image_url": {"url": url}})
+        else:
+            out.append({"type": "text", "text": block.text})
+    return out
 
 
 def read_embed(data: Any, provider: str) -> tuple[list[Any], int | None]:

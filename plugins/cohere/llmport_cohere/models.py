@@ -2,8 +2,11 @@
 
 Per request: at most 96 texts (``/v2/embed``). Per text: 512 tokens on the v3
 models, 128k on ``embed-v4.0``. ``embed-v4.0`` is the one with a choice of
-sizes (256, 512, 1024, 1536; default 1536). Every model takes an input type
-and truncates itself (``truncate: START|END``).
+sizes (256, 512, 1024, 1536; default 1536), and the one that embeds images here
+(``inputs`` of text and ``image_url`` parts: PNG, JPEG, WebP or GIF, at most 5 MB
+each, per Cohere's changelog "Embed v3.0 Models are now Multimodal"; the v3 models
+take one image per request under ``input_type: image``, not offered here). Every
+model takes an input type and truncates itself (``truncate: START|END``).
 
 Imported by the entry point and by the provider; it imports neither, nor httpx2.
 """
@@ -39,9 +42,26 @@ def _embedder(
     )
 
 
+#: The largest image Cohere embeds (its changelog "Embed v3.0 Models are now Multimodal").
+MAX_IMAGE_BYTES = 5 * 1024 * 1024
+IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/webp", "image/gif"})
+
+
+def _with_images(caps: ModelCapabilities) -> ModelCapabilities:
+    """``caps`` embedding images too, fused with text in one input (data URLs only)."""
+    return replace(
+        caps,
+        input_modalities=frozenset({"text", "image"}),
+        image_types=IMAGE_TYPES,
+        image_urls=False,
+        max_image_bytes=MAX_IMAGE_BYTES,
+        max_embed_blocks=None,
+    )
+
+
 V3_TOKENS = 512
 MODELS: dict[str, ModelCapabilities] = {
-    "embed-v4.0": _embedder(1536, 128_000, frozenset({256, 512, 1024, 1536})),
+    "embed-v4.0": _with_images(_embedder(1536, 128_000, frozenset({256, 512, 1024, 1536}))),
     "embed-english-v3.0": _embedder(1024, V3_TOKENS),
     "embed-multilingual-v3.0": _embedder(1024, V3_TOKENS),
     "embed-english-light-v3.0": _embedder(384, V3_TOKENS),

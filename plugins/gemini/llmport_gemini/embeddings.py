@@ -174,7 +174,7 @@ def payload(request: EmbedRequest, *, vertex: bool, provider: str) -> dict[str, 
             )
         auto = True if request.truncate == "end" else None
         body = predict_body(
-            request.inputs,
+            request.texts,
             input_type=request.input_type,
             dimensions=request.dimensions,
             task=task,
@@ -185,7 +185,7 @@ def payload(request: EmbedRequest, *, vertex: bool, provider: str) -> dict[str, 
         return {"path": f"publishers/google/models/{name}", "method": PREDICT, "body": body}
     body = batch_body(
         name,
-        request.inputs,
+        request.texts,
         input_type=request.input_type,
         dimensions=request.dimensions,
         task=task,

@@ -30,7 +30,7 @@ def embed_body(
     request: EmbedRequest, *, base64: bool = True, dimensions_field: str = "dimensions"
 ) -> dict[str, Any]:
     """The JSON body of ``request`` (``vendor=`` fields last, so they may override)."""
-    body: dict[str, Any] = {"model": request.model, "input": list(request.inputs)}
+    body: dict[str, Any] = {"model": request.model, "input": list(request.texts)}
     if base64:
         body["encoding_format"] = "base64"
     if request.dimensions is not None:

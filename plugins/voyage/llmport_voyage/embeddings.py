@@ -8,6 +8,11 @@ as they are), ``truncation`` (``true`` cuts an over-long text at its end;
 ``data[].embedding`` is little-endian float32 in base64, decoded without a
 list of floats. Usage is ``usage.total_tokens``.
 
+The multimodal models (``voyage-multimodal-3``, ``-3.5``) are called at ``POST
+/v1/multimodalembeddings`` (:func:`multimodal_body`): ``inputs: [{content: [parts]}]``,
+each input's text and images (``image_base64`` data URLs) fused into one vector, and
+``output_encoding: "base64"``; the answer has the same ``data`` and ``usage``.
+
 An error is FastAPI's ``{"detail": "..."}`` (no ``error`` object, no type
 or code): :func:`error_message` reads it.
 
@@ -19,7 +24,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from llmport.messages.embeddings import EmbedInput
+from llmport.messages.types import MediaBlock
 from llmport.provider.translate import bad_embeddings
+
+#: The endpoints: text models, and the multimodal ones (every input of theirs goes there).
+TEXT_PATH = "/v1/embeddings"
+MULTIMODAL_PATH = "/v1/multimodalembeddings"
 
 
 def embed_body(
@@ -41,6 +52,44 @@ def embed_body(
         "output_dtype": output_dtype,
         "truncation": truncate,
     }
+
+
+def multimodal_body(
+    model: str,
+    inputs: Sequence[EmbedInput],
+    *,
+    input_type: str | None = None,
+    dimensions: int | None = None,
+    truncate: bool = False,
+) -> dict[str, Any]:
+    """The ``/v1/multimodalembeddings`` body for ``inputs`` (texts and content blocks).
+
+    Source: Voyage AI API reference, "Multimodal embeddings" (``POST
+    /v1/multimodalembeddings``: ``inputs`` of ``content`` lists of ``text`` and
+    ``image_base64`` parts, a data URL of PNG, JPEG, WebP or GIF; at most 1,000 inputs,
+    16 million pixels and 20 MB an image, 32k tokens an input, 560 pixels a token).
+    """
+    body: dict[str, Any] = {
+        "inputs": [{"content": _parts(item)} for item in inputs],
+        "model": model,
+        "input_type": input_type,
+        "truncation": truncate,
+        "output_encoding": "base64",
+    }
+    if dimensions is not None:
+        body["output_dimension"] = dimensions
+    return body
+
+
+def _parts(item: EmbedInput) -> list[dict[str, Any]]:
+    if isinstance(item, str):
+        return [{"type": "text", "text": item}]
+    return [
+        {"type": "image_base64", "image_base64": f"data:{b.media_type};base64,{b.base64()}"}
+        if isinstance(b, MediaBlock)
+        else {"type": "text", "text": b.text}
+        for b in item.blocks
+    ]
 
 
 def read_embed(data: Any, provider: str) -> tuple[list[str], int | None]:

@@ -43,7 +43,29 @@ def _embedder(
     )
 
 
+#: Voyage AI's multimodal models: images too (Voyage AI API reference, "Multimodal
+#: embeddings": PNG, JPEG, WebP, GIF; 20 MB and 16 million pixels an image; 320k tokens a
+#: request, 32k an input), text and images fused in one input.
+MULTIMODAL_IMAGE_BYTES = 20 * 1024 * 1024
+
+
+def _multimodal(choices: frozenset[int] | None) -> ModelCapabilities:
+    return replace(
+        _embedder(320_000, choices=choices),
+        input_modalities=frozenset({"text", "image"}),
+        image_types=frozenset({"image/png", "image/jpeg", "image/webp", "image/gif"}),
+        image_urls=False,
+        max_image_bytes=MULTIMODAL_IMAGE_BYTES,
+        max_embed_blocks=None,
+    )
+
+
+#: The models called at ``/v1/multimodalembeddings`` (every input of theirs, text too).
+MULTIMODAL = frozenset({"voyage-multimodal-3", "voyage-multimodal-3.5"})
+
 MODELS: dict[str, ModelCapabilities] = {
+    "voyage-multimodal-3": _multimodal(None),
+    "voyage-multimodal-3.5": _multimodal(SIZES),
     "voyage-3.5": _embedder(320_000),
     "voyage-3.5-lite": _embedder(1_000_000),
     "voyage-3-large": _embedder(120_000),

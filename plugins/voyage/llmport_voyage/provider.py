@@ -27,7 +27,7 @@ from llmport.provider.embedding import check_embed
 from llmport.provider.jsonhttp import JsonEmbeddingProvider
 from llmport.provider.translate import vendor_boundary
 
-from . import embeddings
+from . import embeddings, models
 
 BASE_URL = "https://api.voyageai.com"
 KEY_VARIABLE = "VOYAGE_API_KEY"
@@ -51,26 +51,32 @@ class VoyageProvider(JsonEmbeddingProvider):
             raise UnsupportedFeatureError(
                 self.name, checked.model, 'truncate="start"', "Voyage AI cuts only the end"
             )
-        body = embeddings.embed_body(
-            checked.model,
-            checked.inputs,
-            input_type=checked.input_type,
-            dimensions=checked.dimensions,
-            truncate=checked.truncate == "end",
-        )
+        options: dict[str, Any] = {
+            "input_type": checked.input_type,
+            "dimensions": checked.dimensions,
+            "truncate": checked.truncate == "end",
+        }
+        if checked.model in models.MULTIMODAL:
+            path = embeddings.MULTIMODAL_PATH
+            body = embeddings.multimodal_body(checked.model, checked.inputs, **options)
+        else:
+            path = embeddings.TEXT_PATH
+            body = embeddings.embed_body(checked.model, checked.texts, **options)
         body.update(checked.options)
-        return PreparedEmbed(checked, json.dumps(body).encode(), self.capabilities(checked.model))
+        payload = (path, json.dumps(body).encode())
+        return PreparedEmbed(checked, payload, self.capabilities(checked.model))
 
     @vendor_boundary
     def send_embed(self, prepared: PreparedEmbed) -> EmbedResponse:
-        """One ``/v1/embeddings`` call; the vectors read (their size is the core's check)."""
-        return self._answer(self.endpoint.post("/v1/embeddings", prepared.payload), prepared)
+        """One call to the model's endpoint; the vectors read (their size is the core's check)."""
+        path, body = prepared.payload
+        return self._answer(self.endpoint.post(path, body), prepared)
 
     @vendor_boundary
     async def asend_embed(self, prepared: PreparedEmbed) -> EmbedResponse:
         """Async :meth:`send_embed` on the event loop's client."""
-        data = await self.endpoint.apost("/v1/embeddings", prepared.payload)
-        return self._answer(data, prepared)
+        path, body = prepared.payload
+        return self._answer(await self.endpoint.apost(path, body), prepared)
 
     def _answer(self, data: Any, prepared: PreparedEmbed) -> EmbedResponse:
         request = prepared.request
