@@ -443,8 +443,16 @@ async def agenerate_image_(ctx: Ctx) -> Any:
     return await ctx.rt.agenerate_image(image_prompt(ctx), model=image_model(ctx.wire.id))
 
 
-def embed_inputs(ctx: Ctx) -> Any:
-    return BAD_CONTENT if ctx.malformed else ["hi"]
+#: An image whose bytes contradict its declared media type (JPEG's magic declared PNG).
+LYING_IMAGE = {"type": "image", "media_type": "image/png", "data": b"\xff\xd8\xff\xe0" + bytes(16)}
+
+
+def embed_inputs(ctx: Ctx, *, media: bool = False) -> Any:
+    """``["hi"]``; malformed: a number (``embed``) or, so that every target meets a media
+    input on this table too, an image whose bytes contradict its type (``aembed``)."""
+    if not ctx.malformed:
+        return ["hi"]
+    return [LYING_IMAGE] if media else BAD_CONTENT
 
 
 async def embed_(ctx: Ctx) -> Any:
@@ -452,7 +460,7 @@ async def embed_(ctx: Ctx) -> Any:
 
 
 async def aembed_(ctx: Ctx) -> Any:
-    return await ctx.rt.aembed(embed_inputs(ctx), model=embed_model(ctx.wire.id))
+    return await ctx.rt.aembed(embed_inputs(ctx, media=True), model=embed_model(ctx.wire.id))
 
 
 async def cli_embed(ctx: Ctx) -> Any:

@@ -241,3 +241,42 @@ def test_an_embed_request_with_content_round_trips_through_json() -> None:
     assert again.inputs[0] == "text" and isinstance(again.inputs[1], EmbedContent)
     assert again.inputs[1].texts == ("caption",) and again.inputs[1].media[0].data == PNG
     assert again.inputs[1].digest() == inputs[1].digest()  # type: ignore[union-attr]
+
+
+def vertex_reply(request: RecordedRequest) -> Reply:
+    (instance,) = request.json()["instances"]
+    width = request.json().get("parameters", {}).get("dimension", DIMS)
+    key = "imageEmbedding" if "image" in instance else "textEmbedding"
+    return Reply(json={"predictions": [{key: rows(1, width)[0]}]})
+
+
+def test_vertex_multimodal_sends_one_text_or_image_instance_per_call() -> None:
+    from support.vertex_support import FakeCredentials
+
+    with LoopbackServer([Reply(handler=vertex_reply)], repeat=True) as server:
+        settings = {
+            "project": "p",
+            "location": "us-central1",
+            "base_url": server.url,
+            "credentials": FakeCredentials(),
+        }
+        rt = Runtime(providers={"gemini-vertex": settings}, backoff=Backoff.none())
+        result = rt.embed(
+            [IMAGE, "a red square"], model="gemini-vertex:multimodalembedding@001", dimensions=128
+        )
+    bodies = sorted((r.json() for r in server.requests), key=str)
+    encoded = base64.b64encode(PNG).decode()
+    assert bodies == sorted(
+        [
+            {
+                "instances": [{"image": {"bytesBase64Encoded": encoded}}],
+                "parameters": {"dimension": 128},
+            },
+            {"instances": [{"text": "a red square"}], "parameters": {"dimension": 128}},
+        ],
+        key=str,
+    )
+    assert all(
+        ":predict" in r.path and "multimodalembedding@001" in r.path for r in server.requests
+    )
+    assert len(result) == 2 and result.dimensions == 128

@@ -9,7 +9,10 @@ Two endpoints, one per service:
 * Vertex AI's ``POST publishers/google/models/{model}:predict``:
   ``instances: [{content, task_type?}]`` (a plain string, snake_case) and
   ``parameters: {outputDimensionality?, autoTruncate?}`` →
-  ``predictions[].embeddings {values, statistics: {token_count, truncated}}``.
+  ``predictions[].embeddings {values, statistics: {token_count, truncated}}``;
+  for ``multimodalembedding@001`` (:func:`multimodal_body`), ``instances: [{text}
+  | {image: {bytesBase64Encoded}}]`` and ``parameters.dimension`` →
+  ``predictions[].textEmbedding`` / ``imageEmbedding``.
 
 The neutral ``input_type`` is Gemini's ``taskType`` (``RETRIEVAL_QUERY`` /
 ``RETRIEVAL_DOCUMENT``), except on ``gemini-embedding-2``, which takes no task
@@ -29,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from llmport.errors import OptionError, UnsupportedFeatureError
-from llmport.messages.embeddings import EmbedRequest, EmbedResponse
+from llmport.messages.embeddings import EmbedInput, EmbedRequest, EmbedResponse
 from llmport.messages.types import Usage
 from llmport.provider.translate import bad_embeddings
 
@@ -37,6 +40,9 @@ from llmport.provider.translate import bad_embeddings
 BATCH = ":batchEmbedContents"
 #: Vertex AI's method for embedding models.
 PREDICT = ":predict"
+
+#: Vertex AI's multimodal embedding model (images too; its own instance and answer shapes).
+MULTIMODAL_MODELS = frozenset({"multimodalembedding@001"})
 
 #: The neutral input type → Gemini's ``taskType`` (``task_type`` on Vertex's ``:predict``).
 TASK_TYPES = {"query": "RETRIEVAL_QUERY", "document": "RETRIEVAL_DOCUMENT"}
@@ -118,6 +124,40 @@ def predict_body(
     return body
 
 
+def multimodal_body(inputs: Sequence[EmbedInput], *, dimensions: int | None) -> dict[str, Any]:
+    """Vertex AI's ``:predict`` body for ``multimodalembedding@001``: one instance per input,
+    ``{text}`` or ``{image: {bytesBase64Encoded}}``.
+
+    Source: Google Cloud, "Get multimodal embeddings" (request body ``instances[].text`` /
+    ``instances[].image.bytesBase64Encoded``, ``parameters.dimension``; answer
+    ``predictions[].textEmbedding`` / ``imageEmbedding``).
+    """
+    instances: list[dict[str, Any]] = []
+    for item in inputs:
+        media = () if isinstance(item, str) else item.media
+        if media:
+            instances.append({"image": {"bytesBase64Encoded": media[0].base64()}})
+        else:
+            instances.append({"text": item if isinstance(item, str) else item.texts[0]})
+    body: dict[str, Any] = {"instances": instances}
+    if dimensions is not None:
+        body["parameters"] = {"dimension": dimensions}
+    return body
+
+
+def read_multimodal(data: Any, provider: str) -> tuple[list[Any], int | None]:
+    """Rows of a ``multimodalembedding@001`` answer: each prediction's text or image vector."""
+    rows: list[Any] = []
+    for prediction in _list(data, "predictions", provider):
+        found = None
+        if isinstance(prediction, Mapping):
+            found = prediction.get("imageEmbedding", prediction.get("textEmbedding"))
+        if not isinstance(found, list):
+            raise bad_embeddings(provider, "a prediction without textEmbedding or imageEmbedding")
+        rows.append(found)
+    return rows, None
+
+
 def _list(data: Any, key: str, provider: str) -> list[Any]:
     value = data.get(key) if isinstance(data, Mapping) else None
     if not isinstance(value, list):
@@ -172,6 +212,10 @@ def payload(request: EmbedRequest, *, vertex: bool, provider: str) -> dict[str, 
             raise UnsupportedFeatureError(
                 provider, name, 'truncate="start"', "Vertex AI's autoTruncate cuts only the end"
             )
+        if name in MULTIMODAL_MODELS:
+            body = multimodal_body(request.inputs, dimensions=request.dimensions)
+            body.update(fields)
+            return {"path": f"publishers/google/models/{name}", "method": PREDICT, "body": body}
         auto = True if request.truncate == "end" else None
         body = predict_body(
             request.texts,
@@ -198,6 +242,8 @@ def payload(request: EmbedRequest, *, vertex: bool, provider: str) -> dict[str, 
 def answer(data: Any, request: EmbedRequest, method: str, provider: str) -> EmbedResponse:
     """The vectors of a ``batchEmbedContents`` or ``:predict`` answer (sizes: the core's)."""
     read = read_predict if method == PREDICT else read_batch
+    if method == PREDICT and model_name(request.model) in MULTIMODAL_MODELS:
+        read = read_multimodal
     rows, tokens = read(data, provider)
     return EmbedResponse.from_rows(
         rows,

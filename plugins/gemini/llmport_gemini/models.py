@@ -12,7 +12,7 @@ combined in one request).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 from typing import Literal
 
@@ -280,6 +280,20 @@ VERTEX_EMBEDDING_MODELS: dict[str, ModelCapabilities] = {
     ),
     "text-multilingual-embedding-002": _embedder(
         768, 2048, per_request=250, request_tokens=20_000, truncation=True
+    ),
+    # Google Cloud's "Get multimodal embeddings": one text (32 tokens) or one image (BMP,
+    # GIF, JPG, PNG; 20 MB base64) per instance, 1408 dimensions (128, 256, 512 asked by
+    # parameters.dimension); a text and an image in one instance are two vectors, so one
+    # input is one or the other. No task type.
+    "multimodalembedding@001": replace(
+        _embedder(1408, 32, per_request=1),
+        input_modalities=frozenset({"text", "image"}),
+        image_types=frozenset({"image/bmp", "image/gif", "image/jpeg", "image/png"}),
+        image_urls=False,
+        max_image_bytes=20 * 1024 * 1024,
+        flexible_dimensions=True,
+        embedding_dimension_choices=frozenset({128, 256, 512, 1408}),
+        embed_input_types=False,
     ),
 }
 
