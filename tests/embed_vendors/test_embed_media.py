@@ -1,7 +1,9 @@
 """Images embedded where the model's API reference documents it; refused typed elsewhere.
 
-No recorded traffic exists for image embeddings: the loopback answers here are built
-from each vendor's API reference (the request shapes asserted are the documented ones,
+No recorded traffic exists for image embeddings: the loopback answers here
+(``support/embed_media_scenarios.py``) and the cassettes ``cassettes/embeddings/media_*``
+made from them (``tests/make_embed_media_cassettes.py``) are built from each vendor's API
+reference (the request shapes asserted are the documented ones,
 named beside each builder in the plugins and in docs/embeddings-vendors.md):
 
 * Cohere ``embed-v4.0`` on ``/v2/embed``: ``inputs: [{content: [text, image_url]}]``;
@@ -14,7 +16,6 @@ named beside each builder in the plugins and in docs/embeddings-vendors.md):
 from __future__ import annotations
 
 import base64
-import struct
 from typing import Any
 
 import pytest
@@ -22,58 +23,22 @@ from llmport import Runtime
 from llmport.controls.retry import Backoff
 from llmport.errors import ContentError, InputError, UnsupportedContentError
 from llmport.sessions.kv import MemoryStore
-from llmport.testing.loopback import LoopbackServer, RecordedRequest, Reply
+from llmport.testing.loopback import LoopbackServer, Reply
+from support.embed_media_scenarios import (
+    DIMS,
+    IMAGE,
+    INPUTS,
+    MEDIA_SCENARIOS,
+    bedrock_reply,
+    cohere_reply,
+    vertex_reply,
+    voyage_reply,
+)
 from support.embed_scenarios import AWS
 from support.media_samples import JPEG, PNG
+from support.vertex_support import FakeCredentials
 
-DIMS = 4
 PNG_URL = "data:image/png;base64," + base64.b64encode(PNG).decode()
-IMAGE = {"type": "image", "data": PNG, "media_type": "image/png"}
-#: Three inputs: an image, a caption fused with an image, a text.
-INPUTS: list[Any] = [IMAGE, ["a red square", IMAGE], "plain text"]
-
-
-def rows(count: int, width: int = DIMS) -> list[list[float]]:
-    return [[float(i)] + [1.0] * (width - 1) for i in range(count)]
-
-
-def cohere_reply(request: RecordedRequest) -> Reply:
-    body = request.json()
-    count = len(body.get("inputs") or body.get("texts") or [])
-    meta = {"billed_units": {"input_tokens": 7, "images": 2}}
-    return Reply(json={"id": "x", "embeddings": {"float": rows(count)}, "meta": meta})
-
-
-def voyage_reply(request: RecordedRequest) -> Reply:
-    body = request.json()
-    data = [
-        {
-            "object": "embedding",
-            "index": i,
-            "embedding": base64.b64encode(struct.pack(f"<{DIMS}f", *row)).decode(),
-        }
-        for i, row in enumerate(rows(len(body["inputs"])))
-    ]
-    usage = {"text_tokens": 5, "image_pixels": 2000, "total_tokens": 9}
-    return Reply(json={"object": "list", "data": data, "model": body["model"], "usage": usage})
-
-
-def bedrock_reply(request: RecordedRequest) -> Reply:
-    body = request.json()
-    headers = {"x-amzn-bedrock-input-token-count": "3"}
-    if "singleEmbeddingParams" in body:
-        return Reply(
-            json={"embeddings": [{"embeddingType": "TEXT", "embedding": rows(1)[0]}]},
-            headers=headers,
-        )
-    if "inputs" in body or "texts" in body:
-        count = len(body.get("inputs") or body.get("texts"))
-        return Reply(
-            json={"embeddings": {"float": rows(count)}, "response_type": "embeddings_by_type"},
-            headers=headers,
-        )
-    width = body.get("embeddingConfig", {}).get("outputEmbeddingLength", DIMS)
-    return Reply(json={"embedding": rows(1, width)[0], "inputTextTokenCount": 3}, headers=headers)
 
 
 def runtime(provider: str, url: str, **kw: Any) -> Runtime:
@@ -243,16 +208,7 @@ def test_an_embed_request_with_content_round_trips_through_json() -> None:
     assert again.inputs[1].digest() == inputs[1].digest()  # type: ignore[union-attr]
 
 
-def vertex_reply(request: RecordedRequest) -> Reply:
-    (instance,) = request.json()["instances"]
-    width = request.json().get("parameters", {}).get("dimension", DIMS)
-    key = "imageEmbedding" if "image" in instance else "textEmbedding"
-    return Reply(json={"predictions": [{key: rows(1, width)[0]}]})
-
-
 def test_vertex_multimodal_sends_one_text_or_image_instance_per_call() -> None:
-    from support.vertex_support import FakeCredentials
-
     with LoopbackServer([Reply(handler=vertex_reply)], repeat=True) as server:
         settings = {
             "project": "p",
@@ -280,3 +236,24 @@ def test_vertex_multimodal_sends_one_text_or_image_instance_per_call() -> None:
         ":predict" in r.path and "multimodalembedding@001" in r.path for r in server.requests
     )
     assert len(result) == 2 and result.dimensions == 128
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize("name", list(MEDIA_SCENARIOS))
+def test_media_cassette_replays(name: str, mode: str, cassette: Any) -> None:
+    """Each media cassette replays at the vendor's own URL: the same bodies, every one played."""
+    import asyncio
+
+    scenario = MEDIA_SCENARIOS[name]
+    settings = dict(scenario.settings)
+    if scenario.provider == "gemini-vertex":
+        settings["credentials"] = FakeCredentials()
+    rt = Runtime(providers={scenario.provider: settings})
+    model = f"{scenario.provider}:{scenario.model}"
+    with cassette(scenario.cassette, allow_playback_repeats=False):
+        if mode == "sync":
+            result = rt.embed(scenario.inputs, model=model, **scenario.call)
+        else:
+            result = asyncio.run(rt.aembed(scenario.inputs, model=model, **scenario.call))
+    rt.close()
+    assert (len(result), result.dimensions) == (len(scenario.inputs), scenario.dimensions)
