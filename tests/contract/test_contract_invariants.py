@@ -42,7 +42,7 @@ from typing import Any
 import llmport
 import pytest
 from durable_paths import adurable_run, durable_paths_dbos, durable_run  # noqa: F401 (fixture)
-from embed_targets import NO_EMBEDDINGS, embed_model
+from embed_targets import EMBED_TARGETS, NO_EMBEDDINGS, embed_model
 from image_targets import NO_IMAGES, image_model
 from invariant_checks import (
     JOB_IDS,
@@ -463,6 +463,28 @@ async def aembed_(ctx: Ctx) -> Any:
     return await ctx.rt.aembed(embed_inputs(ctx, media=True), model=embed_model(ctx.wire.id))
 
 
+#: Targets whose embedding models here take no image (test_contract_embeddings checks
+#: their typed refusal); the media path runs where one documents image embeddings.
+NO_MEDIA_EMBED = {
+    **NO_EMBED,
+    **{
+        w.id: "its embedding models here embed text only (an image is refused typed)"
+        for w in TARGETS
+        if w.id in EMBED_TARGETS and EMBED_TARGETS[w.id].media_model is None
+    },
+}
+
+
+async def embed_image(ctx: Ctx) -> Any:
+    """A caption fused with an image on the target's image-embedding model (malformed: an
+    image whose bytes contradict its type)."""
+    image = LYING_IMAGE if ctx.malformed else {"type": "image", "media_type": "image/png"}
+    if not ctx.malformed:
+        image["data"] = b"\x89PNG\r\n\x1a\n" + bytes(16)
+    model = EMBED_TARGETS[ctx.wire.id].media_model
+    return ctx.rt.embed([["a caption", image]], model=model)
+
+
 async def cli_embed(ctx: Ctx) -> Any:
     """``llmport embed`` with the key in the environment (malformed: no input at all)."""
     wire = ctx.wire
@@ -771,6 +793,7 @@ PATHS: list[Path] = [
     Path("cli run", ("cli run",), cli_run, not_for=NO_ENV_KEY),
     Path("embed", ("Runtime.embed",), embed_, not_for=NO_EMBED),
     Path("aembed", ("Runtime.aembed",), aembed_, not_for=NO_EMBED),
+    Path("embed image", ("Runtime.embed",), embed_image, not_for=NO_MEDIA_EMBED),
     Path("cli embed", ("cli embed",), cli_embed, not_for={**NO_EMBED, **NO_ENV_KEY}),
     Path("generate_image", ("Runtime.generate_image",), generate_image_, not_for=NO_IMAGE),
     Path("agenerate_image", ("Runtime.agenerate_image",), agenerate_image_, not_for=NO_IMAGE),
