@@ -20,11 +20,18 @@ For tests and benchmarks: point a vendor plugin's ``base_url`` at
 
 With ``repeat`` the last reply is served forever (benchmarks). Only
 127.0.0.1 is ever bound.
+
+Waiting is never a plain sleep: a ``delay`` or a ``stall`` ends early when
+the client hangs up or the server is stopped, and :meth:`LoopbackServer.stop`
+returns at once (no polling interval), so a test pays for a timeout only what
+the client under test waits.
 """
 
 from __future__ import annotations
 
 import json
+import select
+import selectors
 import socket
 import struct
 import threading
@@ -111,6 +118,10 @@ def _events(payload: bytes, content_type: str) -> list[bytes]:
     return frames
 
 
+#: Seconds between two looks at a held connection (has the client hung up?).
+_CHECK_EVERY = 0.02
+
+
 class _ReplyHandler(BaseHTTPRequestHandler):
     """Answers each request with the next scripted :class:`Reply` of its server's loopback."""
 
@@ -130,8 +141,9 @@ class _ReplyHandler(BaseHTTPRequestHandler):
         reply = self.server.loopback._next(recorded)
         if reply.handler is not None:
             reply = reply.handler(recorded)
-        if reply.delay:
-            time.sleep(reply.delay)
+        if reply.delay and not self._hold(reply.delay):
+            self.close_connection = True  # the client left, or the server stops: no reply
+            return
         if reply.reset:
             self._reset()
         else:
@@ -189,8 +201,30 @@ class _ReplyHandler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(payload)
         self.wfile.flush()
-        time.sleep(seconds)
+        self._hold(seconds)
         self.close_connection = True
+
+    def _hold(self, seconds: float) -> bool:
+        """Wait ``seconds`` unless the client hangs up or the server stops first.
+
+        True if the whole wait passed (the client is still there).
+        """
+        stopping = self.server.loopback.stopping
+        end = time.monotonic() + seconds
+        while (left := end - time.monotonic()) > 0:
+            if stopping.wait(min(left, _CHECK_EVERY)) or self._client_gone():
+                return False
+        return True
+
+    def _client_gone(self) -> bool:
+        """Whether the client closed its end (readable, and nothing to read)."""
+        ready, _, _ = select.select([self.connection], [], [], 0)
+        if not ready:
+            return False
+        try:
+            return self.connection.recv(1, socket.MSG_PEEK) == b""
+        except OSError:
+            return True
 
 
 class _Server(ThreadingHTTPServer):
@@ -221,6 +255,9 @@ class LoopbackServer:
         self._index = 0
         self._server = _Server(self)
         self._thread: threading.Thread | None = None
+        #: Set by :meth:`stop`: held replies end, the accept loop returns.
+        self.stopping = threading.Event()
+        self._wake_read, self._wake_write = socket.socketpair()
 
     def _next(self, request: RecordedRequest) -> Reply:
         with self._lock:
@@ -244,16 +281,29 @@ class LoopbackServer:
             return len(self.replies) - self._index
 
     def start(self) -> LoopbackServer:
-        # A short poll interval: stop() waits one interval, and tests stop many servers.
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
+        self._thread = threading.Thread(target=self._serve, daemon=True)
         self._thread.start()
         return self
 
+    def _serve(self) -> None:
+        """Accept connections until :meth:`stop` wakes this loop (no polling interval)."""
+        with selectors.DefaultSelector() as selector:
+            selector.register(self._server.socket, selectors.EVENT_READ)
+            selector.register(self._wake_read, selectors.EVENT_READ)
+            while not self.stopping.is_set():
+                for key, _ in selector.select():
+                    if key.fileobj is self._server.socket and not self.stopping.is_set():
+                        self._server.handle_request()
+
     def stop(self) -> None:
-        self._server.shutdown()
+        """Stop accepting, end held replies, close the listening socket."""
+        self.stopping.set()
+        self._wake_write.send(b"x")
+        if self._thread is not None:
+            self._thread.join()
         self._server.server_close()
+        self._wake_read.close()
+        self._wake_write.close()
 
     def __enter__(self) -> LoopbackServer:
         return self.start()

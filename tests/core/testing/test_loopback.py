@@ -5,6 +5,8 @@ from __future__ import annotations
 import http.client
 import json
 import socket
+import threading
+import time
 from typing import Any
 
 import pytest
@@ -95,6 +97,61 @@ def test_delay_beyond_the_client_timeout() -> None:
 def test_delay_within_the_timeout_arrives() -> None:
     with LoopbackServer([Reply(delay=0.05, json={"late": False})]) as server:
         assert json.loads(post(server, timeout=2)[2]) == {"late": False}
+
+
+#: A wait far longer than any test should take: a held reply must end long before.
+HOLD = 60.0
+#: Seconds a held reply may take to notice it is over (generous, for a loaded machine).
+NOTICE = 10.0
+
+
+def reply_threads() -> list[threading.Thread]:
+    """The server threads answering a request now."""
+    return [t for t in threading.enumerate() if "process_request" in t.name]
+
+
+def ends_within(seconds: float, done: Any) -> bool:
+    end = time.monotonic() + seconds
+    while not done():
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+@pytest.mark.parametrize(
+    "held", [Reply(delay=HOLD, json={}), Reply(body=b'{"id": ', stall=HOLD)], ids=["delay", "stall"]
+)
+def test_a_held_reply_ends_when_the_client_hangs_up(held: Reply) -> None:
+    before = set(reply_threads())
+    with LoopbackServer([held]) as server:
+        with pytest.raises((TimeoutError, socket.timeout)):
+            post(server, timeout=0.2)
+        # The client gave up and closed: the server's thread for it ends too, not in 60 s.
+        assert ends_within(NOTICE, lambda: not set(reply_threads()) - before)
+
+
+def test_stopping_the_server_ends_a_held_reply() -> None:
+    server = LoopbackServer([Reply(body=b'{"id": ', stall=HOLD)]).start()
+    host, port = server.url.removeprefix("http://").split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=HOLD * 2)
+    conn.request("POST", "/v1/chat", body=b"{}")
+    response = conn.getresponse()  # the headers came; the body never ends
+    outcome: list[BaseException] = []
+
+    def read_body() -> None:
+        try:
+            response.read()
+        except http.client.IncompleteRead as cut:
+            outcome.append(cut)
+
+    reader = threading.Thread(target=read_body, daemon=True)
+    reader.start()
+    server.stop()
+    reader.join(NOTICE)
+    conn.close()
+    assert not reader.is_alive(), "the client still waits on a stopped server"
+    assert len(outcome) == 1  # the body was cut short when the server stopped
 
 
 def test_malformed_json() -> None:
