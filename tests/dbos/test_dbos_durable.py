@@ -15,9 +15,11 @@ import sys
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 from llmport import Session
 from llmport.cli.session import show
 from llmport.testing.loopback import LoopbackServer, RecordedRequest, Reply
@@ -77,18 +79,37 @@ def finished(process: subprocess.Popen[str], seconds: float = 90.0) -> str:
     return out
 
 
+@pytest.fixture
+def waiting_worker(tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen[str]]]:
+    """Starts a worker now (its imports overlap the first worker's run) that launches DBOS
+    only once ``tmp_path / "go"`` exists: after the first worker is killed. One the test
+    never let go is killed at teardown."""
+    started: list[subprocess.Popen[str]] = []
+
+    def start(*args: str, **env: str) -> subprocess.Popen[str]:
+        started.append(worker(*args, LLMPORT_TEST_GO=str(tmp_path / "go"), **env))
+        return started[-1]
+
+    yield start
+    for process in started:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+
+
 def test_a_killed_worker_is_resumed_by_another_without_paying_again(
-    pg_url: str, tmp_path: Path
+    pg_url: str, tmp_path: Path, waiting_worker: Callable[..., subprocess.Popen[str]]
 ) -> None:
-    counter, marker = tmp_path / "counter", tmp_path / "paused"
+    counter, marker, go = tmp_path / "counter", tmp_path / "paused", tmp_path / "go"
     vendor = Reply(handler=counting_vendor)
     with LoopbackServer([vendor], repeat=True) as server:
         first = worker("resume", pg_url, server.url, str(counter), "run-1", "3", str(marker))
+        second = waiting_worker("resume", pg_url, server.url, str(counter), "run-1")
         wait_for(marker, first)  # model requests 1-3 answered, tools 1-2 ran, tool 3 about to
         first.send_signal(signal.SIGKILL)
         first.wait()
         assert len(server.requests) == 3
-        second = worker("resume", pg_url, server.url, str(counter), "run-1")
+        go.touch()
         outcome = json.loads(finished(second))
     assert outcome["result"] == f"counted to {GOAL}"
     # Each of the six model requests reached the vendor exactly once across both workers.
@@ -113,17 +134,21 @@ def test_a_killed_worker_is_resumed_by_another_without_paying_again(
     assert any("workflow run-1" in line for line in lines if " function " in line)
 
 
-def test_a_resumed_run_does_not_ask_its_approver_again(pg_url: str, tmp_path: Path) -> None:
+def test_a_resumed_run_does_not_ask_its_approver_again(
+    pg_url: str, tmp_path: Path, waiting_worker: Callable[..., subprocess.Popen[str]]
+) -> None:
     counter, marker, approvals = tmp_path / "counter", tmp_path / "paused", tmp_path / "approvals"
+    go = tmp_path / "go"
     asked = {"LLMPORT_TEST_APPROVALS": str(approvals)}
     with LoopbackServer([Reply(handler=counting_vendor)], repeat=True) as server:
         run = ("resume", pg_url, server.url, str(counter), "run-a")
         first = worker(*run, "3", str(marker), **asked)
+        second = waiting_worker(*run, **asked)
         wait_for(marker, first)  # calls 1-3 approved, tools 1-2 ran, tool 3 about to
         first.send_signal(signal.SIGKILL)
         first.wait()
         assert approvals.read_text().split() == ["1", "2", "3"]
-        second = worker(*run, **asked)
+        go.touch()
         outcome = json.loads(finished(second))
     assert outcome["result"] == f"counted to {GOAL}"
     # Each call's approval was asked once across both workers: the resumed run replayed 1-3.

@@ -10,6 +10,9 @@ the test to SIGKILL this process there. ``drain``: listen on the queue; with
 RUNS, also enqueue RUNS runs and print their results once all are done.
 With LLMPORT_TEST_APPROVALS set to a file, each call of the tool needs
 approval, and the approver writes a line there for each call it is asked about.
+With LLMPORT_TEST_GO set to a path, the worker imports and builds everything, then
+waits for that file before it launches DBOS: a test starts the worker that will resume
+a run while the first one still runs, and lets it go once the first is killed.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from llmport.tools.policy import ToolCheck
 
 MODE, DB_URL, VENDOR_URL = sys.argv[1:4]
 APPROVALS = os.environ.get("LLMPORT_TEST_APPROVALS")
+GO = os.environ.get("LLMPORT_TEST_GO")
 
 
 class EachCallApproved:
@@ -82,7 +86,17 @@ durable_count = llmport_dbos.durable(count_up, name="tests.count_up", sessions=D
 durable_answer = llmport_dbos.durable(answer, name="tests.answer")
 
 
+def wait_for_go(seconds: float = 120.0) -> None:
+    """Until the test says go (LLMPORT_TEST_GO exists), if it is to say so."""
+    end = time.monotonic() + seconds
+    while GO and not Path(GO).exists():
+        if time.monotonic() > end:
+            sys.exit("never told to go")
+        time.sleep(0.02)
+
+
 def main() -> None:
+    wait_for_go()
     if MODE == "resume":
         workflow_id = sys.argv[5]
         llmport_dbos.launch(DB_URL, name="llmport-tests")  # recovers a pending run of this id
