@@ -222,9 +222,10 @@ class _ReplyHandler(BaseHTTPRequestHandler):
         if not ready:
             return False
         try:
-            return self.connection.recv(1, socket.MSG_PEEK) == b""
+            waiting: bytes = self.connection.recv(1, socket.MSG_PEEK)
         except OSError:
             return True
+        return waiting == b""
 
 
 class _Server(ThreadingHTTPServer):
