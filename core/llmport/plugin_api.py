@@ -90,7 +90,7 @@ from .observe.redaction import redact, register_secret
 from .output.structured import drop_keywords, inline_refs, make_output_tool, schema_tool
 from .plugins.hookspecs import hookimpl
 from .provider.assembly import StreamAssembler, assemble, parse_arguments, response_events
-from .provider.chunks import reads_chunks
+from .provider.chunks import ChunkReader, reads_chunks
 from .provider.clients import ClientCache
 from .provider.contract import Prepared, PreparedEmbed, Provider, ProviderInfo
 from .provider.imaging import PreparedImage, answered_image, aspect_ratio, check_image
@@ -120,6 +120,7 @@ __all__ = [
     "BatchStatus",
     "Block",
     "CassetteReader",
+    "ChunkReader",
     "ClientCache",
     "ConfigError",
     "EmbedRequest",

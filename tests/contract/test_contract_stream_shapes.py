@@ -6,8 +6,8 @@ each position of each event in turn (``choices`` a number, a ``delta`` a
 list, ``tool_calls`` a string, an index a string...). Each variant is one
 streamed call; it must end as a success or as a typed llmport error with
 nothing foreign chained, never as a raw ``AttributeError`` / ``TypeError``
-out of the plugin's reader (``llmport.provider.chunks.reads_chunks`` decides
-that, where each reader reads its chunks).
+out of the plugin's reader (``llmport.provider.chunks.ChunkReader``, every
+reader's base, decides that where each reader reads its chunks).
 
 The hostile-peer table plays one such stream (``wrong-shape-stream``) on
 every streaming path; this sweeps every position, on the readers

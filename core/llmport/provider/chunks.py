@@ -11,8 +11,10 @@ such code raise ``AttributeError`` / ``TypeError`` / ``KeyError`` /
 bug), or pass the wrong type on in an event (a ``TextDelta`` whose text is a
 list, which the core's assembly cannot join).
 
-:func:`reads_chunks` decorates those methods (``feed``, ``end``, the step
-that parses the next event off the wire): what they raise of
+Every reader derives from :class:`ChunkReader`, which puts each of those
+methods a class defines (``feed``, ``end``, the step that parses the next
+event off the wire: the names in its ``reads``) through :func:`reads_chunks`
+as the class is made, so an override cannot forget it. What they raise of
 :data:`SHAPE_ERRORS` is the chunk's fault, and so is an event whose fields
 are not of their declared types (:func:`check_event`); either is a
 :class:`~llmport.errors.MalformedResponseError` naming the reader's vendor,
@@ -25,18 +27,21 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import AsyncIterator, Callable, Iterator
-from typing import Any, TypeVar, cast
+from typing import Any, ClassVar, TypeVar, cast
 
 from ..errors import MalformedResponseError
 from ..messages.types import StopEvent, TextDelta, ThinkingDelta, ToolCallDelta, UsageEvent
 from .translate import check_usage
 
-__all__ = ["SHAPE_ERRORS", "check_event", "reads_chunks", "shape_error"]
+__all__ = ["SHAPE_ERRORS", "ChunkReader", "check_event", "reads_chunks", "shape_error"]
 
 #: What reading a JSON value of another type than documented raises.
 SHAPE_ERRORS = (AttributeError, TypeError, KeyError, IndexError, ValueError)
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+#: Set on what :func:`reads_chunks` returns, so a method is never guarded twice.
+_GUARDED = "__llmport_reads_chunks__"
 
 _NONE = type(None)
 #: The fields of each neutral event a reader fills from the vendor's chunk, and their types.
@@ -97,6 +102,8 @@ def reads_chunks(method: F) -> F:
     attribute, else its ``name``, else its plugin's). Events read before it
     are yielded first, as the stream would have.
     """
+    if getattr(method, _GUARDED, False):
+        return method
     if inspect.isasyncgenfunction(method):
         wrapper: Callable[..., Any] = _async_events(method)
     elif inspect.isgeneratorfunction(method):
@@ -105,7 +112,32 @@ def reads_chunks(method: F) -> F:
         wrapper = _coroutine(method)
     else:
         wrapper = _call(method)
-    return cast(F, functools.wraps(method)(wrapper))
+    guarded = functools.wraps(method)(wrapper)
+    setattr(guarded, _GUARDED, True)
+    return cast(F, guarded)
+
+
+class ChunkReader:
+    """Base of every stream reader: the methods named in ``reads`` read vendor chunks.
+
+    Each of them a subclass defines (an override too) is wrapped in
+    :func:`reads_chunks` when the class is made: a chunk of the wrong shape
+    is a :class:`~llmport.errors.MalformedResponseError` whether or not its
+    author remembered the decorator. A reader with another reading step
+    adds its name: ``reads = (*ChunkReader.reads, "next_frame")``.
+    """
+
+    __slots__ = ()
+
+    #: The names of the methods that read vendor chunks into events.
+    reads: ClassVar[tuple[str, ...]] = ("feed", "feed_json", "end")
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for name in cls.reads:
+            method = cls.__dict__.get(name)
+            if inspect.isfunction(method):
+                setattr(cls, name, reads_chunks(method))
 
 
 # Each wrapper raises after its ``except`` block: raising inside it would chain the

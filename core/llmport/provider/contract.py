@@ -36,7 +36,7 @@ import threading
 import warnings
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import field, replace
-from typing import Any
+from typing import Any, ClassVar
 
 from ..controls.options import SERVER_STATE_OPTIONS, STANDARD_OPTIONS, unknown_option_error
 from ..errors import UnknownModelWarning, UnsupportedFeatureError
@@ -56,7 +56,7 @@ from ..observe.redaction import redact_settings, register_settings, secret_value
 from ..slotted import dataclass
 from . import embedding, imaging, translate
 from .assembly import response_events
-from .chunks import reads_chunks
+from .chunks import ChunkReader
 from .embedding import PreparedEmbed
 from .imaging import PreparedImage
 from .keys import environment_key, reads_environment_keys
@@ -96,7 +96,7 @@ class Prepared:
     payload: Any = None
 
 
-class Provider:
+class Provider(ChunkReader):
     """Base class of vendor providers.
 
     Subclasses set ``name`` and ``options`` (the option names they model
@@ -109,6 +109,8 @@ class Provider:
     """
 
     name: str = "provider"
+    #: The methods that read a vendor's stream (guarded as every reader's: ChunkReader).
+    reads: ClassVar[tuple[str, ...]] = ("_read_stream", "_aread_stream")
     #: Option names this provider models; any other option is an error before a request.
     options: frozenset[str] = STANDARD_OPTIONS
     #: True when the vendor keeps conversations on its server (OpenAI Responses): the
@@ -382,12 +384,10 @@ class Provider:
 
     # A plugin written against _stream / _astream reads its vendor's chunks itself: what it
     # yields is checked here (events of the wrong types, shape errors while it reads are a
-    # MalformedResponseError), as a reader decorated with reads_chunks is.
-    @reads_chunks
+    # MalformedResponseError), as every stream reader's are (these two are in ``reads``).
     def _read_stream(self, request: Request) -> Iterator[ProviderEvent]:
         yield from self._stream(request)
 
-    @reads_chunks
     async def _aread_stream(self, request: Request) -> AsyncIterator[ProviderEvent]:
         async for event in self._astream(request):
             yield event

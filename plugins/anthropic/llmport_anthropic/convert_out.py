@@ -42,7 +42,7 @@ from llmport.messages.types import (
 )
 from llmport.output.streaming import ForcedToolText
 from llmport.provider.assembly import parse_arguments
-from llmport.provider.chunks import reads_chunks
+from llmport.provider.chunks import ChunkReader
 from llmport.provider.claude import MESSAGES_API
 from llmport.provider.translate import event_json
 
@@ -214,7 +214,7 @@ def _response(message: dict[str, Any], prepared: AnthropicPrepared) -> Response:
     )
 
 
-class StreamState:
+class StreamState(ChunkReader):
     """Turns raw stream events into provider events, one event at a time.
 
     Tool-call fragments (``input_json_delta``) are keyed by content-block
@@ -251,7 +251,6 @@ class StreamState:
         self.id: str | None = None
         self.raw_stop: str | None = None
 
-    @reads_chunks
     def feed(self, event: Any) -> Iterator[ProviderEvent]:
         """Events for one stream event: its JSON object (an SDK event object is read as JSON)."""
         event = event_json(event, VENDOR)

@@ -41,7 +41,7 @@ from llmport.messages.types import (
 )
 from llmport.output.streaming import ForcedToolText
 from llmport.provider.assembly import parse_arguments
-from llmport.provider.chunks import reads_chunks
+from llmport.provider.chunks import ChunkReader
 from llmport.provider.claude import CONVERSE
 
 from .convert_in import VENDOR, ConversePrepared
@@ -218,7 +218,7 @@ class _Whole:
             blocks.append(TextBlock(text, citations=marks))
 
 
-class StreamState:
+class StreamState(ChunkReader):
     """Turns ``converse_stream`` event dicts into provider events, one at a time.
 
     Tool-use input fragments are keyed by ``contentBlockIndex``; the forced
@@ -256,7 +256,6 @@ class StreamState:
         self.server: dict[int, dict[str, Any]] = {}  # server tool blocks being streamed
         self.server_names: dict[str, str] = {}
 
-    @reads_chunks
     def feed(self, event: dict[str, Any]) -> Iterator[ProviderEvent]:
         if "contentBlockDelta" in event:
             body = event["contentBlockDelta"]
@@ -345,7 +344,6 @@ class StreamState:
         name = self.server_names.get(call_id) or str(result.get("type") or "")
         return ServerToolResult(call_id, name, result["content"], VENDOR, {"toolResult": result})
 
-    @reads_chunks
     def end(self) -> Iterator[ProviderEvent]:
         """The StopEvent, once the stream is over (nothing if ``messageStop`` never came)."""
         if not self.stopped:

@@ -85,7 +85,6 @@ from llmport.messages.types import (
     Response,
 )
 from llmport.observe.redaction import register_secret
-from llmport.provider.chunks import reads_chunks
 from llmport.provider.clients import ClientCache
 from llmport.provider.contract import (
     TOKEN_COUNTING,
@@ -170,6 +169,8 @@ class BedrockProvider(Provider):
 
     name = "bedrock"
     options = convert_in.KNOWN_OPTIONS
+    #: botocore parses each frame by the API's shapes: a wrong one is malformed.
+    reads = (*Provider.reads, "_next_event", "_anext_event")
 
     def __init__(self, settings: Mapping[str, Any] | None = None, info: ProviderInfo | None = None):
         super().__init__(settings, info)
@@ -598,11 +599,9 @@ class BedrockProvider(Provider):
         answer = call(input_error, client.count_tokens, **arguments)
         return answer_field(answer, "inputTokens", int, self.name)
 
-    @reads_chunks  # botocore parses each frame by the API's shapes: a wrong one is malformed
     def _next_event(self, events: Iterator[Any]) -> Any:
         return next(events, _END)
 
-    @reads_chunks
     async def _anext_event(self, events: AsyncEvents) -> Any:
         event = await events.next()
         return _END if event is None else event

@@ -50,7 +50,7 @@ from llmport.messages.types import (
     Usage,
     UsageEvent,
 )
-from llmport.provider.chunks import reads_chunks
+from llmport.provider.chunks import ChunkReader
 from llmport.provider.media import answered_media as checked_media
 from llmport.provider.translate import malformed
 
@@ -763,7 +763,7 @@ def _shift(c: Citation, by: int) -> Citation:
     )
 
 
-class StreamState:
+class StreamState(ChunkReader):
     """Turns stream chunks into provider events, one chunk at a time.
 
     The stop event comes only once a chunk carried a ``finishReason``: a
@@ -780,7 +780,6 @@ class StreamState:
         self.text: list[str] = []
         self.run_start = 0  # where the current run of text began (characters)
 
-    @reads_chunks
     def feed(self, chunk: Any) -> Iterator[ProviderEvent]:
         """The events of one chunk, a google-genai ``GenerateContentResponse``."""
         yield from self._events(self.turn.feed(chunk))
@@ -788,7 +787,6 @@ class StreamState:
         if meta is not None:
             yield UsageEvent(usage(meta))
 
-    @reads_chunks
     def feed_json(self, data: Any, response_json_schema: Any) -> Iterator[ProviderEvent]:
         """The events of one chunk's JSON: the same as :meth:`feed` gives for its object.
 
@@ -824,7 +822,6 @@ class StreamState:
                     self.run_start = sum(map(len, self.text))
                 yield item
 
-    @reads_chunks
     def end(self) -> Iterator[ProviderEvent]:
         turn = self.turn
         if turn.finish is None or self.stopped:

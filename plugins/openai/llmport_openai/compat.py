@@ -39,7 +39,6 @@ from llmport.messages.types import (
 )
 from llmport.output.structured import prompt_instruction
 from llmport.provider.assembly import response_events
-from llmport.provider.chunks import reads_chunks
 from llmport.provider.contract import Prepared, Provider, ProviderInfo
 from llmport.provider.translate import event_json, vendor_boundary
 
@@ -512,7 +511,6 @@ class CompatStream(convert_out.ChatStream):
         #: OpenRouter's streamed ``reasoning_details``, merged per index (sent back whole).
         self.details: dict[int, dict[str, Any]] = {}
 
-    @reads_chunks  # an override: the base reader's guard does not reach it
     def feed(self, chunk: Any) -> Iterator[ProviderEvent]:
         chunk = event_json(chunk, self.vendor)
         style = self.profile.reasoning
@@ -547,7 +545,6 @@ class CompatStream(convert_out.ChatStream):
                 elif value is not None:
                     slot[key] = value
 
-    @reads_chunks
     def end(self) -> Iterator[ProviderEvent]:
         if self.details and self.finish is not None:
             merged = [self.details[i] for i in sorted(self.details)]

@@ -56,7 +56,7 @@ from llmport.messages.types import (
     UsageEvent,
 )
 from llmport.provider.assembly import parse_arguments
-from llmport.provider.chunks import SHAPE_ERRORS, reads_chunks, shape_error
+from llmport.provider.chunks import SHAPE_ERRORS, ChunkReader, shape_error
 from llmport.provider.media import answered_media
 from llmport.provider.translate import event_json, malformed
 from llmport.schema.transform import drop_added_nulls
@@ -181,7 +181,7 @@ def _chat_response(completion: dict[str, Any], restore: Restore, vendor: str) ->
     )
 
 
-class ChatStream:
+class ChatStream(ChunkReader):
     """Turns ``ChatCompletionChunk`` objects into provider events.
 
     With a strict ``response_format`` whose schema has optional properties
@@ -200,7 +200,6 @@ class ChatStream:
         self.model = ""
         self.id: str | None = None
 
-    @reads_chunks
     def feed(self, chunk: Any) -> Iterator[ProviderEvent]:
         """Events for one chunk: its JSON object (an SDK chunk object is read as JSON)."""
         chunk = event_json(chunk, self.vendor)
@@ -239,7 +238,6 @@ class ChatStream:
             if choice.get("finish_reason"):
                 self.finish = choice["finish_reason"]
 
-    @reads_chunks
     def end(self) -> Iterator[ProviderEvent]:
         """Events after the last chunk; nothing if the stream never finished."""
         if self.finish is None:
@@ -537,7 +535,7 @@ def call_extra(item: Any) -> dict[str, Any]:
     return extra
 
 
-class ResponsesStream:
+class ResponsesStream(ChunkReader):
     """Turns Responses streaming events into provider events."""
 
     def __init__(self, restore: Restore = None, vendor: str = "openai-responses") -> None:
@@ -554,7 +552,6 @@ class ResponsesStream:
         self.sizes: dict[int, int] = {}  # message output index -> text length so far
         self.done: Any = None
 
-    @reads_chunks
     def feed(self, event: Any) -> Iterator[ProviderEvent]:
         """Events for one stream event: its JSON object (an SDK event object is read as JSON)."""
         event = event_json(event, self.vendor)
@@ -630,7 +627,6 @@ class ResponsesStream:
             assert isinstance(server, (ServerToolCall, ServerToolResult))
             yield ServerToolEvent(server)
 
-    @reads_chunks
     def end(self) -> Iterator[ProviderEvent]:
         if self.done is None:
             return
