@@ -1,5 +1,6 @@
 """Shared fixtures: cassettes that replay only (never the network); a mute loopback port;
-one botocore loader and a one-certificate CA bundle for the session."""
+one botocore loader and a one-certificate CA bundle for the session; one bytecode cache
+for the run (support/bytecode_cache)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.botocore_share import one_botocore_loader
-from support.cassette_support import CASSETTES, make_vcr
-from support.tls_support import write_one_cert_bundle
+from support.bytecode_cache import share_bytecode
+
+# Before any test module (or the SDKs they import) is collected: see support/bytecode_cache.
+share_bytecode(Path(__file__).resolve().parents[1])
+
+from support.botocore_share import one_botocore_loader  # noqa: E402
+from support.cassette_support import CASSETTES, make_vcr  # noqa: E402
+from support.tls_support import write_one_cert_bundle  # noqa: E402
 
 
 @pytest.fixture(scope="session", autouse=True)
