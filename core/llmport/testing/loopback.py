@@ -297,7 +297,9 @@ class LoopbackServer:
                         self._server.handle_request()
 
     def stop(self) -> None:
-        """Stop accepting, end held replies, close the listening socket."""
+        """Stop accepting, end held replies, close the listening socket (once)."""
+        if self.stopping.is_set():
+            return
         self.stopping.set()
         self._wake_write.send(b"x")
         if self._thread is not None:

@@ -224,3 +224,10 @@ def test_unplayed_counts_what_is_left() -> None:
     with LoopbackServer([Reply(json={}), Reply(json={}), Reply(json={})]) as server:
         post(server)
         assert server.unplayed == 2
+
+
+def test_stopping_twice_is_harmless() -> None:
+    server = LoopbackServer([Reply(json={})]).start()
+    server.stop()
+    server.stop()
+    assert server.stopping.is_set()
