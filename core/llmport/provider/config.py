@@ -40,6 +40,7 @@ The file format (the same keys under ``[tool.llmport]``)::
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Mapping
 from dataclasses import field
@@ -95,11 +96,20 @@ class Config:
 
 
 def _find_upwards(start: Path, name: str) -> Path | None:
-    for folder in (start, *start.parents):
-        candidate = folder / name
-        if candidate.is_file():
-            return candidate
-    return None
+    """``name`` in ``start`` or its nearest parent folder holding it.
+
+    String paths: it runs on every top-level agentic call, where pathlib's
+    objects per folder cost more than the stat calls themselves.
+    """
+    folder = os.fspath(start)
+    while True:
+        candidate = os.path.join(folder, name)
+        if os.path.isfile(candidate):
+            return Path(candidate)
+        parent = os.path.dirname(folder) or "."  # a relative start ends at "."
+        if parent == folder:
+            return None
+        folder = parent
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -117,6 +127,48 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: invalid TOML: nested too deeply") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+def _file_layer(path: Path, table: str | None) -> dict[str, Any] | None:
+    """The checked layer ``path`` gives (its ``[tool.llmport]`` table when ``table`` says so).
+
+    A fresh copy each time; the file is parsed again only when it changed (its
+    stat identity: inode, size, modification and change times), so that a
+    top-level agentic call, which reads the configuration for its session,
+    does not parse ``pyproject.toml`` on every call.
+    """
+    try:
+        found = path.stat()
+    except OSError:  # gone since it was found: reading it says so
+        return _checked_file(path, table)
+    stamp = (found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns)
+    layer = _parsed_layer(path, table, stamp)
+    if layer is None:
+        return None
+    import copy  # here: a file layer is rare, the import is not on start-up's path
+
+    return copy.deepcopy(layer)  # the caller's to change: the memo keeps its own
+
+
+@functools.lru_cache(maxsize=16)
+def _parsed_layer(
+    path: Path, table: str | None, stamp: tuple[int, int, int, int]
+) -> dict[str, Any] | None:
+    """:func:`_checked_file` memoised by the file's stat identity (``stamp``).
+
+    The memo holds only what parsing the unchanged file gives again; errors are
+    not memoised (a broken file raises on every read).
+    """
+    del stamp  # the memo key: a changed file is parsed again
+    return _checked_file(path, table)
+
+
+def _checked_file(path: Path, table: str | None) -> dict[str, Any] | None:
+    data = _read_toml(path)
+    if table is None:
+        return _check_layer(data, str(path))
+    tool = data.get("tool", {}).get("llmport")
+    return _check_layer(tool, f"{path} [{table}]") if tool else None
 
 
 def _check_layer(data: Mapping[str, Any], where: str) -> dict[str, Any]:
@@ -175,10 +227,11 @@ def _env_layer(env: Mapping[str, str]) -> dict[str, Any]:
     layer: dict[str, Any] = {}
     if env.get("LLMPORT_MODEL"):
         layer["default_model"] = env["LLMPORT_MODEL"]
+    # Keys first: reading a value of os.environ decodes it, and few are aliases.
     aliases = {
         key[len("LLMPORT_ALIAS_") :].lower().replace("_", "-"): value
-        for key, value in env.items()
-        if key.startswith("LLMPORT_ALIAS_") and value
+        for key in env
+        if key.startswith("LLMPORT_ALIAS_") and (value := env[key])
     }
     if aliases:
         layer["aliases"] = aliases
@@ -205,9 +258,9 @@ def load_config(
 
     pyproject = _find_upwards(here, "pyproject.toml")
     if pyproject is not None:
-        tool = _read_toml(pyproject).get("tool", {}).get("llmport")
+        tool = _file_layer(pyproject, "tool.llmport")
         if tool:
-            merged = _merge(merged, _check_layer(tool, f"{pyproject} [tool.llmport]"))
+            merged = _merge(merged, tool)
             sources.append(f"{pyproject} [tool.llmport]")
 
     explicit = env.get("LLMPORT_CONFIG")
@@ -215,7 +268,7 @@ def load_config(
     if explicit and not toml_path.is_file():  # type: ignore[union-attr]
         raise ConfigError(f"LLMPORT_CONFIG names {explicit}, which is not a file")
     if toml_path is not None:
-        merged = _merge(merged, _check_layer(_read_toml(toml_path), str(toml_path)))
+        merged = _merge(merged, _file_layer(toml_path, None) or {})
         sources.append(str(toml_path))
 
     env_layer = _env_layer(env)

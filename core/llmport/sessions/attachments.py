@@ -91,7 +91,8 @@ class Attachments:
     def __init__(
         self, store: object | None, lock: threading.RLock, *, readonly: bool = False
     ) -> None:
-        self._store = store if isinstance(store, AttachmentStore) else None
+        # No store (an in-memory session) skips the protocol check, slow for a miss.
+        self._store = store if store is not None and isinstance(store, AttachmentStore) else None
         self._lock = lock
         self._readonly = readonly
         self._blocks: dict[str, MediaBlock] = {}
