@@ -95,13 +95,13 @@ class Config:
         )
 
 
-def _find_upwards(start: Path, name: str) -> Path | None:
+def _find_upwards(start: str, name: str) -> Path | None:
     """``name`` in ``start`` or its nearest parent folder holding it.
 
     String paths: it runs on every top-level agentic call, where pathlib's
     objects per folder cost more than the stat calls themselves.
     """
-    folder = os.fspath(start)
+    folder = start
     while True:
         candidate = os.path.join(folder, name)
         if os.path.isfile(candidate):
@@ -252,7 +252,8 @@ def load_config(
 ) -> Config:
     """Read and merge every configuration layer (see the module docs)."""
     env = os.environ if env is None else env
-    here = Path(start) if start is not None else Path.cwd()
+    # A string path, spelt as pathlib spells it (the cwd already is).
+    here = os.fspath(Path(start)) if start is not None else os.getcwd()
     merged: dict[str, Any] = {}
     sources: list[str] = []
 
