@@ -142,7 +142,7 @@ def _file_layer(path: Path, table: str | None) -> dict[str, Any] | None:
     except OSError:  # gone since it was found: reading it says so
         return _checked_file(path, table)
     stamp = (found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns)
-    layer = _parsed_layer(path, table, stamp)
+    layer = _parsed_layer(os.fspath(path), table, stamp)  # a str key hashes faster
     if layer is None:
         return None
     import copy  # here: a file layer is rare, the import is not on start-up's path
@@ -152,7 +152,7 @@ def _file_layer(path: Path, table: str | None) -> dict[str, Any] | None:
 
 @functools.lru_cache(maxsize=16)
 def _parsed_layer(
-    path: Path, table: str | None, stamp: tuple[int, int, int, int]
+    path: str, table: str | None, stamp: tuple[int, int, int, int]
 ) -> dict[str, Any] | None:
     """:func:`_checked_file` memoised by the file's stat identity (``stamp``).
 
@@ -160,7 +160,7 @@ def _parsed_layer(
     not memoised (a broken file raises on every read).
     """
     del stamp  # the memo key: a changed file is parsed again
-    return _checked_file(path, table)
+    return _checked_file(Path(path), table)
 
 
 def _checked_file(path: Path, table: str | None) -> dict[str, Any] | None:
