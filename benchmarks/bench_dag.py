@@ -21,13 +21,21 @@
    Blocks alternate between the sessions and the medians are compared.
    Target: the 100k figure within 10% of the 1k figure (what an exec writes
    and looks up must not grow with the session or the calls before it).
+4. Fixed cost of an agentic call: an ``@agentic_function`` whose body is one
+   ``exec(..., context="")``, against the same exec called bare; top level
+   outside any session (each call records into a session of its own, made
+   from the configuration) and inside ``with Session():``. Python calls per
+   call (cProfile, 1,000 calls) and microseconds per call (median of
+   interleaved blocks); the scripted provider, no network.
 
 Prints a table, then one JSON line.
 """
 
 from __future__ import annotations
 
+import cProfile
 import json
+import pstats
 import statistics
 import sys
 import tempfile
@@ -196,6 +204,54 @@ def bench_exec_in_session(sizes: list[int], calls: int, blocks: int) -> dict[str
     }
 
 
+def bench_agentic_call(calls: int, blocks: int) -> dict[str, Any]:
+    """Python calls and µs per call: bare exec, agentic call at top level, in a session."""
+    rt: Runtime = Script(["ok"] * ((blocks + 2) * 3 * calls + 100)).runtime(config=Config())
+
+    @agentic_function
+    def ask(question: str) -> Any:
+        return rt.exec(question, context="")
+
+    def bare() -> None:
+        for _ in range(calls):
+            rt.exec("hi", context="")
+
+    def agentic() -> None:
+        for _ in range(calls):
+            ask("hi")
+
+    session = Session()  # in memory: what the "in session" calls record into
+
+    def in_session() -> None:
+        with session:
+            agentic()
+
+    contenders = {
+        "bare exec": bare,
+        "agentic, top level": agentic,
+        "agentic, in session": in_session,
+    }
+    for run in contenders.values():
+        run()  # warm up: imports, first-call caches
+    counts = {}
+    for name, run in contenders.items():
+        profile = cProfile.Profile()
+        profile.enable()
+        run()
+        profile.disable()
+        counts[name] = pstats.Stats(profile).total_calls / calls  # type: ignore[attr-defined]
+    samples: dict[str, list[float]] = {name: [] for name in contenders}
+    for _ in range(blocks):
+        for name, run in contenders.items():
+            t0 = time.perf_counter()
+            run()
+            samples[name].append((time.perf_counter() - t0) / calls * 1e6)
+    return {
+        name: {"calls": round(counts[name]), "us": round(statistics.median(samples[name]), 1)}
+        for name in contenders
+    }
+
+
 def main() -> None:
     quick = "--quick" in sys.argv
     sizes = [1_000, 10_000] if quick else [1_000, 10_000, 100_000]
@@ -203,6 +259,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         append = bench_append(2_000 if quick else 10_000, Path(tmp))
     in_session = bench_exec_in_session([1_000, 100_000], 200 if quick else 500, 5 if quick else 9)
+    fixed = bench_agentic_call(1_000, 5 if quick else 9)
 
     print(f"context per exec (render_range={RANGE})")
     print(
@@ -230,6 +287,11 @@ def main() -> None:
     for size, over in in_session["overhead_ms"].items():
         print(f"  {size:>8,} session nodes: +{over:.4f} ms")
     print(f"  largest / smallest: x{in_session['ratio']:.2f}  (target: <= 1.10)")
+    print()
+    print('fixed cost of an agentic call wrapping one exec(context="")')
+    print(f"{'':>22} {'Python calls':>13} {'µs per call':>12}")
+    for name, row in fixed.items():
+        print(f"{name:>22} {row['calls']:>13,} {row['us']:>12.1f}")
     ok = (
         all(r["median_ms"] <= 2.0 for r in context)
         and min(append.values()) >= 5000
@@ -243,6 +305,7 @@ def main() -> None:
                 "context_growth": round(growth, 3),
                 "append": {k: round(v) for k, v in append.items()},
                 "exec_in_session": in_session,
+                "agentic_call": fixed,
                 "targets_met": ok,
             }
         )
