@@ -22,6 +22,20 @@ from support.cassette_support import CASSETTES, make_vcr  # noqa: E402
 from support.tls_support import write_one_cert_bundle  # noqa: E402
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: two workers per core (at least as many as cores, at most 8 more).
+
+    The suite waits more than it computes (loopback servers, timeouts it
+    asserts, subprocesses, PostgreSQL and Redis), so one worker per core left
+    the cores half idle: on 2 cores, 4 workers took 5:35 against 7:53.
+    """
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(cores, min(2 * cores, cores + 8))
+
+
 @pytest.fixture(scope="session", autouse=True)
 def cli_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """No test writes the CLI's log, keys or settings into the user's home directory.
