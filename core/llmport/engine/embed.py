@@ -29,11 +29,9 @@ from typing import Any
 from ..errors import LlmportError, RunTimeout
 from ..messages.embeddings import Embeddings
 from ..messages.types import Usage
-from ..sessions.dag import current_frame
-from ..tools.policy import CallInfo
 from .embed_join import Joiner
 from .embed_plan import PARTS_IN_FLIGHT, EmbedPlan, EmbedSettings, Part, plan_embed, split_inputs
-from .hooks import RunHooks
+from .observed import ObservedCall
 from .request_steps import arun_part, part_steps, run_part
 
 __all__ = [
@@ -199,25 +197,12 @@ def _first_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
 # ---------------------------------------------------------------------------
 
 
-class Observed:
+class Observed(ObservedCall):
     """One embed call as the observers, the runtime's usage and the session DAG see it."""
 
-    __slots__ = ("hooks", "info", "plan", "settings")
-
-    def __init__(self, settings: EmbedSettings, plan: EmbedPlan) -> None:
-        self.settings = settings
-        self.plan = plan
-        hooks = RunHooks(settings.plugins)
-        self.hooks = hooks if hooks.observed else None
-        frame = current_frame()  # inside an @agentic_function: its name and node
-        self.info = CallInfo(
-            model=plan.qualified,
-            provider=plan.provider.name,
-            function=frame.name if frame is not None else None,
-            node_id=frame.node_id if frame is not None else None,
-        )
-        if self.hooks is not None:
-            self.hooks.observe("embed_start", self._payload(), self.info)
+    __slots__ = ()
+    kind = "embed"
+    plan: EmbedPlan
 
     def _payload(self) -> dict[str, Any]:
         plan = self.plan
@@ -238,18 +223,12 @@ class Observed:
         from ..sessions.agentic import record_embed
 
         plan = self.plan
-        self.settings.add_usage(usage)
-        duration = time.monotonic() - plan.started
         node = record_embed(
             model=plan.qualified,
             hashes=plan.hashes,
             usage=usage,
             dimensions=dimensions,
-            duration=duration,
+            duration=time.monotonic() - plan.started,
             error=error,
         )
-        if self.hooks is not None:
-            payload = {**self._payload(), "usage": usage, "dimensions": dimensions, "node": node}
-            if error is not None:
-                payload["error"] = error
-            self.hooks.observe("embed_end", payload, self.info)
+        self._report(usage, node, {"dimensions": dimensions}, error)

@@ -21,10 +21,8 @@ from typing import Any
 
 from ..messages.images import ImageResponse, Images
 from ..messages.types import Usage
-from ..sessions.dag import current_frame
-from ..tools.policy import CallInfo
-from .hooks import RunHooks
 from .image_plan import ImagePlan, plan_image
+from .observed import ObservedCall
 from .request_steps import arun_part, run_part
 from .settings import RunSettings
 
@@ -55,25 +53,12 @@ async def agenerate_image(settings: RunSettings, prompt: Any, **options: Any) ->
     return call.done(answer)
 
 
-class Observed:
+class Observed(ObservedCall):
     """One image call as the observers, the runtime's usage and the session DAG see it."""
 
-    __slots__ = ("hooks", "info", "plan", "settings")
-
-    def __init__(self, settings: RunSettings, plan: ImagePlan) -> None:
-        self.settings = settings
-        self.plan = plan
-        hooks = RunHooks(settings.plugins)
-        self.hooks = hooks if hooks.observed else None
-        frame = current_frame()  # inside an @agentic_function: its name and node
-        self.info = CallInfo(
-            model=plan.qualified,
-            provider=plan.provider.name,
-            function=frame.name if frame is not None else None,
-            node_id=frame.node_id if frame is not None else None,
-        )
-        if self.hooks is not None:
-            self.hooks.observe("image_start", self._payload(), self.info)
+    __slots__ = ()
+    kind = "image"
+    plan: ImagePlan
 
     def _payload(self) -> dict[str, Any]:
         request = self.plan.request
@@ -93,7 +78,6 @@ class Observed:
         from ..sessions.agentic import record_image
 
         plan = self.plan
-        self.settings.add_usage(usage)
         images = [] if answer is None else [_described(block) for block in answer.images]
         node = record_image(
             model=plan.qualified,
@@ -104,11 +88,7 @@ class Observed:
             duration=time.monotonic() - plan.started,
             error=error,
         )
-        if self.hooks is not None:
-            payload = {**self._payload(), "usage": usage, "images": len(images), "node": node}
-            if error is not None:
-                payload["error"] = error
-            self.hooks.observe("image_end", payload, self.info)
+        self._report(usage, node, {"images": len(images)}, error)
 
 
 def _described(block: Any) -> dict[str, Any]:
