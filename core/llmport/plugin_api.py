@@ -66,6 +66,8 @@ from .messages.images import ImageRequest, ImageResponse
 from .messages.types import (
     Block,
     ImageGeneration,
+    ImagePrice,
+    ImagePricing,
     MediaBlock,
     MediaDelta,
     Message,
@@ -126,6 +128,8 @@ __all__ = [
     "EmbedRequest",
     "EmbedResponse",
     "ImageGeneration",
+    "ImagePrice",
+    "ImagePricing",
     "ImageRequest",
     "ImageResponse",
     "JobState",

@@ -22,6 +22,7 @@ from ..messages.estimate import text_tokens
 from ..messages.images import ImageRequest, ImageResponse
 from ..messages.types import Usage
 from ..provider.deadline import aimage_within, image_within
+from ..provider.image_prices import image_cost
 from ..provider.imaging import (
     IMAGES,
     PreparedImage,
@@ -87,9 +88,18 @@ class ImagePlan:
         return check_answer(self.provider.name, self.request, answer)
 
     def priced(self, answer: ImageResponse) -> Usage:
-        """The answer's usage, one request, priced as the model (cost read on demand)."""
+        """The answer's usage, one request, priced as the model.
+
+        A model billed per image (its image table declares ``per_image``) costs
+        its price times the images made; any other is priced by its tokens
+        (cost read on demand), so an unpriced model's cost stays ``None``.
+        """
         usage = answer.usage.copy()
         usage.requests = usage.requests or 1
+        cost = image_cost(self.part.prepared.limits, self.request, len(answer.images))
+        if cost is not None:
+            usage.cost = cost
+            return usage
         return usage.priced_as(self.provider.price_name, answer.model or self.model)
 
 

@@ -1117,6 +1117,35 @@ StreamEvent: TypeAlias = (
 
 
 @dataclass(slots=True, frozen=True)
+class ImagePrice:
+    """USD per generated image up to ``max_pixels`` (width x height) of one ``quality``.
+
+    ``usd`` is a decimal string (it round-trips through JSON exactly);
+    ``quality`` is the neutral ``quality=`` value the row prices (``None``:
+    every quality). Rows come from the vendor's pricing page.
+    """
+
+    usd: str
+    max_pixels: int
+    quality: str | None = None
+
+
+@dataclass(slots=True, frozen=True)
+class ImagePricing:
+    """An image model billed per image, not per token (``ImageGeneration.per_image``).
+
+    A call is priced by the smallest row whose ``max_pixels`` holds its size and
+    whose quality is its quality; a call naming no size or quality is priced at
+    what the vendor makes then (``default_size``, ``default_quality``). A size
+    or quality no row prices leaves the cost unknown (``None``).
+    """
+
+    rows: tuple[ImagePrice, ...]
+    default_size: str = "1024x1024"
+    default_quality: str | None = None
+
+
+@dataclass(slots=True, frozen=True)
 class ImageGeneration:
     """What an image model's endpoint takes (``rt.generate_image``), from its vendor's reference.
 
@@ -1141,6 +1170,8 @@ class ImageGeneration:
     max_seed: int | None = None
     #: Longest prompt in characters (``None``: no documented limit).
     max_prompt_chars: int | None = None
+    #: USD per image where the vendor bills images, not tokens (``None``: priced by tokens).
+    per_image: ImagePricing | None = None
 
 
 @dataclass(slots=True, frozen=True)

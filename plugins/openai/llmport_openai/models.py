@@ -18,7 +18,7 @@ import functools
 from dataclasses import replace
 from fnmatch import fnmatchcase
 
-from llmport.messages.types import ImageGeneration, ModelCapabilities
+from llmport.messages.types import ImageGeneration, ImagePrice, ImagePricing, ModelCapabilities
 
 __all__ = [
     "ALIASES",
@@ -241,6 +241,24 @@ EMBEDDING_MODELS: dict[str, ModelCapabilities] = {
 # (dall-e-3), 256x256, 512x512, 1024x1024 (dall-e-2); quality low/medium/high (GPT
 # image), standard/hd (dall-e-3), standard only (dall-e-2); output_format png/jpeg/webp on
 # the GPT image models only (dall-e answers PNG); no seed on any of them.
+# Per-image prices. Source: OpenAI API docs, model page "dall-e-2"
+#   (developers.openai.com/api/docs/models/dall-e-2, read 2026-11-29): DALL·E 2, standard,
+#   $0.016 / $0.018 / $0.02 per image, smallest size to largest (256x256, 512x512, 1024x1024:
+#   the page's size labels are the GPT image sizes, its three prices are dall-e-2's three);
+#   its "Quick comparison" gives DALL·E 3 at 1024x1024 (standard, the default) $0.04. No
+#   OpenAI page in reach gave dall-e-3's HD or wide sizes: those stay unpriced (cost None).
+#   gpt-image-1 is billed by tokens (genai-prices), not here.
+_DALLE2_PRICES = ImagePricing(
+    rows=(
+        ImagePrice("0.016", max_pixels=256 * 256),
+        ImagePrice("0.018", max_pixels=512 * 512),
+        ImagePrice("0.02", max_pixels=1024 * 1024),
+    )
+)
+_DALLE3_PRICES = ImagePricing(
+    rows=(ImagePrice("0.04", max_pixels=1024 * 1024, quality="medium"),),
+    default_quality="medium",  # dall-e-3's default quality is "standard"
+)
 _IMAGE = ModelCapabilities(
     input_modalities=frozenset({"text"}),
     image_types=frozenset(),
@@ -266,6 +284,7 @@ IMAGE_MODELS: dict[str, ModelCapabilities] = {
             sizes=frozenset({"1024x1024", "1792x1024", "1024x1792"}),
             qualities=frozenset({"medium", "high"}),
             max_prompt_chars=4000,
+            per_image=_DALLE3_PRICES,
         ),
     ),
     "dall-e-2*": replace(
@@ -274,6 +293,7 @@ IMAGE_MODELS: dict[str, ModelCapabilities] = {
             max_images=10,
             sizes=frozenset({"256x256", "512x512", "1024x1024"}),
             max_prompt_chars=1000,
+            per_image=_DALLE2_PRICES,
         ),
     ),
 }
