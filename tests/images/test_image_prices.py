@@ -170,6 +170,17 @@ def test_the_runtime_total_adds_image_costs(mode: str) -> None:
     assert rt.usage.requests == 2
 
 
+def test_a_cost_budget_counts_image_prices(mode: str) -> None:
+    from llmport import Budget
+    from llmport.errors import BudgetExceeded
+
+    rt = Runtime(model="easel:paint", hooks=[EaselPlugin()], budget=Budget(cost_usd="0.10"))
+    generate(rt, mode, "a pear", n=2)  # 2 x $0.04 = $0.08: within
+    with pytest.raises(BudgetExceeded):  # + $0.04 = $0.12: over, found when charged
+        generate(rt, mode, "a plum")
+    assert rt.ledger is not None and rt.ledger.used.cost == Decimal("0.12")
+
+
 def test_the_price_rows_round_trip_through_json() -> None:
     import json
     from dataclasses import asdict
