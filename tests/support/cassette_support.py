@@ -109,3 +109,32 @@ def shown(cassette: Path, capsys: Any) -> list[str]:
     assert main(["cassette", "show", str(cassette)]) == 0
     lines: list[str] = capsys.readouterr().out.splitlines()
     return lines
+
+
+def hostile_exchanges(url: str) -> list[Any]:
+    """Garbled exchanges at ``url``: truncated bodies, wrong shapes, bytes that are not UTF-8.
+
+    A plugin's cassette reader must return ``None`` or a neutral view for each,
+    never raise (``llmport cassette show`` then reads it generically).
+    """
+    from llmport.plugin_api import RecordedExchange
+
+    wrong_shapes: list[Any] = [None, 7, "text", [1, "x"], {"input": 5}, {"messages": {"a": 1}}]
+    bodies: list[Any] = [
+        None,
+        {"text": '{"output": [{"type": "mess'},  # a truncated JSON answer
+        {"base64": "//79"},  # bytes that are not UTF-8
+        {"json": {"output": "x", "data": 3, "choices": 1, "embeddings": "x", "body": 2}},
+        {"json": {"data": [{"embedding": "not base64!"}], "output": [{"type": 5}]}},
+        {"json": {"embeddings": {"float": [[1.0], [1.0, 2.0]]}, "embedding": [[]]}},
+        {"events": [{"event": "x", "data": "not json"}, {"data": {"type": 3}}, {"data": [1]}]},
+        {"events": [{"data": {"type": "response.output_text.delta"}}]},  # fields missing
+        {"aws_events": [{"headers": {":event-type": "contentBlockDelta"}, "payload": {}}]},
+        {"aws_events": [{"headers": 5, "payload": {"json": {"delta": 3, "usage": "x"}}}]},
+    ]
+    sent: list[Any] = [*wrong_shapes, {"model": "m", "input": [{"type": "function_call"}]}]
+    return [
+        RecordedExchange("POST", url, body_sent, received)
+        for body_sent in sent
+        for received in bodies
+    ]

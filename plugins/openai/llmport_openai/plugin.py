@@ -107,10 +107,12 @@ def provider_infos() -> list[ProviderInfo]:
 
 @hookimpl
 def llmport_cassette_readers(register: Callable[[Any], None]) -> None:
-    """Show recorded Chat Completions exchanges in neutral types (``llmport cassette show``)."""
-    from .recorded import read_chat  # the converters load only when a cassette is shown
+    """Show recorded Chat, Responses and Embeddings exchanges (``llmport cassette show``)."""
+    from .recorded import read_chat, read_embeddings, read_responses  # loaded when shown
 
     register(read_chat)
+    register(read_responses)
+    register(read_embeddings)
 
 
 @hookimpl

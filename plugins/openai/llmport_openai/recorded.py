@@ -1,10 +1,16 @@
-"""Recorded OpenAI Chat Completions exchanges in neutral types (``llmport cassette show``).
+"""Recorded OpenAI exchanges in neutral types (``llmport cassette show``).
 
-The request's ``messages`` become neutral messages (text, images and audio
-as media, assistant tool calls, tool results); the answer is read by the same
-converters a live call uses: :func:`~.convert_out.chat_response` for a JSON
-answer, :class:`~.convert_out.ChatStream` and the core's assembler for a
-stream. Imported by the cassette-reader hook only, never at plugin import.
+Chat Completions: the request's ``messages`` become neutral messages (text,
+images and audio as media, assistant tool calls, tool results). Responses:
+the request's ``instructions`` and ``input`` items (messages, function calls
+and their outputs) the same way. Each answer is read by the converters a
+live call uses: :func:`~.convert_out.chat_response` /
+:func:`~.convert_out.responses_response` for a JSON answer,
+:class:`~.convert_out.ChatStream` / :class:`~.convert_out.ResponsesStream` and
+the core's assembler for a stream. Embeddings show how many inputs went and
+how many vectors of what size came back (:func:`~.embed.embed_answer`), with
+the usage, never the vectors. Imported by the cassette-reader hook only,
+never at plugin import.
 """
 
 from __future__ import annotations
@@ -14,7 +20,9 @@ import binascii
 import json
 from typing import Any
 
+from llmport.errors import LlmportError
 from llmport.plugin_api import (
+    EmbedRequest,
     MediaBlock,
     Message,
     RecordedExchange,
@@ -26,7 +34,8 @@ from llmport.plugin_api import (
     assemble,
 )
 
-from .convert_out import ChatStream, chat_response
+from .convert_out import ChatStream, ResponsesStream, chat_response, responses_response
+from .embed import embed_answer
 
 _MEDIA_PARTS = {"image_url": "image", "input_audio": "audio", "file": "file"}
 
@@ -36,8 +45,46 @@ def read_chat(exchange: RecordedExchange) -> ShownExchange | None:
     sent = exchange.sent
     if not exchange.path.endswith("/chat/completions") or not isinstance(sent, dict):
         return None
-    messages = [chat_message(m) for m in sent.get("messages") or [] if isinstance(m, dict)]
-    return ShownExchange(messages, _answer(exchange), str(sent.get("model") or ""))
+    try:
+        answer = _answer(exchange)
+    except LlmportError:  # an answer the converters refuse: the generic reading shows it
+        return None
+    given = sent.get("messages")
+    listed = given if isinstance(given, list) else []
+    messages = [chat_message(m) for m in listed if isinstance(m, dict)]
+    return ShownExchange(messages, answer, str(sent.get("model") or ""))
+
+
+def read_responses(exchange: RecordedExchange) -> ShownExchange | None:
+    """A Responses exchange (``POST .../responses``, whole or streamed), or ``None``."""
+    sent = exchange.sent
+    if not exchange.path.endswith("/responses") or not isinstance(sent, dict):
+        return None
+    try:
+        answer = _responses_answer(exchange)
+    except LlmportError:  # an answer the converters refuse: the generic reading shows it
+        return None
+    return ShownExchange(responses_messages(sent), answer, str(sent.get("model") or ""))
+
+
+def read_embeddings(exchange: RecordedExchange) -> ShownExchange | None:
+    """An Embeddings exchange (``.../embeddings``): the input count, vectors and usage."""
+    sent = exchange.sent
+    if not exchange.path.endswith("/embeddings") or not isinstance(sent, dict):
+        return None
+    given = sent.get("input")
+    count = len(given) if isinstance(given, list) and given else 1
+    model = str(sent.get("model") or "")
+    inputs = Message("user", (TextBlock(f"{count} input{'s' * (count != 1)} to embed"),))
+    answer = exchange.answer
+    if not isinstance(answer, dict) or "data" not in answer:
+        return ShownExchange([inputs], None, model)
+    try:
+        vectors = embed_answer(answer, EmbedRequest(model, ()), "openai")
+    except (LlmportError, ValueError):  # vectors the converter refuses: the generic reading
+        return None
+    shown = f"{vectors.count} vector{'s' * (vectors.count != 1)} of {vectors.dimensions} dimensions"
+    return ShownExchange([inputs], Response(shown, usage=vectors.usage), model)
 
 
 def _answer(exchange: RecordedExchange) -> Response | None:
@@ -49,6 +96,66 @@ def _answer(exchange: RecordedExchange) -> Response | None:
     stream = ChatStream()
     events = [event for chunk in chunks for event in stream.feed(chunk)]
     return assemble([*events, *stream.end()])
+
+
+def _responses_answer(exchange: RecordedExchange) -> Response | None:
+    if isinstance(exchange.answer, dict) and isinstance(exchange.answer.get("output"), list):
+        return responses_response(exchange.answer)
+    chunks = [chunk for chunk in exchange.events if isinstance(chunk, dict)]
+    if not chunks:
+        return None
+    stream = ResponsesStream()
+    events = [event for chunk in chunks for event in stream.feed(chunk)]
+    return assemble([*events, *stream.end()])
+
+
+def responses_messages(sent: dict[str, Any]) -> list[Message]:
+    """A Responses request's ``instructions`` and ``input`` as neutral messages."""
+    messages: list[Message] = []
+    if isinstance(sent.get("instructions"), str):
+        messages.append(Message("system", (TextBlock(sent["instructions"]),)))
+    given = sent.get("input")
+    if isinstance(given, str):
+        return [*messages, Message("user", (TextBlock(given),))]
+    for item in given if isinstance(given, list) else []:
+        message = _input_item(item) if isinstance(item, dict) else None
+        if message is not None:
+            messages.append(message)
+    return messages
+
+
+def _input_item(item: dict[str, Any]) -> Message | None:
+    """One ``input`` item: a message, a function call or its output (reasoning is not shown)."""
+    kind = item.get("type")
+    if kind == "function_call":
+        call = _tool_call({"id": item.get("call_id"), "function": item})
+        return Message("assistant", tool_calls=(call,))
+    if kind == "function_call_output":
+        output = item.get("output")
+        result = ToolResult(str(item.get("call_id") or ""), "", _text_of(output))
+        return Message("tool", tool_results=(result,))
+    if kind not in (None, "message") or "role" not in item:
+        return None
+    role = str(item.get("role"))
+    shown_role = role if role in ("system", "user", "assistant") else "system"  # developer
+    return Message(shown_role, _input_blocks(item.get("content")))  # type: ignore[arg-type]
+
+
+def _input_blocks(content: Any) -> tuple[Any, ...]:
+    if isinstance(content, str):
+        return (TextBlock(content),)
+    blocks: list[Any] = []
+    for part in content if isinstance(content, list) else []:
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind in ("input_text", "output_text"):
+            blocks.append(TextBlock(str(part.get("text") or "")))
+        elif kind == "input_image":
+            where = part.get("image_url") or part.get("file_id") or ""
+            blocks.append(_inline_or_url("image", str(where), "image/*"))
+        elif kind == "input_file":
+            where = part.get("file_data") or part.get("file_url") or part.get("file_id") or ""
+            blocks.append(_inline_or_url("file", str(where), "application/octet-stream"))
+    return tuple(blocks)
 
 
 def chat_message(raw: dict[str, Any]) -> Message:
@@ -81,19 +188,20 @@ def _media(part: dict[str, Any]) -> MediaBlock:
     kind = _MEDIA_PARTS[str(part["type"])]
     value = part.get(part["type"]) or {}
     if kind == "image":
-        url = str(value.get("url") or "")
-        if url.startswith("data:") and ";base64," in url:
-            head, data = url[len("data:") :].split(";base64,", 1)
-            return MediaBlock("image", head or "image/*", data=_decoded(data))
-        return MediaBlock("image", "image/*", url=url)
+        return _inline_or_url("image", str(value.get("url") or ""), "image/*")
     if kind == "audio":
         fmt = str(value.get("format") or "wav")
         return MediaBlock("audio", f"audio/{fmt}", data=_decoded(str(value.get("data") or "")))
-    data = str(value.get("file_data") or "")
-    if data.startswith("data:") and ";base64," in data:
-        head, encoded = data[len("data:") :].split(";base64,", 1)
-        return MediaBlock("file", head, data=_decoded(encoded))
-    return MediaBlock("file", "application/octet-stream", url=str(value.get("file_id") or ""))
+    where = value.get("file_data") or value.get("file_id") or ""
+    return _inline_or_url("file", str(where), "application/octet-stream")
+
+
+def _inline_or_url(kind: Any, where: str, unknown: str) -> MediaBlock:
+    """A ``data:`` URL's bytes and type, else the URL or file id it is sent by."""
+    if where.startswith("data:") and ";base64," in where:
+        head, data = where[len("data:") :].split(";base64,", 1)
+        return MediaBlock(kind, head or unknown, data=_decoded(data))
+    return MediaBlock(kind, unknown, url=where)
 
 
 def _decoded(data: str) -> bytes:
