@@ -50,3 +50,12 @@ def provider_info() -> ProviderInfo:
 def llmport_providers(register: Callable[[ProviderInfo], None]) -> None:
     """Register the ``bedrock:`` prefix, its aliases and per-model capabilities."""
     register(provider_info())
+
+
+@hookimpl
+def llmport_cassette_readers(register: Callable[[Any], None]) -> None:
+    """Show recorded Converse(Stream) and embedding exchanges (``llmport cassette show``)."""
+    from .recorded import read_converse, read_embeddings  # loaded when a cassette is shown
+
+    register(read_converse)
+    register(read_embeddings)
