@@ -14,11 +14,15 @@ assembler (:func:`~llmport.provider.assembly.assemble`).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from ..messages.types import Message, Response
+from ..errors import LlmportError
+from ..messages.types import Message, Response, TextBlock
 from ..slotted import dataclass
+
+if TYPE_CHECKING:
+    from ..messages.embeddings import EmbedResponse
 
 
 @dataclass(slots=True, frozen=True)
@@ -72,6 +76,45 @@ class ShownExchange:
     sent: list[Message]
     received: Response | None = None
     model: str = ""
+
+    @classmethod
+    def embedding(cls, model: str, inputs: int, vectors: EmbedResponse | None) -> ShownExchange:
+        """An embedding call: how many inputs went, how many vectors of what size came back.
+
+        The vectors themselves are never shown (thousands of numbers say nothing
+        to a reader); the answer carries the call's usage.
+        """
+        sent = Message("user", (TextBlock(f"{_counted(inputs, 'input')} to embed"),))
+        if vectors is None:
+            return cls([sent], None, model)
+        shown = f"{_counted(vectors.count, 'vector')} of {vectors.dimensions} dimensions"
+        return cls([sent], Response(shown, usage=vectors.usage, model=model), model)
+
+    @classmethod
+    def read_embedding(
+        cls,
+        exchange: RecordedExchange,
+        model: str,
+        inputs: int,
+        read: Callable[[dict[str, Any]], EmbedResponse],
+    ) -> ShownExchange | None:
+        """An embedding exchange whose JSON answer ``read`` (the plugin's own reader) reads.
+
+        An answer ``read`` refuses gives ``None``: the command then reads the
+        exchange generically (a garbled recording never stops it).
+        """
+        answer = exchange.answer
+        if not isinstance(answer, dict):  # a failed call, or a body that is not JSON
+            return cls.embedding(model, inputs, None)
+        try:
+            vectors = read(answer)
+        except (LlmportError, ValueError):  # ValueError: base64 that is not
+            return None
+        return cls.embedding(model, inputs, vectors)
+
+
+def _counted(count: int, noun: str) -> str:
+    return f"{count} {noun}" + ("" if count == 1 else "s")
 
 
 #: A plugin's reader: a :class:`ShownExchange`, or ``None`` for another vendor's exchange.

@@ -67,15 +67,10 @@ def read_embeddings(exchange: RecordedExchange) -> ShownExchange | None:
     if model is None or family is None or not isinstance(sent, dict):
         return None
     count = next((len(sent[k]) for k in _INPUT_LISTS if isinstance(sent.get(k), list)), 1)
-    inputs = Message("user", (TextBlock(f"{count} input{'s' * (count != 1)} to embed"),))
-    if not isinstance(exchange.answer, dict):
-        return ShownExchange([inputs], None, model)
-    try:
-        vectors = embed_answer(exchange.answer, {}, EmbedRequest(model, ()), family, "bedrock")
-    except (LlmportError, ValueError):  # vectors the family's reader refuses: generic reading
-        return None
-    shown = f"{vectors.count} vector{'s' * (vectors.count != 1)} of {vectors.dimensions} dimensions"
-    return ShownExchange([inputs], Response(shown, usage=vectors.usage), model)
+    request = EmbedRequest(model, ())
+    return ShownExchange.read_embedding(
+        exchange, model, count, lambda data: embed_answer(data, {}, request, family, "bedrock")
+    )
 
 
 def _model(path: str, operations: tuple[str, ...]) -> str | None:

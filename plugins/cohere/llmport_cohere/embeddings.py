@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from llmport.messages.embeddings import EmbedInput
-from llmport.messages.types import MediaBlock
+from llmport.messages.embeddings import EmbedInput, EmbedResponse
+from llmport.messages.types import MediaBlock, Usage
 from llmport.provider.translate import bad_embeddings
 
 INPUT_TYPES = {"query": "search_query", "document": "search_document"}
@@ -92,6 +92,14 @@ def read_embed(data: Any, provider: str) -> tuple[list[Any], int | None]:
     if isinstance(tokens, (int, float)) and not isinstance(tokens, bool):
         return rows, int(tokens)
     return rows, None
+
+
+def answer(data: Any, model: str, provider: str) -> EmbedResponse:
+    """The vectors of one answer, with its billed input tokens (a live call's and a recording's)."""
+    rows, tokens = read_embed(data, provider)
+    return EmbedResponse.from_rows(
+        rows, usage=Usage(input_tokens=tokens or 0, requests=1), model=model
+    )
 
 
 def tokenize_body(model: str, text: str) -> dict[str, Any]:

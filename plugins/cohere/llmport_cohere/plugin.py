@@ -39,3 +39,11 @@ def provider_info() -> ProviderInfo:
 def llmport_providers(register: Callable[[ProviderInfo], None]) -> None:
     """Register the ``cohere:`` prefix and its embedding models."""
     register(provider_info())
+
+
+@hookimpl
+def llmport_cassette_readers(register: Callable[[Any], None]) -> None:
+    """Show recorded embedding exchanges in neutral types (``llmport cassette show``)."""
+    from .recorded import read_embed  # loaded when a cassette is shown
+
+    register(read_embed)

@@ -19,7 +19,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from llmport.messages.embeddings import EmbedRequest, EmbedResponse
-from llmport.messages.types import Usage
 from llmport.provider.contract import PreparedEmbed
 from llmport.provider.embedding import check_embed
 from llmport.provider.jsonhttp import JsonEmbeddingProvider
@@ -74,10 +73,7 @@ class CohereProvider(JsonEmbeddingProvider):
         return self._answer(data, prepared.request)
 
     def _answer(self, data: Any, request: EmbedRequest) -> EmbedResponse:
-        rows, tokens = embeddings.read_embed(data, self.name)
-        return EmbedResponse.from_rows(
-            rows, usage=Usage(input_tokens=tokens or 0, requests=1), model=request.model
-        )
+        return embeddings.answer(data, request.model, self.name)
 
     @vendor_boundary
     def tokenize(self, model: str, text: str) -> int:

@@ -75,16 +75,10 @@ def read_embeddings(exchange: RecordedExchange) -> ShownExchange | None:
     given = sent.get("input")
     count = len(given) if isinstance(given, list) and given else 1
     model = str(sent.get("model") or "")
-    inputs = Message("user", (TextBlock(f"{count} input{'s' * (count != 1)} to embed"),))
-    answer = exchange.answer
-    if not isinstance(answer, dict) or "data" not in answer:
-        return ShownExchange([inputs], None, model)
-    try:
-        vectors = embed_answer(answer, EmbedRequest(model, ()), "openai")
-    except (LlmportError, ValueError):  # vectors the converter refuses: the generic reading
-        return None
-    shown = f"{vectors.count} vector{'s' * (vectors.count != 1)} of {vectors.dimensions} dimensions"
-    return ShownExchange([inputs], Response(shown, usage=vectors.usage), model)
+    request = EmbedRequest(model, ())
+    return ShownExchange.read_embedding(
+        exchange, model, count, lambda answer: embed_answer(answer, request, "openai")
+    )
 
 
 def _answer(exchange: RecordedExchange) -> Response | None:

@@ -24,8 +24,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from llmport.messages.embeddings import EmbedInput
-from llmport.messages.types import MediaBlock
+from llmport.messages.embeddings import EmbedInput, EmbedResponse
+from llmport.messages.types import MediaBlock, Usage
 from llmport.provider.translate import bad_embeddings
 
 #: The endpoints: text models, and the multimodal ones (every input of theirs goes there).
@@ -109,6 +109,14 @@ def read_embed(data: Any, provider: str) -> tuple[list[str], int | None]:
     tokens = usage.get("total_tokens") if isinstance(usage, Mapping) else None
     ok = isinstance(tokens, int) and not isinstance(tokens, bool)
     return [vector for _, vector in ordered], tokens if ok else None
+
+
+def answer(data: Any, model: str, provider: str) -> EmbedResponse:
+    """The vectors of one answer, with its billed input tokens (a live call's and a recording's)."""
+    items, tokens = read_embed(data, provider)
+    return EmbedResponse.from_base64(
+        items, usage=Usage(input_tokens=tokens or 0, requests=1), model=model
+    )
 
 
 def error_message(data: Any) -> str | None:

@@ -21,7 +21,6 @@ from typing import Any
 
 from llmport.errors import UnsupportedFeatureError
 from llmport.messages.embeddings import EmbedRequest, EmbedResponse
-from llmport.messages.types import Usage
 from llmport.provider.contract import PreparedEmbed
 from llmport.provider.embedding import check_embed
 from llmport.provider.jsonhttp import JsonEmbeddingProvider
@@ -79,8 +78,4 @@ class VoyageProvider(JsonEmbeddingProvider):
         return self._answer(await self.endpoint.apost(path, body), prepared)
 
     def _answer(self, data: Any, prepared: PreparedEmbed) -> EmbedResponse:
-        request = prepared.request
-        items, tokens = embeddings.read_embed(data, self.name)
-        return EmbedResponse.from_base64(
-            items, usage=Usage(input_tokens=tokens or 0, requests=1), model=request.model
-        )
+        return embeddings.answer(data, prepared.request.model, self.name)
