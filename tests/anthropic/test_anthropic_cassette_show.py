@@ -3,12 +3,15 @@
 The plugin reads its exchanges into neutral messages (``llmport_cassette_readers``):
 images and documents by type and size, tool uses and the results sent back
 (named by their call), a stream assembled by the plugin's stream reader, usage.
+A garbled exchange is left to the generic reading, never a traceback.
 """
 
 from __future__ import annotations
 
 import pytest
-from support.cassette_support import CASSETTES, shown
+from llmport.plugin_api import ShownExchange
+from llmport_anthropic.recorded import read_messages
+from support.cassette_support import CASSETTES, hostile_exchanges, shown
 
 
 def show(name: str, capsys: pytest.CaptureFixture[str]) -> list[str]:
@@ -48,3 +51,9 @@ def test_a_streamed_tool_loop_shows_the_calls_and_the_results_sent_back(
         "  model: Paris is sunny at 22C; London has light rain at 14C.",
         "  usage: 702 in, 21 out",
     ]
+
+
+def test_a_garbled_exchange_is_left_to_the_generic_reading() -> None:
+    for exchange in hostile_exchanges("https://api.anthropic.com/v1/messages"):
+        shown = read_messages(exchange)
+        assert shown is None or isinstance(shown, ShownExchange), exchange

@@ -3,12 +3,15 @@
 The plugin reads its exchanges into neutral messages (``llmport_cassette_readers``):
 inline media by type and size, function calls and the responses sent back, a
 stream assembled by the plugin's stream reader, usage.
+A garbled exchange is left to the generic reading, never a traceback.
 """
 
 from __future__ import annotations
 
 import pytest
-from support.cassette_support import CASSETTES, shown
+from llmport.plugin_api import ShownExchange
+from llmport_gemini.recorded import read_generate
+from support.cassette_support import CASSETTES, hostile_exchanges, shown
 
 
 def show(name: str, capsys: pytest.CaptureFixture[str]) -> list[str]:
@@ -42,3 +45,11 @@ def test_a_streamed_tool_loop_shows_the_calls_and_the_results_sent_back(
         "  model: Paris is sunny at 22C; London has light rain at 14C.",
         "  usage: 131 in, 19 out",
     ]
+
+
+@pytest.mark.parametrize("method", [":generateContent", ":streamGenerateContent"])
+def test_a_garbled_exchange_is_left_to_the_generic_reading(method: str) -> None:
+    url = "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash" + method
+    for exchange in hostile_exchanges(url):
+        shown = read_generate(exchange)
+        assert shown is None or isinstance(shown, ShownExchange), exchange

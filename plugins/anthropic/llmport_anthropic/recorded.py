@@ -14,6 +14,7 @@ import binascii
 import json
 from typing import Any, Literal
 
+from llmport.errors import LlmportError
 from llmport.plugin_api import (
     MediaBlock,
     Message,
@@ -40,7 +41,11 @@ def read_messages(exchange: RecordedExchange) -> ShownExchange | None:
         return None
     model = str(sent.get("model") or "")
     messages = [_message(m) for m in sent.get("messages") or [] if isinstance(m, dict)]
-    return ShownExchange(messages, _answer(exchange, model), model)
+    try:
+        answer = _answer(exchange, model)
+    except LlmportError:  # an answer the converters refuse: the generic reading shows it
+        return None
+    return ShownExchange(messages, answer, model)
 
 
 def _answer(exchange: RecordedExchange, model: str) -> Response | None:

@@ -15,6 +15,7 @@ import binascii
 import json
 from typing import Any, Literal
 
+from llmport.errors import LlmportError
 from llmport.plugin_api import (
     MediaBlock,
     Message,
@@ -39,7 +40,11 @@ def read_generate(exchange: RecordedExchange) -> ShownExchange | None:
         return None
     model = exchange.path.rsplit("/", 1)[-1].split(":", 1)[0]
     contents = [_message(c) for c in sent.get("contents") or [] if isinstance(c, dict)]
-    return ShownExchange(contents, _answer(exchange, model), model)
+    try:
+        answer = _answer(exchange, model)
+    except LlmportError:  # an answer the converters refuse: the generic reading shows it
+        return None
+    return ShownExchange(contents, answer, model)
 
 
 def _answer(exchange: RecordedExchange, model: str) -> Response | None:
