@@ -118,9 +118,26 @@ def test_embeddings_show_counts_and_dimensions_not_the_vectors(
     ]
 
 
-@pytest.mark.parametrize("path", ["/v1/chat/completions", "/v1/responses", "/v1/embeddings"])
+@pytest.mark.parametrize(
+    "path",
+    ["/v1/chat/completions", "/v1/responses", "/v1/responses/resp_1/cancel", "/v1/embeddings"],
+)
 def test_a_garbled_exchange_is_left_to_the_generic_reading(path: str) -> None:
     for exchange in hostile_exchanges("https://api.openai.com" + path):
         for reader in (read_chat, read_responses, read_embeddings):
             shown = reader(exchange)
             assert shown is None or isinstance(shown, ShownExchange), (reader, exchange)
+
+
+def test_a_background_response_read_back_shows_its_answer(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path = "/v1/responses/resp_06a562f31ab7703300698b9df109c481979ebf760b2ff5fc75"
+    assert show("responses_background_poll.yaml", capsys) == [
+        "#1 POST /v1/responses  (gpt-4o)",
+        "  you: What is 2 + 2?",
+        f"#2 GET {path}  (gpt-4o-2024-08-06)",
+        f"#3 GET {path}  (gpt-4o-2024-08-06)",
+        "  model: 2 + 2 equals 4.",
+        "  usage: 15 in, 9 out",
+    ]

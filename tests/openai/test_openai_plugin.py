@@ -37,6 +37,7 @@ def test_importing_llmport_and_the_plugin_imports_no_sdk() -> None:
 def test_entry_point_registers_both_prefixes(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LLMPORT_PLUGINS", "openai")
     from llmport.plugins import host as plugins
+
     monkeypatch.setattr(plugins, "_loaded", {})
     providers = PluginHost().providers()
     assert {"openai", "openai-responses"} <= set(providers)

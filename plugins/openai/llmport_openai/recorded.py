@@ -56,15 +56,29 @@ def read_chat(exchange: RecordedExchange) -> ShownExchange | None:
 
 
 def read_responses(exchange: RecordedExchange) -> ShownExchange | None:
-    """A Responses exchange (``POST .../responses``, whole or streamed), or ``None``."""
+    """A Responses exchange, or ``None``.
+
+    ``POST .../responses`` (whole or streamed), and a background response's
+    retrieval or cancel (``.../responses/resp_...``, ``.../cancel``): those send
+    no conversation, and their answer is the response object (or its stream).
+    """
     sent = exchange.sent
-    if not exchange.path.endswith("/responses") or not isinstance(sent, dict):
+    created = exchange.path.endswith("/responses") and isinstance(sent, dict)
+    if not created and not _retrieved(exchange.path):
         return None
     try:
         answer = _responses_answer(exchange)
     except LlmportError:  # an answer the converters refuse: the generic reading shows it
         return None
+    if not isinstance(sent, dict):
+        return ShownExchange([], answer, answer.model if answer else "")
     return ShownExchange(responses_messages(sent), answer, str(sent.get("model") or ""))
+
+
+def _retrieved(path: str) -> bool:
+    """``.../responses/resp_<id>`` or its ``/cancel``: a stored response read back."""
+    parts = path.removesuffix("/cancel").split("/")
+    return len(parts) >= 2 and parts[-2] == "responses" and parts[-1].startswith("resp_")
 
 
 def read_embeddings(exchange: RecordedExchange) -> ShownExchange | None:
