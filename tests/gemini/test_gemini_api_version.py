@@ -69,7 +69,6 @@ def test_vertex_ai_keeps_the_sdks_version() -> None:
     assert developer.client_kwargs()["http_options"].api_version == DEFAULT_API_VERSION == "v1beta"
 
 
-
 async def test_api_version_from_llmport_toml(
     tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 from llmport.plugin_api import ShownExchange
-from llmport_gemini.recorded import read_generate
+from llmport_gemini.recorded import read_embeddings, read_generate
 from support.cassette_support import CASSETTES, hostile_exchanges, shown
 
 
@@ -47,9 +47,35 @@ def test_a_streamed_tool_loop_shows_the_calls_and_the_results_sent_back(
     ]
 
 
-@pytest.mark.parametrize("method", [":generateContent", ":streamGenerateContent"])
+@pytest.mark.parametrize(
+    "method", [":generateContent", ":streamGenerateContent", ":batchEmbedContents", ":predict"]
+)
 def test_a_garbled_exchange_is_left_to_the_generic_reading(method: str) -> None:
     url = "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash" + method
     for exchange in hostile_exchanges(url):
-        shown = read_generate(exchange)
-        assert shown is None or isinstance(shown, ShownExchange), exchange
+        for reader in (read_generate, read_embeddings):
+            shown = reader(exchange)
+            assert shown is None or isinstance(shown, ShownExchange), (reader, exchange)
+
+
+def test_embeddings_show_counts_and_dimensions_not_the_vectors(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    embeddings = CASSETTES / "embeddings"
+    assert shown(embeddings / "gemini_task_prefix.yaml", capsys) == [
+        "#1 POST /v1beta/models/gemini-embedding-2:batchEmbedContents  (gemini-embedding-2)",
+        "  you: 1 input to embed",
+        "  model: 1 vector of 3072 dimensions",
+        "  usage: 11 in, 0 out",
+    ]
+    assert shown(embeddings / "media_vertex_multimodal.yaml", capsys)[1:] == [
+        "  you: 1 input to embed",
+        "  model: 1 vector of 128 dimensions",
+    ]
+
+
+def test_an_image_models_predict_is_not_read_as_embeddings(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    lines = shown(CASSETTES / "images" / "vertex_imagen.yaml", capsys)
+    assert not any("embed" in line or "vector" in line for line in lines)

@@ -36,10 +36,11 @@ def _vertex_factory(settings: dict[str, Any], info: ProviderInfo) -> llmport.Pro
 
 @llmport.hookimpl
 def llmport_cassette_readers(register: Any) -> None:
-    """Show recorded generateContent exchanges in neutral types (``llmport cassette show``)."""
-    from .recorded import read_generate  # the converters load only when a cassette is shown
+    """Show recorded generateContent and embedding exchanges (``llmport cassette show``)."""
+    from .recorded import read_embeddings, read_generate  # loaded when a cassette is shown
 
     register(read_generate)
+    register(read_embeddings)
 
 
 @llmport.hookimpl

@@ -5,7 +5,10 @@ become neutral messages (text, inline media, function calls and responses);
 the answer is read by the converters a live call uses:
 :func:`~.convert_out.response_json` (else google-genai's object and
 :func:`~.convert_out.response`) for a JSON answer, :class:`~.convert_out.StreamState`
-and the core's assembler for a stream. Imported by the cassette-reader hook only.
+and the core's assembler for a stream. Embeddings (``batchEmbedContents``, and
+Vertex's ``:predict`` on an embedding model) show how many inputs went and how
+many vectors of what size came back (:func:`~.embeddings.answer`), never the
+vectors. Imported by the cassette-reader hook only.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import Any, Literal
 
 from llmport.errors import LlmportError
 from llmport.plugin_api import (
+    EmbedRequest,
     MediaBlock,
     Message,
     RecordedExchange,
@@ -29,6 +33,8 @@ from llmport.plugin_api import (
 )
 
 from .convert_out import StreamState, response, response_json, sdk_response
+from .embeddings import BATCH, PREDICT
+from .embeddings import answer as embed_answer
 
 _METHODS = (":generateContent", ":streamGenerateContent")
 
@@ -45,6 +51,25 @@ def read_generate(exchange: RecordedExchange) -> ShownExchange | None:
     except LlmportError:  # an answer the converters refuse: the generic reading shows it
         return None
     return ShownExchange(contents, answer, model)
+
+
+def read_embeddings(exchange: RecordedExchange) -> ShownExchange | None:
+    """A ``:batchEmbedContents`` or embedding ``:predict`` exchange, or ``None``.
+
+    Imagen's ``:predict`` answers images: the embedding reader refuses it, and
+    the exchange keeps the generic reading.
+    """
+    sent = exchange.sent
+    method = next((m for m in (BATCH, PREDICT) if exchange.path.endswith(m)), None)
+    if method is None or not isinstance(sent, dict):
+        return None
+    model = exchange.path.rsplit("/", 1)[-1].removesuffix(method)
+    given = sent.get("requests" if method == BATCH else "instances")
+    count = len(given) if isinstance(given, list) else 0
+    request = EmbedRequest(model, ())
+    return ShownExchange.read_embedding(
+        exchange, model, count, lambda data: embed_answer(data, request, method, "gemini")
+    )
 
 
 def _answer(exchange: RecordedExchange, model: str) -> Response | None:
