@@ -352,7 +352,11 @@ class Runtime(FileMethods, ConversationMethods, JobMethods, ImageMethods):
 
     async def async_exec(self, content: Any = None, **params: Unpack[CallParams]) -> Any:
         """Async :meth:`exec`; same parameters, same behaviour."""
-        return (await self.arun(content, **params)).output
+        # The engine's coroutine awaited here, not through arun: one coroutine fewer
+        # held for each call in flight.
+        started = time.monotonic()
+        engine = _engine_within(self, params, started)
+        return (await engine.arun(self, content, params, started)).output
 
     def stream(self, content: Any = None, **params: Unpack[CallParams]) -> Iterator[StreamEvent]:
         """Yield :data:`~llmport.messages.types.StreamEvent` objects; the last is a FinalEvent."""

@@ -248,12 +248,21 @@ async def _atools_live(effect: RunTools | Invoke, live: LiveEvents) -> AsyncIter
             task.cancel()
 
 
+def _asend(effect: Send) -> Awaitable[Response]:
+    """The awaitable of one model request: the provider's own coroutine outside a
+    durable run (no wrapper coroutine or closure held for each call in flight), else
+    a step of the run."""
+    send = effect.provider.asend
+    if current_recorder() is None:
+        return send(effect.prepared)
+    return astep("model", _model_of(effect), lambda: send(effect.prepared))
+
+
 async def _aperform(effect: Effect) -> Any:
     kind = type(effect)
     if kind is Send:
         assert isinstance(effect, Send)
-        send = effect.provider.asend
-        return await astep("model", _model_of(effect), lambda: send(effect.prepared))
+        return await _asend(effect)
     if kind is Prepare:  # a cold provider's first conversion, off the event loop
         return await aprepare_within(effect.provider, effect.request, effect.deadline)  # type: ignore[union-attr]
     if kind is Sleep:
@@ -353,9 +362,12 @@ async def adrive(steps: Steps) -> AsyncIterator[StreamEvent]:
                             value = item[1]
                         else:
                             yield item
-                elif deadline is not None and type(effect) is Send:
-                    async with asyncio.timeout_at(deadline):
-                        value = await _aperform(effect)
+                elif type(effect) is Send:
+                    if deadline is None:
+                        value = await _asend(effect)
+                    else:
+                        async with asyncio.timeout_at(deadline):
+                            value = await _asend(effect)
                 else:
                     value = await _aperform(effect)
             except Exception as exc:
