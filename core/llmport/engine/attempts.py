@@ -145,7 +145,7 @@ def _with_fallbacks(
         try:
             prepared = yield from prepare(plan, run, plan.provider, candidate)
         except InputError as exc:  # this model cannot take the request: never sent to it
-            plan.skipped.append((plan.qualified, str(exc)))
+            plan.state.skip(plan.qualified, str(exc))
             last = exc
             continue
         if plan.hooks.observed:

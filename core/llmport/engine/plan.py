@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import field
 from typing import Any
 
 from ..controls.budget import Budget, Ledger
@@ -109,9 +108,18 @@ class RunState:
     #: The index of the candidate in use (:attr:`RunPlan.candidates`).
     index: int = 0
     record: LlmRecordLike | None = None
-    #: Fallback models that could not take the request: (model, reason).
-    skipped: list[tuple[str, str]] = field(default_factory=list)
-    response_ids: list[str] = field(default_factory=list)
+    #: Fallback models that could not take the request: (model, reason). Tuples, grown
+    #: on the rare run that adds to them: no list held for every call in flight.
+    skipped: tuple[tuple[str, str], ...] = ()
+    response_ids: tuple[str, ...] = ()
+
+    def skip(self, model: str, reason: str) -> None:
+        """Note a fallback model that could not take the request."""
+        self.skipped += ((model, reason),)
+
+    def note_response_id(self, response_id: str) -> None:
+        """Note the id of an answer the vendor keeps on its server."""
+        self.response_ids += (response_id,)
 
     def use(self, candidate: Candidate, index: int) -> None:
         """Switch the run to ``candidate`` (it stays for the rest of the run)."""
@@ -184,7 +192,7 @@ class RunPlan:
     #: is retried after a ``StreamRestarted`` event, instead of ``StreamInterrupted``.
     stream_restart: bool
     #: The models this run may use, in order (empty: no fallbacks).
-    candidates: list[Candidate]
+    candidates: tuple[Candidate, ...]
     fallback_on: tuple[type[BaseException], ...]
     #: ``tool_execution="manual"``: stop at the first turn with tool calls.
     manual_tools: bool
@@ -235,12 +243,16 @@ class RunPlan:
         return self.state.record
 
     @property
-    def skipped(self) -> list[tuple[str, str]]:
+    def skipped(self) -> tuple[tuple[str, str], ...]:
         return self.state.skipped
 
     @property
-    def response_ids(self) -> list[str]:
+    def response_ids(self) -> tuple[str, ...]:
         return self.state.response_ids
+
+    def note_response_id(self, response_id: str) -> None:
+        """Note the id of an answer the vendor keeps on its server."""
+        self.state.note_response_id(response_id)
 
     def use(self, index: int) -> None:
         """Switch the run to candidate ``index`` (it stays for the rest of the run)."""
@@ -407,7 +419,7 @@ def plan_run(
         deadline=None if deadline_seconds is None else started + deadline_seconds,
         deadline_seconds=deadline_seconds,
         stream_restart=run_options.stream_restart,
-        candidates=[used, *fallbacks] if fallbacks else [],
+        candidates=(used, *fallbacks) if fallbacks else (),
         fallback_on=fallback_on,
         manual_tools=run_options.manual_tools,
         gate=settings.gate(first.qualified),  # limits

@@ -34,8 +34,7 @@ class Chained(Protocol):
     @property
     def options(self) -> dict[str, Any]: ...
 
-    @property
-    def response_ids(self) -> list[str]: ...
+    def note_response_id(self, response_id: str) -> None: ...
 
 
 __all__ = [
@@ -61,7 +60,7 @@ def note_answer(plan: Chained, run: RunResult[Any], response: Response) -> None:
     if not response.id or not plan.provider.server_state:
         return
     run.response_id = response.id
-    plan.response_ids.append(response.id)
+    plan.note_response_id(response.id)
     if "previous_response_id" in plan.options:
         plan.options["previous_response_id"] = response.id
 

@@ -298,7 +298,7 @@ def plan_job(
         raise UnsupportedFeatureError(
             plan.provider.name, plan.model, kind, f"call= functions have no {kind} API"
         )
-    return replace(plan, fallback_on=(), candidates=[])  # one model: no fallbacks in a job
+    return replace(plan, fallback_on=(), candidates=())  # one model: no fallbacks in a job
 
 
 def prepare_first(plan: RunPlan, feature: str, *, stream: bool = False) -> tuple[Request, Prepared]:
