@@ -1,0 +1,47 @@
+"""Objects an ``async_exec`` holds while its request is in flight (garbage-collector load).
+
+At hundreds of calls in flight, every object a call holds is one the
+collector walks on each young collection, and enough of them trigger a full
+collection per burst. The engine's share is guarded here with the scripted
+provider (no network): the count of GC-tracked objects per call waiting on
+its model request, a deterministic figure (no timing involved).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+
+from llmport.testing import Script, reply
+
+#: Calls in flight at once: enough that one-off objects (caches, the loop's) vanish.
+CALLS = 50
+#: GC-tracked objects per plain call waiting on its model request: 51 measured with
+#: the scripted provider (63 before the async driver awaited the provider's own
+#: coroutine and a run's empty candidate, skipped and answer-id lists became tuples).
+BUDGET = 52
+
+
+async def _held_per_call() -> float:
+    script = Script([reply("ok"), *(reply("ok", delay=3600) for _ in range(CALLS))])
+    rt = script.runtime()
+    await rt.async_exec("warm")  # loads the engine and the provider: not per call
+    gc.collect()
+    before = len(gc.get_objects())
+    tasks = [asyncio.ensure_future(rt.async_exec("hi")) for _ in range(CALLS)]
+    while len(script.requests) < CALLS + 1:  # every call waits on its model request
+        await asyncio.sleep(0)
+    held = (len(gc.get_objects()) - before) / CALLS
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    return held
+
+
+def test_objects_held_per_call_in_flight() -> None:
+    gc.disable()  # counted as allocated: a collection mid-count would only lower it
+    try:
+        held = asyncio.run(_held_per_call())
+    finally:
+        gc.enable()
+    assert held <= BUDGET, f"{held:.1f} GC-tracked objects held per call in flight"
