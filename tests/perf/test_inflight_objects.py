@@ -16,10 +16,10 @@ from llmport.testing import Script, reply
 
 #: Calls in flight at once: enough that one-off objects (caches, the loop's) vanish.
 CALLS = 50
-#: GC-tracked objects per plain call waiting on its model request: 51 measured with
+#: GC-tracked objects per plain call waiting on its model request: 50 measured with
 #: the scripted provider (63 before the async driver awaited the provider's own
-#: coroutine and a run's empty candidate, skipped and answer-id lists became tuples).
-BUDGET = 52
+#: coroutine and a run's and a request's empty lists became shared empty tuples).
+BUDGET = 50
 
 
 async def _held_per_call() -> float:
@@ -44,4 +44,5 @@ def test_objects_held_per_call_in_flight() -> None:
         held = asyncio.run(_held_per_call())
     finally:
         gc.enable()
-    assert held <= BUDGET, f"{held:.1f} GC-tracked objects held per call in flight"
+    # Rounded: a few one-off objects of the loop's own are spread over the calls.
+    assert round(held) <= BUDGET, f"{held:.1f} GC-tracked objects held per call in flight"

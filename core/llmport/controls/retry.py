@@ -138,8 +138,14 @@ def retry_after_of(exc: BaseException) -> float | None:
 class Attempts:
     """Record of every attempt of one model request."""
 
-    failures: list[AttemptFailure] = field(default_factory=list)
+    #: A tuple grown on failure: the shared empty one until then (no list held for
+    #: every request in flight).
+    failures: tuple[AttemptFailure, ...] = ()
     count: int = 0
+
+    def note(self, failure: AttemptFailure) -> None:
+        """Record a failed attempt."""
+        self.failures += (failure,)
 
 
 def after_failure(
@@ -163,7 +169,7 @@ def after_failure(
     last = not retryable or number >= max_attempts
     delay = 0.0 if last else backoff.delay(number, retry_after_of(exc))
     failure = AttemptFailure(number, exc, delay, model)
-    attempts.failures.append(failure)
+    attempts.note(failure)
     if on_failure is not None:
         on_failure(failure)
     if not retryable:

@@ -207,7 +207,7 @@ def _attempts(
         except Exception as exc:
             waited_out = isinstance(exc, LimitWaitTimeout)  # capacity only after the deadline
             if deadline is not None and (waited_out or time.monotonic() >= deadline - 0.001):
-                attempts.failures.append(AttemptFailure(attempts.count, exc))
+                attempts.note(AttemptFailure(attempts.count, exc))
                 raise _timeout(plan, run, attempts) from None
             if reader is not None and reader.delivered:
                 delay = yield from _restart_or_interrupt(plan, run, attempts, reader, exc, info)
@@ -255,14 +255,14 @@ def _restart_or_interrupt(
     with it, a retry first tells the caller to discard what it was shown.
     """
     if not plan.stream_restart:
-        attempts.failures.append(AttemptFailure(attempts.count, exc))
+        attempts.note(AttemptFailure(attempts.count, exc))
         raise interrupted(plan, run, attempts, reader, exc) from exc
     try:
         delay = _failed(plan, run, attempts, exc, info)
     except Exception as final:
         if plan.candidates and isinstance(final, (ExecFailed, *plan.fallback_on)):
             raise  # the next model restarts the stream (_with_fallbacks)
-        attempts.count, attempts.failures = 0, []  # counted on the run by _failed
+        attempts.count, attempts.failures = 0, ()  # counted on the run by _failed
         raise interrupted(plan, run, attempts, reader, final) from final
     yield Emit(StreamRestarted(attempts.count + 1))
     reader.restart()
@@ -276,7 +276,7 @@ def interrupted(
     run.attempts += attempts.count
     run.failures.extend(attempts.failures)
     attempts.count = 0
-    attempts.failures = []
+    attempts.failures = ()
     partial = copy.copy(run)
     partial.text = "".join(reader.shown)
     partial.model = plan.qualified
@@ -289,7 +289,7 @@ def _timeout(
     run.attempts += attempts.count
     run.failures.extend(attempts.failures)
     attempts.count = 0
-    attempts.failures = []
+    attempts.failures = ()
     assert plan.deadline_seconds is not None
     return RunTimeout(plan.deadline_seconds, run, late)
 

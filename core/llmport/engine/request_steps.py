@@ -122,7 +122,7 @@ def _after_failure(plan: StepPlan, attempts: Attempts, number: int, exc: Excepti
     :class:`RunTimeout` (the deadline, not the vendor, ended it).
     """
     if isinstance(exc, ProviderTimeoutError) and _past_deadline(plan):
-        attempts.failures.append(AttemptFailure(number, exc, 0.0, plan.qualified))
+        attempts.note(AttemptFailure(number, exc, 0.0, plan.qualified))
         raise RunTimeout(plan.deadline_seconds or 0.0)
     return after_failure(
         exc,
