@@ -19,7 +19,9 @@ CALLS = 50
 #: GC-tracked objects per plain call waiting on its model request: 50 measured with
 #: the scripted provider (63 before the async driver awaited the provider's own
 #: coroutine and a run's and a request's empty lists became shared empty tuples).
-BUDGET = 50
+#: Three over the figure: one-off objects of the loop's, or of a cache a worker has not
+#: filled yet, spread over the calls must not fail the suite; 63 still does.
+BUDGET = 53
 
 
 async def _held_per_call() -> float:
