@@ -405,26 +405,21 @@ def redact_echoes(text: str) -> str:
     the session store and cassettes still show such a link through
     :func:`redact`.
     """
-    index = _index[0]
+    return _redact_with(text, _index[0], shapes=False)
+
+
+def _redact_with(text: str, index: _Index, *, shapes: bool = True) -> str:
+    """``text`` with ``index``'s values and their echoes masked (and, with ``shapes``,
+    anything shaped like a credential)."""
     original = text
     for secret in index.values:
         if secret in text:
             text = text.replace(secret, "***")
-    if "***" in text:
-        text = _mask_starred_echoes(text, index)
-    text = _mask_partial_echoes(text, index)
-    return original if text == original else text
-
-
-def _redact_with(text: str, index: _Index) -> str:
-    original = text
-    for secret in index.values:
-        if secret in text:
-            text = text.replace(secret, "***")
-    lowered = text.lower()
-    for triggers, secret_pattern, replacement in _SECRET_PATTERNS:
-        if any(t in lowered for t in triggers):
-            text = secret_pattern.sub(replacement, text)
+    if shapes:
+        lowered = text.lower()
+        for triggers, secret_pattern, replacement in _SECRET_PATTERNS:
+            if any(t in lowered for t in triggers):
+                text = secret_pattern.sub(replacement, text)
     if "***" in text:
         text = _mask_starred_echoes(text, index)
     text = _mask_partial_echoes(text, index)

@@ -29,6 +29,7 @@ from typing import Any, Protocol
 from ..errors import ContentError, MalformedResponseError, OptionError, UnsupportedFeatureError
 from ..messages.images import ImageRequest, ImageResponse
 from ..messages.types import ImageGeneration, MediaBlock, ModelCapabilities
+from ..observe.redaction import redact_echoes
 from ..slotted import dataclass
 from .media import answered_media
 
@@ -189,7 +190,24 @@ def check_answer(vendor: str, request: ImageRequest, answer: ImageResponse) -> I
             raise _bad(vendor, f"image answer: a {block.media_type} is not an image")
         if wanted is not None and block.media_type != wanted:
             raise _bad(vendor, f"image answer: {block.media_type}, asked {wanted}")
+    if any(block.url for block in answer.images):
+        return _links_masked(answer)
     return answer
+
+
+def _links_masked(answer: ImageResponse) -> ImageResponse:
+    """``answer`` with a key of the caller's echoed into an image link masked.
+
+    Only the caller's secrets: the link's own signature (``sig=``) is what
+    makes a signed download link usable. Logs and the DAG redact it whole.
+    """
+    from dataclasses import replace  # here: not on start-up's path
+
+    images = tuple(
+        replace(block, url=redact_echoes(block.url)) if block.url else block
+        for block in answer.images
+    )
+    return replace(answer, images=images)
 
 
 def answered_image(vendor: str, data: str | bytes, media_type: str | None) -> MediaBlock:

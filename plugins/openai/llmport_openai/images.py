@@ -30,7 +30,7 @@ from typing import Any
 from llmport.errors import MalformedResponseError
 from llmport.messages.images import ImageRequest, ImageResponse
 from llmport.messages.types import MediaBlock, Usage
-from llmport.observe.redaction import redact, redact_echoes
+from llmport.observe.redaction import redact
 from llmport.provider.imaging import answered_image
 
 __all__ = ["image_answer", "image_body"]
@@ -91,9 +91,9 @@ def _image(item: Any, declared: str | None, provider: str) -> MediaBlock:
         return answered_image(provider, encoded, declared)
     url = item.get("url")
     if isinstance(url, str) and url.startswith("https://"):
-        # A signed link, valid for an hour: its signature kept (the link is useless without
-        # it), a key of the caller's echoed into it masked. Logs and the DAG redact it whole.
-        return MediaBlock("image", declared or "image/png", url=redact_echoes(url))
+        # A signed link, valid for an hour: kept whole (the core's answer check masks a key
+        # of the caller's echoed into it, never the link's own signature).
+        return MediaBlock("image", declared or "image/png", url=url)
     raise _bad(provider, "an image has neither b64_json nor an https url")
 
 

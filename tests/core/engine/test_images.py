@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import secrets
 import threading
 import time
 from collections.abc import Callable
@@ -28,6 +29,7 @@ from llmport.errors import (
 )
 from llmport.messages.images import ImageRequest, ImageResponse, Images
 from llmport.messages.types import ImageGeneration, MediaBlock, ModelCapabilities, Usage
+from llmport.observe.redaction import isolated_secrets, register_secret
 from llmport.provider.contract import Provider, ProviderInfo
 from llmport.provider.imaging import IMAGES, PreparedImage, aspect_ratio
 from llmport.testing.scripted import scripted_png
@@ -266,6 +268,24 @@ def _with_answers(factory: Callable[..., Canvas], answers: list[Any]) -> Callabl
         return provider
 
     return make
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_link_answer_keeps_its_signature_and_loses_an_echoed_key(
+    plugin: Plugin, mode: str
+) -> None:
+    key = "sk-proj-" + secrets.token_hex(16)  # fake, random: only this test knows it
+    link = f"https://cdn.example/a.png?se=2026&sig=Zm9vYmFy0123456789&echo={key}"
+
+    def linked(request: ImageRequest) -> ImageResponse:
+        return ImageResponse((MediaBlock("image", "image/png", url=link),), Usage(), request.model)
+
+    plugin.factory = _with_answers(plugin.factory, [linked])
+    with isolated_secrets():
+        register_secret(key)
+        (block,) = generate(runtime(plugin), mode, "a fox")
+    # Any plugin's link: the caller's key masked in the core, the vendor's signature kept.
+    assert block.url == "https://cdn.example/a.png?se=2026&sig=Zm9vYmFy0123456789&echo=***"
 
 
 @pytest.mark.parametrize("mode", MODES)
