@@ -1,6 +1,6 @@
 """Session DAG benchmarks: context computation per exec, and SQLite append rate.
 
-    uv run python benchmarks/bench_dag.py [--quick] [--agentic-call]
+    uv run python benchmarks/bench_dag.py [--quick] [--agentic-call | --exec-in-session]
 
 1. Context per exec on sessions of 1,000 / 10,000 / 100,000 nodes: the
    session is one long agent run (``main`` calling ``step(i)``, each step an
@@ -28,6 +28,9 @@
    call (cProfile, 1,000 calls) and microseconds per call (median of
    interleaved blocks); the scripted provider, no network. ``--agentic-call``
    measures this alone (another checkout's interpreter can run this file).
+
+``--exec-in-session`` measures part 3 alone (what ``bench_limits.py`` runs
+for each checkout).
 
 Prints a table, then one JSON line.
 """
@@ -260,8 +263,26 @@ def print_agentic_call(fixed: dict[str, Any]) -> None:
         print(f"{name:>22} {row['calls']:>13,} {row['us']:>12.1f}")
 
 
+def exec_in_session(quick: bool) -> dict[str, Any]:
+    """Part 3 with this run's sizes: an exec in a 100k- against a 1k-node session."""
+    return bench_exec_in_session([1_000, 100_000], 200 if quick else 500, 5 if quick else 9)
+
+
+def print_exec_in_session(in_session: dict[str, Any]) -> None:
+    print('exec(context="") in an @agentic_function, over the bare exec')
+    print(f"  bare exec: {in_session['bare_ms']:.4f} ms")
+    for size, over in in_session["overhead_ms"].items():
+        print(f"  {size:>8,} session nodes: +{over:.4f} ms")
+    print(f"  largest / smallest: x{in_session['ratio']:.2f}  (target: <= 1.10)")
+
+
 def main() -> None:
     quick = "--quick" in sys.argv
+    if "--exec-in-session" in sys.argv:
+        in_session = exec_in_session(quick)
+        print_exec_in_session(in_session)
+        print(json.dumps({"bench": "dag", "exec_in_session": in_session}))
+        return
     if "--agentic-call" in sys.argv:
         fixed = bench_agentic_call(1_000, 3 if quick else 5)
         print_agentic_call(fixed)
@@ -271,7 +292,7 @@ def main() -> None:
     context = [bench_context(n, 200 if quick else 500) for n in sizes]
     with tempfile.TemporaryDirectory() as tmp:
         append = bench_append(2_000 if quick else 10_000, Path(tmp))
-    in_session = bench_exec_in_session([1_000, 100_000], 200 if quick else 500, 5 if quick else 9)
+    in_session = exec_in_session(quick)
     fixed = bench_agentic_call(1_000, 5 if quick else 9)
 
     print(f"context per exec (render_range={RANGE})")
@@ -295,11 +316,7 @@ def main() -> None:
     print(f"  @agentic_function calls:            {append['agentic_calls_per_s']:>10,.0f} nodes/s")
     print("  target: >= 5,000 nodes/s")
     print()
-    print('exec(context="") in an @agentic_function, over the bare exec')
-    print(f"  bare exec: {in_session['bare_ms']:.4f} ms")
-    for size, over in in_session["overhead_ms"].items():
-        print(f"  {size:>8,} session nodes: +{over:.4f} ms")
-    print(f"  largest / smallest: x{in_session['ratio']:.2f}  (target: <= 1.10)")
+    print_exec_in_session(in_session)
     print()
     print_agentic_call(fixed)
     ok = (

@@ -1,6 +1,7 @@
 """The cost of a durable step (llmport-dbos) over a plain call.
 
-    uv run python benchmarks/bench_durable.py [--steps 20] [--runs 15] [--no-postgres] [--cpu]
+    uv run python benchmarks/bench_durable.py [--steps 20] [--runs 15] [--cpu]
+        [--no-postgres | --no-sqlite]
 
 An agentic function making ``steps`` ``exec`` calls on a scripted provider
 (no network, no vendor time: what is left is llmport's and DBOS's own cost)
@@ -157,6 +158,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--no-postgres", action="store_true")
+    parser.add_argument("--no-sqlite", action="store_true", help="PostgreSQL alone")
     parser.add_argument(
         "--cpu",
         action="store_true",
@@ -170,8 +172,9 @@ def main() -> None:
     results: dict[str, dict[str, float]] = {}
     folder = tempfile.mkdtemp(prefix="llmport-bench-durable-")
     try:
-        sqlite = f"sqlite:///{os.path.join(folder, 'dbos.sqlite')}"
-        results["sqlite"] = measure(sqlite, plans, args.runs, bare, clock)
+        if not args.no_sqlite:
+            sqlite = f"sqlite:///{os.path.join(folder, 'dbos.sqlite')}"
+            results["sqlite"] = measure(sqlite, plans, args.runs, bare, clock)
         found = None if args.no_postgres else postgres_url(os.path.join(folder, "pg"))
         if found is not None:
             url, server = found

@@ -62,6 +62,43 @@ def slowest(env: dict[str, str], count: int = 10, runs: int = 5) -> list[tuple[s
     return sorted(medians, key=lambda item: -item[1])[:count]
 
 
+def measure(sides: dict[str, dict[str, str]], runs: int) -> dict[str, dict[str, float]]:
+    """Each side's import over ``python -c pass``, in ms: ``runs`` interleaved samples a side.
+
+    ``sides`` maps a name to the environment its interpreters run with (its
+    ``PYTHONPATH`` says whose llmport is imported); the first side's is used
+    for ``python -c pass``. Returns, per side, the median wall and CPU time
+    over the median of ``pass`` and the best wall time over the best of ``pass``.
+    """
+    for side_env in sides.values():
+        wall(IMPORT, side_env)  # write the bytecode cache
+    base_env = next(iter(sides.values()))
+    base: list[tuple[float, float]] = []
+    loaded: dict[str, list[tuple[float, float]]] = {side: [] for side in sides}
+    for _ in range(runs):  # interleaved: load swings hit every side alike
+        base.append(wall("pass", base_env))
+        for side, side_env in sides.items():
+            loaded[side].append(wall(IMPORT, side_env))
+    median = statistics.median
+
+    def over(side: str, i: int) -> float:
+        return (median(x[i] for x in loaded[side]) - median(x[i] for x in base)) * 1000
+
+    def best(side: str) -> float:
+        # The fastest sample of each: the least disturbed by other jobs.
+        return (min(x[0] for x in loaded[side]) - min(x[0] for x in base)) * 1000
+
+    return {
+        side: {
+            "pass_ms": median(x[0] for x in base) * 1000,
+            "import_over_pass_ms": over(side, 0),
+            "import_over_pass_cpu_ms": over(side, 1),
+            "import_over_pass_best_ms": best(side),
+        }
+        for side in sides
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=30)
@@ -75,24 +112,9 @@ def main() -> None:
             **env,
             "PYTHONPATH": os.pathsep.join(filter(None, [core, env.get("PYTHONPATH")])),
         }
-    for side_env in sides.values():
-        wall(IMPORT, side_env)  # write the bytecode cache
-    base: list[tuple[float, float]] = []
-    loaded: dict[str, list[tuple[float, float]]] = {side: [] for side in sides}
-    for _ in range(args.runs):  # interleaved: load swings hit every side alike
-        base.append(wall("pass", env))
-        for side, side_env in sides.items():
-            loaded[side].append(wall(IMPORT, side_env))
-    median = statistics.median
-
-    def over(side: str, i: int) -> float:
-        return (median(x[i] for x in loaded[side]) - median(x[i] for x in base)) * 1000
-
-    def best(side: str) -> float:
-        return (min(x[0] for x in loaded[side]) - min(x[0] for x in base)) * 1000
-
+    figures = measure(sides, args.runs)
     for side, side_env in sides.items():
-        wall_over, cpu_over = over(side, 0), over(side, 1)
+        row = figures[side]
         print(f"{side}: slowest imports (own ms): {slowest(side_env)}", file=sys.stderr)
         print(
             json.dumps(
@@ -102,12 +124,8 @@ def main() -> None:
                     "code": IMPORT,
                     "runs": args.runs,
                     "load": round(os.getloadavg()[0], 2),
-                    "pass_ms": round(median(x[0] for x in base) * 1000, 1),
-                    "import_over_pass_ms": round(wall_over, 1),
-                    "import_over_pass_cpu_ms": round(cpu_over, 1),
-                    # The fastest sample of each: the least disturbed by other jobs.
-                    "import_over_pass_best_ms": round(best(side), 1),
-                    "target_met": cpu_over <= 60,
+                    **{name: round(value, 1) for name, value in row.items()},
+                    "target_met": row["import_over_pass_cpu_ms"] <= 60,
                 }
             )
         )
