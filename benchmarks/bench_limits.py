@@ -85,7 +85,8 @@ class Side:
         Bytecode is cached, as for an installed package.
         """
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-        env["PYTHONPATH"] = os.pathsep.join([*checkout_path(self.root), env.get("PYTHONPATH", "")])
+        paths = [*checkout_path(self.root), env.get("PYTHONPATH", "")]
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, paths))  # "" would add the cwd
         if plugins is not None:
             env["LLMPORT_PLUGINS"] = plugins
         return env

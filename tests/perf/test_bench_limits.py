@@ -7,6 +7,7 @@ verdicts say, how a failed or missing side shows, and which code a side imports.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -129,8 +130,10 @@ def test_a_side_imports_only_its_own_checkout(tmp_path: Path) -> None:
         str(tmp_path / "plugins" / "bedrock"),
     ]
     side = bench_limits.Side("before", tmp_path, "x")
-    assert side.env("")["PYTHONPATH"].startswith(str(tmp_path / "core"))
-    assert side.env("")["LLMPORT_PLUGINS"] == ""
+    env = side.env("")
+    assert env["PYTHONPATH"].split(os.pathsep)[:3] == bench_limits.checkout_path(tmp_path)
+    assert "" not in env["PYTHONPATH"].split(os.pathsep)
+    assert env["LLMPORT_PLUGINS"] == "" and "PYTHONDONTWRITEBYTECODE" not in env
     inside = str(tmp_path / "core" / "llmport" / "__init__.py")
     elsewhere = "/work/other/core/llmport/__init__.py"
     assert bench_limits.outside([inside, elsewhere], tmp_path) == [elsewhere]
