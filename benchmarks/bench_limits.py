@@ -472,7 +472,13 @@ def summarise_pg(runs: Runs) -> Outcome:
         rate = float(statistics.median(run["nodes_per_s"] for run in every))
         sound = all(run["lost"] == 0 and run["dense"] and run["order_kept"] for run in every)
         nodes = every[0]["nodes"]
-        cell = f"{rate:,.0f} nodes/s ({len(every)} runs of {nodes:,} nodes)"
+        cell = f"{rate:,.0f} nodes/s (median of {len(every)}, {nodes:,} nodes a run)"
+        if all("client_cpu_us_per_node" in run for run in every):  # bench_scale's newer lines
+            client, server = (
+                statistics.median(run[f"{who}_cpu_us_per_node"] for run in every)
+                for who in ("client", "server")
+            )
+            cell += f", CPU {client:,.0f} + {server:,.0f} us a node (writers + server)"
         return (
             cell + ("" if sound else "; nodes LOST or out of order"),
             rate,

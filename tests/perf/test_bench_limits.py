@@ -99,6 +99,12 @@ def test_lost_nodes_fail_the_writers_target_whatever_the_rate() -> None:
     assert outcome.met == {"before": False, "after": False}
     assert "LOST" in outcome.cells["after"]
     assert bench_limits.change(outcome) == "x1.67"
+    timed = run(2100, 0)
+    timed["runs"][0].update(client_cpu_us_per_node=410, server_cpu_us_per_node=380)
+    cell = bench_limits.summarise_pg({"before": [timed], "after": [timed]}).cells["after"]
+    assert cell == (
+        "2,100 nodes/s (median of 1, 8,000 nodes a run), CPU 410 + 380 us a node (writers + server)"
+    )
 
 
 def test_sides_alternate_and_a_failure_does_not_stop_the_rest(
