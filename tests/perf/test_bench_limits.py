@@ -140,6 +140,11 @@ def test_a_side_imports_only_its_own_checkout(tmp_path: Path) -> None:
     assert env["PYTHONPATH"].split(os.pathsep)[:3] == bench_limits.checkout_path(tmp_path)
     assert "" not in env["PYTHONPATH"].split(os.pathsep)
     assert env["LLMPORT_PLUGINS"] == "" and "PYTHONDONTWRITEBYTECODE" not in env
+    core_only = side.env(core_only=True)["PYTHONPATH"].split(os.pathsep)
+    assert (
+        core_only[0] == str(tmp_path / "core")
+        and str(tmp_path / "plugins" / "bedrock") not in core_only
+    )
     inside = str(tmp_path / "core" / "llmport" / "__init__.py")
     elsewhere = "/work/other/core/llmport/__init__.py"
     assert bench_limits.outside([inside, elsewhere], tmp_path) == [elsewhere]
