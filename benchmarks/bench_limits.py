@@ -287,7 +287,14 @@ def failure(runs: Runs, name: str) -> str:
     return f"failed: {errors[0]}" if errors else "not measured"
 
 
-def median_of(rows: list[dict[str, Any]], read: Callable[[dict[str, Any]], float]) -> float:
+def median_at(rows: list[dict[str, Any]], *keys: str) -> float:
+    """The median over ``rows`` of the figure each holds at ``keys`` (one key per level)."""
+
+    def read(row: Any) -> float:
+        for key in keys:
+            row = row[key]
+        return float(row)
+
     return float(statistics.median(read(r) for r in rows))
 
 
@@ -326,11 +333,10 @@ def collect_dag(opts: Options) -> Runs:
 
 def summarise_dag(runs: Runs) -> Outcome:
     def read(rows: list[dict[str, Any]]) -> tuple[str, float, bool | None]:
-        ratio = median_of(rows, lambda r: r["exec_in_session"]["ratio"])
-        small, large = (
-            median_of(rows, lambda r, i=i: list(r["exec_in_session"]["overhead_ms"].values())[i])
-            for i in (0, -1)
-        )
+        ratio = median_at(rows, "exec_in_session", "ratio")
+        # Keyed by each session's node count as built; the smallest first.
+        overheads = [list(r["exec_in_session"]["overhead_ms"].values()) for r in rows]
+        small, large = (float(statistics.median(o[i] for o in overheads)) for i in (0, -1))
         return f"x{ratio:.2f} (+{large:.3f} vs +{small:.3f} ms)", large, ratio <= 1.10
 
     return per_side(runs, read)
@@ -371,10 +377,10 @@ def collect_inflight(opts: Options) -> Runs:
 
 def summarise_inflight(runs: Runs) -> Outcome:
     sdk = ok_runs(runs, "sdk")
-    sdk_cpu = median_of(sdk, lambda r: r["cpu_ms"]) if sdk else None
+    sdk_cpu = median_at(sdk, "cpu_ms") if sdk else None
 
     def read(rows: list[dict[str, Any]]) -> tuple[str, float, bool | None]:
-        cpu, wall = (median_of(rows, lambda r, k=k: r[k]) for k in ("cpu_ms", "wall_ms"))
+        cpu, wall = median_at(rows, "cpu_ms"), median_at(rows, "wall_ms")
         failed = sum(r["failed"] for r in rows)
         cell = f"CPU {cpu:,.0f} ms, wall {wall:,.0f} ms"
         if failed:
@@ -385,7 +391,7 @@ def summarise_inflight(runs: Runs) -> Outcome:
 
     outcome = per_side(runs, read)
     if sdk:
-        wall = median_of(sdk, lambda r: r["wall_ms"])
+        wall = median_at(sdk, "wall_ms")
         outcome.notes.append(
             f"Anthropic SDK on aiohttp: CPU {sdk_cpu:,.0f} ms, wall {wall:,.0f} ms"
         )
@@ -404,9 +410,9 @@ def collect_bedrock(opts: Options) -> Runs:
 
 def summarise_bedrock(runs: Runs) -> Outcome:
     def read(rows: list[dict[str, Any]]) -> tuple[str, float, bool | None]:
-        ms = median_of(rows, lambda r: r["ms"]["llmport Runtime.stream"])
-        boto3 = median_of(rows, lambda r: r["ms"]["boto3 converse_stream"])
-        ratio = median_of(rows, lambda r: r["ratio_runtime_to_boto3"])
+        ms = median_at(rows, "ms", "llmport Runtime.stream")
+        boto3 = median_at(rows, "ms", "boto3 converse_stream")
+        ratio = median_at(rows, "ratio_runtime_to_boto3")
         return f"{ms:.2f} ms, x{ratio:.2f} boto3's ({boto3:.2f} ms)", ms, ratio <= 1.0
 
     return per_side(runs, read)
@@ -453,8 +459,8 @@ def collect_durable(opts: Options) -> Runs:
 def summarise_durable(runs: Runs) -> Outcome:
     def read(rows: list[dict[str, Any]]) -> tuple[str, float, bool | None]:
         over, bare, share = (
-            median_of(rows, lambda r, k=k: r["postgresql"][k] / 1000)
-            for k in ("step_overhead_us", "bare_dbos_step_us", "llmport_over_dbos_us")
+            median_at(rows, "postgresql", key) / 1000
+            for key in ("step_overhead_us", "bare_dbos_step_us", "llmport_over_dbos_us")
         )
         cell = f"+{over:.2f} ms a step (bare DBOS step {bare:.2f}; llmport's share {share:+.2f})"
         return cell, over, None

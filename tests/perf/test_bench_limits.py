@@ -158,3 +158,28 @@ def test_the_command_line_lists_its_items_and_refuses_others() -> None:
         [*run, "--before", ".", "--only", "speed"], capture_output=True, text=True
     )
     assert refused.returncode == 2 and "unknown item(s) ['speed']" in refused.stderr
+
+
+def test_durable_and_start_up_rows_read_their_scripts_lines() -> None:
+    step = {
+        "step_overhead_us": 11870.0,
+        "bare_dbos_step_us": 11710.0,
+        "llmport_over_dbos_us": 160.0,
+    }
+    durable = bench_limits.summarise_durable(
+        {"before": [{"error": "exit 1: no module"}], "after": [{"postgresql": step}]}
+    )
+    assert (
+        durable.cells["after"] == "+11.87 ms a step (bare DBOS step 11.71; llmport's share +0.16)"
+    )
+    assert durable.cells["before"] == "failed: exit 1: no module"
+    assert bench_limits.verdict(durable) == "no bound: stated"
+    row = {"import_over_pass_cpu_ms": 61.0, "import_over_pass_ms": 90.0}
+    start = bench_limits.summarise_startup(
+        {
+            "before": [{**row, "import_over_pass_best_ms": 70.0}],
+            "after": [{**row, "import_over_pass_cpu_ms": 49.4, "import_over_pass_best_ms": 45.1}],
+        }
+    )
+    assert start.cells["after"] == "CPU 49.4 ms (wall 90.0, best 45.1)"
+    assert bench_limits.verdict(start) == "met (before: not met)"
