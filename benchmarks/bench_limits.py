@@ -156,12 +156,14 @@ def label(root: Path) -> str:
 
 def export(rev: str) -> Path:
     """``rev`` of this repository exported to a folder of its own (reused if there)."""
-    commit = subprocess.run(
+    found = subprocess.run(
         ["git", "-C", str(HERE), "rev-parse", "--verify", f"{rev}^{{commit}}"],
         capture_output=True,
         text=True,
-        check=True,
-    ).stdout.strip()
+    )
+    if found.returncode:
+        raise SystemExit(f"--before-rev {rev}: not a commit of {HERE} ({tail(found.stderr)})")
+    commit = found.stdout.strip()
     folder = Path("/tmp") / f"llmport-limits-{commit[:12]}"
     marker = folder / ".limits-rev"
     if not marker.is_file():
@@ -282,9 +284,14 @@ def ok_runs(runs: Runs, name: str) -> list[dict[str, Any]]:
     return [r for r in runs.get(name, []) if "error" not in r]
 
 
+def first_error(runs: Runs, name: str) -> str:
+    """The first error of ``name``'s runs ("" if none failed)."""
+    return next((r["error"] for r in runs.get(name, []) if "error" in r), "")
+
+
 def failure(runs: Runs, name: str) -> str:
-    errors = [r["error"] for r in runs.get(name, []) if "error" in r]
-    return f"failed: {errors[0]}" if errors else "not measured"
+    error = first_error(runs, name)
+    return f"failed: {error}" if error else "not measured"
 
 
 def median_at(rows: list[dict[str, Any]], *keys: str) -> float:
@@ -372,7 +379,10 @@ def collect_inflight(opts: Options) -> Runs:
             argv = [python, str(BENCH / "bench_inflight.py"), "--timed", "anthropic", contender]
             return run_json([*argv, "500", server.url, "--warmup", "20"], side.env("anthropic"))
 
-        return alternate(names, 3 if opts.quick else 7, run_one, "inflight")
+        runs = alternate(names, 3 if opts.quick else 7, run_one, "inflight")
+    if opts.sdk_problem:  # what the row says instead of the SDK's figures
+        runs["sdk"] = [{"error": f"{opts.sdk_problem}; the llmport sides ran in {python}"}]
+    return runs
 
 
 def summarise_inflight(runs: Runs) -> Outcome:
@@ -397,7 +407,8 @@ def summarise_inflight(runs: Runs) -> Outcome:
         )
     else:
         outcome.no_target = "SDK not measured"
-        outcome.notes.append(f"Anthropic SDK on aiohttp not measured: {failure(runs, 'sdk')}")
+        reason = first_error(runs, "sdk") or "not run"
+        outcome.notes.append(f"Anthropic SDK on aiohttp not measured: {reason}")
     return outcome
 
 
@@ -636,9 +647,10 @@ def main() -> None:
         print(provenance(side, sys.executable))
         if any(i.key == "inflight" for i in chosen) and not problem and args.sdk_python:
             print(provenance(side, args.sdk_python))
+    started = time.perf_counter()
     results = [(item, *measure(item, opts)) for item in chosen]
     labels = {s.name: s.label for s in sides}
-    print()
+    print(f"\n{len(results)} item(s) in {time.perf_counter() - started:.0f} s")
     print("\n".join(table([(item, outcome, load) for item, _, outcome, load in results], labels)))
     print(
         json.dumps(

@@ -83,7 +83,10 @@ def test_without_the_sdk_the_in_flight_item_is_not_judged() -> None:
     outcome = bench_limits.summarise_inflight({"before": [run], "after": [run]})
     assert outcome.met == {"before": None, "after": None}
     assert bench_limits.verdict(outcome) == "SDK not measured"
-    assert outcome.notes == ["Anthropic SDK on aiohttp not measured: not measured"]
+    assert outcome.notes == ["Anthropic SDK on aiohttp not measured: not run"]
+    missing = {"before": [run], "after": [run], "sdk": [{"error": "/x/python not found"}]}
+    notes = bench_limits.summarise_inflight(missing).notes
+    assert notes == ["Anthropic SDK on aiohttp not measured: /x/python not found"]
     sdk = {"cpu_ms": 790.0, "wall_ms": 700.0, "failed": 0}
     judged = bench_limits.summarise_inflight({"before": [run], "after": [sdk], "sdk": [run]})
     assert judged.met == {"before": True, "after": True}
