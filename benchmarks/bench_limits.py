@@ -455,7 +455,7 @@ def summarise_startup(runs: Runs) -> Outcome:
 
 
 def collect_durable(opts: Options) -> Runs:
-    runs, steps = ("3", "10") if opts.quick else ("9", "20")
+    runs, steps = ("5", "20") if opts.quick else ("9", "20")  # a slope over 1 and 20 steps
     argv = script("bench_durable.py", "--no-sqlite", "--runs", runs, "--steps", steps)
 
     def run(side: Side) -> dict[str, Any]:
