@@ -25,7 +25,8 @@ sides alternate, a fresh process per repetition, under the same load:
    boto3's ``converse_stream`` loop in the same process
    (``bench_bedrock_stream.py``). Target: <= boto3.
 4. ``startup``: ``from llmport import Runtime, tool, agentic_function`` over
-   ``python -c pass``, bytecode cached, CPU time (``bench_startup.measure``).
+   ``python -c pass``, bytecode cached, CPU time (``bench_startup.measure``;
+   only the side's ``core`` on the path: the import loads no plugin).
    Target: <= 60 ms.
 5. ``durable``: a durable step over a plain exec on PostgreSQL, and a bare
    DBOS step doing nothing on the same database (``bench_durable.py
@@ -618,7 +619,7 @@ def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
     before.add_argument("--before", type=Path, help="another checkout's folder")
     before.add_argument("--before-rev", help="a commit of this repository, exported to /tmp")
     parser.add_argument("--after", type=Path, default=HERE, help="default: this checkout")
-    parser.add_argument("--quick", action="store_true", help="fewer repetitions (~5 min)")
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions (~3 min)")
     keys = ",".join(i.key for i in ITEMS)
     parser.add_argument("--only", default=keys, help=f"items to run, of {keys}")
     parser.add_argument(
