@@ -1,6 +1,6 @@
 """Start-up of a script: ``from llmport import Runtime, tool, agentic_function``.
 
-    uv run python benchmarks/bench_startup.py [--runs 30] [--against /tmp/before]
+    uv run python benchmarks/bench_startup.py [--runs 30] [--against /tmp/before] [--host]
 
 Each sample is a fresh interpreter with bytecode caching on
 (``PYTHONDONTWRITEBYTECODE`` dropped, as for an installed package), timed
@@ -14,6 +14,17 @@ inflate). Prints one JSON line per side.
 first on ``PYTHONPATH``), interleaved with this one in the same run: a before
 and after measured under the same load. ``-X importtime``'s ten slowest modules
 (own time, median of five runs) are listed for each side.
+
+``--host`` also times what a script or a CLI call pays after the import,
+before its first request, for each side (one more JSON line per side,
+``"bench": "startup-host"``; the same fresh interpreters, cached bytecode,
+interleaved). Inside each interpreter, wall and CPU time of: ``Runtime()``
+(``runtime``), its plugin host made on first use, which discovers and
+imports the entry-point plugins (``first_host``), a second runtime's host
+(``next_host``: discovery done), and a scripted runtime's first ``exec``
+from the call to the request reaching the provider (``first_request``).
+From outside, over ``python -c pass``: the ``llmport`` console script's
+``--version`` and ``models`` (``cli_version``, ``cli_models``).
 """
 
 from __future__ import annotations
@@ -26,8 +37,38 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 
 IMPORT = "from llmport import Runtime, tool, agentic_function"
+
+#: Run in a fresh interpreter by ``--host``: prints ``{stage: [wall_s, cpu_s]}`` as JSON.
+HOST_STAGES = """
+import json, time
+clock = lambda: (time.perf_counter(), time.process_time())
+stages = {}
+def took(name, since):
+    now = clock()
+    stages[name] = [now[0] - since[0], now[1] - since[1]]
+    return now
+start = clock()
+from llmport import Runtime
+start = took("import", start)
+rt = Runtime()
+start = took("runtime", start)
+rt.plugins
+start = took("first_host", start)
+Runtime().plugins
+start = took("next_host", start)
+from llmport.messages.types import Response
+from llmport.testing import Script, respond
+def answer(request):
+    took("first_request", start)
+    return Response(text="ok", model=request.model)
+rt = Script([respond(answer)]).runtime()
+start = clock()
+rt.exec("hello")
+print(json.dumps(stages))
+"""
 
 
 def wall(code: str, env: dict[str, str]) -> tuple[float, float]:
@@ -42,6 +83,67 @@ def wall(code: str, env: dict[str, str]) -> tuple[float, float]:
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
     return elapsed, cpu
+
+
+def stages(env: dict[str, str]) -> dict[str, tuple[float, float]]:
+    """Wall and CPU seconds of each :data:`HOST_STAGES` stage in one fresh interpreter."""
+    run = subprocess.run(
+        [sys.executable, "-c", HOST_STAGES], check=True, env=env, capture_output=True, text=True
+    )
+    return {name: (w, c) for name, (w, c) in json.loads(run.stdout).items()}
+
+
+def command(argv: Sequence[str], env: dict[str, str]) -> tuple[float, float]:
+    """Wall and CPU seconds of one run of ``argv`` (its output thrown away).
+
+    Its exit status is not checked: a checkout without ``--version`` exits 2
+    after building its whole parser, which is what such a call costs there.
+    """
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    out = subprocess.DEVNULL
+    subprocess.run(list(argv), check=False, env=env, stdout=out, stderr=out)
+    elapsed = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return elapsed, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+
+
+def console_script() -> str:
+    """The ``llmport`` command installed beside this interpreter."""
+    return os.path.join(os.path.dirname(sys.executable), "llmport")
+
+
+def host_costs(sides: dict[str, dict[str, str]], runs: int) -> dict[str, dict[str, float]]:
+    """Per side: median wall and CPU ms of each start-up stage after the import (``--host``)."""
+    cli = {
+        "cli_version": [console_script(), "--version"],
+        "cli_models": [console_script(), "models"],
+    }
+    for side_env in sides.values():  # write the bytecode caches
+        stages(side_env)
+        for argv in cli.values():
+            command(argv, side_env)
+    base: list[tuple[float, float]] = []
+    samples: dict[str, dict[str, list[tuple[float, float]]]] = {side: {} for side in sides}
+    for _ in range(runs):  # interleaved, like the import's samples
+        base.append(wall("pass", sides["this"]))
+        for side, side_env in sides.items():
+            for name, took in stages(side_env).items():
+                samples[side].setdefault(name, []).append(took)
+            for name, argv in cli.items():
+                took = command(argv, side_env)
+                samples[side].setdefault(name, []).append(took)
+    median = statistics.median
+    base_ms = [median(x[i] for x in base) * 1000 for i in (0, 1)]
+    found: dict[str, dict[str, float]] = {}
+    for side, named in samples.items():
+        found[side] = {}
+        for name, taken in named.items():
+            # The commands are whole processes: the interpreter's own start is subtracted.
+            less = base_ms if name.startswith("cli_") else [0.0, 0.0]
+            found[side][f"{name}_ms"] = round(median(x[0] for x in taken) * 1000 - less[0], 1)
+            found[side][f"{name}_cpu_ms"] = round(median(x[1] for x in taken) * 1000 - less[1], 1)
+    return found
 
 
 def slowest(env: dict[str, str], count: int = 10, runs: int = 5) -> list[tuple[str, float]]:
@@ -103,6 +205,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--against", help="another checkout, timed interleaved (e.g. 'before')")
+    parser.add_argument(
+        "--host", action="store_true", help="also time Runtime(), the plugin host, the CLI"
+    )
     args = parser.parse_args()
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     sides = {"this": env}
@@ -129,6 +234,10 @@ def main() -> None:
                 }
             )
         )
+    if args.host:
+        for side, costs in host_costs(sides, args.runs).items():
+            name = side if side == "this" else args.against
+            print(json.dumps({"bench": "startup-host", "side": name, "runs": args.runs, **costs}))
 
 
 if __name__ == "__main__":
