@@ -24,6 +24,7 @@ import pluggy
 from ..errors import UnknownToolError
 from ..slotted import dataclass
 from . import hookspecs
+from .manager import Manager
 
 T = TypeVar("T")
 
@@ -120,7 +121,7 @@ class PluginHost:
     """A pluggy manager for one runtime, with registries built from the hooks."""
 
     def __init__(self, extra: Sequence[Any] = (), *, load_entry_points: bool = True) -> None:
-        self.pm = pluggy.PluginManager(GROUP)
+        self.pm: pluggy.PluginManager = Manager(GROUP)
         self.pm.add_hookspecs(hookspecs)
         self.loads: tuple[PluginLoad, ...] = discover() if load_entry_points else ()
         for load in self.loads:
