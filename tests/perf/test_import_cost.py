@@ -127,3 +127,18 @@ def test_a_script_import_compiles_no_llmport_regex() -> None:
         [sys.executable, "-c", _COMPILERS], check=True, capture_output=True, text=True
     ).stdout
     assert [name for name in json.loads(out) if name.startswith("llmport")] == []
+
+
+def test_a_runtime_s_plugin_host_loads_no_plugin_machinery() -> None:
+    # Every process's first runtime imports each installed plugin's entry-point
+    # module; llmport_dbos implements no hook, and importing its durable runs
+    # (asyncio, DBOS) there cost ~25 ms of every script's first call.
+    environ = {k: v for k, v in os.environ.items() if k != "LLMPORT_PLUGINS"}  # every plugin
+    code = _PROBE.format(code="from llmport import Runtime; Runtime().plugins")
+    out = subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True, env=environ
+    ).stdout
+    loaded = set(json.loads(out))
+    assert "llmport_dbos" in loaded  # the plugin was loaded...
+    for module in ("llmport_dbos.durable", "llmport_dbos.recorder", "dbos", "asyncio"):
+        assert module not in loaded, module  # ...and nothing behind it
