@@ -12,26 +12,28 @@ line, ``error: <Type>: <message>`` (secrets redacted), to stderr and exits
 1; Ctrl-C prints ``error: interrupted`` and exits 130; bad arguments exit 2
 with argparse's usage message. ``llmport --debug ...`` re-raises instead, so
 the full traceback shows.
+
+``llmport --version`` prints the version before any parser is built: this
+module imports only what every command needs, and each command's own
+module (chat, logs, prompts, management) is imported when the parser is.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import json
-import logging
 import sys
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from .chat import add_chat_parser
-from .logs import add_logs_parser
-from .manage import add_manage_parsers, add_models_default
+from .. import __version__
 from .output import UsageError as UsageError  # re-exported: plugins' commands raise it
 from .output import console as _console
 from .output import emit_json as _emit_json
 from .output import escape as _esc
-from .prompt import add_run_parser
+
+#: What ``llmport --version`` prints.
+VERSION = f"llmport {__version__}"
 
 
 def _caps_dict(caps: Any) -> dict[str, Any]:
@@ -417,7 +419,13 @@ class CommandParser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``llmport`` parser: the core's subcommands, then the plugins' (their hook)."""
+    from .chat import add_chat_parser
+    from .logs import add_logs_parser
+    from .manage import add_manage_parsers, add_models_default
+    from .prompt import add_run_parser
+
     parser = CommandParser(prog="llmport", description="llmport: one SDK, every LLM vendor.")
+    parser.add_argument("--version", action="version", version=VERSION)
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser(
@@ -564,6 +572,8 @@ def _debug_logs(debug: bool) -> Iterator[None]:
     if not debug:
         yield
         return
+    import logging
+
     logger = logging.getLogger("llmport")
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
@@ -581,14 +591,20 @@ def with_default_command(parser: argparse.ArgumentParser, argv: Sequence[str] | 
     """``argv`` with ``run`` put before the first word that names no command.
 
     So ``llmport "hi"`` and ``llmport -m sonnet "hi"`` are ``llmport run ...``;
-    ``llmport``, ``llmport --help`` and every named command are left alone.
+    ``llmport``, ``llmport --help``, ``llmport --version`` and every named
+    command are left alone.
     """
     words = list(sys.argv[1:] if argv is None else argv)
     commands = next(a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     first = next((i for i, word in enumerate(words) if word != "--debug"), None)
-    if first is None or words[first] in commands or words[first] in ("-h", "--help"):
+    if first is None or words[first] in commands or words[first] in ("-h", "--help", "--version"):
         return words
     return [*words[:first], "run", *words[first:]]
+
+
+def asks_version(argv: Sequence[str]) -> bool:
+    """``llmport --version`` (``--debug`` aside): answered without building the parser."""
+    return [word for word in argv if word != "--debug"] == ["--version"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -597,6 +613,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     Bad arguments raise ``SystemExit(2)`` (argparse). User errors print one
     line and return 1 (130 for Ctrl-C) unless ``--debug`` was given.
     """
+    if asks_version(sys.argv[1:] if argv is None else argv):
+        sys.stdout.write(VERSION + "\n")  # no parser, no plugin: a version check is instant
+        return 0
+    from json import JSONDecodeError
+
     from ..errors import LlmportError
 
     parser = build_parser()
@@ -613,7 +634,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         _report("interrupted")
         return 130
-    except (LlmportError, OSError, json.JSONDecodeError) as exc:
+    except (LlmportError, OSError, JSONDecodeError) as exc:
         if debug:
             raise
         _report(_one_line(exc))

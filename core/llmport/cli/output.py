@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any
 
@@ -29,4 +28,6 @@ def escape(value: object) -> str:
 
 def emit_json(data: Any) -> None:
     """``data`` as indented JSON on stdout."""
+    import json  # here: ``llmport --version`` prints no JSON
+
     sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
