@@ -10,10 +10,12 @@ the best, the figure least disturbed by a busy machine). Target: <= 60 ms of
 CPU time (user + system: what a busy machine's waits for a core do not
 inflate). Prints one JSON line per side.
 
-``--against CHECKOUT`` also times another checkout's core (its ``core`` folder
-first on ``PYTHONPATH``), interleaved with this one in the same run: a before
-and after measured under the same load. ``-X importtime``'s ten slowest modules
-(own time, median of five runs) are listed for each side.
+``--against CHECKOUT`` also times another checkout's core and plugins (its
+``core`` folder and each ``plugins/*`` folder first on ``PYTHONPATH``; the
+installed entry points are this environment's), interleaved with this one in
+the same run: a before and after measured under the same load. ``-X
+importtime``'s ten slowest modules (own time, median of five runs) are listed
+for each side.
 
 ``--host`` also times what a script or a CLI call pays after the import,
 before its first request, for each side (one more JSON line per side,
@@ -69,6 +71,16 @@ start = clock()
 rt.exec("hello")
 print(json.dumps(stages))
 """
+
+
+def checkout_path(checkout: str, env: dict[str, str]) -> str:
+    """``PYTHONPATH`` that imports ``checkout``'s core and plugins before the installed ones."""
+    root = os.path.abspath(checkout)
+    plugins = os.path.join(root, "plugins")
+    folders = sorted(os.path.join(plugins, name) for name in os.listdir(plugins))
+    return os.pathsep.join(
+        filter(None, [os.path.join(root, "core"), *folders, env.get("PYTHONPATH")])
+    )
 
 
 def wall(code: str, env: dict[str, str]) -> tuple[float, float]:
@@ -212,11 +224,7 @@ def main() -> None:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     sides = {"this": env}
     if args.against:
-        core = os.path.join(os.path.abspath(args.against), "core")
-        sides["against"] = {
-            **env,
-            "PYTHONPATH": os.pathsep.join(filter(None, [core, env.get("PYTHONPATH")])),
-        }
+        sides["against"] = {**env, "PYTHONPATH": checkout_path(args.against, env)}
     figures = measure(sides, args.runs)
     for side, side_env in sides.items():
         row = figures[side]
