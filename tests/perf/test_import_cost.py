@@ -129,16 +129,33 @@ def test_a_script_import_compiles_no_llmport_regex() -> None:
     assert [name for name in json.loads(out) if name.startswith("llmport")] == []
 
 
+def _with_every_plugin(code: str) -> set[str]:
+    """The modules loaded by ``code`` with every installed plugin (no ``LLMPORT_PLUGINS``)."""
+    environ = {k: v for k, v in os.environ.items() if k != "LLMPORT_PLUGINS"}
+    out = subprocess.run(
+        [sys.executable, "-c", _PROBE.format(code=code)],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=environ,
+    ).stdout
+    return set(json.loads(out))
+
+
 def test_a_runtime_s_plugin_host_loads_no_plugin_machinery() -> None:
     # Every process's first runtime imports each installed plugin's entry-point
     # module; llmport_dbos implements no hook, and importing its durable runs
     # (asyncio, DBOS) there cost ~25 ms of every script's first call.
-    environ = {k: v for k, v in os.environ.items() if k != "LLMPORT_PLUGINS"}  # every plugin
-    code = _PROBE.format(code="from llmport import Runtime; Runtime().plugins")
-    out = subprocess.run(
-        [sys.executable, "-c", code], check=True, capture_output=True, text=True, env=environ
-    ).stdout
-    loaded = set(json.loads(out))
+    loaded = _with_every_plugin("from llmport import Runtime; Runtime().plugins")
     assert "llmport_dbos" in loaded  # the plugin was loaded...
     for module in ("llmport_dbos.durable", "llmport_dbos.recorder", "dbos", "asyncio"):
         assert module not in loaded, module  # ...and nothing behind it
+
+
+@pytest.mark.parametrize("module", ["importlib.metadata", "email", "zipfile"])
+def test_finding_the_plugins_leaves_importlib_metadata_out(module: str) -> None:
+    # importlib.metadata (with email, zipfile, pathlib, socket) was more than half
+    # of a first runtime's plugin discovery: the entry points are read directly.
+    loaded = _with_every_plugin("from llmport import Runtime; Runtime().plugins")
+    assert "llmport_openai.plugin" in loaded
+    assert module not in loaded

@@ -66,14 +66,14 @@ def remove_global_plugin(plugin: Any) -> None:
 
 
 def entry_points(group: str) -> Iterable[Any]:
-    """The installed entry points of ``group``.
+    """The installed entry points of ``group`` (:func:`.entrypoints.installed`).
 
-    ``importlib.metadata`` is imported here, on first discovery, because it
-    costs more to import than the rest of ``import llmport``.
+    Read on first discovery, without importing ``importlib.metadata``: that
+    import cost more than the rest of a first runtime's plugin discovery.
     """
-    from importlib.metadata import entry_points as installed
+    from .entrypoints import installed
 
-    return installed(group=group)
+    return installed(group)
 
 
 def _selected() -> set[str] | None:
