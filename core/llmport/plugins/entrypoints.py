@@ -18,17 +18,19 @@ its own that finds distributions), :func:`installed` asks
 from __future__ import annotations
 
 import os
-import re
 import sys
 from importlib import import_module
 from typing import Any
 
+from ..patterns import pattern
 from ..slotted import dataclass
 
 __all__ = ["Distribution", "EntryPoint", "installed"]
 
 _INFO = (".dist-info", ".egg-info")
-_VALUE = r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$"
+#: An entry point's value: ``package.module:object.attr [extras]`` (importlib.metadata's).
+_VALUE = pattern(r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$")
+_SEPARATORS = pattern(r"[-_.]+")
 
 
 @dataclass(slots=True, frozen=True)
@@ -55,7 +57,7 @@ class EntryPoint:
 
     def load(self) -> Any:
         """The module, or its object named after the colon (``package.module:attr``)."""
-        match = re.match(_VALUE, self.value)
+        match = _VALUE.match(self.value)
         if match is None:
             raise ValueError(f"entry point {self.name!r} has a malformed value: {self.value!r}")
         found: Any = import_module(match.group("module"))
@@ -121,7 +123,7 @@ def _infos(folder: str) -> list[str]:
 
 def _normalized(name: str) -> str:
     """A distribution name as importlib.metadata compares them (PEP 503, ``_`` for ``-``)."""
-    return re.sub(r"[-_.]+", "-", name).lower().replace("-", "_")
+    return _SEPARATORS.sub("-", name).lower().replace("-", "_")
 
 
 def _read(path: str) -> str | None:
