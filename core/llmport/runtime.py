@@ -580,10 +580,7 @@ def _check_max_retries(value: Any) -> int:
 
 def _check_settings(settings: Mapping[str, Any]) -> None:
     """Reject a stray Runtime keyword that is a misspelt argument or a per-call parameter."""
-    import difflib
-
     known = STANDARD_OPTIONS | LOOP_OPTIONS | REQUEST_OPTIONS
-    names = sorted({*_RUNTIME_ARGS, *CALL_PARAMS, *known})
     for key in settings:
         if key in known:
             continue
@@ -591,6 +588,9 @@ def _check_settings(settings: Mapping[str, Any]) -> None:
             raise OptionError(
                 f"{key!r} is a per-call parameter: give it to exec()/run(), not Runtime()"
             )
+        import difflib  # only for a keyword it may hint at: Runtime() needs none
+
+        names = sorted({*_RUNTIME_ARGS, *CALL_PARAMS, *known})
         close = difflib.get_close_matches(key, names, n=1, cutoff=0.75)
         if close:
             raise OptionError(f"unknown Runtime argument {key!r} (did you mean {close[0]!r}?)")

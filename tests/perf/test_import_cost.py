@@ -161,3 +161,11 @@ def test_finding_the_plugins_leaves_importlib_metadata_out(module: str) -> None:
     loaded = _with_every_plugin("from llmport import Runtime; Runtime().plugins")
     assert "llmport_openai.plugin" in loaded
     assert module not in loaded
+
+
+def test_making_a_runtime_leaves_the_misspelling_hints_out() -> None:
+    # difflib (with heapq) serves only a Runtime keyword that is not known.
+    loaded = _loaded(
+        "import os; os.environ['LLMPORT_PLUGINS'] = ''; from llmport import Runtime; Runtime()"
+    )
+    assert "llmport.runtime" in loaded and "difflib" not in loaded
