@@ -23,10 +23,14 @@ before its first request, for each side (one more JSON line per side,
 interleaved). Inside each interpreter, wall and CPU time of: ``Runtime()``
 (``runtime``), its plugin host made on first use, which discovers and
 imports the entry-point plugins (``first_host``), each next runtime's host
-(``next_host``, the mean of 20: discovery done), and a scripted runtime's first ``exec``
-from the call to the request reaching the provider (``first_request``).
+(``next_host``, the mean of 20: discovery done), and a scripted runtime's
+first ``exec`` from the call to the request reaching the provider
+(``first_request``).
 From outside, over ``python -c pass``: the ``llmport`` console script's
-``--version`` and ``models`` (``cli_version``, ``cli_models``).
+``--version`` and ``models`` (``cli_version``, ``cli_models``), and
+``llmport run`` to its exit on a scripted model (``cli_run``: the CLI's
+``main`` in ``python -c``, the script registered with ``add_global_plugin``;
+importing ``llmport.testing`` is counted too).
 """
 
 from __future__ import annotations
@@ -44,6 +48,16 @@ from collections.abc import Sequence
 IMPORT = "from llmport import Runtime, tool, agentic_function"
 
 #: Run in a fresh interpreter by ``--host``: prints ``{stage: [wall_s, cpu_s]}`` as JSON.
+#: ``llmport run`` on a scripted model, no network and no log written.
+CLI_RUN = """
+import sys
+from llmport.plugins.host import add_global_plugin
+from llmport.testing import Script, reply
+add_global_plugin(Script([reply("ok")]))
+from llmport.cli.main import main
+sys.exit(main(["run", "-m", "scripted:test", "--no-log", "hello"]))
+"""
+
 HOST_STAGES = """
 import json, time
 NEXT = 20
@@ -133,6 +147,7 @@ def host_costs(sides: dict[str, dict[str, str]], runs: int) -> dict[str, dict[st
     cli = {
         "cli_version": [console_script(), "--version"],
         "cli_models": [console_script(), "models"],
+        "cli_run": [sys.executable, "-c", CLI_RUN],
     }
     for side_env in sides.values():  # write the bytecode caches
         stages(side_env)
