@@ -144,13 +144,12 @@ def _with_every_plugin(code: str) -> set[str]:
 
 def test_a_runtime_s_plugin_host_loads_no_plugin_machinery() -> None:
     # Every process's first runtime imports each installed plugin's entry-point
-    # module; llmport_dbos implements no hook, and importing its durable runs
-    # (asyncio, DBOS) there cost ~25 ms of every script's first call, the
-    # PostgreSQL store (psycopg, uuid, socket, its watchdog) ~20 ms more.
+    # module; llmport_dbos implements no hook, and its step recorder's asyncio
+    # cost ~17 ms of every script's first call there, the PostgreSQL store
+    # (psycopg, uuid, socket, its watchdog) ~20 ms more.
     loaded = _with_every_plugin("from llmport import Runtime; Runtime().plugins")
     assert {"llmport_dbos", "llmport_postgres"} <= loaded  # the plugins were loaded...
-    behind = ("llmport_dbos.durable", "llmport_dbos.recorder", "dbos", "asyncio")
-    behind += ("llmport_postgres.store", "psycopg", "uuid", "socket")
+    behind = ("dbos", "asyncio", "llmport_postgres.store", "psycopg", "uuid", "socket")
     assert [module for module in behind if module in loaded] == []  # ...and nothing behind them
 
 

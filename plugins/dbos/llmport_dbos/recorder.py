@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import threading
 from collections.abc import Awaitable, Callable
@@ -81,6 +80,8 @@ class DbosRecorder:
 
 
 def _loop_running() -> bool:
+    import asyncio  # here: the package is the plugin's entry point, imported by every runtime
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:
