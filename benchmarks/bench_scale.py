@@ -1,10 +1,18 @@
 """Scale benchmarks: many writers into one session, and context cost as a session grows.
 
     uv run python benchmarks/bench_scale.py [--quick] [--writers-only] [--repeat N]
+        [--against CHECKOUT]
 
 ``--writers-only`` runs part 1 alone against PostgreSQL (``--repeat N`` times on
 one server, printing each run and the median): the figure for "8 writers
-into one session".
+into one session". Each run also gives the CPU time per node, the writers'
+own (their loop only) and the server's (all PostgreSQL processes): unlike
+nodes/s it hardly depends on what else runs on the machine, and 2 cores
+divided by it is the rate the machine could reach with nothing else to do.
+``--against CHECKOUT`` (with ``--writers-only``) also runs another checkout's
+core and PostgreSQL plugin (first on ``PYTHONPATH``), alternating with this
+one run by run, each side in its own database of the same server: a before
+and after under the same load.
 
 1. Appends: 8 processes x 1,000 nodes into **one** session, in PostgreSQL
    (a real PostgreSQL 16 started from the ``pgserver`` wheel in a temporary
@@ -55,7 +63,7 @@ WRITER = textwrap.dedent("""
     print("ready", flush=True)
     while not Path(go).exists():
         time.sleep(0.001)
-    t0 = time.time()
+    t0, cpu0 = time.time(), time.process_time()
     for i in range(count - 1):
         if i % 2:
             node = session.begin("function", "step", top, {"arguments": {"who": who, "i": i}})
@@ -64,14 +72,40 @@ WRITER = textwrap.dedent("""
             session.record("tool", "step", top, {"arguments": {"who": who, "i": i}}, "ok",
                            {"content": str(i)}, 0.0)
     session.end(top, "ok", {"result": count}, 0.0)
-    print(t0, time.time(), flush=True)
+    print(t0, time.time(), time.process_time() - cpu0, flush=True)
 """)
 
+NEW_SESSION = "import sys; from llmport import Session; print(Session(sys.argv[1]).id)"
 
-def run_writers(url: str, count: int, folder: Path, env: dict[str, str]) -> dict[str, Any]:
-    session = Session(url)
-    sid = session.id
-    session.close()
+
+def server_cpu(postmaster: int | None) -> float:
+    """CPU seconds used so far by the PostgreSQL server whose postmaster is ``postmaster``
+    (its own and its processes', live or gone; from /proc). 0.0 without a server."""
+    if postmaster is None:
+        return 0.0
+    ticks = 0
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:  # gone meanwhile
+            continue
+        if int(pid) == postmaster or int(fields[1]) == postmaster:
+            # utime + stime, and that of its children gone (a backend whose client left)
+            ticks += sum(int(field) for field in fields[11:15])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def run_writers(
+    url: str, count: int, folder: Path, env: dict[str, str], postmaster: int | None = None
+) -> dict[str, Any]:
+    """``WORKERS`` processes appending ``count`` nodes each into one new session of ``url``
+    (``postmaster``: the server's process, whose CPU time is counted)."""
+    # made by the side under test, so that its own code creates the tables
+    made = subprocess.run(
+        [sys.executable, "-c", NEW_SESSION, url], env=env, check=True, capture_output=True
+    )
+    sid = made.stdout.decode().strip()
     script = folder / "writer.py"
     script.write_text(WRITER)
     go = folder / f"go-{sid}"
@@ -86,12 +120,16 @@ def run_writers(url: str, count: int, folder: Path, env: dict[str, str]) -> dict
     ]
     for proc in procs:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+    server_before = server_cpu(postmaster)
     go.touch()
     spans = []
+    client_cpu = 0.0
     for proc in procs:
         out, _ = proc.communicate(timeout=600)
-        start, end = map(float, out.split())
+        start, end, cpu = map(float, out.split())
         spans.append((start, end))
+        client_cpu += cpu
+    server = server_cpu(postmaster) - server_before
     elapsed = max(e for _, e in spans) - min(s for s, _ in spans)
     stored = Session(url, id=sid, readonly=True)
     nodes = stored.nodes()
@@ -115,6 +153,9 @@ def run_writers(url: str, count: int, folder: Path, env: dict[str, str]) -> dict
         "order_kept": ordered,
         "seconds": round(elapsed, 3),
         "nodes_per_s": round(total / elapsed),
+        "client_cpu_us_per_node": round(client_cpu / total * 1e6),
+        "server_cpu_us_per_node": round(server / total * 1e6),
+        "load": round(os.getloadavg()[0], 2),
     }
 
 
@@ -162,21 +203,61 @@ def bench_context(nodes: int, repeat: int) -> dict[str, Any]:
     }
 
 
-def writers_only(url: str, count: int, folder: Path, env: dict[str, str], repeat: int) -> None:
-    """Part 1 alone against PostgreSQL, ``repeat`` times: each run and the median nodes/s."""
-    runs = []
-    for _ in range(repeat):
-        row = run_writers(url, count, folder, env)
-        runs.append(row)
-        print(
-            f"postgresql {row['nodes_per_s']:>7,} nodes/s  {row['seconds']:>6}s  lost "
-            f"{row['lost']}  dense {row['dense']}  order {row['order_kept']}  "
-            f"load {os.getloadavg()[0]:.2f}",
-            flush=True,
+def side_env(env: dict[str, str], checkout: str) -> dict[str, str]:
+    """``env`` with ``checkout``'s core and PostgreSQL plugin first on ``PYTHONPATH``."""
+    root = Path(checkout).resolve()
+    paths = [str(root / "core"), str(root / "plugins" / "postgres"), env.get("PYTHONPATH", "")]
+    return {**env, "PYTHONPATH": os.pathsep.join(filter(None, paths))}
+
+
+def database_url(server: Any, name: str) -> str:
+    """The URL of database ``name`` on ``server`` (created empty)."""
+    server.psql(f"CREATE DATABASE {name};")
+    return str(server.get_uri(name))
+
+
+def writers_only(
+    server: Any, count: int, folder: Path, env: dict[str, str], repeat: int, against: str | None
+) -> None:
+    """Part 1 alone against PostgreSQL, ``repeat`` times: each run and the median nodes/s
+    (with ``against``: that checkout's runs alternating with this one's)."""
+    sides = {"this": (database_url(server, "this_side"), env)}
+    if against:
+        sides[against] = (database_url(server, "against_side"), side_env(env, against))
+    runs: dict[str, list[dict[str, Any]]] = {side: [] for side in sides}
+    for i in range(repeat):
+        order = list(sides) if i % 2 == 0 else list(reversed(sides))  # neither always first
+        for side in order:
+            url, side_environment = sides[side]
+            row = run_writers(url, count, folder, side_environment, server.get_pid())
+            runs[side].append(row)
+            print(
+                f"{side:>12} {row['nodes_per_s']:>7,} nodes/s  {row['seconds']:>6}s  cpu/node "
+                f"{row['client_cpu_us_per_node']} + {row['server_cpu_us_per_node']} us  lost "
+                f"{row['lost']}  dense {row['dense']}  order {row['order_kept']}  "
+                f"load {row['load']:.2f}",
+                flush=True,
+            )
+    for side, rows in runs.items():
+        median = statistics.median(r["nodes_per_s"] for r in rows)
+        cpu = statistics.median(
+            r["client_cpu_us_per_node"] + r["server_cpu_us_per_node"] for r in rows
         )
-    median = statistics.median(r["nodes_per_s"] for r in runs)
-    print(f"median {median:,.0f} nodes/s ({WORKERS} processes x {count:,} nodes, {repeat} runs)")
-    print(json.dumps({"bench": "scale-writers", "median_nodes_per_s": median, "runs": runs}))
+        print(
+            f"{side}: median {median:,.0f} nodes/s, {cpu:,.0f} us CPU per node "
+            f"({WORKERS} processes x {count:,} nodes, {repeat} runs)"
+        )
+        print(
+            json.dumps(
+                {
+                    "bench": "scale-writers",
+                    "side": side,
+                    "median_nodes_per_s": median,
+                    "median_cpu_us_per_node": cpu,
+                    "runs": rows,
+                }
+            )
+        )
 
 
 def main() -> None:
@@ -194,9 +275,10 @@ def main() -> None:
         server = pgserver.get_server(pgdata, cleanup_mode="stop")
     try:
         if "--writers-only" in sys.argv:
-            writers_only(server.get_uri(), count, folder, env, repeat)
+            against = sys.argv[sys.argv.index("--against") + 1] if "--against" in sys.argv else None
+            writers_only(server, count, folder, env, repeat, against)
             return
-        postgres = run_writers(server.get_uri(), count, folder, env)
+        postgres = run_writers(server.get_uri(), count, folder, env, server.get_pid())
         sqlite = run_writers(str(folder / "bench.sqlite"), count, folder, env)
     finally:
         from llmport_postgres import close_pools
