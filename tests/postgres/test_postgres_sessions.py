@@ -17,7 +17,7 @@ from llmport import Session, SessionStoreUnavailable, agentic_function
 from llmport.cli.main import main as cli_main
 from llmport.messages.types import Usage
 from llmport.sessions.session import SessionError, UnknownSessionError, list_sessions
-from llmport.sessions.stores import MissingSessionStoreError
+from llmport.sessions.stores import MissingSessionStoreError, SessionFileNotFoundError
 from llmport.testing import Script, fail
 from llmport_postgres import PostgresStore
 from llmport_postgres.store import display_url
@@ -114,6 +114,20 @@ def test_only_stored_nodes_of_existing_sessions_are_written(pg_url: str) -> None
         assert conn.execute("SELECT session, seq FROM llmport_node_ends").fetchall() == [
             (session.id, 1)
         ]
+    session.close()
+
+
+def test_a_statement_that_failed_leaves_its_connection_serving_the_next(pg_url: str) -> None:
+    # Each pooled connection runs the store's statements through one cursor it keeps: a
+    # statement the server refused (no tables yet) must not spoil the ones after it.
+    reader = PostgresStore(pg_url, readonly=True)
+    with pytest.raises(SessionFileNotFoundError, match="holds no llmport sessions yet"):
+        reader.sessions()
+    session = Session(pg_url)  # creates the tables through the same process's pool
+    main = session.begin("function", "main", session.root, {"arguments": {}})
+    session.end(main, "ok", {"result": 1}, 0.0)
+    assert reader.sessions()[0][:1] == (session.id,)
+    assert [row[0] for row in reader.load(session.id)] == [1]
     session.close()
 
 

@@ -35,7 +35,8 @@ starting at once do not race):
   (:mod:`llmport.sessions.attachments`). Append-only like the others.
 
 Every statement runs in autocommit mode on a connection from a
-``psycopg_pool.ConnectionPool`` shared per process and URL. As with the
+``psycopg_pool.ConnectionPool`` shared per process and URL, through the one
+cursor each connection keeps (:mod:`llmport_postgres.connection`). As with the
 SQLite store, ``durable=False`` (the default) does not wait for the WAL
 flush at commit (``synchronous_commit=off``: nothing is lost when a worker
 or a server process crashes, a power loss of the database host may drop
@@ -89,8 +90,9 @@ from .watchdog import Armed, Watchdog
 
 if TYPE_CHECKING:
     from llmport.sessions.dag import Node
-    from psycopg import Connection
     from psycopg_pool import ConnectionPool
+
+    from .connection import StoreConnection
 
 _T = TypeVar("_T")
 
@@ -227,10 +229,12 @@ WHERE n.session = %s
 ORDER BY n.seq
 """
 
-_pools: dict[tuple[int, str, bool, float], ConnectionPool] = {}
+_pools: dict[tuple[int, str, bool, float], ConnectionPool[StoreConnection]] = {}
 _pools_lock = threading.Lock()
 #: Each pool's statement watchdog (gone with its pool).
-_watchdogs: weakref.WeakKeyDictionary[ConnectionPool, Watchdog] = weakref.WeakKeyDictionary()
+_watchdogs: weakref.WeakKeyDictionary[ConnectionPool[StoreConnection], Watchdog] = (
+    weakref.WeakKeyDictionary()
+)
 _schema_ready: set[tuple[int, str]] = set()
 
 
@@ -248,7 +252,9 @@ def split_options(url: str) -> tuple[str, float]:
     return urlunsplit(parts._replace(query=rest)), timeout
 
 
-def _pool(url: str, durable: bool, timeout: float = DEFAULT_TIMEOUT) -> ConnectionPool:
+def _pool(
+    url: str, durable: bool, timeout: float = DEFAULT_TIMEOUT
+) -> ConnectionPool[StoreConnection]:
     """The connection pool of this process for ``url`` (created on first use)."""
     # a forked child must not share its parent's connections
     key = (os.getpid(), url, durable, timeout)
@@ -256,6 +262,8 @@ def _pool(url: str, durable: bool, timeout: float = DEFAULT_TIMEOUT) -> Connecti
         pool = _pools.get(key)
         if pool is None:
             from psycopg_pool import ConnectionPool
+
+            from .connection import StoreConnection
 
             size = int(os.environ.get("LLMPORT_PG_POOL_SIZE", "4"))
             # libpq's connect_timeout counts whole seconds, at least 2.
@@ -272,6 +280,7 @@ def _pool(url: str, durable: bool, timeout: float = DEFAULT_TIMEOUT) -> Connecti
                 kwargs["options"] = "-c synchronous_commit=off"
             pool = ConnectionPool(
                 url,
+                connection_class=StoreConnection,
                 min_size=1,
                 max_size=max(1, size),
                 kwargs=kwargs,
@@ -288,7 +297,7 @@ def cut(watch: Armed | None) -> bool:
     return watch is not None and watch.cut
 
 
-def watchdog_of(pool: ConnectionPool) -> Watchdog:
+def watchdog_of(pool: ConnectionPool[StoreConnection]) -> Watchdog:
     """The watchdog of ``pool``'s statements (made with its first statement)."""
     with _pools_lock:
         watchdog = _watchdogs.get(pool)
@@ -310,9 +319,9 @@ atexit.register(close_pools)
 
 
 def with_connection(
-    pool: ConnectionPool,
+    pool: ConnectionPool[StoreConnection],
     display: str,
-    action: Callable[[Connection[Any]], _T],
+    action: Callable[[StoreConnection], _T],
     deadline: float,
 ) -> _T:
     """``action(conn)`` on a pooled connection; an unreachable database is typed.
@@ -372,7 +381,7 @@ class PostgresStore:
         if key in _schema_ready:
             return
 
-        def create(conn: Connection[Any]) -> None:
+        def create(conn: StoreConnection) -> None:
             with conn.transaction():
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
                 sql = "SELECT to_regclass('llmport_node_ends') IS NOT NULL"
@@ -402,7 +411,7 @@ class PostgresStore:
             return with_connection(
                 self._pool,
                 self.display,
-                lambda conn: conn.execute(sql, params).fetchall(),
+                lambda conn: conn.rows(sql, params),
                 deadline,
             )
         except psycopg.errors.UndefinedTable as exc:
@@ -544,7 +553,7 @@ class PostgresKV:
         self.display = display_url(self.url)
         self._pool = _pool(self.url, False, self.timeout)
 
-        def create(conn: Connection[Any]) -> None:
+        def create(conn: StoreConnection) -> None:
             with conn.transaction():
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK + 1,))
                 conn.execute(_KV_SCHEMA)
@@ -552,7 +561,7 @@ class PostgresKV:
         with_connection(self._pool, self.display, create, time.monotonic() + self.timeout)
 
     def _run(self, sql: str, params: Sequence[Any]) -> list[Any]:
-        def run(conn: Connection[Any]) -> list[Any]:
+        def run(conn: StoreConnection) -> list[Any]:
             cur = conn.execute(sql, params)
             return cur.fetchall() if cur.description is not None else []
 
@@ -593,7 +602,7 @@ class PostgresKV:
         if not rows:
             return
 
-        def write(conn: Connection[Any]) -> None:
+        def write(conn: StoreConnection) -> None:
             with conn.transaction(), conn.cursor() as cur:
                 cur.executemany(
                     "INSERT INTO llmport_kv(namespace, key, value, updated) "
