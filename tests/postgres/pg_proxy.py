@@ -41,7 +41,12 @@ class TcpProxy:
         self._listener.bind(("127.0.0.1", 0))
         self._listener.listen(16)
         self.port: int = self._listener.getsockname()[1]
-        self._armed = threading.Event()  # the watched message went to the server
+        # The client socket whose connection carried the watched message: only the
+        # reply on that connection is dropped (the pool's other connections, e.g. one
+        # it opens meanwhile, pass untouched), and only once (the lock).
+        self._armed: socket.socket | None = None
+        self._lock = threading.Lock()
+        self._claimed = False  # a reply was picked to be dropped (counted after ``hold``)
         threading.Thread(target=self._accept, daemon=True).start()
 
     def _accept(self) -> None:
@@ -75,9 +80,10 @@ class TcpProxy:
         try:
             while data := source.recv(65536):
                 if watch and self.drop_reply_to is not None and self.drop_reply_to in data:
-                    if not self.dropped:
-                        self._armed.set()
-                elif not watch and self._armed.is_set() and not self.dropped:
+                    with self._lock:
+                        if self._armed is None:
+                            self._armed = source
+                elif not watch and self._takes_the_drop(sink):
                     time.sleep(self.hold)
                     self.dropped += 1  # the statement committed; its reply is lost
                     if self.refuse_after_drop:
@@ -88,6 +94,14 @@ class TcpProxy:
             pass
         finally:
             _close(source, sink)
+
+    def _takes_the_drop(self, client: socket.socket) -> bool:
+        """Whether this reply, going to ``client``, is the one to swallow (counted once)."""
+        with self._lock:
+            if self._armed is not client or self._claimed:
+                return False
+            self._claimed = True
+            return True
 
     def close(self) -> None:
         self._listener.close()
