@@ -835,14 +835,13 @@ class CallHistory:
     check off.
     """
 
-    # Slotted, the counts made by the first check: one is kept per exec in flight,
-    # and most execs never call a tool.
-    __slots__ = ("_counts", "_lock", "limit")
+    # Slotted, the counts made by the first check and no lock of its own: one is kept
+    # per exec in flight, and most execs never call a tool.
+    __slots__ = ("_counts", "limit")
 
     def __init__(self, limit: int | None) -> None:
         self.limit = limit
         self._counts: dict[tuple[str, str], int] | None = None
-        self._lock = threading.Lock()
 
     @staticmethod
     def key(call: ToolCall) -> tuple[str, str]:
@@ -858,8 +857,8 @@ class CallHistory:
         """None if the call may run; an error outcome if it repeats too often."""
         if self.limit is None:
             return None
-        with self._lock:
-            key = self.key(call)
+        key = self.key(call)
+        with _COUNTING:
             if self._counts is None:
                 self._counts = {}
             count = self._counts.get(key, 0) + 1
@@ -878,6 +877,11 @@ class CallHistory:
             f"the model kept calling {call.name!r} with the same arguments "
             f"({count} times, limit {self.limit}) after being told the result will not change"
         )
+
+
+#: Held while a :class:`CallHistory` counts a call: one lock for every history, not one
+#: per exec (a count is a few dictionary operations; checks are rare and short).
+_COUNTING = threading.Lock()
 
 
 @dataclass(slots=True)
