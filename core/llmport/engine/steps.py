@@ -47,12 +47,24 @@ __all__ = [
 
 
 def machine(plan: RunPlan, run: RunResult[Any]) -> Steps:
-    """The whole run; records it (DAG, runtime usage) whether it succeeds or fails."""
+    """The whole run; records it (DAG, runtime usage) whether it succeeds or fails.
+
+    The tool loop runs in this generator's own frame (:func:`_turns` below it, then
+    :func:`_final` on its answer): every generator layer is an object each call in
+    flight holds.
+    """
     started = time.perf_counter()
     if plan.hooks.observed:  # tracing: a span per run
         plan.hooks.observe("run_start", {"run": run, "trace": plan.trace}, plan.info)
     try:
-        output = yield from _loop(plan, run)
+        messages = list(plan.messages)
+        run.messages = messages  # the same list: a partial result (RunTimeout, budget) has it too
+        mode = output_mode(plan)
+        response, reply, handed_off = yield from _turns(plan, run, messages, mode)
+        if handed_off:  # another agentic function took the conversation: its return is the output
+            output = run.value
+        else:
+            output = yield from _final(plan, run, messages, mode, response, reply)
     except BaseException as exc:
         run.latency = time.perf_counter() - started
         if plan.hooks.observed:  # tracing
@@ -66,41 +78,40 @@ def machine(plan: RunPlan, run: RunResult[Any]) -> Steps:
     if plan.hooks.observed:  # tracing
         plan.hooks.observe("run_end", {"run": run, "trace": plan.trace, "error": None}, plan.info)
     if plan.record is not None:
-        plan.record.finish(
-            reply=run.text,
-            usage=run.usage,
-            tool_calls=[r.call for r in run.tool_calls],
-            stop_reason=run.stop_reason,
-            output=output,
-            attempts=run.attempts,
-            thinking=[
-                b
-                for m in run.messages[len(plan.messages) :]
-                for b in m.blocks
-                if isinstance(b, ThinkingBlock)
-            ],
-            model=plan.qualified,
-            response_ids=plan.response_ids,
-            media=[
-                b
-                for m in run.messages[len(plan.messages) :]
-                if m.role == "assistant"
-                for b in m.blocks
-                if isinstance(b, MediaBlock)
-            ],
-        )
+        _record(plan, run, output)
     if plan.stream:
         yield Emit(FinalEvent(run))
 
 
-def _loop(plan: RunPlan, run: RunResult[Any]) -> Steps:
-    """The tool loop, then structured output and decisions on its final answer."""
-    messages = list(plan.messages)
-    run.messages = messages  # the same list: a partial result (RunTimeout, budget) has it too
-    mode = output_mode(plan)
-    response, reply, handed_off = yield from _turns(plan, run, messages, mode)
-    if handed_off:  # another agentic function took the conversation: its return is the output
-        return run.value
+def _record(plan: RunPlan, run: RunResult[Any], output: Any) -> None:
+    """Record the finished run on its DAG node."""
+    assert plan.record is not None
+    added = run.messages[len(plan.messages) :]
+    plan.record.finish(
+        reply=run.text,
+        usage=run.usage,
+        tool_calls=[r.call for r in run.tool_calls],
+        stop_reason=run.stop_reason,
+        output=output,
+        attempts=run.attempts,
+        thinking=[b for m in added for b in m.blocks if isinstance(b, ThinkingBlock)],
+        model=plan.qualified,
+        response_ids=plan.response_ids,
+        media=[
+            b for m in added if m.role == "assistant" for b in m.blocks if isinstance(b, MediaBlock)
+        ],
+    )
+
+
+def _final(
+    plan: RunPlan,
+    run: RunResult[Any],
+    messages: list[Message],
+    mode: OutputMode | None,
+    response: Response,
+    reply: str,
+) -> Steps:
+    """The run's output from its final answer: structured output and decisions on it."""
     pending = bool(run.pending_tool_calls)
     final_missing = mode is None or mode.final_call(response) is None
     if response.tool_calls and final_missing and not pending:
