@@ -33,7 +33,7 @@ import math
 import os
 import re
 import warnings
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Container, Iterator, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -370,23 +370,34 @@ def wire_body(
     return wired
 
 
-def _sdk_warnings(model: str, thinking: Any) -> None:
-    """The deprecation warnings ``messages.create`` gives for this model and thinking."""
+@functools.cache
+def _sdk_warning_tables() -> tuple[Mapping[str, str], Container[str]]:
+    """The SDK's tables of deprecated models and of models warned about with thinking.
+
+    Looked up once: a ``from ... import`` in :func:`_sdk_warnings` cost every request
+    the import system's checks.
+    """
     from anthropic.resources.messages.messages import (
         DEPRECATED_MODELS,
         MODELS_TO_WARN_WITH_THINKING_ENABLED,
     )
 
-    if model in DEPRECATED_MODELS:
+    return DEPRECATED_MODELS, MODELS_TO_WARN_WITH_THINKING_ENABLED
+
+
+def _sdk_warnings(model: str, thinking: Any) -> None:
+    """The deprecation warnings ``messages.create`` gives for this model and thinking."""
+    deprecated, warned_with_thinking = _sdk_warning_tables()
+    if model in deprecated:
         warnings.warn(
             f"The model '{model}' is deprecated and will reach end-of-life on "
-            f"{DEPRECATED_MODELS[model]}.\nPlease migrate to a newer model. Visit "
+            f"{deprecated[model]}.\nPlease migrate to a newer model. Visit "
             "https://docs.anthropic.com/en/docs/resources/model-deprecations for more "
             "information.",
             DeprecationWarning,
             stacklevel=7,  # wire_body, route, send and its boundary wrapper are below the caller
         )
-    if model in MODELS_TO_WARN_WITH_THINKING_ENABLED and thinking and thinking["type"] == "enabled":
+    if model in warned_with_thinking and thinking and thinking["type"] == "enabled":
         warnings.warn(
             f"Using Claude with {model} and 'thinking.type=enabled' is deprecated. Use "
             "'thinking.type=adaptive' instead which results in better model performance in our "
