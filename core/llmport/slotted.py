@@ -79,6 +79,8 @@ class _Field(NamedTuple):
     hash: bool | None
     #: An ``InitVar``: an ``__init__`` parameter handed to ``__post_init__``, not stored.
     initvar: bool = False
+    #: Made by its factory on first read, not by ``__init__`` (:func:`lazy_field`).
+    lazy: bool = False
 
 
 class _FieldSpec:
@@ -98,6 +100,7 @@ class _FieldSpec:
         "hash",
         "init",
         "kw_only",
+        "lazy",
         "metadata",
         "repr",
     )
@@ -112,7 +115,9 @@ class _FieldSpec:
         compare: bool,
         metadata: Any,
         kw_only: Any,
+        lazy: bool = False,
     ) -> None:
+        self.lazy = lazy
         self.default = default
         self.default_factory = default_factory
         self.init = init
@@ -126,7 +131,7 @@ class _FieldSpec:
         """The ``dataclasses.Field`` this stands for."""
         import dataclasses
 
-        given = {name: getattr(self, name) for name in self.__slots__}
+        given = {name: getattr(self, name) for name in self.__slots__ if name != "lazy"}
         return dataclasses.field(**{k: v for k, v in given.items() if v is not _MISSING})
 
 
@@ -166,7 +171,22 @@ def _stdlib_field_values(value: Any) -> _FieldSpec:
 if TYPE_CHECKING:
     from dataclasses import dataclass as dataclass
     from dataclasses import field as field
+
+    def lazy_field(factory: Callable[[], Any], *, repr: bool = True) -> Any:
+        """``field(default_factory=factory, repr=repr)``, the value made on first read."""
 else:
+
+    def lazy_field(factory: Callable[[], Any], *, repr: bool = True) -> Any:
+        """``field(default_factory=factory, repr=repr)``, the value made on first read.
+
+        For a mutable class whose instances are often made and dropped with the
+        field never read (a run's empty lists, held by every call in flight): an
+        instance not given the field holds nothing for it until something reads
+        it, then holds what ``factory()`` made, as if ``__init__`` had made it.
+        Everything else (signature, repr, equality, ``dataclasses.fields``) is
+        ``field(default_factory=factory, repr=repr)``'s; on a frozen class it is that.
+        """
+        return _FieldSpec(_MISSING, factory, True, repr, None, True, None, _MISSING, lazy=True)
 
     def field(
         *,
@@ -267,6 +287,7 @@ def _plain_fields(cls: type) -> list[_Field] | None:
                 value.repr,
                 value.compare,
                 value.hash,
+                lazy=value.lazy,
             )
         else:
             field = _Field(name, annotation, value, _MISSING, True, True, None, initvar)
@@ -305,6 +326,9 @@ def _build(cls: type, fields: list[_Field], *, repr: bool, eq: bool, frozen: boo
 
     namespace["__dataclass_fields__"] = _OnFirstRead(records)
     namespace["__dataclass_params__"] = _OnFirstRead(records)
+    lazy = {f.name: f.factory for f in stored if f.lazy}
+    if lazy and not frozen and "__getattr__" not in own:
+        namespace["__getattr__"] = _made_on_first_read(cls, lazy)
     if repr and "__repr__" not in own:
         namespace["__repr__"] = _repr_of(cls, tuple(f.name for f in stored if f.repr))
     if eq and "__eq__" not in own:
@@ -393,6 +417,11 @@ def _init(cls: type, fields: list[_Field], frozen: bool) -> Any:
     params, body = ["self"], []
     for f in fields:
         value = f.name
+        if f.lazy and not frozen:  # not given: made on first read (:func:`lazy_field`)
+            env[f"__default_{f.name}__"] = f.factory
+            params.append(f"{f.name}=__factory__")
+            body.append(f"if {f.name} is not __factory__: self.{f.name} = {f.name}")
+            continue
         if f.default is not _MISSING:
             env[f"__default_{f.name}__"] = f.default
             params.append(f"{f.name}=__default_{f.name}__")
@@ -415,6 +444,20 @@ def _init(cls: type, fields: list[_Field], frozen: bool) -> Any:
     init = _named(cls, "__init__", env["__init__"])
     init.__annotations__ = {f.name: f.type for f in fields} | {"return": None}
     return init
+
+
+def _made_on_first_read(cls: type, factories: dict[str, Callable[[], Any]]) -> Any:
+    """``__getattr__`` (read only for an unset slot): a lazy field's value, made and stored."""
+
+    def __getattr__(self: Any, name: str) -> Any:
+        make = factories.get(name)
+        if make is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        value = make()
+        object.__setattr__(self, name, value)
+        return value
+
+    return _named(cls, "__getattr__", __getattr__)
 
 
 def _repr_of(cls: type, names: tuple[str, ...]) -> Any:

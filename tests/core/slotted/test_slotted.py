@@ -228,6 +228,60 @@ def test_llmport_field_stands_for_dataclasses_field(params: dict[str, bool]) -> 
     assert metadata == [dict(f.metadata) for f in dataclasses.fields(stdlib)]
 
 
+def _lazy_twin(make: Decorator, lazy: bool, **params: bool) -> type:
+    @make(slots=True, **params)
+    class Run:
+        """A run whose lists are made on first read (lazy_field), or by __init__."""
+
+        name: str = ""
+        calls: list[str] = (
+            slotted.lazy_field(list) if lazy else dataclasses.field(default_factory=list)
+        )
+        settled: list[str] = (
+            slotted.lazy_field(list, repr=False)
+            if lazy
+            else dataclasses.field(default_factory=list, repr=False)
+        )
+
+    return Run
+
+
+@pytest.mark.parametrize("params", [{}, {"frozen": True}, {"order": True}])
+def test_lazy_field_behaves_as_a_default_factory(params: dict[str, bool]) -> None:
+    # frozen: __init__ makes the value; order=True: the stdlib's path, where it is eager too.
+    stdlib = _lazy_twin(dataclasses.dataclass, False, **params)
+    ours = _lazy_twin(slotted.dataclass, True, **params)
+    for args, kwargs in (((), {}), (("a",), {"calls": ["c"], "settled": ["s"]})):
+        assert _observed(ours, *args, **kwargs) == _observed(stdlib, *args, **kwargs)
+
+
+OurLazy = _lazy_twin(slotted.dataclass, True)
+OurLazy.__qualname__ = "OurLazy"
+
+
+def test_lazy_field_pickles_read_or_not() -> None:
+    unread, read = OurLazy("a"), OurLazy("b")
+    read.calls.append("c")
+    for run in (unread, read):
+        back = pickle.loads(pickle.dumps(run))
+        assert back == run and back.calls == run.calls
+
+
+def test_lazy_field_holds_nothing_until_read() -> None:
+    run = _lazy_twin(slotted.dataclass, True)("a")
+    given = ["c"]
+    assert run.__class__(calls=given).calls is given
+    with pytest.raises(AttributeError):  # the slot itself is unset: nothing made yet
+        object.__getattribute__(run, "calls")
+    first = run.calls
+    assert first == [] and run.calls is first  # made once, then kept
+    first.append("x")
+    assert run.calls == ["x"]
+    assert run != run.__class__("a")
+    with pytest.raises(AttributeError, match="'Run' object has no attribute 'nothing'"):
+        run.nothing  # noqa: B018
+
+
 def test_llmport_field_is_refused_by_the_stdlib_decorator() -> None:
     # Only llmport's decorator reads it: elsewhere it must fail, not become a default.
     with pytest.raises(ValueError, match="mutable default"):
