@@ -106,7 +106,8 @@ def model_request(
     if response.blocks:
         run.thinking += response.thinking
     run.attempts += attempts.count
-    run.failures.extend(attempts.failures)
+    if attempts.failures:  # the run's list is made on first read: only for a failure
+        run.failures.extend(attempts.failures)
     if observed:
         payload = {"model": plan.qualified, "response": response, "attempts": attempts.count}
         plan.hooks.observe("model_end", payload, info)

@@ -9,7 +9,7 @@ from typing import Any, Generic, Protocol, TypeVar, Unpack
 from ..controls.options import CallParams
 from ..errors import AttemptFailure, OptionError
 from ..messages.types import MediaBlock, Message, StreamEvent, ToolCall, ToolResult, Usage
-from ..slotted import dataclass
+from ..slotted import dataclass, lazy_field
 
 __all__ = ["Caller", "Continuation", "Dropped", "RunResult", "ToolCallRecord"]
 
@@ -52,20 +52,23 @@ class RunResult(Generic[T]):
 
     ``value`` is typed by the call: ``rt.run(..., response_format=City).value``
     is a ``City``.
+
+    The usage and the lists are made on first read when not given (the same
+    values): a run waiting on its model request holds none of them.
     """
 
     output: Any = None
     text: str = ""
     model: str = ""
-    usage: Usage = field(default_factory=Usage)
-    tool_calls: list[ToolCallRecord] = field(default_factory=list)
+    usage: Usage = lazy_field(Usage)
+    tool_calls: list[ToolCallRecord] = lazy_field(list)
     iterations: int = 0
     stop_reason: str = ""
     attempts: int = 0
-    failures: list[AttemptFailure] = field(default_factory=list)
+    failures: list[AttemptFailure] = lazy_field(list)
     latency: float = 0.0
     node_id: str | None = None
-    messages: list[Message] = field(default_factory=list)
+    messages: list[Message] = lazy_field(list)
     choice: str | None = None
     #: The parsed result: with response_format the JSON value (an instance for a
     #: pydantic model / dataclass format), with choices the decision, else the text.
@@ -73,13 +76,13 @@ class RunResult(Generic[T]):
     #: The readable thinking of every model turn of this run, concatenated.
     thinking: str = ""
     #: What the given conversation held that this vendor cannot take (never silently lost).
-    dropped: list[Dropped] = field(default_factory=list)
+    dropped: list[Dropped] = lazy_field(list)
     #: ``tool_execution="manual"``: the calls of the last turn the caller is to run (in
     #: call order); empty when the run finished. Calls a policy refused are not here.
-    pending_tool_calls: list[ToolCall] = field(default_factory=list)
+    pending_tool_calls: list[ToolCall] = lazy_field(list)
     #: The results already settled for the last turn's other calls (policy refusals);
     #: :meth:`tool_message` puts them beside the caller's results.
-    settled: list[ToolResult] = field(default_factory=list, repr=False)
+    settled: list[ToolResult] = lazy_field(list, repr=False)
     #: The name of the handoff tool the model called (the output is the target's return).
     handoff: str | None = None
     #: How to continue the run (the runtime and the call's parameters), manual runs only.
