@@ -45,7 +45,7 @@ from llmport.output.structured import OutputTool, make_output_tool
 from llmport.provider.contract import Prepared
 from llmport.provider.thinking import EFFORT_BUDGETS, MIN_BUDGET, check_thinking_sampling
 from llmport.provider.tool_media import move_answer_media
-from llmport.provider.wire import base64_of, plain
+from llmport.provider.wire import Body, base64_of, plain
 from llmport.schema.transform import ANTHROPIC
 
 from .files import FILES_BETA, container_uploads, file_block
@@ -96,9 +96,11 @@ class AnthropicPrepared(Prepared):
     """
 
     output_tool: OutputTool | None = None
-    #: The JSON body serialized once (first send) and its request options, per form
-    #: (``False``: as prepared, ``True``: streamed): every attempt posts the same bytes.
-    wire: dict[bool, Any] = field(default_factory=dict, repr=False, compare=False)
+    #: The JSON body serialized on the first send and its request options, as prepared
+    #: (``wire``) and streamed (``stream_wire``): every attempt posts the same bytes.
+    #: Set by the provider, never by prepare (as Bedrock's); no dict held per request.
+    wire: tuple[Body, dict[str, Any]] | None = field(default=None, repr=False, compare=False)
+    stream_wire: tuple[Body, dict[str, Any]] | None = field(default=None, repr=False, compare=False)
 
     @property
     def params(self) -> dict[str, Any]:

@@ -335,9 +335,9 @@ def wire_body(
     its deprecation warnings). ``reshape`` turns that body into another
     platform's (Vertex AI's) before it is serialized.
     """
-    cached = own.wire.get(stream)
+    cached = own.stream_wire if stream else own.wire
     if cached is not None:
-        return cached  # type: ignore[no-any-return]
+        return cached
     import anthropic  # not "from anthropic import": that costs Python calls per request
 
     params = _streaming(own.params) if stream else own.params
@@ -366,7 +366,11 @@ def wire_body(
         call["extra_query"] = params["extra_query"]
     if timeout is not NOT_GIVEN:
         call["timeout"] = timeout
-    own.wire[stream] = wired = (encode_body(body), sdk_internals.request_options(call))
+    wired = (encode_body(body), sdk_internals.request_options(call))
+    if stream:
+        own.stream_wire = wired
+    else:
+        own.wire = wired
     return wired
 
 

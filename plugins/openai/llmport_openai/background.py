@@ -80,8 +80,8 @@ class ResponsesBackground(BackgroundBackend):
         payload = dict(p.stream_payload if stream else p.payload)
         payload["extra_body"] = {**(payload.get("extra_body") or {}), "background": True}
         if stream:
-            return replace(p, stream_payload=payload, wire={})
-        return replace(p, payload=payload, wire={})
+            return replace(p, stream_payload=payload, wire=None, stream_wire=None)
+        return replace(p, payload=payload, wire=None, stream_wire=None)
 
     def _run_path(self, vendor_id: str, tail: str = "") -> str:
         return f"{self.api.path}/{quote(vendor_id, safe='')}{tail}"

@@ -101,11 +101,11 @@ class OpenAIPrepared(Prepared):
 
     stream_payload: dict[str, Any] = field(default_factory=dict)
     restore: dict[str, Any] | None = None
-    #: The JSON body serialized once (first send) and its request options, per form
-    #: (``False``: ``payload``, ``True``: ``stream_payload``): every attempt posts the same bytes.
-    wire: dict[bool, tuple[Body, dict[str, Any]]] = field(
-        default_factory=dict, repr=False, compare=False
-    )
+    #: The JSON body serialized on the first send and its request options, of ``payload``
+    #: (``wire``) and ``stream_payload`` (``stream_wire``): every attempt posts the same
+    #: bytes. Set by the provider, never by prepare; no dict held per request.
+    wire: tuple[Body, dict[str, Any]] | None = field(default=None, repr=False, compare=False)
+    stream_wire: tuple[Body, dict[str, Any]] | None = field(default=None, repr=False, compare=False)
 
 
 class _EventConverter(Protocol):
@@ -346,7 +346,7 @@ class _OpenAIProvider(Provider):
         fields; the options carry ``extra_headers``, ``extra_query`` and
         ``timeout`` as ``create`` did.
         """
-        cached = p.wire.get(stream)
+        cached = p.stream_wire if stream else p.wire
         if cached is None:
             kwargs = p.stream_payload if stream else p.payload
             body: dict[str, Any] = {"model": kwargs["model"]}
@@ -355,7 +355,11 @@ class _OpenAIProvider(Provider):
             body[self.conversation] = kwargs[self.conversation]
             body.update(kwargs.get("extra_body") or {})
             call = {k: kwargs[k] for k in _CALL_ARGS if k in kwargs}
-            p.wire[stream] = cached = (encode_body(body), sdk_internals.request_options(call))
+            cached = (encode_body(body), sdk_internals.request_options(call))
+            if stream:
+                p.stream_wire = cached
+            else:
+                p.wire = cached
         return cached
 
     def url_path(self, client: Any, p: OpenAIPrepared) -> str:
