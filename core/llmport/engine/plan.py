@@ -176,7 +176,9 @@ class RunPlan:
     output_mode: str | None
     #: ``output_modalities=`` (empty: the model's default).
     output_modalities: tuple[str, ...]
-    dropped: list[Dropped]
+    #: What the given conversation held that this vendor cannot take (the run's
+    #: ``dropped`` starts with it); a tuple, the shared empty one on almost every run.
+    dropped: tuple[Dropped, ...]
     #: Budgets this run draws on: the runtime's (cumulative) and the exec's own.
     ledgers: tuple[Ledger, ...]
     context_policy: ContextPolicy | None
@@ -298,7 +300,9 @@ def start(
                 context_override=params["context"] is not None,
             ).fail(exc, attempts=0)
         raise
-    run: RunResult[Any] = RunResult(model=plan.qualified, dropped=plan.dropped)
+    run: RunResult[Any] = RunResult(model=plan.qualified)
+    if plan.dropped:  # else the run's list is made on first read
+        run.dropped.extend(plan.dropped)
     if frame is not None:
         record = plan.state.record = frame.begin_llm(
             model=plan.qualified,
@@ -408,7 +412,7 @@ def plan_run(
         cache=run_options.cache,
         output_mode=mode,
         output_modalities=run_options.output_modalities,
-        dropped=dropped,
+        dropped=tuple(dropped),
         ledgers=run_ledgers(settings.ledger, run_options.budget),
         context_policy=policy,
         window_limit=window if policy is None else policy.limit(window),
