@@ -51,7 +51,7 @@ from ..observe.redaction import redact
 from ..patterns import pattern
 from ..provider.wire import loads as strict_json
 from ..schema.build import check_schema, coerce, function_schema
-from ..slotted import dataclass, field
+from ..slotted import dataclass, field, lazy_field
 from .context import RunContext
 
 if TYPE_CHECKING:
@@ -901,7 +901,8 @@ class ToolSettings:
     tool_timeout: float | None = None
     max_tool_errors: int = 3
     max_repeated_calls: int | None = 3
-    history: CallHistory = field(default_factory=lambda: CallHistory(3))
+    #: Made on first read (lazy_field): a run that calls no tool never makes one.
+    history: CallHistory = lazy_field(lambda: CallHistory(3))
 
     KEYS = ("approver", "tool_timeout", "max_tool_errors", "max_repeated_calls")
 
