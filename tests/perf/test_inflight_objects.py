@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import gc
+from collections.abc import Callable, Coroutine
+from typing import Any
 
+from llmport.provider.translate import vendor_boundary
 from llmport.testing import Script, reply
 
 #: Calls in flight at once: enough that one-off objects (caches, the loop's) vanish.
@@ -48,3 +51,40 @@ def test_objects_held_per_call_in_flight() -> None:
         gc.enable()
     # Rounded: a few one-off objects of the loop's own are spread over the calls.
     assert round(held) <= BUDGET, f"{held:.1f} GC-tracked objects held per call in flight"
+
+
+class _Vendor:
+    """A plugin's send, waiting on its answer until released: bare and under the boundary."""
+
+    def __init__(self) -> None:
+        self.answered = asyncio.Event()
+
+    async def asend(self, prepared: object) -> object:
+        await self.answered.wait()
+        return prepared
+
+    guarded = vendor_boundary(asend)
+
+
+async def _held_while_sending(send: Callable[[_Vendor, object], Coroutine[Any, Any, Any]]) -> float:
+    vendor = _Vendor()
+    await asyncio.sleep(0)  # the loop's own first-turn objects, before counting
+    gc.collect()
+    before = len(gc.get_objects())
+    tasks = [asyncio.ensure_future(send(vendor, object())) for _ in range(CALLS)]
+    await asyncio.sleep(0)  # every call now waits on its answer
+    held = (len(gc.get_objects()) - before) / CALLS
+    vendor.answered.set()
+    await asyncio.gather(*tasks)
+    return held
+
+
+def test_the_vendor_boundary_holds_one_coroutine_per_call_in_flight() -> None:
+    # Its argument tuple and keyword dict are dropped once the plugin's coroutine is made.
+    gc.disable()
+    try:
+        bare = asyncio.run(_held_while_sending(_Vendor.asend))
+        guarded = asyncio.run(_held_while_sending(_Vendor.guarded))
+    finally:
+        gc.enable()
+    assert round(guarded - bare) == 1, f"{guarded - bare:.1f} objects more per call"

@@ -347,7 +347,9 @@ def vendor_boundary(method: Callable[P, R]) -> Callable[P, R]:
 
 
 # Each wrapper catches, settles, and raises after the ``except`` block: raising
-# inside it would make Python chain the vendor exception as ``__context__``.
+# inside it would make Python chain the vendor exception as ``__context__``. The
+# suspending ones drop their argument tuple and dict once the inner call is made:
+# every request in flight would hold them while the vendor answers.
 
 
 def _note_secrets(owner: Any) -> None:
@@ -387,13 +389,16 @@ def _call_boundary(method: Callable[..., Any]) -> Callable[..., Any]:
 
 def _coroutine_boundary(method: Callable[..., Any]) -> Callable[..., Any]:
     async def call(*args: Any, **kwargs: Any) -> Any:
-        _note_secrets(args[0])
+        owner = args[0]
+        _note_secrets(owner)
         try:
-            return await method(*args, **kwargs)
+            answer = method(*args, **kwargs)
+            del args, kwargs
+            return await answer
         except Exception as exc:
-            error = _settled(args[0], exc)
+            error = _settled(owner, exc)
         finally:
-            _note_secrets(args[0])
+            _note_secrets(owner)
         raise error from None
 
     return call
@@ -401,14 +406,17 @@ def _coroutine_boundary(method: Callable[..., Any]) -> Callable[..., Any]:
 
 def _generator_boundary(method: Callable[..., Iterator[Any]]) -> Callable[..., Iterator[Any]]:
     def events(*args: Any, **kwargs: Any) -> Iterator[Any]:
-        _note_secrets(args[0])
+        owner = args[0]
+        _note_secrets(owner)
         try:
-            yield from method(*args, **kwargs)
+            inner = method(*args, **kwargs)
+            del args, kwargs
+            yield from inner
             return
         except Exception as exc:
-            error = _settled(args[0], exc)
+            error = _settled(owner, exc)
         finally:
-            _note_secrets(args[0])
+            _note_secrets(owner)
         raise error from None
 
     return events
@@ -418,16 +426,18 @@ def _async_generator_boundary(
     method: Callable[..., AsyncIterator[Any]],
 ) -> Callable[..., AsyncIterator[Any]]:
     async def events(*args: Any, **kwargs: Any) -> AsyncIterator[Any]:
-        _note_secrets(args[0])
+        owner = args[0]
+        _note_secrets(owner)
         inner = method(*args, **kwargs)
+        del args, kwargs
         try:
             async for event in inner:
                 yield event
             return
         except Exception as exc:
-            error = _settled(args[0], exc)
+            error = _settled(owner, exc)
         finally:
-            _note_secrets(args[0])
+            _note_secrets(owner)
             # ``async for`` does not pass aclose() on: end the inner generator here.
             await inner.aclose()  # type: ignore[attr-defined]
         raise error from None
