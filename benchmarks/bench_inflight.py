@@ -21,6 +21,15 @@ the median CPU ms of the client process, garbage collections during the
 timed gathers, and the load average of each repetition::
 
     python benchmarks/bench_inflight.py --vendors anthropic --counts 500 --repeat 7 [--rounds 5]
+
+``--against DIR`` adds a side ``llmport @DIR``: the llmport side run with
+``DIR/core`` and ``DIR/plugins/<vendor>`` first on ``PYTHONPATH`` (another
+checkout, e.g. ``git archive`` of the branch point), interleaved with the
+others run by run, so a before/after pair shares the machine's load.
+``--sides`` keeps only the named sides (comma-separated)::
+
+    python benchmarks/bench_inflight.py --vendors anthropic --counts 500 --repeat 7 \
+        --against /tmp/before --sides "llmport,raw SDK (aiohttp)"
 """
 
 from __future__ import annotations
@@ -120,24 +129,48 @@ def timed(
             "process_ms": _process_age_ms(),
             "failed": failed,
             "load": os.getloadavg()[0],
+            "llmport": str(getattr(sys.modules.get("llmport"), "__file__", "")),
         }
 
     return asyncio.run(main())
 
 
-def repeat(vendor: str, count: int, times: int, rounds: int, gc_off: bool, warmup: int) -> None:
+def _side_env(vendor: str, against: str | None, side: str) -> dict[str, str] | None:
+    """The environment of a side's process: ``llmport @DIR`` puts that checkout first."""
+    if against is None or not side.startswith("llmport @"):
+        return None
+    path = [f"{against}/core", f"{against}/plugins/{vendor}"]
+    if os.environ.get("PYTHONPATH"):
+        path.append(os.environ["PYTHONPATH"])
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
+
+
+def repeat(
+    vendor: str,
+    count: int,
+    times: int,
+    rounds: int,
+    gc_off: bool,
+    warmup: int,
+    against: str | None = None,
+    only: list[str] | None = None,
+) -> None:
     """Interleaved fresh processes per side; prints medians per side and one JSON line."""
-    runs: dict[str, list[dict[str, Any]]] = {side: [] for side in SIDES[vendor]}
+    sides = list(SIDES[vendor]) + ([f"llmport @{against}"] if against else [])
+    sides = [side for side in sides if not only or side in only or side.startswith("llmport @")]
+    runs: dict[str, list[dict[str, Any]]] = {side: [] for side in sides}
     with ServerProcess([{"json": ANSWERS[vendor]}]) as server:
         for _ in range(times):
-            for side in SIDES[vendor]:
-                argv = [sys.executable, __file__, "--timed", vendor, side, str(count), server.url]
-                argv += ["--warmup", str(warmup)]
+            for side in sides:
+                timed_side = "llmport" if side.startswith("llmport @") else side
+                argv = [sys.executable, __file__, "--timed", vendor, timed_side, str(count)]
+                argv += [server.url, "--warmup", str(warmup)]
                 out = subprocess.run(
                     [*argv, "--rounds", str(rounds)] + (["--gc-off"] if gc_off else []),
                     capture_output=True,
                     text=True,
                     check=True,
+                    env=_side_env(vendor, against, side),
                 )
                 runs[side].append(json.loads(out.stdout.strip().splitlines()[-1]))
     collector = ", collector off while timed" if gc_off else ""
@@ -152,7 +185,7 @@ def repeat(vendor: str, count: int, times: int, rounds: int, gc_off: bool, warmu
     for side, rows in runs.items():
         young = "/".join(str(round(statistics.median(r["gc"][g] for r in rows))) for g in (0, 1))
         print(
-            f"{side:18} {statistics.median(r['wall_ms'] for r in rows):8.0f} "
+            f"{side[:18]:18} {statistics.median(r['wall_ms'] for r in rows):8.0f} "
             f"{statistics.median(r['cpu_ms'] for r in rows):7.0f} "
             f"{statistics.median(sum(r.get('gc_ms', [0])) for r in rows):6.0f} "
             f"{sum(r['gc'][2] for r in rows) / len(rows):8.2f} {young:>10} "
@@ -209,6 +242,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1, help="gathers per process (--repeat)")
     parser.add_argument("--gc-off", action="store_true", help="no collector while timed (--repeat)")
     parser.add_argument("--warmup", type=int, default=20, help="calls before timing (--repeat)")
+    parser.add_argument("--against", help="another checkout's llmport as one more side")
+    parser.add_argument("--sides", help="only these sides, comma-separated (--repeat)")
     parser.add_argument(
         "--tracemalloc",
         action="store_true",
@@ -224,7 +259,17 @@ def main() -> None:
     if args.repeat:
         for vendor in args.vendors.split(","):
             count = int(args.counts.split(",")[0])
-            repeat(vendor, count, args.repeat, args.rounds, args.gc_off, args.warmup)
+            only = args.sides.split(",") if args.sides else None
+            repeat(
+                vendor,
+                count,
+                args.repeat,
+                args.rounds,
+                args.gc_off,
+                args.warmup,
+                args.against,
+                only,
+            )
         return
     if args.one:
         vendor, side, count, url = args.one
