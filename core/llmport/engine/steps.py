@@ -112,7 +112,8 @@ def _final(
     reply: str,
 ) -> Steps:
     """The run's output from its final answer: structured output and decisions on it."""
-    pending = bool(run.pending_tool_calls)
+    # Only a manual run has pending calls (its lazily made list is not read otherwise).
+    pending = plan.manual_tools and bool(run.pending_tool_calls)
     final_missing = mode is None or mode.final_call(response) is None
     if response.tool_calls and final_missing and not pending:
         raise MaxIterationsExceeded(plan.max_iterations, run)
