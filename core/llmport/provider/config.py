@@ -223,18 +223,17 @@ def _merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _env_layer(env: Mapping[str, str]) -> dict[str, Any]:
+def _env_layer(env: Mapping[str, str], *, aliases: bool = True) -> dict[str, Any]:
+    """The ``LLMPORT_*`` variables as a layer; ``aliases=False`` leaves ``LLMPORT_ALIAS_*`` out.
+
+    Finding the aliases means going through every variable's name (each one
+    decoded by ``os.environ``); the other variables are single look-ups.
+    """
     layer: dict[str, Any] = {}
     if env.get("LLMPORT_MODEL"):
         layer["default_model"] = env["LLMPORT_MODEL"]
-    # Keys first: reading a value of os.environ decodes it, and few are aliases.
-    aliases = {
-        key[len("LLMPORT_ALIAS_") :].lower().replace("_", "-"): value
-        for key in env
-        if key.startswith("LLMPORT_ALIAS_") and (value := env[key])
-    }
-    if aliases:
-        layer["aliases"] = aliases
+    if aliases and (found := _env_aliases(env)):
+        layer["aliases"] = found
     if env.get("LLMPORT_SESSION"):
         layer["session"] = {"path": env["LLMPORT_SESSION"]}
     if env.get("LLMPORT_LIMITER"):
@@ -247,11 +246,40 @@ def _env_layer(env: Mapping[str, str]) -> dict[str, Any]:
     return layer
 
 
+def _env_aliases(env: Mapping[str, str]) -> dict[str, str]:
+    # Keys first: reading a value of os.environ decodes it, and few are aliases.
+    return {
+        key[len("LLMPORT_ALIAS_") :].lower().replace("_", "-"): value
+        for key in env
+        if key.startswith("LLMPORT_ALIAS_") and (value := env[key])
+    }
+
+
 def load_config(
     start: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None
 ) -> Config:
     """Read and merge every configuration layer (see the module docs)."""
-    env = os.environ if env is None else env
+    return _load(start, os.environ if env is None else env, env_aliases=True)
+
+
+def configured_session_path(
+    start: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None
+) -> str | None:
+    """``load_config(start, env).session_path``, and the same errors, without the env aliases.
+
+    A top-level agentic call asks this on every call (the database it records
+    into). An ``LLMPORT_ALIAS_*`` variable can neither change the session path
+    nor be invalid (its value is a string), so the scan of every variable's
+    name that finding them takes is skipped; the files are read as
+    :func:`load_config` reads them (parsed again only when they change), and
+    the environment is read on every call, so a change between calls is seen.
+    """
+    return _load(start, os.environ if env is None else env, env_aliases=False).session_path
+
+
+def _load(
+    start: str | os.PathLike[str] | None, env: Mapping[str, str], *, env_aliases: bool
+) -> Config:
     # A string path, spelt as pathlib spells it (the cwd already is).
     here = os.fspath(Path(start)) if start is not None else os.getcwd()
     merged: dict[str, Any] = {}
@@ -272,7 +300,7 @@ def load_config(
         merged = _merge(merged, _file_layer(toml_path, None) or {})
         sources.append(str(toml_path))
 
-    env_layer = _env_layer(env)
+    env_layer = _env_layer(env, aliases=env_aliases)
     if env_layer:
         merged = _merge(merged, _check_layer(env_layer, "environment"))
         sources.append("environment")

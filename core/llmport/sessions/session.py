@@ -173,14 +173,19 @@ class Session:
 
     @classmethod
     def from_config(cls, config: Config | None = None) -> Session:
-        """A new session in the configured database, else in memory."""
-        if config is None:
-            from ..provider.config import load_config
+        """A new session in the configured database, else in memory.
 
-            config = load_config()
-        if config.session_path:
-            return cls(config.session_path)
-        return cls()
+        Without ``config``, only the session path is read from the files and the
+        environment (:func:`~llmport.provider.config.configured_session_path`):
+        a top-level agentic call asks on every call.
+        """
+        if config is None:
+            from ..provider.config import configured_session_path
+
+            path = configured_session_path()
+        else:
+            path = config.session_path
+        return cls(path) if path else cls()
 
     # -- reading ---------------------------------------------------------------------
 
