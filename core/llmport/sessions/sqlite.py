@@ -37,7 +37,14 @@ def _new_id() -> str:
     return uuid.uuid4().hex[:12]
 
 
-_SCHEMA = """
+# The schema, made in one transaction that ends by stamping the file's user_version:
+# a stamped file has every table and trigger, so a later open reads one header field
+# instead of running the script (a top-level agentic call with a configured database
+# opens it on every call). A file made before the stamp runs the script once more (its
+# statements only create what is missing) and is stamped then.
+_SCHEMA_VERSION = 1
+_SCHEMA = f"""
+BEGIN IMMEDIATE;
 CREATE TABLE IF NOT EXISTS llmport_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 INSERT OR IGNORE INTO llmport_meta(key, value) VALUES ('schema', '1');
 CREATE TABLE IF NOT EXISTS sessions(id TEXT PRIMARY KEY, created REAL NOT NULL);
@@ -78,6 +85,8 @@ WHEN OLD.end_clock IS NOT NULL OR OLD.status != 'running'
   OR NEW.start_clock IS NOT OLD.start_clock OR NEW.started_at IS NOT OLD.started_at
   OR NEW.start_data IS NOT OLD.start_data
 BEGIN SELECT RAISE(ABORT, 'llmport sessions are append-only: a node is completed once'); END;
+PRAGMA user_version = {_SCHEMA_VERSION};
+COMMIT;
 """
 
 _COLUMNS = (
@@ -240,11 +249,13 @@ class SqliteStore:
             check_same_thread=False,
             timeout=_BUSY_TIMEOUT_MS / 1000,
         )
+        # connect(timeout=) is SQLite's busy_timeout; journal_mode comes before any
+        # transaction (it cannot change inside one).
         try:
-            db.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
             db.execute("PRAGMA journal_mode=WAL")
             db.execute(f"PRAGMA synchronous={'FULL' if self.durable else 'NORMAL'}")
-            db.executescript(_SCHEMA)
+            if db.execute("PRAGMA user_version").fetchone()[0] < _SCHEMA_VERSION:
+                db.executescript(_SCHEMA)
         except BaseException:
             db.close()
             raise
