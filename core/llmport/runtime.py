@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from .plugins.host import PluginHost
     from .provider.callable import CallableProvider, request_to_content
     from .provider.config import Config
+    from .sessions.configured import ConfiguredStores
     from .sessions.kv import Store
 
 __all__ = [
@@ -131,6 +132,8 @@ class Runtime(FileMethods, ConversationMethods, JobMethods, ImageMethods):
 
     Use it as a context manager (``with Runtime(...) as rt:``, or ``async
     with``) or call :meth:`close` to close the provider clients it created.
+    Inside the block, top-level agentic calls that record into the configured
+    SQLite file share one connection to it (each still gets its own session).
     """
 
     def __init__(
@@ -186,6 +189,8 @@ class Runtime(FileMethods, ConversationMethods, JobMethods, ImageMethods):
         self._gates = Gates(limits, limiter)  # limits: checked now, the limiter made on first use
         #: ``RunContext.store`` when given; else beside a stored session, else in memory.
         self._stores = Stores(store)
+        #: The configured session database, kept open inside ``with rt:`` blocks (made then).
+        self._held: ConfiguredStores | None = None
         #: Vectors kept by content (``embed_cache=``: True, a path or URL, or a store).
         self.embed_cache: EmbedCache | None = _embed_cache(embed_cache)
         if self.embed_cache is not None and isinstance(embed_cache, (str, bool)):
@@ -466,18 +471,32 @@ class Runtime(FileMethods, ConversationMethods, JobMethods, ImageMethods):
         connected toolsets themselves; adopting twice is harmless."""
         self.targets.adopt(resource)
 
+    def _holder(self) -> ConfiguredStores:
+        """What keeps the configured session database open in ``with`` blocks (made once)."""
+        if self._held is None:
+            from .sessions.configured import ConfiguredStores  # not on start-up's path
+
+            self._held = ConfiguredStores()
+        return self._held
+
     def close(self) -> None:
         """Close the provider clients this runtime created (sync, and every loop's async),
-        and the connected toolsets its runs used (MCP servers)."""
+        the connected toolsets its runs used (MCP servers), and the configured session
+        database its ``with`` blocks kept open (:mod:`llmport.sessions.configured`)."""
         self.targets.close_all()
         self._gates.close()  # limits
+        if self._held is not None:
+            self._held.close()
 
     async def aclose(self) -> None:
         """Close this runtime's clients from async code (the running loop's first, in it)."""
         await self.targets.aclose_all()
         self._gates.close()  # limits
+        if self._held is not None:
+            self._held.close()
 
     def __enter__(self) -> Runtime:
+        self._holder().enter()
         return self
 
     def __exit__(
@@ -486,9 +505,11 @@ class Runtime(FileMethods, ConversationMethods, JobMethods, ImageMethods):
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        self._holder().leave()
         self.close()
 
     async def __aenter__(self) -> Runtime:
+        self._holder().enter()
         return self
 
     async def __aexit__(
@@ -497,6 +518,7 @@ class Runtime(FileMethods, ConversationMethods, JobMethods, ImageMethods):
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        self._holder().leave()
         await self.aclose()
 
 

@@ -63,6 +63,7 @@ from ..errors import SessionStoreUnavailable
 from ..messages.types import Usage
 from ..observe.logs import logger
 from .attachments import Attachments
+from .configured import held_store
 from .dag import (
     Expose,
     Node,
@@ -143,7 +144,28 @@ class Session:
     ) -> None:
         if resume and (new or id is not None):
             raise ValueError("resume=True continues the latest session: give no id= or new=True")
-        self.path = os.fspath(path) if path is not None else None
+        target = os.fspath(path) if path is not None else None
+        if target is not None:
+            store = open_store(target, durable=durable, readonly=readonly)
+        elif readonly:
+            raise ValueError("readonly=True needs a path")
+        else:
+            store = None
+        self._start(
+            target, store, id, latest=resume or (readonly and id is None), readonly=readonly
+        )
+
+    def _start(
+        self,
+        path: str | None,
+        store: SessionStore | None,
+        id: str | None,
+        *,
+        latest: bool,
+        readonly: bool,
+    ) -> None:
+        """Set the session up on ``store`` (the store of ``path``; None: in memory)."""
+        self.path = path
         self._target = self.path  # the path or URL as given (for the key-value store)
         self._kv: Any = None
         self.readonly = readonly
@@ -155,17 +177,14 @@ class Session:
         self._replayed: set[int] = set()
         self._clock = 0
         self._depth = 0
-        self._store: SessionStore | None = None
+        self._store = store
         rows: Sequence[tuple[Any, ...]] = []
-        if self.path is None:
-            if readonly:
-                raise ValueError("readonly=True needs a path")
+        if store is None:
             self.id = id or _new_id()
         else:
-            self._store = open_store(self.path, durable=durable, readonly=readonly)
-            self.path = self._store.display  # a URL is shown without its password
-            self.id = self._store.attach(id, latest=resume or (readonly and id is None))
-            rows = self._store.load(self.id)
+            self.path = store.display  # a URL is shown without its password
+            self.id = store.attach(id, latest=latest)
+            rows = store.load(self.id)
         self.root = Node(0, "session", self.id, None, 0, time.time(), {})
         self.root.attachments = Attachments(self._store, self._lock, readonly=readonly)
         if rows:
@@ -174,6 +193,9 @@ class Session:
     @classmethod
     def from_config(cls, config: Config | None = None) -> Session:
         """A new session in the configured database, else in memory.
+
+        Inside ``with Runtime(...)`` the runtime keeps a configured SQLite file
+        open across calls (:mod:`llmport.sessions.configured`).
 
         Without ``config``, only the session path is read from the files and the
         environment (:func:`~llmport.provider.config.configured_session_path`):
@@ -185,7 +207,14 @@ class Session:
             path = configured_session_path()
         else:
             path = config.session_path
-        return cls(path) if path else cls()
+        if not path:
+            return cls()
+        held = held_store(path)  # inside `with Runtime(...)`: the file it keeps open
+        if held is None:
+            return cls(path)
+        session = cls.__new__(cls)
+        session._start(path, held, None, latest=False, readonly=False)
+        return session
 
     # -- reading ---------------------------------------------------------------------
 

@@ -159,7 +159,8 @@ class SqliteStore:
         self.readonly = readonly
         self._sqlite = sqlite3  # imported here: `import llmport` stays free of sqlite3
         self._db: sqlite3.Connection | None = None
-        self._shared = False  # True once another writer appended to this store's session
+        #: Sessions another writer appended to as well (a held store serves many sessions).
+        self._shared: set[str] = set()
         if readonly and not Path(path).is_file():
             raise SessionFileNotFoundError(f"no session database at {path}")
         self._conn()
@@ -308,14 +309,14 @@ class SqliteStore:
             node.duration,
             dump(node.result),
         )
-        if not self._shared:
+        if session_id not in self._shared:
             try:
                 self._write(_INSERT_AT, (session_id, node.seq, *row))
                 return node.seq
             except self._sqlite.IntegrityError as exc:
                 if "UNIQUE" not in str(exc):
                     raise
-                self._shared = True  # another process appends to this session too
+                self._shared.add(session_id)  # another process appends to this session too
         rowid = self._write(_INSERT_NEXT, (session_id, *row)).lastrowid
         found = self._conn().execute("SELECT seq FROM nodes WHERE rowid = ?", (rowid,))
         return int(found.fetchone()[0])
