@@ -159,6 +159,8 @@ class SqliteStore:
         self.readonly = readonly
         self._sqlite = sqlite3  # imported here: `import llmport` stays free of sqlite3
         self._db: sqlite3.Connection | None = None
+        #: The session :meth:`attach` made just now (no rows yet), until it is loaded.
+        self._new: str | None = None
         #: Sessions another writer appended to as well (a held store serves many sessions).
         self._shared: set[str] = set()
         if readonly and not Path(path).is_file():
@@ -268,18 +270,25 @@ class SqliteStore:
             row = db.execute("SELECT id FROM sessions ORDER BY rowid DESC LIMIT 1").fetchone()
             if row is not None:
                 return str(row[0])
+        made = session_id is None
         session_id = session_id or _new_id()
         if self.readonly:
             if db.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None:
                 raise UnknownSessionError(f"{self.path} has no session {session_id!r}")
         else:
-            self._write(
+            added = self._write(
                 "INSERT OR IGNORE INTO sessions(id, created) VALUES (?, ?)",
                 (session_id, time.time()),
             )
+            # A new id only this store knows yet: loading it finds nothing (one query less
+            # for each top-level agentic call recording into a configured file).
+            self._new = session_id if made and added.rowcount == 1 else None
         return session_id
 
     def load(self, session_id: str) -> list[tuple[Any, ...]]:
+        if session_id == self._new:
+            self._new = None
+            return []
         query = f"SELECT {_COLUMNS} FROM nodes WHERE session = ? ORDER BY seq"
         return self._conn().execute(query, (session_id,)).fetchall()
 

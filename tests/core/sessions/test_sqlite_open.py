@@ -1,4 +1,5 @@
-"""Opening a SQLite session database: the schema is made once, then one header field is read."""
+"""Opening a SQLite session database: the schema is made once, then one header field is read;
+a new session's rows are not read back."""
 
 from __future__ import annotations
 
@@ -46,6 +47,8 @@ def test_the_schema_script_runs_on_the_first_open_only(
     job(3)
     assert statements  # the calls were recorded through traced connections
     assert _creates(statements) == []
+    # A new session's id is known to nobody else yet: its (absent) rows are not read.
+    assert [s for s in statements if s.startswith("SELECT") and "FROM nodes" in s] == []
     assert [s.nodes for s in list_sessions(tmp_path / "runs.sqlite")] == [1, 1, 1]
 
 
