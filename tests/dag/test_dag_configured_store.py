@@ -190,3 +190,31 @@ def test_processes_holding_one_file_lose_nothing(tmp_path: Path) -> None:
     sessions = list_sessions(path)
     assert len(sessions) == 60
     assert {s.nodes for s in sessions} == {2}
+
+
+def test_a_process_forked_inside_the_block_opens_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, connects: list[str]
+) -> None:
+    # SQLite connections must not cross a fork: the child opens its own, the parent's stays.
+    path = tmp_path / "runs.sqlite"
+    monkeypatch.setenv("LLMPORT_SESSION", str(path))
+    rt = _runtime()
+
+    @agentic_function
+    def ask(n: int) -> str:
+        return str(rt.exec(f"q{n}", context=""))
+
+    with rt:
+        ask(0)
+        child = os.fork()
+        if child == 0:  # pragma: no cover - the child's verdict is its exit code
+            try:
+                ask(1)
+                os._exit(0 if connects == ["runs.sqlite", "runs.sqlite"] else 3)
+            except BaseException:
+                os._exit(2)
+        _, status = os.waitpid(child, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+        ask(2)
+    assert connects == ["runs.sqlite"]
+    assert [s.nodes for s in list_sessions(path)] == [2, 2, 2]
