@@ -26,7 +26,11 @@
    outside any session (each call records into a session of its own, made
    from the configuration) and inside ``with Session():``. Python calls per
    call (cProfile, 1,000 calls) and microseconds per call (median of
-   interleaved blocks); the scripted provider, no network. ``--agentic-call``
+   interleaved blocks); the scripted provider, no network. Then top level
+   with a configured SQLite file (``LLMPORT_SESSION``, a temporary folder;
+   each call a new session in it), the file opened for each call (100 calls
+   a block) and held open by ``with rt:``, and, for reference, the calls
+   inside one SQLite session (``with Session(path):``). ``--agentic-call``
    measures this alone (another checkout's interpreter can run this file).
 
 ``--exec-in-session`` measures part 3 alone (what ``bench_limits.py`` runs
@@ -39,6 +43,7 @@ from __future__ import annotations
 
 import cProfile
 import json
+import os
 import pstats
 import statistics
 import sys
@@ -208,59 +213,99 @@ def bench_exec_in_session(sizes: list[int], calls: int, blocks: int) -> dict[str
     }
 
 
-def bench_agentic_call(calls: int, blocks: int) -> dict[str, Any]:
-    """Python calls and µs per call: bare exec, agentic call at top level, in a session."""
-    rt: Runtime = Script(["ok"] * ((blocks + 2) * 3 * calls + 100)).runtime(config=Config())
+#: Calls per block of the rows that open the configured file on every call (~10 ms each).
+OPENING_CALLS = 100
+#: The rows of part 4.
+ROWS = 6
+
+
+def bench_agentic_call(calls: int, blocks: int, folder: Path) -> dict[str, Any]:
+    """Python calls and µs per call: bare exec, agentic call at top level, in a session.
+
+    The top-level rows with a configured SQLite file (``LLMPORT_SESSION`` in
+    ``folder``, set only while they run) record each call into a new session
+    of that file: opened for each call, or held open by ``with rt:``.
+    """
+    rt: Runtime = Script(["ok"] * ((blocks + 2) * ROWS * calls + 100)).runtime(config=Config())
 
     @agentic_function
     def ask(question: str) -> Any:
         return rt.exec(question, context="")
 
-    def bare() -> None:
-        for _ in range(calls):
+    def bare(n: int) -> None:
+        for _ in range(n):
             rt.exec("hi", context="")
 
-    def agentic() -> None:
-        for _ in range(calls):
+    def agentic(n: int) -> None:
+        for _ in range(n):
             ask("hi")
 
     session = Session()  # in memory: what the "in session" calls record into
 
-    def in_session() -> None:
+    def in_session(n: int) -> None:
         with session:
-            agentic()
+            agentic(n)
+
+    configured = str(folder / "configured.sqlite")
+
+    def top_level_configured(n: int) -> None:
+        os.environ["LLMPORT_SESSION"] = configured
+        try:
+            agentic(n)
+        finally:
+            del os.environ["LLMPORT_SESSION"]
+
+    def top_level_configured_held(n: int) -> None:
+        with rt:  # the runtime keeps the configured file open for the block
+            top_level_configured(n)
+
+    stored = Session(folder / "stored.sqlite")  # one session in a file, for reference
+
+    def in_stored_session(n: int) -> None:
+        with stored:
+            agentic(n)
 
     contenders = {
-        "bare exec": bare,
-        "agentic, top level": agentic,
-        "agentic, in session": in_session,
+        "bare exec": (bare, calls),
+        "agentic, top level": (agentic, calls),
+        "agentic, in session": (in_session, calls),
+        "top level, SQLite configured": (top_level_configured, OPENING_CALLS),
+        "same, inside with rt": (top_level_configured_held, calls),
+        "in a SQLite session": (in_stored_session, calls),
     }
-    for run in contenders.values():
-        run()  # warm up: imports, first-call caches
+    for run, n in contenders.values():
+        run(n)  # warm up: imports, first-call caches, the files made
     counts = {}
-    for name, run in contenders.items():
+    for name, (run, n) in contenders.items():
         profile = cProfile.Profile()
         profile.enable()
-        run()
+        run(n)
         profile.disable()
-        counts[name] = pstats.Stats(profile).total_calls / calls  # type: ignore[attr-defined]
+        counts[name] = pstats.Stats(profile).total_calls / n  # type: ignore[attr-defined]
     samples: dict[str, list[float]] = {name: [] for name in contenders}
     for _ in range(blocks):
-        for name, run in contenders.items():
+        for name, (run, n) in contenders.items():
             t0 = time.perf_counter()
-            run()
-            samples[name].append((time.perf_counter() - t0) / calls * 1e6)
+            run(n)
+            samples[name].append((time.perf_counter() - t0) / n * 1e6)
     return {
         name: {"calls": round(counts[name]), "us": round(statistics.median(samples[name]), 1)}
         for name in contenders
     }
 
 
+def agentic_call(blocks: int) -> dict[str, Any]:
+    """Part 4, its SQLite files in a temporary folder (no configured session around it)."""
+    os.environ.pop("LLMPORT_SESSION", None)  # the top-level rows record in memory
+    with tempfile.TemporaryDirectory() as tmp:
+        return bench_agentic_call(1_000, blocks, Path(tmp))
+
+
 def print_agentic_call(fixed: dict[str, Any]) -> None:
     print('fixed cost of an agentic call wrapping one exec(context="")')
-    print(f"{'':>22} {'Python calls':>13} {'µs per call':>12}")
+    print(f"{'':>29} {'Python calls':>13} {'µs per call':>12}")
     for name, row in fixed.items():
-        print(f"{name:>22} {row['calls']:>13,} {row['us']:>12.1f}")
+        print(f"{name:>29} {row['calls']:>13,} {row['us']:>12.1f}")
 
 
 def exec_in_session(quick: bool) -> dict[str, Any]:
@@ -284,7 +329,7 @@ def main() -> None:
         print(json.dumps({"bench": "dag", "exec_in_session": in_session}))
         return
     if "--agentic-call" in sys.argv:
-        fixed = bench_agentic_call(1_000, 3 if quick else 5)
+        fixed = agentic_call(3 if quick else 5)
         print_agentic_call(fixed)
         print(json.dumps({"bench": "dag", "agentic_call": fixed}))
         return
@@ -293,7 +338,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         append = bench_append(2_000 if quick else 10_000, Path(tmp))
     in_session = exec_in_session(quick)
-    fixed = bench_agentic_call(1_000, 5 if quick else 9)
+    fixed = agentic_call(5 if quick else 9)
 
     print(f"context per exec (render_range={RANGE})")
     print(
