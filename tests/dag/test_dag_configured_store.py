@@ -218,3 +218,27 @@ def test_a_process_forked_inside_the_block_opens_its_own(
         ask(2)
     assert connects == ["runs.sqlite"]
     assert [s.nodes for s in list_sessions(path)] == [2, 2, 2]
+
+
+def test_a_call_running_when_the_file_is_replaced_ends_in_its_own_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path, moved = tmp_path / "runs.sqlite", tmp_path / "moved.sqlite"
+    monkeypatch.setenv("LLMPORT_SESSION", str(path))
+
+    @agentic_function
+    def inner() -> str:
+        return "b"
+
+    @agentic_function
+    def outer(block: contextvars.Context) -> str:
+        for name in ("", "-wal", "-shm"):  # moved away while this call runs
+            Path(f"{path}{name}").rename(f"{moved}{name}")
+        with ThreadPoolExecutor(1) as pool:  # a top-level call of the block: a new file
+            assert pool.submit(block.run, inner).result() == "b"
+        return "a"
+
+    with _runtime():
+        assert outer(contextvars.copy_context()) == "a"
+    assert [r[1:] for r in _rows(moved)] == [("outer", "ok")]
+    assert [r[1:] for r in _rows(path)] == [("inner", "ok")]

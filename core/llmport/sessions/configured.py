@@ -103,12 +103,15 @@ class HeldStore:
 class ConfiguredStores:
     """Open stores by configured SQLite path, for one runtime (see the module docs)."""
 
-    __slots__ = ("_held", "_lock")
+    __slots__ = ("_held", "_lock", "_replaced")
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         #: (process id, path) -> (the file's identity when opened, its store).
         self._held: dict[tuple[int, str], tuple[tuple[int, int], HeldStore]] = {}
+        #: Stores of files replaced since they were opened, with their process ids: a
+        #: call still running on one ends its nodes there; closed with the others.
+        self._replaced: list[tuple[int, HeldStore]] = []
 
     def store(self, path: str) -> HeldStore | None:
         """The open store for the SQLite file ``path`` (opened now if needed).
@@ -132,14 +135,17 @@ class ConfiguredStores:
             opened = HeldStore(SqliteStore(file, durable=False, readonly=False))
             self._held[key] = (_identity(file), opened)
             if found is not None:
-                found[1].release()
+                self._replaced.append((key[0], found[1]))
             return opened
 
     def close(self) -> None:
         """Close every store this process opened here."""
+        me = os.getpid()
         with self._lock:
-            mine = [key for key in self._held if key[0] == os.getpid()]
+            mine = [key for key in self._held if key[0] == me]
             stores = [self._held.pop(key)[1] for key in mine]
+            stores += [store for pid, store in self._replaced if pid == me]
+            self._replaced = [(pid, store) for pid, store in self._replaced if pid != me]
         for store in stores:
             store.release()
 

@@ -487,7 +487,11 @@ class Session:
     # -- lifecycle -------------------------------------------------------------------
 
     def close(self) -> None:
-        """Close the database connection (it reopens on the next write)."""
+        """Close the database connection (it reopens on the next write).
+
+        A connection a runtime's ``with`` block holds for the configured file
+        (:mod:`llmport.sessions.configured`) is closed by the runtime instead.
+        """
         with self._lock:
             if self._store is not None:
                 self._store.close()
