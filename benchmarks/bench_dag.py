@@ -1,6 +1,7 @@
 """Session DAG benchmarks: context computation per exec, and SQLite append rate.
 
-    uv run python benchmarks/bench_dag.py [--quick] [--agentic-call | --exec-in-session]
+    uv run python benchmarks/bench_dag.py [--quick] [--exec-in-session]
+    uv run python benchmarks/bench_dag.py [--quick] --agentic-call [--postgres]
 
 1. Context per exec on sessions of 1,000 / 10,000 / 100,000 nodes: the
    session is one long agent run (``main`` calling ``step(i)``, each step an
@@ -30,8 +31,10 @@
    with a configured SQLite file (``LLMPORT_SESSION``, a temporary folder;
    each call a new session in it), the file opened for each call (100 calls
    a block) and held open by ``with rt:``, and, for reference, the calls
-   inside one SQLite session (``with Session(path):``). ``--agentic-call``
-   measures this alone (another checkout's interpreter can run this file).
+   inside one SQLite session (``with Session(path):``); ``--postgres`` adds
+   a configured PostgreSQL database (the ``pgserver`` wheel, 100 calls a
+   block). ``--agentic-call`` measures this alone (another checkout's
+   interpreter can run this file).
 
 ``--exec-in-session`` measures part 3 alone (what ``bench_limits.py`` runs
 for each checkout).
@@ -216,15 +219,18 @@ def bench_exec_in_session(sizes: list[int], calls: int, blocks: int) -> dict[str
 #: Calls per block of the rows that open the configured file on every call (~10 ms each).
 OPENING_CALLS = 100
 #: The rows of part 4.
-ROWS = 6
+ROWS = 7
 
 
-def bench_agentic_call(calls: int, blocks: int, folder: Path) -> dict[str, Any]:
+def bench_agentic_call(
+    calls: int, blocks: int, folder: Path, postgres: str | None = None
+) -> dict[str, Any]:
     """Python calls and µs per call: bare exec, agentic call at top level, in a session.
 
     The top-level rows with a configured SQLite file (``LLMPORT_SESSION`` in
     ``folder``, set only while they run) record each call into a new session
     of that file: opened for each call, or held open by ``with rt:``.
+    ``postgres``: a PostgreSQL URL for one more row, configured the same way.
     """
     rt: Runtime = Script(["ok"] * ((blocks + 2) * ROWS * calls + 100)).runtime(config=Config())
 
@@ -248,12 +254,17 @@ def bench_agentic_call(calls: int, blocks: int, folder: Path) -> dict[str, Any]:
 
     configured = str(folder / "configured.sqlite")
 
-    def top_level_configured(n: int) -> None:
-        os.environ["LLMPORT_SESSION"] = configured
-        try:
-            agentic(n)
-        finally:
-            del os.environ["LLMPORT_SESSION"]
+    def configured_in(target: str) -> Any:
+        def top_level(n: int) -> None:
+            os.environ["LLMPORT_SESSION"] = target
+            try:
+                agentic(n)
+            finally:
+                del os.environ["LLMPORT_SESSION"]
+
+        return top_level
+
+    top_level_configured = configured_in(configured)
 
     def top_level_configured_held(n: int) -> None:
         with rt:  # the runtime keeps the configured file open for the block
@@ -273,6 +284,8 @@ def bench_agentic_call(calls: int, blocks: int, folder: Path) -> dict[str, Any]:
         "same, inside with rt": (top_level_configured_held, calls),
         "in a SQLite session": (in_stored_session, calls),
     }
+    if postgres is not None:  # the store plugin pools its connections: no block needed
+        contenders["top level, PostgreSQL"] = (configured_in(postgres), OPENING_CALLS)
     for run, n in contenders.values():
         run(n)  # warm up: imports, first-call caches, the files made
     counts = {}
@@ -294,11 +307,32 @@ def bench_agentic_call(calls: int, blocks: int, folder: Path) -> dict[str, Any]:
     }
 
 
-def agentic_call(blocks: int) -> dict[str, Any]:
-    """Part 4, its SQLite files in a temporary folder (no configured session around it)."""
+def agentic_call(blocks: int, postgres: bool = False) -> dict[str, Any]:
+    """Part 4, its SQLite files in a temporary folder (no configured session around it).
+
+    ``postgres``: also a PostgreSQL row, on a server the ``pgserver`` wheel
+    starts in a temporary folder (as ``bench_scale.py`` does).
+    """
     os.environ.pop("LLMPORT_SESSION", None)  # the top-level rows record in memory
     with tempfile.TemporaryDirectory() as tmp:
-        return bench_agentic_call(1_000, blocks, Path(tmp))
+        if not postgres:
+            return bench_agentic_call(1_000, blocks, Path(tmp))
+        import warnings
+
+        import pgserver
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            server = pgserver.get_server(
+                tempfile.mkdtemp(prefix="llmport-pg-"), cleanup_mode="stop"
+            )
+        try:
+            return bench_agentic_call(1_000, blocks, Path(tmp), server.get_uri())
+        finally:
+            from llmport_postgres import close_pools
+
+            close_pools()
+            server.cleanup()
 
 
 def print_agentic_call(fixed: dict[str, Any]) -> None:
@@ -329,7 +363,7 @@ def main() -> None:
         print(json.dumps({"bench": "dag", "exec_in_session": in_session}))
         return
     if "--agentic-call" in sys.argv:
-        fixed = agentic_call(3 if quick else 5)
+        fixed = agentic_call(3 if quick else 5, postgres="--postgres" in sys.argv)
         print_agentic_call(fixed)
         print(json.dumps({"bench": "dag", "agentic_call": fixed}))
         return
