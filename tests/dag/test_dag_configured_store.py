@@ -242,3 +242,34 @@ def test_a_call_running_when_the_file_is_replaced_ends_in_its_own_file(
         assert outer(contextvars.copy_context()) == "a"
     assert [r[1:] for r in _rows(moved)] == [("outer", "ok")]
     assert [r[1:] for r in _rows(path)] == [("inner", "ok")]
+
+
+CRASHER = textwrap.dedent("""
+    import os
+    from llmport import Runtime, agentic_function
+
+    rt = Runtime(call=lambda content, model, response_format: "ok")
+
+    @agentic_function
+    def ask(n):
+        return rt.exec(f"q{n}", context="")
+
+    with rt:
+        for n in range(5):
+            ask(n)
+        os._exit(7)                      # dies holding the file: no close, no checkpoint
+""")
+
+
+def test_calls_returned_before_the_process_died_are_kept(tmp_path: Path) -> None:
+    path = tmp_path / "runs.sqlite"
+    script = tmp_path / "crasher.py"
+    script.write_text(CRASHER)
+    env = {**os.environ, "LLMPORT_PLUGINS": "", "LLMPORT_SESSION": str(path)}
+    done = subprocess.run(
+        [sys.executable, str(script)], env=env, cwd=tmp_path, capture_output=True, timeout=60
+    )
+    assert done.returncode == 7, done.stderr
+    rows = _rows(path)
+    assert len(rows) == 10
+    assert {status for _, _, status in rows} == {"ok"}
