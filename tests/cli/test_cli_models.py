@@ -167,3 +167,29 @@ def test_a_wide_terminal_shows_each_model_window_and_price(
     row = next(line.split() for line in out.splitlines() if line.startswith(" gpt-4o*"))
     price = calc_price(Usage(input_tokens=1, output_tokens=1), model_ref="gpt-4o").model_price
     assert row[-1] == f"{price.input_mtok:g}/{price.output_mtok:g}"
+
+
+@pytest.mark.parametrize(("width", "shows_prices"), [(80, False), (140, True), (40, True)])
+def test_prices_are_looked_up_only_where_they_are_shown(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    real_plugins: Any,
+    width: int,
+    shows_prices: bool,
+) -> None:
+    # genai-prices' import and lookups cost more than the rest of the command: the
+    # 80-column table has no price column, the wide table and the narrow list have one.
+    from llmport.observe import prices
+
+    looked_up: list[tuple[str, str]] = []
+    real = prices.model_price
+
+    def counted(provider: str, model: str) -> Any:
+        looked_up.append((provider, model))
+        return real(provider, model)
+
+    monkeypatch.setattr(prices, "model_price", counted)
+    out = render(capsys, monkeypatch, width)
+    patterns = sum(len(info.models) for info in real_plugins.values())
+    assert len(looked_up) == (patterns if shows_prices else 0)
+    assert ("$/MTok in/out" in out or "price: " in out) == shows_prices

@@ -71,6 +71,16 @@ def _price_of(prefix: str, pattern: str) -> dict[str, str | None] | None:
     return {"input_per_mtok": str(found.input), "output_per_mtok": output}
 
 
+def _with_prices(row: dict[str, Any]) -> None:
+    """Fill in the price of each of a provider's patterns (``None`` until then).
+
+    Only for an output that shows prices: genai-prices' import and lookups
+    cost more than the rest of ``llmport models`` together.
+    """
+    for pattern, caps in row["models"].items():
+        caps["price"] = _price_of(row["prefix"], pattern)
+
+
 def _tokens(n: int | None) -> str:
     if not n:
         return "-"
@@ -99,15 +109,17 @@ def cmd_models(args: argparse.Namespace) -> int:
                 "prefix": prefix,
                 "plugin": info.plugin,
                 "description": info.description,
+                # Priced only where the output shows prices: see _with_prices.
                 "models": {
-                    pattern: {**_caps_dict(c), "price": _price_of(prefix, pattern)}
-                    for pattern, c in info.models.items()
+                    pattern: {**_caps_dict(c), "price": None} for pattern, c in info.models.items()
                 },
                 "default": {**_caps_dict(info.default), "price": None},
                 "aliases": info.aliases,
             }
         )
     if args.json:
+        for row in rows:
+            _with_prices(row)
         _emit_json(_model_records(rows, config.aliases))
         return 0
 
@@ -230,8 +242,11 @@ def _print_models(console: Any, row: dict[str, Any]) -> None:
     """
     widest = max([len(p) for p in row["models"]] + [len("(any other)")])
     wide = console.width >= widest + _WIDE_TABLE_ROOM
+    table = console.width >= widest + _TABLE_ROOM
+    if wide or not table:  # the narrow table is the one layout without a price
+        _with_prices(row)
     rows = _model_rows(row)
-    if console.width >= widest + _TABLE_ROOM:
+    if table:
         console.print(_models_table(row, rows, widest, wide))
         return
     console.print(
