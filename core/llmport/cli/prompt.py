@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..provider.wire import loads as strict_json
 from .logbook import Conversation, logging_enabled, open_conversation
-from .output import UsageError, console, emit_json, escape
+from .output import UsageError, emit_json, print_dim
 from .tooling import ApproveEveryCall, show_tool_event, tool_params
 
 if TYPE_CHECKING:
@@ -310,9 +310,9 @@ def print_result(args: argparse.Namespace, result: RunResult[Any], cid: str | No
     elif not args.stream:
         sys.stdout.write(str(result.output) + "\n")
     else:
-        console(stderr=True).print(
-            f"[dim]{escape(result.model)} · {result.usage.input_tokens} in / "
-            f"{result.usage.output_tokens} out · {result.latency:.2f}s[/]"
+        print_dim(
+            f"{result.model} · {result.usage.input_tokens} in / "
+            f"{result.usage.output_tokens} out · {result.latency:.2f}s"
         )
 
 

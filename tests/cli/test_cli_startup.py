@@ -1,0 +1,89 @@
+"""What a CLI call loads and builds before its answer: counts, never timings.
+
+``llmport run``'s usage line is printed without rich when rich would print
+the same bytes; ``benchmarks/bench_startup.py --host`` reports the times.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from llmport.cli.output import escape, print_dim
+
+#: A scripted ``llmport run`` in a fresh process: its stdout, then what it loaded.
+_RUN = """
+import json, sys
+from llmport.plugins.host import add_global_plugin
+from llmport.testing import Script, reply
+add_global_plugin(Script([reply("ok")]))
+from llmport.cli.main import main
+status = main(["run", "-m", "scripted:test", "--no-log", "hello"])
+print(json.dumps([status, sorted(sys.modules)]))
+"""
+
+
+def _environ(**changes: str) -> dict[str, str]:
+    environ = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TTY_COMPATIBLE")}
+    return {**environ, **changes}
+
+
+def test_a_run_whose_stderr_is_no_terminal_prints_its_usage_line_without_rich() -> None:
+    ran = subprocess.run(
+        [sys.executable, "-c", _RUN], capture_output=True, text=True, check=True, env=_environ()
+    )
+    answer, loaded_line = ran.stdout.splitlines()[-2:]
+    status, loaded = json.loads(loaded_line)
+    assert (status, answer) == (0, "ok")
+    assert [m for m in loaded if m == "rich" or m.startswith("rich.")] == []
+    assert ran.stderr.startswith("scripted:test · 2 in / 1 out · ")
+
+
+def test_a_styled_stderr_still_gets_rich_s_dim_line() -> None:
+    ran = subprocess.run(
+        [sys.executable, "-c", _RUN],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=_environ(FORCE_COLOR="1"),
+    )
+    assert "rich.console" in json.loads(ran.stdout.splitlines()[-1])[1]
+    assert ran.stderr.startswith("\x1b[2mscripted:test · 2 in / 1 out · ")
+
+
+LINES = [
+    "scripted:test · 2 in / 1 out · 0.00s",
+    "openai:gpt-4o-mini · 12 in / 345 out · 1.25s",
+    "bedrock:us.anthropic.claude-sonnet-4-5-20250929-v1:0 · 1 in / 1 out · 0.50s",  # :...: word
+    "a:smile: · 1 in / 1 out · 0.10s",  # an emoji code to rich
+    "m[bold]x · 1 in / 1 out · 0.10s",
+    "m\\[x\\ · 1 in / 1 out · 0.10s",
+    "模型 · 1 in / 1 out · 0.10s",  # two cells a character
+    "tab\there · 1 in / 1 out · 0.10s",
+    "x" * 120 + " · 1 in / 1 out · 0.10s",  # wider than the terminal: rich wraps it
+]
+
+
+@pytest.mark.parametrize("columns", ["80", "30", "0", "wide", None])
+@pytest.mark.parametrize("line", LINES)
+def test_the_dim_line_is_the_bytes_rich_prints(
+    line: str,
+    columns: str | None,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from rich.console import Console
+
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    monkeypatch.delenv("TTY_COMPATIBLE", raising=False)
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    Console(stderr=True, highlight=False).print(f"[dim]{escape(line)}[/]")
+    by_rich = capsys.readouterr().err
+    print_dim(line)
+    assert capsys.readouterr().err == by_rich
