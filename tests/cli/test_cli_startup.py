@@ -6,13 +6,19 @@ the same bytes; ``benchmarks/bench_startup.py --host`` reports the times.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 from llmport.cli.output import escape, print_dim
+from llmport.testing import reply
+
+#: ``llmport keys``' own commands.
+KEYS = ["llmport keys set", "llmport keys list", "llmport keys path"]
 
 #: A scripted ``llmport run`` in a fresh process: its stdout, then what it loaded.
 _RUN = """
@@ -87,3 +93,52 @@ def test_the_dim_line_is_the_bytes_rich_prints(
     by_rich = capsys.readouterr().err
     print_dim(line)
     assert capsys.readouterr().err == by_rich
+
+
+@pytest.mark.parametrize(
+    ("argv", "built"),
+    [
+        (
+            ["run", "-m", "scripted:test", "--no-log", "hi"],
+            ["llmport", "llmport mcp", "llmport run"],
+        ),
+        (["-m", "scripted:test", "--no-log", "hi"], ["llmport", "llmport mcp", "llmport run"]),
+        (["keys", "path"], ["llmport", "llmport mcp", "llmport keys", *KEYS]),
+    ],
+)
+def test_a_call_builds_only_its_own_command_s_parser(
+    argv: list[str],
+    built: list[str],
+    scripted: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Each parser costs its command module's import and gettext lookups for its
+    # arguments: a call builds the top parser, its command's, and a plugin's stand-in
+    # (no plugin is installed here: `llmport mcp` says what to install).
+    from llmport.cli import main as cli
+
+    scripted(reply("ok"))
+    made: list[str] = []
+    real_init = cli.CommandParser.__init__
+
+    def counted(self: Any, *args: Any, **kwargs: Any) -> None:
+        real_init(self, *args, **kwargs)
+        made.append(self.prog)
+
+    monkeypatch.setattr(cli.CommandParser, "__init__", counted)
+    assert cli.main(argv) == 0
+    assert made == built
+    assert capsys.readouterr().out.startswith("ok\n" if "hi" in argv else "/")
+
+
+def test_walking_the_commands_builds_every_parser() -> None:
+    # What lists the whole tree (the tests that check every command's help) still sees it.
+    from llmport.cli.main import CORE_COMMANDS, build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    parsers = dict(sub.choices.items())
+    assert list(parsers) == [name for name, _, _ in CORE_COMMANDS] + ["mcp"]
+    assert all(isinstance(p, argparse.ArgumentParser) for p in parsers.values())
+    assert parsers["run"].prog == "llmport run" and sub.choices.get("run") is parsers["run"]

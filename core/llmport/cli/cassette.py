@@ -37,7 +37,6 @@ def add_cassette_parser(sub: argparse._SubParsersAction[Any]) -> None:
     """Add ``cassette show FILE`` to the ``llmport`` subcommands."""
     parser = sub.add_parser(
         "cassette",
-        help="inspect recorded cassettes (llmport.testing)",
         epilog="example: llmport cassette show tests/cassettes/test_app.yaml",
     )
     commands = parser.add_subparsers(dest="cassette_command", required=True)

@@ -36,7 +36,6 @@ PROMPT, MORE = "> ", "... "
 def add_chat_parser(sub: argparse._SubParsersAction[Any]) -> None:
     p = sub.add_parser(
         "chat",
-        help="chat: one conversation across turns, answers streamed",
         epilog="example: llmport chat -m openai:gpt-4o-mini  (then type; !exit leaves)",
     )
     add_prompt_options(p)

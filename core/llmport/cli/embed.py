@@ -30,7 +30,6 @@ def add_embed_parser(sub: argparse._SubParsersAction[Any]) -> None:
     """Register ``llmport embed`` on the command's subparsers."""
     p = sub.add_parser(
         "embed",
-        help="embed texts: one vector per line, or JSON",
         epilog='example: llmport embed -m openai:text-embedding-3-small "a pelican" -i notes.txt',
     )
     p.add_argument("texts", nargs="*", metavar="TEXT", help="texts to embed (one input each)")

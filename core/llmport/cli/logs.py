@@ -34,7 +34,6 @@ def positive(raw: str) -> int:
 def add_logs_parser(sub: argparse._SubParsersAction[Any]) -> None:
     p = sub.add_parser(
         "logs",
-        help="list and search the logged prompts and answers",
         epilog="example: llmport logs -q pelican -n 10",
     )
     p.add_argument("-n", "--count", type=positive, default=3, metavar="N", help="rows (default 3)")

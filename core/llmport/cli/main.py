@@ -432,22 +432,50 @@ class CommandParser(argparse.ArgumentParser):
         self.set_defaults(parser=self)
 
 
+#: The core's commands in the order ``llmport --help`` lists them: name, help line, and
+#: the ``"module:function"`` (in :mod:`llmport.cli`) that adds the command's parser when
+#: the command is used (see :mod:`llmport.cli.subcommands`).
+CORE_COMMANDS = (
+    ("models", "list providers, models, capabilities and aliases", "main:add_models_parser"),
+    ("plugins", "list installed plugins and load errors", "main:add_plugins_parser"),
+    (
+        "run",
+        'run one prompt (the default command: `llmport "hi"` is `llmport run "hi"`)',
+        "prompt:add_run_parser",
+    ),
+    ("chat", "chat: one conversation across turns, answers streamed", "chat:add_chat_parser"),
+    ("logs", "list and search the logged prompts and answers", "logs:add_logs_parser"),
+    ("keys", "API keys saved for providers", "manage:add_keys_parser"),
+    ("aliases", "your model aliases", "manage:add_aliases_parser"),
+    ("embed", "embed texts: one vector per line, or JSON", "embed:add_embed_parser"),
+    ("demo", "the offline showcase (replays shipped cassettes)", "main:add_demo_parser"),
+    ("session", "inspect stored sessions", "main:add_session_parser"),
+    ("cassette", "inspect recorded cassettes (llmport.testing)", "cassette:add_cassette_parser"),
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    """The ``llmport`` parser: the core's subcommands, then the plugins' (their hook)."""
-    from .chat import add_chat_parser
-    from .logs import add_logs_parser
-    from .manage import add_manage_parsers, add_models_default
-    from .prompt import add_run_parser
+    """The ``llmport`` parser: the core's subcommands, then the plugins' (their hook).
+
+    A core command's parser is built when it is used (or read): a call builds
+    its own command's parser only.
+    """
+    from .subcommands import add_lazy_subcommands
 
     parser = CommandParser(prog="llmport", description="llmport: one SDK, every LLM vendor.")
     parser.add_argument("--version", action="version", version=VERSION)
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = add_lazy_subcommands(parser, dest="command", required=True)
+    for name, help_line, builder in CORE_COMMANDS:
+        sub.add_later(name, help_line, builder)
+    add_plugin_commands(sub)
+    return parser
 
-    p = sub.add_parser(
-        "models",
-        help="list providers, models, capabilities and aliases",
-        epilog="example: llmport models --provider openai",
-    )
+
+def add_models_parser(sub: argparse._SubParsersAction[Any]) -> None:
+    """``llmport models [--json] [--provider NAME]`` and ``llmport models default``."""
+    from .manage import add_models_default
+
+    p = sub.add_parser("models", epilog="example: llmport models --provider openai")
     add_models_default(p)
     p.add_argument("--json", action="store_true", help="one JSON array: a provider's model a row")
     p.add_argument(
@@ -455,31 +483,26 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_models)
 
-    p = sub.add_parser(
-        "plugins", help="list installed plugins and load errors", epilog="example: llmport plugins"
-    )
+
+def add_plugins_parser(sub: argparse._SubParsersAction[Any]) -> None:
+    """``llmport plugins [--json]``."""
+    p = sub.add_parser("plugins", epilog="example: llmport plugins")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_plugins)
 
-    add_run_parser(sub)
-    add_chat_parser(sub)
-    add_logs_parser(sub)
-    add_manage_parsers(sub)
-    from .embed import add_embed_parser
 
-    add_embed_parser(sub)
-
-    p = sub.add_parser(
-        "demo",
-        help="the offline showcase (replays shipped cassettes)",
-        epilog="example: llmport demo",
-    )
+def add_demo_parser(sub: argparse._SubParsersAction[Any]) -> None:
+    """``llmport demo [--json]``."""
+    p = sub.add_parser("demo", epilog="example: llmport demo")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_demo)
 
-    p = sub.add_parser(
-        "session", help="inspect stored sessions", epilog="example: llmport session list"
-    )
+
+def add_session_parser(sub: argparse._SubParsersAction[Any]) -> None:
+    """``llmport session show`` and ``llmport session list``."""
+    from .session import add_list_parser
+
+    p = sub.add_parser("session", epilog="example: llmport session list")
     ssub = p.add_subparsers(dest="session_command", required=True)
     show = ssub.add_parser(
         "show",
@@ -489,15 +512,7 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("target", help="a session database path, or a session id")
     show.add_argument("--json", action="store_true")
     show.set_defaults(func=cmd_session)
-    from .session import add_list_parser
-
     add_list_parser(ssub)
-    from .cassette import add_cassette_parser
-
-    add_cassette_parser(sub)
-
-    add_plugin_commands(sub)
-    return parser
 
 
 def add_plugin_commands(sub: argparse._SubParsersAction[Any]) -> None:

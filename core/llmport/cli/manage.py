@@ -17,14 +17,12 @@ from .keys import check_key_name, keys_path, load_keys, save_key
 from .output import UsageError
 from .settings import load_settings, save_settings, settings_path
 
-__all__ = ["add_manage_parsers", "add_models_default"]
+__all__ = ["add_aliases_parser", "add_keys_parser", "add_models_default"]
 
 
-def add_manage_parsers(sub: argparse._SubParsersAction[Any]) -> None:
-    """``keys set/list/path`` and ``aliases set/list/remove``."""
-    keys = sub.add_parser(
-        "keys", help="API keys saved for providers", epilog="example: llmport keys set openai"
-    )
+def add_keys_parser(sub: argparse._SubParsersAction[Any]) -> None:
+    """``keys set/list/path``."""
+    keys = sub.add_parser("keys", epilog="example: llmport keys set openai")
     ksub = keys.add_subparsers(dest="keys_command", required=True)
     p = ksub.add_parser(
         "set",
@@ -40,10 +38,11 @@ def add_manage_parsers(sub: argparse._SubParsersAction[Any]) -> None:
     p = _command(ksub, "path", "the keys file", "llmport keys path")
     p.set_defaults(func=lambda args: _print(keys_path()))
 
+
+def add_aliases_parser(sub: argparse._SubParsersAction[Any]) -> None:
+    """``aliases set/list/remove``."""
     aliases = sub.add_parser(
-        "aliases",
-        help="your model aliases",
-        epilog="example: llmport aliases set fast openai:gpt-4o-mini",
+        "aliases", epilog="example: llmport aliases set fast openai:gpt-4o-mini"
     )
     asub = aliases.add_subparsers(dest="aliases_command", required=True)
     p = asub.add_parser(

@@ -138,7 +138,6 @@ def add_run_parser(sub: argparse._SubParsersAction[Any]) -> None:
     """``llmport run`` (the default command): one prompt, its attachments and output form."""
     p = sub.add_parser(
         "run",
-        help='run one prompt (the default command: `llmport "hi"` is `llmport run "hi"`)',
         epilog='example: llmport "Ten names for a pet pelican" -m openai:gpt-4o-mini',
     )
     p.add_argument(
