@@ -48,6 +48,16 @@ def test_a_run_whose_stderr_is_no_terminal_prints_its_usage_line_without_rich() 
     assert ran.stderr.startswith("scripted:test · 2 in / 1 out · ")
 
 
+def test_a_run_with_no_log_loads_no_sqlite() -> None:
+    # The log book's database is opened only to log: --no-log never needs sqlite3.
+    ran = subprocess.run(
+        [sys.executable, "-c", _RUN], capture_output=True, text=True, check=True, env=_environ()
+    )
+    loaded = json.loads(ran.stdout.splitlines()[-1])[1]
+    assert "llmport.cli.logbook" in loaded
+    assert [m for m in loaded if m.split(".")[0] in ("sqlite3", "_sqlite3")] == []
+
+
 def test_a_styled_stderr_still_gets_rich_s_dim_line() -> None:
     ran = subprocess.run(
         [sys.executable, "-c", _RUN],

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 from collections.abc import Iterator
 from contextlib import closing
 from dataclasses import field
@@ -145,6 +144,8 @@ def _run_sql(
     A database that cannot be used (not SQLite, damaged, locked too long) is a
     :class:`~llmport.sessions.session.SessionError` on one line, never a sqlite3 error.
     """
+    import sqlite3  # here: a run with --no-log writes no log and never loads it
+
     target = str(path) if write else path.resolve().as_uri() + "?mode=ro"
     try:
         with closing(sqlite3.connect(target, uri=not write, timeout=5)) as db, db:
