@@ -27,7 +27,9 @@ imports the entry-point plugins (``first_host``), each next runtime's host
 first ``exec`` from the call to the request reaching the provider
 (``first_request``).
 From outside, over ``python -c pass``: the ``llmport`` console script's
-``--version`` and ``models`` (``cli_version``, ``cli_models``), and
+``--version`` and ``models`` (``cli_version``, ``cli_models``: its output is
+no terminal, 80 columns wide; ``cli_models_wide`` at ``COLUMNS=140``, where
+the table has a price column and genai-prices is loaded), and
 ``llmport run`` to its exit on a scripted model (``cli_run``: the CLI's
 ``main`` in ``python -c``, the script registered with ``add_global_plugin``;
 importing ``llmport.testing`` is counted too).
@@ -147,12 +149,14 @@ def host_costs(sides: dict[str, dict[str, str]], runs: int) -> dict[str, dict[st
     cli = {
         "cli_version": [console_script(), "--version"],
         "cli_models": [console_script(), "models"],
+        "cli_models_wide": [console_script(), "models"],
         "cli_run": [sys.executable, "-c", CLI_RUN],
     }
+    wider = {"cli_models_wide": {"COLUMNS": "140"}}  # the table with prices
     for side_env in sides.values():  # write the bytecode caches
         stages(side_env)
-        for argv in cli.values():
-            command(argv, side_env)
+        for name, argv in cli.items():
+            command(argv, {**side_env, **wider.get(name, {})})
     base: list[tuple[float, float]] = []
     samples: dict[str, dict[str, list[tuple[float, float]]]] = {side: {} for side in sides}
     for _ in range(runs):  # interleaved, like the import's samples
@@ -161,7 +165,7 @@ def host_costs(sides: dict[str, dict[str, str]], runs: int) -> dict[str, dict[st
             for name, took in stages(side_env).items():
                 samples[side].setdefault(name, []).append(took)
             for name, argv in cli.items():
-                took = command(argv, side_env)
+                took = command(argv, {**side_env, **wider.get(name, {})})
                 samples[side].setdefault(name, []).append(took)
     median = statistics.median
     base_ms = [median(x[i] for x in base) * 1000 for i in (0, 1)]
