@@ -1,7 +1,8 @@
 """What a CLI call loads and builds before its answer: counts, never timings.
 
 ``llmport run``'s usage line is printed without rich when rich would print
-the same bytes; ``benchmarks/bench_startup.py --host`` reports the times.
+the same bytes, a call builds its own command's parser only, and ``--no-log``
+loads no sqlite3; ``benchmarks/bench_startup.py --host`` reports the times.
 """
 
 from __future__ import annotations
