@@ -97,7 +97,7 @@ from .provider.clients import ClientCache
 from .provider.contract import Prepared, PreparedEmbed, Provider, ProviderInfo
 from .provider.imaging import PreparedImage, answered_image, aspect_ratio, check_image
 from .provider.media import answered_media, check_block
-from .provider.recorded import CassetteReader, RecordedExchange, ShownExchange
+from .provider.recorded import CassetteReader, RecordedExchange, ShownExchange, recorded_bytes
 from .provider.tool_media import file_label, move_answer_media, move_tool_media
 from .provider.translate import (
     answer_field,
@@ -195,6 +195,7 @@ __all__ = [
     "move_tool_media",
     "parse_arguments",
     "reads_chunks",
+    "recorded_bytes",
     "redact",
     "register_secret",
     "response_events",

@@ -13,6 +13,8 @@ assembler (:func:`~llmport.provider.assembly.assemble`).
 
 from __future__ import annotations
 
+import base64
+import binascii
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -119,3 +121,15 @@ def _counted(count: int, noun: str) -> str:
 
 #: A plugin's reader: a :class:`ShownExchange`, or ``None`` for another vendor's exchange.
 CassetteReader = Callable[[RecordedExchange], "ShownExchange | None"]
+
+
+def recorded_bytes(encoded: object) -> bytes:
+    """The bytes of a recorded request's base64 field; ``b""`` for what is not base64.
+
+    A reader shows what was sent, whatever it was: a field that does not
+    decode is shown as empty media, never an error.
+    """
+    try:
+        return base64.b64decode(str(encoded or ""), validate=False)
+    except (binascii.Error, ValueError):
+        return b""

@@ -9,8 +9,6 @@ Imported by the cassette-reader hook only, never at plugin import.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 from typing import Any, Literal
 
@@ -26,6 +24,7 @@ from llmport.plugin_api import (
     ToolCall,
     ToolResult,
     assemble,
+    recorded_bytes,
 )
 
 from .convert_in import AnthropicPrepared
@@ -97,11 +96,7 @@ def _media(block: dict[str, Any]) -> MediaBlock:
         source.get("media_type") or ("image/*" if kind == "image" else "application/pdf")
     )
     if source.get("type") == "base64":
-        try:
-            data = base64.b64decode(str(source.get("data") or ""), validate=False)
-        except (binascii.Error, ValueError):
-            data = b""
-        return MediaBlock(kind, media_type, data=data)  # type: ignore[arg-type]
+        return MediaBlock(kind, media_type, data=recorded_bytes(source.get("data")))  # type: ignore[arg-type]
     if source.get("type") == "text":
         return MediaBlock(kind, "text/plain", data=str(source.get("data") or "").encode())  # type: ignore[arg-type]
     where = source.get("url") or source.get("file_id") or ""

@@ -14,8 +14,6 @@ with the usage, never the vectors. Imported by the cassette-reader hook only.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 from typing import Any, Literal
 from urllib.parse import unquote
@@ -33,6 +31,7 @@ from llmport.plugin_api import (
     ToolCall,
     ToolResult,
     assemble,
+    recorded_bytes,
 )
 
 from .convert_in import ConversePrepared
@@ -158,11 +157,7 @@ def _media(kind: Literal["image", "file"], media_type: str, raw: dict[str, Any])
     source = raw.get("source")
     source = source if isinstance(source, dict) else {}
     if "bytes" in source:
-        try:
-            data = base64.b64decode(str(source.get("bytes") or ""), validate=False)
-        except (binascii.Error, ValueError):
-            data = b""
-        return MediaBlock(kind, media_type, data=data)
+        return MediaBlock(kind, media_type, data=recorded_bytes(source.get("bytes")))
     where = source.get("s3Location")
     uri = where.get("uri") if isinstance(where, dict) else None
     return MediaBlock(kind, media_type, url=str(uri or ""))

@@ -13,8 +13,6 @@ vectors. Imported by the cassette-reader hook only.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 from typing import Any, Literal
 
@@ -30,6 +28,7 @@ from llmport.plugin_api import (
     ToolCall,
     ToolResult,
     assemble,
+    recorded_bytes,
 )
 
 from .convert_out import StreamState, response, response_json, sdk_response
@@ -136,8 +135,4 @@ def _kind(media_type: str) -> Literal["image", "audio", "file"]:
 
 def _inline(blob: dict[str, Any]) -> MediaBlock:
     media_type = str(_either(blob, "mimeType", "mime_type") or "application/octet-stream")
-    try:
-        data = base64.b64decode(str(blob.get("data") or ""), validate=False)
-    except (binascii.Error, ValueError):
-        data = b""
-    return MediaBlock(_kind(media_type), media_type, data=data)
+    return MediaBlock(_kind(media_type), media_type, data=recorded_bytes(blob.get("data")))

@@ -15,8 +15,6 @@ never at plugin import.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 from typing import Any
 
@@ -32,6 +30,7 @@ from llmport.plugin_api import (
     ToolCall,
     ToolResult,
     assemble,
+    recorded_bytes,
 )
 
 from .convert_out import ChatStream, ResponsesStream, chat_response, responses_response
@@ -199,7 +198,7 @@ def _media(part: dict[str, Any]) -> MediaBlock:
         return _inline_or_url("image", str(value.get("url") or ""), "image/*")
     if kind == "audio":
         fmt = str(value.get("format") or "wav")
-        return MediaBlock("audio", f"audio/{fmt}", data=_decoded(str(value.get("data") or "")))
+        return MediaBlock("audio", f"audio/{fmt}", data=recorded_bytes(value.get("data")))
     where = value.get("file_data") or value.get("file_id") or ""
     return _inline_or_url("file", str(where), "application/octet-stream")
 
@@ -208,15 +207,8 @@ def _inline_or_url(kind: Any, where: str, unknown: str) -> MediaBlock:
     """A ``data:`` URL's bytes and type, else the URL or file id it is sent by."""
     if where.startswith("data:") and ";base64," in where:
         head, data = where[len("data:") :].split(";base64,", 1)
-        return MediaBlock(kind, head or unknown, data=_decoded(data))
+        return MediaBlock(kind, head or unknown, data=recorded_bytes(data))
     return MediaBlock(kind, unknown, url=where)
-
-
-def _decoded(data: str) -> bytes:
-    try:
-        return base64.b64decode(data, validate=False)
-    except (binascii.Error, ValueError):
-        return b""
 
 
 def _tool_call(raw: dict[str, Any]) -> ToolCall:

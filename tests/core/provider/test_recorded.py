@@ -40,3 +40,11 @@ def test_one_input_is_not_plural_and_a_failed_call_has_no_answer() -> None:
 def test_an_answer_the_reader_refuses_is_left_to_the_generic_reading() -> None:
     exchange = RecordedExchange("POST", URL, {}, {"json": {"rows": "garbage"}})
     assert ShownExchange.read_embedding(exchange, "m", 1, refuse) is None
+
+
+def test_recorded_bytes_decodes_a_field_and_shows_garbage_as_empty() -> None:
+    from llmport.plugin_api import recorded_bytes
+
+    assert recorded_bytes("aGVsbG8=") == b"hello"
+    assert recorded_bytes("not base64 at all!") == b""  # bad padding: shown empty, no error
+    assert recorded_bytes(None) == b"" and recorded_bytes("") == b""
