@@ -74,3 +74,85 @@ def test_vertex_request_path_encodes_each_value_as_one_segment() -> None:
 def test_vertex_load_auth_takes_the_project_id() -> None:
     load_auth = resolve("anthropic.lib.vertex._auth", "load_auth")
     assert "project_id" in parameters(load_auth)
+
+
+# -- the direct post (llmport_anthropic.direct) -----------------------------------------------
+
+
+def _aiohttp_client(**kwargs: object) -> anthropic.AsyncAnthropic:
+    return anthropic.AsyncAnthropic(
+        api_key="test-key",
+        base_url="http://127.0.0.1:9",
+        max_retries=0,
+        http_client=anthropic.DefaultAioHttpClient(),
+        **kwargs,  # type: ignore[arg-type]
+    )
+
+
+def test_each_private_instance_attribute_is_set_by_the_constructors() -> None:
+    client = _aiohttp_client()
+    for owner, name in sdk_internals.ON_INSTANCES:
+        instance = client if owner.startswith("anthropic.") else client._client
+        assert type(instance).__mro__[0].__module__.split(".")[0] in {"anthropic", "httpx2"}
+        assert hasattr(instance, name), f"{owner}.{name}"
+
+
+def test_a_plain_aiohttp_client_sends_plainly_and_others_do_not() -> None:
+    assert sdk_internals.sends_plainly(_aiohttp_client())
+    on_httpx = anthropic.AsyncAnthropic(api_key="k", base_url="http://127.0.0.1:9", max_retries=0)
+    assert not sdk_internals.sends_plainly(on_httpx)
+
+
+async def test_built_request_is_what_post_would_send() -> None:
+    client = _aiohttp_client(default_headers={"x-team": "blue"})
+    options = sdk_internals.request_options({"extra_headers": {"x-a": "1"}, "timeout": 3.0})
+    request = await sdk_internals.built_request(client, "/v1/messages", options)
+    assert request.method == "POST" and str(request.url) == "http://127.0.0.1:9/v1/messages"
+    headers = request.headers
+    assert headers["x-a"] == "1" and headers["x-team"] == "blue"
+    assert headers["x-stainless-retry-count"] == "0" and headers["x-stainless-timeout"] == "3.0"
+    assert "test-key" in (headers.get("x-api-key") or headers.get("authorization") or "")
+    assert request.extensions["timeout"]["read"] == 3.0
+    session = sdk_internals.session(client)
+    assert session is sdk_internals.session(client)  # made once, as the transport makes it
+    await client.close()
+    assert session.closed
+
+
+async def test_transport_errors_become_the_sdks_errors() -> None:
+    import aiohttp
+    import httpx2
+
+    request = httpx2.Request("POST", "http://127.0.0.1:9/v1/messages")
+    with pytest.raises(anthropic.APITimeoutError):
+        sdk_internals.raise_transport_error(aiohttp.ServerTimeoutError("slow"), request)
+    with pytest.raises(anthropic.APIConnectionError) as raised:
+        sdk_internals.raise_transport_error(aiohttp.ClientPayloadError("cut"), request)
+    assert isinstance(raised.value.__cause__, httpx2.ReadError)
+    with pytest.raises(anthropic.APIConnectionError):
+        sdk_internals.raise_transport_error(RuntimeError("Session is closed"), request)
+
+
+def test_status_error_is_the_typed_sdk_error() -> None:
+    import httpx2
+
+    request = httpx2.Request("POST", "http://127.0.0.1:9/v1/messages")
+    body = b'{"type": "error", "error": {"type": "rate_limit_error", "message": "slow"}}'
+    answer = httpx2.Response(429, content=body, request=request)
+    error = sdk_internals.status_error(_aiohttp_client(), answer)
+    assert isinstance(error, anthropic.RateLimitError) and "slow" in str(error)
+
+
+def test_the_sdk_traces_nothing_without_a_provider_or_a_context() -> None:
+    from opentelemetry import context, trace
+
+    client = _aiohttp_client()
+    # No test sets a global tracer provider (it cannot be unset): the proxy one is in place.
+    unset = isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
+    assert sdk_internals.traces_nothing(client) is unset
+
+    token = context.attach(context.set_value("app", 1))
+    try:
+        assert not sdk_internals.traces_nothing(client)
+    finally:
+        context.detach(token)

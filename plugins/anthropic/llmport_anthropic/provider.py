@@ -18,8 +18,12 @@ blocks' cached base64 bytes) and posted with the client's low-level ``post``,
 as ``messages.create`` would (same headers, timeout, errors) without the
 SDK's own copy of the body; a non-streamed answer comes back as the raw HTTP
 response, its JSON parsed once into neutral types (no SDK ``Message`` is
-built); a stream's events come from the SDK's SSE decoder as their parsed
-JSON (no SDK event model either), its errors raised as before. Clients are
+built). An async one on a plain client over the SDK's aiohttp transport goes
+further down (:mod:`llmport_anthropic.direct`): the request the SDK builds is
+kept per client and request options, and each call posts its body through the
+SDK's own aiohttp session, with the SDK's errors. A stream's events come
+from the SDK's SSE decoder as their parsed JSON (no SDK event model
+either), its errors raised as before. Clients are
 created on first use with ``max_retries=0`` (llmport is the one retry
 layer): one sync client, and one async client per event loop
 (:class:`~llmport.provider.clients.ClientCache`). The SDK is imported here only, on
@@ -54,7 +58,7 @@ from llmport.provider.translate import answer_field, translating, vendor_boundar
 from llmport.provider.wire import Body, loads
 from llmport.provider.wire import encode as encode_body
 
-from . import convert_in, convert_out, files, sdk_internals
+from . import convert_in, convert_out, direct, files, sdk_internals
 from .batch import AnthropicBatch
 from .convert_in import AnthropicPrepared
 from .errors import translate
@@ -89,6 +93,8 @@ class AnthropicProvider(Provider):
         self._secrets: tuple[str, ...] = (*self.secrets(), *header_secrets)
         #: The SDK clients: one sync, one async per event loop.
         self.clients: ClientCache[Any, Any] = ClientCache(self._make_sync, self._make_async)
+        #: Each async client's routes for unstreamed calls posted directly.
+        self.routes = direct.Routes()
 
     def __repr__(self) -> str:
         # Settings may hold a key: show only where requests go.
@@ -258,11 +264,17 @@ class AnthropicProvider(Provider):
         own = _own(prepared)
         client = await self.clients.aclient()
         path, body, options = self.route(own, client, stream=False)
-        http = await client.post(
-            path, cast_to=_http_response(), content=body.bytes(), options=options
-        )
-        message = loads(http.content)
-        return convert_out.response(message, own)
+        if direct.usable(client):  # what client.post would send, built once (see .direct)
+            route = self.routes.find(client, path, options)
+            if route is None:
+                route = await self.routes.learn(client, path, options)
+            content = await direct.post(client, route, body.bytes())
+        else:
+            http = await client.post(
+                path, cast_to=_http_response(), content=body.bytes(), options=options
+            )
+            content = http.content
+        return convert_out.response(loads(content), own)
 
     @vendor_boundary
     def send_stream(self, prepared: Prepared) -> Iterator[ProviderEvent]:

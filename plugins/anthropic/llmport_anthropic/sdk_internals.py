@@ -14,8 +14,9 @@ never at plugin import.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NoReturn
 
 #: The SDK's private names used below (module, then attribute path).
 USED: tuple[tuple[str, str], ...] = (
@@ -25,6 +26,28 @@ USED: tuple[tuple[str, str], ...] = (
     ("anthropic.lib._tracing", "messages_create_request_attributes"),
     ("anthropic.lib.vertex._client", "request_path"),
     ("anthropic.lib.vertex._auth", "load_auth"),
+    ("anthropic._models", "FinalRequestOptions.construct"),
+    ("anthropic._base_client", "get_platform"),
+    ("anthropic._utils", "asyncify"),
+    ("anthropic._base_client", "AsyncAPIClient._copy_and_prepare"),
+    ("anthropic._base_client", "AsyncAPIClient._prepare_options"),
+    ("anthropic._base_client", "AsyncAPIClient._prepare_request"),
+    ("anthropic._base_client", "BaseClient._build_request"),
+    ("anthropic._base_client", "BaseClient._make_status_error_from_response"),
+    ("anthropic._base_client", "BaseClient._tracer"),
+    ("anthropic._vendor.httpx_aiohttp.transport", "AiohttpTransport"),
+    ("anthropic._vendor.httpx_aiohttp.transport", "map_aiohttp_exceptions"),
+)
+#: Private attributes read off instances (set in ``__init__``: class, attribute).
+ON_INSTANCES: tuple[tuple[str, str], ...] = (
+    ("anthropic.AsyncAnthropic", "_client"),
+    ("anthropic.AsyncAnthropic", "_middleware"),
+    ("anthropic.AsyncAnthropic", "_idempotency_header"),
+    ("anthropic.AsyncAnthropic", "_platform"),
+    ("anthropic.AsyncAnthropic", "_open_telemetry"),
+    ("httpx2.AsyncClient", "_mounts"),
+    ("httpx2.AsyncClient", "_event_hooks"),
+    ("httpx2.AsyncClient", "_transport"),
 )
 
 
@@ -110,3 +133,147 @@ def vertex_default_credentials(project: str | None) -> tuple[Any, str | None]:
 
     found: tuple[Any, str | None] = load_auth(project_id=project)
     return found
+
+
+# -- posting straight through the SDK's aiohttp session (llmport_anthropic.direct) ----------
+
+
+def sends_plainly(client: Any) -> bool:
+    """Whether ``client`` sends a request exactly as it built it, through aiohttp alone.
+
+    True for a plain ``AsyncAnthropic`` (not a subclass: Vertex AI's signs each
+    request) with no middleware (``_middleware``, since anthropic 2.10), no
+    per-request auth (``custom_auth``: a credential chain's token cache), no
+    idempotency header (``_idempotency_header``), the SDK's debug log off (it
+    logs each request), and an httpx client with no event hooks or mounts
+    over the SDK's vendored aiohttp transport (``anthropic._vendor.httpx_aiohttp``)
+    with no proxy.
+    Any of these otherwise: the SDK's own ``post`` does the work.
+    """
+    import anthropic
+    from anthropic._vendor.httpx_aiohttp.transport import AiohttpTransport
+
+    http = client._client
+    transport = getattr(http, "_transport", None)
+    return (
+        type(client) is anthropic.AsyncAnthropic
+        and not client._middleware
+        and client.custom_auth is None
+        and client._idempotency_header is None
+        and not _SDK_LOG.isEnabledFor(logging.DEBUG)
+        and not http._mounts
+        and not any(http._event_hooks.values())
+        and type(transport) is AiohttpTransport
+        and transport.proxy is None
+    )
+
+
+def redirects(client: Any) -> tuple[bool, int]:
+    """Whether the client's httpx client follows redirects, and at most how many.
+
+    ``client._client`` is the SDK's ``httpx2.AsyncClient`` (its public
+    ``follow_redirects`` and ``max_redirects``): the SDK lets it follow them.
+    """
+    http = client._client
+    return bool(http.follow_redirects), int(http.max_redirects)
+
+
+def session(client: Any) -> Any:
+    """The ``aiohttp.ClientSession`` of the SDK's aiohttp transport, made as the transport makes it.
+
+    ``AiohttpTransport.client``: a session, or what makes one on the
+    transport's first request (``get_client``); the same step here, so both
+    ways share one session and its connections. Same names since the
+    transport was vendored (anthropic 2.0).
+    """
+    import aiohttp
+
+    transport = client._client._transport
+    if not isinstance(transport.client, aiohttp.ClientSession):
+        transport.client = transport.get_client()
+    return transport.client
+
+
+def traces_nothing(client: Any) -> bool:
+    """Whether the SDK would start no span and add no trace header to a request now.
+
+    ``client._tracer`` (``None``: its spans are off, or OpenTelemetry is not
+    installed), else: no tracer provider given to the client, none set
+    globally (OpenTelemetry's proxy provider: every span it starts is a
+    no-op), and an empty current context (no span or baggage a propagator
+    could write into headers). The SDK starts its span per request and keeps
+    it only when it records or propagates; these are the cases where it
+    would do neither.
+    """
+    if client._tracer is None:
+        return True
+    from opentelemetry import context, trace
+
+    return (
+        client._open_telemetry.get("tracer_provider") is None
+        and isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
+        and not context.get_current()
+    )
+
+
+async def built_request(client: Any, path: str, options: Mapping[str, Any]) -> Any:
+    """The ``httpx2.Request`` ``client.post(path, content=b"", options=options)`` would send.
+
+    The SDK's own steps before it sends, once: ``FinalRequestOptions.construct``
+    as ``post`` does, ``_copy_and_prepare`` (``request``), ``_prepare_options``
+    and ``_build_request`` with no retry taken and ``_prepare_request``
+    (``_attempt_request``): the URL, headers (credentials, platform, version,
+    the options' extra headers) and timeout. The client's platform is resolved
+    first if no request has yet, as ``request`` does (``get_platform`` in a
+    worker thread through ``asyncify``: it may block). Same names since
+    anthropic 2.10.
+    """
+    from anthropic._base_client import get_platform
+    from anthropic._models import FinalRequestOptions
+    from anthropic._utils import asyncify
+
+    if client._platform is None:
+        client._platform = await asyncify(get_platform)()
+    prepared = FinalRequestOptions.construct(method="post", url=path, content=b"", **options)
+    prepared = await client._copy_and_prepare(prepared)
+    prepared = await client._prepare_options(prepared)
+    request = client._build_request(prepared, retries_taken=0)
+    await client._prepare_request(request)
+    return request
+
+
+def raise_transport_error(error: Exception, request: Any) -> NoReturn:
+    """Raise what the SDK raises when its aiohttp transport raised ``error`` for ``request``.
+
+    The vendored transport's ``map_aiohttp_exceptions`` turns an aiohttp error
+    into an httpx one; ``_attempt_request`` then raises ``APITimeoutError`` for
+    a timeout, the SDK's own errors as they are and ``APIConnectionError`` for
+    anything else, each from the error it replaces.
+    """
+    import anthropic
+    import httpx2
+    from anthropic._vendor.httpx_aiohttp.transport import map_aiohttp_exceptions
+
+    try:
+        with map_aiohttp_exceptions():
+            raise error
+    except httpx2.TimeoutException as mapped:
+        raise anthropic.APITimeoutError(request=request) from mapped
+    except anthropic.AnthropicError:
+        raise
+    except Exception as mapped:
+        raise anthropic.APIConnectionError(request=request) from mapped
+
+
+def status_error(client: Any, response: Any) -> Exception:
+    """The SDK's error for an answer of status ``response.status_code`` (not 2xx).
+
+    ``_make_status_error_from_response`` (same signature since anthropic 2.0):
+    the typed ``APIStatusError`` subclass with the body's message, as
+    ``client.post`` raises it.
+    """
+    error: Exception = client._make_status_error_from_response(response)
+    return error
+
+
+_SDK_LOG = logging.getLogger("anthropic._base_client")
