@@ -11,6 +11,7 @@ for a plain client); here are the cases where it must step aside.
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import json
 import logging
@@ -265,3 +266,16 @@ async def test_a_routes_repr_shows_no_credentials() -> None:
         (route,) = provider.routes.routes(client)
     # A URL may hold a password (aiohttp then refuses it beside the SDK's auth header).
     assert "sk-ant-secret" not in repr(route) and server.url not in repr(route)
+
+
+async def test_a_cancelled_direct_call_leaves_the_client_usable(posted: list[str]) -> None:
+    """A call cancelled while it waits on its answer releases its connection."""
+    slow = Reply(json=ANSWER, delay=1.0)
+    with LoopbackServer([OK, slow, OK]) as server:
+        rt = runtime(server)
+        await rt.async_exec("warm")
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(rt.async_exec("Hi"), 0.2)
+        assert await rt.async_exec("Hi") == "fine"
+    assert len(posted) == 3
+    assert len(server.requests) == 3
