@@ -9,8 +9,9 @@ from __future__ import annotations
 import socket
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import psycopg
 import pytest
@@ -23,6 +24,26 @@ pytestmark = pytest.mark.filterwarnings("ignore:XDG_RUNTIME_DIR is not set")
 
 
 _names = iter(range(1_000_000))
+T = TypeVar("T")
+
+
+def once_reachable(action: Callable[[], T], within: float = 20.0) -> T:
+    """``action()``, once the pool reaches the restarted server again.
+
+    After a restart the pool reconnects with its own backoff (1 s, then 2 s,
+    ...), so an action made at once on a loaded machine can still be refused
+    with ``SessionStoreUnavailable`` within its 1 s bound (the typed error the
+    bound promises). These tests are about what goes on after the restart,
+    not how soon the pool is back: they try again until then.
+    """
+    give_up = time.monotonic() + within
+    while True:
+        try:
+            return action()
+        except SessionStoreUnavailable:
+            if time.monotonic() > give_up:
+                raise
+            time.sleep(0.2)
 
 
 @pytest.fixture
@@ -59,7 +80,8 @@ def test_a_stopped_server_is_a_typed_error_within_the_bound(
         assert time.monotonic() - started < 2.5
     finally:
         own_pg.start()
-    after = session.begin("function", "after", session.root, {})  # the same session goes on
+    # The same session goes on.
+    after = once_reachable(lambda: session.begin("function", "after", session.root, {}))
     assert stored_seqs(own_pg, own_url, session.id) == [first.seq, after.seq]
     session.close()
 
@@ -83,7 +105,7 @@ def test_media_bytes_against_a_stopped_server_are_a_typed_error_within_the_bound
             assert caught.value.__cause__ is None and caught.value.__context__ is None
     finally:
         own_pg.start()
-    back = reader.attachments.block(kept)  # the same session reads on once it is back
+    back = once_reachable(lambda: reader.attachments.block(kept))  # the session reads on
     assert isinstance(back, MediaBlock) and back.data == PNG
     session.close()
     reader.close()
@@ -161,23 +183,14 @@ def test_a_restart_mid_run_loses_nothing(own_pg: Any, own_url: str) -> None:
     session.close()
 
 
-def _nodes_once_reachable(url: str, session_id: str, within: float = 20.0) -> list[Any]:
-    """The stored nodes, read once the pool reaches the restarted server again.
+def _nodes_once_reachable(url: str, session_id: str) -> list[Any]:
+    """The stored nodes, read once the pool reaches the restarted server again."""
 
-    After a restart the pool reconnects with its own backoff (1 s, then 2 s,
-    ...), so a read made at once on a loaded machine can still be refused
-    with ``SessionStoreUnavailable`` within its 1 s bound. This test is about
-    what was stored, not how soon the pool is back: it reads again until then.
-    """
-    give_up = time.monotonic() + within
-    while True:
-        try:
-            with Session(url, id=session_id, readonly=True) as again:
-                return list(again.nodes())
-        except SessionStoreUnavailable:
-            if time.monotonic() > give_up:
-                raise
-            time.sleep(0.2)
+    def read() -> list[Any]:
+        with Session(url, id=session_id, readonly=True) as again:
+            return list(again.nodes())
+
+    return once_reachable(read)
 
 
 def test_an_answer_received_before_the_store_died_is_returned(
