@@ -13,7 +13,8 @@ it takes three turns against the loopback "vendor":
   call raises an :class:`AuthenticationError` (an llmport error), no
   exception reachable through ``__cause__`` / ``__context__`` (recursively,
   and each attempt's) is foreign, and no part of the key is in the error,
-  its chain or the DEBUG logs;
+  its chain or the logs (DEBUG for the "custom" format, the default levels
+  for "standard": at DEBUG a vendor SDK may send another way);
 * I1: the vendor answers ``200 {}`` where its success shape was due: a
   :class:`MalformedResponseError`, never an empty success.
 
@@ -1008,12 +1009,16 @@ async def test_i1_i2_i6_on_a_vendor_path(
     caplog: pytest.LogCaptureFixture,
     demo_mcp: MCPServer,
 ) -> None:
-    debug_logging(caplog)
     problems: list[str] = []
     script = Script()
     # One server and one runtime per key format for the six turns: the file stays fast.
     with LoopbackServer([Reply(handler=script.answer)], repeat=True) as server:
         for fmt in KEY_FORMATS:
+            if fmt == "custom":
+                # "standard" runs at the default log levels, "custom" at DEBUG: a vendor
+                # SDK logging at DEBUG may take its own way to the vendor (the Anthropic
+                # plugin's direct post steps aside), so both ways meet I1 and I6 here.
+                debug_logging(caplog)
             creds = wire.credentials(fmt)
             settings = batch_settings(wire, server)
             rt = make_runtime(wire, server, creds=creds, max_retries=1, settings=settings)
